@@ -1,0 +1,79 @@
+// Lint rules that hold the architecture of CONVENTIONS.md without anyone remembering:
+// libs/graph is pure (zod and ajv only), no import cycles, no deep imports across
+// packages, no floating promises.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+
+const deepImport = {
+  group: ['@flowline/*/*'],
+  message: 'Import a package through its public surface (src/index.ts), never a deep path.',
+};
+
+export default tseslint.config(
+  { ignores: ['eslint.config.js', '**/node_modules/**', '**/dist/**', '**/coverage/**', 'tests/bench/peers/**', 'libs/db/drizzle/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { 'import-x': importX },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'import-x/no-cycle': ['error', { maxDepth: 10 }],
+      'import-x/no-self-import': 'error',
+      'no-restricted-imports': ['error', { patterns: [deepImport] }],
+    },
+  },
+  {
+    // The pure core: no IO, no clock, no node builtins, nothing but zod and ajv.
+    files: ['libs/graph/src/**/*.ts'],
+    ignores: ['libs/graph/src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          deepImport,
+          { regex: '^(?!(zod|ajv|ajv-formats)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only zod, ajv and its own files.' },
+        ],
+      }],
+      'no-restricted-globals': ['error',
+        { name: 'process', message: 'libs/graph is pure: no process access.' },
+        { name: 'setTimeout', message: 'libs/graph is pure: time is an argument.' },
+        { name: 'setInterval', message: 'libs/graph is pure: time is an argument.' },
+        { name: 'fetch', message: 'libs/graph is pure: no IO.' },
+      ],
+      'no-restricted-properties': ['error',
+        { object: 'Date', property: 'now', message: 'libs/graph is pure: time is an argument.' },
+        { object: 'Math', property: 'random', message: 'libs/graph is pure: randomness is an argument.' },
+      ],
+    },
+  },
+  {
+    // Libraries never import services; services never import each other.
+    files: ['libs/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: [{ target: './libs', from: './services', message: 'A lib never imports a service.' }] }],
+    },
+  },
+  {
+    files: ['services/*/src/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': ['error', {
+        zones: ['api', 'dispatcher', 'worker-llm', 'worker-tool'].map((s) => ({
+          target: `./services/${s}`,
+          from: './services',
+          except: [`./${s}`],
+          message: 'Services never import each other.',
+        })),
+      }],
+    },
+  },
+  {
+    files: ['**/*.test.ts', 'tests/**/*.ts', 'libs/testing/**/*.ts'],
+    rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+);

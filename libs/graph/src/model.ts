@@ -1,0 +1,225 @@
+/**
+ * The vocabulary of the contract (CONTRACT.md §1–§4): graph documents after parsing,
+ * statuses, failure classes, event kinds and the documents nodes exchange.
+ * Pure types and constant tables only.
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+export type Scalar = string | number | boolean | null;
+
+export const NODE_KINDS = [
+  'Start',
+  'LlmCall',
+  'Agent',
+  'Tool',
+  'Condition',
+  'Parallel',
+  'Join',
+  'Pause',
+  'End',
+  'ChatInput',
+  'DecisionModel',
+  'Loop',
+  'Subworkflow',
+] as const;
+export type NodeKind = (typeof NODE_KINDS)[number];
+
+/** Kinds the planner executes itself, in the tick, without a worker. */
+export const INLINE_KINDS: ReadonlySet<NodeKind> = new Set(['Start', 'Condition', 'Parallel', 'Join', 'End']);
+/** Kinds that park on a person. */
+export const HUMAN_KINDS: ReadonlySet<NodeKind> = new Set(['Pause', 'ChatInput']);
+/** Kinds that start a child run. */
+export const CHILD_KINDS: ReadonlySet<NodeKind> = new Set(['Loop', 'Subworkflow']);
+/** Kinds whose work goes to a worker lane, and which lane. */
+export const LANE_OF_KIND: Readonly<Partial<Record<NodeKind, Lane>>> = {
+  LlmCall: 'llm',
+  Agent: 'llm',
+  DecisionModel: 'llm',
+  Tool: 'tool',
+};
+export type Lane = 'llm' | 'tool';
+
+export type JoinPolicy = 'All' | 'Any' | 'First' | { quorum: number };
+
+export const CONDITION_OPS = ['Eq', 'Ne', 'Gt', 'Gte', 'Lt', 'Lte', 'Exists', 'NotExists'] as const;
+export type ConditionOp = (typeof CONDITION_OPS)[number];
+
+/** A condition after parsing: `path` already resolved (own or inherited from a Condition node). */
+export interface EdgeCondition {
+  path: string;
+  op: ConditionOp;
+  value: Scalar;
+}
+
+export interface RetryBackoff {
+  initialMs: number;
+  multiplier: number;
+  maxMs: number;
+}
+
+export type OnError = 'FailRun' | 'Continue';
+
+/** A node after parsing; every optional member of the document has its default filled in. */
+export interface GraphNode {
+  key: string;
+  kind: NodeKind;
+  label: string;
+  joinPolicy: JoinPolicy;
+  maxAttempts: number;
+  /** null = the deployment's DEFAULT_NODE_TIMEOUT_SECONDS */
+  timeoutSeconds: number | null;
+  retryBackoff: RetryBackoff;
+  onError: OnError;
+  inputSchema: JsonObject | null;
+  outputSchema: JsonObject | null;
+  position: { x: number; y: number } | null;
+  /** Per-kind config, closed (validated), null members removed. */
+  config: JsonObject;
+}
+
+export interface GraphEdge {
+  key: string;
+  from: string;
+  to: string;
+  label: string | null;
+  /** null = unconditional (or default). */
+  condition: EdgeCondition | null;
+  default: boolean;
+}
+
+export type GraphKind = 'Standard' | 'Chat';
+
+export interface Graph {
+  schemaVersion: 1;
+  kind: GraphKind;
+  chat: { acceptsAttachments: boolean; requireRerunConfirmation: boolean } | null;
+  inputSchema: JsonObject | null;
+  outputSchema: JsonObject | null;
+  /** In document order. */
+  nodes: GraphNode[];
+  /** In document order (this order decides `branch`: the first conditional edge that fired). */
+  edges: GraphEdge[];
+}
+
+/** A keyed validation error or warning (§1.4). */
+export interface Issue {
+  key: string | null;
+  message: string;
+}
+
+// ---------------------------------------------------------------- statuses (§4)
+
+export const RUN_STATUSES = [
+  'Pending',
+  'Running',
+  'WaitingForApproval',
+  'Completed',
+  'Failed',
+  'Cancelled',
+  'Cancelling',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['Completed', 'Failed', 'Cancelled']);
+
+export const NODE_STATUSES = [
+  'Pending',
+  'Queued',
+  'Running',
+  'Succeeded',
+  'Failed',
+  'Skipped',
+  'Cancelled',
+  'WaitingForApproval',
+] as const;
+export type NodeStatus = (typeof NODE_STATUSES)[number];
+export const TERMINAL_NODE_STATUSES: ReadonlySet<NodeStatus> = new Set([
+  'Succeeded',
+  'Failed',
+  'Skipped',
+  'Cancelled',
+]);
+/** Live = holds work or waits: not terminal and not Pending. */
+export const LIVE_NODE_STATUSES: ReadonlySet<NodeStatus> = new Set(['Queued', 'Running', 'WaitingForApproval']);
+
+export const FAILURE_CLASSES = [
+  'None',
+  'NodeFailed',
+  'Timeout',
+  'AttemptsExhausted',
+  'OutputTooLarge',
+  'GateRejected',
+  'ValidationFailed',
+  'Cancelled',
+  'Interrupted',
+  'CapacityRejected',
+] as const;
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
+export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['NodeFailed', 'Timeout', 'Interrupted']);
+
+export const EVENT_KINDS = [
+  'run.created',
+  'run.started',
+  'run.waiting',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+  'run.paused',
+  'run.resumed',
+  'node.queued',
+  'node.started',
+  'node.completed',
+  'node.failed',
+  'node.skipped',
+  'node.cancelled',
+  'node.interrupted',
+  'node.retried',
+  'node.steered',
+  'node.steer-ignored',
+  'node.overridden',
+  'node.published',
+  'gate.requested',
+  'gate.decided',
+] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';
+
+// ---------------------------------------------------------------- documents (§3)
+
+export type EnvelopeStatus = 'succeeded' | 'failed' | 'skipped';
+
+export interface OutputEnvelope {
+  status: EnvelopeStatus;
+  attempt: number;
+  branch: string | null;
+  output: Json;
+  error?: { class: FailureClass; reason: string };
+}
+
+export interface InputDocument {
+  run: { input: Json };
+  upstream: Record<string, OutputEnvelope>;
+  input: OutputEnvelope | Record<string, OutputEnvelope> | null;
+}
+
+/** Options the core reads; services fill them from validated config (CONTRACT §7). */
+export interface CoreOptions {
+  maxNodesPerDefinition: number;
+  maxNodeRunsPerRun: number;
+  maxTotalAttempts: number;
+  defaultNodeTimeoutSeconds: number;
+  maxOutputJsonBytes: number;
+  maxRunInputBytes: number;
+  maxSteersPerNode: number;
+}
+
+export const DEFAULT_CORE_OPTIONS: CoreOptions = {
+  maxNodesPerDefinition: 200,
+  maxNodeRunsPerRun: 200,
+  maxTotalAttempts: 50,
+  defaultNodeTimeoutSeconds: 600,
+  maxOutputJsonBytes: 262_144,
+  maxRunInputBytes: 65_536,
+  maxSteersPerNode: 5,
+};

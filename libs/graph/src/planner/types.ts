@@ -1,0 +1,251 @@
+/**
+ * The planner's contract with the shell: what a tick loads (RunSnapshot) and what
+ * it must apply (PlanResult). Times are epoch milliseconds; ids come from an
+ * injected generator, so `plan` is pure and deterministic.
+ */
+import type {
+  CoreOptions,
+  EventKind,
+  FailureClass,
+  Graph,
+  InputDocument,
+  Json,
+  JsonObject,
+  Lane,
+  NodeKind,
+  NodeStatus,
+  OutputEnvelope,
+  PendingDecisionKind,
+  RunStatus,
+} from '../model';
+
+export interface SteerEntry {
+  operationId: string;
+  message: string;
+  /** epoch ms */
+  atUtc: number;
+  /** the attempt it was recorded against */
+  attempt: number;
+  /** true once the planner re-ran the node with it */
+  applied: boolean;
+}
+
+/** A recorded human/operator decision on a gate (Pause/ChatInput) or a held DecisionModel. */
+export interface GateDecision {
+  operationId: string;
+  decision: 'Approve' | 'Reject' | 'Answer';
+  comment: string | null;
+  payload: Json;
+  /** epoch ms */
+  at: number;
+  /** true once the planner settled the node with it */
+  applied: boolean;
+}
+
+export interface LoopState {
+  iteration: number;
+  results: Json[];
+  last: Json;
+}
+
+/** One node_runs row as the planner sees it. */
+export interface NodeRunState {
+  nodeKey: string;
+  kind: NodeKind;
+  status: NodeStatus;
+  /** attempts started so far (0 before the first) */
+  attempt: number;
+  /** attempts this row may reach (maxAttempts; `retry` adds maxAttempts more) */
+  attemptLimit: number;
+  invocationId: string | null;
+  failureClass: FailureClass;
+  reason: string | null;
+  input: InputDocument | null;
+  /** operator edit (`PUT …/input`): replaces the `input` member of the input document */
+  inputOverride: { input: Json } | null;
+  output: OutputEnvelope | null;
+  /** backoff: not admitted before this time */
+  notBefore: number | null;
+  /** current attempt's deadline */
+  deadlineAt: number | null;
+  queuedAt: number | null;
+  startedAt: number | null;
+  finishedAt: number | null;
+  steering: SteerEntry[];
+  pendingDecisionKind: PendingDecisionKind | null;
+  decision: GateDecision | null;
+  /** a DecisionModel that succeeded below minConfidence: its out-edges hold */
+  held: boolean;
+  childRunId: string | null;
+  loop: LoopState | null;
+}
+
+export type StepMode = 'one' | 'wave' | 'node';
+export interface StepAllowance {
+  id: string;
+  mode: StepMode;
+  nodeKey: string | null;
+}
+
+/** The runs row as the planner sees it. */
+export interface RunState {
+  id: string;
+  tenantId: string;
+  status: RunStatus;
+  failureClass: FailureClass;
+  reason: string | null;
+  paused: boolean;
+  /** CAS guard: the applier writes only `WHERE version = $version` and bumps it */
+  version: number;
+  lastSeq: number;
+  input: Json;
+  /** attempts spent by all nodes of the run (MAX_TOTAL_ATTEMPTS) */
+  totalAttempts: number;
+  breakpoints: string[];
+  stepAllowance: StepAllowance | null;
+  /** edge key → forced verdict */
+  edgeOverrides: Record<string, boolean>;
+  /** reason given with the cancel request, when status is Cancelling */
+  cancelReason: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  parentRunId: string | null;
+  depth: number;
+}
+
+/** A worker's (or the shell's) report on one invocation. Late or foreign ones are ignored. */
+export type WorkOutcome =
+  | { ok: true; output: Json; startedAt: number | null; finishedAt: number }
+  | { ok: false; failureClass: FailureClass; reason: string; startedAt: number | null; finishedAt: number };
+
+export interface WorkResult {
+  invocationId: string;
+  nodeKey: string;
+  outcome: WorkOutcome;
+}
+
+/** A worker took the job: Queued → Running. */
+export interface WorkStarted {
+  invocationId: string;
+  nodeKey: string;
+  at: number;
+}
+
+/** Operator intents committed by the API, applied in order by the planner. */
+export type Intent =
+  | { id: string; kind: 'cancel'; reason: string | null }
+  | { id: string; kind: 'skip'; nodeKey: string }
+  | { id: string; kind: 'retry'; nodeKey: string }
+  | { id: string; kind: 'complete'; nodeKey: string; output: Json }
+  | { id: string; kind: 'steer'; nodeKey: string; operationId: string }
+  | { id: string; kind: 'decide'; nodeKey: string; operationId: string };
+
+/** A child run (Loop iteration or Subworkflow) as the parent's planner sees it. */
+export interface ChildRunState {
+  childRunId: string;
+  nodeKey: string;
+  status: RunStatus;
+  /** the child's run output `{ outcome, result }`, or null */
+  output: Json;
+  failureClass: FailureClass;
+  reason: string | null;
+}
+
+export interface RunSnapshot {
+  run: RunState;
+  graph: Graph;
+  /** one per graph node */
+  nodes: NodeRunState[];
+  results: WorkResult[];
+  started: WorkStarted[];
+  intents: Intent[];
+  children: ChildRunState[];
+  /** false while the tenant has MAX_CONCURRENT_RUNS live runs: a Pending run stays Pending */
+  runSlotAvailable: boolean;
+}
+
+export interface PlanContext {
+  now: number;
+  options: CoreOptions;
+  /** fresh invocation / child-run ids */
+  newId: () => string;
+}
+
+// ---------------------------------------------------------------- decisions
+
+/** Guarded write of one node row: applied only where status and attempt still match. */
+export interface NodePatch {
+  nodeKey: string;
+  expect: { status: NodeStatus; attempt: number };
+  set: Partial<Omit<NodeRunState, 'nodeKey' | 'kind'>>;
+}
+
+/** Guarded write of the run row (`WHERE version = expectVersion`, version + 1, lastSeq + events). */
+export interface RunPatch {
+  expectVersion: number;
+  set: Partial<
+    Pick<
+      RunState,
+      | 'status'
+      | 'failureClass'
+      | 'reason'
+      | 'totalAttempts'
+      | 'stepAllowance'
+      | 'startedAt'
+      | 'finishedAt'
+      | 'cancelReason'
+    >
+  > & { output?: Json };
+}
+
+export interface PlannedEvent {
+  kind: EventKind;
+  nodeKey: string | null;
+  detail: JsonObject;
+}
+
+/** Work to put on a lane after commit (BullMQ job id = invocationId). */
+export interface WorkItem {
+  lane: Lane;
+  runId: string;
+  nodeKey: string;
+  kind: NodeKind;
+  invocationId: string;
+  attempt: number;
+  config: JsonObject;
+  input: InputDocument;
+  deadlineAt: number;
+  /** applied steering messages, oldest first */
+  steering: string[];
+  outputSchema: JsonObject | null;
+}
+
+export interface CancelWork {
+  nodeKey: string;
+  invocationId: string;
+  reason: string;
+}
+
+export interface ChildStart {
+  nodeKey: string;
+  childRunId: string;
+  definitionId: string;
+  input: Json;
+}
+
+export interface PlanResult {
+  run: RunPatch | null;
+  nodes: NodePatch[];
+  /** in order; the applier numbers them lastSeq+1, lastSeq+2, … */
+  events: PlannedEvent[];
+  enqueue: WorkItem[];
+  cancel: CancelWork[];
+  startChildren: ChildStart[];
+  cancelChildren: string[];
+  consumedIntentIds: string[];
+  /** invocation ids of results and starts consumed (applied or ignored) */
+  consumedInvocationIds: string[];
+  /** when the run next needs a tick by time alone (backoff, deadline); null = only on a signal */
+  wakeAt: number | null;
+}
