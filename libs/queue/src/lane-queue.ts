@@ -1,0 +1,96 @@
+/**
+ * Lane queues and the conventions every producer and consumer shares: one attempt
+ * per job (the engine's attempt ledger is the only retry budget), no stalled retry,
+ * bounded retention of finished jobs, and idempotent bulk enqueue by invocation id.
+ */
+import { Queue, type JobsOptions, type WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Lane, WorkItem } from '@flowline/graph';
+import { DEFAULT_QUEUE_PREFIX, LANES, cancelChannel, jobIdFor, queueNameFor, wakeChannel } from './names';
+import type { CancelMessage, WakeMessage, WorkReturn } from './schemas';
+
+/**
+ * Default options of every lane job. `attempts: 1`: BullMQ never retries, the
+ * dispatcher does. Finished jobs stay readable (the dispatcher reads the return value)
+ * for at least an hour, capped in count so Redis stays bounded.
+ */
+export const DEFAULT_JOB_OPTIONS = {
+  attempts: 1,
+  removeOnComplete: { age: 3_600, count: 50_000 },
+  removeOnFail: { age: 24 * 3_600, count: 50_000 },
+} as const satisfies JobsOptions;
+
+/**
+ * Worker options every lane worker must use. `maxStalledCount: 0`: a job whose worker
+ * died is failed (never silently re-run), and the dispatcher retries it as Interrupted
+ * within the node's attempt budget.
+ */
+export const LANE_WORKER_OPTIONS = {
+  maxStalledCount: 0,
+} as const satisfies Partial<WorkerOptions>;
+
+/** The queue of each lane. */
+export type LaneQueues = Readonly<Record<Lane, Queue<WorkItem, WorkReturn>>>;
+
+/**
+ * A BullMQ queue for one lane.
+ * @param redis connection (BullMQ duplicates nothing for a Queue; share one client)
+ * @param prefix BullMQ key prefix; @default DEFAULT_QUEUE_PREFIX
+ */
+export function createLaneQueue(redis: Redis, lane: Lane, prefix: string = DEFAULT_QUEUE_PREFIX): Queue<WorkItem, WorkReturn> {
+  return new Queue<WorkItem, WorkReturn>(queueNameFor(lane), {
+    connection: redis,
+    prefix,
+    defaultJobOptions: DEFAULT_JOB_OPTIONS,
+  });
+}
+
+/** The queues of every lane. */
+export function createLaneQueues(redis: Redis, prefix: string = DEFAULT_QUEUE_PREFIX): LaneQueues {
+  return { llm: createLaneQueue(redis, 'llm', prefix), tool: createLaneQueue(redis, 'tool', prefix) };
+}
+
+/** Closes every lane queue (not the shared connection). */
+export async function closeLaneQueues(queues: LaneQueues): Promise<void> {
+  await Promise.all(LANES.map((lane) => queues[lane].close()));
+}
+
+/**
+ * Puts work items on their lanes, one `addBulk` per lane. Idempotent: the job id is
+ * the invocation id, so an item whose job already exists (waiting, active or still
+ * retained after finishing) adds nothing.
+ * @returns the number of items handed to BullMQ
+ */
+export async function enqueueWork(queues: LaneQueues, items: readonly WorkItem[]): Promise<number> {
+  const byLane = new Map<Lane, WorkItem[]>();
+  for (const item of items) {
+    const list = byLane.get(item.lane) ?? [];
+    list.push(item);
+    byLane.set(item.lane, list);
+  }
+  await Promise.all(
+    [...byLane].map(([lane, laneItems]) =>
+      queues[lane].addBulk(
+        laneItems.map((item) => ({
+          name: item.kind,
+          data: item,
+          opts: { jobId: jobIdFor(item.invocationId) },
+        })),
+      ),
+    ),
+  );
+  return items.length;
+}
+
+/** Publishes cancellations for in-flight invocations (workers abort matching calls). */
+export async function publishCancellations(redis: Redis, messages: readonly CancelMessage[], prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
+  if (messages.length === 0) return;
+  const pipeline = redis.pipeline();
+  for (const message of messages) pipeline.publish(cancelChannel(prefix), JSON.stringify(message));
+  await pipeline.exec();
+}
+
+/** Publishes a wake-up for a run whose job just finished. */
+export async function publishWake(redis: Redis, message: WakeMessage, prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
+  await redis.publish(wakeChannel(prefix), JSON.stringify(message));
+}

@@ -1,0 +1,69 @@
+/**
+ * Queue, job-id and channel naming: the one place that knows how Flowline lays its
+ * transport out in Redis. Every BullMQ key of a lane queue is `<prefix>:<queue>:…`;
+ * the default prefix is a Redis Cluster hash tag, so all keys of every lane live in
+ * one slot and BullMQ's multi-key Lua scripts work on a cluster.
+ */
+import type { Lane } from '@flowline/graph';
+
+/** Default BullMQ prefix (a hash tag: `{…}`). Tests pass a unique one per file. */
+export const DEFAULT_QUEUE_PREFIX = '{flowline}';
+
+/** The BullMQ queue name of each worker lane. */
+export const LANE_QUEUE_NAMES: Readonly<Record<Lane, string>> = {
+  llm: 'node.llm',
+  tool: 'node.tool',
+};
+
+export const LANES: readonly Lane[] = ['llm', 'tool'];
+
+/** Thrown when an id cannot be a BullMQ custom job id. */
+export class InvalidJobIdError extends Error {
+  readonly code = 'InvalidJobId';
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidJobIdError';
+  }
+}
+
+/** The BullMQ queue name of a lane. */
+export function queueNameFor(lane: Lane): string {
+  return LANE_QUEUE_NAMES[lane];
+}
+
+/**
+ * The BullMQ job id of an invocation: the invocation id itself, so adding the same
+ * invocation twice is a no-op and an outcome is found by invocation id.
+ * BullMQ refuses integer-looking ids and ids containing `:`; invocation ids are UUIDs.
+ * @throws InvalidJobIdError when the id could not be a job id
+ */
+export function jobIdFor(invocationId: string): string {
+  if (invocationId.length === 0 || invocationId.length > 200) {
+    throw new InvalidJobIdError('invocation id must be 1–200 characters');
+  }
+  if (invocationId.includes(':')) {
+    throw new InvalidJobIdError('invocation id must not contain ":"');
+  }
+  if (`${parseInt(invocationId, 10)}` === invocationId) {
+    throw new InvalidJobIdError('invocation id must not be an integer');
+  }
+  return invocationId;
+}
+
+/**
+ * The pub/sub channel on which dispatchers publish `{ invocationId, reason }`
+ * cancellations; every worker of every lane listens and aborts the matching
+ * in-flight call. Plain (non-sharded) pub/sub reaches every node of a cluster.
+ */
+export function cancelChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${prefix}:cancel`;
+}
+
+/**
+ * The pub/sub channel on which workers publish `{ runId }` once an outcome is stored
+ * (the job completed), so the dispatcher owning the run ticks it at once instead of
+ * waiting for its sweep. Workers do not know shards, so there is one channel.
+ */
+export function wakeChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${prefix}:wake`;
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import type { WorkItem } from '@flowline/graph';
+import {
+  cancelChannel,
+  cancelMessageSchema,
+  jobIdFor,
+  parseMessage,
+  queueNameFor,
+  wakeChannel,
+  wakeMessageSchema,
+  workItemSchema,
+  workReturnSchema,
+} from './index';
+
+const item: WorkItem = {
+  lane: 'tool',
+  runId: 'run-1',
+  nodeKey: 'fetch',
+  kind: 'Tool',
+  invocationId: '7f8c0a52-3a8e-4d8e-9a1e-0c2c6c7e1f00',
+  attempt: 1,
+  config: { toolName: 'echo', arguments: { a: 1 } },
+  input: {
+    run: { input: { q: 'x' } },
+    upstream: { start: { status: 'succeeded', attempt: 1, branch: null, output: { input: { q: 'x' } } } },
+    input: { status: 'succeeded', attempt: 1, branch: null, output: { input: { q: 'x' } } },
+  },
+  deadlineAt: 1_700_000_000_000,
+  steering: [],
+  outputSchema: null,
+};
+
+describe('work item schema', () => {
+  it('accepts a planner work item unchanged', () => {
+    expect(workItemSchema.parse(item)).toEqual(item);
+  });
+
+  it('accepts an input document whose input is a map of several predecessors', () => {
+    const env = { status: 'succeeded', attempt: 1, branch: null, output: {} } as const;
+    const several = { ...item, input: { ...item.input, input: { a: env, b: env } } };
+    expect(workItemSchema.safeParse(several).success).toBe(true);
+  });
+
+  it('refuses an unknown lane, a zero attempt and a non-JSON config value', () => {
+    expect(workItemSchema.safeParse({ ...item, lane: 'gpu' }).success).toBe(false);
+    expect(workItemSchema.safeParse({ ...item, attempt: 0 }).success).toBe(false);
+    expect(workItemSchema.safeParse({ ...item, config: { f: () => 1 } }).success).toBe(false);
+  });
+
+  it('refuses a payload without an invocation id', () => {
+    const { invocationId: _drop, ...rest } = item;
+    expect(workItemSchema.safeParse(rest).success).toBe(false);
+  });
+});
+
+describe('work return schema', () => {
+  it('accepts a success and a failure outcome keyed by invocation', () => {
+    const ids = { runId: 'r', nodeKey: 'n', invocationId: 'i-1' };
+    expect(workReturnSchema.safeParse({ ...ids, outcome: { ok: true, output: { result: 1 }, startedAt: 1, finishedAt: 2 } }).success).toBe(true);
+    expect(
+      workReturnSchema.safeParse({
+        ...ids,
+        outcome: { ok: false, failureClass: 'Timeout', reason: 'deadline', startedAt: null, finishedAt: 2 },
+      }).success,
+    ).toBe(true);
+  });
+
+  it('refuses a failure with an unknown failure class or without a reason', () => {
+    const ids = { runId: 'r', nodeKey: 'n', invocationId: 'i-1' };
+    expect(workReturnSchema.safeParse({ ...ids, outcome: { ok: false, failureClass: 'Oops', reason: 'x', startedAt: null, finishedAt: 2 } }).success).toBe(false);
+    expect(workReturnSchema.safeParse({ ...ids, outcome: { ok: false, failureClass: 'NodeFailed', startedAt: null, finishedAt: 2 } }).success).toBe(false);
+  });
+});
+
+describe('names', () => {
+  it('names lane queues node.llm and node.tool', () => {
+    expect(queueNameFor('llm')).toBe('node.llm');
+    expect(queueNameFor('tool')).toBe('node.tool');
+  });
+
+  it('uses the invocation id as the job id and refuses ids BullMQ cannot store', () => {
+    expect(jobIdFor('abc-1')).toBe('abc-1');
+    expect(() => jobIdFor('42')).toThrow(/integer/);
+    expect(() => jobIdFor('a:b')).toThrow(/":"/);
+    expect(() => jobIdFor('')).toThrow();
+  });
+
+  it('derives the cancel and wake channels from the prefix', () => {
+    expect(cancelChannel('{t1}')).toBe('{t1}:cancel');
+    expect(wakeChannel()).toBe('{flowline}:wake');
+  });
+});
+
+describe('pub/sub messages', () => {
+  it('parses a cancel message and defaults its reason to null', () => {
+    expect(parseMessage(cancelMessageSchema, '{"invocationId":"i-1"}')).toEqual({ invocationId: 'i-1', reason: null });
+  });
+
+  it('answers null for garbage instead of throwing', () => {
+    expect(parseMessage(wakeMessageSchema, 'not json')).toBeNull();
+    expect(parseMessage(wakeMessageSchema, '{"run":"x"}')).toBeNull();
+  });
+});

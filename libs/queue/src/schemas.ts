@@ -1,0 +1,116 @@
+/**
+ * Zod schemas of what crosses Redis: the job payload (a planner `WorkItem`), the job
+ * return value (a worker's outcome keyed by invocation), and the cancel and wake
+ * messages. Each side parses what it reads; nothing trusts Redis content blindly.
+ */
+import { z } from 'zod';
+import {
+  FAILURE_CLASSES,
+  NODE_KINDS,
+  type InputDocument,
+  type Json,
+  type JsonObject,
+  type OutputEnvelope,
+  type WorkItem,
+  type WorkOutcome,
+} from '@flowline/graph';
+
+export const jsonSchema: z.ZodType<Json> = z.json() as z.ZodType<Json>;
+export const jsonObjectSchema: z.ZodType<JsonObject> = z.record(z.string(), jsonSchema);
+
+const failureClassSchema = z.enum(FAILURE_CLASSES);
+
+export const outputEnvelopeSchema: z.ZodType<OutputEnvelope> = z.object({
+  status: z.enum(['succeeded', 'failed', 'skipped']),
+  attempt: z.number().int().nonnegative(),
+  branch: z.string().nullable(),
+  output: jsonSchema,
+  error: z.object({ class: failureClassSchema, reason: z.string() }).optional(),
+});
+
+const envelopeMapSchema = z.record(z.string(), outputEnvelopeSchema);
+
+export const inputDocumentSchema: z.ZodType<InputDocument> = z.object({
+  run: z.object({ input: jsonSchema }),
+  upstream: envelopeMapSchema,
+  // An envelope has a string `status`; a map of envelopes never has that member.
+  input: z.union([outputEnvelopeSchema, envelopeMapSchema]).nullable(),
+});
+
+const idSchema = z.string().min(1).max(200);
+
+/** The BullMQ job payload: exactly the planner's WorkItem. */
+export const workItemSchema: z.ZodType<WorkItem> = z.object({
+  lane: z.enum(['llm', 'tool']),
+  runId: idSchema,
+  nodeKey: idSchema,
+  kind: z.enum(NODE_KINDS),
+  invocationId: idSchema,
+  attempt: z.number().int().positive(),
+  config: jsonObjectSchema,
+  input: inputDocumentSchema,
+  deadlineAt: z.number().int(),
+  steering: z.array(z.string()),
+  outputSchema: jsonObjectSchema.nullable(),
+});
+
+export const workOutcomeSchema: z.ZodType<WorkOutcome> = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    output: jsonSchema,
+    startedAt: z.number().nullable(),
+    finishedAt: z.number(),
+  }),
+  z.object({
+    ok: z.literal(false),
+    failureClass: failureClassSchema,
+    reason: z.string(),
+    startedAt: z.number().nullable(),
+    finishedAt: z.number(),
+  }),
+]);
+
+/** What a worker returns from a job (the BullMQ return value). */
+export interface WorkReturn {
+  runId: string;
+  nodeKey: string;
+  invocationId: string;
+  outcome: WorkOutcome;
+}
+
+export const workReturnSchema: z.ZodType<WorkReturn> = z.object({
+  runId: idSchema,
+  nodeKey: idSchema,
+  invocationId: idSchema,
+  outcome: workOutcomeSchema,
+});
+
+/** A cancellation published on `cancelChannel`. */
+export interface CancelMessage {
+  invocationId: string;
+  reason: string | null;
+}
+
+export const cancelMessageSchema: z.ZodType<CancelMessage> = z.object({
+  invocationId: idSchema,
+  reason: z.string().nullable().default(null),
+});
+
+/** A wake-up published on `wakeChannel`. */
+export interface WakeMessage {
+  runId: string;
+}
+
+export const wakeMessageSchema: z.ZodType<WakeMessage> = z.object({ runId: idSchema });
+
+/** Parses a pub/sub message body; null when it is not JSON or does not match. */
+export function parseMessage<T>(schema: z.ZodType<T>, raw: string): T | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
