@@ -1,2 +1,3 @@
 export * from './model';
 export type * from './planner/types';
+export * from './conditions';
