@@ -1,0 +1,4 @@
+export * from './schema';
+export { createPool } from './pool';
+export type { Pool, PoolClient, PoolOptions } from './pool';
+export { migrate, migrationsHash, MIGRATIONS_FOLDER } from './migrate';

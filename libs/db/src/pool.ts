@@ -1,0 +1,50 @@
+import pg from 'pg';
+
+/** Options of {@link createPool}. */
+export interface PoolOptions {
+  /** maximum connections @default 10 */
+  max?: number;
+  /** per-statement server-side timeout; 0 disables @default 0 */
+  statementTimeoutMs?: number;
+  /** a session idle inside a transaction this long is terminated by the server, freeing its locks @default 60000 */
+  idleInTransactionTimeoutMs?: number;
+  /** idle pooled connections are closed after this long @default 30000 */
+  idleTimeoutMs?: number;
+  /** connection attempt timeout @default 10000 */
+  connectionTimeoutMs?: number;
+  /** shown in pg_stat_activity @default 'flowline' */
+  applicationName?: string;
+  /** receives errors of idle pooled clients (a dropped connection); they are otherwise swallowed */
+  onIdleError?: (err: Error) => void;
+}
+
+/**
+ * A pg Pool for Flowline: TCP keepalive on, `idle_in_transaction_session_timeout` set so
+ * a hung client releases its row and advisory locks, optional `statement_timeout`.
+ * `int8` (e.g. `count(*)`) is parsed to a JS number.
+ */
+export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    idleTimeoutMillis: opts.idleTimeoutMs ?? 30_000,
+    connectionTimeoutMillis: opts.connectionTimeoutMs ?? 10_000,
+    application_name: opts.applicationName ?? 'flowline',
+    idle_in_transaction_session_timeout: opts.idleInTransactionTimeoutMs ?? 60_000,
+    ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
+    types: { getTypeParser: typeParser },
+  });
+  pool.on('error', (err) => opts.onIdleError?.(err));
+  return pool;
+}
+
+const INT8_OID = 20;
+function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+  if (oid === INT8_OID) return (v: string) => Number(v);
+  return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
+}
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;

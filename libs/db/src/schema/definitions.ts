@@ -1,0 +1,31 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+/**
+ * Workflow definitions. `graph` is the document exactly as submitted (what GET returns);
+ * `plan_graph` is the parsed `Graph` model of libs/graph (defaults filled in), written by
+ * whoever writes `graph`, so that run creation — including child runs created inside the
+ * dispatcher's apply function — pins both without re-parsing.
+ */
+export const definitions = pgTable(
+  'definitions',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    tenantId: text('tenant_id').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    /** 'Standard' | 'Chat' */
+    kind: text('kind').notNull(),
+    version: integer('version').notNull().default(1),
+    /** the document as submitted */
+    graph: jsonb('graph').notNull(),
+    /** the parsed Graph model (libs/graph `Graph`) of `graph` */
+    planGraph: jsonb('plan_graph').notNull(),
+    /** sha256 of the canonical JSON of `graph` */
+    graphHash: text('graph_hash').notNull(),
+    nodeCount: integer('node_count').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('definitions_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id)],
+);

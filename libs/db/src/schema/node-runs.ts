@@ -1,0 +1,36 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+/**
+ * One row per (run, graph node): NodeRunState of libs/graph/src/planner/types.ts.
+ * Writes are guarded by (status, attempt). `loop_state` holds `NodeRunState.loop`.
+ */
+export const nodeRuns = pgTable(
+  'node_runs',
+  {
+    runId: uuid('run_id').notNull(),
+    nodeKey: text('node_key').notNull(),
+    kind: text('kind').notNull(),
+    status: text('status').notNull(),
+    attempt: integer('attempt').notNull().default(0),
+    attemptLimit: integer('attempt_limit').notNull(),
+    invocationId: uuid('invocation_id'),
+    failureClass: text('failure_class').notNull().default('None'),
+    reason: text('reason'),
+    input: jsonb('input'),
+    inputOverride: jsonb('input_override'),
+    output: jsonb('output'),
+    notBefore: timestamp('not_before', { withTimezone: true }),
+    deadlineAt: timestamp('deadline_at', { withTimezone: true }),
+    queuedAt: timestamp('queued_at', { withTimezone: true }),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    steering: jsonb('steering').notNull().default(sql`'[]'::jsonb`),
+    pendingDecisionKind: text('pending_decision_kind'),
+    decision: jsonb('decision'),
+    held: boolean('held').notNull().default(false),
+    childRunId: uuid('child_run_id'),
+    loopState: jsonb('loop_state'),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.nodeKey] }), index('node_runs_invocation_idx').on(t.invocationId)],
+);

@@ -1,0 +1,57 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
+/**
+ * One row per run (RunState of libs/graph/src/planner/types.ts, snake_case).
+ * Every dispatcher write is guarded by `version` (compare-and-set, bumped per commit);
+ * events are numbered from `last_seq`. `graph` is the pinned raw document, `plan_graph`
+ * the pinned parsed `Graph` model the planner reads (never re-parsed by the dispatcher).
+ */
+export const runs = pgTable(
+  'runs',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    /** no FK: definitions may be deleted only when no live run pins them (checked by the API) */
+    definitionId: uuid('definition_id').notNull(),
+    definitionVersion: integer('definition_version').notNull(),
+    graph: jsonb('graph').notNull(),
+    planGraph: jsonb('plan_graph').notNull(),
+    graphHash: text('graph_hash').notNull(),
+    status: text('status').notNull(),
+    failureClass: text('failure_class').notNull().default('None'),
+    reason: text('reason'),
+    paused: boolean('paused').notNull().default(false),
+    /** CAS guard */
+    version: integer('version').notNull().default(0),
+    /** seq of the last event written for this run */
+    lastSeq: integer('last_seq').notNull().default(0),
+    /** 0..SHARD_COUNT-1, `shardOf(id)` */
+    shard: integer('shard').notNull(),
+    /** due-work index: the run needs a tick at or after this time */
+    wakeAt: timestamp('wake_at', { withTimezone: true }),
+    requestId: text('request_id'),
+    input: jsonb('input').notNull().default(sql`'null'::jsonb`),
+    output: jsonb('output'),
+    parentRunId: uuid('parent_run_id'),
+    parentNodeKey: text('parent_node_key'),
+    conversationId: text('conversation_id'),
+    depth: integer('depth').notNull().default(0),
+    totalAttempts: integer('total_attempts').notNull().default(0),
+    breakpoints: jsonb('breakpoints').notNull().default(sql`'[]'::jsonb`),
+    stepAllowance: jsonb('step_allowance'),
+    edgeOverrides: jsonb('edge_overrides').notNull().default(sql`'{}'::jsonb`),
+    cancelReason: text('cancel_reason'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('runs_tenant_request_uq').on(t.tenantId, t.requestId).where(sql`request_id is not null`),
+    index('runs_shard_wake_idx').on(t.shard, t.wakeAt).where(sql`wake_at is not null`),
+    index('runs_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id),
+    index('runs_tenant_status_idx').on(t.tenantId, t.status),
+    index('runs_parent_idx').on(t.parentRunId),
+    index('runs_definition_idx').on(t.definitionId),
+  ],
+);
