@@ -1,0 +1,108 @@
+/**
+ * Shard leases: claims and renews every third of the lease on the database clock,
+ * reports gained and lost shards. A renewal that cannot be confirmed within the
+ * lease drops every shard locally at once, because the database may already have
+ * handed them to another replica.
+ */
+import type { Logger } from 'pino';
+
+export interface LeaseStore {
+  claim(): Promise<number[]>;
+  release(): Promise<void>;
+}
+
+export interface LeaseHandlers {
+  gained(shards: number[]): Promise<void>;
+  lost(shards: number[]): void;
+}
+
+export class LeaseKeeper {
+  private owned = new Set<number>();
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private lastConfirmedAt = 0;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly leaseMs: number,
+    private readonly handlers: LeaseHandlers,
+    private readonly log: Logger,
+  ) {}
+
+  /** Shards this replica may tick right now. */
+  get shards(): ReadonlySet<number> {
+    return this.owned;
+  }
+
+  owns(shard: number): boolean {
+    return this.owned.has(shard);
+  }
+
+  start(): void {
+    this.running = true;
+    this.schedule(Math.max(50, Math.floor(this.leaseMs / 3)));
+  }
+
+  /** One claim/renew round; exposed for tests. */
+  runOnce(): Promise<void> {
+    this.inFlight ??= this.renew().finally(() => {
+      this.inFlight = null;
+    });
+    return this.inFlight;
+  }
+
+  /** Stops renewing; with `release`, hands the shards back so peers take them at once. */
+  async stop(opts: { release: boolean }): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.inFlight;
+    const lost = [...this.owned];
+    this.owned = new Set();
+    if (lost.length) this.handlers.lost(lost);
+    if (opts.release) await this.store.release();
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      void this.runOnce().finally(() => this.schedule(Math.max(50, Math.floor(this.leaseMs / 3))));
+    }, ms);
+  }
+
+  private async renew(): Promise<void> {
+    const startedAt = Date.now();
+    let claimed: number[];
+    try {
+      claimed = await this.store.claim();
+    } catch (err) {
+      this.log.warn({ err }, 'shard lease renewal failed');
+      if (Date.now() - this.lastConfirmedAt > this.leaseMs * 0.8) this.apply([]);
+      return;
+    }
+    if (!this.running) return;
+    this.lastConfirmedAt = startedAt;
+    const gained = this.apply(claimed);
+    if (gained.length) {
+      try {
+        await this.handlers.gained(gained);
+      } catch (err) {
+        this.log.error({ err, shards: gained }, 'reconcile of gained shards failed');
+      }
+    }
+  }
+
+  private apply(claimed: number[]): number[] {
+    const next = new Set(claimed);
+    const lost = [...this.owned].filter((s) => !next.has(s));
+    const gained = claimed.filter((s) => !this.owned.has(s));
+    this.owned = next;
+    if (lost.length) {
+      this.log.info({ shards: lost }, 'shards lost');
+      this.handlers.lost(lost);
+    }
+    if (gained.length) this.log.info({ shards: gained }, 'shards gained');
+    return gained;
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * In-memory inbox of the shard owner: which runs need a tick, and the worker
+ * reports (starts and outcomes) not yet committed for them. Reports are keyed by
+ * invocation id, so a duplicate report (event plus reconcile) is stored once and a
+ * report the planner ignores is simply consumed. Nothing here is the truth: losing
+ * it costs a re-check against BullMQ, never a run.
+ */
+import type { RunSnapshot, WorkResult, WorkStarted } from '@flowline/graph';
+
+interface RunInbox {
+  results: Map<string, WorkResult>;
+  started: Map<string, WorkStarted>;
+}
+
+/** Where an invocation belongs; learned from enqueues, snapshots and reconciles. */
+export interface InvocationRef {
+  runId: string;
+  nodeKey: string;
+}
+
+export class PendingWork {
+  private readonly ready = new Set<string>();
+  /** ready because wake_at was due: must be committed even when the plan is empty */
+  private readonly due = new Set<string>();
+  private readonly inbox = new Map<string, RunInbox>();
+  private readonly invocations = new Map<string, InvocationRef>();
+  private waiter: (() => void) | null = null;
+
+  /** Marks runs as needing a tick; resolves a pending `whenReady`. */
+  markReady(runIds: Iterable<string>, opts: { due?: boolean } = {}): void {
+    let any = false;
+    for (const id of runIds) {
+      this.ready.add(id);
+      if (opts.due) this.due.add(id);
+      any = true;
+    }
+    if (any && this.waiter) {
+      const w = this.waiter;
+      this.waiter = null;
+      w();
+    }
+  }
+
+  get readyCount(): number {
+    return this.ready.size;
+  }
+
+  /** Takes up to `limit` ready runs (oldest first) with their due flag. */
+  takeReady(limit: number): { runIds: string[]; due: Set<string> } {
+    const runIds: string[] = [];
+    const due = new Set<string>();
+    for (const id of this.ready) {
+      if (runIds.length >= limit) break;
+      runIds.push(id);
+      this.ready.delete(id);
+      if (this.due.delete(id)) due.add(id);
+    }
+    return { runIds, due };
+  }
+
+  /** Resolves when a run is ready or after `ms`, whichever is first. */
+  whenReady(ms: number): Promise<void> {
+    if (this.ready.size > 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiter = null;
+        resolve();
+      }, ms);
+      this.waiter = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Wakes a pending `whenReady` at once (shutdown). */
+  interrupt(): void {
+    const w = this.waiter;
+    this.waiter = null;
+    w?.();
+  }
+
+  rememberInvocation(invocationId: string, ref: InvocationRef): void {
+    this.invocations.set(invocationId, ref);
+  }
+
+  lookupInvocation(invocationId: string): InvocationRef | undefined {
+    return this.invocations.get(invocationId);
+  }
+
+  /** True when an outcome for the invocation waits to be committed. */
+  hasResult(runId: string, invocationId: string): boolean {
+    return this.inbox.get(runId)?.results.has(invocationId) ?? false;
+  }
+
+  /** Records an outcome and marks its run ready. */
+  addResult(runId: string, result: WorkResult): void {
+    this.box(runId).results.set(result.invocationId, result);
+    this.markReady([runId]);
+  }
+
+  /** Records a start (Queued → Running) and marks its run ready. */
+  addStarted(runId: string, started: WorkStarted): void {
+    const box = this.box(runId);
+    if (box.results.has(started.invocationId)) return;
+    box.started.set(started.invocationId, started);
+    this.markReady([runId]);
+  }
+
+  /** Copies the run's uncommitted reports into its snapshot (results win over starts). */
+  attach(snapshot: RunSnapshot): RunSnapshot {
+    const box = this.inbox.get(snapshot.run.id);
+    if (!box) return snapshot;
+    const started = [...box.started.values()].filter((s) => !box.results.has(s.invocationId));
+    return {
+      ...snapshot,
+      results: [...snapshot.results, ...box.results.values()],
+      started: [...snapshot.started, ...started],
+    };
+  }
+
+  /** Drops reports the planner consumed (applied or ignored) after they are committed. */
+  consume(runId: string, invocationIds: readonly string[]): void {
+    const box = this.inbox.get(runId);
+    for (const id of invocationIds) {
+      // A consumed outcome ends the invocation; a consumed start leaves it in flight.
+      if (box?.results.delete(id)) this.invocations.delete(id);
+      box?.started.delete(id);
+    }
+    if (box && box.results.size === 0 && box.started.size === 0) this.inbox.delete(runId);
+  }
+
+  private box(runId: string): RunInbox {
+    let box = this.inbox.get(runId);
+    if (!box) {
+      box = { results: new Map(), started: new Map() };
+      this.inbox.set(runId, box);
+    }
+    return box;
+  }
+
+  /** Forgets a run (its shard was lost, or it is gone). */
+  forgetRun(runId: string): void {
+    this.inbox.delete(runId);
+    this.ready.delete(runId);
+    this.due.delete(runId);
+  }
+
+  /** Forgets every run the predicate rejects (shards lost). */
+  retainRuns(keep: (runId: string) => boolean): void {
+    for (const id of [...this.ready]) if (!keep(id)) this.forgetRun(id);
+    for (const id of [...this.inbox.keys()]) if (!keep(id)) this.forgetRun(id);
+    for (const [inv, ref] of [...this.invocations]) if (!keep(ref.runId)) this.invocations.delete(inv);
+  }
+}
