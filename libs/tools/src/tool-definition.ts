@@ -1,0 +1,47 @@
+/** The shape of a tool: what a Tool node names and an Agent may call. */
+import type { Json, JsonObject } from '@flowline/graph';
+
+/** Structured logger subset (pino-compatible). Never log arguments or results. */
+export interface ToolLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+/** What one invocation of a tool is handed besides its arguments. */
+export interface ToolContext {
+  /** fires on deadline (reason: Timeout ToolError), cancellation or shutdown */
+  signal: AbortSignal;
+  /** the Tool node's `allowedUrls` (absolute http(s) prefixes); empty when none */
+  allowedUrls: readonly string[];
+  /** TOOL_FILES_ROOT; null when the deployment set none */
+  filesRoot: string | null;
+  /** 1-based attempt of the node */
+  attempt: number;
+  invocationId: string;
+  logger?: ToolLogger;
+}
+
+/** A read-only tool. Modules listed in TOOL_MODULES export `tools: ToolDefinition[]`. */
+export interface ToolDefinition {
+  /** unique name a Tool node's `toolName` refers to; `[A-Za-z0-9_.-]{1,64}` */
+  name: string;
+  description: string;
+  /** JSON Schema the arguments are validated against (ajv) before `run` */
+  argumentsSchema: JsonObject;
+  /** true when the tool needs a non-empty `allowedUrls` on its node */
+  requiresAllowedUrls: boolean;
+  /**
+   * Runs the tool. Throw a ToolError to choose the failure class; any other error is
+   * reported as NodeFailed. Must honour `ctx.signal`.
+   */
+  run(args: JsonObject, ctx: ToolContext): Promise<Json> | Json;
+}
+
+/** A `GET /v1/tools` entry. */
+export interface ToolCatalogEntry {
+  name: string;
+  description: string;
+  argumentsSchema: JsonObject;
+  requiresAllowedUrls: boolean;
+}

@@ -1,0 +1,61 @@
+/**
+ * Typed tool failures. Each carries the failure class the worker reports (CONTRACT §4):
+ * NodeFailed is retryable within the node's attempt budget; ValidationFailed is not
+ * (the same arguments fail the same way); Timeout and Cancelled come from the
+ * invocation's AbortSignal. Messages are safe to store as a node's `reason`: they
+ * never quote argument values.
+ */
+import type { FailureClass } from '@flowline/graph';
+
+export type ToolFailureClass = Extract<FailureClass, 'NodeFailed' | 'ValidationFailed' | 'Timeout' | 'Cancelled' | 'Interrupted'>;
+
+export const TOOL_ERROR_CODES = {
+  NodeFailed: 'ToolFailed',
+  ValidationFailed: 'ToolArgumentsInvalid',
+  Timeout: 'ToolTimedOut',
+  Cancelled: 'ToolCancelled',
+  Interrupted: 'ToolInterrupted',
+} as const satisfies Record<ToolFailureClass, string>;
+
+/** A tool failure with a stable `code` and the failure class to report. */
+export class ToolError extends Error {
+  readonly code: (typeof TOOL_ERROR_CODES)[ToolFailureClass];
+  readonly failureClass: ToolFailureClass;
+
+  constructor(failureClass: ToolFailureClass, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ToolError';
+    this.failureClass = failureClass;
+    this.code = TOOL_ERROR_CODES[failureClass];
+  }
+
+  /** true when the engine may retry the node (NodeFailed, Timeout, Interrupted). */
+  get retryable(): boolean {
+    return this.failureClass === 'NodeFailed' || this.failureClass === 'Timeout' || this.failureClass === 'Interrupted';
+  }
+}
+
+/** A retryable failure (NodeFailed). */
+export function toolFailed(message: string, cause?: unknown): ToolError {
+  return new ToolError('NodeFailed', message, { cause });
+}
+
+/** A non-retryable failure caused by the arguments or the node's config (ValidationFailed). */
+export function toolInvalid(message: string, cause?: unknown): ToolError {
+  return new ToolError('ValidationFailed', message, { cause });
+}
+
+/**
+ * The error an aborted signal stands for: its reason when that is a ToolError (the
+ * worker aborts with Timeout/Cancelled/Interrupted errors), else Cancelled.
+ */
+export function abortError(signal: AbortSignal): ToolError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof ToolError) return reason;
+  return new ToolError('Cancelled', 'the invocation was cancelled');
+}
+
+/** Throws the abort error when the signal has fired. */
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw abortError(signal);
+}
