@@ -1,3 +1,6 @@
 export * from './model';
 export type * from './planner/types';
 export * from './conditions';
+export * from './planner';
+export * from './documents';
+export * from './state-machine';

@@ -1,0 +1,44 @@
+/**
+ * The run state machine (CONTRACT §4, §5, §8) as data: event → (from → to). A run's
+ * status is recomputed from its node rows after every tick; these are the moves that
+ * recomputation (and the operator verbs) may make. One tick may chain several events
+ * (a Start → End graph goes Pending → Running → Completed in one commit): check a whole
+ * tick with {@link canReachRun}. docs/state-machines.md draws this table.
+ */
+import type { RunStatus } from '../model';
+
+/** Named run events, in table order. */
+export const RUN_EVENTS = [
+  'start',
+  'park',
+  'unpark',
+  'complete',
+  'fail',
+  'requestCancel',
+  'cancel',
+  'reopen',
+] as const;
+export type RunEvent = (typeof RUN_EVENTS)[number];
+
+/**
+ * Run transitions. Completed and Cancelled are final; Failed is left only by `reopen`
+ * (an operator retry or complete of the node that failed it).
+ */
+export const RUN_TRANSITIONS = {
+  /** a run slot was free (run.started) */
+  start: { Pending: 'Running' },
+  /** every live node waits on a person or an operator (run.waiting) */
+  park: { Running: 'WaitingForApproval' },
+  /** a decision landed and work is live again */
+  unpark: { WaitingForApproval: 'Running' },
+  /** nothing live, an End succeeded (run.completed) */
+  complete: { Running: 'Completed', WaitingForApproval: 'Completed' },
+  /** a node failed the run (run.failed) */
+  fail: { Running: 'Failed', WaitingForApproval: 'Failed' },
+  /** cancel requested while work is live: drain first */
+  requestCancel: { Running: 'Cancelling', WaitingForApproval: 'Cancelling' },
+  /** cancelled before start, drained, or nothing live and no End reached (run.cancelled) */
+  cancel: { Pending: 'Cancelled', Running: 'Cancelled', WaitingForApproval: 'Cancelled', Cancelling: 'Cancelled' },
+  /** retry/complete of the failing node reopens a Failed run */
+  reopen: { Failed: 'Running' },
+} as const satisfies Record<RunEvent, Partial<Record<RunStatus, RunStatus>>>;
