@@ -1,0 +1,205 @@
+/**
+ * One node document → GraphNode with defaults filled in (CONTRACT §1.1), plus the
+ * per-node rules that need only the node and the graph's kind/tool catalog.
+ */
+import { NODE_KINDS } from '../model';
+import type { GraphKind, GraphNode, JoinPolicy, JsonObject, NodeKind, OnError, RetryBackoff } from '../model';
+import { parseConfig, parseHttpUrl, schemaObject } from './config';
+import type { ToolCatalog } from './types';
+import { hasOwn, isObject, isPositiveInt, q, typeName } from './util';
+
+export const NODE_MEMBERS = new Set([
+  'key', 'kind', 'label', 'joinPolicy', 'maxAttempts', 'timeoutSeconds', 'retryBackoff', 'onError',
+  'inputSchema', 'outputSchema', 'position', 'config',
+]);
+
+/** Kinds whose default `maxAttempts` is 3 (1 for every other kind). */
+export const RETRYING_KINDS: ReadonlySet<NodeKind> = new Set(['LlmCall', 'Agent', 'Tool', 'DecisionModel']);
+export const DEFAULT_RETRY_BACKOFF: Readonly<RetryBackoff> = { initialMs: 500, multiplier: 2, maxMs: 30_000 };
+
+export interface GraphContext {
+  kind: GraphKind;
+  acceptsAttachments: boolean;
+  tools: ToolCatalog;
+}
+
+export interface NodeParse {
+  /** null when the node has no usable key or kind */
+  node: GraphNode | null;
+  errors: string[];
+  warnings: string[];
+}
+
+function opt(o: Record<string, unknown>, k: string): unknown {
+  return hasOwn(o, k) && o[k] !== null ? o[k] : undefined;
+}
+
+/** A join policy document, or the error fragment. */
+export function parseJoinPolicy(v: unknown): { policy: JoinPolicy } | { error: string } {
+  if (v === 'All' || v === 'Any' || v === 'First') return { policy: v };
+  if (isObject(v)) {
+    const extra = Object.keys(v).filter((k) => k !== 'quorum');
+    if (extra.length > 0) return { error: `joinPolicy object has an unknown member '${extra[0]}'` };
+    if (!Number.isSafeInteger(v.quorum) || (v.quorum as number) < 2) return { error: 'joinPolicy.quorum must be an integer ≥ 2' };
+    return { policy: { quorum: v.quorum as number } };
+  }
+  return { error: `joinPolicy must be "All", "Any", "First" or { "quorum": N }, not ${JSON.stringify(v) ?? typeName(v)}` };
+}
+
+function parseBackoff(v: unknown): RetryBackoff | string {
+  if (!isObject(v)) return `retryBackoff must be an object, not ${typeName(v)}`;
+  const extra = Object.keys(v).filter((k) => k !== 'initialMs' && k !== 'multiplier' && k !== 'maxMs');
+  if (extra.length > 0) return `retryBackoff has an unknown member '${extra[0]}'`;
+  const b: RetryBackoff = { ...DEFAULT_RETRY_BACKOFF };
+  const init = opt(v, 'initialMs');
+  const mult = opt(v, 'multiplier');
+  const max = opt(v, 'maxMs');
+  if (init !== undefined) {
+    if (!Number.isSafeInteger(init) || (init as number) < 0) return 'retryBackoff.initialMs must be a non-negative integer';
+    b.initialMs = init as number;
+  }
+  if (mult !== undefined) {
+    if (typeof mult !== 'number' || !Number.isFinite(mult) || mult < 1) return 'retryBackoff.multiplier must be a number ≥ 1';
+    b.multiplier = mult;
+  }
+  if (max !== undefined) {
+    if (!Number.isSafeInteger(max) || (max as number) < 0) return 'retryBackoff.maxMs must be a non-negative integer';
+    b.maxMs = max as number;
+  }
+  if (b.maxMs < b.initialMs) return 'retryBackoff.maxMs must be ≥ retryBackoff.initialMs';
+  return b;
+}
+
+/** Parse one node; `key`/`kind` problems leave `node` null (the caller reports them). */
+export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeKind, ctx: GraphContext): NodeParse {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  for (const k of Object.keys(raw)) {
+    if (!NODE_MEMBERS.has(k)) warnings.push(`node member '${k}' is not part of the graph contract and is ignored`);
+  }
+  let label = key;
+  const rawLabel = opt(raw, 'label');
+  if (rawLabel !== undefined) {
+    if (typeof rawLabel === 'string') label = rawLabel;
+    else errors.push(`label must be a string, not ${typeName(rawLabel)}`);
+  }
+  let joinPolicy: JoinPolicy = 'All';
+  const rawJoin = opt(raw, 'joinPolicy');
+  if (rawJoin !== undefined) {
+    const j = parseJoinPolicy(rawJoin);
+    if ('error' in j) errors.push(j.error);
+    else joinPolicy = j.policy;
+  }
+  let maxAttempts = RETRYING_KINDS.has(kind) ? 3 : 1;
+  const rawAttempts = opt(raw, 'maxAttempts');
+  if (rawAttempts !== undefined) {
+    if (isPositiveInt(rawAttempts)) maxAttempts = rawAttempts;
+    else errors.push('maxAttempts must be a positive integer');
+  }
+  let timeoutSeconds: number | null = null;
+  const rawTimeout = opt(raw, 'timeoutSeconds');
+  if (rawTimeout !== undefined) {
+    if (isPositiveInt(rawTimeout)) timeoutSeconds = rawTimeout;
+    else errors.push('timeoutSeconds must be a positive integer');
+  }
+  let retryBackoff: RetryBackoff = { ...DEFAULT_RETRY_BACKOFF };
+  const rawBackoff = opt(raw, 'retryBackoff');
+  if (rawBackoff !== undefined) {
+    const b = parseBackoff(rawBackoff);
+    if (typeof b === 'string') errors.push(b);
+    else retryBackoff = b;
+  }
+  let onError: OnError = 'FailRun';
+  const rawOnError = opt(raw, 'onError');
+  if (rawOnError !== undefined) {
+    if (rawOnError === 'FailRun' || rawOnError === 'Continue') onError = rawOnError;
+    else errors.push(`onError must be "FailRun" or "Continue", not ${JSON.stringify(rawOnError)}`);
+  }
+  const schemas: Record<'inputSchema' | 'outputSchema', JsonObject | null> = { inputSchema: null, outputSchema: null };
+  for (const m of ['inputSchema', 'outputSchema'] as const) {
+    const v = opt(raw, m);
+    if (v === undefined) continue;
+    const r = schemaObject(v);
+    if ('error' in r) errors.push(`${m} ${r.error}`);
+    else schemas[m] = r.value as JsonObject;
+  }
+  let position: GraphNode['position'] = null;
+  const rawPos = opt(raw, 'position');
+  if (rawPos !== undefined) {
+    if (isObject(rawPos) && typeof rawPos.x === 'number' && typeof rawPos.y === 'number') position = { x: rawPos.x, y: rawPos.y };
+    else errors.push('position must be { x, y } with numeric members');
+  }
+  const c = parseConfig(kind, hasOwn(raw, 'config') ? raw.config : undefined);
+  errors.push(...c.errors);
+  kindRules(kind, c.config, ctx, errors, warnings);
+  return {
+    node: { key, kind, label, joinPolicy, maxAttempts, timeoutSeconds, retryBackoff, onError, ...schemas, position, config: c.config },
+    errors,
+    warnings,
+  };
+}
+
+/** Rules that need the graph kind or the tool catalog. */
+function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors: string[], warnings: string[]): void {
+  if (config.publishToChat === true && ctx.kind !== 'Chat') errors.push('publishToChat: true is refused outside a Chat graph');
+  if (config.includeAttachments === true && !ctx.acceptsAttachments) {
+    errors.push('includeAttachments: true needs a Chat graph with chat.acceptsAttachments on');
+  }
+  if (kind === 'Tool' && typeof config.toolName === 'string') {
+    const tool = ctx.tools.get(config.toolName);
+    if (tool === undefined) {
+      errors.push(`unknown tool ${q(config.toolName)}; a Tool node may name only ${listTools(ctx.tools)}`);
+    } else if (tool.requiresAllowedUrls) {
+      const urls = Array.isArray(config.allowedUrls) ? (config.allowedUrls as string[]) : [];
+      if (urls.length === 0) errors.push(`tool ${q(config.toolName)} requires a non-empty config.allowedUrls of absolute http(s) URL prefixes`);
+      else checkLiteralUrl(config, urls, errors);
+    } else if (config.allowedUrls !== undefined) {
+      errors.push(`config.allowedUrls applies only to tools that require it; ${q(config.toolName)} does not`);
+    }
+  }
+  if (kind === 'Agent' && Array.isArray(config.tools)) {
+    const seen = new Set<string>();
+    for (const t of config.tools as string[]) {
+      if (seen.has(t)) errors.push(`config.tools lists ${q(t)} twice`);
+      seen.add(t);
+      const tool = ctx.tools.get(t);
+      if (tool === undefined) errors.push(`unknown tool ${q(t)} in config.tools; an Agent may offer only ${listTools(ctx.tools)}`);
+      else if (tool.requiresAllowedUrls) warnings.push(`tool ${q(t)} needs an allowedUrls list an Agent cannot carry; it is not offered to the model`);
+    }
+  }
+}
+
+function listTools(tools: ToolCatalog): string {
+  const names = [...tools.keys()].sort();
+  return names.length === 0 ? 'catalog tools (the catalog is empty)' : names.map(q).join(', ');
+}
+
+/** A literal `arguments.url` (not overridden by a binding) must sit under an allowed prefix. */
+function checkLiteralUrl(config: JsonObject, allowed: string[], errors: string[]): void {
+  const args = config.arguments;
+  const bound = isObject(config.argumentBindings) && hasOwn(config.argumentBindings, 'url');
+  if (!isObject(args) || !hasOwn(args, 'url') || bound) return;
+  const url = parseHttpUrl(args.url);
+  if (url === null) {
+    errors.push('config.arguments.url must be an absolute http(s) URL');
+    return;
+  }
+  if (!allowed.some((p) => urlUnderPrefix(url, parseHttpUrl(p)))) {
+    errors.push(`config.arguments.url ${JSON.stringify(args.url)} is outside config.allowedUrls`);
+  }
+}
+
+/** Same scheme, host and port; path prefix on a segment boundary. */
+export function urlUnderPrefix(url: URL, prefix: URL | null): boolean {
+  if (prefix === null) return false;
+  if (url.protocol !== prefix.protocol || url.hostname !== prefix.hostname || url.port !== prefix.port) return false;
+  const p = prefix.pathname;
+  if (p === '/' || url.pathname === p) return true;
+  const base = p.endsWith('/') ? p : `${p}/`;
+  return url.pathname.startsWith(base);
+}
+
+/** Is `v` a node kind (case-sensitive)? */
+export function isNodeKind(v: unknown): v is NodeKind {
+  return typeof v === 'string' && (NODE_KINDS as readonly string[]).includes(v);
+}

@@ -1,0 +1,186 @@
+/**
+ * parseGraph: the one entry point from a graph document (any JSON value) to a Graph.
+ * Parsing is the validation (CONTRACT §1.4, §8): document-level refusals and structural
+ * errors are reported alone; otherwise every accumulated error is returned at once.
+ * Never throws.
+ */
+import type { Graph, GraphKind, GraphNode, Issue, JsonObject } from '../model';
+import { schemaObject } from './config';
+import { parseEdge } from './edge';
+import { isNodeKind, parseNode } from './node';
+import type { GraphContext } from './node';
+import { checkGraphRules } from './rules';
+import type { RuleEdge } from './rules';
+import { readSkeleton, structuralErrors } from './structure';
+import type { GraphValidation, ParseOptions, ParseResult } from './types';
+import { Issues, KEY_PATTERN, hasOwn, isObject, q, typeName } from './util';
+import { collectWarnings } from './warnings';
+
+const GRAPH_MEMBERS = new Set(['schemaVersion', 'kind', 'chat', 'inputSchema', 'outputSchema', 'nodes', 'edges']);
+
+/**
+ * Parse and validate a graph document. `opts.maxNodes` is checked against the declared
+ * length of `nodes` before any node is read; `opts.tools` is the catalog Tool nodes
+ * (and Agent `tools`) may name.
+ */
+export function parseGraph(doc: unknown, opts: ParseOptions): ParseResult {
+  try {
+    return parseUnchecked(doc, opts);
+  } catch (err) {
+    const detail = err instanceof RangeError ? 'the document is too deeply nested' : err instanceof Error ? err.message : String(err);
+    return { ok: false, errors: [{ key: null, message: `the graph could not be validated: ${detail}` }], warnings: [] };
+  }
+}
+
+/** The validate route's answer: `valid` is true when there is no error (warnings never refuse). */
+export function validateGraph(doc: unknown, opts: ParseOptions): GraphValidation {
+  const r = parseGraph(doc, opts);
+  return r.ok ? { valid: true, errors: [], warnings: r.warnings } : { valid: false, errors: r.errors, warnings: r.warnings };
+}
+
+function fail(errors: Issue[], warnings: Issue[] = []): ParseResult {
+  return { ok: false, errors, warnings };
+}
+
+function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
+  if (!isObject(doc)) return fail([{ key: null, message: `a graph must be a JSON object, not ${typeName(doc)}` }]);
+  const rawNodes = hasOwn(doc, 'nodes') ? doc.nodes : undefined;
+  if (Array.isArray(rawNodes) && rawNodes.length > opts.maxNodes) {
+    return fail([{ key: null, message: `the graph declares ${rawNodes.length} nodes; at most ${opts.maxNodes} are allowed` }]);
+  }
+  if (!Array.isArray(rawNodes)) return fail([{ key: null, message: `'nodes' must be an array, not ${typeName(rawNodes)}` }]);
+  const rawEdgesMember = hasOwn(doc, 'edges') ? doc.edges : undefined;
+  if (rawEdgesMember !== undefined && rawEdgesMember !== null && !Array.isArray(rawEdgesMember)) {
+    return fail([{ key: null, message: `'edges' must be an array, not ${typeName(rawEdgesMember)}` }]);
+  }
+  const rawEdges: unknown[] = Array.isArray(rawEdgesMember) ? rawEdgesMember : [];
+
+  const structural = structuralErrors(readSkeleton(rawNodes, rawEdges));
+  if (structural.length > 0) return fail(structural);
+
+  const out = new Issues();
+  const header = parseHeader(doc, out);
+  const ctx: GraphContext = { kind: header.kind, acceptsAttachments: header.chat?.acceptsAttachments === true, tools: opts.tools };
+
+  // Keys: one namespace for nodes and edges; the first declaration wins.
+  const used = new Map<string, string>();
+  const claim = (raw: Record<string, unknown>, what: 'node' | 'edge', index: number): string | null => {
+    const key = hasOwn(raw, 'key') ? raw.key : undefined;
+    if (typeof key !== 'string') {
+      out.error(null, `${what}s[${index}].key must be a string, not ${typeName(key)}`);
+      return null;
+    }
+    if (!KEY_PATTERN.test(key)) {
+      out.error(key, `${what} key ${JSON.stringify(key)} must be 1–64 characters of letters, digits, '_' and '-'`);
+      return null;
+    }
+    const prior = used.get(key);
+    if (prior !== undefined) {
+      out.error(key, `key ${q(key)} is declared more than once (already used by a ${prior}); node and edge keys share one namespace`);
+      return null;
+    }
+    used.set(key, what);
+    return key;
+  };
+
+  const nodes: GraphNode[] = [];
+  const declared = new Set<string>();
+  rawNodes.forEach((raw, i) => {
+    if (!isObject(raw)) {
+      out.error(null, `nodes[${i}] must be an object, not ${typeName(raw)}`);
+      return;
+    }
+    const rawKey = hasOwn(raw, 'key') ? raw.key : undefined;
+    const firstDeclaration = typeof rawKey === 'string' && !declared.has(rawKey);
+    if (firstDeclaration) declared.add(rawKey);
+    const key = claim(raw, 'node', i);
+    const kind = hasOwn(raw, 'kind') ? raw.kind : undefined;
+    const label = key ?? (typeof rawKey === 'string' ? rawKey : null);
+    if (!isNodeKind(kind)) {
+      out.error(label, `node kind ${JSON.stringify(kind) ?? typeName(kind)} is not one of the node kinds (case-sensitive)`);
+      return;
+    }
+    if (key === null) return;
+    const p = parseNode(raw, key, kind, ctx);
+    for (const e of p.errors) out.error(key, `${kind} ${q(key)}: ${e}`);
+    for (const w of p.warnings) out.warn(key, `${kind} ${q(key)}: ${w}`);
+    if (p.node !== null) nodes.push(p.node);
+  });
+  const byKey = new Map(nodes.map((n) => [n.key, n] as const));
+
+  const ruleEdges: RuleEdge[] = [];
+  rawEdges.forEach((raw, i) => {
+    if (!isObject(raw)) {
+      out.error(null, `edges[${i}] must be an object, not ${typeName(raw)}`);
+      return;
+    }
+    const key = claim(raw, 'edge', i);
+    const p = parseEdge(raw, key ?? `edges[${i}]`, byKey, declared);
+    for (const e of p.errors) out.error(key, `edge ${key === null ? `#${i}` : q(key)}: ${e}`);
+    for (const w of p.warnings) out.warn(key, `edge ${key === null ? `#${i}` : q(key)}: ${w}`);
+    // Rules judge only edges between nodes that parsed.
+    if (key !== null && p.edge !== null && byKey.has(p.edge.from) && byKey.has(p.edge.to)) {
+      ruleEdges.push({ edge: p.edge, conditional: p.conditional });
+    }
+  });
+
+  checkGraphRules(nodes, ruleEdges, header.kind, out);
+  collectWarnings(nodes, ruleEdges, out);
+  for (const k of Object.keys(doc)) {
+    if (!GRAPH_MEMBERS.has(k)) out.warn(null, `graph member '${k}' is not part of the graph contract and is ignored`);
+  }
+
+  if (out.errors.length > 0) return fail(out.errors, out.warnings);
+  const graph: Graph = {
+    schemaVersion: 1,
+    kind: header.kind,
+    chat: header.chat,
+    inputSchema: header.inputSchema,
+    outputSchema: header.outputSchema,
+    nodes,
+    edges: ruleEdges.map((e) => e.edge),
+  };
+  return { ok: true, graph, warnings: out.warnings };
+}
+
+interface Header {
+  kind: GraphKind;
+  chat: Graph['chat'];
+  inputSchema: JsonObject | null;
+  outputSchema: JsonObject | null;
+}
+
+function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
+  const get = (k: string) => (hasOwn(doc, k) && doc[k] !== null ? doc[k] : undefined);
+  const version = get('schemaVersion');
+  if (version !== undefined && version !== 1) out.error(null, `schemaVersion must be 1 when present, not ${JSON.stringify(version)}`);
+  let kind: GraphKind = 'Standard';
+  const rawKind = get('kind');
+  if (rawKind === 'Chat' || rawKind === 'Standard') kind = rawKind;
+  else if (rawKind !== undefined) out.error(null, `graph kind must be "Standard" or "Chat", not ${JSON.stringify(rawKind)}`);
+  let chat: Graph['chat'] = kind === 'Chat' ? { acceptsAttachments: false, requireRerunConfirmation: true } : null;
+  const rawChat = get('chat');
+  if (rawChat !== undefined) {
+    if (kind !== 'Chat') out.error(null, "a 'chat' block is allowed only on a Chat graph");
+    else if (!isObject(rawChat)) out.error(null, `'chat' must be an object, not ${typeName(rawChat)}`);
+    else {
+      const c = { acceptsAttachments: false, requireRerunConfirmation: true };
+      for (const [k, v] of Object.entries(rawChat)) {
+        if (k !== 'acceptsAttachments' && k !== 'requireRerunConfirmation') out.error(null, `'chat' has an unknown member '${k}'`);
+        else if (v === null) continue;
+        else if (typeof v !== 'boolean') out.error(null, `chat.${k} must be a boolean, not ${typeName(v)}`);
+        else c[k] = v;
+      }
+      chat = c;
+    }
+  }
+  const schemas: Record<'inputSchema' | 'outputSchema', JsonObject | null> = { inputSchema: null, outputSchema: null };
+  for (const m of ['inputSchema', 'outputSchema'] as const) {
+    const v = get(m);
+    if (v === undefined) continue;
+    const r = schemaObject(v);
+    if ('error' in r) out.error(null, `graph ${m} ${r.error}`);
+    else schemas[m] = r.value as JsonObject;
+  }
+  return { kind, chat, ...schemas };
+}

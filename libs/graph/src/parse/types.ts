@@ -1,0 +1,23 @@
+import type { Graph, Issue } from '../model';
+
+/** Tools a Tool node may name (GET /v1/tools); `http_fetch` is the one that requires `allowedUrls`. */
+export type ToolCatalog = ReadonlyMap<string, { requiresAllowedUrls: boolean }>;
+
+/** What the parser needs from its caller: the node cap and the live tool catalog. */
+export interface ParseOptions {
+  /** MAX_NODES_PER_DEFINITION; `Infinity` re-parses a stored graph uncapped. */
+  maxNodes: number;
+  tools: ToolCatalog;
+}
+
+/** Outcome of {@link parseGraph}: the graph with defaults filled in, or every error at once. */
+export type ParseResult =
+  | { ok: true; graph: Graph; warnings: Issue[] }
+  | { ok: false; errors: Issue[]; warnings: Issue[] };
+
+/** The validate route's answer (`valid` = no errors). */
+export interface GraphValidation {
+  valid: boolean;
+  errors: Issue[];
+  warnings: Issue[];
+}

@@ -1,0 +1,90 @@
+import type { Issue, Json, JsonObject, Scalar } from '../model';
+
+/** Node and edge key charset (CONTRACT §1.1). */
+export const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function hasOwn(o: object, k: string): boolean {
+  return Object.prototype.hasOwnProperty.call(o, k);
+}
+
+/** Own member, with `null` read as absent (CONTRACT §8: optional members may be null). */
+export function member(o: Record<string, unknown>, k: string): unknown {
+  return hasOwn(o, k) ? o[k] : undefined;
+}
+
+export function present(v: unknown): boolean {
+  return v !== undefined && v !== null;
+}
+
+export function isScalar(v: unknown): v is Scalar {
+  return v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+export function isPositiveInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+}
+
+/** A short type name for messages. */
+export function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  return `a ${typeof v}`;
+}
+
+const SEGMENT = /^[^.*[\]()\s]+$/;
+
+/**
+ * A dot path (`a.b.c`): one or more non-empty segments separated by `.`; no wildcards
+ * (`*`), no indexing or calls (`[`, `]`, `(`, `)`), no whitespace, no JSONPath root `$`.
+ * Returns null when valid, else the reason.
+ */
+export function dotPathError(v: unknown): string | null {
+  if (typeof v !== 'string') return `must be a dot path string, not ${typeName(v)}`;
+  if (v.length === 0) return 'must not be empty';
+  const segments = v.split('.');
+  for (const s of segments) {
+    if (s.length === 0) return `'${v}' has an empty segment`;
+    if (s === '$') return `'${v}' is a JSONPath, not a dot path`;
+    if (/[*]/.test(s)) return `'${v}' uses a wildcard; dot paths have none`;
+    if (/[[\]()]/.test(s)) return `'${v}' uses indexing or a call; dot paths have none`;
+    if (!SEGMENT.test(s)) return `'${v}' contains whitespace`;
+  }
+  return null;
+}
+
+/** Quote a key for a message. */
+export function q(s: string): string {
+  return `'${s}'`;
+}
+
+/** Errors and warnings of one parse. */
+export class Issues {
+  readonly errors: Issue[] = [];
+  readonly warnings: Issue[] = [];
+  error(key: string | null, message: string): void {
+    this.errors.push({ key, message });
+  }
+  warn(key: string | null, message: string): void {
+    this.warnings.push({ key, message });
+  }
+}
+
+/** Narrow an already-checked JSON value. */
+export function asJson(v: unknown): Json {
+  return v as Json;
+}
+
+export function asJsonObject(v: unknown): JsonObject {
+  return v as JsonObject;
+}
+
+/** "a, b, c and 2 more" — at most three named. */
+export function listSome(items: readonly string[]): string {
+  const shown = items.slice(0, 3).map(q).join(', ');
+  return items.length > 3 ? `${shown} and ${items.length - 3} more` : shown;
+}
