@@ -1,0 +1,17 @@
+/**
+ * Node documents (CONTRACT §3): envelopes, branch derivation, input documents,
+ * inline outputs and the output size cap.
+ */
+export { buildEnvelope, checkOutputSize, utf8ByteLength, utf8StringByteLength } from './envelope';
+export type { EnvelopeInput } from './envelope';
+export { deriveBranch, firedEdgeKeys } from './branch';
+export { buildInputDocument } from './input-document';
+export {
+  endOutput,
+  envelopeAsJson,
+  inlineOutput,
+  inputDocumentAsJson,
+  joinOutput,
+  passThroughOutput,
+  startOutput,
+} from './inline-output';

@@ -1,0 +1,192 @@
+/**
+ * Admitting an eligible Pending row: inline kinds execute at once, gates park,
+ * work kinds are queued with a fresh invocation, Loop/Subworkflow start a child run.
+ * First/quorum joins cancel the sources that can now only feed a settled decision.
+ */
+import { resolvePath } from '../conditions';
+import { buildInputDocument } from '../documents/input-document';
+import { inlineOutput, inputDocumentAsJson } from '../documents/inline-output';
+import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocument, type Json } from '../model';
+import { validateJson } from '../schema';
+import type { Admission } from './admission';
+import type { PlanState } from './plan-state';
+import { cancelNode, failNode, settleSuccess } from './settle';
+
+/** Deepest nesting of child runs (CONTRACT §2: depth ≤ 5). */
+export const MAX_NESTING_DEPTH = 5;
+
+export function admitNode(st: PlanState, node: GraphNode, adm: Extract<Admission, { kind: 'eligible' }>): void {
+  const row = st.row(node.key);
+  if (!row || row.status !== 'Pending') return;
+  if (node.joinPolicy === 'First' || typeof node.joinPolicy === 'object') cancelLosers(st, node, adm);
+  const doc = inputDocumentFor(st, node.key);
+  if (node.inputSchema) {
+    const v = validateJson(node.inputSchema, inputDocumentAsJson(doc));
+    if (!v.valid) {
+      st.update(node.key, { input: doc, attempt: Math.max(row.attempt, 1), startedAt: st.now });
+      return failNode(st, node.key, 'ValidationFailed', `input does not match inputSchema: ${v.errors.join('; ')}`);
+    }
+  }
+  if (INLINE_KINDS.has(node.kind)) return runInline(st, node, doc);
+  if (HUMAN_KINDS.has(node.kind)) return parkGate(st, node, doc);
+  if (node.kind === 'Loop' || node.kind === 'Subworkflow') return startChild(st, node, doc);
+  return queueWork(st, node, doc);
+}
+
+/** The row's input document, with an operator's `PUT …/input` replacing its `input` member. */
+export function inputDocumentFor(st: PlanState, key: string): InputDocument {
+  const doc = buildInputDocument(st.snapshot.graph, key, st.run.input, st.rows, st.overrides);
+  const override = st.row(key)?.inputOverride;
+  return override ? { ...doc, input: override.input as InputDocument['input'] } : doc;
+}
+
+function cancelLosers(st: PlanState, node: GraphNode, adm: Extract<Admission, { kind: 'eligible' }>): void {
+  for (const edge of adm.pending) {
+    const src = st.row(edge.from);
+    if (!src || !['Pending', 'Queued', 'Running'].includes(src.status)) continue;
+    const outs = st.index.outEdges.get(edge.from) ?? [];
+    if (outs.every((e) => e.to === node.key)) cancelNode(st, edge.from, `cancelled: join '${node.key}' was already satisfied`);
+  }
+}
+
+function runInline(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const row = st.row(node.key)!;
+  const output = inlineOutput(node, doc, st.run.input) ?? {};
+  st.update(node.key, {
+    status: 'Running',
+    attempt: row.attempt + 1,
+    input: doc,
+    startedAt: st.now,
+    failureClass: 'None',
+    reason: null,
+    notBefore: null,
+  });
+  st.emit('node.started', node.key, { attempt: row.attempt + 1, inline: true });
+  settleSuccess(st, node.key, output);
+}
+
+function parkGate(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const row = st.row(node.key)!;
+  const decisionKind = node.kind === 'ChatInput' ? 'Answer' : 'Approve';
+  st.update(node.key, {
+    status: 'WaitingForApproval',
+    attempt: row.attempt + 1,
+    input: doc,
+    startedAt: st.now,
+    pendingDecisionKind: decisionKind,
+    decision: null,
+    failureClass: 'None',
+    reason: null,
+    notBefore: null,
+  });
+  st.emit('node.started', node.key, { attempt: row.attempt + 1 });
+  st.emit('gate.requested', node.key, { decisionKind });
+}
+
+function queueWork(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const row = st.row(node.key)!;
+  const lane = LANE_OF_KIND[node.kind];
+  if (!lane) return failNode(st, node.key, 'ValidationFailed', `node kind '${node.kind}' has no executor`);
+  if (!spendAttempt(st, node.key)) return;
+  const invocationId = st.ctx.newId();
+  const attempt = row.attempt + 1;
+  const timeoutSeconds = node.timeoutSeconds ?? st.ctx.options.defaultNodeTimeoutSeconds;
+  const deadlineAt = st.now + timeoutSeconds * 1000;
+  st.update(node.key, {
+    status: 'Queued',
+    attempt,
+    invocationId,
+    input: doc,
+    queuedAt: st.now,
+    startedAt: null,
+    finishedAt: null,
+    deadlineAt,
+    notBefore: null,
+    output: null,
+    failureClass: 'None',
+    reason: null,
+    held: false,
+    pendingDecisionKind: null,
+  });
+  const steering = row.steering
+    .filter((s) => s.applied)
+    .sort((a, b) => a.atUtc - b.atUtc)
+    .map((s) => s.message);
+  st.enqueue.push({
+    lane,
+    runId: st.run.id,
+    nodeKey: node.key,
+    kind: node.kind,
+    invocationId,
+    attempt,
+    config: node.config,
+    input: doc,
+    deadlineAt,
+    steering,
+    outputSchema: node.outputSchema,
+  });
+  st.emit('node.queued', node.key, { attempt, invocationId, lane });
+}
+
+/** Charge one attempt to the run; when its budget is spent the row fails AttemptsExhausted instead. */
+function spendAttempt(st: PlanState, key: string): boolean {
+  const row = st.row(key)!;
+  if (st.run.totalAttempts >= st.ctx.options.maxTotalAttempts) {
+    st.update(key, { attempt: Math.max(row.attempt, 1) });
+    failNode(st, key, 'AttemptsExhausted', `run attempt budget of ${st.ctx.options.maxTotalAttempts} spent`);
+    return false;
+  }
+  if (row.attempt >= row.attemptLimit) st.update(key, { attemptLimit: row.attempt + 1 });
+  st.updateRun({ totalAttempts: st.run.totalAttempts + 1 });
+  return true;
+}
+
+/** A child run's input: `inputBinding` into the input document, else the satisfied predecessors' outputs. */
+export function childInput(node: GraphNode, doc: InputDocument): { ok: true; value: Json } | { ok: false; reason: string } {
+  const binding = node.config['inputBinding'];
+  if (typeof binding === 'string' && binding !== '') {
+    const hit = resolvePath(inputDocumentAsJson(doc), binding);
+    return hit.found ? { ok: true, value: hit.value as Json } : { ok: false, reason: `inputBinding '${binding}' resolves to nothing` };
+  }
+  const keys = Object.keys(doc.upstream);
+  if (keys.length === 0) return { ok: true, value: null };
+  if (keys.length === 1) return { ok: true, value: doc.upstream[keys[0]!]!.output };
+  const map: { [k: string]: Json } = {};
+  for (const k of keys) map[k] = doc.upstream[k]!.output;
+  return { ok: true, value: map };
+}
+
+function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const row = st.row(node.key)!;
+  const defKey = node.kind === 'Loop' ? 'body' : 'definitionId';
+  const definitionId = node.config[defKey];
+  const fail = (reason: string) => {
+    st.update(node.key, { input: doc, attempt: Math.max(row.attempt, 1), startedAt: st.now });
+    failNode(st, node.key, 'ValidationFailed', reason);
+  };
+  if (typeof definitionId !== 'string' || definitionId === '') return fail(`config.${defKey} names no definition`);
+  if (st.run.depth >= MAX_NESTING_DEPTH) return fail(`nesting depth ${MAX_NESTING_DEPTH} reached`);
+  const input = childInput(node, doc);
+  if (!input.ok) return fail(input.reason);
+  if (!spendAttempt(st, node.key)) return;
+  const childRunId = st.ctx.newId();
+  const attempt = row.attempt + 1;
+  st.update(node.key, {
+    status: 'Running',
+    attempt,
+    input: doc,
+    childRunId,
+    invocationId: null,
+    queuedAt: st.now,
+    startedAt: st.now,
+    finishedAt: null,
+    deadlineAt: null,
+    notBefore: null,
+    output: null,
+    failureClass: 'None',
+    reason: null,
+    loop: node.kind === 'Loop' ? { iteration: 1, results: [], last: null } : null,
+  });
+  st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value });
+  st.emit('node.started', node.key, { attempt, childRunId, ...(node.kind === 'Loop' ? { iteration: 1 } : {}) });
+}

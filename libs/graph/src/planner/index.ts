@@ -1,0 +1,15 @@
+/**
+ * The planner (ARCHITECTURE principle 4): `plan(snapshot, ctx) → PlanResult`, pure and
+ * deterministic, plus the routing pieces it is built from.
+ */
+export { plan } from './plan';
+export { applyPlanToSnapshot } from './apply';
+export { admission } from './admission';
+export type { Admission } from './admission';
+export { edgeVerdict, inboundVerdicts, satisfiedPredecessors } from './edge-verdict';
+export type { EdgeVerdict, RoutingView } from './edge-verdict';
+export { indexGraph } from './graph-index';
+export type { GraphIndex } from './graph-index';
+export { backoffMs, RUN_FAILURE_CANCEL_PREFIX } from './settle';
+export { MAX_NESTING_DEPTH } from './admit';
+export { snapshotProblem } from './validate-snapshot';

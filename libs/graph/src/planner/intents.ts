@@ -1,0 +1,188 @@
+/**
+ * Operator intents, applied in order and each consumed exactly once (applied or not):
+ * cancel, skip, retry, complete, steer, decide.
+ */
+import { firedEdgeKeys } from '../documents/branch';
+import { buildEnvelope } from '../documents/envelope';
+import { HUMAN_KINDS, TERMINAL_RUN_STATUSES, type Json } from '../model';
+import type { PlanState } from './plan-state';
+import { failNode, RUN_FAILURE_CANCEL_PREFIX, settleSuccess, skipNode } from './settle';
+import type { Intent } from './types';
+
+export function applyIntents(st: PlanState): void {
+  const steered = new Set<string>();
+  for (const intent of st.snapshot.intents) {
+    st.consumedIntentIds.push(intent.id);
+    applyIntent(st, intent, steered);
+  }
+}
+
+function applyIntent(st: PlanState, intent: Intent, steered: Set<string>): void {
+  const terminal = TERMINAL_RUN_STATUSES.has(st.run.status);
+  if (intent.kind === 'cancel') {
+    if (!terminal && st.run.status !== 'Cancelling') {
+      st.updateRun({ status: 'Cancelling', cancelReason: intent.reason ?? st.run.cancelReason });
+    }
+    return;
+  }
+  const row = st.row(intent.nodeKey);
+  const node = st.index.nodeByKey.get(intent.nodeKey);
+  if (!row || !node) return;
+  switch (intent.kind) {
+    case 'skip':
+      if (row.status === 'Pending' && !terminal && st.run.status !== 'Cancelling') {
+        skipNode(st, row.nodeKey, 'skipped by operator', { by: 'operator' });
+      }
+      return;
+    case 'retry':
+      return retry(st, intent.nodeKey);
+    case 'complete':
+      return complete(st, intent.nodeKey, intent.output);
+    case 'steer':
+      return steer(st, intent.nodeKey, intent.operationId, steered);
+    case 'decide':
+      return decide(st, intent.nodeKey, intent.operationId);
+  }
+}
+
+function liveRun(st: PlanState): boolean {
+  return st.run.status !== 'Cancelling' && (!TERMINAL_RUN_STATUSES.has(st.run.status) || st.run.status === 'Failed');
+}
+
+/** Failed (or held DecisionModel) → Pending with `maxAttempts` more attempts; reopens a run it failed. */
+function retry(st: PlanState, key: string): void {
+  const row = st.row(key)!;
+  const node = st.index.nodeByKey.get(key)!;
+  const heldDecision = row.status === 'Succeeded' && row.held;
+  if ((row.status !== 'Failed' && !heldDecision) || !liveRun(st)) return;
+  const cleared = row.failureClass;
+  st.update(key, {
+    status: 'Pending',
+    attemptLimit: row.attempt + node.maxAttempts,
+    failureClass: 'None',
+    reason: null,
+    output: null,
+    notBefore: null,
+    deadlineAt: null,
+    finishedAt: null,
+    invocationId: null,
+    childRunId: null,
+    held: false,
+    pendingDecisionKind: null,
+  });
+  st.emit('node.retried', key, { by: 'operator', clearedClass: cleared, attempt: row.attempt });
+  reopenIfUnfailed(st, 'retry');
+}
+
+/** Operator completion of a non-human Pending/Queued/Running/Failed row; reopens a run it failed. */
+function complete(st: PlanState, key: string, output: Json): void {
+  const row = st.row(key)!;
+  const node = st.index.nodeByKey.get(key)!;
+  if (HUMAN_KINDS.has(node.kind) || !liveRun(st)) return;
+  if (!['Pending', 'Queued', 'Running', 'Failed'].includes(row.status)) return;
+  if ((row.status === 'Queued' || row.status === 'Running') && row.invocationId) {
+    st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason: 'completed by operator' });
+  }
+  if (row.status === 'Running' && row.childRunId) st.cancelChildren.push(row.childRunId);
+  st.update(key, { status: 'Running', attempt: Math.max(row.attempt, 1), startedAt: row.startedAt ?? st.now });
+  st.emit('node.overridden', key, { by: 'operator', verb: 'complete', from: row.status });
+  settleSuccess(st, key, output);
+  reopenIfUnfailed(st, 'complete');
+}
+
+/**
+ * A Failed run whose failing rows are all gone reopens: it reads Running again and the
+ * rows cancelled because of the failure return to Pending (with at least one attempt left).
+ */
+function reopenIfUnfailed(st: PlanState, by: string): void {
+  if (st.run.status !== 'Failed') return;
+  const stillFailing = [...st.rows.values()].some(
+    (r) => r.status === 'Failed' && st.index.nodeByKey.get(r.nodeKey)?.onError !== 'Continue',
+  );
+  if (stillFailing) return;
+  st.updateRun({ status: 'Running', failureClass: 'None', reason: null, finishedAt: null });
+  st.emit('run.resumed', null, { reopened: true, by });
+  for (const r of st.rows.values()) {
+    if (r.status !== 'Cancelled' || !r.reason?.startsWith(RUN_FAILURE_CANCEL_PREFIX)) continue;
+    st.update(r.nodeKey, {
+      status: 'Pending',
+      attemptLimit: Math.max(r.attemptLimit, r.attempt + 1),
+      failureClass: 'None',
+      reason: null,
+      output: null,
+      invocationId: null,
+      childRunId: null,
+      finishedAt: null,
+      deadlineAt: null,
+      notBefore: null,
+    });
+    st.emit('node.retried', r.nodeKey, { by: 'reopen', attempt: r.attempt });
+  }
+}
+
+/**
+ * A steer on a Queued/Running LlmCall/Agent sends it back to Pending on the SAME attempt
+ * (the row's attempt and the run's totalAttempts are stepped back by one, so the next
+ * admission re-spends exactly that attempt); the old invocation is cancelled and the
+ * entry marked applied. Any other row records the entry ignored.
+ */
+function steer(st: PlanState, key: string, operationId: string, steered: Set<string>): void {
+  const row = st.row(key)!;
+  const entry = row.steering.find((s) => s.operationId === operationId);
+  if (!entry) return;
+  const detail = { operationId, message: entry.message, attempt: entry.attempt };
+  const steerable = (row.kind === 'LlmCall' || row.kind === 'Agent') && st.run.status !== 'Cancelling' && !TERMINAL_RUN_STATUSES.has(st.run.status);
+  const inFlight = row.status === 'Queued' || row.status === 'Running';
+  if (!steerable || entry.applied || !(inFlight || (row.status === 'Pending' && steered.has(key)))) {
+    st.emit('node.steer-ignored', key, detail);
+    return;
+  }
+  const steering = row.steering.map((s) => (s.operationId === operationId ? { ...s, applied: true } : s));
+  if (inFlight) {
+    if (row.invocationId) st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason: 'steered' });
+    st.update(key, {
+      status: 'Pending',
+      attempt: Math.max(0, row.attempt - 1),
+      invocationId: null,
+      deadlineAt: null,
+      queuedAt: null,
+      startedAt: null,
+      steering,
+    });
+    st.updateRun({ totalAttempts: Math.max(0, st.run.totalAttempts - 1) });
+    steered.add(key);
+  } else {
+    st.update(key, { steering });
+  }
+  st.emit('node.steered', key, detail);
+}
+
+/**
+ * Settle a parked gate from its recorded decision. Both Approve and Reject succeed the
+ * node (the answer is its output; edges route on it); a decision on which no out-edge
+ * fires fails the node GateRejected, since the run could go nowhere from it.
+ */
+function decide(st: PlanState, key: string, operationId: string): void {
+  const row = st.row(key)!;
+  const node = st.index.nodeByKey.get(key)!;
+  const d = row.decision;
+  if (!HUMAN_KINDS.has(node.kind) || row.status !== 'WaitingForApproval' || !d || d.operationId !== operationId || d.applied) return;
+  const validKind = node.kind === 'ChatInput' ? d.decision === 'Answer' : d.decision !== 'Answer';
+  if (!validKind) return;
+  let output: Json;
+  if (node.kind === 'ChatInput') {
+    const p = d.payload;
+    const text = typeof p === 'object' && p !== null && !Array.isArray(p) ? (p['text'] ?? null) : null;
+    output = { decision: 'Answer', text };
+  } else {
+    output = { decision: d.decision, comment: d.comment, payload: d.payload ?? null };
+  }
+  st.update(key, { decision: { ...d, applied: true }, pendingDecisionKind: null, status: 'Running' });
+  st.emit('gate.decided', key, { decision: d.decision, operationId });
+  const outs = st.index.outEdges.get(key) ?? [];
+  const env = buildEnvelope(outs, { status: 'succeeded', attempt: row.attempt, output });
+  const routed = outs.length === 0 || firedEdgeKeys(outs, env).size > 0 || outs.some((e) => st.overrides[e.key] === true);
+  if (d.decision === 'Reject' && !routed) return failNode(st, key, 'GateRejected', 'rejected, and no out-edge fires on the rejection');
+  settleSuccess(st, key, output);
+}
+

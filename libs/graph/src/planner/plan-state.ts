@@ -1,0 +1,101 @@
+/**
+ * The planner's working copy of one run: mutable row/run copies plus the decisions
+ * recorded so far. Every row change goes through `update`, which merges it into one
+ * guarded NodePatch per row (expecting the status/attempt the snapshot was read at).
+ */
+import type { EventKind, Json, JsonObject } from '../model';
+import type { RoutingView } from './edge-verdict';
+import { indexGraph, type GraphIndex } from './graph-index';
+import type {
+  CancelWork,
+  ChildStart,
+  NodePatch,
+  NodeRunState,
+  PlanContext,
+  PlannedEvent,
+  RunPatch,
+  RunSnapshot,
+  RunState,
+  WorkItem,
+} from './types';
+
+type RowSet = Partial<Omit<NodeRunState, 'nodeKey' | 'kind'>>;
+type RunSet = RunPatch['set'];
+
+export class PlanState implements RoutingView {
+  readonly index: GraphIndex;
+  readonly rows = new Map<string, NodeRunState>();
+  readonly run: RunState;
+  readonly firedCache = new Map<string, Set<string>>();
+  readonly events: PlannedEvent[] = [];
+  readonly enqueue: WorkItem[] = [];
+  readonly cancel: CancelWork[] = [];
+  readonly startChildren: ChildStart[] = [];
+  readonly cancelChildren: string[] = [];
+  readonly consumedIntentIds: string[] = [];
+  readonly consumedInvocationIds: string[] = [];
+  private readonly patches = new Map<string, NodePatch>();
+  private readonly runSet: RunSet = {};
+  private runOutput: { value: Json } | null = null;
+
+  constructor(
+    readonly snapshot: RunSnapshot,
+    readonly ctx: PlanContext,
+  ) {
+    this.index = indexGraph(snapshot.graph);
+    this.run = { ...snapshot.run };
+    for (const row of snapshot.nodes) this.rows.set(row.nodeKey, { ...row });
+  }
+
+  get now(): number {
+    return this.ctx.now;
+  }
+
+  get overrides(): Readonly<Record<string, boolean>> {
+    return this.run.edgeOverrides;
+  }
+
+  row(key: string): NodeRunState | undefined {
+    return this.rows.get(key);
+  }
+
+  /** Change a row; merged into its single guarded patch. */
+  update(key: string, set: RowSet): void {
+    const row = this.rows.get(key);
+    if (!row) return;
+    let patch = this.patches.get(key);
+    if (!patch) {
+      const original = this.snapshot.nodes.find((n) => n.nodeKey === key) ?? row;
+      patch = { nodeKey: key, expect: { status: original.status, attempt: original.attempt }, set: {} };
+      this.patches.set(key, patch);
+    }
+    Object.assign(row, set);
+    Object.assign(patch.set, set);
+    this.firedCache.delete(key);
+  }
+
+  /** Change the run row; merged into the single guarded RunPatch. */
+  updateRun(set: RunSet): void {
+    Object.assign(this.run, set);
+    Object.assign(this.runSet, set);
+  }
+
+  setRunOutput(value: Json): void {
+    this.runOutput = { value };
+  }
+
+  emit(kind: EventKind, nodeKey: string | null, detail: JsonObject = {}): void {
+    this.events.push({ kind, nodeKey, detail });
+  }
+
+  nodePatches(): NodePatch[] {
+    return [...this.patches.values()];
+  }
+
+  runPatch(): RunPatch | null {
+    const set: RunSet = { ...this.runSet };
+    if (this.runOutput) set.output = this.runOutput.value;
+    if (Object.keys(set).length === 0 && this.events.length === 0) return null;
+    return { expectVersion: this.snapshot.run.version, set };
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * `plan(snapshot, ctx)`: the pure, deterministic tick decision. In order:
+ * start a Pending run (tenant slot permitting) → operator intents → WorkStarted →
+ * WorkResults → child runs → deadlines → drain (Cancelling) or the admission fixpoint
+ * → status recompute → wakeAt. It never throws: a snapshot it cannot read yields a
+ * Failed run with a reason.
+ */
+import { TERMINAL_RUN_STATUSES } from '../model';
+import { advance } from './advance';
+import { applyIntents } from './intents';
+import { PlanState } from './plan-state';
+import { recompute } from './recompute';
+import { applyChildren, applyDeadlines, applyResults, applyStarted } from './results';
+import type { PlanContext, PlanResult, RunSnapshot } from './types';
+import { snapshotProblem } from './validate-snapshot';
+
+export function plan(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
+  try {
+    const problem = snapshotProblem(snapshot, ctx);
+    if (problem) return badSnapshot(snapshot, ctx, `bad snapshot: ${problem}`);
+    return planChecked(snapshot, ctx);
+  } catch (err) {
+    return badSnapshot(snapshot, ctx, `planner error: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
+  const st = new PlanState(snapshot, ctx);
+  if (st.run.status === 'Pending' && snapshot.runSlotAvailable && !snapshot.intents.some((i) => i.kind === 'cancel')) {
+    st.updateRun({ status: 'Running', startedAt: ctx.now });
+    st.emit('run.started', null, {});
+  }
+  applyIntents(st);
+  if (st.run.status !== 'Pending') {
+    applyStarted(st);
+    applyResults(st);
+    applyChildren(st);
+    applyDeadlines(st);
+  } else {
+    for (const s of snapshot.started) st.consumedInvocationIds.push(s.invocationId);
+    for (const r of snapshot.results) st.consumedInvocationIds.push(r.invocationId);
+  }
+  if (st.run.status === 'Running' || st.run.status === 'WaitingForApproval') advance(st);
+  recompute(st);
+  return finish(st);
+}
+
+function finish(st: PlanState): PlanResult {
+  let wakeAt: number | null = null;
+  for (const row of st.rows.values()) {
+    for (const t of [row.status === 'Pending' ? row.notBefore : null, row.status === 'Queued' || row.status === 'Running' ? row.deadlineAt : null]) {
+      if (t !== null && t > st.now && (wakeAt === null || t < wakeAt)) wakeAt = t;
+    }
+  }
+  return {
+    run: st.runPatch(),
+    nodes: st.nodePatches(),
+    events: st.events,
+    enqueue: st.enqueue,
+    cancel: st.cancel,
+    startChildren: st.startChildren,
+    cancelChildren: st.cancelChildren,
+    consumedIntentIds: st.consumedIntentIds,
+    consumedInvocationIds: st.consumedInvocationIds,
+    wakeAt,
+  };
+}
+
+/** Fail the run (unless already terminal) and cancel its in-flight work; consume every input. */
+function badSnapshot(snapshot: RunSnapshot, _ctx: PlanContext, reason: string): PlanResult {
+  const run = (snapshot as Partial<RunSnapshot>).run;
+  const nodes = Array.isArray(snapshot?.nodes) ? snapshot.nodes : [];
+  const result: PlanResult = {
+    run: null,
+    nodes: [],
+    events: [],
+    enqueue: [],
+    cancel: [],
+    startChildren: [],
+    cancelChildren: [],
+    consumedIntentIds: (Array.isArray(snapshot?.intents) ? snapshot.intents : []).map((i) => i?.id).filter((x): x is string => typeof x === 'string'),
+    consumedInvocationIds: [
+      ...(Array.isArray(snapshot?.results) ? snapshot.results : []),
+      ...(Array.isArray(snapshot?.started) ? snapshot.started : []),
+    ]
+      .map((r) => r?.invocationId)
+      .filter((x): x is string => typeof x === 'string'),
+    wakeAt: null,
+  };
+  if (!run || typeof run !== 'object' || TERMINAL_RUN_STATUSES.has(run.status)) return result;
+  result.run = {
+    expectVersion: run.version,
+    set: { status: 'Failed', failureClass: 'ValidationFailed', reason, finishedAt: _ctx?.now ?? null },
+  };
+  result.events.push({ kind: 'run.failed', nodeKey: null, detail: { class: 'ValidationFailed', reason: reason.slice(0, 500) } });
+  for (const row of nodes) {
+    if (!row || typeof row !== 'object') continue;
+    if ((row.status === 'Queued' || row.status === 'Running') && typeof row.invocationId === 'string') {
+      result.cancel.push({ nodeKey: row.nodeKey, invocationId: row.invocationId, reason });
+    }
+    if (row.childRunId && row.status === 'Running') result.cancelChildren.push(row.childRunId);
+  }
+  return result;
+}

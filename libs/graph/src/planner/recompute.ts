@@ -1,0 +1,101 @@
+/**
+ * Run status from the rows (CONTRACT §4, §8 lifecycle), and the Cancelling drain.
+ *
+ * - A Failed row that is not onError Continue (lowest key, ordinal) ⇒ Failed with its class.
+ * - Else while anything is live (Pending, Queued, Running, WaitingForApproval rows):
+ *   WaitingForApproval when a row waits on a person or operator (a gate, a held
+ *   DecisionModel, a child run waiting on a person), else Running.
+ * - Else a succeeded End ⇒ Completed, output = the first End to succeed (earliest
+ *   finishedAt, then document order), validated against the graph's outputSchema;
+ *   else Cancelled with a reason naming the unreached ends.
+ */
+import { TERMINAL_RUN_STATUSES, type Json, type RunStatus } from '../model';
+import { validateJson } from '../schema';
+import { edgeVerdict } from './edge-verdict';
+import type { PlanState } from './plan-state';
+import { cancelNode, failRun } from './settle';
+
+const ordinal = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export function recompute(st: PlanState): void {
+  if (st.run.status === 'Cancelling') return drain(st);
+  if (st.run.status === 'Pending') return;
+  const failing = [...st.rows.values()]
+    .filter((r) => r.status === 'Failed' && st.index.nodeByKey.get(r.nodeKey)?.onError !== 'Continue')
+    .sort((a, b) => ordinal(a.nodeKey, b.nodeKey))[0];
+  if (failing) return failRun(st, failing.nodeKey);
+  if (TERMINAL_RUN_STATUSES.has(st.run.status)) return;
+  const live = [...st.rows.values()].some((r) => !['Succeeded', 'Failed', 'Skipped', 'Cancelled'].includes(r.status));
+  if (live) return setLiveStatus(st, waitsOnPerson(st) ? 'WaitingForApproval' : 'Running');
+  const ends = st.snapshot.graph.nodes.filter((n) => n.kind === 'End');
+  const winner = ends
+    .map((n) => st.row(n.key))
+    .filter((r) => r?.status === 'Succeeded')
+    .sort((a, b) => (a!.finishedAt ?? 0) - (b!.finishedAt ?? 0) || st.index.order.get(a!.nodeKey)! - st.index.order.get(b!.nodeKey)!)[0];
+  if (winner) {
+    const output: Json = winner.output?.output ?? null;
+    if (st.snapshot.graph.outputSchema) {
+      const v = validateJson(st.snapshot.graph.outputSchema, output);
+      if (!v.valid) {
+        const reason = `run output does not match outputSchema: ${v.errors.join('; ')}`;
+        st.updateRun({ status: 'Failed', failureClass: 'ValidationFailed', reason, finishedAt: st.now });
+        st.emit('run.failed', null, { nodeKey: winner.nodeKey, class: 'ValidationFailed' });
+        return;
+      }
+    }
+    st.updateRun({ status: 'Completed', failureClass: 'None', reason: null, finishedAt: st.now });
+    st.setRunOutput(output);
+    st.emit('run.completed', null, { endKey: winner.nodeKey });
+    return;
+  }
+  const unreached = ends.map((n) => `'${n.key}' (${st.row(n.key)?.status ?? 'missing'})`).join(', ');
+  st.updateRun({ status: 'Cancelled', reason: `no End was reached: ${unreached}`, finishedAt: st.now });
+  st.emit('run.cancelled', null, { reason: 'no End was reached' });
+}
+
+function setLiveStatus(st: PlanState, status: RunStatus): void {
+  if (st.run.status === status) return;
+  const from = st.run.status;
+  st.updateRun({ status });
+  if (status === 'WaitingForApproval') st.emit('run.waiting', null, { from });
+  else st.emit('run.resumed', null, { from });
+}
+
+function waitsOnPerson(st: PlanState): boolean {
+  for (const row of st.rows.values()) {
+    if (row.status === 'WaitingForApproval') return true;
+    if (row.status === 'Succeeded' && row.held) {
+      const outs = st.index.outEdges.get(row.nodeKey) ?? [];
+      if (outs.some((e) => edgeVerdict(st, e) === 'Held' && st.row(e.to)?.status === 'Pending')) return true;
+    }
+    if (row.status === 'Running' && row.childRunId) {
+      const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
+      if (child?.status === 'WaitingForApproval') return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * While Cancelling: cancel every live row; a Loop/Subworkflow row whose child run is
+ * still live has its child cancelled first and is cancelled once the child ended.
+ * The run reads Cancelled when nothing is live.
+ */
+export function drain(st: PlanState): void {
+  const reason = st.run.cancelReason ?? 'run cancelled';
+  let waiting = false;
+  for (const row of [...st.rows.values()]) {
+    if (row.status !== 'Queued' && row.status !== 'Running' && row.status !== 'WaitingForApproval') continue;
+    const child = row.childRunId ? st.snapshot.children.find((c) => c.childRunId === row.childRunId) : undefined;
+    if (row.status === 'Running' && row.childRunId && !(child && TERMINAL_RUN_STATUSES.has(child.status))) {
+      if (!st.cancelChildren.includes(row.childRunId)) st.cancelChildren.push(row.childRunId);
+      waiting = true;
+      continue;
+    }
+    cancelNode(st, row.nodeKey, reason);
+  }
+  if (waiting) return;
+  st.updateRun({ status: 'Cancelled', failureClass: 'Cancelled', reason, finishedAt: st.now });
+  st.emit('run.cancelled', null, { reason });
+}
+

@@ -1,0 +1,182 @@
+/**
+ * Settling rows: success (envelope, size cap, outputSchema, held DecisionModel),
+ * failure (retry with backoff, AttemptsExhausted, onError), skip, cancel, and the
+ * run failure a FailRun node causes at once.
+ */
+import { buildEnvelope, checkOutputSize } from '../documents/envelope';
+import { RETRYABLE_FAILURE_CLASSES, type FailureClass, type Json, type RetryBackoff } from '../model';
+import { validateJson } from '../schema';
+import type { PlanState } from './plan-state';
+
+/** Reason prefix of rows cancelled because the run failed; a reopened run returns exactly these to Pending. */
+export const RUN_FAILURE_CANCEL_PREFIX = 'run failed at node ';
+
+const isObject = (v: Json): v is { [k: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Settle `key` Succeeded with `output` (or fail it OutputTooLarge / ValidationFailed). */
+export function settleSuccess(st: PlanState, key: string, output: Json, finishedAt = st.now): void {
+  const row = st.row(key);
+  const node = st.index.nodeByKey.get(key);
+  if (!row || !node) return;
+  const outEdges = st.index.outEdges.get(key) ?? [];
+  const held = node.kind === 'DecisionModel' && isObject(output) && output['held'] === true;
+  const envelope = buildEnvelope(outEdges, { status: 'succeeded', attempt: row.attempt, output });
+  if (held) envelope.branch = null;
+  const tooLarge = checkOutputSize(envelope, st.ctx.options.maxOutputJsonBytes);
+  if (tooLarge) return settleFailure(st, key, tooLarge.class, tooLarge.reason);
+  if (node.outputSchema) {
+    const v = validateJson(node.outputSchema, output);
+    if (!v.valid) return settleFailure(st, key, 'ValidationFailed', `output does not match outputSchema: ${v.errors.join('; ')}`);
+  }
+  st.update(key, {
+    status: 'Succeeded',
+    output: envelope,
+    finishedAt,
+    failureClass: 'None',
+    reason: null,
+    notBefore: null,
+    deadlineAt: null,
+    held,
+    pendingDecisionKind: held ? 'Operator' : null,
+  });
+  st.emit('node.completed', key, { attempt: row.attempt, branch: envelope.branch, held });
+}
+
+/** Backoff before attempt `failedAttempt + 1`: min(maxMs, initialMs × multiplier^(failedAttempt−1)). */
+export function backoffMs(b: RetryBackoff, failedAttempt: number): number {
+  const raw = b.initialMs * Math.pow(b.multiplier, Math.max(0, failedAttempt - 1));
+  return Math.max(0, Math.min(b.maxMs, Number.isFinite(raw) ? raw : b.maxMs));
+}
+
+/**
+ * Fail the current attempt of `key`. A retryable class within the node's attemptLimit
+ * and the run's maxTotalAttempts goes back to Pending with a backoff; otherwise the row
+ * reads Failed (a retryable class becomes AttemptsExhausted, the cause kept in reason),
+ * and a FailRun node fails the run at once.
+ */
+export function settleFailure(st: PlanState, key: string, cls: FailureClass, reason: string): void {
+  const row = st.row(key);
+  const node = st.index.nodeByKey.get(key);
+  if (!row || !node) return;
+  const cause: FailureClass = cls === 'None' ? 'NodeFailed' : cls;
+  const retryable = RETRYABLE_FAILURE_CLASSES.has(cause);
+  const nodeBudget = row.attempt < row.attemptLimit;
+  const runBudget = st.run.totalAttempts < st.ctx.options.maxTotalAttempts;
+  if (retryable && nodeBudget && runBudget) {
+    const notBefore = st.now + backoffMs(node.retryBackoff, row.attempt);
+    st.update(key, {
+      status: 'Pending',
+      failureClass: cause,
+      reason,
+      invocationId: null,
+      deadlineAt: null,
+      notBefore,
+      output: null,
+      finishedAt: null,
+    });
+    st.emit(cause === 'Interrupted' ? 'node.interrupted' : 'node.failed', key, {
+      class: cause,
+      reason,
+      attempt: row.attempt,
+      retrying: true,
+    });
+    st.emit('node.retried', key, { class: cause, attempt: row.attempt, notBefore });
+    return;
+  }
+  let finalClass: FailureClass = cause;
+  let finalReason = reason;
+  if (retryable) {
+    finalClass = 'AttemptsExhausted';
+    finalReason = nodeBudget
+      ? `${cause}: ${reason} (run attempt budget of ${st.ctx.options.maxTotalAttempts} spent)`
+      : `${cause}: ${reason} (attempt ${row.attempt} of ${row.attemptLimit})`;
+  }
+  failNode(st, key, finalClass, finalReason, cause);
+}
+
+/** Write the terminal Failed row (no retry judgement) and fail the run unless onError is Continue. */
+export function failNode(st: PlanState, key: string, cls: FailureClass, reason: string, cause: FailureClass = cls): void {
+  const row = st.row(key);
+  const node = st.index.nodeByKey.get(key);
+  if (!row || !node) return;
+  const outEdges = st.index.outEdges.get(key) ?? [];
+  const envelope = buildEnvelope(outEdges, {
+    status: 'failed',
+    attempt: row.attempt,
+    output: null,
+    error: { class: cls, reason },
+  });
+  st.update(key, {
+    status: 'Failed',
+    output: envelope,
+    failureClass: cls,
+    reason,
+    finishedAt: st.now,
+    notBefore: null,
+    deadlineAt: null,
+    pendingDecisionKind: null,
+  });
+  st.emit('node.failed', key, { class: cls, cause, reason, attempt: row.attempt });
+  if (node.onError !== 'Continue') failRun(st, key);
+}
+
+/** The run fails at once with `key`'s class; every other live row is cancelled. */
+export function failRun(st: PlanState, key: string): void {
+  const row = st.row(key);
+  if (!row) return;
+  const reason = `node '${key}' failed (${row.failureClass}): ${row.reason ?? ''}`;
+  if (st.run.status !== 'Failed') {
+    st.updateRun({ status: 'Failed', failureClass: row.failureClass, reason, finishedAt: st.now });
+    st.emit('run.failed', null, { nodeKey: key, class: row.failureClass });
+  } else if (st.run.reason !== reason) {
+    st.updateRun({ failureClass: row.failureClass, reason });
+  }
+  cancelLiveWork(st, `${RUN_FAILURE_CANCEL_PREFIX}'${key}'`);
+}
+
+/** Cancel every Queued/Running/WaitingForApproval row (children cancelled with their node). */
+export function cancelLiveWork(st: PlanState, reason: string): void {
+  for (const row of st.rows.values()) {
+    if (row.status === 'Queued' || row.status === 'Running' || row.status === 'WaitingForApproval') {
+      cancelNode(st, row.nodeKey, reason);
+    }
+  }
+}
+
+/** Cancel one row: its invocation (and child run) are cancelled; late results are ignored. */
+export function cancelNode(st: PlanState, key: string, reason: string): void {
+  const row = st.row(key);
+  if (!row) return;
+  if ((row.status === 'Queued' || row.status === 'Running') && row.invocationId) {
+    st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason });
+  }
+  if (row.status === 'Running' && row.childRunId && !st.cancelChildren.includes(row.childRunId)) {
+    const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
+    if (!child || !['Completed', 'Failed', 'Cancelled'].includes(child.status)) st.cancelChildren.push(row.childRunId);
+  }
+  st.update(key, {
+    status: 'Cancelled',
+    failureClass: 'Cancelled',
+    reason,
+    finishedAt: st.now,
+    notBefore: null,
+    deadlineAt: null,
+    pendingDecisionKind: null,
+  });
+  st.emit('node.cancelled', key, { reason });
+}
+
+/** Skip a Pending row with one cause. */
+export function skipNode(st: PlanState, key: string, reason: string, detail: Record<string, string> = {}): void {
+  const row = st.row(key);
+  if (!row || row.status !== 'Pending') return;
+  st.update(key, {
+    status: 'Skipped',
+    output: { status: 'skipped', attempt: row.attempt, branch: null, output: null },
+    reason,
+    finishedAt: st.now,
+    notBefore: null,
+    deadlineAt: null,
+  });
+  st.emit('node.skipped', key, { reason, ...detail });
+}
