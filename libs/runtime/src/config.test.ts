@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CORE_OPTIONS } from '@flowline/graph';
+import { loadConfig, parseConfig, parseConfigOrThrow, ConfigError } from './config';
+import { allOptions, coreOptions, defineConfig, describeOptions, dispatchOptions, httpOptions, toCoreOptions } from './options';
+
+const all = defineConfig(allOptions);
+
+describe('config', () => {
+  it('fills every CONTRACT §7 default from an empty environment', () => {
+    const cfg = parseConfigOrThrow(all, {});
+    expect(cfg).toMatchObject({
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      PORT: 3000,
+      MAX_NODES_PER_DEFINITION: 200,
+      MAX_NODE_RUNS_PER_RUN: 200,
+      MAX_TOTAL_ATTEMPTS: 50,
+      DEFAULT_NODE_TIMEOUT_SECONDS: 600,
+      MAX_OUTPUT_JSON_BYTES: 262_144,
+      DISPATCH_SWEEP_MS: 500,
+      MAX_CONCURRENT_RUNS: 100,
+      MAX_RUN_INPUT_BYTES: 65_536,
+      EVENT_REPLAY_LIMIT: 200,
+      MAX_STEERS_PER_NODE: 5,
+      SHARD_COUNT: 64,
+      LOG_LEVEL: 'info',
+    });
+    expect(cfg.API_KEYS).toBeUndefined();
+  });
+
+  it('maps the core defaults to the DEFAULT_CORE_OPTIONS of libs/graph', () => {
+    expect(toCoreOptions(parseConfigOrThrow(defineConfig(coreOptions), {}))).toEqual(DEFAULT_CORE_OPTIONS);
+  });
+
+  it('coerces numbers from strings and treats empty strings as unset', () => {
+    const cfg = parseConfigOrThrow(defineConfig(dispatchOptions), { DISPATCH_SWEEP_MS: '250', SHARD_COUNT: '' });
+    expect(cfg.DISPATCH_SWEEP_MS).toBe(250);
+    expect(cfg.SHARD_COUNT).toBe(64);
+  });
+
+  it('names every invalid option in one report', () => {
+    const r = parseConfig(all, {
+      DISPATCH_SWEEP_MS: '50',
+      EVENT_REPLAY_LIMIT: '5000',
+      PORT: 'eighty',
+      LOG_LEVEL: 'loud',
+      DATABASE_URL: 'not a url',
+    });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const names = r.issues.map((i) => i.split(':')[0]).sort();
+    expect(names).toEqual(['DATABASE_URL', 'DISPATCH_SWEEP_MS', 'EVENT_REPLAY_LIMIT', 'LOG_LEVEL', 'PORT']);
+    expect(r.issues.find((i) => i.startsWith('DISPATCH_SWEEP_MS'))).toContain('"50"');
+  });
+
+  it('refuses MAX_NODE_RUNS_PER_RUN below MAX_NODES_PER_DEFINITION', () => {
+    const r = parseConfig(defineConfig(coreOptions), { MAX_NODES_PER_DEFINITION: '300' });
+    expect(r).toEqual({ ok: false, issues: [expect.stringMatching(/^MAX_NODE_RUNS_PER_RUN: must be >= MAX_NODES_PER_DEFINITION \(300\)/)] });
+  });
+
+  it('parses API_KEYS into key → tenant and rejects malformed entries', () => {
+    const schema = defineConfig(httpOptions);
+    expect(parseConfigOrThrow(schema, { API_KEYS: 'tenantA:keyA, tenantB:keyB' }).API_KEYS).toEqual({
+      keyA: 'tenantA',
+      keyB: 'tenantB',
+    });
+    expect(() => parseConfigOrThrow(schema, { API_KEYS: 'tenantA' })).toThrow(ConfigError);
+    expect(() => parseConfigOrThrow(schema, { API_KEYS: 'a:k,b:k' })).toThrow(/one tenant only/);
+  });
+
+  it('hides the value of an invalid secret option', () => {
+    const r = parseConfig(all, { ENCRYPTION_KEY: 'short-secret' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues[0]).toMatch(/^ENCRYPTION_KEY: .*\(value hidden\)$/);
+    expect(r.issues[0]).not.toContain('short-secret');
+  });
+
+  it('loadConfig prints every issue and exits 1 on invalid options', () => {
+    const lines: string[] = [];
+    let code: number | undefined;
+    expect(() =>
+      loadConfig(all, { SHARD_COUNT: '0', MAX_TOTAL_ATTEMPTS: '-1' }, {
+        print: (l) => lines.push(l),
+        exit: (c) => {
+          code = c;
+          throw new Error('exited');
+        },
+      }),
+    ).toThrow('exited');
+    expect(code).toBe(1);
+    expect(lines.join('\n')).toMatch(/SHARD_COUNT/);
+    expect(lines.join('\n')).toMatch(/MAX_TOTAL_ATTEMPTS/);
+  });
+
+  it('describes every option with its default', () => {
+    const lines = describeOptions(allOptions);
+    expect(lines).toHaveLength(Object.keys(allOptions).length);
+    expect(lines).toContain('DISPATCH_SWEEP_MS — due-run sweep interval, ms (floor 100) (default 500)');
+    for (const l of lines) expect(l).toMatch(/^[A-Z_]+ — \S/);
+  });
+});

@@ -1,0 +1,23 @@
+export { parseConfig, parseConfigOrThrow, loadConfig, ConfigError } from './config';
+export type { ConfigResult, LoadConfigIo } from './config';
+export {
+  connectionOptions,
+  httpOptions,
+  coreOptions,
+  dispatchOptions,
+  workerOptions,
+  encryptionOptions,
+  logOptions,
+  allOptions,
+  defineConfig,
+  toCoreOptions,
+  describeOptions,
+} from './options';
+export { createLogger, REDACT_PATHS } from './logger';
+export type { Logger, CreateLoggerOptions } from './logger';
+export { runLoop } from './service';
+export type { Service, RunLoopOptions, LoopHandle } from './service';
+export { createShutdown, installShutdown, onShutdown } from './shutdown';
+export type { Shutdown, ShutdownOptions, Releaser } from './shutdown';
+export { systemClock } from './clock';
+export type { Clock } from './clock';

@@ -1,0 +1,53 @@
+import { pino, type Logger as PinoLogger, type LoggerOptions } from 'pino';
+
+export type Logger = PinoLogger;
+
+/** Paths whose values never reach a log line. */
+export const REDACT_PATHS = [
+  'password',
+  'token',
+  'apiKey',
+  'authorization',
+  'secret',
+  'API_KEYS',
+  'LLM_API_KEY',
+  'ENCRYPTION_KEY',
+  'DATABASE_URL',
+  'REDIS_URL',
+  '*.password',
+  '*.token',
+  '*.apiKey',
+  '*.authorization',
+  '*.secret',
+  '*.API_KEYS',
+  '*.LLM_API_KEY',
+  '*.ENCRYPTION_KEY',
+  '*.DATABASE_URL',
+  '*.REDIS_URL',
+  'headers.authorization',
+  'req.headers.authorization',
+  'req.headers.cookie',
+];
+
+/** Options of {@link createLogger}. */
+export interface CreateLoggerOptions {
+  /** @default 'info' */
+  level?: string;
+  /** a pino destination stream (tests capture lines with it) @default stdout */
+  destination?: pino.DestinationStream;
+}
+
+/**
+ * A structured JSON logger named after its process or module. Secrets (API keys, tokens,
+ * passwords, connection strings) are censored by path. Bind run/node/invocation ids with
+ * `logger.child({ runId, nodeKey, invocationId })`; never log prompts or documents.
+ */
+export function createLogger(name: string, opts: CreateLoggerOptions = {}): Logger {
+  const options: LoggerOptions = {
+    name,
+    level: opts.level ?? 'info',
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    base: { pid: process.pid },
+  };
+  return opts.destination ? pino(options, opts.destination) : pino(options);
+}
