@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import type { InputDocument } from '@flowline/graph';
+import { ToolError } from '@flowline/tools';
+import { resolveToolCall } from './tool-call';
+
+const input: InputDocument = {
+  run: { input: { city: 'Oslo' } },
+  upstream: {},
+  input: { status: 'succeeded', attempt: 1, branch: null, output: { url: 'https://x.example/a', n: 0 } },
+};
+
+function classOf(fn: () => unknown): string {
+  try {
+    fn();
+    return 'no error';
+  } catch (e) {
+    return e instanceof ToolError ? e.failureClass : 'untyped';
+  }
+}
+
+describe('resolveToolCall', () => {
+  it('merges literal arguments with bindings resolved from the input document, bindings winning', () => {
+    const call = resolveToolCall(
+      { toolName: 'echo', arguments: { url: 'literal', keep: true }, argumentBindings: { url: 'input.output.url', city: 'run.input.city' } },
+      input,
+    );
+    expect(call).toEqual({ toolName: 'echo', args: { url: 'https://x.example/a', keep: true, city: 'Oslo' }, allowedUrls: [] });
+  });
+
+  it('binds falsy values that exist', () => {
+    expect(resolveToolCall({ toolName: 'echo', argumentBindings: { n: 'input.output.n' } }, input).args).toEqual({ n: 0 });
+  });
+
+  it('passes allowedUrls through', () => {
+    expect(resolveToolCall({ toolName: 'http_fetch', allowedUrls: ['https://x.example/'] }, input).allowedUrls).toEqual(['https://x.example/']);
+  });
+
+  it('fails ValidationFailed when a binding path resolves to nothing', () => {
+    expect(classOf(() => resolveToolCall({ toolName: 'echo', argumentBindings: { a: 'input.output.missing' } }, input))).toBe('ValidationFailed');
+  });
+
+  it('fails ValidationFailed without a toolName', () => {
+    expect(classOf(() => resolveToolCall({ arguments: {} }, input))).toBe('ValidationFailed');
+  });
+});
