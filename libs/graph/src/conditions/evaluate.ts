@@ -3,7 +3,7 @@
  */
 import type { ConditionOp, EdgeCondition, OutputEnvelope } from '../model';
 import { compareExactNumbers, compareOrdinal, isExactNumber } from './compare';
-import { resolvePath } from './path';
+import { isValidPath, resolvePath } from './path';
 
 type Kind = 'number' | 'string' | 'boolean' | 'null';
 
@@ -57,10 +57,12 @@ export function compareValues(op: ConditionOp, actual: unknown, expected: unknow
 /**
  * Evaluates `condition` against the SOURCE node's output envelope: `path` is read from
  * the envelope root (`output.json.x`, `status`, `branch`). A missing path is false for
- * every op except `NotExists`; `Exists` is true for any present value, null included;
- * an invalid path or an unknown op is false.
+ * every op except `NotExists`; `Exists` is true for any present value, null included.
+ * An invalid path (empty segment, wildcard, indexing) or an unknown op never fires,
+ * `NotExists` included.
  */
 export function evaluateCondition(condition: EdgeCondition, envelope: OutputEnvelope): boolean {
+  if (!isValidPath(condition.path)) return false;
   const r = resolvePath(envelope, condition.path);
   if (condition.op === 'NotExists') return !r.found;
   if (!r.found) return false;
