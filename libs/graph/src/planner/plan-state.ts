@@ -34,6 +34,8 @@ export class PlanState implements RoutingView {
   readonly cancelChildren: string[] = [];
   readonly consumedIntentIds: string[] = [];
   readonly consumedInvocationIds: string[] = [];
+  /** while true, a FailRun failure waits for the batch to end so the lowest failed key decides */
+  deferRunFailure = false;
   private readonly patches = new Map<string, NodePatch>();
   private readonly runSet: RunSet = {};
   private runOutput: { value: Json } | null = null;

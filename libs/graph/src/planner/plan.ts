@@ -10,6 +10,7 @@ import { advance } from './advance';
 import { applyIntents } from './intents';
 import { PlanState } from './plan-state';
 import { recompute } from './recompute';
+import { failRunIfAnyFailed } from './settle';
 import { applyChildren, applyDeadlines, applyResults, applyStarted } from './results';
 import type { PlanContext, PlanResult, RunSnapshot } from './types';
 import { snapshotProblem } from './validate-snapshot';
@@ -33,9 +34,12 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
   applyIntents(st);
   if (st.run.status !== 'Pending') {
     applyStarted(st);
+    st.deferRunFailure = true;
     applyResults(st);
     applyChildren(st);
     applyDeadlines(st);
+    st.deferRunFailure = false;
+    if (st.run.status !== 'Cancelling' && !TERMINAL_RUN_STATUSES.has(st.run.status)) failRunIfAnyFailed(st);
   } else {
     for (const s of snapshot.started) st.consumedInvocationIds.push(s.invocationId);
     for (const r of snapshot.results) st.consumedInvocationIds.push(r.invocationId);

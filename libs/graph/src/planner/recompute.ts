@@ -13,17 +13,12 @@ import { TERMINAL_RUN_STATUSES, type Json, type RunStatus } from '../model';
 import { validateJson } from '../schema';
 import { edgeVerdict } from './edge-verdict';
 import type { PlanState } from './plan-state';
-import { cancelNode, failRun } from './settle';
-
-const ordinal = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+import { cancelNode, failRunIfAnyFailed } from './settle';
 
 export function recompute(st: PlanState): void {
   if (st.run.status === 'Cancelling') return drain(st);
-  if (st.run.status === 'Pending') return;
-  const failing = [...st.rows.values()]
-    .filter((r) => r.status === 'Failed' && st.index.nodeByKey.get(r.nodeKey)?.onError !== 'Continue')
-    .sort((a, b) => ordinal(a.nodeKey, b.nodeKey))[0];
-  if (failing) return failRun(st, failing.nodeKey);
+  if (st.run.status === 'Pending' || st.run.status === 'Completed' || st.run.status === 'Cancelled') return;
+  if (failRunIfAnyFailed(st)) return;
   if (TERMINAL_RUN_STATUSES.has(st.run.status)) return;
   const live = [...st.rows.values()].some((r) => !['Succeeded', 'Failed', 'Skipped', 'Cancelled'].includes(r.status));
   if (live) return setLiveStatus(st, waitsOnPerson(st) ? 'WaitingForApproval' : 'Running');

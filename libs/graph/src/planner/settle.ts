@@ -117,7 +117,19 @@ export function failNode(st: PlanState, key: string, cls: FailureClass, reason: 
     pendingDecisionKind: null,
   });
   st.emit('node.failed', key, { class: cls, cause, reason, attempt: row.attempt });
-  if (node.onError !== 'Continue') failRun(st, key);
+  if (node.onError !== 'Continue' && !st.deferRunFailure) failRun(st, key);
+}
+
+/** Fail the run for the lowest-keyed Failed row that is not onError Continue, if any. */
+export function failRunIfAnyFailed(st: PlanState): boolean {
+  let lowest: string | null = null;
+  for (const r of st.rows.values()) {
+    if (r.status !== 'Failed' || st.index.nodeByKey.get(r.nodeKey)?.onError === 'Continue') continue;
+    if (lowest === null || r.nodeKey < lowest) lowest = r.nodeKey;
+  }
+  if (lowest === null) return false;
+  failRun(st, lowest);
+  return true;
 }
 
 /** The run fails at once with `key`'s class; every other live row is cancelled. */
