@@ -22,9 +22,10 @@ export type ConditionParse =
 
 /**
  * Parse a condition object. `inheritedPath` is the Condition source's `config.path`
- * (undefined when there is none). Errors are message fragments to be keyed by the caller.
+ * (undefined when there is none; null when the source's own `config.path` is invalid,
+ * which is reported on the source alone). Errors are message fragments for the caller.
  */
-export function parseCondition(raw: unknown, inheritedPath: string | undefined): ConditionParse {
+export function parseCondition(raw: unknown, inheritedPath: string | undefined | null): ConditionParse {
   if (!isObject(raw)) return { ok: false, errors: [`condition must be an object, not ${typeName(raw)}`], unresolvedPath: false };
   const errors: string[] = [];
   let unresolvedPath = false;
@@ -37,8 +38,10 @@ export function parseCondition(raw: unknown, inheritedPath: string | undefined):
     const pe = dotPathError(rawPath);
     if (pe !== null) errors.push(`condition.path ${pe}`);
     else path = rawPath as string;
-  } else if (inheritedPath !== undefined) {
+  } else if (typeof inheritedPath === 'string') {
     path = inheritedPath;
+  } else if (inheritedPath === null) {
+    unresolvedPath = true;
   } else {
     unresolvedPath = true;
     errors.push("condition has no path, and its source is not a Condition node with a 'config.path' to inherit");

@@ -15,10 +15,17 @@ export interface EdgeParse {
 }
 
 /**
- * Parse an edge. `nodes` holds the declared nodes; a condition without a path inherits
- * the `config.path` of a Condition source.
+ * Parse an edge. `nodes` holds the parsed nodes, `declared` every declared key; a condition
+ * without a path inherits the `config.path` of a Condition source (`brokenPaths`: Condition
+ * nodes whose own path is invalid and already reported).
  */
-export function parseEdge(raw: Record<string, unknown>, key: string, nodes: ReadonlyMap<string, GraphNode>, declared: ReadonlySet<string>): EdgeParse {
+export function parseEdge(
+  raw: Record<string, unknown>,
+  key: string,
+  nodes: ReadonlyMap<string, GraphNode>,
+  declared: ReadonlySet<string>,
+  brokenPaths: ReadonlySet<string>,
+): EdgeParse {
   const errors: string[] = [];
   const warnings: string[] = [];
   for (const k of Object.keys(raw)) {
@@ -49,7 +56,8 @@ export function parseEdge(raw: Record<string, unknown>, key: string, nodes: Read
   if (conditional) {
     if (isDefault) errors.push('a default edge carries no condition');
     const source = ends.from === null ? undefined : nodes.get(ends.from);
-    const inherited = source?.kind === 'Condition' && typeof source.config.path === 'string' ? source.config.path : undefined;
+    const inherited =
+      source?.kind !== 'Condition' ? undefined : typeof source.config.path === 'string' ? source.config.path : brokenPaths.has(source.key) ? null : undefined;
     const c = parseCondition(rawCondition, inherited);
     if (c.ok) condition = c.condition;
     else errors.push(...c.errors);

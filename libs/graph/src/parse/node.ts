@@ -151,8 +151,9 @@ function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors
       errors.push(`unknown tool ${q(config.toolName)}; a Tool node may name only ${listTools(ctx.tools)}`);
     } else if (tool.requiresAllowedUrls) {
       const urls = Array.isArray(config.allowedUrls) ? (config.allowedUrls as string[]) : [];
-      if (urls.length === 0) errors.push(`tool ${q(config.toolName)} requires a non-empty config.allowedUrls of absolute http(s) URL prefixes`);
-      else checkLiteralUrl(config, urls, errors);
+      const reported = errors.some((e) => e.startsWith('config.allowedUrls'));
+      if (urls.length === 0 && !reported) errors.push(`tool ${q(config.toolName)} requires a non-empty config.allowedUrls of absolute http(s) URL prefixes`);
+      else if (urls.length > 0) checkLiteralUrl(config, urls, errors);
     } else if (config.allowedUrls !== undefined) {
       errors.push(`config.allowedUrls applies only to tools that require it; ${q(config.toolName)} does not`);
     }

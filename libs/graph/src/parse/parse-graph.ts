@@ -62,9 +62,10 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
   const header = parseHeader(doc, out);
   const ctx: GraphContext = { kind: header.kind, acceptsAttachments: header.chat?.acceptsAttachments === true, tools: opts.tools };
 
-  // Keys: one namespace for nodes and edges; the first declaration wins.
+  // Keys: one namespace for nodes and edges; the first declaration wins. A key outside
+  // the charset is an error but still identifies its element, so the rules judge it too.
   const used = new Map<string, string>();
-  const claim = (raw: Record<string, unknown>, what: 'node' | 'edge', index: number): string | null => {
+  const claim = (raw: Record<string, unknown>, what: 'node' | 'edge', index: number): { key: string; duplicate: boolean } | null => {
     const key = hasOwn(raw, 'key') ? raw.key : undefined;
     if (typeof key !== 'string') {
       out.error(null, `${what}s[${index}].key must be a string, not ${typeName(key)}`);
@@ -72,15 +73,14 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     }
     if (!KEY_PATTERN.test(key)) {
       out.error(key, `${what} key ${JSON.stringify(key)} must be 1–64 characters of letters, digits, '_' and '-'`);
-      return null;
     }
     const prior = used.get(key);
     if (prior !== undefined) {
       out.error(key, `key ${q(key)} is declared more than once (already used by a ${prior}); node and edge keys share one namespace`);
-      return null;
+      return { key, duplicate: true };
     }
     used.set(key, what);
-    return key;
+    return { key, duplicate: false };
   };
 
   const nodes: GraphNode[] = [];
@@ -90,42 +90,46 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
       out.error(null, `nodes[${i}] must be an object, not ${typeName(raw)}`);
       return;
     }
-    const rawKey = hasOwn(raw, 'key') ? raw.key : undefined;
-    const firstDeclaration = typeof rawKey === 'string' && !declared.has(rawKey);
-    if (firstDeclaration) declared.add(rawKey);
-    const key = claim(raw, 'node', i);
+    const id = claim(raw, 'node', i);
+    if (id !== null) declared.add(id.key);
     const kind = hasOwn(raw, 'kind') ? raw.kind : undefined;
-    const label = key ?? (typeof rawKey === 'string' ? rawKey : null);
     if (!isNodeKind(kind)) {
-      out.error(label, `node kind ${JSON.stringify(kind) ?? typeName(kind)} is not one of the node kinds (case-sensitive)`);
+      out.error(id?.key ?? null, `node kind ${JSON.stringify(kind) ?? typeName(kind)} is not one of the node kinds (case-sensitive)`);
       return;
     }
-    if (key === null) return;
+    // A second declaration of a key is reported once (above) and not judged further.
+    if (id === null || id.duplicate) return;
+    const key = id.key;
     const p = parseNode(raw, key, kind, ctx);
     for (const e of p.errors) out.error(key, `${kind} ${q(key)}: ${e}`);
     for (const w of p.warnings) out.warn(key, `${kind} ${q(key)}: ${w}`);
     if (p.node !== null) nodes.push(p.node);
   });
   const byKey = new Map(nodes.map((n) => [n.key, n] as const));
+  const brokenPaths = new Set(nodes.filter((n) => n.kind === 'Condition' && !hasOwn(n.config, 'path') && rawConfigPath(rawNodes, n.key)).map((n) => n.key));
 
+  // Rules see every edge between declared nodes (so a node whose kind failed still counts
+  // as a successor); warnings and the graph see edges between parsed nodes only.
   const ruleEdges: RuleEdge[] = [];
+  const parsedEdges: RuleEdge[] = [];
   rawEdges.forEach((raw, i) => {
     if (!isObject(raw)) {
       out.error(null, `edges[${i}] must be an object, not ${typeName(raw)}`);
       return;
     }
-    const key = claim(raw, 'edge', i);
-    const p = parseEdge(raw, key ?? `edges[${i}]`, byKey, declared);
-    for (const e of p.errors) out.error(key, `edge ${key === null ? `#${i}` : q(key)}: ${e}`);
-    for (const w of p.warnings) out.warn(key, `edge ${key === null ? `#${i}` : q(key)}: ${w}`);
-    // Rules judge only edges between nodes that parsed.
-    if (key !== null && p.edge !== null && byKey.has(p.edge.from) && byKey.has(p.edge.to)) {
-      ruleEdges.push({ edge: p.edge, conditional: p.conditional });
-    }
+    const key = claim(raw, 'edge', i)?.key ?? null;
+    const p = parseEdge(raw, key ?? `edges[${i}]`, byKey, declared, brokenPaths);
+    const name = key === null ? `#${i}` : q(key);
+    for (const e of p.errors) out.error(key, `edge ${name}: ${e}`);
+    for (const w of p.warnings) out.warn(key, `edge ${name}: ${w}`);
+    if (p.edge === null) return;
+    const re = { edge: p.edge, conditional: p.conditional };
+    ruleEdges.push(re);
+    if (byKey.has(p.edge.from) && byKey.has(p.edge.to)) parsedEdges.push(re);
   });
 
   checkGraphRules(nodes, ruleEdges, header.kind, out);
-  collectWarnings(nodes, ruleEdges, out);
+  collectWarnings(nodes, parsedEdges, out);
   for (const k of Object.keys(doc)) {
     if (!GRAPH_MEMBERS.has(k)) out.warn(null, `graph member '${k}' is not part of the graph contract and is ignored`);
   }
@@ -138,9 +142,15 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     inputSchema: header.inputSchema,
     outputSchema: header.outputSchema,
     nodes,
-    edges: ruleEdges.map((e) => e.edge),
+    edges: parsedEdges.map((e) => e.edge),
   };
   return { ok: true, graph, warnings: out.warnings };
+}
+
+/** Does the first declaration of `key` carry a non-null `config.path`? */
+function rawConfigPath(rawNodes: readonly unknown[], key: string): boolean {
+  const raw = rawNodes.find((n) => isObject(n) && n.key === key);
+  return isObject(raw) && isObject(raw.config) && hasOwn(raw.config, 'path') && raw.config.path !== null;
 }
 
 interface Header {
