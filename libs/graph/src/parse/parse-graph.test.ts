@@ -54,11 +54,12 @@ describe('parseGraph', () => {
     const nodeMembers = ['key', 'kind', 'label', 'joinPolicy', 'maxAttempts', 'timeoutSeconds', 'retryBackoff', 'onError', 'inputSchema', 'config', 'position', 'x'];
     const edgeMembers = ['key', 'from', 'to', 'label', 'condition', 'default', 'sourceHandle'];
     const configMembers = ['path', 'prompt', 'allowedDecisions', 'toolName', 'allowedUrls', 'tools', 'responseJsonSchema', 'outcome', 'labels', 'exitCondition'];
+    const anyJson = fc.jsonValue({ maxDepth: 3 }).map((v) => v as Json);
     const mutation = fc.oneof(
-      fc.record({ where: fc.constant('node' as const), index: fc.nat(9), member: fc.constantFrom(...nodeMembers), value: fc.jsonValue({ maxDepth: 3 }) }),
-      fc.record({ where: fc.constant('edge' as const), index: fc.nat(10), member: fc.constantFrom(...edgeMembers), value: fc.jsonValue({ maxDepth: 3 }) }),
-      fc.record({ where: fc.constant('config' as const), index: fc.nat(9), member: fc.constantFrom(...configMembers), value: fc.jsonValue({ maxDepth: 3 }) }),
-      fc.record({ where: fc.constant('graph' as const), index: fc.constant(0), member: fc.constantFrom('nodes', 'edges', 'kind', 'schemaVersion', 'chat', 'inputSchema'), value: fc.jsonValue({ maxDepth: 3 }) }),
+      fc.record({ where: fc.constant('node' as const), index: fc.nat(9), member: fc.constantFrom(...nodeMembers), value: anyJson }),
+      fc.record({ where: fc.constant('edge' as const), index: fc.nat(10), member: fc.constantFrom(...edgeMembers), value: anyJson }),
+      fc.record({ where: fc.constant('config' as const), index: fc.nat(9), member: fc.constantFrom(...configMembers), value: anyJson }),
+      fc.record({ where: fc.constant('graph' as const), index: fc.constant(0), member: fc.constantFrom('nodes', 'edges', 'kind', 'schemaVersion', 'chat', 'inputSchema'), value: anyJson }),
     );
     fc.assert(
       fc.property(fc.array(mutation, { minLength: 1, maxLength: 4 }), (mutations) => {
