@@ -1,0 +1,51 @@
+/**
+ * worker-tool process: config → Redis → tool registry → BullMQ worker on the tool
+ * lane → graceful shutdown (SIGTERM: stop taking jobs, let in-flight calls finish
+ * within SHUTDOWN_GRACE_MS, interrupt the rest, exit 0).
+ */
+import { Redis } from 'ioredis';
+import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
+import { createToolRegistry } from '@flowline/tools';
+import { toolModulesOf, toolWorkerConfigSchema } from './config';
+import { createToolWorker } from './worker';
+
+const config = loadConfig(toolWorkerConfigSchema);
+const logger = createLogger('worker-tool', { level: config.LOG_LEVEL });
+
+const registry = await createToolRegistry({
+  testTools: config.WF_TEST_TOOLS,
+  modules: toolModulesOf(config),
+  filesRoot: config.TOOL_FILES_ROOT ?? null,
+  httpFetch: {
+    allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE,
+    maxResponseBytes: config.HTTP_FETCH_MAX_RESPONSE_BYTES,
+    timeoutMs: config.HTTP_FETCH_TIMEOUT_MS,
+  },
+});
+
+const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+
+const worker = createToolWorker({
+  redis,
+  registry,
+  logger,
+  prefix: config.QUEUE_PREFIX,
+  concurrency: config.LANE_CONCURRENCY,
+  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+});
+
+// The worker bounds its own stop (grace + interrupt + abandon); the process-wide
+// deadline only guards against a hung Redis close.
+const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });
+// Releasers run last-registered first: the worker stops before Redis closes.
+shutdown.onShutdown(async () => {
+  await redis.quit();
+}, 'redis');
+shutdown.onShutdown(() => worker.stop(), 'tool-worker');
+
+await worker.start();
+logger.info(
+  { concurrency: config.LANE_CONCURRENCY, prefix: config.QUEUE_PREFIX, tools: registry.catalog().map((t) => t.name) },
+  'worker-tool ready',
+);
