@@ -48,6 +48,8 @@ export function applyDeadlines(st: PlanState): void {
 
 /** Settle Loop/Subworkflow rows whose current child run reached a terminal status. */
 export function applyChildren(st: PlanState): void {
+  // While Cancelling the drain owns child-backed rows: a child that ended cancels its node.
+  if (st.run.status === 'Cancelling') return;
   for (const row of [...st.rows.values()]) {
     if (row.status !== 'Running' || !row.childRunId) continue;
     const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);

@@ -159,12 +159,17 @@ export function cancelLiveWork(st: PlanState, reason: string): void {
 export function cancelNode(st: PlanState, key: string, reason: string): void {
   const row = st.row(key);
   if (!row) return;
+  // Work queued (or a child started) in this same plan call was never sent: drop it instead of cancelling it.
   if ((row.status === 'Queued' || row.status === 'Running') && row.invocationId) {
-    st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason });
+    const queuedNow = st.enqueue.findIndex((w) => w.invocationId === row.invocationId);
+    if (queuedNow >= 0) st.enqueue.splice(queuedNow, 1);
+    else st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason });
   }
   if (row.status === 'Running' && row.childRunId && !st.cancelChildren.includes(row.childRunId)) {
+    const startedNow = st.startChildren.findIndex((c) => c.childRunId === row.childRunId);
     const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
-    if (!child || !['Completed', 'Failed', 'Cancelled'].includes(child.status)) st.cancelChildren.push(row.childRunId);
+    if (startedNow >= 0) st.startChildren.splice(startedNow, 1);
+    else if (!child || !['Completed', 'Failed', 'Cancelled'].includes(child.status)) st.cancelChildren.push(row.childRunId);
   }
   st.update(key, {
     status: 'Cancelled',
