@@ -113,7 +113,9 @@ function roundTrips(token: string, n: number): boolean {
   return a.digits === b.digits && a.exp === b.exp && (a.neg === b.neg || a.digits === '');
 }
 
-const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+// a backslash or a raw control character (U+0000–U+001F) needs the escaping reader
+// eslint-disable-next-line no-control-regex
+const NEEDS_SLOW_STRING = /[\\\u0000-\u001f]/;
 const ESCAPES: Record<string, string> = {
   '"': '"',
   '\\': '\\',
@@ -125,7 +127,14 @@ const ESCAPES: Record<string, string> = {
   t: '\t',
 };
 
-type Frame = { arr: unknown[] } | { obj: Record<string, unknown>; key: string };
+/** An open container: an array (`key` null) or an object with the key awaiting its value. */
+class Frame {
+  constructor(
+    readonly arr: unknown[] | null,
+    readonly obj: Record<string, unknown> | null,
+    public key: string,
+  ) {}
+}
 
 function setKey(obj: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__') {
@@ -135,50 +144,66 @@ function setKey(obj: Record<string, unknown>, key: string, value: unknown): void
   }
 }
 
-/**
- * Parses JSON text losslessly (see the module comment).
- * @throws JsonSyntaxError on malformed input or nesting deeper than `maxDepth`
- */
-export function parseJsonExact(text: string, options: ParseJsonExactOptions = {}): unknown {
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
-  const len = text.length;
-  let pos = 0;
-  const stack: Frame[] = [];
+/** Reads JSON text left to right; one instance per call. */
+class Parser {
+  pos = 0;
+  readonly len: number;
+  constructor(readonly text: string) {
+    this.len = text.length;
+  }
 
-  const fail = (message: string, at = pos): never => {
+  fail(message: string, at = this.pos): never {
     throw new JsonSyntaxError(message, at);
-  };
-  const skipWs = (): void => {
+  }
+
+  skipWs(): void {
+    const { text, len } = this;
+    let pos = this.pos;
     while (pos < len) {
       const c = text.charCodeAt(pos);
       if (c === 32 || c === 10 || c === 13 || c === 9) pos++;
       else break;
     }
-  };
-  const readString = (): string => {
-    // pos is at the opening quote
-    const start = ++pos;
+    this.pos = pos;
+  }
+
+  /** At an opening quote: reads the string and the closing quote. */
+  readString(): string {
+    const { text } = this;
+    const start = this.pos + 1;
+    const q = text.indexOf('"', start);
+    if (q < 0) this.fail('Unterminated string', start - 1);
+    const plain = text.slice(start, q);
+    if (!NEEDS_SLOW_STRING.test(plain)) {
+      this.pos = q + 1;
+      return plain;
+    }
+    return this.readEscapedString(start);
+  }
+
+  readEscapedString(start: number): string {
+    const { text, len } = this;
+    let pos = start;
     let out = '';
     let chunk = start;
     while (pos < len) {
       const c = text.charCodeAt(pos);
       if (c === 34) {
-        out += text.slice(chunk, pos);
-        pos++;
-        return out;
+        this.pos = pos + 1;
+        return out + text.slice(chunk, pos);
       }
-      if (c < 0x20) fail('Control character in string');
+      if (c < 0x20) this.fail('Control character in string', pos);
       if (c === 92) {
         out += text.slice(chunk, pos);
         const e = text[pos + 1];
         if (e === 'u') {
           const hex = text.slice(pos + 2, pos + 6);
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail('Bad unicode escape');
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('Bad unicode escape', pos);
           out += String.fromCharCode(parseInt(hex, 16));
           pos += 6;
         } else {
           const r = e === undefined ? undefined : ESCAPES[e];
-          if (r === undefined) fail('Bad escape');
+          if (r === undefined) this.fail('Bad escape', pos);
           out += r;
           pos += 2;
         }
@@ -187,108 +212,149 @@ export function parseJsonExact(text: string, options: ParseJsonExactOptions = {}
         pos++;
       }
     }
-    return fail('Unterminated string', start - 1);
-  };
-  const readScalar = (): unknown => {
-    const c = text[pos];
-    if (c === '"') return readString();
-    if (c === 't' && text.startsWith('true', pos)) {
-      pos += 4;
+    return this.fail('Unterminated string', start - 1);
+  }
+
+  readNumber(): number | JsonNumber {
+    const { text, len } = this;
+    const start = this.pos;
+    let pos = start;
+    let c = text.charCodeAt(pos);
+    if (c === 45) c = text.charCodeAt(++pos); // '-'
+    if (c === 48) {
+      c = text.charCodeAt(++pos);
+    } else if (c >= 49 && c <= 57) {
+      do c = text.charCodeAt(++pos);
+      while (c >= 48 && c <= 57);
+    } else {
+      this.fail(pos >= len ? 'Unexpected end of input' : 'Unexpected token', pos);
+    }
+    let plain = true;
+    if (c === 46) {
+      // '.'
+      c = text.charCodeAt(++pos);
+      if (!(c >= 48 && c <= 57)) this.fail('Expected a digit after the decimal point', pos);
+      do c = text.charCodeAt(++pos);
+      while (c >= 48 && c <= 57);
+    }
+    if (c === 101 || c === 69) {
+      // 'e' | 'E'
+      plain = false;
+      c = text.charCodeAt(++pos);
+      if (c === 43 || c === 45) c = text.charCodeAt(++pos);
+      if (!(c >= 48 && c <= 57)) this.fail('Expected a digit in the exponent', pos);
+      do c = text.charCodeAt(++pos);
+      while (c >= 48 && c <= 57);
+    }
+    this.pos = pos;
+    const token = text.slice(start, pos);
+    const n = Number(token);
+    // ≤ 15 significant digits without exponent always name the double's shortest value
+    if (plain && token.length <= 15) return n;
+    return roundTrips(token, n) ? n : new JsonNumber(token);
+  }
+
+  /** A scalar at `pos` (the caller has ruled out `[` and `{`). */
+  readScalar(): unknown {
+    const { text } = this;
+    const c = text.charCodeAt(this.pos);
+    if (c === 34) return this.readString();
+    if (c === 116 && text.startsWith('true', this.pos)) {
+      this.pos += 4;
       return true;
     }
-    if (c === 'f' && text.startsWith('false', pos)) {
-      pos += 5;
+    if (c === 102 && text.startsWith('false', this.pos)) {
+      this.pos += 5;
       return false;
     }
-    if (c === 'n' && text.startsWith('null', pos)) {
-      pos += 4;
+    if (c === 110 && text.startsWith('null', this.pos)) {
+      this.pos += 4;
       return null;
     }
-    NUMBER_RE.lastIndex = pos;
-    const m = NUMBER_RE.exec(text);
-    if (m === null) return fail(pos >= len ? 'Unexpected end of input' : 'Unexpected token');
-    const token = m[0];
-    pos += token.length;
-    const n = Number(token);
-    return roundTrips(token, n) ? n : new JsonNumber(token);
-  };
+    return this.readNumber();
+  }
 
-  let result: unknown;
-  skipWs();
-  // Each iteration reads one value (opening a container pushes a frame), then closes
-  // whatever containers end after it.
-  for (;;) {
-    let value: unknown;
-    let opened = false;
-    const c = text[pos];
-    if (c === '[' || c === '{') {
-      if (stack.length >= maxDepth) fail(`Nesting deeper than ${maxDepth}`);
-      pos++;
-      skipWs();
-      if (c === '[') {
-        if (text[pos] === ']') {
-          pos++;
-          value = [];
-        } else {
-          stack.push({ arr: [] });
-          opened = true;
-        }
-      } else if (text[pos] === '}') {
-        pos++;
-        value = {};
-      } else {
-        if (text[pos] !== '"') fail('Expected a string key');
-        const key = readString();
-        skipWs();
-        if (text[pos] !== ':') fail("Expected ':'");
-        pos++;
-        stack.push({ obj: {}, key });
-        opened = true;
-      }
-    } else {
-      value = readScalar();
-    }
-    if (opened) {
-      skipWs();
-      continue;
-    }
-    // deliver `value` to the enclosing containers, closing those that end
+  /** After `{` or `,` in an object: `"key"` and `:`, leaving `pos` at the value. */
+  readKey(): string {
+    if (this.text.charCodeAt(this.pos) !== 34) this.fail('Expected a string key');
+    const key = this.readString();
+    this.skipWs();
+    if (this.text.charCodeAt(this.pos) !== 58) this.fail("Expected ':'");
+    this.pos++;
+    this.skipWs();
+    return key;
+  }
+
+  parse(maxDepth: number): unknown {
+    const { text } = this;
+    const stack: Frame[] = [];
+    this.skipWs();
+    // Each iteration reads one value (opening a container pushes a frame), then closes
+    // whatever containers end after it.
     for (;;) {
-      const top = stack[stack.length - 1];
-      if (top === undefined) {
-        result = value;
-        skipWs();
-        if (pos < len) fail('Unexpected data after JSON value');
-        return result;
-      }
-      if ('arr' in top) top.arr.push(value);
-      else setKey(top.obj, top.key, value);
-      skipWs();
-      const d = text[pos];
-      if (d === ',') {
-        pos++;
-        skipWs();
-        if ('obj' in top) {
-          if (text[pos] !== '"') fail('Expected a string key');
-          top.key = readString();
-          skipWs();
-          if (text[pos] !== ':') fail("Expected ':'");
-          pos++;
-          skipWs();
+      let value: unknown;
+      const c = text.charCodeAt(this.pos);
+      if (c === 91 || c === 123) {
+        if (stack.length >= maxDepth) this.fail(`Nesting deeper than ${maxDepth}`);
+        this.pos++;
+        this.skipWs();
+        const close = text.charCodeAt(this.pos);
+        if (c === 91) {
+          if (close === 93) {
+            this.pos++;
+            value = [];
+          } else {
+            stack.push(new Frame([], null, ''));
+            continue;
+          }
+        } else if (close === 125) {
+          this.pos++;
+          value = {};
+        } else {
+          stack.push(new Frame(null, {}, this.readKey()));
+          continue;
         }
-        break;
+      } else {
+        value = this.readScalar();
       }
-      if ((d === ']' && 'arr' in top) || (d === '}' && 'obj' in top)) {
-        pos++;
-        stack.pop();
-        value = 'arr' in top ? top.arr : top.obj;
-        continue;
+      // deliver `value` to the enclosing containers, closing those that end
+      for (;;) {
+        const top = stack[stack.length - 1];
+        if (top === undefined) {
+          this.skipWs();
+          if (this.pos < this.len) this.fail('Unexpected data after JSON value');
+          return value;
+        }
+        if (top.arr !== null) top.arr.push(value);
+        else setKey(top.obj as Record<string, unknown>, top.key, value);
+        this.skipWs();
+        const d = text.charCodeAt(this.pos);
+        if (d === 44) {
+          this.pos++;
+          this.skipWs();
+          if (top.obj !== null) top.key = this.readKey();
+          break;
+        }
+        if (top.arr !== null ? d === 93 : d === 125) {
+          this.pos++;
+          stack.pop();
+          value = top.arr ?? top.obj;
+          continue;
+        }
+        this.fail(this.pos >= this.len ? 'Unexpected end of input' : "Expected ',' or a closing bracket");
       }
-      fail(pos >= len ? 'Unexpected end of input' : 'Expected \',\' or a closing bracket');
     }
-    skipWs();
   }
 }
+
+/**
+ * Parses JSON text losslessly (see the module comment).
+ * @throws JsonSyntaxError on malformed input or nesting deeper than `maxDepth`
+ */
+export function parseJsonExact(text: string, options: ParseJsonExactOptions = {}): unknown {
+  return new Parser(text).parse(options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH);
+}
+
 
 /**
  * `JSON.stringify(value)` without indentation, except that {@link JsonNumber}s are
