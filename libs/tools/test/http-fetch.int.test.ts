@@ -87,6 +87,14 @@ describe('http_fetch against a local server', () => {
     expect(error.message).toMatch(/private address/);
   });
 
+  it('refuses an IPv4-mapped IPv6 literal of loopback when private addresses are not allowed', async () => {
+    const port = (server.address() as AddressInfo).port;
+    const mapped = `http://[::ffff:127.0.0.1]:${port}/ok/`;
+    const error = await failureOf(guarded.invoke('http_fetch', { url: `${mapped}json` }, ctx({ allowedUrls: [mapped] })));
+    expect(error.failureClass).toBe('ValidationFailed');
+    expect(error.message).toMatch(/private address/);
+  });
+
   it('follows a redirect that stays under allowedUrls', async () => {
     expect(await open.invoke('http_fetch', { url: `${base}/ok/redirect-inside` }, ctx())).toMatchObject({ url: `${base}/ok/json`, status: 200 });
   });
