@@ -112,6 +112,22 @@ describe('parseJsonExact', () => {
     );
   });
 
+  it('keeps a plain decimal token as a number exactly when its value equals the double\'s shortest text', () => {
+    const token = fc
+      .tuple(fc.boolean(), fc.stringMatching(/^(0|[1-9][0-9]{0,19})$/), fc.stringMatching(/^[0-9]{0,20}$/))
+      .map(([neg, int, frac]) => `${neg ? '-' : ''}${int}${frac === '' ? '' : `.${frac}`}`)
+      .filter((t) => !/e/.test(String(Number(t))));
+    fc.assert(
+      fc.property(token, (t) => {
+        const parsed = parseJsonExact(t);
+        const exact = compareExactNumbers(new JsonNumber(t), Number(t)) === 0;
+        expect(typeof parsed === 'number').toBe(exact);
+        if (!exact) expect(parsed).toEqual(new JsonNumber(t));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('parses strings with every escape, and keeps lone surrogates as JSON.parse does', () => {
     const text = '"a\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\uD83D\\uDE00\\uD800z"';
     expect(parseJsonExact(text)).toBe(JSON.parse(text));
