@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { WorkItem } from '@flowline/graph';
+import { cleanupRedisPrefix, testRedisUrl, uniquePrefix } from '@flowline/testing';
 import { closeLaneQueues, createLaneQueues, enqueueWork, type LaneQueues } from '../src/index';
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `{fltest-queue-${randomUUID().slice(0, 8)}}`;
+const redisUrl = testRedisUrl();
+const prefix = uniquePrefix();
 
 function workItem(lane: 'llm' | 'tool', invocationId: string): WorkItem {
   return {
@@ -33,9 +34,9 @@ describe('enqueueWork against real Redis', () => {
   });
 
   afterAll(async () => {
-    await Promise.all([queues.llm.obliterate({ force: true }), queues.tool.obliterate({ force: true })]);
     await closeLaneQueues(queues);
     await redis.quit();
+    await cleanupRedisPrefix(prefix, redisUrl);
   });
 
   it('creates one job per invocation id when the same items are added twice', async () => {
