@@ -19,6 +19,7 @@ export const NODE_EVENTS = [
   'cancel',
   'park',
   'decide',
+  'reject',
   'retry',
   'retryHeld',
   'operatorComplete',
@@ -54,8 +55,10 @@ export const NODE_TRANSITIONS = {
   cancel: { Pending: 'Cancelled', Queued: 'Cancelled', Running: 'Cancelled', WaitingForApproval: 'Cancelled' },
   /** a Pause/ChatInput waits on a person (gate.requested) */
   park: { Pending: 'WaitingForApproval', Running: 'WaitingForApproval' },
-  /** the person decided; every decision succeeds the node and routes on its output (gate.decided) */
+  /** the person decided; a decision succeeds the node and routes on its output (gate.decided) */
   decide: { WaitingForApproval: 'Succeeded' },
+  /** a Reject that no out-edge fires on fails the gate (GateRejected) (gate.decided + node.failed) */
+  reject: { WaitingForApproval: 'Failed' },
   /** operator or automatic retry of a failed node: fresh attempt budget (node.retried) */
   retry: { Failed: 'Pending' },
   /** operator retry of a held DecisionModel (Succeeded with held: true) (node.retried) */

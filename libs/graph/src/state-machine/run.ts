@@ -33,8 +33,8 @@ export const RUN_TRANSITIONS = {
   unpark: { WaitingForApproval: 'Running' },
   /** nothing live, an End succeeded (run.completed) */
   complete: { Running: 'Completed', WaitingForApproval: 'Completed' },
-  /** a node failed the run (run.failed) */
-  fail: { Running: 'Failed', WaitingForApproval: 'Failed' },
+  /** a node failed the run, or the run was refused at start: pinned graph invalid, output invalid (run.failed) */
+  fail: { Pending: 'Failed', Running: 'Failed', WaitingForApproval: 'Failed' },
   /** cancel requested while work is live: drain first */
   requestCancel: { Running: 'Cancelling', WaitingForApproval: 'Cancelling' },
   /** cancelled before start, drained, or nothing live and no End reached (run.cancelled) */

@@ -41,6 +41,7 @@ WaitingForApproval cancel Cancelled
 Pending park WaitingForApproval
 Running park WaitingForApproval
 WaitingForApproval decide Succeeded
+WaitingForApproval reject Failed
 Failed retry Pending
 Succeeded retryHeld Pending
 Pending operatorComplete Succeeded
@@ -57,6 +58,7 @@ Running park WaitingForApproval
 WaitingForApproval unpark Running
 Running complete Completed
 WaitingForApproval complete Completed
+Pending fail Failed
 Running fail Failed
 WaitingForApproval fail Failed
 Running requestCancel Cancelling
