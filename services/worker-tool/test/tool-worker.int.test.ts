@@ -26,6 +26,7 @@ describe('tool worker (in-process, real Redis)', () => {
   let queues: LaneQueues;
   let toolWorker: ToolWorker;
   const wakes: string[] = [];
+  const logLines: string[] = [];
 
   beforeAll(async () => {
     redis = new Redis(url, { maxRetriesPerRequest: null });
@@ -37,7 +38,8 @@ describe('tool worker (in-process, real Redis)', () => {
       if (message) wakes.push(message.runId);
     });
     const registry = await createToolRegistry({ testTools: true });
-    toolWorker = createToolWorker({ redis, registry, logger: pino({ level: 'silent' }), prefix, concurrency: 4, shutdownGraceMs: 2_000 });
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
+    toolWorker = createToolWorker({ redis, registry, logger, prefix, concurrency: 4, shutdownGraceMs: 2_000 });
     await toolWorker.start();
     queues = createLaneQueues(producer, prefix);
   });
@@ -123,5 +125,20 @@ describe('tool worker (in-process, real Redis)', () => {
     const second = toolItem({ toolName: 'counter', arguments: { key } });
     await enqueueWork(queues, [second]);
     expect((await returnValueOf(queues, second.invocationId)).outcome).toMatchObject({ ok: true, output: { result: { key, count: 2 } } });
+  });
+
+  it('logs each invocation with its ids but never its arguments or input document', async () => {
+    const item = toolItem(
+      { toolName: 'test_fail', arguments: { untilAttempt: 2, token: 'arg-s3cret' } },
+      { input: { run: { input: 'doc-s3cret' }, upstream: {}, input: null } },
+    );
+    await enqueueWork(queues, [item]);
+    await returnValueOf(queues, item.invocationId);
+    const lines = await waitFor(() => {
+      const mine = logLines.filter((l) => l.includes(item.invocationId));
+      return mine.length > 0 ? mine : null;
+    });
+    expect(lines.some((l) => l.includes(item.runId) && l.includes('"nodeKey":"tool1"'))).toBe(true);
+    expect(logLines.join('\n')).not.toMatch(/s3cret/);
   });
 });
