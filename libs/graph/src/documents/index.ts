@@ -5,7 +5,7 @@
 export { buildEnvelope, checkOutputSize, utf8ByteLength, utf8StringByteLength } from './envelope';
 export type { EnvelopeInput } from './envelope';
 export { deriveBranch, firedEdgeKeys } from './branch';
-export { buildInputDocument } from './input-document';
+export { buildInputDocument, inputDocumentOf } from './input-document';
 export {
   endOutput,
   envelopeAsJson,

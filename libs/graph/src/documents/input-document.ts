@@ -22,6 +22,15 @@ export function buildInputDocument(
 ): InputDocument {
   const rows: ReadonlyMap<string, NodeRunState> = isRowMap(nodes) ? nodes : new Map(nodes.map((r) => [r.nodeKey, r]));
   const preds = satisfiedPredecessors({ index: indexGraph(graph), rows, overrides: edgeOverrides }, nodeKey);
+  return inputDocumentOf(runInput, preds, rows);
+}
+
+/** The input document over already-judged satisfied predecessors (`preds`, deduplicated, in order). */
+export function inputDocumentOf(
+  runInput: Json | undefined,
+  preds: readonly string[],
+  rows: ReadonlyMap<string, NodeRunState>,
+): InputDocument {
   const upstream: Record<string, OutputEnvelope> = {};
   for (const key of preds) {
     const row = rows.get(key);

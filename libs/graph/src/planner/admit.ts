@@ -4,11 +4,12 @@
  * First/quorum joins cancel the sources that can now only feed a settled decision.
  */
 import { resolvePath } from '../conditions';
-import { buildInputDocument } from '../documents/input-document';
+import { inputDocumentOf } from '../documents/input-document';
 import { inlineOutput, inputDocumentAsJson } from '../documents/inline-output';
 import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocument, type Json } from '../model';
 import { validateJson } from '../schema';
 import type { Admission } from './admission';
+import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { cancelNode, failNode, settleSuccess } from './settle';
 
@@ -35,7 +36,7 @@ export function admitNode(st: PlanState, node: GraphNode, adm: Extract<Admission
 
 /** The row's input document, with an operator's `PUT …/input` replacing its `input` member. */
 export function inputDocumentFor(st: PlanState, key: string): InputDocument {
-  const doc = buildInputDocument(st.snapshot.graph, key, st.run.input, st.rows, st.overrides);
+  const doc = inputDocumentOf(st.run.input, satisfiedPredecessors(st, key), st.rows);
   const override = st.row(key)?.inputOverride;
   return override ? { ...doc, input: override.input as InputDocument['input'] } : doc;
 }

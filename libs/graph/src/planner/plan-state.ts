@@ -37,6 +37,7 @@ export class PlanState implements RoutingView {
   /** while true, a FailRun failure waits for the batch to end so the lowest failed key decides */
   deferRunFailure = false;
   private readonly patches = new Map<string, NodePatch>();
+  private readonly originals = new Map<string, NodeRunState>();
   private readonly runSet: RunSet = {};
   private runOutput: { value: Json } | null = null;
 
@@ -46,7 +47,10 @@ export class PlanState implements RoutingView {
   ) {
     this.index = indexGraph(snapshot.graph);
     this.run = { ...snapshot.run };
-    for (const row of snapshot.nodes) this.rows.set(row.nodeKey, { ...row });
+    for (const row of snapshot.nodes) {
+      this.rows.set(row.nodeKey, { ...row });
+      this.originals.set(row.nodeKey, row);
+    }
   }
 
   get now(): number {
@@ -67,7 +71,7 @@ export class PlanState implements RoutingView {
     if (!row) return;
     let patch = this.patches.get(key);
     if (!patch) {
-      const original = this.snapshot.nodes.find((n) => n.nodeKey === key) ?? row;
+      const original = this.originals.get(key) ?? row;
       patch = { nodeKey: key, expect: { status: original.status, attempt: original.attempt }, set: {} };
       this.patches.set(key, patch);
     }

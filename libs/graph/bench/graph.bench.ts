@@ -1,0 +1,74 @@
+/**
+ * Micro-benchmarks of the pure core (no assertions): validations/s of the canonical
+ * eight-node graph through parseGraph, and plan calls/s on a 200-node run mid-flight
+ * (Start → 197 parallel Tools → End, half of them settled, results landing).
+ * Run: npm run bench -w libs/graph
+ */
+import {
+  applyPlanToSnapshot,
+  DEFAULT_CORE_OPTIONS,
+  plan,
+  type Graph,
+  type GraphEdge,
+  type GraphNode,
+  type PlanContext,
+  type RunSnapshot,
+} from '../src/index';
+import { parseGraph } from '../src/parse';
+import { BUILTIN_TOOLS, canonicalEight } from '../src/parse/fixtures/canonical-eight';
+import { edge, graphOf, node, snapshotOf } from '../src/planner/test-kit';
+
+function measure(name: string, fn: () => void, minMs = 1_500): { name: string; perSec: number; usPerOp: number } {
+  for (let i = 0; i < 50; i++) fn();
+  let ops = 0;
+  const t0 = performance.now();
+  let elapsed = 0;
+  while (elapsed < minMs) {
+    for (let i = 0; i < 20; i++) fn();
+    ops += 20;
+    elapsed = performance.now() - t0;
+  }
+  return { name, perSec: (ops / elapsed) * 1000, usPerOp: (elapsed * 1000) / ops };
+}
+
+function wideFanOut(width: number): Graph {
+  const nodes: GraphNode[] = [node('start', 'Start')];
+  const edges: GraphEdge[] = [];
+  for (let i = 0; i < width; i++) {
+    nodes.push(node(`w${i}`, 'Tool'));
+    edges.push(edge(`s${i}`, 'start', `w${i}`), edge(`j${i}`, `w${i}`, 'merge'));
+  }
+  nodes.push(node('merge', 'Join'), node('end', 'End'));
+  edges.push(edge('me', 'merge', 'end'));
+  return graphOf(nodes, edges);
+}
+
+let seq = 0;
+const ctx = (now: number): PlanContext => ({ now, options: DEFAULT_CORE_OPTIONS, newId: () => `inv-${++seq}` });
+
+// Mid-run 200-node snapshot: everything queued, half settled, a batch of 20 results landing.
+const graph = wideFanOut(197);
+let mid: RunSnapshot = applyPlanToSnapshot(snapshotOf(graph), plan(snapshotOf(graph), ctx(1)));
+const queued = mid.nodes.filter((n) => n.status === 'Queued');
+mid = {
+  ...mid,
+  results: queued.slice(0, 98).map((n) => ({ invocationId: n.invocationId!, nodeKey: n.nodeKey, outcome: { ok: true, output: { r: n.nodeKey }, startedAt: 2, finishedAt: 3 } })),
+};
+mid = applyPlanToSnapshot(mid, plan(mid, ctx(4)));
+const landing: RunSnapshot = {
+  ...mid,
+  results: queued.slice(98, 118).map((n) => ({ invocationId: n.invocationId!, nodeKey: n.nodeKey, outcome: { ok: true, output: { r: 1 }, startedAt: 5, finishedAt: 6 } })),
+};
+
+const rows = [
+  measure('parseGraph, canonical eight-node graph', () => {
+    const r = parseGraph(canonicalEight(), { maxNodes: 200, tools: BUILTIN_TOOLS });
+    if (!r.ok) throw new Error('canonical graph refused');
+  }),
+  measure('plan, 200-node fan-out mid-run, idle tick', () => void plan(mid, ctx(10))),
+  measure('plan, 200-node fan-out mid-run, 20 results landing', () => void plan(landing, ctx(10))),
+  measure('plan, 200-node fan-out, first tick (queues 197)', () => void plan(snapshotOf(graph), ctx(1))),
+];
+
+console.log(`| benchmark | ops/s | µs/op |\n|---|---:|---:|`);
+for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.perSec).toLocaleString('en-US')} | ${r.usPerOp.toFixed(1)} |`);
