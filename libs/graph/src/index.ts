@@ -4,3 +4,6 @@ export * from './conditions';
 export * from './planner';
 export * from './documents';
 export * from './state-machine';
+export * from './parse';
+export * from './schema';
+export * from './inspect';

@@ -1,0 +1,3 @@
+export { describe, edgeKind } from './describe';
+export type { EdgeDescriptor, EdgeKind, GraphAnalysis, GraphDescriptor, NodeDescriptor } from './describe';
+export { toMermaid, toDot, mermaidEscape, dotEscape, edgeText, conditionText } from './render';
