@@ -1,3 +1,5 @@
+import { BlockList } from 'node:net';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isPrivateAddress, isUrlAllowed, normalizeAllowedUrls, parseIPv6 } from './address-policy';
 
@@ -62,5 +64,42 @@ describe('allowed URL prefixes', () => {
     expect(() => normalizeAllowedUrls([])).toThrow(/non-empty/);
     expect(() => normalizeAllowedUrls(['/relative'])).toThrow(/absolute/);
     expect(() => normalizeAllowedUrls(['ftp://x.example/'])).toThrow(/http/);
+  });
+});
+
+describe('private address policy properties', () => {
+  const octets = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255));
+  const reference = new BlockList();
+  for (const [net, bits] of [
+    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+    ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
+    ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ] as const) {
+    reference.addSubnet(net, bits, 'ipv4');
+  }
+
+  it('agrees with node:net BlockList on every IPv4 address', () => {
+    fc.assert(
+      fc.property(octets, (o) => {
+        const address = o.join('.');
+        expect(isPrivateAddress(address)).toBe(reference.check(address, 'ipv4'));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('judges an IPv4 address the same when it is mapped, hex-mapped or NAT64-embedded in IPv6', () => {
+    fc.assert(
+      fc.property(octets, (o) => {
+        const v4 = o.join('.');
+        const hi = ((o[0] << 8) | o[1]).toString(16);
+        const lo = ((o[2] << 8) | o[3]).toString(16);
+        const expected = isPrivateAddress(v4);
+        expect(isPrivateAddress(`::ffff:${v4}`)).toBe(expected);
+        expect(isPrivateAddress(`::ffff:${hi}:${lo}`)).toBe(expected);
+        expect(isPrivateAddress(`64:ff9b::${hi}:${lo}`)).toBe(expected);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
