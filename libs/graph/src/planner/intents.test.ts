@@ -99,6 +99,14 @@ describe('steering', () => {
     expect(rowOf(late.snap, 't').status).toBe('Succeeded');
   });
 
+  it('ignores a steer recorded against an earlier attempt', () => {
+    const { snap } = step(snapshotOf(chain()), 0);
+    const s2 = steered(snap, 'old');
+    const r = step({ ...s2, nodes: s2.nodes.map((n) => (n.nodeKey === 't' ? { ...n, steering: n.steering.map((e) => ({ ...e, attempt: 0 })) } : n)) }, 10);
+    expect(rowOf(r.snap, 't').status).toBe('Queued');
+    expect(r.result.events.map((e) => e.kind)).toEqual(['node.steer-ignored']);
+  });
+
   it('records a steer on a settled node as ignored', () => {
     let { snap } = step(snapshotOf(chain()), 0);
     snap = step(withResult(snap, 't', ok({ text: 'x' })), 10).snap;
@@ -124,7 +132,12 @@ describe('gates and decisions', () => {
   });
   const pauseGraph = (withRejectEdge: boolean) =>
     graphOf(
-      [node('s', 'Start'), node('p', 'Pause', { config: { prompt: 'ok?', allowedDecisions: ['Approve', 'Reject'] } }), node('yes', 'End', { config: { outcome: 'approved' } }), node('no', 'End', { config: { outcome: 'rejected' } })],
+      [
+        node('s', 'Start'),
+        node('p', 'Pause', { config: { prompt: 'ok?', allowedDecisions: ['Approve', 'Reject'] } }),
+        node('yes', 'End', { config: { outcome: 'approved' } }),
+        ...(withRejectEdge ? [node('no', 'End', { config: { outcome: 'rejected' } })] : []),
+      ],
       [
         edge('1', 's', 'p'),
         edge('2', 'p', 'yes', { label: 'approved', condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } }),
@@ -150,11 +163,13 @@ describe('gates and decisions', () => {
     expect(r.result.run?.set.output).toMatchObject({ outcome: 'rejected' });
   });
 
-  it('fails a Pause GateRejected when a Reject fires no out-edge', () => {
+  it('succeeds a rejected Pause whose rejection fires no out-edge and cancels the run with class GateRejected', () => {
     const { snap } = step(snapshotOf(pauseGraph(false)), 0);
     const r = step(decided(snap, 'p', decision('Reject')), 10);
-    expect(rowOf(r.snap, 'p')).toMatchObject({ status: 'Failed', failureClass: 'GateRejected' });
-    expect(r.snap.run).toMatchObject({ status: 'Failed', failureClass: 'GateRejected' });
+    expect(rowOf(r.snap, 'p')).toMatchObject({ status: 'Succeeded', failureClass: 'None' });
+    expect(rowOf(r.snap, 'yes').status).toBe('Skipped');
+    expect(r.snap.run).toMatchObject({ status: 'Cancelled', failureClass: 'GateRejected' });
+    expect(r.snap.run.reason).toContain("gate 'p' was rejected");
   });
 
   it('settles a ChatInput with { decision: "Answer", text } and parks it with pendingDecisionKind Answer', () => {

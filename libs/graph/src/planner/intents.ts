@@ -2,11 +2,9 @@
  * Operator intents, applied in order and each consumed exactly once (applied or not):
  * cancel, skip, retry, complete, steer, decide.
  */
-import { firedEdgeKeys } from '../documents/branch';
-import { buildEnvelope } from '../documents/envelope';
 import { HUMAN_KINDS, TERMINAL_RUN_STATUSES, type Json } from '../model';
 import type { PlanState } from './plan-state';
-import { failNode, RUN_FAILURE_CANCEL_PREFIX, settleSuccess, skipNode } from './settle';
+import { RUN_FAILURE_CANCEL_PREFIX, settleSuccess, skipNode } from './settle';
 import type { Intent } from './types';
 
 export function applyIntents(st: PlanState): void {
@@ -130,10 +128,11 @@ function steer(st: PlanState, key: string, operationId: string, steered: Set<str
   const row = st.row(key)!;
   const entry = row.steering.find((s) => s.operationId === operationId);
   if (!entry) return;
+  const onThisAttempt = entry.attempt === row.attempt || steered.has(key);
   const detail = { operationId, message: entry.message, attempt: entry.attempt };
   const steerable = (row.kind === 'LlmCall' || row.kind === 'Agent') && st.run.status !== 'Cancelling' && !TERMINAL_RUN_STATUSES.has(st.run.status);
   const inFlight = row.status === 'Queued' || row.status === 'Running';
-  if (!steerable || entry.applied || !(inFlight || (row.status === 'Pending' && steered.has(key)))) {
+  if (!steerable || entry.applied || !onThisAttempt || !(inFlight || (row.status === 'Pending' && steered.has(key)))) {
     st.emit('node.steer-ignored', key, detail);
     return;
   }
@@ -158,9 +157,10 @@ function steer(st: PlanState, key: string, operationId: string, steered: Set<str
 }
 
 /**
- * Settle a parked gate from its recorded decision. Both Approve and Reject succeed the
- * node (the answer is its output; edges route on it); a decision on which no out-edge
- * fires fails the node GateRejected, since the run could go nowhere from it.
+ * Settle a parked gate from its recorded decision. Every decision succeeds the node:
+ * the answer is its output and routing on it is the edges' job, so a Reject is an
+ * outcome, not a failure. (When a rejection leaves the run with no End reached, the
+ * run reads Cancelled with failure class GateRejected — see recompute.)
  */
 function decide(st: PlanState, key: string, operationId: string): void {
   const row = st.row(key)!;
@@ -177,12 +177,7 @@ function decide(st: PlanState, key: string, operationId: string): void {
   } else {
     output = { decision: d.decision, comment: d.comment, payload: d.payload ?? null };
   }
-  st.update(key, { decision: { ...d, applied: true }, pendingDecisionKind: null, status: 'Running' });
+  st.update(key, { decision: { ...d, applied: true }, pendingDecisionKind: null });
   st.emit('gate.decided', key, { decision: d.decision, operationId });
-  const outs = st.index.outEdges.get(key) ?? [];
-  const env = buildEnvelope(outs, { status: 'succeeded', attempt: row.attempt, output });
-  const routed = outs.length === 0 || firedEdgeKeys(outs, env).size > 0 || outs.some((e) => st.overrides[e.key] === true);
-  if (d.decision === 'Reject' && !routed) return failNode(st, key, 'GateRejected', 'rejected, and no out-edge fires on the rejection');
   settleSuccess(st, key, output);
 }
-

@@ -141,4 +141,22 @@ describe('plan on random graphs', () => {
       { numRuns: 300 },
     );
   });
+
+  it('never throws on a corrupted snapshot, failing the run with a reason instead', () => {
+    const fields = ['nodes', 'graph', 'run', 'results', 'started', 'intents', 'children', 'row.status', 'row.output', 'row.steering', 'run.edgeOverrides', 'run.input'] as const;
+    fc.assert(
+      fc.property(specArb, fc.constantFrom(...fields), fc.anything(), (spec, field, junk) => {
+        const s = snapshotOf(buildGraph(spec));
+        const [head, member] = field.split('.') as [string, string | undefined];
+        let bad: unknown;
+        if (head === 'row') bad = { ...s, nodes: s.nodes.map((n, i) => (i === 0 ? { ...n, [member!]: junk } : n)) };
+        else if (head === 'run' && member) bad = { ...s, run: { ...s.run, [member]: junk } };
+        else bad = { ...s, [head]: junk };
+        const r = plan(bad as RunSnapshot, contextAt(1));
+        expect(r).toBeTypeOf('object');
+        if (r.run?.set.status === 'Failed') expect(r.run.set.reason).toBeTypeOf('string');
+      }),
+      { numRuns: 300 },
+    );
+  });
 });

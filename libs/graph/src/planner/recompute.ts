@@ -6,8 +6,10 @@
  *   WaitingForApproval when a row waits on a person or operator (a gate, a held
  *   DecisionModel, a child run waiting on a person), else Running.
  * - Else a succeeded End ⇒ Completed, output = the first End to succeed (earliest
- *   finishedAt, then document order), validated against the graph's outputSchema;
- *   else Cancelled with a reason naming the unreached ends.
+ *   finishedAt, then document order), validated against the graph's outputSchema
+ *   (a mismatch fails the run ValidationFailed); else Cancelled with a reason naming
+ *   the unreached ends — failure class GateRejected when a Pause was rejected (the
+ *   place to look, not a causal proof), None otherwise.
  */
 import { TERMINAL_RUN_STATUSES, type Json, type RunStatus } from '../model';
 import { validateJson } from '../schema';
@@ -44,8 +46,13 @@ export function recompute(st: PlanState): void {
     return;
   }
   const unreached = ends.map((n) => `'${n.key}' (${st.row(n.key)?.status ?? 'missing'})`).join(', ');
-  st.updateRun({ status: 'Cancelled', reason: `no End was reached: ${unreached}`, finishedAt: st.now });
-  st.emit('run.cancelled', null, { reason: 'no End was reached' });
+  const rejected = [...st.rows.values()].find((r) => r.status === 'Succeeded' && r.decision?.decision === 'Reject');
+  const reason = rejected
+    ? `no End was reached after gate '${rejected.nodeKey}' was rejected: ${unreached}`
+    : `no End was reached: ${unreached}`;
+  const failureClass = rejected ? 'GateRejected' : 'None';
+  st.updateRun({ status: 'Cancelled', failureClass, reason, finishedAt: st.now });
+  st.emit('run.cancelled', null, { reason: 'no End was reached', class: failureClass });
 }
 
 function setLiveStatus(st: PlanState, status: RunStatus): void {

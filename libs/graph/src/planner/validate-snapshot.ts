@@ -2,6 +2,7 @@
  * Structural sanity of a snapshot before planning: one row per graph node with the
  * node's kind, no stray rows, a run row. A snapshot failing this fails its run.
  */
+import { NODE_STATUSES, RUN_STATUSES } from '../model';
 import type { PlanContext, RunSnapshot } from './types';
 
 /** A sentence naming what is wrong, or null when the snapshot is plannable. */
@@ -9,6 +10,7 @@ export function snapshotProblem(snapshot: RunSnapshot, ctx: PlanContext): string
   if (!snapshot || typeof snapshot !== 'object') return 'no snapshot';
   const { run, graph, nodes } = snapshot;
   if (!run || typeof run !== 'object') return 'no run row';
+  if (!(RUN_STATUSES as readonly string[]).includes(run.status)) return 'run has an unknown status';
   if (!graph || !Array.isArray(graph.nodes) || !Array.isArray(graph.edges)) return 'no graph';
   if (!Array.isArray(nodes)) return 'no node rows';
   for (const key of ['results', 'started', 'intents', 'children'] as const) {
@@ -29,6 +31,8 @@ export function snapshotProblem(snapshot: RunSnapshot, ctx: PlanContext): string
     const kind = kinds.get(row.nodeKey);
     if (kind === undefined) return `row '${row.nodeKey}' names no node of the graph`;
     if (kind !== row.kind) return `row '${row.nodeKey}' is a ${row.kind}, the graph says ${kind}`;
+    if (!(NODE_STATUSES as readonly string[]).includes(row.status)) return `row '${row.nodeKey}' has unknown status`;
+    if (!Number.isInteger(row.attempt) || !Number.isInteger(row.attemptLimit)) return `row '${row.nodeKey}' has no attempt counters`;
     if (!Array.isArray(row.steering)) return `row '${row.nodeKey}' has no steering list`;
   }
   for (const key of kinds.keys()) if (!seen.has(key)) return `node '${key}' has no row`;
