@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { JsonNumber, parseJsonExact, stringifyJsonExact } from '../conditions';
 import type { JsonObject } from '../model';
 import { around, baseline, edge, errorsOf, node, parse } from './fixtures/builders';
 import type { Doc } from './fixtures/builders';
@@ -293,5 +294,18 @@ describe('accumulation', () => {
     d.edges.push({ key: 'e10', from: 'fanout', to: 'merge' });
     const keys = errorsOf(d).map((e) => e.key);
     expect(keys.sort()).toEqual(['analyze', 'check', 'done', 'e10', 'lookup', 'review']);
+  });
+});
+
+describe('documents from the lossless JSON parser', () => {
+  it('accept an exact big-integer condition value and keep it exact', () => {
+    const text = JSON.stringify(router({ kind: 'Parallel' }, { condition: { path: 'output.id', op: 'Gt', value: 0 } }, {})).replace('"value":0', '"value":9007199254740993');
+    const r = parse(parseJsonExact(text));
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      const value = r.graph.edges[1]!.condition!.value as unknown;
+      expect(value).toBeInstanceOf(JsonNumber);
+      expect(stringifyJsonExact(value)).toBe('9007199254740993');
+    }
   });
 });

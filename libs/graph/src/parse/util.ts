@@ -1,10 +1,14 @@
+import { isExactNumber } from '../conditions';
 import type { Issue, Json, JsonObject, Scalar } from '../model';
 
 /** Node and edge key charset (CONTRACT §1.1). */
 export const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** A plain JSON object (a lossless-parser JsonNumber is a number, not an object). */
 export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }
 
 export function hasOwn(o: object, k: string): boolean {
@@ -20,8 +24,9 @@ export function present(v: unknown): boolean {
   return v !== undefined && v !== null;
 }
 
+/** string, boolean, null or a number — including the exact numbers of the lossless JSON parser (kept as they are). */
 export function isScalar(v: unknown): v is Scalar {
-  return v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+  return v === null || typeof v === 'string' || typeof v === 'boolean' || isExactNumber(v);
 }
 
 export function isPositiveInt(v: unknown): v is number {
@@ -31,6 +36,7 @@ export function isPositiveInt(v: unknown): v is number {
 /** A short type name for messages. */
 export function typeName(v: unknown): string {
   if (v === null) return 'null';
+  if (isExactNumber(v)) return 'a number';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
   return `a ${typeof v}`;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseJsonExact } from '../conditions';
 import { canonicalJson } from './canonical-json';
 import { checkSchema, validateJson } from './ajv';
 
@@ -70,5 +71,20 @@ describe('canonicalJson', () => {
     let v: unknown = 1;
     for (let i = 0; i < 200_000; i++) v = [v];
     expect(canonicalJson(v).length).toBe(400_001);
+  });
+});
+
+describe('exact numbers of the lossless parser', () => {
+  it('compile in schemas and validate in values as numbers', () => {
+    const schema = parseJsonExact('{"type":"object","properties":{"id":{"type":"integer","maximum":1e400}}}');
+    expect(checkSchema(schema)).toBeNull();
+    const value = parseJsonExact('{"id":9007199254740993}');
+    expect(validateJson(schema, value)).toEqual({ valid: true });
+    expect(validateJson({ type: 'object', properties: { id: { type: 'string' } } }, value).valid).toBe(false);
+  });
+
+  it('write their token text into canonical JSON', () => {
+    expect(canonicalJson(parseJsonExact('{"b":9007199254740993,"a":1}'))).toBe('{"a":1,"b":9007199254740993}');
+    expect(canonicalJson({ n: 10n })).toBe('{"n":10}');
   });
 });

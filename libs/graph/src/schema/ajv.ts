@@ -8,7 +8,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import draft7MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson, hasExactNumbers } from './canonical-json';
 
 /** Maximum number of compiled schemas kept. */
 export const SCHEMA_CACHE_LIMIT = 500;
@@ -47,15 +47,19 @@ function compile(schema: unknown): Compiled {
     result = { ok: false, error: 'a JSON Schema must be an object or a boolean' };
   } else {
     const instance = ajv();
+    // Compile a private plain copy: exact numbers become doubles, and nothing the caller
+    // holds is registered inside ajv.
+    let plain: unknown = undefined;
     try {
-      result = { ok: true, validate: instance.compile(schema as object) };
+      plain = JSON.parse(key);
+      result = { ok: true, validate: instance.compile(plain as object) };
     } catch (err) {
       result = { ok: false, error: messageOf(err) };
     } finally {
       // Compiled functions keep working; dropping the registration keeps ajv's own
       // registry from growing and lets another schema reuse the same `$id`.
       try {
-        if (typeof schema === 'object') instance.removeSchema(schema as object);
+        if (typeof plain === 'object' && plain !== null) instance.removeSchema(plain);
       } catch {
         /* not registered */
       }
@@ -83,13 +87,18 @@ export function checkSchema(schema: unknown): string | null {
 /** Outcome of {@link validateJson}: errors are `"<instancePath> <message>"` sentences. */
 export type JsonValidation = { valid: true } | { valid: false; errors: string[] };
 
-/** Validate `value` against `schema` (compiled once per distinct schema). An invalid schema is reported as an error. */
+/**
+ * Validate `value` against `schema` (compiled once per distinct schema). An invalid schema
+ * is reported as an error. Exact numbers of the lossless JSON parser validate as numbers.
+ */
 export function validateJson(schema: unknown, value: unknown): JsonValidation {
   const c = compile(schema);
   if (!c.ok) return { valid: false, errors: [`invalid schema: ${c.error}`] };
   let ok: boolean;
   try {
-    ok = c.validate(value) === true;
+    // Exact numbers (lossless parser) are validated as the nearest double.
+    const data = hasExactNumbers(value) ? (JSON.parse(canonicalJson(value)) as unknown) : value;
+    ok = c.validate(data) === true;
   } catch (err) {
     return { valid: false, errors: [messageOf(err)] };
   }

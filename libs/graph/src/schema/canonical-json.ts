@@ -1,5 +1,8 @@
+import { JsonNumber } from '../conditions';
+
 /**
- * Canonical JSON: object members sorted by key (code unit order), no whitespace.
+ * Canonical JSON: object members sorted by key (code unit order), no whitespace; exact
+ * numbers (JsonNumber, bigint) written as their integer/decimal text.
  * Two structurally equal JSON values always produce the same string, whatever
  * their member order. Iterative, so a deeply nested value cannot overflow the stack.
  */
@@ -14,6 +17,14 @@ export function canonicalJson(value: unknown): string {
       continue;
     }
     const v = item.v;
+    if (v instanceof JsonNumber) {
+      out.push(v.text);
+      continue;
+    }
+    if (typeof v === 'bigint') {
+      out.push(v.toString());
+      continue;
+    }
     if (v === null || typeof v !== 'object') {
       const s = JSON.stringify(v);
       out.push(s === undefined ? 'null' : s);
@@ -39,4 +50,16 @@ export function canonicalJson(value: unknown): string {
     for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]!);
   }
   return out.join('');
+}
+
+/** Does `value` hold a lossless-parser JsonNumber or a bigint anywhere? Iterative. */
+export function hasExactNumbers(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v instanceof JsonNumber || typeof v === 'bigint') return true;
+    if (Array.isArray(v)) stack.push(...v);
+    else if (v !== null && typeof v === 'object') stack.push(...Object.values(v));
+  }
+  return false;
 }

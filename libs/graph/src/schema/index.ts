@@ -1,3 +1,3 @@
 export { checkSchema, validateJson, SCHEMA_CACHE_LIMIT } from './ajv';
 export type { JsonValidation } from './ajv';
-export { canonicalJson } from './canonical-json';
+export { canonicalJson, hasExactNumbers } from './canonical-json';
