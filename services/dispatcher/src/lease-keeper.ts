@@ -18,8 +18,7 @@ export interface LeaseHandlers {
 
 export class LeaseKeeper {
   private owned = new Set<number>();
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
+  private relinquished = false;
   private lastConfirmedAt = 0;
   private inFlight: Promise<void> | null = null;
 
@@ -39,24 +38,26 @@ export class LeaseKeeper {
     return this.owned.has(shard);
   }
 
-  start(): void {
-    this.running = true;
-    this.schedule(Math.max(50, Math.floor(this.leaseMs / 3)));
-  }
+  /** Service start: nothing to open. */
+  start(): void {}
 
-  /** One claim/renew round; exposed for tests. */
-  runOnce(): Promise<void> {
+  /** One claim/renew round (a Service step: never more work waiting). */
+  async runOnce(): Promise<boolean> {
     this.inFlight ??= this.renew().finally(() => {
       this.inFlight = null;
     });
-    return this.inFlight;
+    await this.inFlight;
+    return false;
+  }
+
+  /** How often to renew: a third of the lease. */
+  get renewEveryMs(): number {
+    return Math.max(50, Math.floor(this.leaseMs / 3));
   }
 
   /** Stops renewing; with `release`, hands the shards back so peers take them at once. */
-  async stop(opts: { release: boolean }): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+  async relinquish(opts: { release: boolean }): Promise<void> {
+    this.relinquished = true;
     await this.inFlight;
     const lost = [...this.owned];
     this.owned = new Set();
@@ -64,12 +65,8 @@ export class LeaseKeeper {
     if (opts.release) await this.store.release();
   }
 
-  private schedule(ms: number): void {
-    if (!this.running) return;
-    this.timer = setTimeout(() => {
-      void this.runOnce().finally(() => this.schedule(Math.max(50, Math.floor(this.leaseMs / 3))));
-    }, ms);
-  }
+  /** Service stop: nothing to do; `relinquish` decides whether leases are released. */
+  stop(): void {}
 
   private async renew(): Promise<void> {
     const startedAt = Date.now();
@@ -78,18 +75,16 @@ export class LeaseKeeper {
       claimed = await this.store.claim();
     } catch (err) {
       this.log.warn({ err }, 'shard lease renewal failed');
+      if (this.relinquished) return;
       if (Date.now() - this.lastConfirmedAt > this.leaseMs * 0.8) this.apply([]);
       return;
     }
-    if (!this.running) return;
+    if (this.relinquished) return;
     this.lastConfirmedAt = startedAt;
     const gained = this.apply(claimed);
+    // Reconciling runs beside the renewals: a long reconcile must never let the lease lapse.
     if (gained.length) {
-      try {
-        await this.handlers.gained(gained);
-      } catch (err) {
-        this.log.error({ err, shards: gained }, 'reconcile of gained shards failed');
-      }
+      this.handlers.gained(gained).catch((err: unknown) => this.log.error({ err, shards: gained }, 'reconcile of gained shards failed'));
     }
   }
 

@@ -20,20 +20,24 @@ export interface InvocationRef {
 
 export class PendingWork {
   private readonly ready = new Set<string>();
-  /** ready because wake_at was due: must be committed even when the plan is empty */
-  private readonly due = new Set<string>();
   private readonly inbox = new Map<string, RunInbox>();
   private readonly invocations = new Map<string, InvocationRef>();
   private waiter: (() => void) | null = null;
+  private listener: (() => void) | null = null;
+
+  /** Called whenever a run becomes ready (the tick loop's wake). */
+  onReady(listener: () => void): void {
+    this.listener = listener;
+  }
 
   /** Marks runs as needing a tick; resolves a pending `whenReady`. */
-  markReady(runIds: Iterable<string>, opts: { due?: boolean } = {}): void {
+  markReady(runIds: Iterable<string>): void {
     let any = false;
     for (const id of runIds) {
       this.ready.add(id);
-      if (opts.due) this.due.add(id);
       any = true;
     }
+    if (any) this.listener?.();
     if (any && this.waiter) {
       const w = this.waiter;
       this.waiter = null;
@@ -45,17 +49,15 @@ export class PendingWork {
     return this.ready.size;
   }
 
-  /** Takes up to `limit` ready runs (oldest first) with their due flag. */
-  takeReady(limit: number): { runIds: string[]; due: Set<string> } {
+  /** Takes up to `limit` ready runs, oldest first. */
+  takeReady(limit: number): string[] {
     const runIds: string[] = [];
-    const due = new Set<string>();
     for (const id of this.ready) {
       if (runIds.length >= limit) break;
       runIds.push(id);
       this.ready.delete(id);
-      if (this.due.delete(id)) due.add(id);
     }
-    return { runIds, due };
+    return runIds;
   }
 
   /** Resolves when a run is ready or after `ms`, whichever is first. */
@@ -119,15 +121,22 @@ export class PendingWork {
     };
   }
 
-  /** Drops reports the planner consumed (applied or ignored) after they are committed. */
-  consume(runId: string, invocationIds: readonly string[]): void {
+  /**
+   * Drops reports the planner consumed (applied or ignored) once committed. Only reports
+   * that were attached to the planned snapshot go: an outcome that arrived during the
+   * tick shares its invocation id with the consumed start and must stay for the next tick.
+   */
+  consume(runId: string, invocationIds: readonly string[], planned: RunSnapshot): void {
     const box = this.inbox.get(runId);
+    if (!box) return;
+    const plannedResults = new Set(planned.results.map((r) => r.invocationId));
+    const plannedStarts = new Set(planned.started.map((r) => r.invocationId));
     for (const id of invocationIds) {
       // A consumed outcome ends the invocation; a consumed start leaves it in flight.
-      if (box?.results.delete(id)) this.invocations.delete(id);
-      box?.started.delete(id);
+      if (plannedResults.has(id) && box.results.delete(id)) this.invocations.delete(id);
+      if (plannedStarts.has(id)) box.started.delete(id);
     }
-    if (box && box.results.size === 0 && box.started.size === 0) this.inbox.delete(runId);
+    if (box.results.size === 0 && box.started.size === 0) this.inbox.delete(runId);
   }
 
   private box(runId: string): RunInbox {
@@ -143,7 +152,6 @@ export class PendingWork {
   forgetRun(runId: string): void {
     this.inbox.delete(runId);
     this.ready.delete(runId);
-    this.due.delete(runId);
   }
 
   /** Forgets every run the predicate rejects (shards lost). */

@@ -31,26 +31,3 @@ export function workItemFor(snapshot: RunSnapshot, nodeKey: string, defaultTimeo
     outputSchema: spec.outputSchema,
   };
 }
-
-/** True when the plan changes nothing that must be committed. */
-export function isEmptyPlan(p: {
-  run: unknown;
-  nodes: unknown[];
-  events: unknown[];
-  enqueue: unknown[];
-  cancel: unknown[];
-  startChildren: unknown[];
-  cancelChildren: unknown[];
-  consumedIntentIds: unknown[];
-}): boolean {
-  return (
-    p.run === null &&
-    p.nodes.length === 0 &&
-    p.events.length === 0 &&
-    p.enqueue.length === 0 &&
-    p.cancel.length === 0 &&
-    p.startChildren.length === 0 &&
-    p.cancelChildren.length === 0 &&
-    p.consumedIntentIds.length === 0
-  );
-}

@@ -15,16 +15,9 @@ describe('PendingWork', () => {
     const p = new PendingWork();
     p.markReady(['a', 'b', 'c']);
     p.markReady(['a']);
-    expect(p.takeReady(2).runIds).toEqual(['a', 'b']);
-    expect(p.takeReady(10).runIds).toEqual(['c']);
+    expect(p.takeReady(2)).toEqual(['a', 'b']);
+    expect(p.takeReady(10)).toEqual(['c']);
     expect(p.readyCount).toBe(0);
-  });
-
-  it('remembers which taken runs were due so their empty plans still commit', () => {
-    const p = new PendingWork();
-    p.markReady(['a']);
-    p.markReady(['b'], { due: true });
-    expect([...p.takeReady(5).due]).toEqual(['b']);
   });
 
   it('attaches an outcome once however often it is reported and drops it only when consumed', () => {
@@ -32,9 +25,10 @@ describe('PendingWork', () => {
     p.addResult('run', result('i1'));
     p.addResult('run', result('i1'));
     expect(p.attach(snapshotOf('run')).results).toHaveLength(1);
-    p.consume('run', []);
+    const planned = p.attach(snapshotOf('run'));
+    p.consume('run', [], planned);
     expect(p.attach(snapshotOf('run')).results).toHaveLength(1);
-    p.consume('run', ['i1']);
+    p.consume('run', ['i1'], planned);
     expect(p.attach(snapshotOf('run')).results).toHaveLength(0);
   });
 
@@ -51,11 +45,22 @@ describe('PendingWork', () => {
     const p = new PendingWork();
     p.rememberInvocation('i1', { runId: 'run', nodeKey: 'tool' });
     p.addStarted('run', { invocationId: 'i1', nodeKey: 'tool', at: 1 });
-    p.consume('run', ['i1']);
+    p.consume('run', ['i1'], p.attach(snapshotOf('run')));
     expect(p.lookupInvocation('i1')).toEqual({ runId: 'run', nodeKey: 'tool' });
     p.addResult('run', result('i1'));
-    p.consume('run', ['i1']);
+    p.consume('run', ['i1'], p.attach(snapshotOf('run')));
     expect(p.lookupInvocation('i1')).toBeUndefined();
+  });
+
+  it('keeps an outcome that arrived while its start was being committed', () => {
+    const p = new PendingWork();
+    p.addStarted('run', { invocationId: 'i1', nodeKey: 'tool', at: 1 });
+    const planned = p.attach(snapshotOf('run'));
+    p.addResult('run', result('i1'));
+    p.consume('run', ['i1'], planned);
+    const next = p.attach(snapshotOf('run'));
+    expect(next.results.map((r) => r.invocationId)).toEqual(['i1']);
+    expect(next.started).toHaveLength(0);
   });
 
   it('forgets runs of lost shards', () => {
@@ -63,7 +68,7 @@ describe('PendingWork', () => {
     p.addResult('keep', result('i1'));
     p.addResult('drop', result('i2'));
     p.retainRuns((id) => id === 'keep');
-    expect(p.takeReady(10).runIds).toEqual(['keep']);
+    expect(p.takeReady(10)).toEqual(['keep']);
     expect(p.attach(snapshotOf('drop')).results).toHaveLength(0);
   });
 

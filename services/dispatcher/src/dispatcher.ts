@@ -1,0 +1,202 @@
+/**
+ * The dispatcher replica: leases shards, learns which runs need a tick (wake channel,
+ * QueueEvents, due sweep), ticks them in batches and heals lost transport. Built from
+ * injected clients so tests run it in-process exactly as main.ts runs it.
+ */
+import { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Pool } from 'pg';
+import { runLoop, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
+import { closeLaneQueues, createLaneQueues, jobIdFor, LANES } from '@flowline/queue';
+import type { WorkItem } from '@flowline/graph';
+import { coreOptionsOf, type DispatcherConfig } from './config';
+import { createDispatchStore, type DispatchStore } from './store';
+import { PendingWork } from './pending-work';
+import { LeaseKeeper } from './lease-keeper';
+import { JobFeed } from './job-feed';
+import { checkInflight, interrupted } from './inflight-check';
+import { tickRuns, type TickStats } from './tick';
+import { createEffects } from './effects';
+
+export interface DispatcherDeps {
+  config: DispatcherConfig;
+  pool: Pool;
+  /** command connection (queues, publishes); not closed by the dispatcher */
+  redis: Redis;
+  log: Logger;
+  /** replaces the Postgres port (tests) */
+  store?: DispatchStore;
+}
+
+export interface DispatcherTotals {
+  ticks: number;
+  applied: number;
+  conflicted: number;
+  healed: number;
+}
+
+export interface Dispatcher {
+  readonly id: string;
+  start(): Promise<void>;
+  /** Graceful: stops loops, releases shards so peers take them at once. */
+  stop(): Promise<void>;
+  /** Simulated death: stops everything WITHOUT releasing shards (they expire on the DB clock). */
+  halt(): Promise<void>;
+  ownedShards(): number[];
+  totals(): DispatcherTotals;
+}
+
+/** Builds a dispatcher replica; nothing runs until `start()`. */
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const { config: c, redis } = deps;
+  const log = deps.log.child({ dispatcherId: c.DISPATCHER_ID });
+  const store =
+    deps.store ??
+    createDispatchStore(deps.pool, {
+      dispatcherId: c.DISPATCHER_ID,
+      shardCount: c.SHARD_COUNT,
+      leaseMs: c.SHARD_LEASE_MS,
+      maxConcurrentRuns: c.MAX_CONCURRENT_RUNS,
+    });
+  const queues = createLaneQueues(redis, c.QUEUE_PREFIX);
+  const pending = new PendingWork();
+  const totals: DispatcherTotals = { ticks: 0, applied: 0, conflicted: 0, healed: 0 };
+  let running = false;
+  let sweeps = 0;
+
+  const owns = (runId: string) => leases.owns(store.shardOf(runId));
+  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, pending, owns, log });
+  const inflightDeps = {
+    store,
+    redis,
+    prefix: c.QUEUE_PREFIX,
+    pending,
+    enqueue: (items: WorkItem[]) => effects.enqueue(items),
+    defaultTimeoutMs: c.DEFAULT_NODE_TIMEOUT_SECONDS * 1000,
+    log,
+  };
+
+  const leases: LeaseKeeper = new LeaseKeeper(
+    { claim: () => store.claimShards(), release: () => store.releaseShards() },
+    c.SHARD_LEASE_MS,
+    {
+      gained: async (shards) => {
+        await store.reconcileInlineRunning(shards);
+        totals.healed += await checkInflight(inflightDeps, shards);
+        pending.markReady(await store.dueRuns(shards, c.DISPATCH_BATCH_SIZE * 10));
+      },
+      lost: () => pending.retainRuns(owns),
+    },
+    log,
+  );
+
+  const feed = new JobFeed(
+    c.REDIS_URL,
+    c.QUEUE_PREFIX,
+    {
+      wake: (runId) => {
+        if (owns(runId)) pending.markReady([runId]);
+      },
+      active: (invocationId, at) => {
+        const ref = pending.lookupInvocation(invocationId);
+        if (ref && owns(ref.runId)) pending.addStarted(ref.runId, { invocationId, nodeKey: ref.nodeKey, at });
+      },
+      completed: (ret) => {
+        if (owns(ret.runId)) {
+          pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
+        }
+      },
+      failed: (invocationId, reason, at) => {
+        void onFailed(invocationId, reason, at).catch((err: unknown) => log.warn({ err, invocationId }, 'failed-job lookup failed'));
+      },
+    },
+    log,
+  );
+
+  /** A failed job is rare: when its run is unknown here, its payload names the run. */
+  async function onFailed(invocationId: string, reason: string, at: number): Promise<void> {
+    let ref = pending.lookupInvocation(invocationId);
+    if (!ref) {
+      for (const lane of LANES) {
+        const job = await Job.fromId<WorkItem>(queues[lane], jobIdFor(invocationId));
+        if (job) {
+          ref = { runId: job.data.runId, nodeKey: job.data.nodeKey };
+          break;
+        }
+      }
+    }
+    if (ref && owns(ref.runId)) pending.addResult(ref.runId, interrupted(invocationId, ref.nodeKey, reason, at));
+  }
+
+  const tickDeps = { store, pending, options: coreOptionsOf(c), owns, afterCommit: effects.afterCommit, log };
+
+  /** The tick loop: whatever is ready now goes now (never waits to fill a batch). */
+  const ticker: Service = {
+    start() {},
+    stop() {},
+    async runOnce() {
+      if (pending.readyCount === 0) return false;
+      const runIds = pending.takeReady(c.DISPATCH_BATCH_SIZE);
+      try {
+        const s: TickStats = await tickRuns(tickDeps, runIds);
+        totals.ticks++;
+        totals.applied += s.applied;
+        totals.conflicted += s.conflicted;
+        if (s.applied || s.conflicted) log.debug(s, 'tick');
+      } catch (err) {
+        // Reports stay in the inbox; the runs go back to the ready set for the next try.
+        pending.markReady(runIds.filter(owns));
+        throw err;
+      }
+      return pending.readyCount > 0;
+    },
+  };
+
+  /** The due sweep (wake_at <= now()) plus, every Nth round, the in-flight check. */
+  const sweeper: Service = {
+    start() {},
+    stop() {},
+    async runOnce() {
+      const shards = [...leases.shards];
+      if (shards.length === 0) return false;
+      const due = await store.dueRuns(shards, c.DISPATCH_BATCH_SIZE * 5);
+      pending.markReady(due.filter(owns));
+      if (++sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) totals.healed += await checkInflight(inflightDeps, shards);
+      return false;
+    },
+  };
+
+  let loops: LoopHandle[] = [];
+
+  async function shutdown(release: boolean): Promise<void> {
+    if (!running) return;
+    running = false;
+    await Promise.allSettled(loops.map((l) => l.stop()));
+    await leases.relinquish({ release }).catch((err: unknown) => log.warn({ err }, 'lease release failed'));
+    await feed.stop();
+    await closeLaneQueues(queues);
+    log.info({ release }, 'dispatcher stopped');
+  }
+
+  return {
+    id: c.DISPATCHER_ID,
+    async start() {
+      running = true;
+      await feed.start();
+      await leases.runOnce();
+      const tickLoop = runLoop(ticker, { idleMs: c.DISPATCH_SWEEP_MS, logger: log, name: 'tick', backoff: { initialMs: 50, maxMs: 2000 } });
+      pending.onReady(() => tickLoop.wake());
+      loops = [
+        runLoop(leases, { idleMs: leases.renewEveryMs, jitter: 0, logger: log, name: 'leases' }),
+        tickLoop,
+        runLoop(sweeper, { idleMs: c.DISPATCH_SWEEP_MS, logger: log, name: 'sweep' }),
+      ];
+      log.info({ shards: [...leases.shards] }, 'dispatcher started');
+    },
+    stop: () => shutdown(true),
+    halt: () => shutdown(false),
+    ownedShards: () => [...leases.shards].sort((a, b) => a - b),
+    totals: () => ({ ...totals }),
+  };
+}
+

@@ -1,0 +1,96 @@
+/**
+ * Side effects after a tick's commit (outbox order, ARCHITECTURE principle 5): put
+ * Queued work on its lane (idempotent by job id), publish cancellations, wake child
+ * and parent runs, and ping the change channel. A crash before any of these is healed
+ * by the next tick's in-flight check or the due sweep.
+ */
+import type { Redis } from 'ioredis';
+import type { PlannedEvent, WorkItem } from '@flowline/graph';
+import { enqueueWork, publishCancellations, wakeChannel } from '@flowline/queue';
+import type { LaneQueues } from '@flowline/queue';
+import type { Logger } from 'pino';
+import type { CommittedPlan } from './tick';
+import type { PendingWork } from './pending-work';
+
+/** The pub/sub channel of content-free change pings `{ runId, seq, kind }`. */
+export const CHANGES_CHANNEL = 'flowline:changes';
+
+export type ChangeKind = 'run' | 'node' | 'gate';
+
+export interface ChangePing {
+  runId: string;
+  seq: number;
+  kind: ChangeKind;
+}
+
+export interface EffectsDeps {
+  redis: Redis;
+  queues: LaneQueues;
+  prefix: string;
+  pending: PendingWork;
+  owns(runId: string): boolean;
+  log: Logger;
+}
+
+export function createEffects(d: EffectsDeps) {
+  /** Enqueues items and learns their invocations. */
+  async function enqueue(items: WorkItem[]): Promise<void> {
+    if (items.length === 0) return;
+    for (const it of items) d.pending.rememberInvocation(it.invocationId, { runId: it.runId, nodeKey: it.nodeKey });
+    await enqueueWork(d.queues, items);
+  }
+
+  /** Ticks a run here when this replica owns it, else asks its owner through the wake channel. */
+  async function wake(runIds: string[]): Promise<void> {
+    const remote: string[] = [];
+    for (const id of runIds) {
+      if (d.owns(id)) d.pending.markReady([id]);
+      else remote.push(id);
+    }
+    if (remote.length === 0) return;
+    const p = d.redis.pipeline();
+    for (const runId of remote) p.publish(wakeChannel(d.prefix), JSON.stringify({ runId }));
+    await p.exec();
+  }
+
+  async function afterCommit(committed: CommittedPlan[]): Promise<void> {
+    const items = committed.flatMap((c) => c.plan.enqueue);
+    const cancels = committed.flatMap((c) => c.plan.cancel.map((w) => ({ invocationId: w.invocationId, reason: w.reason })));
+    const wakes: string[] = [];
+    const pings: ChangePing[] = [];
+    const now = Date.now();
+    for (const { snapshot, plan } of committed) {
+      const runId = snapshot.run.id;
+      for (const child of plan.startChildren) wakes.push(child.childRunId);
+      wakes.push(...plan.cancelChildren);
+      const newStatus = plan.run?.set.status;
+      if (snapshot.run.parentRunId && newStatus && newStatus !== snapshot.run.status) wakes.push(snapshot.run.parentRunId);
+      if (plan.wakeAt !== null && plan.wakeAt <= now) wakes.push(runId);
+      const last = plan.events.at(-1);
+      if (last) pings.push({ runId, seq: snapshot.run.lastSeq + plan.events.length, kind: kindOf(last) });
+    }
+    const results = await Promise.allSettled([
+      enqueue(items),
+      publishCancellations(d.redis, cancels, d.prefix),
+      wake(wakes),
+      publishPings(d.redis, pings),
+    ]);
+    for (const r of results) {
+      if (r.status === 'rejected') d.log.warn({ err: r.reason }, 'side effect failed; the in-flight check heals it');
+    }
+  }
+
+  return { enqueue, wake, afterCommit };
+}
+
+function kindOf(e: PlannedEvent): ChangeKind {
+  if (e.kind.startsWith('gate.')) return 'gate';
+  return e.kind.startsWith('run.') ? 'run' : 'node';
+}
+
+async function publishPings(redis: Redis, pings: ChangePing[]): Promise<void> {
+  if (pings.length === 0) return;
+  const p = redis.pipeline();
+  for (const ping of pings) p.publish(CHANGES_CHANNEL, JSON.stringify(ping));
+  await p.exec();
+}

@@ -1,0 +1,89 @@
+/**
+ * Heals lost transport (ARCHITECTURE principle 1): every committed Queued/Running
+ * lane node of the given shards is compared with its BullMQ job.
+ * - job missing (Redis flushed, add lost after commit) → enqueue again, SAME invocation id;
+ * - job failed (worker died: stalled with maxStalledCount 0, or threw) → Interrupted result;
+ * - job completed → its return value is the result;
+ * - job started but its lock lapsed (worker died; BullMQ would notice only on a
+ *   surviving worker's stalled check) → Interrupted result;
+ * - job active while the row reads Queued → a start.
+ */
+import type { Redis } from 'ioredis';
+import type { WorkItem, WorkResult } from '@flowline/graph';
+import type { Logger } from 'pino';
+import type { DispatchStore } from './store';
+import type { PendingWork } from './pending-work';
+import { workItemFor } from './work-items';
+import { probeJob } from './job-probe';
+
+export interface InflightCheckDeps {
+  store: DispatchStore;
+  redis: Redis;
+  prefix: string;
+  pending: PendingWork;
+  enqueue(items: WorkItem[]): Promise<void>;
+  defaultTimeoutMs: number;
+  log: Logger;
+}
+
+/** An Interrupted outcome for an invocation whose job failed or whose worker died. */
+export function interrupted(invocationId: string, nodeKey: string, reason: string, at: number): WorkResult {
+  return {
+    invocationId,
+    nodeKey,
+    outcome: { ok: false, failureClass: 'Interrupted', reason: `worker interrupted: ${reason}`, startedAt: null, finishedAt: at },
+  };
+}
+
+/** Checks the in-flight work of `shards`; returns how many invocations needed healing. */
+export async function checkInflight(d: InflightCheckDeps, shards: number[]): Promise<number> {
+  if (shards.length === 0) return 0;
+  const rows = await d.store.inflight(shards);
+  const missing: typeof rows = [];
+  let healed = 0;
+  await Promise.all(
+    rows.map(async (row) => {
+      d.pending.rememberInvocation(row.invocationId, { runId: row.runId, nodeKey: row.nodeKey });
+      if (d.pending.hasResult(row.runId, row.invocationId)) return;
+      const fate = await probeJob(d.redis, d.prefix, row.invocationId);
+      switch (fate.state) {
+        case 'missing':
+          missing.push(row);
+          return;
+        case 'completed':
+          d.pending.addResult(row.runId, { invocationId: row.invocationId, nodeKey: row.nodeKey, outcome: fate.ret.outcome });
+          break;
+        case 'failed':
+          d.pending.addResult(row.runId, interrupted(row.invocationId, row.nodeKey, fate.reason, fate.finishedOn));
+          break;
+        case 'orphaned':
+          d.pending.addResult(row.runId, interrupted(row.invocationId, row.nodeKey, 'the worker holding the job is gone', Date.now()));
+          break;
+        case 'running':
+          if (row.status !== 'Queued') return;
+          d.pending.addStarted(row.runId, { invocationId: row.invocationId, nodeKey: row.nodeKey, at: fate.processedOn });
+          break;
+        case 'waiting':
+          return;
+      }
+      healed++;
+    }),
+  );
+  if (missing.length > 0) {
+    const runIds = [...new Set(missing.map((m) => m.runId))];
+    const snapshots = await d.store.loadSnapshots(runIds);
+    const now = Date.now();
+    const items: WorkItem[] = [];
+    for (const m of missing) {
+      const snap = snapshots.find((s) => s.run.id === m.runId);
+      const item = snap ? workItemFor(snap, m.nodeKey, d.defaultTimeoutMs, now) : null;
+      if (item && item.invocationId === m.invocationId) items.push(item);
+    }
+    await d.enqueue(items);
+    d.log.info({ count: items.length }, 're-enqueued in-flight work missing from BullMQ');
+    healed += items.length;
+  }
+  return healed;
+}
+
+

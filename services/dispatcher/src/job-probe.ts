@@ -1,0 +1,56 @@
+/**
+ * Reads one lane job's fate in a single atomic Redis step, including the case BullMQ
+ * itself only notices on a surviving worker's stalled check: a started job whose lock
+ * lapsed (its worker died). Knows BullMQ's key layout (`<prefix>:<queue>:<jobId>` hash,
+ * `…:lock` string) — the layout `Job.fromId` and the workers' lock renewal use.
+ */
+import type { Redis } from 'ioredis';
+import type { Lane } from '@flowline/graph';
+import { jobIdFor, LANES, queueNameFor, workReturnSchema, type WorkReturn } from '@flowline/queue';
+
+export type JobFate =
+  | { state: 'missing' }
+  | { state: 'waiting' }
+  | { state: 'running'; processedOn: number }
+  /** started, lock lapsed, not finished: the worker is gone */
+  | { state: 'orphaned'; processedOn: number }
+  | { state: 'completed'; ret: WorkReturn; finishedOn: number }
+  | { state: 'failed'; reason: string; finishedOn: number };
+
+// KEYS[1] job hash, KEYS[2] its lock. Returns {exists, locked, processedOn, finishedOn, failedReason, returnvalue}.
+const PROBE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
+local f = redis.call('HMGET', KEYS[1], 'processedOn', 'finishedOn', 'failedReason', 'returnvalue')
+return {1, redis.call('EXISTS', KEYS[2]), f[1] or '', f[2] or '', f[3] or '', f[4] or ''}
+`;
+
+async function probeLane(redis: Redis, prefix: string, lane: Lane, invocationId: string): Promise<JobFate> {
+  const jobKey = `${prefix}:${queueNameFor(lane)}:${jobIdFor(invocationId)}`;
+  const r = (await redis.eval(PROBE, 2, jobKey, `${jobKey}:lock`)) as (number | string)[];
+  if (r[0] === 0) return { state: 'missing' };
+  const [, locked, processedOn, finishedOn, failedReason, returnvalue] = r as [number, number, string, string, string, string];
+  if (finishedOn) {
+    const ret = returnvalue ? workReturnSchema.safeParse(safeJson(returnvalue)) : null;
+    if (ret?.success) return { state: 'completed', ret: ret.data, finishedOn: Number(finishedOn) };
+    return { state: 'failed', reason: failedReason || 'job failed', finishedOn: Number(finishedOn) };
+  }
+  if (!processedOn) return { state: 'waiting' };
+  return locked ? { state: 'running', processedOn: Number(processedOn) } : { state: 'orphaned', processedOn: Number(processedOn) };
+}
+
+/** The fate of an invocation's job on whichever lane holds it. */
+export async function probeJob(redis: Redis, prefix: string, invocationId: string): Promise<JobFate> {
+  for (const lane of LANES) {
+    const fate = await probeLane(redis, prefix, lane, invocationId);
+    if (fate.state !== 'missing') return fate;
+  }
+  return { state: 'missing' };
+}
+
+function safeJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Dispatcher process: config → Postgres pool → Redis → migrate → dispatcher →
+ * graceful shutdown (SIGTERM/SIGINT: stop loops, release shards, close clients, exit 0).
+ */
+import { Redis } from 'ioredis';
+import { createPool, migrate } from '@flowline/db';
+import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
+import { dispatcherConfigSchema } from './config';
+import { createDispatcher } from './dispatcher';
+
+const config = loadConfig(dispatcherConfigSchema);
+const log = createLogger('dispatcher', { level: config.LOG_LEVEL });
+const shutdown = installShutdown({ logger: log, graceMs: 15_000 });
+
+const pool = createPool(config.DATABASE_URL);
+shutdown.onShutdown(() => pool.end(), 'postgres');
+const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+redis.on('error', (err) => log.warn({ err }, 'redis error'));
+shutdown.onShutdown(() => redis.disconnect(), 'redis');
+
+await migrate(pool);
+const dispatcher = createDispatcher({ config, pool, redis, log });
+shutdown.onShutdown(() => dispatcher.stop(), 'dispatcher');
+await dispatcher.start();

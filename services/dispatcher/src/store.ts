@@ -1,0 +1,69 @@
+/**
+ * The dispatcher's view of Postgres: a narrow port over @flowline/db so the tick and
+ * the reconciler read as glue and tests can see which statements a tick costs.
+ */
+import type { PlanResult } from '@flowline/graph';
+import {
+  applyPlans,
+  claimShards,
+  dueRuns,
+  findRunsWithInflightWork,
+  loadSnapshots,
+  reconcileInlineRunning,
+  releaseShards,
+  shardOfRun,
+  type ApplyOutcome,
+  type LoadedSnapshot,
+} from '@flowline/db';
+import type { Pool } from 'pg';
+
+/** An in-flight (Queued/Running) lane node as committed. */
+export interface InflightWork {
+  runId: string;
+  nodeKey: string;
+  invocationId: string;
+  status: 'Queued' | 'Running';
+}
+
+export interface DispatchStore {
+  /** one round trip; missing runs are left out */
+  loadSnapshots(runIds: string[]): Promise<LoadedSnapshot[]>;
+  /** one transaction; each run guarded on its own */
+  applyPlans(items: { snapshot: LoadedSnapshot; plan: PlanResult }[]): Promise<ApplyOutcome>;
+  dueRuns(shards: number[], limit: number): Promise<string[]>;
+  inflight(shards: number[]): Promise<InflightWork[]>;
+  reconcileInlineRunning(shards: number[]): Promise<void>;
+  claimShards(): Promise<number[]>;
+  releaseShards(): Promise<void>;
+  shardOf(runId: string): number;
+}
+
+export interface StoreOptions {
+  dispatcherId: string;
+  shardCount: number;
+  leaseMs: number;
+  maxConcurrentRuns: number;
+}
+
+/** The production store over a pg pool. */
+export function createDispatchStore(pool: Pool, o: StoreOptions): DispatchStore {
+  return {
+    loadSnapshots: (runIds) => loadSnapshots(pool, runIds, { maxConcurrentRuns: o.maxConcurrentRuns }),
+    applyPlans: (items) => applyPlans(pool, items, { shardCount: o.shardCount }),
+    dueRuns: (shards, limit) => dueRuns(pool, shards, limit),
+    inflight: async (shards) => {
+      const rows = await findRunsWithInflightWork(pool, shards);
+      return rows.flatMap((r) =>
+        r.invocationId ? [{ runId: r.runId, nodeKey: r.nodeKey, invocationId: r.invocationId, status: r.status }] : [],
+      );
+    },
+    reconcileInlineRunning: async (shards) => {
+      await reconcileInlineRunning(pool, shards);
+    },
+    claimShards: () => claimShards(pool, o.dispatcherId, o.shardCount, o.leaseMs),
+    releaseShards: async () => {
+      await releaseShards(pool, o.dispatcherId);
+    },
+    shardOf: (runId) => shardOfRun(runId, o.shardCount),
+  };
+}

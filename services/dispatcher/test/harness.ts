@@ -1,0 +1,179 @@
+/**
+ * In-process cluster for integration tests: a migrated database of its own, a unique
+ * BullMQ prefix, dispatchers built exactly as main.ts builds them, and runs created
+ * through the same store function the API uses.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { createRun, insertDefinition } from '@flowline/db';
+import type { Graph, GraphNode, GraphEdge, JsonObject } from '@flowline/graph';
+import { createToolRegistry } from '@flowline/tools';
+// The real worker of the tool lane, run in-process (tests only; services never import each other).
+import { createToolWorker } from '../../worker-tool/src/worker';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@flowline/testing';
+import { createDispatcher, type Dispatcher } from '../src/dispatcher';
+import { dispatcherConfigSchema, type DispatcherConfig } from '../src/config';
+
+export const TENANT = 'default';
+export const SHARD_COUNT = 8;
+
+export interface Harness {
+  db: TestDatabase;
+  redis: TestRedis;
+  /** shared command connection (queues, publishes) */
+  conn: Redis;
+  startDispatcher(id: string, overrides?: Partial<Record<keyof DispatcherConfig, string>>): Promise<Dispatcher>;
+  createRuns(graph: Graph, inputs: JsonObject[]): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function createHarness(): Promise<Harness> {
+  const db = await createTestDatabase();
+  const redis = createTestRedis();
+  const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const dispatchers: Dispatcher[] = [];
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' });
+
+  return {
+    db,
+    redis,
+    conn,
+    async startDispatcher(id, overrides = {}) {
+      const config = dispatcherConfigSchema.parse({
+        DATABASE_URL: db.url,
+        REDIS_URL: redis.url,
+        QUEUE_PREFIX: redis.prefix,
+        DISPATCHER_ID: id,
+        SHARD_COUNT: String(SHARD_COUNT),
+        SHARD_LEASE_MS: '1500',
+        DISPATCH_SWEEP_MS: '100',
+        INFLIGHT_CHECK_EVERY_SWEEPS: '5',
+        MAX_CONCURRENT_RUNS: '1000',
+        ...overrides,
+      });
+      const d = createDispatcher({ config, pool: db.pool, redis: conn, log });
+      dispatchers.push(d);
+      await d.start();
+      return d;
+    },
+    async createRuns(graph, inputs) {
+      const definitionId = randomUUID();
+      const doc = JSON.stringify(graph);
+      await insertDefinition(db.pool, {
+        id: definitionId,
+        tenantId: TENANT,
+        name: `test-${definitionId}`,
+        description: null,
+        kind: graph.kind,
+        graphJson: doc,
+        planGraphJson: doc,
+        graphHash: definitionId,
+        nodeCount: graph.nodes.length,
+      });
+      const ids: string[] = [];
+      for (const input of inputs) {
+        const r = await createRun(db.pool, {
+          tenantId: TENANT,
+          definitionId,
+          requestId: null,
+          conversationId: null,
+          shardCount: SHARD_COUNT,
+          prepare: () => ({
+            inputJson: JSON.stringify(input),
+            nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+          }),
+        });
+        if (r.kind !== 'created') throw new Error(`run not created: ${r.kind}`);
+        ids.push(r.runId);
+      }
+      return ids;
+    },
+    async close() {
+      await Promise.allSettled(dispatchers.map((d) => d.stop()));
+      conn.disconnect();
+      await redis.cleanup().catch(() => undefined);
+      await db.drop();
+    },
+  };
+}
+
+const node = (key: string, kind: GraphNode['kind'], config: JsonObject, maxAttempts = 1): GraphNode => ({
+  key,
+  kind,
+  label: key,
+  joinPolicy: 'All',
+  maxAttempts,
+  timeoutSeconds: null,
+  retryBackoff: { initialMs: 50, multiplier: 2, maxMs: 200 },
+  onError: 'FailRun',
+  inputSchema: null,
+  outputSchema: null,
+  position: null,
+  config,
+});
+
+const edge = (from: string, to: string): GraphEdge => ({
+  key: `${from}-${to}`,
+  from,
+  to,
+  label: null,
+  condition: null,
+  default: false,
+});
+
+/** Start → Tool(`toolName`, arguments) → End, as the parser would model it. */
+export function toolChain(toolName = 'echo', args: JsonObject = { hello: 'world' }): Graph {
+  return {
+    schemaVersion: 1,
+    kind: 'Standard',
+    chat: null,
+    inputSchema: null,
+    outputSchema: null,
+    nodes: [
+      node('start', 'Start', {}),
+      node('tool', 'Tool', { toolName, arguments: args }, 3),
+      node('end', 'End', { outcome: 'done' }),
+    ],
+    edges: [edge('start', 'tool'), edge('tool', 'end')],
+  };
+}
+
+/** Statuses of the given runs. */
+export async function runStatuses(db: TestDatabase, runIds: string[]): Promise<Map<string, string>> {
+  const res = await db.pool.query<{ id: string; status: string }>('select id, status from runs where id = any($1::uuid[])', [runIds]);
+  return new Map(res.rows.map((r) => [r.id, r.status]));
+}
+
+/** (run, node) pairs whose `node.started` count differs from the node's attempt counter. */
+export async function startMismatches(db: TestDatabase, runIds: string[]): Promise<unknown[]> {
+  const res = await db.pool.query(
+    `select n.run_id, n.node_key, n.attempt, count(e.seq)::int as started
+       from node_runs n
+       left join events e on e.run_id = n.run_id and e.node_key = n.node_key and e.kind = 'node.started'
+      where n.run_id = any($1::uuid[]) and n.kind = 'Tool'
+      group by n.run_id, n.node_key, n.attempt
+     having count(e.seq) <> n.attempt`,
+    [runIds],
+  );
+  return res.rows;
+}
+
+/** Starts the real tool-lane worker (services/worker-tool) in this process. */
+export async function startToolWorker(h: Harness, concurrency = 8): Promise<() => Promise<void>> {
+  const registry = await createToolRegistry({ testTools: true });
+  const connection = new Redis(h.redis.url, { maxRetriesPerRequest: null });
+  const worker = createToolWorker({
+    redis: connection,
+    registry,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' }),
+    prefix: h.redis.prefix,
+    concurrency,
+    shutdownGraceMs: 500,
+  });
+  await worker.start();
+  return async () => {
+    await worker.stop();
+    connection.disconnect();
+  };
+}
