@@ -1,0 +1,275 @@
+/**
+ * SQL for the `definitions` aggregate as the API uses it: create, read, keyset list,
+ * version-guarded update, guarded delete (refused while a live run pins the definition).
+ * Every statement is tenant-scoped: a row of another tenant reads as absent.
+ */
+import type { Pool, PoolClient } from 'pg';
+
+/** Run statuses that pin a definition against deletion (anything not terminal). */
+export const DEFINITION_PINNING_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
+
+export interface DefinitionRow {
+  id: string;
+  tenantId: string;
+  name: string;
+  description: string | null;
+  kind: string;
+  version: number;
+  /** the document as submitted */
+  graph: unknown;
+  graphHash: string;
+  nodeCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A definition list row: everything but the graph document. */
+export type DefinitionListRow = Omit<DefinitionRow, 'graph'>;
+
+export interface NewDefinition {
+  id: string;
+  tenantId: string;
+  name: string;
+  description: string | null;
+  kind: string;
+  /** JSON text of the document as submitted */
+  graphJson: string;
+  /** JSON text of the parsed `Graph` model of that document */
+  planGraphJson: string;
+  graphHash: string;
+  nodeCount: number;
+}
+
+export interface KeysetPage<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+type Queryable = Pick<Pool, 'query'> | PoolClient;
+
+const COLUMNS = `id, tenant_id, name, description, kind, version, graph_hash, node_count, created_at, updated_at,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
+
+interface RawRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string | null;
+  kind: string;
+  version: number;
+  graph?: unknown;
+  graph_hash: string;
+  node_count: number | null;
+  created_at: Date;
+  updated_at: Date;
+  created_key: string;
+}
+
+function toListRow(r: RawRow): DefinitionListRow {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    name: r.name,
+    description: r.description,
+    kind: r.kind,
+    version: r.version,
+    graphHash: r.graph_hash,
+    nodeCount: r.node_count ?? 0,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function toRow(r: RawRow): DefinitionRow {
+  return { ...toListRow(r), graph: r.graph };
+}
+
+/**
+ * Keyset cursor over `(created_at desc, id desc)`. The timestamp travels at microsecond
+ * precision (as Postgres stores it) so no row is repeated or skipped between pages.
+ */
+export function encodePageCursor(createdKey: string, id: string): string {
+  return Buffer.from(`${createdKey}|${id}`, 'utf8').toString('base64url');
+}
+
+const CURSOR_RE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6})\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+
+/** Decodes a cursor made by {@link encodePageCursor}; null when malformed. */
+export function decodePageCursor(cursor: string): { createdKey: string; id: string } | null {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = CURSOR_RE.exec(text);
+  if (!m?.[1] || !m[2]) return null;
+  return { createdKey: m[1], id: m[2] };
+}
+
+/**
+ * Copies a definition of the tenant under a new id and name, at version 1, with the same
+ * graph, parsed model and hash. Null when the source is absent.
+ */
+export async function duplicateDefinition(
+  db: Queryable,
+  tenantId: string,
+  sourceId: string,
+  newId: string,
+  nameOf: (sourceName: string) => string,
+): Promise<DefinitionRow | null> {
+  const src = await db.query<{ name: string }>(`SELECT name FROM definitions WHERE id = $1 AND tenant_id = $2`, [
+    sourceId,
+    tenantId,
+  ]);
+  const source = src.rows[0];
+  if (!source) return null;
+  const res = await db.query<RawRow>(
+    `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
+                              created_at, updated_at)
+     SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, now(), now()
+     FROM definitions WHERE id = $1 AND tenant_id = $2
+     RETURNING ${COLUMNS}, graph`,
+    [sourceId, tenantId, newId, nameOf(source.name)],
+  );
+  const row = res.rows[0];
+  return row ? toRow(row) : null;
+}
+
+/** Inserts a definition at version 1. */
+export async function insertDefinition(db: Queryable, d: NewDefinition): Promise<DefinitionRow> {
+  const res = await db.query<RawRow>(
+    `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
+                              created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, now(), now())
+     RETURNING ${COLUMNS}, graph`,
+    [d.id, d.tenantId, d.name, d.description, d.kind, d.graphJson, d.planGraphJson, d.graphHash, d.nodeCount],
+  );
+  return toRow(res.rows[0]!);
+}
+
+/** One definition of the tenant, with its graph; null when absent or another tenant's. */
+export async function getDefinition(db: Queryable, tenantId: string, id: string): Promise<DefinitionRow | null> {
+  const res = await db.query<RawRow>(`SELECT ${COLUMNS}, graph FROM definitions WHERE id = $1 AND tenant_id = $2`, [
+    id,
+    tenantId,
+  ]);
+  const row = res.rows[0];
+  return row ? toRow(row) : null;
+}
+
+/**
+ * A page of the tenant's definitions, newest first, without graphs.
+ * `after` is a decoded cursor; reads one row past `limit` to know whether a next page exists.
+ */
+export async function listDefinitions(
+  db: Queryable,
+  tenantId: string,
+  limit: number,
+  after: { createdKey: string; id: string } | null,
+): Promise<KeysetPage<DefinitionListRow>> {
+  const res = await db.query<RawRow>(
+    `SELECT ${COLUMNS} FROM definitions
+     WHERE tenant_id = $1
+       AND ($2::timestamp IS NULL OR (created_at, id) < (($2::timestamp AT TIME ZONE 'UTC'), $3::uuid))
+     ORDER BY created_at DESC, id DESC
+     LIMIT $4`,
+    [tenantId, after?.createdKey ?? null, after?.id ?? null, limit + 1],
+  );
+  const rows = res.rows.slice(0, limit);
+  const last = rows[rows.length - 1];
+  return {
+    items: rows.map(toListRow),
+    nextCursor: res.rows.length > limit && last ? encodePageCursor(last.created_key, last.id) : null,
+  };
+}
+
+export interface DefinitionPatch {
+  name?: string;
+  description?: string | null;
+  kind?: string;
+  graphJson?: string;
+  planGraphJson?: string;
+  graphHash?: string;
+  nodeCount?: number;
+}
+
+/**
+ * Version-guarded update: applies `patch` and bumps version only where
+ * `version = expectVersion`. Returns the new row, `'conflict'` when the row exists at
+ * another version, or null when absent.
+ */
+export async function updateDefinition(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  expectVersion: number,
+  patch: DefinitionPatch,
+): Promise<DefinitionRow | 'conflict' | null> {
+  const res = await db.query<RawRow>(
+    `UPDATE definitions SET
+       name = COALESCE($4, name),
+       description = CASE WHEN $5::boolean THEN $6 ELSE description END,
+       kind = COALESCE($7, kind),
+       graph = COALESCE($8::jsonb, graph),
+       graph_hash = COALESCE($9, graph_hash),
+       node_count = COALESCE($10, node_count),
+       plan_graph = COALESCE($11::jsonb, plan_graph),
+       version = version + 1,
+       updated_at = now()
+     WHERE id = $1 AND tenant_id = $2 AND version = $3
+     RETURNING ${COLUMNS}, graph`,
+    [
+      id,
+      tenantId,
+      expectVersion,
+      patch.name ?? null,
+      patch.description !== undefined,
+      patch.description ?? null,
+      patch.kind ?? null,
+      patch.graphJson ?? null,
+      patch.graphHash ?? null,
+      patch.nodeCount ?? null,
+      patch.planGraphJson ?? null,
+    ],
+  );
+  const row = res.rows[0];
+  if (row) return toRow(row);
+  const exists = await db.query(`SELECT 1 FROM definitions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
+  return exists.rowCount ? 'conflict' : null;
+}
+
+/**
+ * Deletes a definition unless a live run pins it.
+ * Locks the row first (FOR UPDATE) so it serialises with run creation, which holds the
+ * row FOR SHARE: the live-run check below then sees every run committed before it.
+ */
+export async function deleteDefinition(
+  pool: Pool,
+  tenantId: string,
+  id: string,
+): Promise<'deleted' | 'inUse' | 'notFound'> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const locked = await client.query(`SELECT 1 FROM definitions WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [
+      id,
+      tenantId,
+    ]);
+    if (!locked.rowCount) {
+      await client.query('ROLLBACK');
+      return 'notFound';
+    }
+    const live = await client.query(
+      `SELECT 1 FROM runs WHERE definition_id = $1 AND tenant_id = $2 AND status = ANY($3::text[]) LIMIT 1`,
+      [id, tenantId, DEFINITION_PINNING_STATUSES],
+    );
+    if (live.rowCount) {
+      await client.query('ROLLBACK');
+      return 'inUse';
+    }
+    await client.query(`DELETE FROM definitions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
+    await client.query('COMMIT');
+    return 'deleted';
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,455 @@
+/**
+ * SQL for runs as the API touches them: idempotent creation (run row + node rows +
+ * `run.created` in one transaction), reads (summary, node runs, events, keyset list)
+ * and the two operator writes of this surface — cancel and gate decisions — each a
+ * guarded write plus an intent row for the dispatcher, with the run's `wake_at` set to
+ * now and its `version` bumped so a tick planned on an older read cannot commit over it.
+ * Every read is tenant-scoped: another tenant's run reads as absent.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { randomUUID } from 'node:crypto';
+import { encodePageCursor, type DefinitionRow, type KeysetPage } from './definitions';
+
+type Queryable = Pick<Pool, 'query'> | PoolClient;
+
+/** Statuses a cancel request acts on; Cancelling and terminal runs make it a no-op. */
+export const CANCELLABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval'] as const;
+
+/** FNV-1a (32-bit) of the run id, modulo the shard count: the run's dispatcher shard. */
+export function shardOfRun(runId: string, shardCount: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < runId.length; i++) {
+    h ^= runId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % shardCount;
+}
+
+export interface RunSummaryRow {
+  id: string;
+  tenantId: string;
+  definitionId: string;
+  status: string;
+  failureClass: string;
+  reason: string | null;
+  paused: boolean;
+  requestId: string | null;
+  parentRunId: string | null;
+  conversationId: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  graphHash: string;
+  lastSeq: number;
+}
+
+/** A run with its pinned graph document and output. */
+export interface RunDetailRow extends RunSummaryRow {
+  graph: unknown;
+  output: unknown;
+}
+
+export interface NodeRunSummaryRow {
+  nodeKey: string;
+  kind: string;
+  status: string;
+  attempt: number;
+  failureClass: string;
+  reason: string | null;
+  pendingDecisionKind: string | null;
+  childRunId: string | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export interface NodeRunDetailRow extends NodeRunSummaryRow {
+  input: unknown;
+  inputOverride: unknown;
+  output: unknown;
+  steering: unknown;
+  notBefore: Date | null;
+  decision: unknown;
+}
+
+export interface RunEventRow {
+  seq: number;
+  kind: string;
+  nodeKey: string | null;
+  at: Date;
+  detail: unknown;
+}
+
+const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.status, r.failure_class, r.reason, r.paused, r.request_id,
+  r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
+  to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
+function toRunRow(r: any): RunSummaryRow {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    definitionId: r.definition_id,
+    status: r.status,
+    failureClass: r.failure_class ?? 'None',
+    reason: r.reason,
+    paused: r.paused ?? false,
+    requestId: r.request_id,
+    parentRunId: r.parent_run_id,
+    conversationId: r.conversation_id,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    graphHash: r.graph_hash,
+    lastSeq: r.last_seq ?? 0,
+  };
+}
+
+function toNodeRow(r: any): NodeRunSummaryRow {
+  return {
+    nodeKey: r.node_key,
+    kind: r.kind,
+    status: r.status,
+    attempt: r.attempt ?? 0,
+    failureClass: r.failure_class ?? 'None',
+    reason: r.reason,
+    pendingDecisionKind: r.pending_decision_kind,
+    childRunId: r.child_run_id,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** A node row to create with the run: Pending, attempt 0, budget `attemptLimit`. */
+export interface NodeSeed {
+  key: string;
+  kind: string;
+  attemptLimit: number;
+}
+
+/** The locked definition as run creation sees it: with its parsed `Graph` model. */
+export type DefinitionForRun = DefinitionRow & { planGraph: unknown };
+
+/** What run creation needs from the (locked) definition, computed by the caller. */
+export interface RunSeed {
+  /** JSON text of the run input */
+  inputJson: string;
+  nodes: NodeSeed[];
+}
+
+export interface CreateRunParams {
+  tenantId: string;
+  definitionId: string;
+  requestId: string | null;
+  conversationId: string | null;
+  shardCount: number;
+  /**
+   * Called inside the transaction with the definition row locked FOR SHARE; returns the
+   * seed or throws (the transaction rolls back and the error propagates).
+   */
+  prepare: (definition: DefinitionForRun) => RunSeed;
+}
+
+export type CreateRunResult =
+  | { kind: 'created'; runId: string; shard: number }
+  | { kind: 'replayed'; runId: string }
+  | { kind: 'requestIdReused'; runId: string }
+  | { kind: 'definitionNotFound' };
+
+/** The run holding `requestId` for the tenant, if any. */
+export async function findRunByRequestId(
+  db: Queryable,
+  tenantId: string,
+  requestId: string,
+): Promise<{ id: string; definitionId: string } | null> {
+  const res = await db.query<{ id: string; definition_id: string }>(
+    `SELECT id, definition_id FROM runs WHERE tenant_id = $1 AND request_id = $2`,
+    [tenantId, requestId],
+  );
+  const row = res.rows[0];
+  return row ? { id: row.id, definitionId: row.definition_id } : null;
+}
+
+function replayOf(existing: { id: string; definitionId: string }, definitionId: string): CreateRunResult {
+  return existing.definitionId === definitionId
+    ? { kind: 'replayed', runId: existing.id }
+    : { kind: 'requestIdReused', runId: existing.id };
+}
+
+/**
+ * Creates a run in ONE transaction: run row (Pending, wake_at = now(), pinned graph and
+ * hash, last_seq 1), one Pending node row per graph node, and event `run.created` at
+ * seq 1. Idempotency rests on the unique (tenant_id, request_id) index: the insert is
+ * ON CONFLICT DO NOTHING, and a conflict (a concurrent or earlier twin) is answered from
+ * the existing row — same definition → replayed, another → requestIdReused.
+ */
+export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateRunResult> {
+  if (p.requestId !== null) {
+    const existing = await findRunByRequestId(pool, p.tenantId, p.requestId);
+    if (existing) return replayOf(existing, p.definitionId);
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const def = await client.query(
+      `SELECT id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, created_at,
+              updated_at
+       FROM definitions WHERE id = $1 AND tenant_id = $2 FOR SHARE`,
+      [p.definitionId, p.tenantId],
+    );
+    const d = def.rows[0];
+    if (!d) {
+      await client.query('ROLLBACK');
+      return { kind: 'definitionNotFound' };
+    }
+    const seed = p.prepare({
+      id: d.id,
+      tenantId: d.tenant_id,
+      name: d.name,
+      description: d.description,
+      kind: d.kind,
+      version: d.version,
+      graph: d.graph,
+      planGraph: d.plan_graph,
+      graphHash: d.graph_hash,
+      nodeCount: d.node_count ?? 0,
+      createdAt: d.created_at,
+      updatedAt: d.updated_at,
+    });
+    const runId = randomUUID();
+    const shard = shardOfRun(runId, p.shardCount);
+    // Copies the pinned graph from the locked definition row: the run keeps this copy forever.
+    const inserted = await client.query(
+      `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
+                         wake_at, request_id, input, conversation_id, last_seq, created_at)
+       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now()
+       FROM definitions d WHERE d.id = $3
+       ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
+       RETURNING id`,
+      [runId, p.tenantId, p.definitionId, shard, p.requestId, seed.inputJson, p.conversationId],
+    );
+    if (!inserted.rowCount) {
+      await client.query('ROLLBACK');
+      const existing = p.requestId === null ? null : await findRunByRequestId(pool, p.tenantId, p.requestId);
+      if (!existing) throw new Error('run insert conflicted but no run holds the request id');
+      return replayOf(existing, p.definitionId);
+    }
+    await client.query(
+      `INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit)
+       SELECT $1, k, kd, 'Pending', 0, l FROM unnest($2::text[], $3::text[], $4::int[]) AS t(k, kd, l)`,
+      [runId, seed.nodes.map((n) => n.key), seed.nodes.map((n) => n.kind), seed.nodes.map((n) => n.attemptLimit)],
+    );
+    await client.query(
+      `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $2::jsonb)`,
+      [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId })],
+    );
+    await client.query('COMMIT');
+    return { kind: 'created', runId, shard };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** One run of the tenant with its pinned graph and output; null when absent. */
+export async function getRunDetail(db: Queryable, tenantId: string, runId: string): Promise<RunDetailRow | null> {
+  const res = await db.query(`SELECT ${RUN_COLUMNS}, r.graph, r.output FROM runs r WHERE r.id = $1 AND r.tenant_id = $2`, [
+    runId,
+    tenantId,
+  ]);
+  const r = res.rows[0];
+  return r ? { ...toRunRow(r), graph: r.graph, output: r.output ?? null } : null;
+}
+
+/** Status and last seq of the tenant's run (cheap poll for streams); null when absent. */
+export async function getRunHead(
+  db: Queryable,
+  tenantId: string,
+  runId: string,
+): Promise<{ status: string; lastSeq: number } | null> {
+  const res = await db.query<{ status: string; last_seq: number }>(
+    `SELECT status, last_seq FROM runs WHERE id = $1 AND tenant_id = $2`,
+    [runId, tenantId],
+  );
+  const r = res.rows[0];
+  return r ? { status: r.status, lastSeq: r.last_seq } : null;
+}
+
+export interface RunFilter {
+  status?: string;
+  definitionId?: string;
+}
+
+/** A page of the tenant's runs, newest first, keyset over (created_at desc, id desc). */
+export async function listRuns(
+  db: Queryable,
+  tenantId: string,
+  filter: RunFilter,
+  limit: number,
+  after: { createdKey: string; id: string } | null,
+): Promise<KeysetPage<RunSummaryRow>> {
+  const res = await db.query(
+    `SELECT ${RUN_COLUMNS} FROM runs r
+     WHERE r.tenant_id = $1
+       AND ($2::text IS NULL OR r.status = $2)
+       AND ($3::uuid IS NULL OR r.definition_id = $3)
+       AND ($4::timestamp IS NULL OR (r.created_at, r.id) < (($4::timestamp AT TIME ZONE 'UTC'), $5::uuid))
+     ORDER BY r.created_at DESC, r.id DESC
+     LIMIT $6`,
+    [tenantId, filter.status ?? null, filter.definitionId ?? null, after?.createdKey ?? null, after?.id ?? null, limit + 1],
+  );
+  const rows = res.rows.slice(0, limit);
+  const last = rows[rows.length - 1];
+  return {
+    items: rows.map(toRunRow),
+    nextCursor: res.rows.length > limit && last ? encodePageCursor(last.created_key, last.id) : null,
+  };
+}
+
+
+/** Every node row of a run (the caller has checked the run's tenant). */
+export async function listNodeRuns(db: Queryable, runId: string): Promise<NodeRunSummaryRow[]> {
+  const res = await db.query(
+    `SELECT node_key, kind, status, attempt, failure_class, reason, pending_decision_kind, child_run_id, started_at, finished_at
+     FROM node_runs WHERE run_id = $1 ORDER BY node_key`,
+    [runId],
+  );
+  return res.rows.map(toNodeRow);
+}
+
+/** One node row with its documents; null when the run has no such node. */
+export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {
+  const res = await db.query(
+    `SELECT node_key, kind, status, attempt, failure_class, reason, pending_decision_kind, child_run_id, started_at,
+            finished_at, input, input_override, output, steering, not_before, decision
+     FROM node_runs WHERE run_id = $1 AND node_key = $2`,
+    [runId, nodeKey],
+  );
+  const r = res.rows[0];
+  if (!r) return null;
+  return {
+    ...toNodeRow(r),
+    input: r.input ?? null,
+    inputOverride: r.input_override ?? null,
+    output: r.output ?? null,
+    steering: r.steering ?? [],
+    notBefore: r.not_before,
+    decision: r.decision ?? null,
+  };
+}
+
+/**
+ * Events with seq > afterSeq, ascending, at most `limit`; reads one row past the limit
+ * so `truncated` is known without a count.
+ */
+export async function listRunEvents(
+  db: Queryable,
+  runId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<{ events: RunEventRow[]; truncated: boolean }> {
+  const res = await db.query(
+    `SELECT seq, kind, node_key, at, detail FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    [runId, afterSeq, limit + 1],
+  );
+  return {
+    events: res.rows.slice(0, limit).map((r) => ({
+      seq: r.seq,
+      kind: r.kind,
+      nodeKey: r.node_key,
+      at: r.at,
+      detail: r.detail ?? {},
+    })),
+    truncated: res.rows.length > limit,
+  };
+}
+
+async function inTransaction<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await body(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Cancel request. Guard: the run is the tenant's and live (Pending, Running,
+ * WaitingForApproval). Effect: status Cancelling, cancel_reason, version + 1,
+ * wake_at = now(), plus a `cancel` intent — in one transaction. A Cancelling or terminal
+ * run is a no-op (`'noop'`).
+ */
+export async function requestCancel(
+  pool: Pool,
+  tenantId: string,
+  runId: string,
+  reason: string | null,
+): Promise<{ outcome: 'cancelling' | 'noop'; shard: number } | null> {
+  return inTransaction(pool, async (client) => {
+    const upd = await client.query<{ shard: number }>(
+      `UPDATE runs SET status = 'Cancelling', cancel_reason = $3, version = version + 1, wake_at = now()
+       WHERE id = $1 AND tenant_id = $2 AND status = ANY($4::text[])
+       RETURNING shard`,
+      [runId, tenantId, reason, CANCELLABLE_RUN_STATUSES],
+    );
+    const row = upd.rows[0];
+    if (row) {
+      await client.query(
+        `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at) VALUES ($1, $2, 'cancel', NULL, $3::jsonb, now())`,
+        [randomUUID(), runId, JSON.stringify({ reason })],
+      );
+      return { outcome: 'cancelling' as const, shard: row.shard };
+    }
+    const cur = await client.query<{ shard: number }>(`SELECT shard FROM runs WHERE id = $1 AND tenant_id = $2`, [
+      runId,
+      tenantId,
+    ]);
+    const c = cur.rows[0];
+    return c ? { outcome: 'noop' as const, shard: c.shard } : null;
+  });
+}
+
+/**
+ * Records a gate decision. Guard (compare-and-set): the node is WaitingForApproval and
+ * has no decision yet, on a run of the tenant. Effect: node_runs.decision = `decisionJson`,
+ * a `decide` intent carrying the operationId, and the run's wake_at = now(), version + 1.
+ * Returns the run's shard when recorded, null when the guard failed (lost race or wrong
+ * state — the caller re-reads to answer).
+ */
+export async function recordDecision(
+  pool: Pool,
+  tenantId: string,
+  runId: string,
+  nodeKey: string,
+  operationId: string,
+  decisionJson: string,
+): Promise<{ shard: number } | null> {
+  return inTransaction(pool, async (client) => {
+    const upd = await client.query(
+      `UPDATE node_runs n SET decision = $4::jsonb
+       FROM runs r
+       WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
+         AND n.status = 'WaitingForApproval' AND n.decision IS NULL
+       RETURNING n.node_key`,
+      [runId, nodeKey, tenantId, decisionJson],
+    );
+    if (!upd.rowCount) return null;
+    await client.query(
+      `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at) VALUES ($1, $2, 'decide', $3, $4::jsonb, now())`,
+      [randomUUID(), runId, nodeKey, JSON.stringify({ operationId })],
+    );
+    const run = await client.query<{ shard: number }>(
+      `UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $1 RETURNING shard`,
+      [runId],
+    );
+    return { shard: run.rows[0]!.shard };
+  });
+}

@@ -1,0 +1,69 @@
+/**
+ * The Hono app: middleware order is load-bearing —
+ * metrics → auth (/v1 only) → 413 body limit → lossless JSON parse → zod route validators.
+ * Every error leaves through the one `onError` mapping (errors.ts).
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { swaggerUI } from '@hono/swagger-ui';
+import type { Issue } from '@flowline/graph';
+import { authMiddleware, createAuthenticator } from './auth';
+import { limitBody, parseBody } from './body';
+import type { AppDeps, AppEnv } from './context';
+import { ApiError, ValidationFailedError, errorResponse } from './errors';
+import { createMetrics } from './metrics';
+import { registerDefinitionRoutes } from './routes/definitions';
+import { registerGateRoutes } from './routes/gates';
+import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
+import { registerRunRoutes } from './routes/runs';
+import { registerStreamRoute } from './routes/stream';
+
+/** Builds the API app; `app.request(...)` runs it in-process, `@hono/node-server` serves it. */
+export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const details: Issue[] = result.error.issues.map((i) => ({
+          key: i.path.length > 0 ? i.path.map(String).join('.') : null,
+          message: i.message,
+        }));
+        throw new ValidationFailedError(`invalid ${result.target}`, details);
+      }
+    },
+  });
+  const metrics = createMetrics();
+
+  app.onError((err, c) => {
+    const { status, body } = errorResponse(err);
+    if (status >= 500 && !(err instanceof ApiError)) deps.logger.error({ err, path: c.req.path }, 'request failed');
+    return c.json(body, status as 500);
+  });
+  app.notFound((c) => c.json({ error: { code: 'NotFound', message: 'no such route' } }, 404));
+
+  app.use('*', metrics.middleware);
+  app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
+  app.use('/v1/*', limitBody());
+  app.use('/v1/*', parseBody());
+
+  registerOpsRoutes(app, deps, metrics.registry);
+  registerToolRoutes(app, deps);
+  registerDefinitionRoutes(app, deps);
+  registerRunRoutes(app, deps);
+  registerGateRoutes(app, deps);
+  registerStreamRoute(app, deps);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  for (const path of ['/openapi.json', '/docs']) {
+    app.openAPIRegistry.registerPath({
+      method: 'get',
+      path,
+      tags: ['ops'],
+      responses: { 200: { description: path === '/docs' ? 'API docs UI' : 'this OpenAPI 3.1 document' } },
+    });
+  }
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'Flowline API', version: '1', description: 'Durable workflow graphs (CONTRACT.md §5).' },
+  });
+  app.get('/docs', swaggerUI({ url: '/openapi.json' }));
+  return app;
+}

@@ -1,0 +1,73 @@
+/**
+ * Request bodies: refused over {@link MAX_BODY_BYTES} before parsing (413), then parsed
+ * once with the lossless parser so big integers survive into stored documents.
+ */
+import type { MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { parseJsonExact, stringifyJsonExact } from '@flowline/graph';
+import { MalformedJsonError, PayloadTooLargeError } from './errors';
+import type { AppEnv } from './context';
+
+/** Largest accepted request body, bytes (1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+/** 413 for bodies over the limit, whether announced by Content-Length or streamed. */
+export function limitBody(): MiddlewareHandler<AppEnv> {
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new PayloadTooLargeError(MAX_BODY_BYTES);
+    },
+  });
+  return async (c, next) => (METHODS_WITH_BODY.has(c.req.method) ? limit(c, next) : next());
+}
+
+/**
+ * Parses a JSON body with `parseJsonExact` into the `body` variable; malformed JSON → 400.
+ * An empty body reads as `{}` so that bodiless POSTs sent with a JSON content type pass
+ * the route validators.
+ */
+export function parseBody(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const type = c.req.header('content-type') ?? '';
+    if (!METHODS_WITH_BODY.has(c.req.method) || !/json/i.test(type)) return next();
+    const text = await c.req.text();
+    if (text.trim() === '') {
+      c.set('body', {});
+      c.req.bodyCache.text = Promise.resolve('{}') as never;
+      return next();
+    }
+    let parsed: unknown;
+    try {
+      parsed = parseJsonExact(text);
+    } catch {
+      throw new MalformedJsonError();
+    }
+    c.set('body', parsed);
+    await next();
+  };
+}
+
+/** A member of the losslessly parsed body (undefined when absent). */
+export function bodyMember(c: { get(key: 'body'): unknown }, key: string): unknown {
+  const b = c.get('body');
+  return b !== null && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>)[key] : undefined;
+}
+
+/** JSON text of a value, lossless for big numbers. */
+export function jsonText(value: unknown): string {
+  return stringifyJsonExact(value);
+}
+
+/**
+ * A JSON response written with the lossless writer. Typed `never` because it bypasses
+ * Hono's typed `c.json` (the route's zod response schema still documents the shape).
+ */
+export function sendJson(status: number, body: unknown, headers?: Record<string, string>): never {
+  return new Response(jsonText(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=UTF-8', ...headers },
+  }) as never;
+}

@@ -1,0 +1,30 @@
+/**
+ * The API's options: the CONTRACT §7 options it reads (shared schemas of libs/runtime) plus
+ * its own transport knobs. Parsed once in main.ts; `process.env` is read nowhere else.
+ */
+import { z } from 'zod';
+import {
+  coreOptions,
+  connectionOptions,
+  defineConfig,
+  dispatchOptions,
+  httpOptions,
+  logOptions,
+  workerOptions,
+} from '@flowline/runtime';
+
+/** Environment variables of the API process, with defaults. */
+export const apiConfigSchema = defineConfig({
+  ...connectionOptions,
+  ...httpOptions,
+  ...coreOptions,
+  ...logOptions,
+  SHARD_COUNT: dispatchOptions.SHARD_COUNT,
+  TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
+  TOOL_MODULES: workerOptions.TOOL_MODULES,
+  WF_TEST_TOOLS: z.enum(['0', '1']).default('0').describe('1 registers the test tools (test_fail)'),
+  QUEUE_PREFIX: z.string().min(1).default('{flowline}').describe('Redis prefix of queues and channels'),
+  STREAM_POLL_MS: z.coerce.number().int().min(20).max(10_000).default(250).describe('SSE poll of the events table, ms'),
+});
+
+export type ApiConfig = z.output<typeof apiConfigSchema>;

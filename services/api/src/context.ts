@@ -1,0 +1,54 @@
+/**
+ * What the app is built from (its dependencies) and what each request carries.
+ */
+import type { Pool } from 'pg';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ToolCatalog } from '@flowline/graph';
+
+/** A tool as `GET /v1/tools` lists it (CONTRACT §8). */
+export interface ToolCatalogEntry {
+  name: string;
+  description: string;
+  argumentsSchema: unknown;
+  requiresAllowedUrls: boolean;
+}
+
+/** The tool registry as the API needs it. */
+export interface ApiTools {
+  /** catalog entries, for the tools route */
+  catalog(): ToolCatalogEntry[];
+  /** the parser's view, for graph validation (unknown tool, allowedUrls rule) */
+  parserCatalog(): ToolCatalog;
+}
+
+/** Limits the routes enforce. */
+export interface ApiLimits {
+  maxNodesPerDefinition: number;
+  maxRunInputBytes: number;
+  eventReplayLimit: number;
+  shardCount: number;
+  streamPollMs: number;
+}
+
+/** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */
+export interface AppDeps {
+  pool: Pool;
+  redis: Redis;
+  /** key → tenant; null = single-tenant `default` without auth */
+  apiKeys: ReadonlyMap<string, string> | null;
+  limits: ApiLimits;
+  tools: ApiTools;
+  /** Redis prefix of queues and channels (libs/queue) */
+  queuePrefix: string;
+  logger: Logger;
+}
+
+/** Hono env: per-request variables. */
+export interface AppEnv {
+  Variables: {
+    tenant: string;
+    /** the JSON body parsed losslessly (big numbers kept), undefined without a body */
+    body: unknown;
+  };
+}

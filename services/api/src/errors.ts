@@ -1,0 +1,152 @@
+/**
+ * Typed API errors: each class has a stable `code` and an HTTP status; `app.onError`
+ * (see {@link errorResponse}) is the one place that turns them into
+ * `{ error: { code, message, details? } }`.
+ */
+import { HTTPException } from 'hono/http-exception';
+import type { Issue } from '@flowline/graph';
+
+/** Base of every error the API answers with on purpose. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown[],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(what: string) {
+    super(404, 'NotFound', `${what} not found`);
+  }
+}
+
+export class UnauthorizedError extends ApiError {
+  constructor(message = 'missing or unknown API key') {
+    super(401, 'Unauthorized', message);
+  }
+}
+
+/** A bad body, query or parameter; details are `{ key, message }` per offending member. */
+export class ValidationFailedError extends ApiError {
+  constructor(message: string, details: Issue[] = []) {
+    super(400, 'ValidationFailed', message, details);
+  }
+}
+
+export class MalformedJsonError extends ApiError {
+  constructor() {
+    super(400, 'MalformedJson', 'request body is not valid JSON');
+  }
+}
+
+export class PayloadTooLargeError extends ApiError {
+  constructor(limitBytes: number) {
+    super(413, 'PayloadTooLarge', `request body exceeds ${limitBytes} bytes`);
+  }
+}
+
+/** The graph document failed validation; `warnings` travel beside the error. */
+export class GraphInvalidError extends ApiError {
+  constructor(
+    readonly errors: Issue[],
+    readonly warnings: Issue[],
+  ) {
+    super(400, 'GraphInvalid', `graph is invalid (${errors.length} error${errors.length === 1 ? '' : 's'})`, errors);
+  }
+}
+
+export class RunInputInvalidError extends ApiError {
+  constructor(message: string, details: Issue[]) {
+    super(400, 'InputInvalid', message, details);
+  }
+}
+
+export class InputTooLargeError extends ApiError {
+  constructor(bytes: number, limit: number) {
+    super(400, 'InputTooLarge', `run input is ${bytes} bytes, over MAX_RUN_INPUT_BYTES (${limit})`);
+  }
+}
+
+export class VersionConflictError extends ApiError {
+  constructor(expected: number) {
+    super(409, 'VersionConflict', `definition is not at version ${expected}`);
+  }
+}
+
+export class DefinitionInUseError extends ApiError {
+  constructor() {
+    super(409, 'DefinitionInUse', 'a live run pins this definition');
+  }
+}
+
+export class RequestIdReusedError extends ApiError {
+  constructor(runId: string) {
+    super(409, 'RequestIdReused', 'requestId already started a run of another definition', [{ runId }]);
+  }
+}
+
+export class GateAlreadyDecidedError extends ApiError {
+  constructor(standing: unknown) {
+    super(409, 'GateAlreadyDecided', 'the gate already has a decision', [standing]);
+  }
+}
+
+/** A decision the gate does not offer (Answer on a Pause, Approve on a ChatInput, …). */
+export class DecisionNotAllowedError extends ApiError {
+  constructor(message: string) {
+    super(409, 'DecisionNotAllowed', message);
+  }
+}
+
+export class NodeStateConflictError extends ApiError {
+  constructor(message: string) {
+    super(409, 'NodeStateConflict', message);
+  }
+}
+
+export class NotReadyError extends ApiError {
+  constructor(message: string) {
+    super(503, 'NotReady', message);
+  }
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: unknown[] };
+  warnings?: Issue[];
+}
+
+/** Maps any thrown value to a status and body; unknown errors are 500 `Internal` without internals. */
+export function errorResponse(err: unknown): { status: number; body: ErrorBody } {
+  if (err instanceof GraphInvalidError) {
+    return {
+      status: 400,
+      body: { error: { code: err.code, message: err.message, details: err.errors }, warnings: err.warnings },
+    };
+  }
+  if (err instanceof ApiError) {
+    const error: ErrorBody['error'] = { code: err.code, message: err.message };
+    if (err.details !== undefined) error.details = err.details;
+    return { status: err.status, body: { error } };
+  }
+  if (err instanceof HTTPException) {
+    const status = err.status;
+    const code =
+      status === 413
+        ? 'PayloadTooLarge'
+        : status === 415
+          ? 'UnsupportedMediaType'
+          : status === 400
+            ? 'MalformedJson'
+            : status === 404
+              ? 'NotFound'
+              : 'HttpError';
+    return { status, body: { error: { code, message: err.message || code } } };
+  }
+  return { status: 500, body: { error: { code: 'Internal', message: 'internal error' } } };
+}

@@ -1,0 +1,46 @@
+/**
+ * The API's use of the pure graph core: parse a submitted document (all errors at once),
+ * hash it, and check a run input against the graph's and its Start node's input schemas.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson, parseGraph, validateJson, type Graph, type Issue, type ToolCatalog } from '@flowline/graph';
+import { InputTooLargeError, RunInputInvalidError } from './errors';
+import { jsonText } from './body';
+
+export type GraphCheck = { ok: true; graph: Graph; warnings: Issue[] } | { ok: false; errors: Issue[]; warnings: Issue[] };
+
+/** Parses and validates a graph document against the node cap and the live tool catalog. */
+export function checkGraph(doc: unknown, maxNodes: number, tools: ToolCatalog): GraphCheck {
+  return parseGraph(doc, { maxNodes, tools });
+}
+
+/** sha256 (hex) of the canonical JSON of the document as submitted. */
+export function graphHash(doc: unknown): string {
+  return createHash('sha256').update(canonicalJson(doc), 'utf8').digest('hex');
+}
+
+/**
+ * The run input to store: the given input, else the Start node's `defaultInput`, else `{}`.
+ * Refuses (400) an input over `maxBytes` UTF-8 bytes of JSON, or one failing the graph's
+ * `inputSchema` or the Start node's `config.inputSchema` (both apply).
+ * @returns the input's JSON text
+ */
+export function checkRunInput(graph: Graph, given: unknown, maxBytes: number): string {
+  const start = graph.nodes.find((n) => n.kind === 'Start');
+  const input = given !== undefined ? given : (start?.config.defaultInput ?? {});
+  const text = jsonText(input);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > maxBytes) throw new InputTooLargeError(bytes, maxBytes);
+  // validated as plain JSON (big numbers as their nearest double, which every schema keyword accepts)
+  const plain: unknown = JSON.parse(text);
+  const schemas: Array<[string, unknown]> = [];
+  if (graph.inputSchema) schemas.push(['inputSchema', graph.inputSchema]);
+  if (start?.config.inputSchema) schemas.push([`${start.key}.config.inputSchema`, start.config.inputSchema]);
+  const issues: Issue[] = [];
+  for (const [where, schema] of schemas) {
+    const v = validateJson(schema, plain);
+    if (!v.valid) for (const e of v.errors) issues.push({ key: where, message: `input ${e}` });
+  }
+  if (issues.length > 0) throw new RunInputInvalidError('run input fails the graph input schema', issues);
+  return text;
+}

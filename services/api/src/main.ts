@@ -1,0 +1,65 @@
+/**
+ * API process: config → Postgres pool (migrated at boot) → Redis → tool registry → app →
+ * HTTP server, with releasers for graceful shutdown.
+ */
+import { serve } from '@hono/node-server';
+import { Redis } from 'ioredis';
+import { createPool, migrate } from '@flowline/db';
+import { createLogger, installShutdown, loadConfig, toCoreOptions } from '@flowline/runtime';
+import { createToolRegistry } from '@flowline/tools';
+import { createApp } from './app';
+import { apiConfigSchema } from './config';
+
+const cfg = loadConfig(apiConfigSchema);
+const logger = createLogger('api', { level: cfg.LOG_LEVEL });
+const shutdown = installShutdown({ logger });
+
+const pool = createPool(cfg.DATABASE_URL, {
+  applicationName: 'flowline-api',
+  onIdleError: (err) => logger.warn({ err }, 'idle Postgres client failed'),
+});
+shutdown.onShutdown(() => pool.end(), 'postgres');
+await migrate(pool);
+
+const redis = new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 3 });
+redis.on('error', (err) => logger.warn({ err }, 'redis error'));
+shutdown.onShutdown(async () => {
+  await redis.quit();
+}, 'redis');
+
+const tools = await createToolRegistry({
+  testTools: cfg.WF_TEST_TOOLS === '1',
+  modules: (cfg.TOOL_MODULES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+  filesRoot: cfg.TOOL_FILES_ROOT ?? null,
+});
+
+const apiKeys = cfg.API_KEYS ? new Map(Object.entries(cfg.API_KEYS)) : null;
+if (apiKeys === null) logger.warn('API_KEYS is unset: single tenant "default", no authentication');
+
+const core = toCoreOptions(cfg);
+const app = createApp({
+  pool,
+  redis,
+  apiKeys,
+  limits: {
+    maxNodesPerDefinition: core.maxNodesPerDefinition,
+    maxRunInputBytes: core.maxRunInputBytes,
+    eventReplayLimit: cfg.EVENT_REPLAY_LIMIT,
+    shardCount: cfg.SHARD_COUNT,
+    streamPollMs: cfg.STREAM_POLL_MS,
+  },
+  tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
+  queuePrefix: cfg.QUEUE_PREFIX,
+  logger,
+});
+
+const server = serve({ fetch: app.fetch, port: cfg.PORT }, (info) => {
+  logger.info({ port: info.port }, 'api listening');
+});
+shutdown.onShutdown(
+  () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+    }),
+  'http',
+);

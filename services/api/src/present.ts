@@ -1,0 +1,122 @@
+/**
+ * Row → resource mapping (CONTRACT §8 exact shapes). Timestamps are ISO 8601 UTC.
+ */
+import type { DefinitionListRow, DefinitionRow, NodeRunDetailRow, NodeRunSummaryRow, RunSummaryRow } from '@flowline/db';
+import { NotFoundError, ValidationFailedError } from './errors';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Lower-cased id, or 404 when it cannot be an id (checked before any query). */
+export function requireUuid(id: string, what: string): string {
+  if (!UUID_RE.test(id)) throw new NotFoundError(what);
+  return id.toLowerCase();
+}
+
+export function isUuid(id: string): boolean {
+  return UUID_RE.test(id);
+}
+
+/** `limit` default 50, clamped to 1..200. */
+export function pageLimit(limit: number | undefined): number {
+  if (limit === undefined) return 50;
+  return Math.min(200, Math.max(1, limit));
+}
+
+/** A decoded cursor or 400. */
+export function requireCursor<T>(cursor: string | undefined, decode: (s: string) => T | null): T | null {
+  if (cursor === undefined || cursor === '') return null;
+  const d = decode(cursor);
+  if (d === null) throw new ValidationFailedError('cursor is malformed', [{ key: 'cursor', message: 'malformed cursor' }]);
+  return d;
+}
+
+export const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+/** Epoch ms (as stored in documents) → ISO; passes strings through. */
+function isoOf(v: unknown): string | null {
+  if (typeof v === 'number') return new Date(v).toISOString();
+  if (typeof v === 'string') return v;
+  return null;
+}
+
+export function definitionSummary(r: DefinitionListRow) {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    kind: r.kind,
+    version: r.version,
+    nodeCount: r.nodeCount,
+    graphHash: r.graphHash,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  };
+}
+
+export function definition(r: DefinitionRow) {
+  return { ...definitionSummary(r), graph: r.graph };
+}
+
+export function runSummary(r: RunSummaryRow) {
+  return {
+    id: r.id,
+    definitionId: r.definitionId,
+    status: r.status,
+    failureClass: r.failureClass,
+    reason: r.reason,
+    paused: r.paused,
+    requestId: r.requestId,
+    parentRunId: r.parentRunId,
+    conversationId: r.conversationId,
+    createdAt: r.createdAt.toISOString(),
+    startedAt: iso(r.startedAt),
+    finishedAt: iso(r.finishedAt),
+    graphHash: r.graphHash,
+  };
+}
+
+export function nodeRunSummary(r: NodeRunSummaryRow) {
+  return {
+    nodeKey: r.nodeKey,
+    kind: r.kind,
+    status: r.status,
+    attempt: r.attempt,
+    failureClass: r.failureClass,
+    reason: r.reason,
+    pendingDecisionKind: r.pendingDecisionKind,
+    childRunId: r.childRunId,
+    startedAt: iso(r.startedAt),
+    finishedAt: iso(r.finishedAt),
+  };
+}
+
+/** Node run detail: the input document shows an operator input override in place. */
+export function nodeRunDetail(r: NodeRunDetailRow) {
+  let input = r.input;
+  const override = r.inputOverride as { input?: unknown } | null;
+  if (override && typeof input === 'object' && input !== null && 'input' in override) {
+    input = { ...(input as Record<string, unknown>), input: override.input };
+  }
+  const steering = Array.isArray(r.steering) ? (r.steering as Array<Record<string, unknown>>) : [];
+  return {
+    nodeKey: r.nodeKey,
+    kind: r.kind,
+    status: r.status,
+    attempt: r.attempt,
+    failureClass: r.failureClass,
+    reason: r.reason,
+    pendingDecisionKind: r.pendingDecisionKind,
+    input: input ?? null,
+    output: r.output ?? null,
+    error: r.failureClass === 'None' ? null : { class: r.failureClass, reason: r.reason },
+    steering: steering.map((s) => ({
+      operationId: String(s.operationId ?? ''),
+      message: String(s.message ?? ''),
+      atUtc: isoOf(s.atUtc),
+      attempt: typeof s.attempt === 'number' ? s.attempt : 0,
+      applied: s.applied === true,
+    })),
+    childRunId: r.childRunId,
+    notBefore: iso(r.notBefore),
+  };
+}

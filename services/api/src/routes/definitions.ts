@@ -1,0 +1,176 @@
+/**
+ * Definition routes: CRUD, list, duplicate, validate (CONTRACT §5).
+ */
+import { randomUUID } from 'node:crypto';
+import type { OpenAPIHono} from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
+import {
+  decodePageCursor,
+  deleteDefinition,
+  duplicateDefinition,
+  getDefinition,
+  insertDefinition,
+  listDefinitions,
+  updateDefinition,
+  type DefinitionPatch,
+} from '@flowline/db';
+import type { AppDeps, AppEnv } from '../context';
+import {
+  DefinitionInUseError,
+  GraphInvalidError,
+  NotFoundError,
+  ValidationFailedError,
+  VersionConflictError,
+} from '../errors';
+import { bodyMember, jsonText, sendJson } from '../body';
+import { checkGraph, graphHash } from '../graph-rules';
+import { definition, definitionSummary, pageLimit, requireCursor, requireUuid } from '../present';
+import {
+  CreateDefinitionBody,
+  DefinitionListSchema,
+  DefinitionSchema,
+  ErrorSchema,
+  GraphInvalidSchema,
+  IdParam,
+  PageQuery,
+  UpdateDefinitionBody,
+  ValidateBody,
+  ValidationSchema,
+  errorResponses,
+  jsonContent,
+} from '../schemas';
+
+const tags = ['definitions'];
+const security = [{ bearer: [] }];
+const jsonBody = <T>(schema: T) => ({ content: { 'application/json': { schema } }, required: true });
+
+const createDef = createRoute({
+  method: 'post', path: '/v1/definitions', tags, security,
+  request: { body: jsonBody(CreateDefinitionBody) },
+  responses: { 201: jsonContent(DefinitionSchema, 'created'), ...errorResponses, 400: jsonContent(GraphInvalidSchema, 'graph invalid or bad body') },
+});
+const listDefs = createRoute({
+  method: 'get', path: '/v1/definitions', tags, security,
+  request: { query: PageQuery },
+  responses: { 200: jsonContent(DefinitionListSchema, 'newest first, no graph'), ...errorResponses },
+});
+const getDef = createRoute({
+  method: 'get', path: '/v1/definitions/{id}', tags, security,
+  request: { params: IdParam },
+  responses: { 200: jsonContent(DefinitionSchema, 'the definition with its graph'), ...errorResponses },
+});
+const putDef = createRoute({
+  method: 'put', path: '/v1/definitions/{id}', tags, security,
+  request: { params: IdParam, body: jsonBody(UpdateDefinitionBody) },
+  responses: {
+    200: jsonContent(DefinitionSchema, 'updated, version + 1'),
+    ...errorResponses,
+    400: jsonContent(GraphInvalidSchema, 'graph invalid or bad body'),
+    409: jsonContent(ErrorSchema, 'VersionConflict'),
+  },
+});
+const deleteDef = createRoute({
+  method: 'delete', path: '/v1/definitions/{id}', tags, security,
+  request: { params: IdParam },
+  responses: { 204: { description: 'deleted' }, ...errorResponses, 409: jsonContent(ErrorSchema, 'DefinitionInUse') },
+});
+const duplicateDef = createRoute({
+  method: 'post', path: '/v1/definitions/{id}/duplicate', tags, security,
+  request: { params: IdParam },
+  responses: { 201: jsonContent(DefinitionSchema, 'the copy, named "<name> (copy)"'), ...errorResponses },
+});
+const validateDef = createRoute({
+  method: 'post', path: '/v1/definitions/validate', tags, security,
+  request: { body: jsonBody(ValidateBody) },
+  responses: { 200: jsonContent(ValidationSchema, 'valid = no errors'), ...errorResponses },
+});
+
+/** Registers the definition routes on `app`. */
+export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { pool } = deps;
+  const graphOf = (c: { get(k: 'body'): unknown }, required: boolean): unknown => {
+    const doc = bodyMember(c, 'graph');
+    if (doc === undefined && required) {
+      throw new ValidationFailedError('graph is required', [{ key: 'graph', message: 'required' }]);
+    }
+    return doc;
+  };
+  const parseOrThrow = (doc: unknown) => {
+    const res = checkGraph(doc, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+    if (!res.ok) throw new GraphInvalidError(res.errors, res.warnings);
+    return res.graph;
+  };
+
+  // validate is registered before `{id}` routes so its path never reads as an id
+  app.openapi(validateDef, (c) => {
+    const res = checkGraph(graphOf(c, true), deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+    return sendJson(200, { valid: res.ok, errors: res.ok ? [] : res.errors, warnings: res.warnings });
+  });
+
+  app.openapi(createDef, async (c) => {
+    const body = c.req.valid('json');
+    const doc = graphOf(c, true);
+    const graph = parseOrThrow(doc);
+    const row = await insertDefinition(pool, {
+      id: randomUUID(),
+      tenantId: c.get('tenant'),
+      name: body.name,
+      description: body.description ?? null,
+      kind: graph.kind,
+      graphJson: jsonText(doc),
+      planGraphJson: jsonText(graph),
+      graphHash: graphHash(doc),
+      nodeCount: graph.nodes.length,
+    });
+    return sendJson(201, definition(row), { location: `/v1/definitions/${row.id}` });
+  });
+
+  app.openapi(listDefs, async (c) => {
+    const q = c.req.valid('query');
+    const page = await listDefinitions(pool, c.get('tenant'), pageLimit(q.limit), requireCursor(q.cursor, decodePageCursor));
+    return sendJson(200, { items: page.items.map(definitionSummary), nextCursor: page.nextCursor });
+  });
+
+  app.openapi(getDef, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'definition');
+    const row = await getDefinition(pool, c.get('tenant'), id);
+    if (!row) throw new NotFoundError('definition');
+    return sendJson(200, definition(row));
+  });
+
+  app.openapi(putDef, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'definition');
+    const body = c.req.valid('json');
+    const patch: DefinitionPatch = {};
+    if (body.name !== undefined) patch.name = body.name;
+    if (body.description !== undefined) patch.description = body.description;
+    const doc = graphOf(c, false);
+    if (doc !== undefined) {
+      const graph = parseOrThrow(doc);
+      patch.kind = graph.kind;
+      patch.graphJson = jsonText(doc);
+      patch.planGraphJson = jsonText(graph);
+      patch.graphHash = graphHash(doc);
+      patch.nodeCount = graph.nodes.length;
+    }
+    const res = await updateDefinition(pool, c.get('tenant'), id, body.version, patch);
+    if (res === null) throw new NotFoundError('definition');
+    if (res === 'conflict') throw new VersionConflictError(body.version);
+    return sendJson(200, definition(res));
+  });
+
+  app.openapi(deleteDef, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'definition');
+    const res = await deleteDefinition(pool, c.get('tenant'), id);
+    if (res === 'notFound') throw new NotFoundError('definition');
+    if (res === 'inUse') throw new DefinitionInUseError();
+    return c.body(null, 204);
+  });
+
+  app.openapi(duplicateDef, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'definition');
+    const row = await duplicateDefinition(pool, c.get('tenant'), id, randomUUID(), (name) => `${name} (copy)`);
+    if (!row) throw new NotFoundError('definition');
+    return sendJson(201, definition(row), { location: `/v1/definitions/${row.id}` });
+  });
+}

@@ -1,0 +1,130 @@
+/**
+ * `POST /v1/runs/{id}/nodes/{key}/decide` for Pause and ChatInput gates (CONTRACT §5, §8).
+ * The decision is recorded by a compare-and-set on node_runs.decision (WaitingForApproval,
+ * no decision yet) with a `decide` intent; the dispatcher applies it and writes
+ * `gate.decided`. Idempotency keys never expire: the same operationId with the same body
+ * answers 202 again whatever the run's state.
+ */
+import type { OpenAPIHono} from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
+import { getNodeRun, getRunDetail, recordDecision } from '@flowline/db';
+import { canonicalJson, type GateDecision, type Json } from '@flowline/graph';
+import type { AppDeps, AppEnv } from '../context';
+import {
+  DecisionNotAllowedError,
+  GateAlreadyDecidedError,
+  NodeStateConflictError,
+  NotFoundError,
+  ValidationFailedError,
+} from '../errors';
+import { bodyMember, jsonText, sendJson } from '../body';
+import { requireUuid } from '../present';
+import { publishWake } from '../wake';
+import { AcceptedSchema, DecideBody, ErrorSchema, NodeParam, errorResponses, jsonContent } from '../schemas';
+
+/** Longest ChatInput answer accepted, in characters. */
+export const MAX_ANSWER_CHARS = 32_768;
+
+const decideRoute = createRoute({
+  method: 'post', path: '/v1/runs/{id}/nodes/{key}/decide', tags: ['gates'], security: [{ bearer: [] }],
+  request: { params: NodeParam, body: { content: { 'application/json': { schema: DecideBody } }, required: true } },
+  responses: {
+    202: jsonContent(AcceptedSchema, 'decision recorded (or the same decision replayed)'),
+    ...errorResponses,
+    409: jsonContent(ErrorSchema, 'GateAlreadyDecided, DecisionNotAllowed or NodeStateConflict'),
+  },
+});
+
+type Decision = Pick<GateDecision, 'operationId' | 'decision' | 'comment' | 'payload'>;
+
+const sameAct = (a: Decision, b: Decision) =>
+  a.operationId === b.operationId &&
+  a.decision === b.decision &&
+  a.comment === b.comment &&
+  canonicalJson(a.payload) === canonicalJson(b.payload);
+
+/** The standing decision as shown in a GateAlreadyDecided answer. */
+const standingOf = (d: GateDecision) => ({
+  operationId: d.operationId,
+  decision: d.decision,
+  comment: d.comment,
+  payload: d.payload,
+  at: typeof d.at === 'number' ? new Date(d.at).toISOString() : d.at,
+});
+
+/** Checks the act against the gate's kind and config; throws 409 / 400. */
+function checkAct(kind: string, config: Record<string, unknown>, act: Decision): void {
+  if (kind === 'ChatInput') {
+    if (act.decision !== 'Answer') throw new DecisionNotAllowedError('a ChatInput takes only decision "Answer"');
+    const text = (act.payload as { text?: unknown } | null)?.text;
+    if (typeof text !== 'string') {
+      throw new ValidationFailedError('an answer needs payload.text', [{ key: 'payload.text', message: 'required string' }]);
+    }
+    if (text.length > MAX_ANSWER_CHARS) {
+      throw new ValidationFailedError('answer too long', [
+        { key: 'payload.text', message: `at most ${MAX_ANSWER_CHARS} characters` },
+      ]);
+    }
+    return;
+  }
+  const allowed = Array.isArray(config.allowedDecisions) ? (config.allowedDecisions as unknown[]) : ['Approve', 'Reject'];
+  if (!allowed.includes(act.decision)) {
+    throw new DecisionNotAllowedError(`this Pause allows ${allowed.map(String).join(', ')}, not ${act.decision}`);
+  }
+  if (config.requireComment === true && (act.comment === null || act.comment.trim() === '')) {
+    throw new ValidationFailedError('this Pause requires a comment', [{ key: 'comment', message: 'required' }]);
+  }
+}
+
+/** The node's config from the pinned parsed graph (falls back to the raw document). */
+function nodeConfig(graph: unknown, key: string): Record<string, unknown> {
+  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
+  if (!Array.isArray(nodes)) return {};
+  const node = nodes.find((n) => (n as { key?: unknown } | null)?.key === key) as { config?: unknown } | undefined;
+  return node?.config && typeof node.config === 'object' ? (node.config as Record<string, unknown>) : {};
+}
+
+/** Registers the decide route on `app`. */
+export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openapi(decideRoute, async (c) => {
+    const p = c.req.valid('param');
+    const runId = requireUuid(p.id, 'run');
+    const tenant = c.get('tenant');
+    const body = c.req.valid('json');
+    const payload = bodyMember(c, 'payload');
+    const act: Decision = {
+      operationId: body.operationId,
+      decision: body.decision,
+      comment: body.comment ?? null,
+      payload: (payload === undefined ? null : payload) as Json,
+    };
+    const run = await getRunDetail(deps.pool, tenant, runId);
+    if (!run) throw new NotFoundError('run');
+
+    // one re-read after a lost compare-and-set is enough: the decision column is written once
+    for (let round = 0; round < 2; round++) {
+      const node = await getNodeRun(deps.pool, runId, p.key);
+      if (!node) throw new NotFoundError('node');
+      if (node.kind !== 'Pause' && node.kind !== 'ChatInput') {
+        throw new NodeStateConflictError(`a ${node.kind} node takes no decision`);
+      }
+      const standing = node.decision as GateDecision | null;
+      if (standing) {
+        if (sameAct(standing, act)) return sendJson(202, { accepted: true });
+        throw new GateAlreadyDecidedError(standingOf(standing));
+      }
+      checkAct(node.kind, nodeConfig(run.graph, p.key), act);
+      if (node.status !== 'WaitingForApproval') {
+        throw new NodeStateConflictError(`node is ${node.status}, not WaitingForApproval`);
+      }
+      const decision: GateDecision = { ...act, at: Date.now(), applied: false };
+      const recorded = await recordDecision(deps.pool, tenant, runId, p.key, act.operationId, jsonText(decision));
+      if (recorded) {
+        deps.logger.info({ runId, nodeKey: p.key, decision: act.decision }, 'gate decision recorded');
+        await publishWake(deps, runId);
+        return sendJson(202, { accepted: true });
+      }
+    }
+    throw new NodeStateConflictError('the gate changed while deciding; read it again');
+  });
+}

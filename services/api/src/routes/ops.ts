@@ -1,0 +1,61 @@
+/**
+ * Operational routes (no key): liveness, readiness (Postgres + Redis), Prometheus metrics.
+ * And `GET /v1/tools` (tenant-scoped like every /v1 route).
+ */
+import type { OpenAPIHono} from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Registry } from 'prom-client';
+import type { AppDeps, AppEnv } from '../context';
+import { NotReadyError } from '../errors';
+import { ErrorSchema, ToolListSchema, errorResponses, jsonContent } from '../schemas';
+
+const StatusSchema = z.object({ status: z.string() }).openapi('Health');
+
+const healthz = createRoute({
+  method: 'get', path: '/healthz', tags: ['ops'],
+  responses: { 200: jsonContent(StatusSchema, 'the process is alive') },
+});
+const readyz = createRoute({
+  method: 'get', path: '/readyz', tags: ['ops'],
+  responses: { 200: jsonContent(StatusSchema, 'Postgres and Redis answer'), 503: jsonContent(ErrorSchema, 'not ready') },
+});
+const metrics = createRoute({
+  method: 'get', path: '/metrics', tags: ['ops'],
+  responses: { 200: { content: { 'text/plain': { schema: z.string() } }, description: 'Prometheus text format' } },
+});
+const tools = createRoute({
+  method: 'get', path: '/v1/tools', tags: ['tools'], security: [{ bearer: [] }],
+  responses: { 200: jsonContent(ToolListSchema, 'what a Tool node may name'), ...errorResponses },
+});
+
+const READY_TIMEOUT_MS = 2_000;
+
+function within<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer in ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Registers the ops routes (healthz, readyz, metrics) on `app`. */
+export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, registry: Registry): void {
+  app.openapi(healthz, (c) => c.json({ status: 'ok' }, 200));
+
+  app.openapi(readyz, async (c) => {
+    const failures: string[] = [];
+    await within(deps.pool.query('SELECT 1'), 'Postgres').catch(() => failures.push('postgres'));
+    await within(deps.redis.ping(), 'Redis').catch(() => failures.push('redis'));
+    if (failures.length > 0) throw new NotReadyError(`not ready: ${failures.join(', ')} unavailable`);
+    return c.json({ status: 'ready' }, 200);
+  });
+
+  app.openapi(metrics, async (c) => {
+    return c.text(await registry.metrics(), 200, { 'content-type': registry.contentType });
+  });
+}
+
+/** Registers `GET /v1/tools`. */
+export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openapi(tools, (c) => c.json({ items: deps.tools.catalog(), nextCursor: null }, 200) as never);
+}

@@ -1,0 +1,189 @@
+/**
+ * Run routes: start (idempotent), list, read, node read, events page, cancel (CONTRACT §5).
+ */
+import type { OpenAPIHono} from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import {
+  createRun,
+  decodePageCursor,
+  getNodeRun,
+  getRunDetail,
+  getRunHead,
+  listNodeRuns,
+  listRunEvents,
+  listRuns,
+  requestCancel,
+  type RunFilter,
+} from '@flowline/db';
+import type { Graph } from '@flowline/graph';
+import type { AppDeps, AppEnv } from '../context';
+import { NotFoundError, RequestIdReusedError } from '../errors';
+import { bodyMember, sendJson } from '../body';
+import { checkRunInput } from '../graph-rules';
+import { isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
+import { publishWake } from '../wake';
+import {
+  AcceptedSchema,
+  CancelBody,
+  ErrorSchema,
+  EventPageSchema,
+  EventsQuery,
+  IdParam,
+  NodeParam,
+  NodeRunDetailSchema,
+  RunDetailSchema,
+  RunIdSchema,
+  RunListQuery,
+  RunListSchema,
+  StartRunBody,
+  errorResponses,
+  jsonContent,
+} from '../schemas';
+
+const tags = ['runs'];
+const security = [{ bearer: [] }];
+
+const startRun = createRoute({
+  method: 'post', path: '/v1/definitions/{id}/runs', tags, security,
+  request: {
+    params: IdParam,
+    headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
+    body: { content: { 'application/json': { schema: StartRunBody } }, required: false },
+  },
+  responses: {
+    202: jsonContent(RunIdSchema, 'accepted (or the same run again for a replayed requestId)'),
+    ...errorResponses,
+    409: jsonContent(ErrorSchema, 'RequestIdReused'),
+  },
+});
+const listRunsRoute = createRoute({
+  method: 'get', path: '/v1/runs', tags, security,
+  request: { query: RunListQuery },
+  responses: { 200: jsonContent(RunListSchema, 'newest first'), ...errorResponses },
+});
+const getRunRoute = createRoute({
+  method: 'get', path: '/v1/runs/{id}', tags, security,
+  request: { params: IdParam },
+  responses: { 200: jsonContent(RunDetailSchema, 'run, node runs, output, pinned graph'), ...errorResponses },
+});
+const getNodeRoute = createRoute({
+  method: 'get', path: '/v1/runs/{id}/nodes/{key}', tags, security,
+  request: { params: NodeParam },
+  responses: { 200: jsonContent(NodeRunDetailSchema, 'node run with documents'), ...errorResponses },
+});
+const eventsRoute = createRoute({
+  method: 'get', path: '/v1/runs/{id}/events', tags, security,
+  request: { params: IdParam, query: EventsQuery },
+  responses: { 200: jsonContent(EventPageSchema, 'events after afterSeq (exclusive)'), ...errorResponses },
+});
+const cancelRoute = createRoute({
+  method: 'post', path: '/v1/runs/{id}/cancel', tags, security,
+  request: { params: IdParam, body: { content: { 'application/json': { schema: CancelBody } }, required: false } },
+  responses: { 202: jsonContent(AcceptedSchema, 'cancel requested (no-op on a finished run)'), ...errorResponses },
+});
+
+/** Registers the run routes on `app`. */
+export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { pool } = deps;
+
+  app.openapi(startRun, async (c) => {
+    const definitionId = requireUuid(c.req.valid('param').id, 'definition');
+    const body = c.req.valid('json');
+    const requestId = body.requestId ?? c.req.valid('header')['idempotency-key'] ?? null;
+    const input = bodyMember(c, 'input');
+    const res = await createRun(pool, {
+      tenantId: c.get('tenant'),
+      definitionId,
+      requestId,
+      conversationId: body.conversationId ?? null,
+      shardCount: deps.limits.shardCount,
+      prepare: (def) => {
+        const graph = def.planGraph as Graph;
+        return {
+          inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
+          nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+        };
+      },
+    });
+    if (res.kind === 'definitionNotFound') throw new NotFoundError('definition');
+    if (res.kind === 'requestIdReused') throw new RequestIdReusedError(res.runId);
+    if (res.kind === 'created') {
+      deps.logger.info({ runId: res.runId, definitionId }, 'run created');
+      await publishWake(deps, res.runId);
+    }
+    return sendJson(202, { runId: res.runId }, { location: `/v1/runs/${res.runId}` });
+  });
+
+  app.openapi(listRunsRoute, async (c) => {
+    const q = c.req.valid('query');
+    const filter: RunFilter = {};
+    if (q.status !== undefined) filter.status = q.status;
+    if (q.definitionId !== undefined) {
+      // a malformed definition id matches no run
+      if (!isUuid(q.definitionId)) return sendJson(200, { items: [], nextCursor: null });
+      filter.definitionId = q.definitionId.toLowerCase();
+    }
+    const page = await listRuns(pool, c.get('tenant'), filter, pageLimit(q.limit), requireCursor(q.cursor, decodePageCursor));
+    return sendJson(200, { items: page.items.map(runSummary), nextCursor: page.nextCursor });
+  });
+
+  app.openapi(getRunRoute, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'run');
+    const run = await getRunDetail(pool, c.get('tenant'), id);
+    if (!run) throw new NotFoundError('run');
+    const nodes = await listNodeRuns(pool, id);
+    const order = documentOrder(run.graph);
+    nodes.sort((a, b) => (order.get(a.nodeKey) ?? Infinity) - (order.get(b.nodeKey) ?? Infinity));
+    return sendJson(200, { run: runSummary(run), nodeRuns: nodes.map(nodeRunSummary), output: run.output, graph: run.graph });
+  });
+
+  app.openapi(getNodeRoute, async (c) => {
+    const p = c.req.valid('param');
+    const id = requireUuid(p.id, 'run');
+    const run = await getRunHead(pool, c.get('tenant'), id);
+    if (!run) throw new NotFoundError('run');
+    const node = await getNodeRun(pool, id, p.key);
+    if (!node) throw new NotFoundError('node');
+    return sendJson(200, nodeRunDetail(node));
+  });
+
+  app.openapi(eventsRoute, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'run');
+    const q = c.req.valid('query');
+    const cap = deps.limits.eventReplayLimit;
+    const limit = Math.min(cap, Math.max(1, q.limit ?? cap));
+    const run = await getRunHead(pool, c.get('tenant'), id);
+    if (!run) throw new NotFoundError('run');
+    const page = await listRunEvents(pool, id, q.afterSeq ?? 0, limit);
+    return sendJson(200, {
+      events: page.events.map((e) => ({ seq: e.seq, kind: e.kind, nodeKey: e.nodeKey, at: e.at.toISOString(), detail: e.detail })),
+      limit,
+      truncated: page.truncated,
+    });
+  });
+
+  app.openapi(cancelRoute, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'run');
+    const reason = c.req.valid('json').reason ?? null;
+    const res = await requestCancel(pool, c.get('tenant'), id, reason);
+    if (!res) throw new NotFoundError('run');
+    if (res.outcome === 'cancelling') {
+      deps.logger.info({ runId: id }, 'run cancel requested');
+      await publishWake(deps, id);
+    }
+    return sendJson(202, { accepted: true });
+  });
+}
+
+/** node key → index in the pinned document's `nodes` array. */
+function documentOrder(doc: unknown): Map<string, number> {
+  const out = new Map<string, number>();
+  const nodes = (doc as { nodes?: unknown } | null)?.nodes;
+  if (Array.isArray(nodes)) {
+    nodes.forEach((n, i) => {
+      const key = (n as { key?: unknown } | null)?.key;
+      if (typeof key === 'string' && !out.has(key)) out.set(key, i);
+    });
+  }
+  return out;
+}

@@ -1,0 +1,206 @@
+/**
+ * Request and response schemas of the REST surface (CONTRACT §5, §8). The same zod
+ * schemas validate requests and generate `GET /openapi.json`.
+ */
+import { z } from '@hono/zod-openapi';
+
+export const IssueSchema = z.object({ key: z.string().nullable(), message: z.string() }).openapi('Issue');
+
+export const ErrorSchema = z
+  .object({
+    error: z.object({ code: z.string(), message: z.string(), details: z.array(z.unknown()).optional() }),
+  })
+  .openapi('Error');
+
+export const GraphInvalidSchema = z
+  .object({
+    error: z.object({ code: z.literal('GraphInvalid'), message: z.string(), details: z.array(IssueSchema) }),
+    warnings: z.array(IssueSchema),
+  })
+  .openapi('GraphInvalid');
+
+const GraphDocSchema = z.unknown().openapi({ type: 'object', description: 'graph document (CONTRACT §1)' });
+const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
+const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' });
+
+export const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' }) });
+export const NodeParam = IdParam.extend({
+  key: z.string().openapi({ param: { name: 'key', in: 'path' } }),
+});
+
+/** `limit` (default 50, clamped to 1..200) and an opaque `cursor`. */
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().optional().openapi({ example: 50 }),
+  cursor: z.string().optional(),
+});
+
+export const DefinitionSummarySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    kind: z.enum(['Standard', 'Chat']),
+    version: z.number().int(),
+    nodeCount: z.number().int(),
+    graphHash: z.string(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('DefinitionSummary');
+
+export const DefinitionSchema = DefinitionSummarySchema.extend({ graph: GraphDocSchema }).openapi('Definition');
+
+export const DefinitionListSchema = z
+  .object({ items: z.array(DefinitionSummarySchema), nextCursor: z.string().nullable() })
+  .openapi('DefinitionList');
+
+export const CreateDefinitionBody = z.object({
+  name: z.string().min(1).max(200),
+  description: z.string().max(4000).nullable().optional(),
+  graph: GraphDocSchema,
+});
+
+export const UpdateDefinitionBody = z.object({
+  name: z.string().min(1).max(200).optional(),
+  description: z.string().max(4000).nullable().optional(),
+  graph: GraphDocSchema.optional(),
+  version: z.number().int().min(1),
+});
+
+export const ValidateBody = z.object({ graph: GraphDocSchema });
+
+export const ValidationSchema = z
+  .object({ valid: z.boolean(), errors: z.array(IssueSchema), warnings: z.array(IssueSchema) })
+  .openapi('GraphValidation');
+
+export const StartRunBody = z.object({
+  requestId: z.string().min(1).max(200).optional(),
+  input: JsonSchema.optional(),
+  conversationId: z.string().min(1).max(128).optional(),
+});
+
+export const RunIdSchema = z.object({ runId: z.string() }).openapi('RunAccepted');
+
+export const RunSummarySchema = z
+  .object({
+    id: z.string(),
+    definitionId: z.string(),
+    status: z.string(),
+    failureClass: z.string(),
+    reason: z.string().nullable(),
+    paused: z.boolean(),
+    requestId: z.string().nullable(),
+    parentRunId: z.string().nullable(),
+    conversationId: z.string().nullable(),
+    createdAt: Timestamp,
+    startedAt: Timestamp.nullable(),
+    finishedAt: Timestamp.nullable(),
+    graphHash: z.string(),
+  })
+  .openapi('RunSummary');
+
+export const RunListQuery = PageQuery.extend({
+  status: z
+    .enum(['Pending', 'Running', 'WaitingForApproval', 'Completed', 'Failed', 'Cancelled', 'Cancelling'])
+    .optional(),
+  definitionId: z.string().optional(),
+});
+
+export const RunListSchema = z
+  .object({ items: z.array(RunSummarySchema), nextCursor: z.string().nullable() })
+  .openapi('RunList');
+
+export const NodeRunSummarySchema = z
+  .object({
+    nodeKey: z.string(),
+    kind: z.string(),
+    status: z.string(),
+    attempt: z.number().int(),
+    failureClass: z.string(),
+    reason: z.string().nullable(),
+    pendingDecisionKind: z.string().nullable(),
+    childRunId: z.string().nullable(),
+    startedAt: Timestamp.nullable(),
+    finishedAt: Timestamp.nullable(),
+  })
+  .openapi('NodeRunSummary');
+
+export const RunDetailSchema = z
+  .object({ run: RunSummarySchema, nodeRuns: z.array(NodeRunSummarySchema), output: JsonSchema, graph: GraphDocSchema })
+  .openapi('RunDetail');
+
+export const SteerEntrySchema = z.object({
+  operationId: z.string(),
+  message: z.string(),
+  atUtc: Timestamp,
+  attempt: z.number().int(),
+  applied: z.boolean(),
+});
+
+export const NodeRunDetailSchema = z
+  .object({
+    nodeKey: z.string(),
+    kind: z.string(),
+    status: z.string(),
+    attempt: z.number().int(),
+    failureClass: z.string(),
+    reason: z.string().nullable(),
+    pendingDecisionKind: z.string().nullable(),
+    input: JsonSchema,
+    output: JsonSchema,
+    error: z.object({ class: z.string(), reason: z.string().nullable() }).nullable(),
+    steering: z.array(SteerEntrySchema),
+    childRunId: z.string().nullable(),
+    notBefore: Timestamp.nullable(),
+  })
+  .openapi('NodeRunDetail');
+
+export const EventsQuery = z.object({
+  afterSeq: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().optional(),
+});
+
+export const EventSchema = z
+  .object({ seq: z.number().int(), kind: z.string(), nodeKey: z.string().nullable(), at: Timestamp, detail: JsonSchema })
+  .openapi('RunEvent');
+
+export const EventPageSchema = z
+  .object({ events: z.array(EventSchema), limit: z.number().int(), truncated: z.boolean() })
+  .openapi('EventPage');
+
+export const CancelBody = z.object({ reason: z.string().max(1000).optional() });
+
+export const DecideBody = z.object({
+  operationId: z.string().min(1).max(200),
+  decision: z.enum(['Approve', 'Reject', 'Answer']),
+  comment: z.string().max(4000).nullable().optional(),
+  payload: JsonSchema.optional(),
+});
+
+export const AcceptedSchema = z.object({ accepted: z.literal(true) }).openapi('Accepted');
+
+export const ToolListSchema = z
+  .object({
+    items: z.array(
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        argumentsSchema: JsonSchema,
+        requiresAllowedUrls: z.boolean(),
+      }),
+    ),
+    nextCursor: z.null(),
+  })
+  .openapi('ToolList');
+
+/** A JSON response entry for `createRoute`. */
+export function jsonContent<T>(schema: T, description: string) {
+  return { content: { 'application/json': { schema } }, description };
+}
+
+/** The error responses every /v1 route may give. */
+export const errorResponses = {
+  400: jsonContent(ErrorSchema, 'bad request'),
+  401: jsonContent(ErrorSchema, 'missing or unknown API key'),
+  404: jsonContent(ErrorSchema, 'not found (or another tenant’s)'),
+};

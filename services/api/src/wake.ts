@@ -1,0 +1,16 @@
+/**
+ * After an intent or a new run commits, the API tells dispatchers on the wake channel
+ * (libs/queue). The committed `wake_at` is the guarantee; the signal only saves a sweep
+ * interval, so a failed publish is logged, never surfaced.
+ */
+import { wakeChannel } from '@flowline/queue';
+import type { AppDeps } from './context';
+
+/** Publishes `{ runId }` on the wake channel; never throws. */
+export async function publishWake(deps: Pick<AppDeps, 'redis' | 'queuePrefix' | 'logger'>, runId: string): Promise<void> {
+  try {
+    await deps.redis.publish(wakeChannel(deps.queuePrefix), JSON.stringify({ runId }));
+  } catch (err) {
+    deps.logger.warn({ runId, err }, 'wake publish failed; the dispatcher sweep will pick the run up');
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Integration harness: the app over a per-file Postgres database and real Redis, driven
+ * in-process with `app.request`. Not a test file.
+ */
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { createTestDatabase, createTestRedis, type TestDatabase } from '@flowline/testing';
+import { createToolRegistry } from '@flowline/tools';
+import { createApp } from '../src/app';
+import type { ApiLimits } from '../src/context';
+
+export const KEYS = { a: 'key-tenant-a', b: 'key-tenant-b' } as const;
+
+export interface Harness {
+  app: ReturnType<typeof createApp>;
+  db: TestDatabase;
+  redis: Redis;
+  prefix: string;
+  /** JSON request as tenant A unless `token` says otherwise (null = no Authorization). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
+  call(method: string, path: string, opts?: CallOptions): Promise<{ status: number; body: any; res: Response }>;
+  close(): Promise<void>;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  raw?: string;
+  token?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** Builds the app against a fresh database; `limits` override the defaults. */
+export async function startHarness(limits: Partial<ApiLimits> = {}, apiKeys: Map<string, string> | null = null): Promise<Harness> {
+  const db = await createTestDatabase();
+  const tr = createTestRedis();
+  const redis = new Redis(tr.url, { maxRetriesPerRequest: 3 });
+  const tools = await createToolRegistry({ testTools: true });
+  const keys = apiKeys ?? new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
+  const app = createApp({
+    pool: db.pool,
+    redis,
+    apiKeys: keys,
+    limits: {
+      maxNodesPerDefinition: 200,
+      maxRunInputBytes: 65_536,
+      eventReplayLimit: 200,
+      shardCount: 16,
+      streamPollMs: 50,
+      ...limits,
+    },
+    tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
+    queuePrefix: tr.prefix,
+    logger: pino({ level: 'silent' }),
+  });
+  return {
+    app,
+    db,
+    redis,
+    prefix: tr.prefix,
+    async call(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      const token = opts.token === undefined ? KEYS.a : opts.token;
+      if (token !== null) headers.authorization = `Bearer ${token}`;
+      let body: string | undefined;
+      if (opts.raw !== undefined) body = opts.raw;
+      else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+      if (body !== undefined) headers['content-type'] ??= 'application/json';
+      const res = await app.request(path, { method, headers, body });
+      const text = await res.clone().text();
+      let parsed: unknown = text;
+      try {
+        parsed = text === '' ? null : JSON.parse(text);
+      } catch {
+        /* not JSON (metrics, docs) */
+      }
+      return { status: res.status, body: parsed, res };
+    },
+    async close() {
+      redis.disconnect();
+      await tr.cleanup();
+      await db.drop();
+    },
+  };
+}
+
+/** Start → Pause(gate) → End(yes|no); Start takes `{ n?: number }`. */
+export function pauseGraph(opts: { requireComment?: boolean; allowed?: string[] } = {}) {
+  return {
+    nodes: [
+      { key: 'start', kind: 'Start', config: { inputSchema: { type: 'object', properties: { n: { type: 'number' } } } } },
+      {
+        key: 'gate',
+        kind: 'Pause',
+        config: { prompt: 'ship it?', allowedDecisions: opts.allowed ?? ['Approve', 'Reject'], requireComment: opts.requireComment ?? false },
+      },
+      { key: 'yes', kind: 'End', config: { outcome: 'approved' } },
+      { key: 'no', kind: 'End', config: { outcome: 'rejected' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: 'gate' },
+      { key: 'e2', from: 'gate', to: 'yes', condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } },
+      { key: 'e3', from: 'gate', to: 'no', condition: { path: 'output.decision', op: 'Eq', value: 'Reject' } },
+    ],
+  };
+}
+
+/** Start → End. */
+export function lineGraph(extra: Record<string, unknown> = {}) {
+  return {
+    ...extra,
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'end', kind: 'End', config: { outcome: 'done' } },
+    ],
+    edges: [{ key: 'e1', from: 'start', to: 'end' }],
+  };
+}
+
+/** Chat graph: Start → ChatInput(ask) → End. */
+export function chatGraph() {
+  return {
+    kind: 'Chat',
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'ask', kind: 'ChatInput', config: { prompt: 'say something' } },
+      { key: 'end', kind: 'End', config: { outcome: 'answered' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: 'ask' },
+      { key: 'e2', from: 'ask', to: 'end' },
+    ],
+  };
+}
+
+/** Creates a definition as tenant A (or `token`) and returns its id. */
+export async function createDefinition(h: Harness, graph: unknown, name = 'flow', token?: string): Promise<string> {
+  const r = await h.call('POST', '/v1/definitions', { body: { name, graph }, ...(token ? { token } : {}) });
+  if (r.status !== 201) throw new Error(`create definition: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.id as string;
+}
+
+/** Starts a run and returns its id. */
+export async function startRun(h: Harness, definitionId: string, body: Record<string, unknown> = {}): Promise<string> {
+  const r = await h.call('POST', `/v1/definitions/${definitionId}/runs`, { body });
+  if (r.status !== 202) throw new Error(`start run: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.runId as string;
+}
