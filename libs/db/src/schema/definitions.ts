@@ -10,7 +10,9 @@ import { index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-o
 export const definitions = pgTable(
   'definitions',
   {
-    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    id: uuid('id')
+      .primaryKey()
+      .default(sql`gen_random_uuid()`),
     tenantId: text('tenant_id').notNull(),
     name: text('name').notNull(),
     description: text('description'),

@@ -10,7 +10,9 @@ export const events = pgTable(
     kind: text('kind').notNull(),
     nodeKey: text('node_key'),
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
-    detail: jsonb('detail').notNull().default(sql`'{}'::jsonb`),
+    detail: jsonb('detail')
+      .notNull()
+      .default(sql`'{}'::jsonb`),
   },
   (t) => [primaryKey({ columns: [t.runId, t.seq] })],
 );

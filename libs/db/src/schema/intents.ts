@@ -9,13 +9,21 @@ import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-cor
 export const intents = pgTable(
   'intents',
   {
-    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    id: uuid('id')
+      .primaryKey()
+      .default(sql`gen_random_uuid()`),
     runId: uuid('run_id').notNull(),
     kind: text('kind').notNull(),
     nodeKey: text('node_key'),
-    payload: jsonb('payload').notNull().default(sql`'{}'::jsonb`),
+    payload: jsonb('payload')
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     appliedAt: timestamp('applied_at', { withTimezone: true }),
   },
-  (t) => [index('intents_unapplied_idx').on(t.runId, t.createdAt).where(sql`applied_at is null`)],
+  (t) => [
+    index('intents_unapplied_idx')
+      .on(t.runId, t.createdAt)
+      .where(sql`applied_at is null`),
+  ],
 );

@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
 
 /**
  * One row per (run, graph node): NodeRunState of libs/graph/src/planner/types.ts.
@@ -25,12 +35,21 @@ export const nodeRuns = pgTable(
     queuedAt: timestamp('queued_at', { withTimezone: true }),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
-    steering: jsonb('steering').notNull().default(sql`'[]'::jsonb`),
+    steering: jsonb('steering')
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     pendingDecisionKind: text('pending_decision_kind'),
     decision: jsonb('decision'),
     held: boolean('held').notNull().default(false),
     childRunId: uuid('child_run_id'),
     loopState: jsonb('loop_state'),
   },
-  (t) => [primaryKey({ columns: [t.runId, t.nodeKey] }), index('node_runs_invocation_idx').on(t.invocationId)],
+  (t) => [
+    primaryKey({ columns: [t.runId, t.nodeKey] }),
+    index('node_runs_invocation_idx').on(t.invocationId),
+    // reconciliation finds in-flight work without scanning every node row
+    index('node_runs_inflight_idx')
+      .on(t.runId)
+      .where(sql`status in ('Queued', 'Running')`),
+  ],
 );

@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 
 /**
  * One row per run (RunState of libs/graph/src/planner/types.ts, snake_case).
@@ -31,24 +41,34 @@ export const runs = pgTable(
     /** due-work index: the run needs a tick at or after this time */
     wakeAt: timestamp('wake_at', { withTimezone: true }),
     requestId: text('request_id'),
-    input: jsonb('input').notNull().default(sql`'null'::jsonb`),
+    input: jsonb('input')
+      .notNull()
+      .default(sql`'null'::jsonb`),
     output: jsonb('output'),
     parentRunId: uuid('parent_run_id'),
     parentNodeKey: text('parent_node_key'),
     conversationId: text('conversation_id'),
     depth: integer('depth').notNull().default(0),
     totalAttempts: integer('total_attempts').notNull().default(0),
-    breakpoints: jsonb('breakpoints').notNull().default(sql`'[]'::jsonb`),
+    breakpoints: jsonb('breakpoints')
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     stepAllowance: jsonb('step_allowance'),
-    edgeOverrides: jsonb('edge_overrides').notNull().default(sql`'{}'::jsonb`),
+    edgeOverrides: jsonb('edge_overrides')
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     cancelReason: text('cancel_reason'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
   },
   (t) => [
-    uniqueIndex('runs_tenant_request_uq').on(t.tenantId, t.requestId).where(sql`request_id is not null`),
-    index('runs_shard_wake_idx').on(t.shard, t.wakeAt).where(sql`wake_at is not null`),
+    uniqueIndex('runs_tenant_request_uq')
+      .on(t.tenantId, t.requestId)
+      .where(sql`request_id is not null`),
+    index('runs_shard_wake_idx')
+      .on(t.shard, t.wakeAt)
+      .where(sql`wake_at is not null`),
     index('runs_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id),
     index('runs_tenant_status_idx').on(t.tenantId, t.status),
     index('runs_parent_idx').on(t.parentRunId),

@@ -1,0 +1,151 @@
+/**
+ * The dispatcher's write: a batch of plans committed in ONE transaction and ONE round trip
+ * through the server-side function `flowline_apply` (migration 0002). Each run is guarded on
+ * its own (advisory try-lock, version, node status+attempt); a run whose guard fails is
+ * reported conflicted and none of its writes land, while the others commit.
+ */
+import type { PlanResult, RunSnapshot } from '@flowline/graph';
+import type { Pool, PoolClient } from 'pg';
+
+type Queryable = Pick<Pool, 'query'> | PoolClient;
+
+/** One run's plan with the snapshot it was planned from. */
+export interface ApplyItem {
+  /** `wakeAt` (as loaded by loadSnapshots) lets an unchanged wake cost nothing */
+  snapshot: RunSnapshot & { wakeAt?: number | null };
+  plan: PlanResult;
+}
+
+/** Options of {@link applyPlans}. */
+export interface ApplyOptions {
+  /** SHARD_COUNT: child runs get `flowline_shard_of(id, shardCount)` */
+  shardCount: number;
+}
+
+/**
+ * Outcome per run id. After `applied`, a run that had changes is at version
+ * `expectVersion + 1` and lastSeq `lastSeq + plan.events.length` (events numbered
+ * lastSeq+1…); a wake-only apply leaves both unchanged.
+ */
+export interface ApplyOutcome {
+  applied: string[];
+  conflicted: string[];
+  /** plans with nothing to write (no statement sent) */
+  skipped: string[];
+  /** runs whose item raised an error on its own (the rest of the batch was applied) */
+  failed: Array<{ runId: string; error: unknown }>;
+}
+
+const RUN_TIME_FIELDS = ['startedAt', 'finishedAt'] as const;
+const NODE_TIME_FIELDS = ['notBefore', 'deadlineAt', 'queuedAt', 'startedAt', 'finishedAt'] as const;
+
+/** True when the plan changes nothing in the store (its wake aside). */
+export function isEmptyPlan(plan: PlanResult): boolean {
+  return (
+    (plan.run === null || Object.values(plan.run.set).every((v) => v === undefined)) &&
+    plan.nodes.length === 0 &&
+    plan.events.length === 0 &&
+    plan.startChildren.length === 0 &&
+    plan.cancelChildren.length === 0 &&
+    plan.consumedIntentIds.length === 0 &&
+    plan.consumedInvocationIds.length === 0
+  );
+}
+
+function iso(ms: number | null | undefined): string | null | undefined {
+  return ms === null || ms === undefined ? ms : new Date(ms).toISOString();
+}
+
+/** Epoch-ms members → ISO strings (exact in SQL `::timestamptz`); undefined members dropped by JSON. */
+function withIsoTimes<T extends object>(set: T, fields: readonly string[]): Record<string, unknown> {
+  const out = { ...set } as Record<string, unknown>;
+  for (const f of fields) if (f in out) out[f] = iso(out[f] as number | null | undefined);
+  return out;
+}
+
+/** The `flowline_apply_run` item of one plan, or null when it has nothing to write. */
+export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unknown> | null {
+  const runId = snapshot.run.id;
+  const expectVersion = plan.run?.expectVersion ?? snapshot.run.version;
+  if (isEmptyPlan(plan)) {
+    if (snapshot.wakeAt === undefined || snapshot.wakeAt === plan.wakeAt) return null;
+    return { runId, expectVersion, wakeOnly: true, wakeAt: iso(plan.wakeAt) };
+  }
+  return {
+    runId,
+    expectVersion,
+    run: plan.run ? withIsoTimes(plan.run.set, RUN_TIME_FIELDS) : {},
+    nodes: plan.nodes.map((p) => ({
+      nodeKey: p.nodeKey,
+      expectStatus: p.expect.status,
+      expectAttempt: p.expect.attempt,
+      set: withIsoTimes(p.set, NODE_TIME_FIELDS),
+    })),
+    events: plan.events,
+    intentIds: plan.consumedIntentIds,
+    invocationIds: plan.consumedInvocationIds,
+    children: plan.startChildren,
+    cancelChildren: plan.cancelChildren,
+    wakeAt: iso(plan.wakeAt),
+  };
+}
+
+/*
+ * Input: $1 = { shardCount, items: [flowline_apply_run item] }.
+ * Guard: per run, inside flowline_apply_run (see migration 0002).
+ * Result: { applied: [runId], conflicted: [runId] }.
+ */
+const APPLY_SQL = 'SELECT flowline_apply($1::jsonb) AS outcome';
+
+/**
+ * Commits many runs' plans in one transaction (one statement). Plans with nothing to write
+ * are skipped without a statement; an empty plan whose wake moved is a wake-only write.
+ * Node patches of one plan must name distinct nodes. Invocation and child-run ids must be uuids.
+ * If the batch raises (a malformed item), each item is retried alone so one bad run cannot
+ * stall the others; those that raise again are reported in `failed`.
+ */
+export async function applyPlans(
+  db: Queryable,
+  items: ApplyItem[],
+  opts: ApplyOptions,
+): Promise<ApplyOutcome> {
+  const out: ApplyOutcome = { applied: [], conflicted: [], skipped: [], failed: [] };
+  const batch: Array<Record<string, unknown>> = [];
+  for (const item of items) {
+    const a = toApplyItem(item);
+    if (a) batch.push(a);
+    else out.skipped.push(item.snapshot.run.id);
+  }
+  if (batch.length === 0) return out;
+  try {
+    const r = await runBatch(db, batch, opts);
+    out.applied.push(...r.applied);
+    out.conflicted.push(...r.conflicted);
+  } catch (err) {
+    if (batch.length === 1) {
+      out.failed.push({ runId: batch[0]!.runId as string, error: err });
+      return out;
+    }
+    for (const one of batch) {
+      try {
+        const r = await runBatch(db, [one], opts);
+        out.applied.push(...r.applied);
+        out.conflicted.push(...r.conflicted);
+      } catch (error) {
+        out.failed.push({ runId: one.runId as string, error });
+      }
+    }
+  }
+  return out;
+}
+
+async function runBatch(
+  db: Queryable,
+  items: Array<Record<string, unknown>>,
+  opts: ApplyOptions,
+): Promise<{ applied: string[]; conflicted: string[] }> {
+  const res = await db.query<{ outcome: { applied: string[]; conflicted: string[] } }>(APPLY_SQL, [
+    JSON.stringify({ shardCount: opts.shardCount, items }),
+  ]);
+  return res.rows[0]!.outcome;
+}

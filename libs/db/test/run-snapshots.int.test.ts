@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import type { NodeRunState } from '@flowline/graph';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@flowline/testing';
+import { applyPlans, loadSnapshots, recordResults } from '../src';
+import { CHAIN, emptyPlan, insertDefinition, insertRun } from './fixtures';
+
+let db: TestDatabase;
+let defId: string;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  defId = await insertDefinition(db.pool);
+});
+afterAll(() => db.drop());
+
+const OPTS = { maxConcurrentRuns: 100 };
+
+describe('loadSnapshots', () => {
+  it('round-trips every run and node field written through applyPlans', async () => {
+    const runId = await insertRun(db.pool, defId, { status: 'Running' });
+    await db.pool.query(
+      `UPDATE runs SET paused = true, breakpoints = '["tool"]', edge_overrides = '{"e1": false}',
+                       step_allowance = '{"id":"s1","mode":"node","nodeKey":"tool"}', depth = 2
+       WHERE id = $1`,
+      [runId],
+    );
+    const [s0] = await loadSnapshots(db.pool, [runId], OPTS);
+    const child = randomUUID();
+    const full: Omit<NodeRunState, 'nodeKey' | 'kind'> = {
+      status: 'WaitingForApproval',
+      attempt: 2,
+      attemptLimit: 6,
+      invocationId: randomUUID(),
+      failureClass: 'Interrupted',
+      reason: 'worker died',
+      input: { run: { input: { q: 1 } }, upstream: {}, input: null },
+      inputOverride: { input: { x: [1, 'two', null] } },
+      output: { status: 'succeeded', attempt: 2, branch: 'e2', output: { answer: 42 } },
+      notBefore: 1_800_000_000_001,
+      deadlineAt: 1_800_000_600_002,
+      queuedAt: 1_800_000_000_003,
+      startedAt: 1_800_000_000_004,
+      finishedAt: 1_800_000_000_005,
+      steering: [
+        { operationId: 'op1', message: 'shorter', atUtc: 1_800_000_000_006, attempt: 2, applied: false },
+      ],
+      pendingDecisionKind: 'Approve',
+      decision: {
+        operationId: 'op2',
+        decision: 'Approve',
+        comment: null,
+        payload: { a: 1 },
+        at: 1_800_000_000_007,
+        applied: false,
+      },
+      held: true,
+      childRunId: child,
+      loop: { iteration: 3, results: [1, { b: 2 }], last: 'x' },
+    };
+    const plan = emptyPlan({
+      run: {
+        expectVersion: s0!.run.version,
+        set: {
+          status: 'WaitingForApproval',
+          failureClass: 'NodeFailed',
+          reason: 'because',
+          totalAttempts: 9,
+          stepAllowance: null,
+          startedAt: 1_800_000_000_010,
+          finishedAt: null,
+          cancelReason: 'stop it',
+        },
+      },
+      nodes: [{ nodeKey: 'tool', expect: { status: 'Pending', attempt: 0 }, set: full }],
+      events: [{ kind: 'gate.requested', nodeKey: 'tool', detail: {} }],
+      wakeAt: 1_800_000_000_100,
+    });
+    expect((await applyPlans(db.pool, [{ snapshot: s0!, plan }], { shardCount: 64 })).applied).toEqual([
+      runId,
+    ]);
+
+    const [s] = await loadSnapshots(db.pool, [runId], OPTS);
+    expect(s!.graph).toEqual(CHAIN);
+    expect(s!.nodes.map((n) => n.nodeKey)).toEqual(['start', 'tool', 'end']);
+    expect(s!.nodes[1]).toEqual({ nodeKey: 'tool', kind: 'Tool', ...full });
+    expect(s!.nodes[0]).toEqual({
+      nodeKey: 'start',
+      kind: 'Start',
+      status: 'Pending',
+      attempt: 0,
+      attemptLimit: 1,
+      invocationId: null,
+      failureClass: 'None',
+      reason: null,
+      input: null,
+      inputOverride: null,
+      output: null,
+      notBefore: null,
+      deadlineAt: null,
+      queuedAt: null,
+      startedAt: null,
+      finishedAt: null,
+      steering: [],
+      pendingDecisionKind: null,
+      decision: null,
+      held: false,
+      childRunId: null,
+      loop: null,
+    });
+    expect(s!.run).toEqual({
+      id: runId,
+      tenantId: 't1',
+      status: 'WaitingForApproval',
+      failureClass: 'NodeFailed',
+      reason: 'because',
+      paused: true,
+      version: 1,
+      lastSeq: 2,
+      input: { q: 1 },
+      totalAttempts: 9,
+      breakpoints: ['tool'],
+      stepAllowance: null,
+      edgeOverrides: { e1: false },
+      cancelReason: 'stop it',
+      createdAt: s0!.run.createdAt,
+      startedAt: 1_800_000_000_010,
+      finishedAt: null,
+      parentRunId: null,
+      depth: 2,
+    });
+    expect(s0!.run.stepAllowance).toEqual({ id: 's1', mode: 'node', nodeKey: 'tool' });
+    expect(typeof s0!.run.createdAt).toBe('number');
+    expect(s).toMatchObject({
+      wakeAt: 1_800_000_000_100,
+      started: [],
+      results: [],
+      children: [],
+      intents: [],
+    });
+  });
+
+  it('maps intents in creation order with their payload members', async () => {
+    const runId = await insertRun(db.pool, defId);
+    const rows = [
+      ['cancel', null, { reason: 'enough' }],
+      ['skip', 'end', {}],
+      ['retry', 'tool', {}],
+      ['complete', 'tool', { output: { v: 1 } }],
+      ['steer', 'tool', { operationId: 'o1' }],
+      ['decide', 'tool', { operationId: 'o2' }],
+    ] as const;
+    const ids: string[] = [];
+    for (const [i, [kind, nodeKey, payload]] of rows.entries()) {
+      const id = randomUUID();
+      ids.push(id);
+      await db.pool.query(
+        `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
+         VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
+        [id, runId, kind, nodeKey, JSON.stringify(payload), i],
+      );
+    }
+    const [s] = await loadSnapshots(db.pool, [runId], OPTS);
+    expect(s!.intents).toEqual([
+      { id: ids[0], kind: 'cancel', reason: 'enough' },
+      { id: ids[1], kind: 'skip', nodeKey: 'end' },
+      { id: ids[2], kind: 'retry', nodeKey: 'tool' },
+      { id: ids[3], kind: 'complete', nodeKey: 'tool', output: { v: 1 } },
+      { id: ids[4], kind: 'steer', nodeKey: 'tool', operationId: 'o1' },
+      { id: ids[5], kind: 'decide', nodeKey: 'tool', operationId: 'o2' },
+    ]);
+  });
+
+  it('includes durable results until a plan consumes them', async () => {
+    const runId = await insertRun(db.pool, defId);
+    const inv = randomUUID();
+    const outcome = {
+      ok: true as const,
+      output: { r: 1 },
+      startedAt: 1_800_000_000_000,
+      finishedAt: 1_800_000_000_500,
+    };
+    expect(await recordResults(db.pool, [{ invocationId: inv, runId, nodeKey: 'tool', outcome }])).toEqual([
+      inv,
+    ]);
+    expect(
+      await recordResults(db.pool, [
+        { invocationId: inv, runId, nodeKey: 'tool', outcome: { ...outcome, output: 2 } },
+      ]),
+    ).toEqual([]);
+    const [s] = await loadSnapshots(db.pool, [runId], OPTS);
+    expect(s!.results).toEqual([{ invocationId: inv, nodeKey: 'tool', outcome }]);
+    expect(s!.wakeAt).not.toBeNull();
+    const plan = emptyPlan({
+      consumedInvocationIds: [inv],
+      events: [{ kind: 'node.completed', nodeKey: 'tool', detail: {} }],
+    });
+    await applyPlans(db.pool, [{ snapshot: s!, plan }], { shardCount: 64 });
+    const [after] = await loadSnapshots(db.pool, [runId], OPTS);
+    expect(after!.results).toEqual([]);
+  });
+
+  it('shares the tenant’s free run slots among Pending runs in creation order; parked and child runs need none', async () => {
+    const tenant = `slots-${randomUUID()}`;
+    const def = await insertDefinition(db.pool, tenant);
+    await insertRun(db.pool, def, { tenantId: tenant, status: 'Running' });
+    await insertRun(db.pool, def, { tenantId: tenant, status: 'WaitingForApproval' });
+    const parent = await insertRun(db.pool, def, { tenantId: tenant, status: 'Running' });
+    const p1 = await insertRun(db.pool, def, { tenantId: tenant });
+    const p2 = await insertRun(db.pool, def, { tenantId: tenant });
+    const child = await insertRun(db.pool, def, { tenantId: tenant, parentRunId: parent });
+    const snaps = await loadSnapshots(db.pool, [child, p2, p1, parent], { maxConcurrentRuns: 3 });
+    const slot = Object.fromEntries(snaps.map((s) => [s.run.id, s.runSlotAvailable]));
+    expect(slot).toEqual({ [parent]: true, [p1]: true, [p2]: false, [child]: true });
+  });
+
+  it('leaves out unknown run ids and answers an empty list without a query', async () => {
+    expect(await loadSnapshots(db.pool, [randomUUID()], OPTS)).toEqual([]);
+    expect(await loadSnapshots(db.pool, [], OPTS)).toEqual([]);
+  });
+});
