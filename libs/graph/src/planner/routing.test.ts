@@ -182,4 +182,15 @@ describe('routing through plan', () => {
     expect(rowOf(snap, 'b').status).toBe('Queued');
     expect(rowOf(snap, 'c').status).toBe('Cancelled');
   });
+
+  it('cancels the remaining source of a quorum join once N inbound edges are satisfied', () => {
+    const g = fanIn({ quorum: 2 });
+    let { snap } = step(snapshotOf(g), 10);
+    snap = step(withResult(snap, 'a', ok({})), 20).snap;
+    expect(rowOf(snap, 'c').status).toBe('Queued');
+    const r = step(withResult(snap, 'b', ok({})), 30);
+    expect(rowOf(r.snap, 'c')).toMatchObject({ status: 'Cancelled' });
+    expect(rowOf(r.snap, 'j').status).toBe('Queued');
+    expect(Object.keys(r.result.enqueue[0]!.input.upstream)).toEqual(['a', 'b']);
+  });
 });
