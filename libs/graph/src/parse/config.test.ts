@@ -74,6 +74,10 @@ describe('node members', () => {
 });
 
 describe('closed per-kind config', () => {
+  it('reads a null member as absent, even one the kind does not read', () => {
+    valid(kindWith('Agent', { instructions: 'x', agentDefinitionId: null }));
+  });
+
   it('refuses a member the kind does not read', () => {
     only(kindWith('Tool', { toolName: 'echo', instructions: 'x' }), 'work', /config member 'instructions' is not read by Tool nodes/);
     only(kindWith('Parallel', { path: 'a' }), 'work', /config member 'path' is not read by Parallel nodes/);

@@ -1,6 +1,7 @@
 /**
  * Per-kind node config (CONTRACT §2): closed member lists, member types, required
- * members. `null` members are read as absent and dropped from the parsed config.
+ * members. `null` members are read as absent (even ones the kind does not read) and
+ * dropped from the parsed config.
  */
 import type { Json, JsonObject, NodeKind } from '../model';
 import { checkSchema } from '../schema';
@@ -178,13 +179,15 @@ export function parseConfig(kind: NodeKind, raw: unknown): { config: JsonObject;
   const spec = CONFIG_SPECS[kind];
   const src = isObject(raw) ? raw : {};
   for (const k of Object.keys(src)) {
+    const v = src[k];
+    // null is absent (CONTRACT §8), whatever the member: a null the kind does not read
+    // sets nothing, so it is not refused.
+    if (v === null) continue;
     const check = hasOwn(spec.members, k) ? spec.members[k] : undefined;
     if (check === undefined) {
       errors.push(`config member '${k}' is not read by ${kind} nodes`);
       continue;
     }
-    const v = src[k];
-    if (v === null) continue;
     const r = check(v);
     if ('error' in r) errors.push(`config.${k} ${r.error}`);
     else Object.defineProperty(config, k, { value: r.value, enumerable: true, writable: true, configurable: true });

@@ -13,7 +13,7 @@ import { checkGraphRules } from './rules';
 import type { RuleEdge } from './rules';
 import { readSkeleton, structuralErrors } from './structure';
 import type { GraphValidation, ParseOptions, ParseResult } from './types';
-import { Issues, KEY_PATTERN, hasOwn, isObject, q, typeName } from './util';
+import { Issues, KEY_PATTERN, hasOwn, isObject, present, q, typeName } from './util';
 import { collectWarnings } from './warnings';
 
 const GRAPH_MEMBERS = new Set(['schemaVersion', 'kind', 'chat', 'inputSchema', 'outputSchema', 'nodes', 'edges']);
@@ -85,6 +85,8 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
 
   const nodes: GraphNode[] = [];
   const declared = new Set<string>();
+  /** Condition nodes whose own config.path is invalid (reported on the node alone). */
+  const brokenPaths = new Set<string>();
   rawNodes.forEach((raw, i) => {
     if (!isObject(raw)) {
       out.error(null, `nodes[${i}] must be an object, not ${typeName(raw)}`);
@@ -104,9 +106,11 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     for (const e of p.errors) out.error(key, `${kind} ${q(key)}: ${e}`);
     for (const w of p.warnings) out.warn(key, `${kind} ${q(key)}: ${w}`);
     if (p.node !== null) nodes.push(p.node);
+    if (kind === 'Condition' && p.node !== null && !hasOwn(p.node.config, 'path') && isObject(raw.config) && present(raw.config.path)) {
+      brokenPaths.add(key);
+    }
   });
   const byKey = new Map(nodes.map((n) => [n.key, n] as const));
-  const brokenPaths = new Set(nodes.filter((n) => n.kind === 'Condition' && !hasOwn(n.config, 'path') && rawConfigPath(rawNodes, n.key)).map((n) => n.key));
 
   // Rules see every edge between declared nodes (so a node whose kind failed still counts
   // as a successor); warnings and the graph see edges between parsed nodes only.
@@ -145,12 +149,6 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     edges: parsedEdges.map((e) => e.edge),
   };
   return { ok: true, graph, warnings: out.warnings };
-}
-
-/** Does the first declaration of `key` carry a non-null `config.path`? */
-function rawConfigPath(rawNodes: readonly unknown[], key: string): boolean {
-  const raw = rawNodes.find((n) => isObject(n) && n.key === key);
-  return isObject(raw) && isObject(raw.config) && hasOwn(raw.config, 'path') && raw.config.path !== null;
 }
 
 interface Header {
