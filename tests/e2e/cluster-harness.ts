@@ -1,0 +1,169 @@
+/**
+ * The whole Flowline cluster as real child processes for black-box tests: a fresh
+ * migrated database, a redis-server of its own on a free port (so FLUSHALL disturbs no
+ * other test), a unique BullMQ prefix, free ports, and a small REST client.
+ */
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { createTestDatabase, uniquePrefix, waitFor, type TestDatabase } from '@flowline/testing';
+import { freePort, spawnRedis } from '../../scripts/cluster-infra';
+import { startCluster, waitForApi, type Cluster, type ProcessSpec } from '../../scripts/cluster';
+
+const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const SHARD_COUNT = 8;
+
+/** Environment every process of an e2e cluster gets: short leases and sweeps, test tools on. */
+const E2E_ENV: Record<string, string> = {
+  SHARD_COUNT: String(SHARD_COUNT),
+  SHARD_LEASE_MS: '2000',
+  DISPATCH_SWEEP_MS: '200',
+  INFLIGHT_CHECK_EVERY_SWEEPS: '5',
+  WF_TEST_TOOLS: '1',
+  LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
+};
+
+export interface RunView {
+  run: { id: string; status: string; failureClass: string; reason: string | null };
+  nodeRuns: { nodeKey: string; kind: string; status: string; attempt: number; failureClass: string; reason: string | null }[];
+  output: unknown;
+}
+
+export interface E2eCluster {
+  cluster: Cluster;
+  db: TestDatabase;
+  redisUrl: string;
+  redis: Redis;
+  api: ApiClient;
+  /** label of the dispatcher process holding the lease of the run's shard */
+  ownerOf(runId: string): Promise<string | null>;
+  /** output lines of every process (dumped when a test fails) */
+  lines: string[];
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  dispatchers?: number;
+  toolWorkers?: number;
+  /** extra environment for every process */
+  env?: Record<string, string>;
+}
+
+export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster> {
+  const db = await createTestDatabase();
+  const spawned = await spawnRedis();
+  const redisUrl = spawned.url;
+  const apiPort = await freePort();
+  const lines: string[] = [];
+  const processes: ProcessSpec[] = [{ label: 'api', service: 'api' }];
+  for (let i = 1; i <= (o.dispatchers ?? 2); i++) {
+    processes.push({ label: `dispatcher-${i}`, service: 'dispatcher', env: { DISPATCHER_ID: `dispatcher-${i}` } });
+  }
+  for (let i = 1; i <= (o.toolWorkers ?? 1); i++) processes.push({ label: `worker-tool-${i}`, service: 'worker-tool' });
+  const cluster = startCluster({
+    rootDir,
+    databaseUrl: db.url,
+    redisUrl,
+    apiPort,
+    queuePrefix: uniquePrefix(),
+    env: { ...E2E_ENV, ...o.env },
+    processes,
+    onLine: (l) => {
+      lines.push(l);
+      if (process.env.E2E_VERBOSE) process.stdout.write(`${l}\n`);
+    },
+  });
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const close = async () => {
+    await cluster.stop(5000);
+    redis.disconnect();
+    await stopProcess(spawned.proc);
+    await db.drop();
+  };
+  try {
+    await waitForApi(cluster.apiUrl, 45_000);
+    await waitFor(
+      async () => {
+        const r = await db.pool.query<{ n: number }>('select count(*)::int as n from shard_leases where owner is not null and expires_at > now()');
+        return r.rows[0]!.n === SHARD_COUNT;
+      },
+      { timeoutMs: 45_000, intervalMs: 200, description: 'every shard leased' },
+    );
+  } catch (err) {
+    process.stdout.write(`${lines.slice(-80).join('\n')}\n`);
+    await close();
+    throw err;
+  }
+  return {
+    cluster,
+    db,
+    redisUrl,
+    redis,
+    api: new ApiClient(cluster.apiUrl),
+    lines,
+    async ownerOf(runId) {
+      const r = await db.pool.query<{ owner: string | null }>(
+        'select l.owner from runs r join shard_leases l on l.shard = r.shard where r.id = $1 and l.expires_at > now()',
+        [runId],
+      );
+      return r.rows[0]?.owner ?? null;
+    },
+    close,
+  };
+}
+
+function stopProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    proc.once('exit', () => resolve());
+    proc.kill('SIGKILL');
+  });
+}
+
+/** The REST surface the tests drive (CONTRACT §5). */
+export class ApiClient {
+  constructor(readonly baseUrl: string) {}
+
+  private async call<T>(method: string, path: string, body?: unknown, expect: number[] = [200, 201, 202]): Promise<T> {
+    const res = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!expect.includes(res.status)) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
+    return (text ? JSON.parse(text) : null) as T;
+  }
+
+  async createDefinition(name: string, graph: unknown): Promise<string> {
+    return (await this.call<{ id: string }>('POST', '/v1/definitions', { name, graph })).id;
+  }
+
+  async startRun(definitionId: string, input: unknown): Promise<string> {
+    return (await this.call<{ runId: string }>('POST', `/v1/definitions/${definitionId}/runs`, { requestId: randomUUID(), input })).runId;
+  }
+
+  getRun(runId: string): Promise<RunView> {
+    return this.call<RunView>('GET', `/v1/runs/${runId}`);
+  }
+
+  async decide(runId: string, nodeKey: string, decision: 'Approve' | 'Reject', comment?: string): Promise<void> {
+    await this.call('POST', `/v1/runs/${runId}/nodes/${nodeKey}/decide`, { operationId: randomUUID(), decision, comment });
+  }
+
+  /** Polls the run until `pred` holds. */
+  waitForRun(runId: string, pred: (v: RunView) => boolean, timeoutMs = 30_000, description = 'run state'): Promise<RunView> {
+    return waitFor(async () => {
+      const v = await this.getRun(runId);
+      return pred(v) ? v : false;
+    }, { timeoutMs, intervalMs: 150, description });
+  }
+
+  async events(runId: string): Promise<{ seq: number; kind: string; nodeKey: string | null }[]> {
+    return (await this.call<{ events: { seq: number; kind: string; nodeKey: string | null }[] }>('GET', `/v1/runs/${runId}/events?limit=1000`)).events;
+  }
+}
+
+export const nodeOf = (v: RunView, key: string) => v.nodeRuns.find((n) => n.nodeKey === key);
