@@ -93,6 +93,8 @@ describe('closed per-kind config', () => {
     ['Agent', {}, /config\.instructions is required/],
     ['Agent', { instructions: 'x', maxIterations: 0 }, /maxIterations must be a positive integer/],
     ['Agent', { instructions: 'x', tools: ['rm'] }, /unknown tool 'rm'/],
+    ['Agent', { instructions: 'x', tools: ['echo', 'echo'] }, /lists 'echo' twice/],
+    ['LlmCall', { prompt: 'x', samplingOptions: { mirostat: 1 } }, /unknown member 'mirostat'/],
     ['Agent', { instructions: 'x', responseJsonSchema: 'object' }, /responseJsonSchema must be a JSON Schema object/],
     ['DecisionModel', { labels: ['a', 'b'] }, /config\.question is required/],
     ['DecisionModel', { question: 'q' }, /config\.labels is required/],
@@ -142,6 +144,7 @@ describe('closed per-kind config', () => {
     ['Agent', { instructions: 'x', tools: ['echo', 'read_file'], maxIterations: 4, maxToolCalls: 8, includeUpstreamOutputs: false }],
     ['DecisionModel', { question: 'q', labels: ['yes', 'no'], minConfidence: 0.7, inputBindings: { t: 'input.output.text' } }],
     ['Tool', { toolName: 'http_fetch', allowedUrls: ['https://example.com/api'], arguments: { url: 'https://example.com/api/v1?q=1' } }],
+    ['Tool', { toolName: 'http_fetch', allowedUrls: ['https://example.com/api'], arguments: { url: 'https://elsewhere.test/' }, argumentBindings: { url: 'input.output.json.url' } }],
     ['Tool', { toolName: 'json_extract', argumentBindings: { value: 'input.output' }, arguments: { path: 'a.b' } }],
     ['Loop', { body: 'def-1', maxIterations: 1000, exitCondition: { path: 'output.result.done', op: 'eq', value: true }, inputBinding: 'input.output' }],
     ['Subworkflow', { definitionId: 'def-2', inputBinding: 'run.input' }],
@@ -163,5 +166,21 @@ describe('closed per-kind config', () => {
   it('refuses includeAttachments: true unless the Chat graph accepts attachments', () => {
     only({ ...kindWith('Agent', { instructions: 'x', includeAttachments: true }), kind: 'Chat' }, 'work', /includeAttachments/);
     valid({ ...kindWith('Agent', { instructions: 'x', includeAttachments: true }), kind: 'Chat', chat: { acceptsAttachments: true } });
+  });
+});
+
+describe('config warnings', () => {
+  it('warn that an Agent cannot offer a tool that needs allowedUrls', () => {
+    const r = parse(kindWith('Agent', { instructions: 'x', tools: ['http_fetch'] }));
+    expect(r.ok).toBe(true);
+    expect(r.warnings).toEqual([{ key: 'work', message: expect.stringMatching(/'http_fetch' needs an allowedUrls list/) }]);
+  });
+
+  it('warn when a Start defaultInput does not satisfy its inputSchema', () => {
+    const d = baseline();
+    node(d, 'start').config = { inputSchema: { type: 'object', required: ['q'] }, defaultInput: { other: 1 } };
+    const r = parse(d);
+    expect(r.ok).toBe(true);
+    expect(r.warnings).toEqual([{ key: 'start', message: expect.stringMatching(/defaultInput does not satisfy config\.inputSchema/) }]);
   });
 });

@@ -309,3 +309,41 @@ describe('documents from the lossless JSON parser', () => {
     }
   });
 });
+
+describe('element shapes', () => {
+  it('refuses a node or edge that is not an object, keyed null and naming its index', () => {
+    const d = baseline() as unknown as { nodes: unknown[]; edges: unknown[] };
+    d.nodes.push(7);
+    only(d, null, /nodes\[3\] must be an object, not a number/);
+    const e = baseline() as unknown as { nodes: unknown[]; edges: unknown[] };
+    e.edges.push('e3');
+    only(e, null, /edges\[2\] must be an object, not a string/);
+  });
+
+  it('refuses a node without a string key', () => {
+    const d = baseline();
+    d.nodes.push({ kind: 'Parallel' });
+    only(d, null, /nodes\[3\]\.key must be a string, not absent/);
+  });
+
+  it('refuses an edge whose from is not a string and a non-string edge label', () => {
+    const d = baseline();
+    d.edges.push({ key: 'e3', from: 1, to: 'done' });
+    only(d, 'e3', /edge\.from must be a node key, not a number/);
+    const l = baseline();
+    edge(l, 'e2').label = ['x'];
+    only(l, 'e2', /label must be a string, not an array/);
+  });
+
+  it('accepts a ChatInput whose only out-edge is a default edge (the run still goes somewhere)', () => {
+    const d = { ...around({ kind: 'ChatInput', config: { prompt: 'p' } }), kind: 'Chat' };
+    edge(d, 'e2').default = true;
+    valid(d);
+  });
+
+  it('warns about a graph member outside the contract without refusing it', () => {
+    const r = parse({ ...baseline(), title: 'x' });
+    expect(r.ok).toBe(true);
+    expect(r.warnings).toEqual([{ key: null, message: expect.stringMatching(/graph member 'title'/) }]);
+  });
+});

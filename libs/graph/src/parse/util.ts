@@ -36,6 +36,7 @@ export function isPositiveInt(v: unknown): v is number {
 /** A short type name for messages. */
 export function typeName(v: unknown): string {
   if (v === null) return 'null';
+  if (v === undefined) return 'absent';
   if (isExactNumber(v)) return 'a number';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
