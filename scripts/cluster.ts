@@ -71,6 +71,9 @@ export function startCluster(o: ClusterOptions): Cluster {
       cwd: o.rootDir,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Own process group: a terminal's Ctrl-C reaches only the starter, which forwards ONE
+      // signal (a second one makes a service skip its graceful shutdown).
+      detached: true,
     });
     for (const stream of [proc.stdout, proc.stderr]) {
       if (stream) createInterface({ input: stream }).on('line', (line) => onLine(`${tag} ${line}`));
@@ -82,6 +85,10 @@ export function startCluster(o: ClusterOptions): Cluster {
   }
 
   for (const spec of o.processes) launch(spec);
+  // Detached children would outlive a starter that dies abruptly: take them down with it.
+  process.once('exit', () => {
+    for (const p of processes.values()) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill('SIGKILL');
+  });
 
   return {
     apiUrl: `http://127.0.0.1:${o.apiPort}`,
