@@ -29,13 +29,19 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/** Builds the app against a fresh database; `limits` override the defaults. */
-export async function startHarness(limits: Partial<ApiLimits> = {}, apiKeys: Map<string, string> | null = null): Promise<Harness> {
+/**
+ * Builds the app against a fresh database; `limits` override the defaults. `apiKeys`
+ * defaults to tenants A and B ({@link KEYS}); null runs single-tenant without auth.
+ */
+export async function startHarness(
+  limits: Partial<ApiLimits> = {},
+  apiKeys: Map<string, string> | null | undefined = undefined,
+): Promise<Harness> {
   const db = await createTestDatabase();
   const tr = createTestRedis();
   const redis = new Redis(tr.url, { maxRetriesPerRequest: 3 });
   const tools = await createToolRegistry({ testTools: true });
-  const keys = apiKeys ?? new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
+  const keys = apiKeys !== undefined ? apiKeys : new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
   const app = createApp({
     pool: db.pool,
     redis,

@@ -4,6 +4,7 @@
  * Every statement is tenant-scoped: a row of another tenant reads as absent.
  */
 import type { Pool, PoolClient } from 'pg';
+import { parseJsonExact } from '@flowline/graph';
 
 /** Run statuses that pin a definition against deletion (anything not terminal). */
 export const DEFINITION_PINNING_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
@@ -81,7 +82,15 @@ function toListRow(r: RawRow): DefinitionListRow {
 }
 
 function toRow(r: RawRow): DefinitionRow {
-  return { ...toListRow(r), graph: r.graph };
+  return { ...toListRow(r), graph: exactJson(r.graph as string | null) };
+}
+
+/**
+ * A jsonb column selected as `::text`, parsed losslessly (numbers a double cannot hold
+ * stay exact, as `JsonNumber`), so documents round-trip through the API unchanged.
+ */
+export function exactJson(text: string | null | undefined): unknown {
+  return text === null || text === undefined ? null : parseJsonExact(text);
 }
 
 /**
@@ -124,7 +133,7 @@ export async function duplicateDefinition(
                               created_at, updated_at)
      SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, now(), now()
      FROM definitions WHERE id = $1 AND tenant_id = $2
-     RETURNING ${COLUMNS}, graph`,
+     RETURNING ${COLUMNS}, graph::text AS graph`,
     [sourceId, tenantId, newId, nameOf(source.name)],
   );
   const row = res.rows[0];
@@ -137,7 +146,7 @@ export async function insertDefinition(db: Queryable, d: NewDefinition): Promise
     `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
                               created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, now(), now())
-     RETURNING ${COLUMNS}, graph`,
+     RETURNING ${COLUMNS}, graph::text AS graph`,
     [d.id, d.tenantId, d.name, d.description, d.kind, d.graphJson, d.planGraphJson, d.graphHash, d.nodeCount],
   );
   return toRow(res.rows[0]!);
@@ -145,7 +154,7 @@ export async function insertDefinition(db: Queryable, d: NewDefinition): Promise
 
 /** One definition of the tenant, with its graph; null when absent or another tenant's. */
 export async function getDefinition(db: Queryable, tenantId: string, id: string): Promise<DefinitionRow | null> {
-  const res = await db.query<RawRow>(`SELECT ${COLUMNS}, graph FROM definitions WHERE id = $1 AND tenant_id = $2`, [
+  const res = await db.query<RawRow>(`SELECT ${COLUMNS}, graph::text AS graph FROM definitions WHERE id = $1 AND tenant_id = $2`, [
     id,
     tenantId,
   ]);
@@ -213,7 +222,7 @@ export async function updateDefinition(
        version = version + 1,
        updated_at = now()
      WHERE id = $1 AND tenant_id = $2 AND version = $3
-     RETURNING ${COLUMNS}, graph`,
+     RETURNING ${COLUMNS}, graph::text AS graph`,
     [
       id,
       tenantId,

@@ -8,7 +8,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { encodePageCursor, type DefinitionRow, type KeysetPage } from './definitions';
+import { encodePageCursor, exactJson, type DefinitionRow, type KeysetPage } from './definitions';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -192,7 +192,7 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
   try {
     await client.query('BEGIN');
     const def = await client.query(
-      `SELECT id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, created_at,
+      `SELECT id, tenant_id, name, description, kind, version, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash, node_count, created_at,
               updated_at
        FROM definitions WHERE id = $1 AND tenant_id = $2 FOR SHARE`,
       [p.definitionId, p.tenantId],
@@ -209,8 +209,8 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       description: d.description,
       kind: d.kind,
       version: d.version,
-      graph: d.graph,
-      planGraph: d.plan_graph,
+      graph: exactJson(d.graph),
+      planGraph: exactJson(d.plan_graph),
       graphHash: d.graph_hash,
       nodeCount: d.node_count ?? 0,
       createdAt: d.created_at,
@@ -255,12 +255,12 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
 
 /** One run of the tenant with its pinned graph and output; null when absent. */
 export async function getRunDetail(db: Queryable, tenantId: string, runId: string): Promise<RunDetailRow | null> {
-  const res = await db.query(`SELECT ${RUN_COLUMNS}, r.graph, r.output FROM runs r WHERE r.id = $1 AND r.tenant_id = $2`, [
+  const res = await db.query(`SELECT ${RUN_COLUMNS}, r.graph::text AS graph, r.output::text AS output FROM runs r WHERE r.id = $1 AND r.tenant_id = $2`, [
     runId,
     tenantId,
   ]);
   const r = res.rows[0];
-  return r ? { ...toRunRow(r), graph: r.graph, output: r.output ?? null } : null;
+  return r ? { ...toRunRow(r), graph: exactJson(r.graph), output: exactJson(r.output) } : null;
 }
 
 /** Status and last seq of the tenant's run (cheap poll for streams); null when absent. */
@@ -323,7 +323,8 @@ export async function listNodeRuns(db: Queryable, runId: string): Promise<NodeRu
 export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {
   const res = await db.query(
     `SELECT node_key, kind, status, attempt, failure_class, reason, pending_decision_kind, child_run_id, started_at,
-            finished_at, input, input_override, output, steering, not_before, decision
+            finished_at, input::text AS input, input_override::text AS input_override, output::text AS output, steering,
+            not_before, decision::text AS decision
      FROM node_runs WHERE run_id = $1 AND node_key = $2`,
     [runId, nodeKey],
   );
@@ -331,12 +332,12 @@ export async function getNodeRun(db: Queryable, runId: string, nodeKey: string):
   if (!r) return null;
   return {
     ...toNodeRow(r),
-    input: r.input ?? null,
-    inputOverride: r.input_override ?? null,
-    output: r.output ?? null,
+    input: exactJson(r.input),
+    inputOverride: exactJson(r.input_override),
+    output: exactJson(r.output),
     steering: r.steering ?? [],
     notBefore: r.not_before,
-    decision: r.decision ?? null,
+    decision: exactJson(r.decision),
   };
 }
 
