@@ -174,23 +174,32 @@ BEGIN
     WHERE nr.run_id = rid AND nr.node_key = p."nodeKey";
   END IF;
 
-  INSERT INTO events (run_id, seq, kind, node_key, at, detail)
-  SELECT rid, r.last_seq + e.ord, e.v->>'kind', e.v->>'nodeKey', now(), coalesce(e.v->'detail', '{}'::jsonb)
-  FROM jsonb_array_elements(evs) WITH ORDINALITY AS e(v, ord);
+  -- each statement below runs only when its list is non-empty: a hop costs few statements
+  IF jsonb_array_length(evs) > 0 THEN
+    INSERT INTO events (run_id, seq, kind, node_key, at, detail)
+    SELECT rid, r.last_seq + e.ord, e.v->>'kind', e.v->>'nodeKey', now(), coalesce(e.v->'detail', '{}'::jsonb)
+    FROM jsonb_array_elements(evs) WITH ORDINALITY AS e(v, ord);
+  END IF;
 
-  UPDATE intents SET applied_at = now()
-  WHERE run_id = rid AND applied_at IS NULL
-    AND id = ANY(ARRAY(SELECT jsonb_array_elements_text(coalesce(item->'intentIds', '[]'::jsonb))::uuid));
+  IF jsonb_array_length(coalesce(item->'intentIds', '[]'::jsonb)) > 0 THEN
+    UPDATE intents SET applied_at = now()
+    WHERE run_id = rid AND applied_at IS NULL
+      AND id = ANY(ARRAY(SELECT jsonb_array_elements_text(item->'intentIds')::uuid));
+  END IF;
 
-  UPDATE node_results SET applied_at = now()
-  WHERE applied_at IS NULL
-    AND invocation_id = ANY(ARRAY(SELECT jsonb_array_elements_text(coalesce(item->'invocationIds', '[]'::jsonb))::uuid));
+  IF jsonb_array_length(coalesce(item->'invocationIds', '[]'::jsonb)) > 0 THEN
+    UPDATE node_results SET applied_at = now()
+    WHERE applied_at IS NULL
+      AND invocation_id = ANY(ARRAY(SELECT jsonb_array_elements_text(item->'invocationIds')::uuid));
+  END IF;
 
-  FOR c IN SELECT * FROM jsonb_array_elements(coalesce(item->'children', '[]'::jsonb)) LOOP
-    IF flowline_create_child(r, c, shard_count) THEN
-      wake_now := true;
-    END IF;
-  END LOOP;
+  IF jsonb_array_length(coalesce(item->'children', '[]'::jsonb)) > 0 THEN
+    FOR c IN SELECT * FROM jsonb_array_elements(item->'children') LOOP
+      IF flowline_create_child(r, c, shard_count) THEN
+        wake_now := true;
+      END IF;
+    END LOOP;
+  END IF;
 
   IF cardinality(cancel_ids) > 0 THEN
     WITH cancelled AS (

@@ -215,6 +215,32 @@ describe('applyPlans', () => {
   });
 });
 
+describe('applyPlans never waits on a lock', () => {
+  it('reports a run conflicted at once while another transaction holds its row or one of its node rows', async () => {
+    for (const lockSql of [
+      'SELECT 1 FROM runs WHERE id = $1 FOR UPDATE',
+      `SELECT 1 FROM node_runs WHERE run_id = $1 AND node_key = 'tool' FOR UPDATE`,
+      'SELECT pg_advisory_xact_lock(flowline_run_lock_key($1))',
+    ]) {
+      const runId = await insertRun(db.pool, defId);
+      const s = await snap(runId);
+      const holder = await db.pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(lockSql, [runId]);
+        const out = await applyPlans(db.pool, [{ snapshot: s, plan: startPlan(s, 1_800_000_000_000) }], OPTS);
+        expect(out.conflicted).toEqual([runId]);
+      } finally {
+        await holder.query('ROLLBACK');
+        holder.release();
+      }
+      expect(await eventSeqs(runId)).toEqual([1]);
+      const again = await applyPlans(db.pool, [{ snapshot: s, plan: startPlan(s, 1_800_000_000_000) }], OPTS);
+      expect(again.applied).toEqual([runId]);
+    }
+  });
+});
+
 describe('applyPlans with child runs', () => {
   it('creates a child run pinning the definition, in the shard shardOfRun computes', async () => {
     const parent = await insertRun(db.pool, defId, { status: 'Running' });

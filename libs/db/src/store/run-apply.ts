@@ -117,26 +117,39 @@ export async function applyPlans(
     else out.skipped.push(item.snapshot.run.id);
   }
   if (batch.length === 0) return out;
+  // One connection for the batch and its retries: a retry then starts only after the failed
+  // statement's rollback released its locks (another backend could still see them held).
+  const pooled = isPool(db) ? await db.connect() : null;
+  const conn: Queryable = pooled ?? db;
   try {
-    const r = await runBatch(db, batch, opts);
-    out.applied.push(...r.applied);
-    out.conflicted.push(...r.conflicted);
-  } catch (err) {
-    if (batch.length === 1) {
-      out.failed.push({ runId: batch[0]!.runId as string, error: err });
-      return out;
-    }
-    for (const one of batch) {
-      try {
-        const r = await runBatch(db, [one], opts);
-        out.applied.push(...r.applied);
-        out.conflicted.push(...r.conflicted);
-      } catch (error) {
-        out.failed.push({ runId: one.runId as string, error });
+    try {
+      collect(out, await runBatch(conn, batch, opts));
+    } catch (err) {
+      if (batch.length === 1) {
+        out.failed.push({ runId: batch[0]!.runId as string, error: err });
+        return out;
+      }
+      for (const one of batch) {
+        try {
+          collect(out, await runBatch(conn, [one], opts));
+        } catch (error) {
+          out.failed.push({ runId: one.runId as string, error });
+        }
       }
     }
+  } finally {
+    pooled?.release();
   }
   return out;
+}
+
+function isPool(db: Queryable): db is Pool {
+  return 'totalCount' in db && typeof (db as Pool).connect === 'function';
+}
+
+function collect(out: ApplyOutcome, r: { applied: string[]; conflicted: string[] }): void {
+  out.applied.push(...r.applied);
+  out.conflicted.push(...r.conflicted);
 }
 
 async function runBatch(

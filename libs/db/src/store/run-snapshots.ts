@@ -48,7 +48,7 @@ const EMPTY_GRAPH: Graph = {
  */
 const LOAD_SQL = `
 WITH target AS (SELECT * FROM runs WHERE id = ANY($1::uuid[])),
-live AS (
+live AS MATERIALIZED (
   SELECT t.tenant_id,
          (SELECT count(*) FROM runs l
           WHERE l.tenant_id = t.tenant_id AND l.status = ANY($2::text[]) AND l.parent_run_id IS NULL) AS n
