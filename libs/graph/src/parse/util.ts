@@ -1,5 +1,5 @@
 import { isExactNumber } from '../conditions';
-import type { Issue, Json, JsonObject, Scalar } from '../model';
+import type { Issue, Scalar } from '../model';
 
 /** Node and edge key charset (CONTRACT §1.1). */
 export const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -11,15 +11,12 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+/** Own property (never inherited: `__proto__`, `toString`, … are not members). */
 export function hasOwn(o: object, k: string): boolean {
   return Object.prototype.hasOwnProperty.call(o, k);
 }
 
-/** Own member, with `null` read as absent (CONTRACT §8: optional members may be null). */
-export function member(o: Record<string, unknown>, k: string): unknown {
-  return hasOwn(o, k) ? o[k] : undefined;
-}
-
+/** Neither undefined nor null (CONTRACT §8: an optional member may be null = absent). */
 export function present(v: unknown): boolean {
   return v !== undefined && v !== null;
 }
@@ -29,6 +26,7 @@ export function isScalar(v: unknown): v is Scalar {
   return v === null || typeof v === 'string' || typeof v === 'boolean' || isExactNumber(v);
 }
 
+/** A positive safe integer. */
 export function isPositiveInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 }
@@ -79,15 +77,6 @@ export class Issues {
   warn(key: string | null, message: string): void {
     this.warnings.push({ key, message });
   }
-}
-
-/** Narrow an already-checked JSON value. */
-export function asJson(v: unknown): Json {
-  return v as Json;
-}
-
-export function asJsonObject(v: unknown): JsonObject {
-  return v as JsonObject;
 }
 
 /** "a, b, c and 2 more" — at most three named. */
