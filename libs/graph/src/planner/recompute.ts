@@ -89,8 +89,8 @@ export function drain(st: PlanState): void {
   for (const row of [...st.rows.values()]) {
     if (row.status !== 'Queued' && row.status !== 'Running' && row.status !== 'WaitingForApproval') continue;
     const child = row.childRunId ? st.snapshot.children.find((c) => c.childRunId === row.childRunId) : undefined;
-    // A child the snapshot does not show is asked to cancel and not waited for.
-    if (row.status === 'Running' && row.childRunId && child && !TERMINAL_RUN_STATUSES.has(child.status)) {
+    // Children are cancelled first: the row waits until the snapshot shows its child ended.
+    if (row.status === 'Running' && row.childRunId && !(child && TERMINAL_RUN_STATUSES.has(child.status))) {
       if (!st.cancelChildren.includes(row.childRunId)) st.cancelChildren.push(row.childRunId);
       waiting = true;
       continue;
