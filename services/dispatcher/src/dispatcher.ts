@@ -128,7 +128,15 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (ref && owns(ref.runId)) pending.addResult(ref.runId, interrupted(invocationId, ref.nodeKey, reason, at));
   }
 
-  const tickDeps = { store, pending, options: coreOptionsOf(c), owns, afterCommit: effects.afterCommit, log };
+  const tickDeps = {
+    store,
+    pending,
+    options: coreOptionsOf(c),
+    owns,
+    slotRetryMs: Math.max(1000, 2 * c.DISPATCH_SWEEP_MS),
+    afterCommit: effects.afterCommit,
+    log,
+  };
 
   /** The tick loop: whatever is ready now goes now (never waits to fill a batch). */
   const ticker: Service = {

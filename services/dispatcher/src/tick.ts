@@ -22,6 +22,8 @@ export interface TickDeps {
   pending: PendingWork;
   options: CoreOptions;
   owns(runId: string): boolean;
+  /** how long a Pending run without a tenant slot waits before it asks again */
+  slotRetryMs: number;
   afterCommit(committed: CommittedPlan[]): Promise<void>;
   log: Logger;
 }
@@ -49,12 +51,12 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
   for (const raw of snapshots) {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;
     rememberInflight(d.pending, snapshot);
-    const result = plan(snapshot, ctx);
-    // A Pending run waiting for a tenant slot keeps its due wake_at, so the sweep polls it
-    // until a slot frees (the plan would otherwise clear the wake).
+    let result = plan(snapshot, ctx);
+    // A Pending run waiting for a tenant slot asks again after a pause: the plan alone would
+    // clear its wake (nothing signals a freed slot), and leaving it due would let many
+    // waiting runs crowd the sweep's batch ahead of deadlines and retries.
     if (snapshot.run.status === 'Pending' && !snapshot.runSlotAvailable && isEmptyPlan(result)) {
-      stats.skipped++;
-      continue;
+      result = { ...result, wakeAt: ctx.now + d.slotRetryMs };
     }
     toApply.push({ snapshot, plan: result });
   }
