@@ -39,7 +39,9 @@ export async function migrate(pool: pg.Pool): Promise<void> {
 /** sha256 (first 16 hex chars) over the migration files: changes whenever a migration does. */
 export function migrationsHash(): string {
   const h = createHash('sha256');
-  const files = readdirSync(MIGRATIONS_FOLDER).filter((f) => f.endsWith('.sql')).sort();
+  const files = readdirSync(MIGRATIONS_FOLDER)
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
   for (const f of files) h.update(f).update(readFileSync(join(MIGRATIONS_FOLDER, f)));
   h.update(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json')));
   return h.digest('hex').slice(0, 16);

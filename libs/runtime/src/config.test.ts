@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CORE_OPTIONS } from '@flowline/graph';
 import { loadConfig, parseConfig, parseConfigOrThrow, ConfigError } from './config';
-import { allOptions, coreOptions, defineConfig, describeOptions, dispatchOptions, httpOptions, toCoreOptions } from './options';
+import {
+  allOptions,
+  coreOptions,
+  defineConfig,
+  describeOptions,
+  dispatchOptions,
+  httpOptions,
+  toCoreOptions,
+} from './options';
 
 const all = defineConfig(allOptions);
 
@@ -33,7 +41,10 @@ describe('config', () => {
   });
 
   it('coerces numbers from strings and treats empty strings as unset', () => {
-    const cfg = parseConfigOrThrow(defineConfig(dispatchOptions), { DISPATCH_SWEEP_MS: '250', SHARD_COUNT: '' });
+    const cfg = parseConfigOrThrow(defineConfig(dispatchOptions), {
+      DISPATCH_SWEEP_MS: '250',
+      SHARD_COUNT: '',
+    });
     expect(cfg.DISPATCH_SWEEP_MS).toBe(250);
     expect(cfg.SHARD_COUNT).toBe(64);
   });
@@ -55,7 +66,10 @@ describe('config', () => {
 
   it('refuses MAX_NODE_RUNS_PER_RUN below MAX_NODES_PER_DEFINITION', () => {
     const r = parseConfig(defineConfig(coreOptions), { MAX_NODES_PER_DEFINITION: '300' });
-    expect(r).toEqual({ ok: false, issues: [expect.stringMatching(/^MAX_NODE_RUNS_PER_RUN: must be >= MAX_NODES_PER_DEFINITION \(300\)/)] });
+    expect(r).toEqual({
+      ok: false,
+      issues: [expect.stringMatching(/^MAX_NODE_RUNS_PER_RUN: must be >= MAX_NODES_PER_DEFINITION \(300\)/)],
+    });
   });
 
   it('parses API_KEYS into key → tenant and rejects malformed entries', () => {
@@ -80,13 +94,17 @@ describe('config', () => {
     const lines: string[] = [];
     let code: number | undefined;
     expect(() =>
-      loadConfig(all, { SHARD_COUNT: '0', MAX_TOTAL_ATTEMPTS: '-1' }, {
-        print: (l) => lines.push(l),
-        exit: (c) => {
-          code = c;
-          throw new Error('exited');
+      loadConfig(
+        all,
+        { SHARD_COUNT: '0', MAX_TOTAL_ATTEMPTS: '-1' },
+        {
+          print: (l) => lines.push(l),
+          exit: (c) => {
+            code = c;
+            throw new Error('exited');
+          },
         },
-      }),
+      ),
     ).toThrow('exited');
     expect(code).toBe(1);
     expect(lines.join('\n')).toMatch(/SHARD_COUNT/);

@@ -16,7 +16,9 @@ export const connectionOptions = {
   DATABASE_URL: url(/^postgres(ql)?:$/)
     .default('postgres://postgres@127.0.0.1:5432/postgres')
     .describe('Postgres connection string'),
-  REDIS_URL: url(/^rediss?:$/).default('redis://127.0.0.1:6379').describe('Redis connection string'),
+  REDIS_URL: url(/^rediss?:$/)
+    .default('redis://127.0.0.1:6379')
+    .describe('Redis connection string'),
 };
 
 /** Parses `API_KEYS` ("tenantA:keyA,tenantB:keyB") into key → tenant. */
@@ -24,7 +26,10 @@ const apiKeys = z
   .string()
   .transform((raw, ctx) => {
     const map: Record<string, string> = {};
-    for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+    for (const entry of raw
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean)) {
       const at = entry.indexOf(':');
       const tenant = entry.slice(0, at).trim();
       const key = entry.slice(at + 1).trim();
@@ -53,9 +58,15 @@ export const httpOptions = {
 /** Limits the pure core reads (mapped to `CoreOptions` by {@link toCoreOptions}). */
 export const coreOptions = {
   MAX_NODES_PER_DEFINITION: int().min(1).default(200).describe('nodes allowed in one graph'),
-  MAX_NODE_RUNS_PER_RUN: int().min(1).default(200).describe('node runs of one run (>= MAX_NODES_PER_DEFINITION)'),
+  MAX_NODE_RUNS_PER_RUN: int()
+    .min(1)
+    .default(200)
+    .describe('node runs of one run (>= MAX_NODES_PER_DEFINITION)'),
   MAX_TOTAL_ATTEMPTS: int().min(1).default(50).describe('attempts all nodes of one run may spend together'),
-  DEFAULT_NODE_TIMEOUT_SECONDS: int().min(1).default(600).describe('node deadline when the node sets none, seconds'),
+  DEFAULT_NODE_TIMEOUT_SECONDS: int()
+    .min(1)
+    .default(600)
+    .describe('node deadline when the node sets none, seconds'),
   MAX_OUTPUT_JSON_BYTES: int().min(1).default(262_144).describe('largest output envelope, UTF-8 bytes'),
   MAX_RUN_INPUT_BYTES: int().min(1).default(65_536).describe('largest run input, UTF-8 bytes'),
   MAX_STEERS_PER_NODE: int().min(0).default(5).describe('steering messages accepted per node'),
@@ -65,13 +76,19 @@ export const coreOptions = {
 export const dispatchOptions = {
   DISPATCH_SWEEP_MS: int().min(100).default(500).describe('due-run sweep interval, ms (floor 100)'),
   MAX_CONCURRENT_RUNS: int().min(1).default(100).describe('live runs per tenant; parked runs hold no slot'),
-  SHARD_COUNT: int().min(1).max(4096).default(64).describe('run shards leased among dispatchers (fixed per cluster)'),
+  SHARD_COUNT: int()
+    .min(1)
+    .max(4096)
+    .default(64)
+    .describe('run shards leased among dispatchers (fixed per cluster)'),
 };
 
 /** Worker options. */
 export const workerOptions = {
   LANE_CONCURRENCY: int().min(1).max(1000).default(8).describe('jobs one worker process runs at once'),
-  LLM_BASE_URL: url(/^https?:$/).optional().describe('OpenAI-compatible endpoint of the LLM lane'),
+  LLM_BASE_URL: url(/^https?:$/)
+    .optional()
+    .describe('OpenAI-compatible endpoint of the LLM lane'),
   LLM_API_KEY: z.string().optional().describe('API key of the LLM endpoint (secret)'),
   LLM_MODEL: z.string().optional().describe('default model of the LLM lane'),
   TOOL_FILES_ROOT: z.string().optional().describe('root folder the file tools may read'),
@@ -147,7 +164,8 @@ export function describeOptions(shape: z.ZodRawShape): string[] {
   return Object.entries(shape).map(([name, schema]) => {
     const s = schema as z.ZodType;
     const parsed = s.safeParse(undefined);
-    const dflt = parsed.success && parsed.data !== undefined ? ` (default ${JSON.stringify(parsed.data)})` : '';
+    const dflt =
+      parsed.success && parsed.data !== undefined ? ` (default ${JSON.stringify(parsed.data)})` : '';
     return `${name} — ${s.description ?? ''}${dflt}`;
   });
 }

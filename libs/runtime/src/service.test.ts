@@ -7,7 +7,8 @@ function capture() {
   const lines: Array<Record<string, unknown>> = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+      for (const l of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(l) as Record<string, unknown>);
       cb();
     },
   });
@@ -73,7 +74,10 @@ describe('runLoop', () => {
 describe('createLogger', () => {
   it('censors secrets', () => {
     const { lines, logger } = capture();
-    logger.info({ config: { DATABASE_URL: 'postgres://u:pw@h/db', LLM_API_KEY: 'sk-1' }, token: 't' }, 'boot');
+    logger.info(
+      { config: { DATABASE_URL: 'postgres://u:pw@h/db', LLM_API_KEY: 'sk-1' }, token: 't' },
+      'boot',
+    );
     const line = JSON.stringify(lines[0]);
     expect(line).not.toContain('pw@h');
     expect(line).not.toContain('sk-1');

@@ -19,7 +19,8 @@ export function resolveDatabaseUrl(): Promise<string> {
 async function resolve(): Promise<string> {
   const fromEnv = process.env.DATABASE_URL;
   if (fromEnv) return fromEnv;
-  if ((await answers(DEFAULT_DATABASE_URL)) || !existsSync('/var/run/docker.sock')) return DEFAULT_DATABASE_URL;
+  if ((await answers(DEFAULT_DATABASE_URL)) || !existsSync('/var/run/docker.sock'))
+    return DEFAULT_DATABASE_URL;
   const { GenericContainer, Wait } = await import('testcontainers');
   const container = await new GenericContainer('postgres:15')
     .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })

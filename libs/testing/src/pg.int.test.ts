@@ -11,9 +11,7 @@ describe('createTestDatabase', () => {
     const [a, b] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     dbs.push(a, b);
     expect(a.url).not.toBe(b.url);
-    await a.pool.query(
-      `INSERT INTO dispatchers (id) VALUES ('only-in-a')`,
-    );
+    await a.pool.query(`INSERT INTO dispatchers (id) VALUES ('only-in-a')`);
     const inA = await a.pool.query('SELECT count(*)::int AS n FROM dispatchers');
     const inB = await b.pool.query('SELECT count(*)::int AS n FROM dispatchers');
     expect(inA.rows[0].n).toBe(1);

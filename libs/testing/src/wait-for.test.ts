@@ -20,8 +20,8 @@ describe('waitFor', () => {
   });
 
   it('names what it waited for when it times out', async () => {
-    await expect(waitFor(() => false, { timeoutMs: 20, intervalMs: 5, description: 'the run' })).rejects.toThrow(
-      /timed out.*the run/,
-    );
+    await expect(
+      waitFor(() => false, { timeoutMs: 20, intervalMs: 5, description: 'the run' }),
+    ).rejects.toThrow(/timed out.*the run/);
   });
 });

@@ -33,7 +33,9 @@ export async function waitFor<T>(
     }
     if (Date.now() >= deadline) {
       if (lastError !== undefined) throw lastError;
-      throw new Error(`waitFor timed out after ${timeoutMs} ms${opts.description ? `: ${opts.description}` : ''}`);
+      throw new Error(
+        `waitFor timed out after ${timeoutMs} ms${opts.description ? `: ${opts.description}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
