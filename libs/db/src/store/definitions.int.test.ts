@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@flowline/testing';
+import {
+  decodePageCursor,
+  deleteDefinition,
+  getDefinition,
+  insertDefinition,
+  listDefinitions,
+  updateDefinition,
+  type NewDefinition,
+} from './definitions';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+const PLAN = { schemaVersion: 1, kind: 'Standard', nodes: [], edges: [] };
+
+function newDef(tenantId: string, name: string): NewDefinition {
+  return {
+    id: randomUUID(),
+    tenantId,
+    name,
+    description: null,
+    kind: 'Standard',
+    graphJson: '{"nodes":[],"edges":[],"big":9007199254740993}',
+    planGraphJson: JSON.stringify(PLAN),
+    graphHash: 'h',
+    nodeCount: 0,
+  };
+}
+
+describe('definitions store', () => {
+  it('pages through rows sharing a millisecond (or a timestamp) without repeating or skipping any', async () => {
+    const tenant = 'pager';
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await insertDefinition(db.pool, newDef(tenant, `d${i}`))).id);
+    // microseconds apart inside one millisecond, and two rows on the very same instant
+    await db.pool.query(
+      `UPDATE definitions SET created_at = '2026-01-01T00:00:00.123Z'::timestamptz + make_interval(secs => (ord % 5) / 1e6)
+       FROM (SELECT id AS did, row_number() OVER (ORDER BY id) AS ord FROM definitions WHERE tenant_id = $1) o
+       WHERE id = o.did`,
+      [tenant],
+    );
+    const seen: string[] = [];
+    let after: { createdKey: string; id: string } | null = null;
+    for (let guard = 0; guard < 20; guard++) {
+      const page = await listDefinitions(db.pool, tenant, 2, after);
+      seen.push(...page.items.map((d) => d.id));
+      if (page.nextCursor === null) break;
+      after = decodePageCursor(page.nextCursor);
+    }
+    expect(seen).toHaveLength(7);
+    expect(new Set(seen)).toEqual(new Set(ids));
+  });
+
+  it('refuses malformed cursors', () => {
+    expect(decodePageCursor('garbage')).toBeNull();
+    expect(decodePageCursor(Buffer.from('2026-01-01T00:00:00.000000|nope').toString('base64url'))).toBeNull();
+  });
+
+  it('keeps the stored document exact and scopes reads to the tenant', async () => {
+    const d = await insertDefinition(db.pool, newDef('t1', 'exact'));
+    const read = await getDefinition(db.pool, 't1', d.id);
+    expect(String((read?.graph as { big: unknown }).big)).toBe('9007199254740993'); // a JsonNumber holding the exact token
+    expect(await getDefinition(db.pool, 't2', d.id)).toBeNull();
+  });
+
+  it('updates only at the expected version and tells a conflict from an absent row', async () => {
+    const d = await insertDefinition(db.pool, newDef('t1', 'cas'));
+    const v2 = await updateDefinition(db.pool, 't1', d.id, 1, { name: 'cas2', description: 'now described' });
+    expect(v2).toMatchObject({ version: 2, name: 'cas2', description: 'now described' });
+    expect(await updateDefinition(db.pool, 't1', d.id, 1, { name: 'stale' })).toBe('conflict');
+    expect(await updateDefinition(db.pool, 't2', d.id, 2, { name: 'other' })).toBeNull();
+    const kept = await updateDefinition(db.pool, 't1', d.id, 2, {});
+    expect(kept).toMatchObject({ version: 3, description: 'now described' });
+  });
+
+  it('waits for a run creation holding the definition FOR SHARE, then refuses the delete as in use', async () => {
+    const d = await insertDefinition(db.pool, newDef('t1', 'race'));
+    const creator = await db.pool.connect();
+    try {
+      await creator.query('BEGIN');
+      await creator.query(`SELECT 1 FROM definitions WHERE id = $1 FOR SHARE`, [d.id]);
+      const deleting = deleteDefinition(db.pool, 't1', d.id);
+      await creator.query(
+        `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard)
+         VALUES ($1, 't1', $2, 1, '{}', '{}', 'h', 'Pending', 0)`,
+        [randomUUID(), d.id],
+      );
+      await creator.query('COMMIT');
+      expect(await deleting).toBe('inUse');
+    } finally {
+      creator.release();
+    }
+  });
+
+  it('deletes an unpinned definition once, then reports it absent', async () => {
+    const d = await insertDefinition(db.pool, newDef('t1', 'gone'));
+    expect(await deleteDefinition(db.pool, 't2', d.id)).toBe('notFound');
+    expect(await deleteDefinition(db.pool, 't1', d.id)).toBe('deleted');
+    expect(await deleteDefinition(db.pool, 't1', d.id)).toBe('notFound');
+  });
+});
