@@ -47,7 +47,11 @@ const EMPTY_GRAPH: Graph = {
  * Times are epoch ms (flowline_ms).
  */
 const LOAD_SQL = `
-WITH target AS (SELECT * FROM runs WHERE id = ANY($1::uuid[])),
+WITH target AS (
+  SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
+         step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
+         plan_graph, wake_at, shard
+  FROM runs WHERE id = ANY($1::uuid[])),
 live AS MATERIALIZED (
   SELECT t.tenant_id,
          (SELECT count(*) FROM runs l
