@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createRun, insertDefinition } from '@flowline/db';
 import type { Graph, GraphNode, GraphEdge, JsonObject } from '@flowline/graph';
+import { publishWake } from '@flowline/queue';
 import { createToolRegistry } from '@flowline/tools';
 // The real worker of the tool lane, run in-process (tests only; services never import each other).
 import { createToolWorker } from '../../worker-tool/src/worker';
@@ -87,6 +88,8 @@ export async function createHarness(): Promise<Harness> {
         if (r.kind !== 'created') throw new Error(`run not created: ${r.kind}`);
         ids.push(r.runId);
       }
+      // As the API does after its commit: the signal saves a sweep interval.
+      for (const runId of ids) await publishWake(conn, { runId }, redis.prefix);
       return ids;
     },
     async close() {
