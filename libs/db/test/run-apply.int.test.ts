@@ -241,6 +241,36 @@ describe('applyPlans never waits on a lock', () => {
   });
 });
 
+describe('applyPlans under contention', () => {
+  it('applies each run exactly once when four dispatchers commit overlapping batches in different orders', async () => {
+    const ids = await Promise.all(Array.from({ length: 20 }, () => insertRun(db.pool, defId)));
+    const snaps = await loadSnapshots(db.pool, ids, { maxConcurrentRuns: 100 });
+    const orders = [
+      snaps,
+      [...snaps].reverse(),
+      [...snaps.slice(10), ...snaps.slice(0, 10)],
+      [...snaps].sort(() => 0.5 - Math.random()),
+    ];
+    const outs = await Promise.all(
+      orders.map((o) =>
+        applyPlans(
+          db.pool,
+          o.map((s) => ({ snapshot: s, plan: startPlan(s, 1_800_000_000_000) })),
+          OPTS,
+        ),
+      ),
+    );
+    expect(outs.flatMap((o) => o.failed)).toEqual([]);
+    expect(outs.flatMap((o) => o.applied).sort()).toEqual([...ids].sort());
+    expect(outs.flatMap((o) => o.conflicted)).toHaveLength(ids.length * 3);
+    const seqs = await db.pool.query(
+      'SELECT run_id, max(seq) AS m, count(*) AS n FROM events WHERE run_id = ANY($1) GROUP BY run_id',
+      [ids],
+    );
+    for (const r of seqs.rows) expect(r).toMatchObject({ m: 4, n: 4 });
+  });
+});
+
 describe('applyPlans with child runs', () => {
   it('creates a child run pinning the definition, in the shard shardOfRun computes', async () => {
     const parent = await insertRun(db.pool, defId, { status: 'Running' });
