@@ -4,9 +4,12 @@
  * Pure types and constant tables only.
  */
 
+import type { JsonNumber } from './conditions/exact-json';
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
-export type Scalar = string | number | boolean | null;
+/** A condition value; a number too precise for a double arrives as a lossless JsonNumber. */
+export type Scalar = string | number | boolean | null | JsonNumber;
 
 export const NODE_KINDS = [
   'Start',
