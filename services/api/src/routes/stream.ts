@@ -27,6 +27,9 @@ const streamRoute = createRoute({
   },
 });
 
+/** An idle stream writes an SSE comment this often. */
+const KEEPALIVE_MS = 15_000;
+
 /** Ping kind of an event kind: `run.*` → run, `node.*` → node, `gate.*` → gate. */
 export function pingKind(eventKind: string): 'run' | 'node' | 'gate' {
   if (eventKind.startsWith('gate.')) return 'gate';
@@ -45,6 +48,7 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
 
     return streamSSE(c, async (stream) => {
       let open = true;
+      let lastWrite = Date.now();
       stream.onAbort(() => {
         open = false;
       });
@@ -57,10 +61,16 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
             data: JSON.stringify({ runId, seq: e.seq, kind: pingKind(e.kind) }),
           });
           seq = e.seq;
+          lastWrite = Date.now();
         }
         if (page.truncated || page.events.length > 0) continue;
         const head = await getRunHead(deps.pool, tenant, runId);
         if (!head || (TERMINAL_RUN_STATUSES.has(head.status as RunStatus) && head.lastSeq <= seq)) break;
+        if (Date.now() - lastWrite >= KEEPALIVE_MS) {
+          // a comment line keeps idle proxies from closing a quiet stream
+          await stream.write(': keepalive\n\n');
+          lastWrite = Date.now();
+        }
         await stream.sleep(deps.limits.streamPollMs);
       }
     }, async (err, stream) => {

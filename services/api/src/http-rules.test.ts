@@ -1,0 +1,60 @@
+import { HTTPException } from 'hono/http-exception';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TENANT, createAuthenticator } from './auth';
+import { GraphInvalidError, VersionConflictError, errorResponse } from './errors';
+import { pageLimit, requireUuid } from './present';
+import { pingKind } from './routes/stream';
+
+describe('authenticator', () => {
+  const auth = createAuthenticator(new Map([['k1', 'tenantA'], ['k2', 'tenantB']]));
+
+  it('maps a bearer key to its tenant and refuses missing, unknown or malformed headers', () => {
+    expect(auth('Bearer k1')).toBe('tenantA');
+    expect(auth('bearer k2')).toBe('tenantB');
+    expect(auth(undefined)).toBeNull();
+    expect(auth('Bearer nope')).toBeNull();
+    expect(auth('Basic k1')).toBeNull();
+    expect(auth('Bearer k1 extra')).toBeNull();
+  });
+
+  it('answers the default tenant for every request when no keys are configured', () => {
+    expect(createAuthenticator(null)(undefined)).toBe(DEFAULT_TENANT);
+  });
+});
+
+describe('error mapping', () => {
+  it('puts GraphInvalid errors in details and warnings beside the error', () => {
+    const { status, body } = errorResponse(new GraphInvalidError([{ key: 'a', message: 'bad' }], [{ key: null, message: 'hm' }]));
+    expect(status).toBe(400);
+    expect(body).toEqual({
+      error: { code: 'GraphInvalid', message: expect.any(String), details: [{ key: 'a', message: 'bad' }] },
+      warnings: [{ key: null, message: 'hm' }],
+    });
+  });
+
+  it('maps typed errors by code and status, and hides unknown errors behind 500 Internal', () => {
+    expect(errorResponse(new VersionConflictError(3))).toMatchObject({ status: 409, body: { error: { code: 'VersionConflict' } } });
+    expect(errorResponse(new HTTPException(415))).toMatchObject({ status: 415, body: { error: { code: 'UnsupportedMediaType' } } });
+    expect(errorResponse(new Error('secret detail'))).toEqual({ status: 500, body: { error: { code: 'Internal', message: 'internal error' } } });
+  });
+});
+
+describe('request rules', () => {
+  it('defaults the page limit to 50 and clamps it to 1..200', () => {
+    expect(pageLimit(undefined)).toBe(50);
+    expect(pageLimit(1000)).toBe(200);
+    expect(pageLimit(0)).toBe(1);
+    expect(pageLimit(17)).toBe(17);
+  });
+
+  it('answers 404 for an id that cannot be a uuid, before any query', () => {
+    expect(() => requireUuid('abc', 'run')).toThrow(expect.objectContaining({ status: 404, code: 'NotFound' }));
+    expect(requireUuid('0000000A-0000-4000-8000-000000000000', 'run')).toBe('0000000a-0000-4000-8000-000000000000');
+  });
+
+  it('maps event kinds to ping kinds', () => {
+    expect(pingKind('run.created')).toBe('run');
+    expect(pingKind('node.steer-ignored')).toBe('node');
+    expect(pingKind('gate.decided')).toBe('gate');
+  });
+});
