@@ -1,4 +1,4 @@
-export { createTestDatabase, withDatabase } from './pg';
+export { createTestDatabase, pruneStaleTemplates, withDatabase } from './pg';
 export type { TestDatabase } from './pg';
 export { resolveDatabaseUrl, DEFAULT_DATABASE_URL } from './containers';
 export { testRedisUrl, uniquePrefix, cleanupRedisPrefix, createTestRedis, DEFAULT_REDIS_URL } from './redis';

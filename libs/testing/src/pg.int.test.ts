@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './pg';
+import { migrationsHash } from '@flowline/db';
+import { createTestDatabase, pruneStaleTemplates, type TestDatabase } from './pg';
 
 describe('createTestDatabase', () => {
   const dbs: TestDatabase[] = [];
@@ -26,5 +27,18 @@ describe('createTestDatabase', () => {
     dbs.push(other);
     const r = await other.pool.query('SELECT count(*)::int AS n FROM pg_database WHERE datname = $1', [name]);
     expect(r.rows[0].n).toBe(0);
+  });
+
+  it('drops templates of other migration sets and keeps the current one', async () => {
+    const db = await createTestDatabase();
+    dbs.push(db);
+    const stale = 'flowline_tpl_0000stale0000000';
+    await db.pool.query(`DROP DATABASE IF EXISTS "${stale}"`);
+    await db.pool.query(`CREATE DATABASE "${stale}" IS_TEMPLATE true`);
+    await pruneStaleTemplates();
+    const r = await db.pool.query('SELECT datname FROM pg_database WHERE datname = ANY($1)', [
+      [stale, `flowline_tpl_${migrationsHash()}`],
+    ]);
+    expect(r.rows.map((x) => x.datname)).toEqual([`flowline_tpl_${migrationsHash()}`]);
   });
 });

@@ -76,6 +76,43 @@ async function ensureTemplate(admin: pg.Client, adminUrl: string, template: stri
   }
   await admin.query(`ALTER DATABASE "${tmp}" RENAME TO "${template}"`);
   await admin.query(`ALTER DATABASE "${template}" WITH IS_TEMPLATE true`);
+  await dropStaleTemplates(admin, template);
+}
+
+/**
+ * Drops templates of other migration sets. Safe: every clone happens under the same lock as
+ * this call, so no one is copying them; a template still in use elsewhere fails to drop and stays.
+ */
+async function dropStaleTemplates(admin: pg.Client, keep: string): Promise<void> {
+  const stale = await admin.query<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE datname LIKE 'flowline\\_tpl\\_%' AND datname NOT LIKE '%\\_tmp' AND datname <> $1`,
+    [keep],
+  );
+  for (const { datname } of stale.rows) {
+    try {
+      await admin.query(`ALTER DATABASE "${datname}" WITH IS_TEMPLATE false`);
+      await admin.query(`DROP DATABASE IF EXISTS "${datname}"`);
+    } catch {
+      // in use or already gone: left for a later run
+    }
+  }
+}
+
+/** Drops the templates of other migration sets (under the template lock). */
+export async function pruneStaleTemplates(): Promise<void> {
+  const adminUrl = await resolveDatabaseUrl();
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY]);
+    try {
+      await dropStaleTemplates(admin, `flowline_tpl_${migrationsHash()}`);
+    } finally {
+      await admin.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK_KEY]);
+    }
+  } finally {
+    await admin.end();
+  }
 }
 
 async function dropDatabase(adminUrl: string, name: string): Promise<void> {
