@@ -12,7 +12,10 @@ const config = loadConfig(dispatcherConfigSchema);
 const log = createLogger('dispatcher', { level: config.LOG_LEVEL });
 const shutdown = installShutdown({ logger: log, graceMs: 15_000 });
 
-const pool = createPool(config.DATABASE_URL);
+const pool = createPool(config.DATABASE_URL, {
+  applicationName: `flowline-dispatcher:${config.DISPATCHER_ID}`,
+  onIdleError: (err) => log.warn({ err }, 'idle Postgres client failed'),
+});
 shutdown.onShutdown(() => pool.end(), 'postgres');
 const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
 redis.on('error', (err) => log.warn({ err }, 'redis error'));
