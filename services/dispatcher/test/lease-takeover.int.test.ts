@@ -29,5 +29,42 @@ describe('shard lease takeover', () => {
     );
     const owners = await h.db.pool.query<{ owner: string }>('select distinct owner from shard_leases where expires_at > now()');
     expect(owners.rows.map((r) => r.owner)).toEqual(['second']);
+    await second.stop();
   });
+
+  it('settles a job that completed while nobody owned its shard from the job return value, without running it again', async () => {
+    const owner = await h.startDispatcher('owner');
+    expect(owner.ownedShards()).toHaveLength(SHARD_COUNT);
+    const [runId] = await h.createRuns(toolChain('wait', { ms: 800 }), [{ b: 1 }]);
+    await waitFor(
+      async () =>
+        (await h.db.pool.query(`select 1 from node_runs where run_id = $1 and node_key = 'tool' and status = 'Running'`, [runId]))
+          .rowCount === 1,
+      { timeoutMs: 15_000, description: 'tool node running' },
+    );
+    await owner.halt();
+    // The job finishes while the shard has no live owner: its completion event reaches no owner.
+    await waitFor(
+      async () => (await h.conn.hget(`${h.redis.prefix}:node.tool:${await invocationOf(runId!)}`, 'finishedOn')) !== null,
+      { timeoutMs: 15_000, description: 'job finished' },
+    );
+    await h.startDispatcher('heir');
+    await waitFor(async () => (await runStatuses(h.db, [runId!])).get(runId!) === 'Completed', {
+      timeoutMs: 20_000,
+      description: 'run completed by the heir',
+    });
+    const tool = await h.db.pool.query<{ attempt: number; status: string }>(
+      `select attempt, status from node_runs where run_id = $1 and node_key = 'tool'`,
+      [runId],
+    );
+    expect(tool.rows[0]).toEqual({ attempt: 1, status: 'Succeeded' });
+  });
+
+  async function invocationOf(runId: string): Promise<string> {
+    const r = await h.db.pool.query<{ invocation_id: string }>(
+      `select invocation_id from node_runs where run_id = $1 and node_key = 'tool'`,
+      [runId],
+    );
+    return r.rows[0]!.invocation_id;
+  }
 });
