@@ -14,3 +14,4 @@ export { findRunsWithInflightWork, reconcileInlineRunning } from './store/reconc
 export type { InflightWork } from './store/reconcile';
 export { recordResults } from './store/node-results';
 export type { NodeResultInput } from './store/node-results';
+export * from './store/operator';

@@ -13,6 +13,7 @@ import { ApiError, ValidationFailedError, errorResponse } from './errors';
 import { createMetrics } from './metrics';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
+import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
 import { registerRunRoutes } from './routes/runs';
 import { registerStreamRoute } from './routes/stream';
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerDefinitionRoutes(app, deps);
   registerRunRoutes(app, deps);
   registerGateRoutes(app, deps);
+  registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

@@ -204,3 +204,41 @@ export const errorResponses = {
   401: jsonContent(ErrorSchema, 'missing or unknown API key'),
   404: jsonContent(ErrorSchema, 'not found (or another tenant’s)'),
 };
+
+// ---------------------------------------------------------------- operator verbs (routes/operator.ts)
+
+export const EdgeParam = IdParam.extend({
+  edgeKey: z.string().openapi({ param: { name: 'edgeKey', in: 'path' } }),
+});
+
+export const SteerBody = z.object({
+  operationId: z.string().min(1).max(200),
+  message: z.string().min(1).max(8000),
+});
+
+export const StepBody = z
+  .object({ mode: z.enum(['one', 'wave', 'node']), nodeKey: z.string().min(1).max(64).optional() })
+  .refine((b) => (b.mode === 'node') === (b.nodeKey !== undefined), {
+    message: 'nodeKey is required with mode "node" and only then',
+    path: ['nodeKey'],
+  });
+
+export const StepAcceptedSchema = z
+  .object({ accepted: z.literal(true), stepId: z.string(), coalesced: z.boolean() })
+  .openapi('StepAccepted');
+
+export const BreakpointsBody = z.object({ nodeKeys: z.array(z.string()).max(1000) });
+
+export const BreakpointsSchema = z.object({ nodeKeys: z.array(z.string()) }).openapi('Breakpoints');
+
+export const EdgeOverrideBody = z.object({ verdict: z.boolean().nullable() });
+
+export const EdgeOverrideSchema = z
+  .object({ edgeKey: z.string(), verdict: z.boolean().nullable() })
+  .openapi('EdgeOverride');
+
+export const CompleteBody = z.object({ output: JsonSchema });
+
+export const NodeInputBody = z.object({ input: JsonSchema });
+
+export const NodeInputSchema = z.object({ nodeKey: z.string(), input: JsonSchema }).openapi('NodeInputOverride');

@@ -1,0 +1,322 @@
+/**
+ * Operator verbs on live runs (CONTRACT §5, §8): steer, pause/resume, step, breakpoints,
+ * edge override, skip, retry, complete, input edit. Each is one guarded statement of
+ * libs/db `store/operator.ts` (version bump + wake, and the verb's run-level event in the
+ * same statement); node-level effects the planner owns travel as intents and the planner
+ * writes their events when it applies them. After a write the wake channel is told.
+ * A guard that did not match is answered from a re-read: 404, 409 or a 202 replay.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
+import {
+  OPERABLE_RUN_STATUSES,
+  appendSteer,
+  getNodeRun,
+  getRunControls,
+  getRunDetail,
+  getRunHead,
+  grantStep,
+  overrideNodeInput,
+  recordNodeIntent,
+  setBreakpoints,
+  setEdgeOverride,
+  setRunPaused,
+  type NodeIntentKind,
+  type NodeRunDetailRow,
+} from '@flowline/db';
+import { DEFAULT_CORE_OPTIONS, type SteerEntry } from '@flowline/graph';
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'hono';
+import type { AppDeps, AppEnv } from '../context';
+import { ApiError, NodeStateConflictError, NotFoundError, ValidationFailedError } from '../errors';
+import { bodyMember, jsonText, sendJson } from '../body';
+import { requireUuid } from '../present';
+import { publishWake } from '../wake';
+import {
+  AcceptedSchema,
+  BreakpointsBody,
+  BreakpointsSchema,
+  CompleteBody,
+  EdgeOverrideBody,
+  EdgeOverrideSchema,
+  EdgeParam,
+  ErrorSchema,
+  IdParam,
+  NodeInputBody,
+  NodeInputSchema,
+  NodeParam,
+  StepAcceptedSchema,
+  StepBody,
+  SteerBody,
+  errorResponses,
+  jsonContent,
+} from '../schemas';
+
+/** 409: the cap of steering entries per node (MAX_STEERS_PER_NODE) is reached. */
+export class SteerLimitReachedError extends ApiError {
+  constructor(limit: number) {
+    super(409, 'SteerLimitReached', `this node already holds ${limit} steering entries`);
+  }
+}
+
+/** 409: an operationId already names a different act on this node. */
+export class OperationIdReusedError extends ApiError {
+  constructor() {
+    super(409, 'OperationIdReused', 'operationId already recorded with another message');
+  }
+}
+
+/** 409: the run is in a state the verb does not act on (finished, Cancelling, not paused). */
+export class RunStateConflictError extends ApiError {
+  constructor(code: 'RunStateConflict' | 'RunNotPaused', message: string) {
+    super(409, code, message);
+  }
+}
+
+const tags = ['operator'];
+const security = [{ bearer: [] }];
+const body = <T>(schema: T, required = true) => ({ body: { content: { 'application/json': { schema } }, required } });
+const conflict = (what: string) => ({ 409: jsonContent(ErrorSchema, what) });
+const accepted = (what: string) => ({ 202: jsonContent(AcceptedSchema, what) });
+
+const routes = {
+  steer: createRoute({
+    method: 'post', path: '/v1/runs/{id}/nodes/{key}/steer', tags, security,
+    request: { params: NodeParam, ...body(SteerBody) },
+    responses: { ...accepted('steering recorded (or replayed)'), ...errorResponses, ...conflict('SteerLimitReached, NodeStateConflict or OperationIdReused') },
+  }),
+  pause: createRoute({
+    method: 'post', path: '/v1/runs/{id}/pause', tags, security, request: { params: IdParam },
+    responses: { ...accepted('run paused (idempotent)'), ...errorResponses, ...conflict('RunStateConflict: run finished or cancelling') },
+  }),
+  resume: createRoute({
+    method: 'post', path: '/v1/runs/{id}/resume', tags, security, request: { params: IdParam },
+    responses: { ...accepted('run resumed (idempotent)'), ...errorResponses },
+  }),
+  step: createRoute({
+    method: 'post', path: '/v1/runs/{id}/step', tags, security, request: { params: IdParam, ...body(StepBody) },
+    responses: { 202: jsonContent(StepAcceptedSchema, 'allowance standing (coalesced with an identical outstanding one)'), ...errorResponses, ...conflict('RunNotPaused') },
+  }),
+  breakpoints: createRoute({
+    method: 'put', path: '/v1/runs/{id}/breakpoints', tags, security, request: { params: IdParam, ...body(BreakpointsBody) },
+    responses: { 200: jsonContent(BreakpointsSchema, 'breakpoints replaced'), ...errorResponses },
+  }),
+  override: createRoute({
+    method: 'put', path: '/v1/runs/{id}/edges/{edgeKey}/override', tags, security,
+    request: { params: EdgeParam, ...body(EdgeOverrideBody) },
+    responses: { 200: jsonContent(EdgeOverrideSchema, 'override standing'), ...errorResponses, ...conflict('RunStateConflict') },
+  }),
+  skip: createRoute({
+    method: 'post', path: '/v1/runs/{id}/nodes/{key}/skip', tags, security, request: { params: NodeParam },
+    responses: { ...accepted('skip requested'), ...errorResponses, ...conflict('NodeStateConflict: not Pending') },
+  }),
+  retry: createRoute({
+    method: 'post', path: '/v1/runs/{id}/nodes/{key}/retry', tags, security, request: { params: NodeParam },
+    responses: { ...accepted('retry requested'), ...errorResponses, ...conflict('NodeStateConflict: not Failed nor a held decision') },
+  }),
+  complete: createRoute({
+    method: 'post', path: '/v1/runs/{id}/nodes/{key}/complete', tags, security, request: { params: NodeParam, ...body(CompleteBody) },
+    responses: { ...accepted('operator completion requested'), ...errorResponses, ...conflict('NodeStateConflict') },
+  }),
+  input: createRoute({
+    method: 'put', path: '/v1/runs/{id}/nodes/{key}/input', tags, security, request: { params: NodeParam, ...body(NodeInputBody) },
+    responses: { 200: jsonContent(NodeInputSchema, 'input replaced'), ...errorResponses, ...conflict('NodeStateConflict: not Pending') },
+  }),
+};
+
+const isLive = (status: string) => (OPERABLE_RUN_STATUSES as readonly string[]).includes(status);
+
+function graphMembers(graph: unknown, member: 'nodes' | 'edges'): Array<Record<string, unknown>> {
+  const list = (graph as Record<string, unknown> | null)?.[member];
+  return Array.isArray(list) ? (list.filter((x) => x && typeof x === 'object') as Array<Record<string, unknown>>) : [];
+}
+
+async function requireNode(deps: AppDeps, tenant: string, runId: string, key: string) {
+  const run = await getRunHead(deps.pool, tenant, runId);
+  if (!run) throw new NotFoundError('run');
+  const node = await getNodeRun(deps.pool, runId, key);
+  if (!node) throw new NotFoundError('node');
+  return { run, node };
+}
+
+/** A required member of the losslessly parsed body (zod's `unknown` accepts absence). */
+function requiredMember(c: { get(key: 'body'): unknown }, key: string): unknown {
+  const v = bodyMember(c, key);
+  if (v === undefined) throw new ValidationFailedError(`${key} is required`, [{ key, message: 'required' }]);
+  return v;
+}
+
+/** Answers a steer whose guarded append matched nothing, from the row as it is now. */
+function steerRefusal(node: NodeRunDetailRow, runStatus: string, opId: string, message: string, cap: number): 'replay' {
+  const entries = (Array.isArray(node.steering) ? node.steering : []) as SteerEntry[];
+  const same = entries.find((e) => e.operationId === opId);
+  if (same) {
+    if (same.message === message) return 'replay';
+    throw new OperationIdReusedError();
+  }
+  if (node.kind !== 'Agent' && node.kind !== 'LlmCall') throw new NodeStateConflictError(`a ${node.kind} node cannot be steered`);
+  if (!isLive(runStatus)) throw new NodeStateConflictError(`run is ${runStatus}`);
+  if (node.status !== 'Queued' && node.status !== 'Running') {
+    throw new NodeStateConflictError(`node is ${node.status}, not Queued or Running`);
+  }
+  if (entries.length >= cap) throw new SteerLimitReachedError(cap);
+  throw new NodeStateConflictError('the node changed while steering; read it again');
+}
+
+/** Registers the operator routes on `app`. */
+export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { pool } = deps;
+  const maxSteers =
+    (deps.limits as { maxSteersPerNode?: number }).maxSteersPerNode ?? DEFAULT_CORE_OPTIONS.maxSteersPerNode;
+  const wake = (runId: string) => publishWake(deps, runId);
+
+  app.openapi(routes.steer, async (c) => {
+    const p = c.req.valid('param');
+    const runId = requireUuid(p.id, 'run');
+    const tenant = c.get('tenant');
+    const { operationId, message } = c.req.valid('json');
+    const first = await requireNode(deps, tenant, runId, p.key);
+    if (steerRefusalOrNull(first.node, operationId, message)) return sendJson(202, { accepted: true });
+    if (await appendSteer(pool, tenant, runId, p.key, { operationId, message, atUtc: Date.now() }, maxSteers)) {
+      deps.logger.info({ runId, nodeKey: p.key }, 'steering recorded');
+      await wake(runId);
+      return sendJson(202, { accepted: true });
+    }
+    const now = await requireNode(deps, tenant, runId, p.key);
+    steerRefusal(now.node, now.run.status, operationId, message, maxSteers);
+    return sendJson(202, { accepted: true });
+  });
+
+  for (const paused of [true, false]) {
+    app.openapi(paused ? routes.pause : routes.resume, async (c) => {
+      const runId = requireUuid(c.req.valid('param').id, 'run');
+      const tenant = c.get('tenant');
+      const seq = await setRunPaused(pool, tenant, runId, paused);
+      if (seq === null) {
+        const run = await getRunControls(pool, tenant, runId);
+        if (!run) throw new NotFoundError('run');
+        if (paused && !run.paused) throw new RunStateConflictError('RunStateConflict', `run is ${run.status}`);
+        return sendJson(202, { accepted: true });
+      }
+      deps.logger.info({ runId, paused }, paused ? 'run paused' : 'run resumed');
+      await wake(runId);
+      return sendJson(202, { accepted: true });
+    });
+  }
+
+  app.openapi(routes.step, async (c) => {
+    const runId = requireUuid(c.req.valid('param').id, 'run');
+    const tenant = c.get('tenant');
+    const b = c.req.valid('json');
+    const run = await getRunDetail(pool, tenant, runId);
+    if (!run) throw new NotFoundError('run');
+    if (b.nodeKey !== undefined && !graphMembers(run.graph, 'nodes').some((n) => n.key === b.nodeKey)) {
+      throw new ValidationFailedError('nodeKey names no node of this run', [{ key: 'nodeKey', message: 'unknown node' }]);
+    }
+    const granted = await grantStep(pool, tenant, runId, { id: randomUUID(), mode: b.mode, nodeKey: b.nodeKey ?? null });
+    if (!granted) {
+      const now = await getRunDetail(pool, tenant, runId);
+      if (!now) throw new NotFoundError('run');
+      throw new RunStateConflictError('RunNotPaused', now.paused ? `run is ${now.status}` : 'run is not paused');
+    }
+    if (!granted.coalesced) await wake(runId);
+    return sendJson(202, { accepted: true, stepId: granted.id, coalesced: granted.coalesced });
+  });
+
+  app.openapi(routes.breakpoints, async (c) => {
+    const runId = requireUuid(c.req.valid('param').id, 'run');
+    const tenant = c.get('tenant');
+    const keys = c.req.valid('json').nodeKeys;
+    const run = await getRunDetail(pool, tenant, runId);
+    if (!run) throw new NotFoundError('run');
+    const known = new Set(graphMembers(run.graph, 'nodes').map((n) => n.key));
+    const bad = keys.flatMap((k, i) => (known.has(k) ? [] : [{ key: `nodeKeys.${i}`, message: `'${k}' is not a node of this run` }]));
+    if (bad.length > 0) throw new ValidationFailedError('breakpoints must name nodes of this run', bad);
+    const unique = [...new Set(keys)];
+    if (!(await setBreakpoints(pool, tenant, runId, unique))) throw new NotFoundError('run');
+    await wake(runId);
+    return sendJson(200, { nodeKeys: unique });
+  });
+
+  app.openapi(routes.override, async (c) => {
+    const p = c.req.valid('param');
+    const runId = requireUuid(p.id, 'run');
+    const tenant = c.get('tenant');
+    const { verdict } = c.req.valid('json');
+    const run = await getRunDetail(pool, tenant, runId);
+    if (!run) throw new NotFoundError('run');
+    const edge = graphMembers(run.graph, 'edges').find((e) => e.key === p.edgeKey);
+    if (!edge) throw new NotFoundError('edge');
+    const seq = await setEdgeOverride(pool, tenant, runId, { key: p.edgeKey, from: String(edge.from), to: String(edge.to) }, verdict);
+    if (seq === null) {
+      const now = await getRunDetail(pool, tenant, runId);
+      if (!now) throw new NotFoundError('run');
+      const controls = await getRunControls(pool, tenant, runId);
+      if ((controls?.edgeOverrides[p.edgeKey] ?? null) !== verdict) throw new RunStateConflictError('RunStateConflict', `run is ${now.status}`);
+    } else {
+      deps.logger.info({ runId, edgeKey: p.edgeKey, verdict }, 'edge override set');
+      await wake(runId);
+    }
+    return sendJson(200, { edgeKey: p.edgeKey, verdict });
+  });
+
+  const nodeIntent = (kind: NodeIntentKind, refusal: (n: NodeRunDetailRow) => string | null) =>
+    async (c: Context<AppEnv>) => {
+      const p = { id: c.req.param('id') ?? '', key: c.req.param('key') ?? '' };
+      const runId = requireUuid(p.id, 'run');
+      const tenant = c.get('tenant');
+      const payload = kind === 'complete' ? jsonText({ output: requiredMember(c, 'output') }) : '{}';
+      await requireNode(deps, tenant, runId, p.key);
+      const outcome = await recordNodeIntent(pool, tenant, runId, p.key, kind, payload);
+      if (outcome === 'recorded') {
+        deps.logger.info({ runId, nodeKey: p.key, verb: kind }, 'operator intent recorded');
+        await wake(runId);
+      }
+      if (outcome === 'pendingOther') throw new NodeStateConflictError(`another ${kind} of this node is pending`);
+      if (outcome !== null) return sendJson(202, { accepted: true });
+      const { run, node } = await requireNode(deps, tenant, runId, p.key);
+      const why = refusal(node);
+      if (why === null && kind === 'skip' && node.status === 'Skipped' && node.reason === 'skipped by operator') {
+        return sendJson(202, { accepted: true });
+      }
+      throw new NodeStateConflictError(why ?? `run is ${run.status}`);
+    };
+
+  app.openapi(routes.skip, nodeIntent('skip', (n) => {
+    if (n.status === 'WaitingForApproval') return 'node waits on a person: decide it';
+    return n.status === 'Pending' || (n.status === 'Skipped' && n.reason === 'skipped by operator') ? null : `node is ${n.status}, not Pending`;
+  }));
+  app.openapi(routes.retry, nodeIntent('retry', (n) =>
+    n.status === 'Failed' || (n.status === 'Succeeded' && n.pendingDecisionKind === 'Operator')
+      ? null
+      : `node is ${n.status}: only a Failed node or a held decision can be retried`,
+  ));
+  app.openapi(routes.complete, nodeIntent('complete', (n) => {
+    if (n.kind === 'Pause' || n.kind === 'ChatInput') return `a ${n.kind} node is decided, not completed`;
+    return ['Pending', 'Queued', 'Running', 'Failed'].includes(n.status) ? null : `node is ${n.status}`;
+  }));
+
+  app.openapi(routes.input, async (c) => {
+    const p = c.req.valid('param');
+    const runId = requireUuid(p.id, 'run');
+    const tenant = c.get('tenant');
+    const input = requiredMember(c, 'input');
+    await requireNode(deps, tenant, runId, p.key);
+    if (await overrideNodeInput(pool, tenant, runId, p.key, jsonText(input))) {
+      deps.logger.info({ runId, nodeKey: p.key }, 'node input replaced');
+      await wake(runId);
+      return sendJson(200, { nodeKey: p.key, input });
+    }
+    const { run, node } = await requireNode(deps, tenant, runId, p.key);
+    throw new NodeStateConflictError(node.status === 'Pending' ? `run is ${run.status}` : `node is ${node.status}, not Pending`);
+  });
+}
+
+/** True when the node already holds this exact steering entry (a replay); throws on a reused id. */
+function steerRefusalOrNull(node: NodeRunDetailRow, opId: string, message: string): boolean {
+  const entries = (Array.isArray(node.steering) ? node.steering : []) as SteerEntry[];
+  const same = entries.find((e) => e.operationId === opId);
+  if (!same) return false;
+  if (same.message !== message) throw new OperationIdReusedError();
+  return true;
+}
