@@ -1,0 +1,201 @@
+// Shared plumbing for the peer runners (plain ESM, no dependencies): argument parsing,
+// statistics, the one-JSON-line result, the overall deadline and the worker-child IPC.
+// Every peer folder imports it as '../common.mjs'. Logs go to stderr; stdout carries
+// exactly one JSON line (see README.md).
+import { fork } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+
+/** Wall-clock milliseconds with sub-millisecond resolution (comparable across processes). */
+export const nowMs = () => performance.timeOrigin + performance.now();
+
+export const log = (...a) => process.stderr.write(`[${new Date().toISOString()}] ${a.join(' ')}\n`);
+
+/** `--workload W1 --n 10 --k 16 --m 20 --reps 3 --timeout-s 300` with defaults per workload. */
+export function parseArgs(argv = process.argv.slice(2)) {
+  const o = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) continue;
+    const [k, inline] = a.slice(2).split('=');
+    const v = inline ?? argv[i + 1];
+    if (inline === undefined) i++;
+    o[k] = v;
+  }
+  const workload = String(o.workload ?? 'W1').toUpperCase();
+  if (!['W1', 'W2', 'W3'].includes(workload)) throw new Error(`unknown --workload ${o.workload}`);
+  const int = (name, d) => {
+    const v = o[name] === undefined ? d : Number(o[name]);
+    if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} must be a positive integer`);
+    return v;
+  };
+  return {
+    workload,
+    n: int('n', 10),
+    k: int('k', 16),
+    m: int('m', 100),
+    reps: int('reps', 3),
+    timeoutS: int('timeout-s', 300),
+  };
+}
+
+/** The params object reported for a workload. */
+export function paramsOf(a) {
+  if (a.workload === 'W1') return { n: a.n, reps: a.reps };
+  if (a.workload === 'W2') return { k: a.k, reps: a.reps };
+  return { m: a.m, reps: a.reps };
+}
+
+/** Nearest-rank percentile of a numeric array (null when empty). */
+export function percentile(xs, p) {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((x, y) => x - y);
+  const i = Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1));
+  return s[i];
+}
+export const median = (xs) => percentile(xs, 50);
+export const round = (x, d = 3) => (x === null || x === undefined ? null : Math.round(x * 10 ** d) / 10 ** d);
+
+/** Print the one result line and flush it. */
+export function emit(peer, args, r) {
+  const line = {
+    peer,
+    workload: args.workload,
+    params: paramsOf(args),
+    hopP50Ms: round(r.hopP50Ms ?? null),
+    hopP99Ms: round(r.hopP99Ms ?? null),
+    latencyMs: round(r.latencyMs ?? null),
+    runsPerSec: round(r.runsPerSec ?? null, 1),
+    nodesPerSec: round(r.nodesPerSec ?? null, 1),
+    notes: r.notes ?? '',
+    ...(r.extra ? { extra: r.extra } : {}),
+  };
+  process.stdout.write(JSON.stringify(line) + '\n');
+}
+
+/** Hops (ms) between consecutive node starts of one chain. */
+export function hopsOf(starts) {
+  const h = [];
+  for (let i = 1; i < starts.length; i++) h.push(starts[i] - starts[i - 1]);
+  return h;
+}
+
+/**
+ * Runs `main` under an overall deadline; always runs `cleanup`; exits 0 on success, 1 on
+ * failure or timeout (after printing a result line with the error in `notes`).
+ */
+export async function runMain(peer, args, main, cleanup) {
+  let timer;
+  const deadline = new Promise((_, rej) => {
+    timer = setTimeout(() => rej(new Error(`overall timeout ${args.timeoutS}s`)), args.timeoutS * 1000);
+  });
+  let code = 0;
+  try {
+    const r = await Promise.race([main(), deadline]);
+    emit(peer, args, r);
+  } catch (e) {
+    log(`${peer} failed:`, e?.stack ?? e);
+    emit(peer, args, { notes: `FAILED: ${String(e?.message ?? e).slice(0, 300)}` });
+    code = 1;
+  } finally {
+    clearTimeout(timer);
+    try {
+      await Promise.race([cleanup(), new Promise((r) => setTimeout(r, 15000))]);
+    } catch (e) {
+      log(`${peer} cleanup failed:`, e?.stack ?? e);
+    }
+  }
+  process.exit(code);
+}
+
+/**
+ * A worker child process speaking the tiny IPC protocol: the child sends `{type:'ready'}`
+ * once, then `{type:'done', id, marks?}` per finished chain/run. `waitDone(id)` resolves
+ * with `{t, marks}` where `t` is the parent's receive time.
+ */
+export function startWorkerChild(file, env = {}) {
+  const child = fork(file, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting = new Map();
+  const early = new Map();
+  let readyResolve;
+  let readyReject;
+  const ready = new Promise((res, rej) => {
+    readyResolve = res;
+    readyReject = rej;
+  });
+  child.on('message', (msg) => {
+    if (msg?.type === 'ready') readyResolve();
+    else if (msg?.type === 'done') {
+      const t = nowMs();
+      const w = waiting.get(msg.id);
+      const v = { t, marks: msg.marks, data: msg.data };
+      if (w) {
+        waiting.delete(msg.id);
+        w(v);
+      } else early.set(msg.id, v);
+    } else if (msg?.type === 'error') log('worker error:', msg.error);
+  });
+  child.on('exit', (code, sig) => {
+    readyReject(new Error(`worker exited early (${code ?? sig})`));
+    for (const [, w] of waiting) w({ error: `worker exited (${code ?? sig})` });
+    waiting.clear();
+  });
+  return {
+    child,
+    ready,
+    waitDone(id) {
+      const e = early.get(id);
+      if (e) {
+        early.delete(id);
+        return Promise.resolve(e);
+      }
+      return new Promise((res) => waiting.set(id, res));
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      try {
+        child.send({ type: 'stop' });
+      } catch {
+        /* channel already closed */
+      }
+      const t = setTimeout(() => child.kill('SIGKILL'), 8000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Child side: per-chain node-start marks and the done message. */
+export function childRecorder() {
+  const marks = new Map();
+  return {
+    mark(id, idx) {
+      let a = marks.get(id);
+      if (!a) marks.set(id, (a = []));
+      a[idx] = nowMs();
+    },
+    done(id, withMarks = false) {
+      const m = marks.get(id);
+      marks.delete(id);
+      process.send?.({ type: 'done', id, marks: withMarks ? m : undefined });
+    },
+  };
+}
+
+/** Child side: resolve when the parent says stop (or the IPC channel closes). */
+export function onStop(fn) {
+  let called = false;
+  const go = async () => {
+    if (called) return;
+    called = true;
+    try {
+      await fn();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('message', (m) => {
+    if (m?.type === 'stop') void go();
+  });
+  process.on('disconnect', () => void go());
+}
