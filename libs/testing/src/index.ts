@@ -5,3 +5,4 @@ export { testRedisUrl, uniquePrefix, cleanupRedisPrefix, createTestRedis, DEFAUL
 export type { TestRedis } from './redis';
 export { waitFor } from './wait-for';
 export type { WaitForOptions } from './wait-for';
+export * from './fake-llm';

@@ -1,0 +1,3 @@
+export { startFakeLlm } from './server';
+export type { FakeLlmServer, FakeLlmOptions } from './server';
+export type { FakeAnswer, FakeError, FakeHandler, FakeHang, FakeLlmRequest, FakeReply, FakeToken, FakeToolCall } from './types';

@@ -1,0 +1,76 @@
+/**
+ * worker-llm configuration: the shared option shapes of CONTRACT §7 plus the LLM
+ * lane's own, parsed once in main.ts. LLM_PROVIDERS is JSON:
+ * `{ "<name>": { "baseUrl", "apiKey"?, "model"?, "maxConcurrentCalls"?, "tokensPerMinute"?, "stream"?, "logprobs"? } }`;
+ * a node pins one with `model: "<name>/<model>"`.
+ */
+import { z } from 'zod';
+import { connectionOptions, coreOptions, defineConfig, logOptions, workerOptions } from '@flowline/runtime';
+import { providerMapSchema } from './providers/registry';
+
+const flag = (description: string, dflt: '0' | '1' = '0') =>
+  z
+    .enum(['0', '1', 'false', 'true'])
+    .default(dflt)
+    .transform((v) => v === '1' || v === 'true')
+    .describe(description);
+
+const providersJson = z
+  .string()
+  .transform((raw, ctx) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of named providers' });
+      return z.NEVER;
+    }
+    const parsed = providerMapSchema.safeParse(value);
+    if (!parsed.success) {
+      const where = [...new Set(parsed.error.issues.map((i) => i.path.map(String).join('.')))].join(', ');
+      ctx.addIssue({ code: 'custom', message: `invalid provider entry at ${where}` });
+      return z.NEVER;
+    }
+    return parsed.data;
+  })
+  .optional()
+  .describe('named OpenAI-compatible endpoints as JSON (secret: may hold API keys)');
+
+/** Options only the LLM worker reads. */
+export const llmWorkerOwnOptions = {
+  QUEUE_PREFIX: z.string().min(1).default('{flowline}').describe('BullMQ key prefix shared by dispatchers and workers'),
+  LANE_CONCURRENCY: workerOptions.LANE_CONCURRENCY,
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe('on SIGTERM, how long in-flight calls may finish before they are interrupted, ms'),
+  LLM_PROVIDERS: providersJson,
+  LLM_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(0).default(0).describe('concurrent calls per provider/model across all replicas; 0 = unlimited'),
+  LLM_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).default(0).describe('tokens per minute per provider/model across all replicas; 0 = unlimited'),
+  LLM_STREAM: flag('1 streams completions (token deltas feed the live activity)', '1'),
+  LLM_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(600_000).describe('client-side timeout of one model request, ms'),
+  LLM_ADMISSION_LEASE_MS: z.coerce.number().int().min(100).default(30_000).describe('admission slot lease (renewed while a call runs), ms'),
+  LLM_ACTIVITY_MAXLEN: z.coerce.number().int().min(10).default(2_000).describe('approximate entries kept per invocation activity stream'),
+  LLM_ACTIVITY_TTL_SECONDS: z.coerce.number().int().min(1).default(600).describe('TTL of an invocation activity stream, seconds'),
+  WF_TEST_TOOLS: flag('1 registers the test tools test_fail and counter'),
+  HTTP_FETCH_ALLOW_PRIVATE: flag('1 lets http_fetch reach private, loopback and link-local addresses'),
+};
+
+export const llmWorkerConfigSchema = defineConfig({
+  REDIS_URL: connectionOptions.REDIS_URL,
+  LLM_BASE_URL: workerOptions.LLM_BASE_URL,
+  LLM_API_KEY: workerOptions.LLM_API_KEY,
+  LLM_MODEL: workerOptions.LLM_MODEL,
+  MAX_RUN_INPUT_BYTES: coreOptions.MAX_RUN_INPUT_BYTES,
+  TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
+  TOOL_MODULES: workerOptions.TOOL_MODULES,
+  ...logOptions,
+  ...llmWorkerOwnOptions,
+});
+
+export type LlmWorkerConfig = z.output<typeof llmWorkerConfigSchema>;
+
+/** TOOL_MODULES as a list (comma-separated, blanks dropped). */
+export function toolModulesOf(config: LlmWorkerConfig): string[] {
+  return (config.TOOL_MODULES ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

@@ -1,0 +1,60 @@
+/**
+ * Typed LLM-lane failures. Each carries the failure class the worker reports
+ * (CONTRACT §4). Messages are stored as the node's `reason`: they never quote a
+ * prompt, a document or provider text (details go to the logs keyed by invocation id).
+ */
+import type { FailureClass } from '@flowline/graph';
+
+export type LlmFailureClass = Extract<FailureClass, 'NodeFailed' | 'ValidationFailed' | 'Timeout' | 'Cancelled' | 'Interrupted'>;
+
+export const LLM_ERROR_CODES = {
+  NodeFailed: 'LlmFailed',
+  ValidationFailed: 'LlmRequestInvalid',
+  Timeout: 'LlmTimedOut',
+  Cancelled: 'LlmCancelled',
+  Interrupted: 'LlmInterrupted',
+} as const satisfies Record<LlmFailureClass, string>;
+
+/** An LLM-lane failure with a stable `code` and the failure class to report. */
+export class LlmError extends Error {
+  readonly code: (typeof LLM_ERROR_CODES)[LlmFailureClass];
+  readonly failureClass: LlmFailureClass;
+  /** provider cool-down asked for by a 429 (`retry-after`), ms; null when none */
+  readonly retryAfterMs: number | null;
+  /** true when the provider answered 429: admission cools the provider/model down */
+  readonly rateLimited: boolean;
+
+  constructor(
+    failureClass: LlmFailureClass,
+    message: string,
+    options?: { cause?: unknown; retryAfterMs?: number | null; rateLimited?: boolean },
+  ) {
+    super(message, options);
+    this.name = 'LlmError';
+    this.failureClass = failureClass;
+    this.code = LLM_ERROR_CODES[failureClass];
+    this.retryAfterMs = options?.retryAfterMs ?? null;
+    this.rateLimited = options?.rateLimited ?? false;
+  }
+}
+
+/** A retryable failure (NodeFailed). */
+export const llmFailed = (message: string, cause?: unknown) => new LlmError('NodeFailed', message, { cause });
+
+/** A non-retryable failure caused by the node's config or input (ValidationFailed). */
+export const llmInvalid = (message: string, cause?: unknown) => new LlmError('ValidationFailed', message, { cause });
+
+/**
+ * The error an aborted signal stands for: its reason when that is an LlmError (the
+ * worker aborts with Timeout/Cancelled/Interrupted errors), else Cancelled.
+ */
+export function abortErrorOf(signal: AbortSignal): LlmError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof LlmError) return reason;
+  return new LlmError('Cancelled', 'the invocation was cancelled');
+}
+
+/** Throws the abort error when the signal has fired. */
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw abortErrorOf(signal);
+}

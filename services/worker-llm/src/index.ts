@@ -1,0 +1,10 @@
+export { createLlmWorker } from './worker';
+export type { LlmWorker, LlmWorkerOptions } from './worker';
+export { createProviderRegistry } from './providers/registry';
+export type { ProviderRegistry, ModelTarget, AdmissionLimits, ProviderEntry } from './providers/registry';
+export type * from './providers/types';
+export { createOpenAiProvider } from './providers/openai-provider';
+export { createScriptedProvider } from './providers/scripted-provider';
+export { activityKey, readActivity } from './activity';
+export type { ActivityEntry, ActivityType } from './activity';
+export { LlmError } from './errors';

@@ -1,0 +1,64 @@
+/**
+ * worker-llm process: config → Redis → providers and tool registry → BullMQ worker on
+ * the llm lane → graceful shutdown (SIGTERM: stop taking jobs, let in-flight calls
+ * finish within SHUTDOWN_GRACE_MS, interrupt the rest, exit 0). Without LLM_BASE_URL
+ * the built-in deterministic `scripted` provider answers.
+ */
+import { Redis } from 'ioredis';
+import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
+import { createToolRegistry } from '@flowline/tools';
+import { llmWorkerConfigSchema, toolModulesOf } from './config';
+import { createProviderRegistry } from './providers/registry';
+import { createLlmWorker } from './worker';
+
+const config = loadConfig(llmWorkerConfigSchema);
+const logger = createLogger('worker-llm', { level: config.LOG_LEVEL });
+
+const tools = await createToolRegistry({
+  testTools: config.WF_TEST_TOOLS,
+  modules: toolModulesOf(config),
+  filesRoot: config.TOOL_FILES_ROOT ?? null,
+  httpFetch: { allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE },
+});
+
+const providers = createProviderRegistry({
+  baseUrl: config.LLM_BASE_URL ?? null,
+  apiKey: config.LLM_API_KEY ?? null,
+  defaultModel: config.LLM_MODEL ?? null,
+  providers: config.LLM_PROVIDERS,
+  maxConcurrentCalls: config.LLM_MAX_CONCURRENT_CALLS,
+  tokensPerMinute: config.LLM_TOKENS_PER_MINUTE,
+  stream: config.LLM_STREAM,
+  timeoutMs: config.LLM_REQUEST_TIMEOUT_MS,
+  onErrorDetail: (invocationId, detail) => logger.debug({ invocationId, ...detail }, 'model provider error'),
+});
+
+const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+
+const worker = createLlmWorker({
+  redis,
+  providers,
+  tools,
+  logger,
+  prefix: config.QUEUE_PREFIX,
+  concurrency: config.LANE_CONCURRENCY,
+  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+  maxInputBytes: config.MAX_RUN_INPUT_BYTES,
+  admissionLeaseMs: config.LLM_ADMISSION_LEASE_MS,
+  activityMaxLen: config.LLM_ACTIVITY_MAXLEN,
+  activityTtlSeconds: config.LLM_ACTIVITY_TTL_SECONDS,
+});
+
+const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });
+// Releasers run last-registered first: the worker stops before Redis closes.
+shutdown.onShutdown(async () => {
+  await redis.quit();
+}, 'redis');
+shutdown.onShutdown(() => worker.stop(), 'llm-worker');
+
+await worker.start();
+logger.info(
+  { concurrency: config.LANE_CONCURRENCY, prefix: config.QUEUE_PREFIX, defaultProvider: providers.defaultName },
+  'worker-llm ready',
+);

@@ -1,0 +1,136 @@
+/**
+ * Agent (CONTRACT §2, reference §4.2): a tool-calling loop over the read-only tool
+ * registry. The seed turn is the instructions, then (unless `includeUpstreamOutputs`
+ * is false) the upstream map budgeted at MAX_RUN_INPUT_BYTES with an explicit
+ * truncation marker, then a steered row's `## Operator steering` section.
+ * Each iteration is one model call; tool results are fed back as tool messages. The
+ * last allowed iteration (`maxIterations`) — or any iteration once `maxToolCalls` is
+ * spent — offers no tools, so the model must answer. Tool calls are recorded
+ * `{ name, arguments?, ok, error? }` (arguments only when small; results never).
+ */
+import type { Json, JsonObject } from '@flowline/graph';
+import { ToolError } from '@flowline/tools';
+import { abortErrorOf, llmFailed } from '../errors';
+import { cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
+import type { LlmMessage, LlmToolCall, LlmToolSpec, LlmUsage } from '../providers/types';
+import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
+import { agentConfigSchema, readConfig } from './config';
+import type { NodeContext } from './context';
+
+/** Model calls an Agent makes when `maxIterations` is not set. */
+export const DEFAULT_MAX_ITERATIONS = 8;
+/** Tool calls an Agent may make when `maxToolCalls` is not set. */
+export const DEFAULT_MAX_TOOL_CALLS = 16;
+/** A tool result fed back to the model is cut to this many UTF-8 bytes (with the marker). */
+export const TOOL_RESULT_MAX_BYTES = 16_384;
+/** Arguments larger than this are not recorded in `toolCalls`. */
+export const RECORDED_ARGUMENTS_MAX_BYTES = 1_024;
+
+const AGENT_SYSTEM_PROMPT =
+  'You are an unattended workflow agent. Complete the task given by the user message. ' +
+  'Call the offered tools when they help; when you are done, answer directly.';
+
+/** One entry of the output's `toolCalls`. */
+export interface ToolCallRecord {
+  name: string;
+  arguments?: JsonObject;
+  ok: boolean;
+  error?: string;
+}
+
+function parseArguments(raw: string): JsonObject | null {
+  try {
+    const value: unknown = JSON.parse(raw.trim() === '' ? '{}' : raw);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : null;
+  } catch {
+    return null;
+  }
+}
+
+function feedBack(result: Json): string {
+  const text = JSON.stringify(result);
+  const cut = cutToBytes(text, TOOL_RESULT_MAX_BYTES);
+  return cut.bytes < cut.totalBytes ? `${cut.text}\n${truncationMarker(cut.bytes, cut.totalBytes)}` : text;
+}
+
+/** Runs an Agent node; returns its output document. */
+export async function runAgent(ctx: NodeContext): Promise<Json> {
+  const config = readConfig(agentConfigSchema, 'Agent', ctx.item.config);
+  const target = ctx.resolveModel(config.model);
+  const offered = new Map<string, LlmToolSpec>();
+  for (const name of config.tools ?? []) {
+    const def = ctx.tools.get(name);
+    // A tool that needs allowedUrls cannot be offered: an Agent carries none.
+    if (def && !def.requiresAllowedUrls) offered.set(name, { name, description: def.description, parameters: def.argumentsSchema });
+  }
+  const maxIterations = config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  const maxToolCalls = config.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
+  const schema = config.responseJsonSchema ?? null;
+  const upstream = config.includeUpstreamOutputs === false ? null : dataBlock('Upstream outputs', ctx.item.input.upstream, ctx.maxInputBytes);
+  const messages: LlmMessage[] = [
+    { role: 'system', content: AGENT_SYSTEM_PROMPT },
+    { role: 'user', content: joinParts(config.instructions, upstream, steeringSection(ctx.item.steering)) },
+  ];
+  const records: ToolCallRecord[] = [];
+  const usages: LlmUsage[] = [];
+
+  async function runTool(call: LlmToolCall): Promise<string> {
+    const args = parseArguments(call.arguments);
+    const small = args !== null && Buffer.byteLength(call.arguments, 'utf8') <= RECORDED_ARGUMENTS_MAX_BYTES;
+    const record = (ok: boolean, error?: string): void =>
+      void records.push({ name: call.name, ...(small && args ? { arguments: args } : {}), ok, ...(error ? { error } : {}) });
+    if (!offered.has(call.name)) {
+      record(false, `tool ${call.name.slice(0, 64)} is not offered`);
+      return 'error: this tool is not offered';
+    }
+    if (args === null) {
+      record(false, 'the arguments are not a JSON object');
+      return 'error: the arguments are not a JSON object';
+    }
+    ctx.toolActivity(call.name);
+    try {
+      const result = await ctx.tools.invoke(call.name, args, {
+        signal: ctx.signal,
+        allowedUrls: [],
+        attempt: ctx.item.attempt,
+        invocationId: ctx.item.invocationId,
+        logger: ctx.logger,
+      });
+      record(true);
+      return feedBack(result);
+    } catch (error) {
+      if (ctx.signal.aborted) throw abortErrorOf(ctx.signal);
+      const message = error instanceof ToolError ? error.message : `tool ${call.name} failed`;
+      record(false, message);
+      return `error: ${message}`;
+    }
+  }
+
+  for (let iteration = 1; ; iteration++) {
+    const offer = iteration < maxIterations && records.length < maxToolCalls && offered.size > 0;
+    ctx.phase(`iteration ${iteration}`);
+    const response = await ctx.call(target, {
+      messages,
+      ...(offer ? { tools: [...offered.values()] } : {}),
+      ...(schema ? { responseSchema: { name: 'response', schema } } : {}),
+      ...(config.reasoningEffort ? { reasoningEffort: config.reasoningEffort } : {}),
+    });
+    usages.push(response.usage);
+    const wantsTools = response.toolCalls.length > 0;
+    if (wantsTools && !offer) {
+      if (stripThinking(response.text).trim() === '') {
+        throw llmFailed(`the agent was still calling tools when its budget ran out (maxIterations ${maxIterations}, maxToolCalls ${maxToolCalls})`);
+      }
+    } else if (wantsTools) {
+      messages.push({ role: 'assistant', content: response.text || null, toolCalls: response.toolCalls });
+      for (const call of response.toolCalls) {
+        const content = records.length < maxToolCalls ? await runTool(call) : 'error: the tool call budget is spent; answer now';
+        messages.push({ role: 'tool', toolCallId: call.id, content });
+      }
+      continue;
+    }
+    const usage = sumUsage(usages);
+    const json = readJsonAnswer(response.text, schema, response.usage.finishReason);
+    return { text: stripThinking(response.text), json, usage: usageJson(usage), toolCalls: records as unknown as Json };
+  }
+}

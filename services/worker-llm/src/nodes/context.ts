@@ -1,0 +1,25 @@
+/** What a node executor is handed by the worker: the item, its signal and the IO it may use. */
+import type { Logger } from 'pino';
+import type { WorkItem } from '@flowline/graph';
+import type { ToolRegistry } from '@flowline/tools';
+import type { ModelTarget } from '../providers/registry';
+import type { LlmRequest, LlmResponse } from '../providers/types';
+
+export interface NodeContext {
+  item: WorkItem;
+  /** fires on deadline, cancellation or shutdown */
+  signal: AbortSignal;
+  /** MAX_RUN_INPUT_BYTES: budget of each data block inlined into a prompt */
+  maxInputBytes: number;
+  /** the provider and model a node's `model` pin resolves to */
+  resolveModel(pin: string | null | undefined): ModelTarget;
+  /** one model call: waits for provider admission, streams deltas to the activity feed */
+  call(target: ModelTarget, request: Omit<LlmRequest, 'model'>): Promise<LlmResponse>;
+  /** the read-only tool registry (Agent) */
+  tools: ToolRegistry;
+  /** a `phase` entry on the activity feed */
+  phase(text: string): void;
+  /** a `toolCall` entry on the activity feed */
+  toolActivity(text: string): void;
+  logger: Logger;
+}

@@ -1,0 +1,34 @@
+/**
+ * LlmCall (CONTRACT §2, reference §4.2a): one chat completion. Messages: the optional
+ * system prompt; then the prompt, the named `inputBindings` data block and, for a
+ * steered row, the final `## Operator steering` section. Bindings resolve before any
+ * inference. Output `{ text, json, usage }`.
+ */
+import type { Json } from '@flowline/graph';
+import { dataBlock, joinParts, resolveBindings, steeringSection } from '../prompt';
+import type { LlmMessage } from '../providers/types';
+import { readJsonAnswer, stripThinking, usageJson } from './answer';
+import { llmCallConfigSchema, readConfig, toSampling } from './config';
+import type { NodeContext } from './context';
+
+/** Runs an LlmCall node; returns its output document. */
+export async function runLlmCall(ctx: NodeContext): Promise<Json> {
+  const config = readConfig(llmCallConfigSchema, 'LlmCall', ctx.item.config);
+  const data = resolveBindings(config.inputBindings, ctx.item.input);
+  const target = ctx.resolveModel(config.model);
+  const messages: LlmMessage[] = [];
+  if (config.systemPrompt) messages.push({ role: 'system', content: config.systemPrompt });
+  messages.push({
+    role: 'user',
+    content: joinParts(config.prompt, data ? dataBlock('Input data', data, ctx.maxInputBytes) : null, steeringSection(ctx.item.steering)),
+  });
+  const schema = config.responseJsonSchema ?? null;
+  const response = await ctx.call(target, {
+    messages,
+    ...(schema ? { responseSchema: { name: 'response', schema } } : {}),
+    ...(config.reasoningEffort ? { reasoningEffort: config.reasoningEffort } : {}),
+    sampling: toSampling(config.samplingOptions),
+  });
+  const json = readJsonAnswer(response.text, schema, response.usage.finishReason);
+  return { text: stripThinking(response.text), json, usage: usageJson(response.usage) };
+}

@@ -1,0 +1,269 @@
+/**
+ * The LLM lane worker: takes `node.llm` jobs (LlmCall, Agent, DecisionModel), runs the
+ * node under an AbortSignal that fires on the attempt deadline (Timeout), on a
+ * cancellation from the cancel channel (Cancelled — also how a steer discards the old
+ * flight) or at shutdown (Interrupted), and returns the outcome as the job's return
+ * value. Every model call passes provider admission first and streams its deltas to
+ * the invocation's activity feed. Node failures never throw out of a job: a failed
+ * BullMQ job means the worker itself broke. After a job finishes the worker publishes
+ * a wake for its run.
+ */
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Json, WorkItem, WorkOutcome } from '@flowline/graph';
+import {
+  DEFAULT_QUEUE_PREFIX,
+  LANE_WORKER_OPTIONS,
+  cancelChannel,
+  cancelMessageSchema,
+  parseMessage,
+  publishWake,
+  queueNameFor,
+  workItemSchema,
+  type WorkReturn,
+} from '@flowline/queue';
+import type { ToolRegistry } from '@flowline/tools';
+import { createActivityFeed, type ActivityFeed } from './activity';
+import { createAdmission } from './admission';
+import { LlmError, llmFailed, llmInvalid } from './errors';
+import { runAgent } from './nodes/agent';
+import type { NodeContext } from './nodes/context';
+import { runDecisionModel } from './nodes/decision-model';
+import { runLlmCall } from './nodes/llm-call';
+import type { ProviderRegistry } from './providers/registry';
+
+export interface LlmWorkerOptions {
+  /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
+  redis: Redis;
+  providers: ProviderRegistry;
+  /** the read-only tool registry an Agent may call */
+  tools: ToolRegistry;
+  logger: Logger;
+  /** @default DEFAULT_QUEUE_PREFIX */
+  prefix?: string;
+  /** LANE_CONCURRENCY. @default 8 */
+  concurrency?: number;
+  /** SHUTDOWN_GRACE_MS. @default 10000 */
+  shutdownGraceMs?: number;
+  /** MAX_RUN_INPUT_BYTES: budget of each data block in a prompt. @default 65536 */
+  maxInputBytes?: number;
+  /** admission slot lease, ms. @default 30000 */
+  admissionLeaseMs?: number;
+  /** activity stream cap and TTL */
+  activityMaxLen?: number;
+  activityTtlSeconds?: number;
+  /** clock, epoch ms. @default Date.now */
+  now?: () => number;
+}
+
+export interface LlmWorker {
+  start(): Promise<void>;
+  /** stops taking jobs; lets in-flight calls finish within the grace period, then interrupts them */
+  stop(): Promise<void>;
+  inFlight(): number;
+  readonly worker: Worker<WorkItem, WorkReturn>;
+}
+
+const RECENT_CANCELS_LIMIT = 10_000;
+const MAX_TIMER_MS = 2_147_483_647;
+const ABANDON_AFTER_INTERRUPT_MS = 2_000;
+
+const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Json>>> = {
+  LlmCall: runLlmCall,
+  Agent: runAgent,
+  DecisionModel: runDecisionModel,
+};
+
+function idsOf(data: unknown): Omit<WorkReturn, 'outcome'> | null {
+  const d = data as Partial<Record<string, unknown>> | null;
+  if (d === null || typeof d !== 'object') return null;
+  const { runId, nodeKey, invocationId } = d;
+  if (typeof runId !== 'string' || typeof nodeKey !== 'string' || typeof invocationId !== 'string') return null;
+  return { runId, nodeKey, invocationId };
+}
+
+function cancelledError(reason: string | null): LlmError {
+  return new LlmError('Cancelled', reason === null ? 'the invocation was cancelled' : `the invocation was cancelled: ${reason}`);
+}
+
+/** Creates (but does not start) an LLM lane worker. */
+export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
+  const prefix = opts.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const now = opts.now ?? Date.now;
+  const graceMs = opts.shutdownGraceMs ?? 10_000;
+  const maxInputBytes = opts.maxInputBytes ?? 65_536;
+  const log = opts.logger;
+  const subscriber = opts.redis.duplicate();
+  const admission = createAdmission({ redis: opts.redis, prefix, leaseMs: opts.admissionLeaseMs });
+  const running = new Map<string, AbortController>();
+  const recentCancels = new Map<string, string | null>();
+  const pendingWakes = new Set<Promise<void>>();
+  let stopping: Promise<void> | null = null;
+
+  const failure = (error: LlmError, startedAt: number): WorkOutcome => ({
+    ok: false,
+    failureClass: error.failureClass,
+    reason: error.message,
+    startedAt,
+    finishedAt: now(),
+  });
+
+  function contextFor(item: WorkItem, signal: AbortSignal, feed: ActivityFeed, jobLog: Logger): NodeContext {
+    return {
+      item,
+      signal,
+      maxInputBytes,
+      tools: opts.tools,
+      logger: jobLog,
+      phase: (text) => feed.push('phase', text),
+      toolActivity: (text) => feed.push('toolCall', text),
+      resolveModel: (pin) => opts.providers.resolve(pin),
+      async call(target, request) {
+        const lease = await admission.acquire(target.key, target.limits, signal, (waitMs) => {
+          feed.push('phase', 'waiting for provider capacity');
+          jobLog.info({ provider: target.key, waitMs }, 'waiting for provider capacity');
+        });
+        feed.push('phase', `calling ${target.key}`);
+        try {
+          const response = await target.provider.complete(
+            { ...request, model: target.model },
+            { signal, invocationId: item.invocationId, onDelta: (d) => feed.push(d.type, d.text) },
+          );
+          await lease.release(response.usage.totalTokens);
+          return response;
+        } catch (error) {
+          await lease.release(null);
+          if (error instanceof LlmError && error.rateLimited) {
+            await admission.coolDown(target.key, error.retryAfterMs).catch((err: unknown) => jobLog.warn({ err }, 'cool-down write failed'));
+          }
+          throw error;
+        }
+      },
+    };
+  }
+
+  async function execute(item: WorkItem, startedAt: number, signal: AbortSignal, feed: ActivityFeed, jobLog: Logger): Promise<WorkOutcome> {
+    const runner = item.lane === 'llm' ? RUNNERS[item.kind] : undefined;
+    if (!runner) throw llmInvalid(`a ${item.kind} node cannot run on the llm lane`);
+    if (item.deadlineAt <= now()) throw new LlmError('Timeout', 'the attempt deadline passed before the model call started');
+    const output = await runner(contextFor(item, signal, feed, jobLog));
+    return { ok: true, output, startedAt, finishedAt: now() };
+  }
+
+  async function processJob(job: Job<WorkItem, WorkReturn>): Promise<WorkReturn> {
+    const startedAt = now();
+    const parsed = workItemSchema.safeParse(job.data);
+    if (!parsed.success) {
+      const ids = idsOf(job.data);
+      if (ids === null) throw new Error('the job payload is not a work item');
+      log.warn({ ...ids, jobId: job.id }, 'invalid llm job payload');
+      return { ...ids, outcome: failure(llmInvalid('the job payload is not a valid work item'), startedAt) };
+    }
+    const item = parsed.data;
+    const ids = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId };
+    const jobLog = log.child({ ...ids, attempt: item.attempt, kind: item.kind });
+    const feed = createActivityFeed(
+      { redis: opts.redis, prefix, maxLen: opts.activityMaxLen, ttlSeconds: opts.activityTtlSeconds, onError: (err) => jobLog.debug({ err }, 'activity write failed') },
+      ids,
+    );
+    const controller = new AbortController();
+    running.set(item.invocationId, controller);
+    if (recentCancels.has(item.invocationId)) controller.abort(cancelledError(recentCancels.get(item.invocationId) ?? null));
+    const timer = setTimeout(
+      () => controller.abort(new LlmError('Timeout', 'the attempt deadline passed')),
+      Math.min(Math.max(item.deadlineAt - now(), 0), MAX_TIMER_MS),
+    );
+    let outcome: WorkOutcome;
+    try {
+      outcome = await execute(item, startedAt, controller.signal, feed, jobLog);
+    } catch (error) {
+      if (error instanceof LlmError) {
+        outcome = failure(error, startedAt);
+      } else {
+        outcome = failure(llmFailed('the LLM worker failed to run the node', error), startedAt);
+        jobLog.error({ err: error }, 'unexpected error running an LLM node');
+      }
+    } finally {
+      clearTimeout(timer);
+      running.delete(item.invocationId);
+    }
+    await feed.end(outcome.ok ? 'succeeded' : `failed: ${outcome.failureClass}`);
+    jobLog.info(
+      { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - startedAt },
+      'llm invocation finished',
+    );
+    return { ...ids, outcome };
+  }
+
+  const worker = new Worker<WorkItem, WorkReturn>(queueNameFor('llm'), processJob, {
+    connection: opts.redis,
+    prefix,
+    concurrency: opts.concurrency ?? 8,
+    autorun: false,
+    ...LANE_WORKER_OPTIONS,
+  });
+
+  const wake = (runId: string): void => {
+    const p = publishWake(opts.redis, { runId }, prefix)
+      .catch((err: unknown) => log.warn({ err, runId }, 'wake publish failed'))
+      .finally(() => pendingWakes.delete(p));
+    pendingWakes.add(p);
+  };
+  worker.on('completed', (job) => wake(job.returnvalue.runId));
+  worker.on('failed', (job, err) => {
+    const ids = idsOf(job?.data);
+    log.error({ ...ids, jobId: job?.id, err }, 'llm job failed: the worker broke');
+    if (ids) wake(ids.runId);
+  });
+  worker.on('error', (err) => log.error({ err }, 'llm worker error'));
+
+  subscriber.on('message', (channel: string, raw: string) => {
+    if (channel !== cancelChannel(prefix)) return;
+    const message = parseMessage(cancelMessageSchema, raw);
+    if (message === null) return;
+    recentCancels.set(message.invocationId, message.reason);
+    if (recentCancels.size > RECENT_CANCELS_LIMIT) {
+      const oldest = recentCancels.keys().next();
+      if (!oldest.done) recentCancels.delete(oldest.value);
+    }
+    const controller = running.get(message.invocationId);
+    if (controller && !controller.signal.aborted) {
+      log.info({ invocationId: message.invocationId }, 'cancelling in-flight llm invocation');
+      controller.abort(cancelledError(message.reason));
+    }
+  });
+  subscriber.on('error', (err) => log.warn({ err }, 'cancel subscriber error'));
+
+  async function stopOnce(): Promise<void> {
+    const closing = worker.close().then(() => 'closed' as const);
+    let interruptTimer: NodeJS.Timeout | undefined;
+    let abandonTimer: NodeJS.Timeout | undefined;
+    const abandoned = new Promise<'abandoned'>((resolve) => {
+      interruptTimer = setTimeout(() => {
+        for (const controller of running.values()) controller.abort(new LlmError('Interrupted', 'the worker shut down during the call'));
+        abandonTimer = setTimeout(() => resolve('abandoned'), ABANDON_AFTER_INTERRUPT_MS);
+      }, graceMs);
+    });
+    const how = await Promise.race([closing, abandoned]);
+    clearTimeout(interruptTimer);
+    clearTimeout(abandonTimer);
+    if (how === 'abandoned') log.warn({ inFlight: running.size }, 'abandoning llm calls that ignored their signal');
+    await Promise.all([...pendingWakes]);
+    await subscriber.quit().catch(() => subscriber.disconnect());
+  }
+
+  return {
+    worker,
+    async start() {
+      await subscriber.subscribe(cancelChannel(prefix));
+      worker.run().catch((err: unknown) => log.error({ err }, 'llm worker stopped by an error'));
+      await worker.waitUntilReady();
+    },
+    stop() {
+      stopping ??= stopOnce();
+      return stopping;
+    },
+    inFlight: () => running.size,
+  };
+}

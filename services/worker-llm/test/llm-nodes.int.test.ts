@@ -1,0 +1,280 @@
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeLaneQueues, createLaneQueues, enqueueWork, publishCancellations, type LaneQueues } from '@flowline/queue';
+import { cleanupRedisPrefix, startFakeLlm, testRedisUrl, uniquePrefix, waitFor, type FakeLlmServer, type FakeReply } from '@flowline/testing';
+import { createToolRegistry } from '@flowline/tools';
+import { readActivity } from '../src/activity';
+import { createProviderRegistry } from '../src/providers/registry';
+import { createLlmWorker, type LlmWorker } from '../src/worker';
+import { llmItem, messageText, requestsFor, returnValueOf, scriptByModel } from './helpers';
+
+const prefix = uniquePrefix();
+const url = testRedisUrl();
+const MAX_INPUT_BYTES = 2_048;
+
+describe('llm worker node semantics (in-process, fake server over HTTP, real Redis)', () => {
+  let fake: FakeLlmServer;
+  let script: (model: string, ...replies: FakeReply[]) => void;
+  let redis: Redis;
+  let producer: Redis;
+  let queues: LaneQueues;
+  let worker: LlmWorker;
+  const logLines: string[] = [];
+
+  async function run(item: ReturnType<typeof llmItem>) {
+    await enqueueWork(queues, [item]);
+    return (await returnValueOf(queues, item.invocationId)).outcome;
+  }
+
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+    script = scriptByModel(fake);
+    redis = new Redis(url, { maxRetriesPerRequest: null });
+    producer = new Redis(url, { maxRetriesPerRequest: null });
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
+    const providers = createProviderRegistry({
+      baseUrl: fake.url,
+      defaultModel: 'default-model',
+      providers: { plain: { baseUrl: fake.url, stream: false } },
+      onErrorDetail: (invocationId, detail) => logger.debug({ invocationId, ...detail }, 'model provider error'),
+    });
+    const tools = await createToolRegistry({ testTools: true });
+    worker = createLlmWorker({ redis, providers, tools, logger, prefix, concurrency: 4, shutdownGraceMs: 1_000, maxInputBytes: MAX_INPUT_BYTES });
+    await worker.start();
+    queues = createLaneQueues(producer, prefix);
+  });
+
+  afterAll(async () => {
+    await worker.stop();
+    await closeLaneQueues(queues);
+    await Promise.all([redis.quit(), producer.quit()]);
+    await fake.close();
+    await cleanupRedisPrefix(prefix, url);
+  });
+
+  it('runs an LlmCall over a streamed completion: system prompt, prompt, usage and live activity', async () => {
+    script('m-stream', { content: 'Hello from the model', usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 } });
+    const item = llmItem('LlmCall', { prompt: 'Say hello', systemPrompt: 'Be brief', model: 'm-stream' });
+    const outcome = await run(item);
+    expect(outcome).toMatchObject({
+      ok: true,
+      output: { text: 'Hello from the model', json: null, usage: { inputTokens: 11, outputTokens: 5, totalTokens: 16, finishReason: 'stop', model: 'm-stream' } },
+    });
+    const [request] = requestsFor(fake, 'm-stream');
+    expect(request?.stream).toBe(true);
+    expect(messageText(request!.body, 'system')).toBe('Be brief');
+    expect(messageText(request!.body, 'user')).toBe('Say hello');
+    const activity = await readActivity(redis, prefix, item.invocationId);
+    const content = activity.filter((e) => e.type === 'content').map((e) => e.text).join('');
+    expect(content).toBe('Hello from the model');
+    expect(activity.at(-1)).toMatchObject({ type: 'terminal', text: 'succeeded', runId: item.runId, nodeKey: 'llm1' });
+    expect(activity.map((e) => e.offset)).toEqual(activity.map((_, i) => i));
+    expect(await redis.ttl(`${prefix}:activity:${item.invocationId}`)).toBeGreaterThan(0);
+  });
+
+  it('sends a pinned "<provider>/<model>" to the named provider, here without streaming', async () => {
+    script('m-plain', { content: '{"a":1}' });
+    const outcome = await run(llmItem('LlmCall', { prompt: 'x', model: 'plain/m-plain' }));
+    expect(outcome).toMatchObject({ ok: true, output: { text: '{"a":1}', json: { a: 1 }, usage: { model: 'm-plain' } } });
+    expect(requestsFor(fake, 'm-plain')[0]?.stream).toBe(false);
+  });
+
+  it('inlines named input bindings as a data block after the prompt', async () => {
+    script('m-bind', { content: 'ok' });
+    await run(llmItem('LlmCall', { prompt: 'Describe the city', model: 'm-bind', inputBindings: { where: 'run.input.city', prev: 'input.output' } }));
+    const user = messageText(requestsFor(fake, 'm-bind')[0]!.body, 'user');
+    expect(user.startsWith('Describe the city\n\n## Input data\n```json\n')).toBe(true);
+    expect(user).toContain('"where": "Oslo"');
+    expect(user).toContain('"prev": {');
+  });
+
+  it('fails ValidationFailed before any inference when a binding path resolves to nothing', async () => {
+    const outcome = await run(llmItem('LlmCall', { prompt: 'x', model: 'm-missing', inputBindings: { q: 'input.output.nope' } }));
+    expect(outcome).toMatchObject({ ok: false, failureClass: 'ValidationFailed' });
+    expect(outcome.ok === false && outcome.reason).toContain('input.output.nope');
+    expect(requestsFor(fake, 'm-missing')).toHaveLength(0);
+  });
+
+  it('ends a steered prompt with a numbered Operator steering section, oldest first', async () => {
+    script('m-steer', { content: 'ok' });
+    await run(llmItem('LlmCall', { prompt: 'Write a title', model: 'm-steer' }, { steering: ['shorter please', 'in French'] }));
+    const user = messageText(requestsFor(fake, 'm-steer')[0]!.body, 'user');
+    expect(user.endsWith('\n\n## Operator steering\n1. shorter please\n2. in French')).toBe(true);
+  });
+
+  it('accepts a structured answer that parses to an object and validates, sending response_format json_schema', async () => {
+    const schema = { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'] };
+    script('m-schema-ok', { content: '{"score": 7}' });
+    const outcome = await run(llmItem('LlmCall', { prompt: 'Rate', model: 'm-schema-ok', responseJsonSchema: schema }));
+    expect(outcome).toMatchObject({ ok: true, output: { json: { score: 7 } } });
+    const format = requestsFor(fake, 'm-schema-ok')[0]!.body.response_format as { type: string; json_schema: { schema: unknown } };
+    expect(format.type).toBe('json_schema');
+    expect(format.json_schema.schema).toEqual(schema);
+  });
+
+  it('fails NodeFailed when a structured answer is not an object or breaks the schema, without quoting it', async () => {
+    const schema = { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'] };
+    script('m-schema-bad', { content: 'not json s3cret', finishReason: 'length' }, { content: '{"score":"high-s3cret"}' });
+    const notJson = await run(llmItem('LlmCall', { prompt: 'Rate', model: 'm-schema-bad', responseJsonSchema: schema }));
+    const invalid = await run(llmItem('LlmCall', { prompt: 'Rate', model: 'm-schema-bad', responseJsonSchema: schema }));
+    expect(notJson).toMatchObject({ ok: false, failureClass: 'NodeFailed' });
+    expect(notJson.ok === false && notJson.reason).toContain('finish reason: length');
+    expect(invalid).toMatchObject({ ok: false, failureClass: 'NodeFailed' });
+    expect(invalid.ok === false && invalid.reason).toContain('/score must be integer');
+    expect(JSON.stringify([notJson, invalid])).not.toContain('s3cret');
+  });
+
+  it('budgets the Agent upstream map at MAX_RUN_INPUT_BYTES with an explicit truncation marker', async () => {
+    script('m-trunc', { content: 'done' });
+    const big = 'y'.repeat(MAX_INPUT_BYTES * 2);
+    const upstream = { start: { status: 'succeeded' as const, attempt: 1, branch: null, output: { big } } };
+    await run(llmItem('Agent', { instructions: 'Summarise', model: 'm-trunc' }, { input: { run: { input: null }, upstream, input: upstream.start } }));
+    const user = messageText(requestsFor(fake, 'm-trunc')[0]!.body, 'user');
+    expect(user.startsWith('Summarise\n\n## Upstream outputs\n')).toBe(true);
+    expect(user).toMatch(/\[truncated: showing the first \d+ of \d+ bytes\]$/);
+    expect(Buffer.byteLength(user)).toBeLessThan(MAX_INPUT_BYTES + 200);
+  });
+
+  it('leaves the upstream map out when includeUpstreamOutputs is false', async () => {
+    script('m-noup', { content: 'done' });
+    await run(llmItem('Agent', { instructions: 'Just answer', model: 'm-noup', includeUpstreamOutputs: false }));
+    expect(messageText(requestsFor(fake, 'm-noup')[0]!.body, 'user')).toBe('Just answer');
+  });
+
+  it('runs the Agent tool loop over the registry: echo result fed back, calls recorded, final answer validated', async () => {
+    const schema = { type: 'object', properties: { requiresReview: { type: 'boolean' } }, required: ['requiresReview'] };
+    script(
+      'm-agent',
+      { toolCalls: [{ id: 'c1', name: 'echo', arguments: { note: 'hi' } }, { id: 'c2', name: 'rm_rf', arguments: {} }] },
+      { content: '{"requiresReview": true}' },
+    );
+    const item = llmItem('Agent', { instructions: 'Check', model: 'm-agent', tools: ['echo'], responseJsonSchema: schema });
+    const outcome = await run(item);
+    expect(outcome).toMatchObject({
+      ok: true,
+      output: {
+        json: { requiresReview: true },
+        toolCalls: [
+          { name: 'echo', arguments: { note: 'hi' }, ok: true },
+          { name: 'rm_rf', ok: false, error: 'tool rm_rf is not offered' },
+        ],
+      },
+    });
+    const [first, second] = requestsFor(fake, 'm-agent');
+    expect((first!.body.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(['echo']);
+    const toolMessages = (second!.body.messages as { role: string; tool_call_id?: string; content: string }[]).filter((m) => m.role === 'tool');
+    expect(toolMessages).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: '{"note":"hi"}' },
+      { role: 'tool', tool_call_id: 'c2', content: 'error: this tool is not offered' },
+    ]);
+    const usage = (outcome.ok ? outcome.output : {}) as { usage: { totalTokens: number } };
+    expect(usage.usage.totalTokens).toBeGreaterThan(0);
+    const activity = await readActivity(redis, prefix, item.invocationId);
+    expect(activity.some((e) => e.type === 'toolCall' && e.text === 'echo')).toBe(true);
+    expect(activity.filter((e) => e.type === 'phase').map((e) => e.text)).toContain('iteration 2');
+  });
+
+  it('offers no tools on the last allowed iteration and fails NodeFailed when the model still only calls tools', async () => {
+    script('m-budget', { toolCalls: [{ name: 'echo', arguments: { n: 1 } }] }, { toolCalls: [{ name: 'echo', arguments: { n: 2 } }] });
+    const outcome = await run(llmItem('Agent', { instructions: 'Loop', model: 'm-budget', tools: ['echo'], maxIterations: 2 }));
+    expect(outcome).toMatchObject({ ok: false, failureClass: 'NodeFailed' });
+    const [first, second] = requestsFor(fake, 'm-budget');
+    expect(first!.body.tools).toBeDefined();
+    expect(second!.body.tools).toBeUndefined();
+  });
+
+  it('runs a DecisionModel at temperature 0 with an enum schema and takes confidence from logprobs', async () => {
+    script('m-dec', {
+      content: '{"choice":"yes"}',
+      logprobs: [
+        { token: '{"choice":"', logprob: 0 },
+        { token: 'yes', logprob: Math.log(0.9) },
+        { token: '"}', logprob: 0 },
+      ],
+    });
+    const outcome = await run(llmItem('DecisionModel', { question: 'Ship it?', labels: ['yes', 'no'], model: 'm-dec' }));
+    expect(outcome).toMatchObject({ ok: true, output: { choice: 'yes', held: false, provider: 'llm' } });
+    const output = (outcome.ok ? outcome.output : {}) as { confidence: number };
+    expect(output.confidence).toBeCloseTo(0.9, 6);
+    const body = requestsFor(fake, 'm-dec')[0]!.body;
+    expect(body.temperature).toBe(0);
+    expect(body.logprobs).toBe(true);
+    expect((body.response_format as { json_schema: { schema: unknown } }).json_schema.schema).toMatchObject({
+      properties: { choice: { type: 'string', enum: ['yes', 'no'] } },
+      required: ['choice'],
+    });
+  });
+
+  it('holds a decision below minConfidence, and one without confidence while minConfidence is set', async () => {
+    script(
+      'm-held',
+      { content: '{"choice":"no"}', logprobs: [{ token: '{"choice":"', logprob: 0 }, { token: 'no', logprob: Math.log(0.6) }, { token: '"}', logprob: 0 }] },
+      { content: '{"choice":"no"}' },
+      { content: '{"choice":"no"}' },
+    );
+    const low = await run(llmItem('DecisionModel', { question: 'q', labels: ['yes', 'no'], model: 'm-held', minConfidence: 0.8 }));
+    const none = await run(llmItem('DecisionModel', { question: 'q', labels: ['yes', 'no'], model: 'm-held', minConfidence: 0.8 }));
+    const unset = await run(llmItem('DecisionModel', { question: 'q', labels: ['yes', 'no'], model: 'm-held' }));
+    expect(low).toMatchObject({ ok: true, output: { choice: 'no', held: true } });
+    expect(none).toMatchObject({ ok: true, output: { choice: 'no', confidence: null, held: true } });
+    expect(unset).toMatchObject({ ok: true, output: { choice: 'no', confidence: null, held: false } });
+  });
+
+  it('fails a DecisionModel attempt NodeFailed when the answer is outside the labels, without quoting it', async () => {
+    script('m-label', { content: '{"choice":"perhaps-s3cret"}' });
+    const outcome = await run(llmItem('DecisionModel', { question: 'q', labels: ['yes', 'no'], model: 'm-label' }));
+    expect(outcome).toMatchObject({ ok: false, failureClass: 'NodeFailed' });
+    expect(JSON.stringify(outcome)).not.toContain('s3cret');
+  });
+
+  it('maps provider errors: 500 and 429 NodeFailed, 400 ValidationFailed, never echoing provider text', async () => {
+    const body = { error: { message: 'provider-s3cret echo of the prompt' } };
+    script('m-500', { status: 500, body });
+    script('m-429', { status: 429, body, headers: { 'retry-after': '2' } });
+    script('m-400', { status: 400, body });
+    const e500 = await run(llmItem('LlmCall', { prompt: 'x', model: 'm-500' }));
+    const e429 = await run(llmItem('LlmCall', { prompt: 'x', model: 'm-429' }));
+    const e400 = await run(llmItem('LlmCall', { prompt: 'x', model: 'm-400' }));
+    expect(e500).toMatchObject({ ok: false, failureClass: 'NodeFailed', reason: 'the model provider failed (HTTP 500)' });
+    expect(e429).toMatchObject({ ok: false, failureClass: 'NodeFailed', reason: 'the model provider is rate limiting (HTTP 429)' });
+    expect(e400).toMatchObject({ ok: false, failureClass: 'ValidationFailed', reason: 'the model provider refused the request (HTTP 400)' });
+    // the 429's retry-after cools the provider/model down for every replica
+    expect(await redis.pttl(`${prefix}:llm:cool:default/m-429`)).toBeGreaterThan(0);
+    const logs = await waitFor(() => {
+      const mine = logLines.filter((l) => l.includes('model provider error'));
+      return mine.length >= 3 ? mine : null;
+    });
+    expect(logs.some((l) => l.includes('"status":429'))).toBe(true);
+  });
+
+  it('fails Timeout when the deadline passes while the provider hangs, aborting the request', async () => {
+    script('m-hang', { hang: true, content: 'par' });
+    const before = fake.abortedCount();
+    const outcome = await run(llmItem('LlmCall', { prompt: 'x', model: 'm-hang' }, { deadlineAt: Date.now() + 500 }));
+    expect(outcome).toMatchObject({ ok: false, failureClass: 'Timeout' });
+    await waitFor(() => fake.abortedCount() > before, { description: 'the fake saw the request aborted' });
+  });
+
+  it('aborts the HTTP request mid-stream on a cancel message and reports Cancelled', async () => {
+    script('m-cancel', { hang: true, content: 'partial' });
+    const item = llmItem('LlmCall', { prompt: 'x', model: 'm-cancel' });
+    await enqueueWork(queues, [item]);
+    await waitFor(() => requestsFor(fake, 'm-cancel').length === 1 && fake.inFlight() > 0, { description: 'request in flight' });
+    await waitFor(async () => (await readActivity(redis, prefix, item.invocationId)).some((e) => e.type === 'content' && e.text === 'partial'), {
+      description: 'the partial content streamed',
+    });
+    await publishCancellations(producer, [{ invocationId: item.invocationId, reason: 'steered' }], prefix);
+    const { outcome } = await returnValueOf(queues, item.invocationId);
+    expect(outcome).toMatchObject({ ok: false, failureClass: 'Cancelled', reason: 'the invocation was cancelled: steered' });
+    await waitFor(() => requestsFor(fake, 'm-cancel')[0]?.aborted === true, { description: 'the fake saw the request aborted' });
+  });
+
+  it('logs ids and provider error details but never prompts or documents', async () => {
+    script('m-logs', { content: 'fine' });
+    const item = llmItem('LlmCall', { prompt: 'prompt-s3cret', model: 'm-logs' }, { input: { run: { input: 'doc-s3cret' }, upstream: {}, input: null } });
+    await run(item);
+    await waitFor(() => logLines.some((l) => l.includes(item.invocationId) && l.includes('llm invocation finished')));
+    expect(logLines.join('\n')).not.toMatch(/s3cret/);
+  });
+});
