@@ -113,7 +113,7 @@ export async function runMain(peer, args, main, cleanup) {
  * with `{t, marks}` where `t` is the parent's receive time.
  */
 export function startWorkerChild(file, env = {}) {
-  const child = fork(file, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(file, [], { env: { ...process.env, ...env }, stdio: ['ignore', 2, 2, 'ipc'] /* child stdout → our stderr: stdout carries only the result line */ });
   const waiting = new Map();
   const early = new Map();
   let readyResolve;

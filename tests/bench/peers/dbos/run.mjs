@@ -1,0 +1,106 @@
+// Peer runner: DBOS Transact queue workflows in one worker child process, database
+// bench_dbos. The bench enqueues through DBOSClient (the documented out-of-process path).
+import pg from 'pg';
+import { DBOSClient } from '@dbos-inc/dbos-sdk';
+import { fileURLToPath } from 'node:url';
+import { log, hopsOf, median, nowMs, parseArgs, percentile, runMain, startWorkerChild } from '../common.mjs';
+
+const PEER = 'dbos';
+const DB = 'bench_dbos';
+const POLL_MS = 10;
+const args = parseArgs();
+const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+const dbUrl = (name) => Object.assign(new URL(base.href), { pathname: `/${name}` }).href;
+let client;
+let worker;
+
+async function admin(sql) {
+  const c = new pg.Client({ connectionString: dbUrl('postgres') });
+  await c.connect();
+  try { await c.query(sql); } finally { await c.end(); }
+}
+
+const enqueue = (workflowName, id, ...a) => client.enqueue({ queueName: 'bench', workflowName, workflowID: id }, ...a);
+
+async function runW1(n, id) {
+  const t0 = nowMs();
+  const done = worker.waitDone(id);
+  await enqueue('chain', id, id, n);
+  const r = await done;
+  if (r.error) throw new Error(r.error);
+  return { hops: hopsOf(r.marks), total: r.t - t0 };
+}
+
+async function runW2(k, id) {
+  const t0 = nowMs();
+  const done = worker.waitDone(id);
+  await enqueue('fan', id, id, k);
+  const r = await done;
+  if (r.error) throw new Error(r.error);
+  return r.t - t0;
+}
+
+async function runW3(m, rep) {
+  const ids = Array.from({ length: m }, (_, i) => `w3-${rep}-${i}`);
+  const t0 = nowMs();
+  const dones = ids.map((id) => worker.waitDone(id));
+  await Promise.all(ids.map(async (id, i) => {
+    const review = i % 2 === 0;
+    await enqueue('canonical', id, id, review);
+    if (review) await client.send(id, 'Approve', 'decision');
+  }));
+  const rs = await Promise.all(dones);
+  const bad = rs.find((r) => r.error);
+  if (bad) throw new Error(bad.error);
+  return nowMs() - t0;
+}
+
+async function main() {
+  await admin(`drop database if exists ${DB} with (force)`);
+  worker = startWorkerChild(fileURLToPath(new URL('./worker.mjs', import.meta.url)), { PEER_DB_URL: dbUrl(DB), PEER_POLL_MS: String(POLL_MS) });
+  await worker.ready;
+  client = await DBOSClient.create({ systemDatabaseUrl: dbUrl(DB) });
+  log(`${PEER}: worker ready`);
+  const setup = `1 worker process (DBOS.launch), bench enqueues with DBOSClient on a queue polled every ${POLL_MS} ms (minPollingIntervalMs; default 1000)`;
+  if (args.workload === 'W1') {
+    await runW1(Math.min(args.n, 10), 'warm');
+    const hops = [];
+    const totals = [];
+    for (let r = 0; r < args.reps; r++) {
+      const x = await runW1(args.n, `w1-${r}`);
+      hops.push(...x.hops);
+      totals.push(x.total);
+    }
+    return {
+      hopP50Ms: percentile(hops, 50), hopP99Ms: percentile(hops, 99), latencyMs: median(totals),
+      notes: `one workflow of N sequential DBOS steps (each step checkpointed); hop = step i start -> step i+1 start, ${hops.length} hops over ${args.reps} chains; latencyMs = median enqueue -> last step done. ${setup}.`,
+    };
+  }
+  if (args.workload === 'W2') {
+    await runW2(Math.min(args.k, 16), 'warm');
+    const ls = [];
+    for (let r = 0; r < args.reps; r++) ls.push(await runW2(args.k, `w2-${r}`));
+    return {
+      latencyMs: median(ls),
+      notes: `latency = enqueue parent workflow -> join step running; the parent runs a fanout step, starts ${args.k} child workflows (one step each) on a second queue and awaits them with DBOS.waitAll (pollingIntervalMs = queue poll); median of ${args.reps} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.`,
+      extra: { latenciesMs: ls },
+    };
+  }
+  await runW3(Math.min(args.m, 20), 'warm');
+  const secs = [];
+  for (let r = 0; r < args.reps; r++) secs.push((await runW3(args.m, r)) / 1000);
+  const s = median(secs);
+  return {
+    runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
+    notes: `${args.m} concurrent workflows of the canonical shape (7 executed nodes: 6 steps + review as DBOS.recv answered by the bench with client.send right after enqueue, or 7 steps on the lookup branch; alternating); median of ${args.reps} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.`,
+    extra: { secs },
+  };
+}
+
+async function cleanup() {
+  await client?.destroy();
+  await worker?.stop();
+  await admin(`drop database if exists ${DB} with (force)`);
+}
+
+await runMain(PEER, args, main, cleanup);
