@@ -10,7 +10,7 @@ export const nowMs = () => performance.timeOrigin + performance.now();
 
 export const log = (...a) => process.stderr.write(`[${new Date().toISOString()}] ${a.join(' ')}\n`);
 
-/** `--workload W1 --n 10 --k 16 --m 20 --reps 3 --timeout-s 300` with defaults per workload. */
+/** `--workload W1 --n 10 --k 16 --m 20 --reps 3 --timeout-s 600` with defaults per workload. */
 export function parseArgs(argv = process.argv.slice(2)) {
   const o = {};
   for (let i = 0; i < argv.length; i++) {
@@ -34,7 +34,7 @@ export function parseArgs(argv = process.argv.slice(2)) {
     k: int('k', 16),
     m: int('m', 100),
     reps: int('reps', 3),
-    timeoutS: int('timeout-s', 300),
+    timeoutS: int('timeout-s', 600),
   };
 }
 
