@@ -6,7 +6,9 @@
  */
 import { z } from 'zod';
 import { connectionOptions, coreOptions, defineConfig, logOptions, workerOptions } from '@flowline/runtime';
-import { providerMapSchema } from './providers/registry';
+import { providerMapSchema, type ProviderEntry } from './providers/registry';
+
+type ProviderMap = Record<string, ProviderEntry>;
 
 const flag = (description: string, dflt: '0' | '1' = '0') =>
   z
@@ -15,33 +17,31 @@ const flag = (description: string, dflt: '0' | '1' = '0') =>
     .transform((v) => v === '1' || v === 'true')
     .describe(description);
 
-const providersJson = z
-  .string()
-  .transform((raw, ctx) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of named providers' });
-      return z.NEVER;
-    }
-    const parsed = providerMapSchema.safeParse(value);
-    if (!parsed.success) {
-      const where = [...new Set(parsed.error.issues.map((i) => i.path.map(String).join('.')))].join(', ');
-      ctx.addIssue({ code: 'custom', message: `invalid provider entry at ${where}` });
-      return z.NEVER;
-    }
-    return parsed.data;
-  })
-  .optional()
-  .describe('named OpenAI-compatible endpoints as JSON (secret: may hold API keys)');
+/**
+ * LLM_PROVIDERS may hold API keys: it is read as raw text and parsed after the shape,
+ * so an invalid value is reported by member path, never echoed.
+ */
+const providersRaw = z.string().optional().describe('named OpenAI-compatible endpoints as JSON (secret: may hold API keys)');
+
+function parseProviders(raw: string | undefined): { ok: true; value: ProviderMap | undefined } | { ok: false; where: string } {
+  if (raw === undefined) return { ok: true, value: undefined };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return { ok: false, where: '(not JSON)' };
+  }
+  const parsed = providerMapSchema.safeParse(value);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  return { ok: false, where: [...new Set(parsed.error.issues.map((i) => i.path.map(String).join('.') || '(root)'))].join(', ') };
+}
 
 /** Options only the LLM worker reads. */
 export const llmWorkerOwnOptions = {
   QUEUE_PREFIX: z.string().min(1).default('{flowline}').describe('BullMQ key prefix shared by dispatchers and workers'),
   LANE_CONCURRENCY: workerOptions.LANE_CONCURRENCY,
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000).describe('on SIGTERM, how long in-flight calls may finish before they are interrupted, ms'),
-  LLM_PROVIDERS: providersJson,
+  LLM_PROVIDERS: providersRaw,
   LLM_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(0).default(0).describe('concurrent calls per provider/model across all replicas; 0 = unlimited'),
   LLM_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).default(0).describe('tokens per minute per provider/model across all replicas; 0 = unlimited'),
   LLM_STREAM: flag('1 streams completions (token deltas feed the live activity)', '1'),
@@ -63,6 +63,14 @@ export const llmWorkerConfigSchema = defineConfig({
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   ...logOptions,
   ...llmWorkerOwnOptions,
+}).transform((v, ctx) => {
+  const providers = parseProviders(v.LLM_PROVIDERS);
+  if (!providers.ok) {
+    // A root-level issue: the config loader prints no value for it.
+    ctx.addIssue({ code: 'custom', path: [], message: `LLM_PROVIDERS is invalid at ${providers.where} (value hidden)` });
+    return z.NEVER;
+  }
+  return { ...v, LLM_PROVIDERS: providers.value };
 });
 
 export type LlmWorkerConfig = z.output<typeof llmWorkerConfigSchema>;
