@@ -38,12 +38,37 @@ export function parseArgs(argv = process.argv.slice(2)) {
   };
 }
 
-/** The params object reported for a workload. */
-export function paramsOf(a) {
-  if (a.workload === 'W1') return { n: a.n, reps: a.reps };
-  if (a.workload === 'W2') return { k: a.k, reps: a.reps };
-  return { m: a.m, reps: a.reps };
+/** The params object reported for a workload (`reps` = repetitions actually measured). */
+export function paramsOf(a, repsDone = a.reps) {
+  if (a.workload === 'W1') return { n: a.n, reps: repsDone };
+  if (a.workload === 'W2') return { k: a.k, reps: repsDone };
+  return { m: a.m, reps: repsDone };
 }
+
+const startedAt = nowMs();
+
+/**
+ * Runs `fn(r)` for r = 0..reps-1 and collects the results, but starts no repetition that
+ * would likely overrun 80% of the overall timeout (judged by the slowest one so far), so
+ * a slow peer still reports what it measured. At least one repetition always runs.
+ */
+export async function repeat(args, fn) {
+  const out = [];
+  let slowest = 0;
+  for (let r = 0; r < args.reps; r++) {
+    if (r > 0 && nowMs() - startedAt + slowest > 0.8 * args.timeoutS * 1000) {
+      log(`stopping after ${r} of ${args.reps} repetitions: the next would overrun the time budget`);
+      break;
+    }
+    const t = nowMs();
+    out.push(await fn(r));
+    slowest = Math.max(slowest, nowMs() - t);
+  }
+  return out;
+}
+
+/** A note suffix when fewer repetitions than asked were measured. */
+export const repsNote = (args, done) => (done < args.reps ? ` Only ${done} of ${args.reps} repetitions fit the ${args.timeoutS}s budget.` : '');
 
 /** Nearest-rank percentile of a numeric array (null when empty). */
 export function percentile(xs, p) {
@@ -60,7 +85,7 @@ export function emit(peer, args, r) {
   const line = {
     peer,
     workload: args.workload,
-    params: paramsOf(args),
+    params: paramsOf(args, r.repsDone),
     hopP50Ms: round(r.hopP50Ms ?? null),
     hopP99Ms: round(r.hopP99Ms ?? null),
     latencyMs: round(r.latencyMs ?? null),

@@ -6,7 +6,7 @@ import { FlowProducer, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import {
-  hopsOf, log, median, nowMs, parseArgs, percentile, runMain, startWorkerChild,
+  hopsOf, log, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild,
 } from '../common.mjs';
 import { QUEUE, REDIS_URL, chainFlow, connection, prefix } from './shared.mjs';
 
@@ -59,35 +59,32 @@ async function main() {
   log(`${PEER}: worker ready, prefix ${pfx}`);
   if (args.workload === 'W1') {
     await runW1(Math.min(args.n, 10), 'warm');
-    const hops = [];
-    const totals = [];
-    for (let r = 0; r < args.reps; r++) {
-      const x = await runW1(args.n, `w1-${r}`);
-      hops.push(...x.hops);
-      totals.push(x.total);
-    }
+    const xs = await repeat(args, (r) => runW1(args.n, `w1-${r}`));
+    const hops = xs.flatMap((x) => x.hops);
+    const totals = xs.map((x) => x.total);
     return {
+      repsDone: xs.length,
       hopP50Ms: percentile(hops, 50), hopP99Ms: percentile(hops, 99), latencyMs: median(totals),
-      notes: `hop = node i start -> node i+1 start in the worker process (pickup->pickup), ${hops.length} hops over ${args.reps} chains; latencyMs = median whole chain (add -> last node done). FlowProducer chain declared up front; 1 worker process.`,
+      notes: `hop = node i start -> node i+1 start in the worker process (pickup->pickup), ${hops.length} hops over ${xs.length} chains; latencyMs = median whole chain (add -> last node done). FlowProducer chain declared up front; 1 worker process.` + repsNote(args, xs.length),
     };
   }
   if (args.workload === 'W2') {
     await runW2(Math.min(args.k, 16), 'warm');
-    const ls = [];
-    for (let r = 0; r < args.reps; r++) ls.push(await runW2(args.k, `w2-${r}`));
+    const ls = await repeat(args, (r) => runW2(args.k, `w2-${r}`));
     return {
+      repsDone: ls.length,
       latencyMs: median(ls),
-      notes: `latency = FlowProducer.add of parent+${args.k} children -> parent (join) job running, median of ${args.reps} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms; 1 worker process, concurrency 100.`,
+      notes: `latency = FlowProducer.add of parent+${args.k} children -> parent (join) job running, median of ${ls.length} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms; 1 worker process, concurrency 100.` + repsNote(args, ls.length),
       extra: { latenciesMs: ls },
     };
   }
   await runW3(Math.min(args.m, 20), 'warm');
-  const secs = [];
-  for (let r = 0; r < args.reps; r++) secs.push((await runW3(args.m, r)) / 1000);
+  const secs = (await repeat(args, (r) => runW3(args.m, r))).map((ms) => ms / 1000);
   const s = median(secs);
   return {
+    repsDone: secs.length,
     runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
-    notes: `${args.m} concurrent runs of the canonical shape (7 executed nodes: start, analyze, check, review|lookup alternating, fanout, merge, done; review = pause answered immediately, modelled as a no-op job); median of ${args.reps} [${secs.map((x) => x.toFixed(2)).join(', ')}] s; FlowProducer.addBulk; 1 worker process, concurrency 100.`,
+    notes: `${args.m} concurrent runs of the canonical shape (7 executed nodes: start, analyze, check, review|lookup alternating, fanout, merge, done; review = pause answered immediately, modelled as a no-op job); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s; FlowProducer.addBulk; 1 worker process, concurrency 100.` + repsNote(args, secs.length),
     extra: { secs },
   };
 }

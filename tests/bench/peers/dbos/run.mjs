@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import { fileURLToPath } from 'node:url';
-import { log, hopsOf, median, nowMs, parseArgs, percentile, runMain, startWorkerChild } from '../common.mjs';
+import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild } from '../common.mjs';
 
 const PEER = 'dbos';
 const DB = 'bench_dbos';
@@ -64,35 +64,32 @@ async function main() {
   const setup = `1 worker process (DBOS.launch), bench enqueues with DBOSClient on a queue polled every ${POLL_MS} ms (minPollingIntervalMs; default 1000)`;
   if (args.workload === 'W1') {
     await runW1(Math.min(args.n, 10), 'warm');
-    const hops = [];
-    const totals = [];
-    for (let r = 0; r < args.reps; r++) {
-      const x = await runW1(args.n, `w1-${r}`);
-      hops.push(...x.hops);
-      totals.push(x.total);
-    }
+    const xs = await repeat(args, (r) => runW1(args.n, `w1-${r}`));
+    const hops = xs.flatMap((x) => x.hops);
+    const totals = xs.map((x) => x.total);
     return {
+      repsDone: xs.length,
       hopP50Ms: percentile(hops, 50), hopP99Ms: percentile(hops, 99), latencyMs: median(totals),
-      notes: `one workflow of N sequential DBOS steps (each step checkpointed); hop = step i start -> step i+1 start, ${hops.length} hops over ${args.reps} chains; latencyMs = median enqueue -> last step done. ${setup}.`,
+      notes: `one workflow of N sequential DBOS steps (each step checkpointed); hop = step i start -> step i+1 start, ${hops.length} hops over ${xs.length} chains; latencyMs = median enqueue -> last step done. ${setup}.` + repsNote(args, xs.length),
     };
   }
   if (args.workload === 'W2') {
     await runW2(Math.min(args.k, 16), 'warm');
-    const ls = [];
-    for (let r = 0; r < args.reps; r++) ls.push(await runW2(args.k, `w2-${r}`));
+    const ls = await repeat(args, (r) => runW2(args.k, `w2-${r}`));
     return {
+      repsDone: ls.length,
       latencyMs: median(ls),
-      notes: `latency = enqueue parent workflow -> join step running; the parent runs a fanout step, starts ${args.k} child workflows (one step each) on a second queue and awaits them with DBOS.waitAll (pollingIntervalMs = queue poll); median of ${args.reps} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.`,
+      notes: `latency = enqueue parent workflow -> join step running; the parent runs a fanout step, starts ${args.k} child workflows (one step each) on a second queue and awaits them with DBOS.waitAll (pollingIntervalMs = queue poll); median of ${ls.length} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.` + repsNote(args, ls.length),
       extra: { latenciesMs: ls },
     };
   }
   await runW3(Math.min(args.m, 20), 'warm');
-  const secs = [];
-  for (let r = 0; r < args.reps; r++) secs.push((await runW3(args.m, r)) / 1000);
+  const secs = (await repeat(args, (r) => runW3(args.m, r))).map((ms) => ms / 1000);
   const s = median(secs);
   return {
+    repsDone: secs.length,
     runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
-    notes: `${args.m} concurrent workflows of the canonical shape (7 executed nodes: 6 steps + review as DBOS.recv answered by the bench with client.send right after enqueue, or 7 steps on the lookup branch; alternating); median of ${args.reps} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.`,
+    notes: `${args.m} concurrent workflows of the canonical shape (7 executed nodes: 6 steps + review as DBOS.recv answered by the bench with client.send right after enqueue, or 7 steps on the lookup branch; alternating); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.` + repsNote(args, secs.length),
     extra: { secs },
   };
 }

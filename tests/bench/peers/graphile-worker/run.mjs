@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { Logger, makeWorkerUtils, runMigrations } from 'graphile-worker';
 import { fileURLToPath } from 'node:url';
-import { log, hopsOf, median, nowMs, parseArgs, percentile, runMain, startWorkerChild } from '../common.mjs';
+import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild } from '../common.mjs';
 
 const PEER = 'graphile-worker';
 const DB = 'bench_graphile';
@@ -69,35 +69,32 @@ async function main() {
   const setup = `1 worker process, concurrency ${CONCURRENCY}, LISTEN/NOTIFY job pickup${BATCHING ? ', localQueue size ' + (CONCURRENCY + 1) + ' + completeJobBatchDelay 0' : ', no batching'}; synchronous_commit on`;
   if (args.workload === 'W1') {
     await runW1(Math.min(args.n, 10), 'warm');
-    const hops = [];
-    const totals = [];
-    for (let r = 0; r < args.reps; r++) {
-      const x = await runW1(args.n, `w1-${r}`);
-      hops.push(...x.hops);
-      totals.push(x.total);
-    }
+    const xs = await repeat(args, (r) => runW1(args.n, `w1-${r}`));
+    const hops = xs.flatMap((x) => x.hops);
+    const totals = xs.map((x) => x.total);
     return {
+      repsDone: xs.length,
       hopP50Ms: percentile(hops, 50), hopP99Ms: percentile(hops, 99), latencyMs: median(totals),
-      notes: `hop = node i start -> node i+1 start in the worker process (task adds its successor job, then completes), ${hops.length} hops over ${args.reps} chains; latencyMs = median whole chain. ${setup}.`,
+      notes: `hop = node i start -> node i+1 start in the worker process (task adds its successor job, then completes), ${hops.length} hops over ${xs.length} chains; latencyMs = median whole chain. ${setup}.` + repsNote(args, xs.length),
     };
   }
   if (args.workload === 'W2') {
     await runW2(Math.min(args.k, 16), 'warm');
-    const ls = [];
-    for (let r = 0; r < args.reps; r++) ls.push(await runW2(args.k, `w2-${r}`));
+    const ls = await repeat(args, (r) => runW2(args.k, `w2-${r}`));
     return {
+      repsDone: ls.length,
       latencyMs: median(ls),
-      notes: `latency = add fanout job -> join task running (fanout adds ${args.k} jobs with addJobs; each leaf decrements a counter row and adds the join at zero, one statement), median of ${args.reps} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.`,
+      notes: `latency = add fanout job -> join task running (fanout adds ${args.k} jobs with addJobs; each leaf decrements a counter row and adds the join at zero, one statement), median of ${ls.length} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.` + repsNote(args, ls.length),
       extra: { latenciesMs: ls },
     };
   }
   await runW3(Math.min(args.m, 20), 'warm');
-  const secs = [];
-  for (let r = 0; r < args.reps; r++) secs.push((await runW3(args.m, r)) / 1000);
+  const secs = (await repeat(args, (r) => runW3(args.m, r))).map((ms) => ms / 1000);
   const s = median(secs);
   return {
+    repsDone: secs.length,
     runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
-    notes: `${args.m} concurrent runs of the canonical shape (7 executed nodes per run, review|lookup alternating; review = pause answered immediately, a no-op job); median of ${args.reps} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.`,
+    notes: `${args.m} concurrent runs of the canonical shape (7 executed nodes per run, review|lookup alternating; review = pause answered immediately, a no-op job); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.` + repsNote(args, secs.length),
     extra: { secs },
   };
 }

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { setMaxListeners } from 'node:events';
 import { Annotation, Command, END, START, Send, StateGraph, interrupt } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
-import { log, hopsOf, median, nowMs, parseArgs, percentile, runMain } from '../common.mjs';
+import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain } from '../common.mjs';
 
 const PEER = 'langgraph';
 const DB = 'bench_langgraph';
@@ -88,33 +88,34 @@ async function main() {
   const setup = `in-process (LangGraph.js runs the graph in the caller), PostgresSaver on a pg pool of 20, durability "${DURABILITY}"${DURABILITY === 'async' ? ' (the default: checkpoint written while the next step runs)' : ''}`;
   if (args.workload === 'W1') {
     const g = chainGraph(args.n);
-    const hops = [];
-    const totals = [];
-    for (let r = -1; r < args.reps; r++) {
-      const id = `w1-${r}`;
+    const one = async (id) => {
       const t0 = nowMs();
       await g.invoke({ id }, cfg(id, args.n));
-      if (r < 0) continue; // warm-up
-      totals.push(nowMs() - t0);
-      hops.push(...hopsOf(marks.get(id)));
-    }
+      return { hops: hopsOf(marks.get(id)), total: nowMs() - t0 };
+    };
+    await one('w1-warm');
+    const xs = await repeat(args, (r) => one(`w1-${r}`));
+    const hops = xs.flatMap((x) => x.hops);
+    const totals = xs.map((x) => x.total);
     return {
+      repsDone: xs.length,
       hopP50Ms: percentile(hops, 50), hopP99Ms: percentile(hops, 99), latencyMs: median(totals),
-      notes: `StateGraph chain of N no-op nodes (one superstep each, checkpointed); hop = node i start -> node i+1 start, ${hops.length} hops over ${args.reps} chains; latencyMs = median invoke -> return. ${setup}.`,
+      notes: `StateGraph chain of N no-op nodes (one superstep each, checkpointed); hop = node i start -> node i+1 start, ${hops.length} hops over ${xs.length} chains; latencyMs = median invoke -> return. ${setup}.` + repsNote(args, xs.length),
     };
   }
   if (args.workload === 'W2') {
     const g = fanGraph(args.k);
-    const ls = [];
-    for (let r = -1; r < args.reps; r++) {
-      const id = `w2-${r}`;
+    const one = async (id) => {
       const t0 = nowMs();
       await g.invoke({ id }, cfg(id, 4));
-      if (r >= 0) ls.push(marks.get(id)[0] - t0);
-    }
+      return marks.get(id)[0] - t0;
+    };
+    await one('w2-warm');
+    const ls = await repeat(args, (r) => one(`w2-${r}`));
     return {
+      repsDone: ls.length,
       latencyMs: median(ls),
-      notes: `latency = invoke -> join node running; fanout sends ${args.k} Send('leaf') tasks (one superstep), join after the barrier; median of ${args.reps} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.`,
+      notes: `latency = invoke -> join node running; fanout sends ${args.k} Send('leaf') tasks (one superstep), join after the barrier; median of ${ls.length} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.` + repsNote(args, ls.length),
       extra: { latenciesMs: ls },
     };
   }
@@ -126,17 +127,18 @@ async function main() {
       await g.invoke(new Command({ resume: 'Approve' }), cfg(id, 10));
     }
   };
-  const secs = [];
-  for (let r = -1; r < args.reps; r++) {
-    const m = r < 0 ? Math.min(args.m, 20) : args.m;
+  const batch = async (r, m) => {
     const t0 = nowMs();
     await Promise.all(Array.from({ length: m }, (_, i) => runOne(`w3-${r}-${i}`, i % 2 === 0)));
-    if (r >= 0) secs.push((nowMs() - t0) / 1000);
-  }
+    return (nowMs() - t0) / 1000;
+  };
+  await batch('warm', Math.min(args.m, 20));
+  const secs = await repeat(args, (r) => batch(r, args.m));
   const s = median(secs);
   return {
+    repsDone: secs.length,
     runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
-    notes: `${args.m} concurrent threads of the canonical shape (7 executed nodes; review = interrupt() answered immediately with Command({resume}), lookup alternating); median of ${args.reps} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.`,
+    notes: `${args.m} concurrent threads of the canonical shape (7 executed nodes; review = interrupt() answered immediately with Command({resume}), lookup alternating); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.` + repsNote(args, secs.length),
     extra: { secs },
   };
 }
