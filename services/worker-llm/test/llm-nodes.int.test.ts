@@ -184,6 +184,27 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(second!.body.tools).toBeUndefined();
   });
 
+  it('stops offering tools once maxToolCalls are spent and feeds tool failures back to the model', async () => {
+    script(
+      'm-calls',
+      { toolCalls: [{ id: 'a', name: 'wait', arguments: { ms: 'soon' } }, { id: 'b', name: 'echo', arguments: { k: 1 } }, { id: 'c', name: 'echo', arguments: { k: 2 } }] },
+      { content: 'final answer' },
+    );
+    const outcome = await run(llmItem('Agent', { instructions: 'Go', model: 'm-calls', tools: ['echo', 'wait'], maxToolCalls: 2 }));
+    expect(outcome).toMatchObject({
+      ok: true,
+      output: { text: 'final answer', json: null, toolCalls: [{ name: 'wait', ok: false }, { name: 'echo', arguments: { k: 1 }, ok: true }] },
+    });
+    const records = (outcome.ok ? outcome.output : {}) as { toolCalls: { error?: string }[] };
+    expect(records.toolCalls).toHaveLength(2);
+    expect(records.toolCalls[0]?.error).toMatch(/invalid arguments/);
+    const [, second] = requestsFor(fake, 'm-calls');
+    expect(second!.body.tools).toBeUndefined();
+    const tools = (second!.body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(tools[0]).toMatch(/^error: tool wait: invalid arguments/);
+    expect(tools[2]).toBe('error: the tool call budget is spent; answer now');
+  });
+
   it('runs a DecisionModel at temperature 0 with an enum schema and takes confidence from logprobs', async () => {
     script('m-dec', {
       content: '{"choice":"yes"}',
