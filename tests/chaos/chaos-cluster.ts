@@ -1,0 +1,135 @@
+/**
+ * The chaos topology on private infrastructure: N API replicas, M dispatchers, J tool
+ * workers as real child processes (scripts/cluster), a supervisor that restarts any
+ * process that exits, and the harness's own pool on the private database.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPool, migrate, type Pool } from '@flowline/db';
+import { uniquePrefix } from '@flowline/testing';
+import { ensureDatabase, freePort } from '../../scripts/cluster-infra';
+import { startCluster, waitForApi, type Cluster, type ManagedProcess, type ProcessSpec } from '../../scripts/cluster';
+import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './private-infra';
+import { CHAOS_SCHEMA_SQL } from './tools/effects-tool';
+
+export const ROOT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const SHARD_COUNT = 12;
+
+export interface TopologyOptions {
+  apis: number;
+  dispatchers: number;
+  toolWorkers: number;
+  /** extra environment for every process */
+  env?: Record<string, string>;
+  /** every output line of every process */
+  onLine?: (line: string) => void;
+}
+
+export interface ChaosCluster {
+  pg: PrivatePostgres;
+  redis: PrivateRedis;
+  databaseUrl: string;
+  /** harness pool on the private database (idle errors ignored: Postgres is restarted on purpose) */
+  pool: Pool;
+  apiUrls: string[];
+  cluster: Cluster;
+  /** labels a fault may kill: dispatchers and workers */
+  killable: string[];
+  /** SIGKILL one process; the supervisor starts it again */
+  kill(label: string): Promise<void>;
+  /** exits the harness did not cause (crashes), by label */
+  unexpectedExits: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/** Starts private Postgres and Redis, migrates, creates the chaos tables, starts the processes and waits until every shard is leased. */
+export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluster> {
+  const [pgServer, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis()]);
+  const databaseUrl = await ensureDatabase(pgServer.url, 'flowline');
+  const pool = createPool(databaseUrl, { max: 6, applicationName: 'flowline-chaos' });
+  pool.on('error', () => undefined);
+  await migrate(pool);
+  await pool.query(CHAOS_SCHEMA_SQL);
+
+  const apiPorts: number[] = [];
+  for (let i = 0; i < o.apis; i++) apiPorts.push(await freePort());
+  const processes: ProcessSpec[] = [];
+  for (let i = 1; i <= o.apis; i++) processes.push({ label: `api-${i}`, service: 'api', env: { PORT: String(apiPorts[i - 1]) } });
+  for (let i = 1; i <= o.dispatchers; i++) processes.push({ label: `dispatcher-${i}`, service: 'dispatcher', env: { DISPATCHER_ID: `dispatcher-${i}` } });
+  for (let i = 1; i <= o.toolWorkers; i++) processes.push({ label: `worker-tool-${i}`, service: 'worker-tool' });
+
+  let stopping = false;
+  const injected = new Set<string>();
+  const unexpectedExits = new Map<string, number>();
+  const cluster = startCluster({
+    rootDir: ROOT_DIR,
+    databaseUrl,
+    redisUrl: redis.url,
+    apiPort: apiPorts[0]!,
+    queuePrefix: uniquePrefix(),
+    env: {
+      SHARD_COUNT: String(SHARD_COUNT),
+      SHARD_LEASE_MS: '2000',
+      DISPATCH_SWEEP_MS: '200',
+      INFLIGHT_CHECK_EVERY_SWEEPS: '5',
+      WF_TEST_TOOLS: '1',
+      TOOL_MODULES: './tests/chaos/tools/effects-tool.ts',
+      CHAOS_EFFECTS_URL: databaseUrl,
+      LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'warn',
+      ...o.env,
+    },
+    processes: [],
+    onLine: o.onLine ?? (() => undefined),
+  });
+
+  const supervise = (m: ManagedProcess): void => {
+    void m.exited.then(() => {
+      if (stopping) return;
+      const label = m.spec.label;
+      if (!injected.delete(label)) unexpectedExits.set(label, (unexpectedExits.get(label) ?? 0) + 1);
+      setTimeout(() => {
+        if (!stopping) supervise(cluster.launch(m.spec));
+      }, 200);
+    });
+  };
+  for (const spec of processes) supervise(cluster.launch(spec));
+
+  const close = async () => {
+    stopping = true;
+    await cluster.stop(5000);
+    await pool.end().catch(() => undefined);
+    await redis.stop();
+    await pgServer.stop();
+  };
+  const apiUrls = apiPorts.map((p) => `http://127.0.0.1:${p}`);
+  try {
+    for (const url of apiUrls) await waitForApi(url, 90_000);
+    const until = Date.now() + 90_000;
+    for (;;) {
+      const r = await pool.query<{ n: number }>('select count(*)::int as n from shard_leases where owner is not null and expires_at > now()');
+      if (r.rows[0]!.n === SHARD_COUNT) break;
+      if (Date.now() > until) throw new Error('shards were not all leased within 90 s');
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return {
+    pg: pgServer,
+    redis,
+    databaseUrl,
+    pool,
+    apiUrls,
+    cluster,
+    killable: processes.filter((p) => p.service !== 'api').map((p) => p.label),
+    async kill(label) {
+      const p = cluster.processes.get(label);
+      if (!p || p.proc.exitCode !== null || p.proc.signalCode !== null) return;
+      injected.add(label);
+      await cluster.kill(label, 'SIGKILL');
+    },
+    unexpectedExits,
+    close,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The fault schedule: kill -9 a random dispatcher or worker every `killEveryMs` (the
+ * supervisor restarts it), plus one FLUSHALL, one Redis restart and one Postgres restart
+ * at fixed fractions of the window.
+ */
+import { Redis } from 'ioredis';
+import type { ChaosCluster } from './chaos-cluster';
+
+export interface FaultPlan {
+  windowMs: number;
+  killEveryMs: number;
+  /** window fractions of the one-off faults; null leaves a fault out */
+  flushAt: number | null;
+  redisRestartAt: number | null;
+  pgRestartAt: number | null;
+}
+
+export interface FaultFigures {
+  kills: number;
+  killsByLabel: Record<string, number>;
+  flushes: number;
+  redisRestarts: number;
+  pgRestarts: number;
+  /** wall-clock ms when the last fault ended (Postgres/Redis back up, process killed) */
+  lastFaultAt: number;
+  log: string[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs the plan to its end; resolves with what was injected. */
+export async function injectFaults(c: ChaosCluster, plan: FaultPlan, random: () => number = Math.random): Promise<FaultFigures> {
+  const f: FaultFigures = { kills: 0, killsByLabel: {}, flushes: 0, redisRestarts: 0, pgRestarts: 0, lastFaultAt: Date.now(), log: [] };
+  const t0 = Date.now();
+  const note = (what: string) => {
+    f.lastFaultAt = Date.now();
+    f.log.push(`+${((f.lastFaultAt - t0) / 1000).toFixed(1)}s ${what}`);
+  };
+  const oneOffs: { at: number; name: string; run: () => Promise<void> }[] = [];
+  if (plan.flushAt !== null) {
+    oneOffs.push({
+      at: plan.flushAt,
+      name: 'FLUSHALL',
+      run: async () => {
+        const r = new Redis(c.redis.url, { maxRetriesPerRequest: 3, lazyConnect: true });
+        try {
+          await r.connect();
+          await r.flushall();
+          f.flushes++;
+        } finally {
+          r.disconnect();
+        }
+      },
+    });
+  }
+  if (plan.redisRestartAt !== null) {
+    oneOffs.push({ at: plan.redisRestartAt, name: 'redis restart', run: async () => { await c.redis.restart(); f.redisRestarts++; } });
+  }
+  if (plan.pgRestartAt !== null) {
+    oneOffs.push({ at: plan.pgRestartAt, name: 'postgres restart', run: async () => { await c.pg.restart(); f.pgRestarts++; } });
+  }
+  oneOffs.sort((a, b) => a.at - b.at);
+
+  const runOneOffs = (async () => {
+    for (const o of oneOffs) {
+      const due = t0 + o.at * plan.windowMs;
+      if (due > Date.now()) await sleep(due - Date.now());
+      try {
+        await o.run();
+        note(o.name);
+      } catch (err) {
+        f.log.push(`${o.name} FAILED: ${(err as Error).message}`);
+      }
+    }
+  })();
+
+  const runKills = (async () => {
+    if (plan.killEveryMs <= 0) return;
+    for (let at = t0 + plan.killEveryMs; at < t0 + plan.windowMs; at += plan.killEveryMs) {
+      if (at > Date.now()) await sleep(at - Date.now());
+      const label = c.killable[Math.floor(random() * c.killable.length)]!;
+      await c.kill(label);
+      f.kills++;
+      f.killsByLabel[label] = (f.killsByLabel[label] ?? 0) + 1;
+      note(`kill -9 ${label}`);
+    }
+  })();
+
+  await Promise.all([runOneOffs, runKills]);
+  return f;
+}

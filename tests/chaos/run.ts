@@ -1,0 +1,36 @@
+/**
+ * `npm run chaos`: the fault-injection suite on private Postgres and Redis.
+ * Flags: --runs (2000) --seconds (90) --kill-every-ms (2000) --json <file>.
+ * Exits 1 when any invariant is violated.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { formatReport, runChaos } from './chaos';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '2000' },
+    seconds: { type: 'string', default: '90' },
+    'kill-every-ms': { type: 'string', default: '2000' },
+    json: { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+
+const num = (name: string, v: string | undefined): number => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number`);
+  return n;
+};
+
+const report = await runChaos({
+  runs: num('runs', values.runs),
+  seconds: num('seconds', values.seconds),
+  killEveryMs: num('kill-every-ms', values['kill-every-ms']),
+  log: (l) => process.stdout.write(`[chaos] ${l}\n`),
+  onLine: values.verbose ? (l) => process.stdout.write(`${l}\n`) : undefined,
+});
+process.stdout.write(`${formatReport(report)}\n`);
+for (const l of report.faults.log) process.stdout.write(`  ${l}\n`);
+if (values.json) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
+process.exit(report.totalViolations === 0 ? 0 : 1);
