@@ -23,8 +23,8 @@ const leafWf = DBOS.registerWorkflow(leaf, { name: 'leaf' });
 
 async function fan(id, k) {
   await DBOS.runStep(noop, { name: 'fanout' });
-  const handles = [];
-  for (let i = 0; i < k; i++) handles.push(await DBOS.startWorkflow(leafWf, { queueName: 'fan' })());
+  // startWorkflow assigns the child's step id synchronously, so the K enqueues may overlap.
+  const handles = await Promise.all(Array.from({ length: k }, () => DBOS.startWorkflow(leafWf, { queueName: 'fan' })()));
   // Queued children are awaited through the database: poll as often as the queue does.
   await DBOS.waitAll(handles, { pollingIntervalMs: POLL_MS });
   await DBOS.runStep(async () => { rec.done(id); return null; }, { name: 'join' });
