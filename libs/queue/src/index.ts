@@ -1,3 +1,4 @@
 export * from './names';
 export * from './schemas';
 export * from './lane-queue';
+export * from './live';

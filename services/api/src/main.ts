@@ -1,7 +1,8 @@
 /**
  * API process: config → Postgres pool (migrated at boot) → Redis → tool registry → app →
- * HTTP server, with releasers for graceful shutdown.
+ * HTTP server with the live channel (Socket.IO) attached, with releasers for graceful shutdown.
  */
+import type { Server as HttpServer } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import { createPool, migrate } from '@flowline/db';
@@ -9,8 +10,10 @@ import { createLogger, installShutdown, loadConfig, toCoreOptions } from '@flowl
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from './app';
 import { apiConfigSchema } from './config';
+import { attachLive, liveConfigSchema, toLiveOptions } from './live';
 
 const cfg = loadConfig(apiConfigSchema);
+const liveCfg = loadConfig(liveConfigSchema);
 const logger = createLogger('api', { level: cfg.LOG_LEVEL });
 const shutdown = installShutdown({ logger });
 
@@ -63,3 +66,13 @@ shutdown.onShutdown(
     }),
   'http',
 );
+const live = attachLive(server as HttpServer, {
+  pool,
+  redis,
+  apiKeys,
+  queuePrefix: cfg.QUEUE_PREFIX,
+  eventReplayLimit: cfg.EVENT_REPLAY_LIMIT,
+  options: toLiveOptions(liveCfg),
+  logger,
+});
+shutdown.onShutdown(() => live.close(), 'live');

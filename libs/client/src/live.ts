@@ -1,0 +1,236 @@
+/**
+ * The live half of the typed client (CONTRACT §6, §8 "Live details"): one Socket.IO
+ * connection; `subscribeRun` keeps the highest seq it has seen (its watermark) and, on
+ * every ping above it, re-reads the events route from the watermark — pings carry no
+ * content, may be merged or reordered, and a lost one only delays the next read. On
+ * reconnect every subscription re-subscribes from its watermark, so nothing is missed.
+ */
+import { io, type Socket } from 'socket.io-client';
+import {
+  LIVE_EVENTS,
+  LIVE_SOCKET_PATH,
+  liveErrorAckSchema,
+  runChangedPingSchema,
+  type LiveErrorAck,
+  type LiveEvent,
+  type NodeActivity,
+  type RunChangedPing,
+  type RunSnapshot,
+} from '@flowline/queue';
+import type { RestClient } from './rest';
+
+/** What a subscriber is handed: new events past the previous watermark, in seq order. */
+export interface RunChange {
+  runId: string;
+  /** events after the previous watermark (possibly none) */
+  events: LiveEvent[];
+  /** highest seq delivered so far */
+  watermark: number;
+  /** set on the (re)subscribe ack */
+  snapshot?: RunSnapshot;
+  /** set when a ping triggered this read */
+  ping?: RunChangedPing;
+}
+
+/** A refused live request. */
+export class LiveRequestError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'LiveRequestError';
+  }
+}
+
+/** One run subscription. */
+export interface RunSubscription {
+  readonly runId: string;
+  /** resolves with the first snapshot; rejects when the subscription is refused */
+  readonly ready: Promise<RunSnapshot>;
+  /** highest seq delivered */
+  watermark(): number;
+  /** highest seq any ping named */
+  highestPing(): number;
+  close(): Promise<void>;
+}
+
+/** Options of {@link createLiveClient}. */
+export interface LiveClientOptions {
+  baseUrl: string;
+  apiKey?: string;
+  rest: RestClient;
+  /** `['websocket']` by default (no long-polling upgrade dance) */
+  transports?: Array<'websocket' | 'polling'>;
+  /** called when a background re-read fails (it is retried on the next ping or reconnect) */
+  onError?: (err: unknown) => void;
+}
+
+const ACK_TIMEOUT_MS = 30_000;
+
+function asError(answer: unknown): LiveErrorAck | null {
+  const r = liveErrorAckSchema.safeParse(answer);
+  return r.success ? r.data : null;
+}
+
+/** Creates the live client; the socket connects at once. */
+export function createLiveClient(o: LiveClientOptions) {
+  const socket: Socket = io(o.baseUrl, {
+    path: LIVE_SOCKET_PATH,
+    auth: o.apiKey ? { token: o.apiKey } : {},
+    transports: o.transports ?? ['websocket'],
+  });
+  const subs = new Map<string, Set<Sub>>();
+  const onError = o.onError ?? (() => undefined);
+
+  interface Sub {
+    resubscribe(): void;
+    onPing(p: RunChangedPing): void;
+  }
+
+  socket.on(LIVE_EVENTS.runChanged, (raw: unknown) => {
+    const p = runChangedPingSchema.safeParse(raw);
+    if (!p.success) return;
+    for (const s of subs.get(p.data.runId) ?? []) s.onPing(p.data);
+  });
+  let connectedOnce = false;
+  socket.on('connect', () => {
+    if (connectedOnce) for (const set of subs.values()) for (const s of set) s.resubscribe();
+    connectedOnce = true;
+  });
+
+  async function request(event: string, payload: unknown): Promise<unknown> {
+    return socket.timeout(ACK_TIMEOUT_MS).emitWithAck(event, payload);
+  }
+
+  /** Subscribes to a run; `onChange` gets the snapshot, then every batch of new events. */
+  function subscribeRun(runId: string, afterSeq: number, onChange: (c: RunChange) => void): RunSubscription {
+    let watermark = afterSeq;
+    let pinged = 0;
+    let closed = false;
+    let reading = false;
+    let again = false;
+    let settle: { resolve(s: RunSnapshot): void; reject(e: unknown): void } | null = null;
+    const ready = new Promise<RunSnapshot>((resolve, reject) => (settle = { resolve, reject }));
+    ready.catch(() => undefined);
+
+    const catchUp = async (ping?: RunChangedPing) => {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          again = false;
+          let page;
+          do {
+            page = await o.rest.runs.events(runId, { afterSeq: watermark });
+            if (closed) return;
+            // a snapshot ack may have delivered some of these while the read was in flight
+            const fresh = page.events.filter((e) => e.seq > watermark);
+            const last = fresh.at(-1);
+            if (last) watermark = last.seq;
+            if (fresh.length > 0 || ping) onChange({ runId, events: fresh, watermark, ...(ping ? { ping } : {}) });
+            ping = undefined;
+          } while (page.truncated);
+        } while (again && !closed);
+      } catch (err) {
+        onError(err);
+      } finally {
+        reading = false;
+      }
+    };
+
+    const subscribe = async (): Promise<void> => {
+      let answer: unknown;
+      try {
+        answer = await request(LIVE_EVENTS.subscribeRun, { runId, afterSeq: watermark });
+      } catch (err) {
+        // ack timeout or disconnect: the reconnect handler subscribes again
+        onError(err);
+        return;
+      }
+      if (closed) return;
+      const refused = asError(answer);
+      if (refused) {
+        const { code, message, retryAfterMs } = refused.error;
+        if (code === 'TooManyRequests') {
+          setTimeout(() => void subscribe(), retryAfterMs ?? 1000);
+          return;
+        }
+        remove();
+        settle?.reject(new LiveRequestError(code, message, retryAfterMs));
+        return;
+      }
+      const snapshot = answer as RunSnapshot;
+      const fresh = snapshot.events.filter((e) => e.seq > watermark);
+      watermark = Math.max(watermark, snapshot.watermark);
+      onChange({ runId, events: fresh, watermark, snapshot });
+      settle?.resolve(snapshot);
+      if (snapshot.replayTruncated || pinged > watermark) await catchUp();
+    };
+
+    const sub: Sub = {
+      resubscribe: () => void subscribe(),
+      onPing(p) {
+        pinged = Math.max(pinged, p.seq);
+        if (p.seq > watermark) void catchUp(p);
+      },
+    };
+    const remove = () => {
+      const set = subs.get(runId);
+      set?.delete(sub);
+      if (set?.size === 0) subs.delete(runId);
+    };
+    let set = subs.get(runId);
+    if (!set) subs.set(runId, (set = new Set()));
+    set.add(sub);
+    if (socket.connected) void subscribe();
+    else socket.once('connect', () => void subscribe());
+
+    return {
+      runId,
+      ready,
+      watermark: () => watermark,
+      highestPing: () => pinged,
+      async close() {
+        if (closed) return;
+        closed = true;
+        remove();
+        if (!subs.has(runId) && socket.connected) await request(LIVE_EVENTS.unsubscribeRun, { runId }).catch(() => undefined);
+      },
+    };
+  }
+
+  /** Starts a node's activity feed; resolves with the invocation id, rejects when refused. */
+  async function streamNodeActivity(runId: string, nodeKey: string, onActivity: (a: NodeActivity) => void): Promise<{ invocationId: string; stop(): void }> {
+    const listener = (a: NodeActivity) => {
+      if (a.runId === runId && a.nodeKey === nodeKey) onActivity(a);
+    };
+    socket.on(LIVE_EVENTS.nodeActivity, listener);
+    const answer = await request(LIVE_EVENTS.streamNodeActivity, { runId, nodeKey });
+    const refused = asError(answer);
+    if (refused) {
+      socket.off(LIVE_EVENTS.nodeActivity, listener);
+      throw new LiveRequestError(refused.error.code, refused.error.message, refused.error.retryAfterMs);
+    }
+    return { invocationId: (answer as { invocationId: string }).invocationId, stop: () => socket.off(LIVE_EVENTS.nodeActivity, listener) };
+  }
+
+  return {
+    socket,
+    subscribeRun,
+    streamNodeActivity,
+    /** sends a raw event with ack (for clients of events this module does not wrap) */
+    request,
+    close() {
+      subs.clear();
+      socket.disconnect();
+    },
+  };
+}
+
+/** The live client's type. */
+export type LiveClient = ReturnType<typeof createLiveClient>;

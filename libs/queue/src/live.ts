@@ -1,0 +1,130 @@
+/**
+ * The live channel's wire vocabulary (CONTRACT §6, §8 "Live details"): Socket.IO event
+ * names, the run room naming, the Redis change channel and activity stream keys, and
+ * the zod schemas of every payload. Emitters (dispatchers), the API's live hub and the
+ * typed client all import from here, so a name or shape lives in exactly one place.
+ */
+import { z } from 'zod';
+import { DEFAULT_QUEUE_PREFIX } from './names';
+
+/** Socket.IO path on the API's HTTP server. */
+export const LIVE_SOCKET_PATH = '/socket.io';
+
+/** Socket.IO event names. */
+export const LIVE_EVENTS = {
+  /** client → server, with ack: {@link subscribeRunRequestSchema} → {@link RunSnapshot} | {@link LiveErrorAck} */
+  subscribeRun: 'subscribeRun',
+  /** client → server, optional ack: `{ runId }` */
+  unsubscribeRun: 'unsubscribeRun',
+  /** client → server, with ack: `{ runId, nodeKey }` → `{ invocationId }` | {@link LiveErrorAck} */
+  streamNodeActivity: 'streamNodeActivity',
+  /** server → client: {@link RunChangedPing} */
+  runChanged: 'runChanged',
+  /** server → client: {@link NodeActivity} */
+  nodeActivity: 'nodeActivity',
+} as const;
+
+/** The Socket.IO room of one run's subscribers. */
+export function runRoom(runId: string): string {
+  return `run:${runId}`;
+}
+
+/**
+ * The Redis pub/sub channel of content-free change pings, published by whoever commits
+ * events (dispatchers) after the commit; every API replica subscribes and relays to its
+ * own sockets and SSE streams.
+ */
+export function changesChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${prefix}:changes`;
+}
+
+/** The Redis stream of one LLM invocation's live deltas (XADD fields `type`, `text`). */
+export function activityStreamKey(invocationId: string, prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${prefix}:activity:${invocationId}`;
+}
+
+export const changeKindSchema = z.enum(['run', 'node', 'gate']);
+export type ChangeKind = z.output<typeof changeKindSchema>;
+
+/** Ping kind of an event kind: `gate.*` → gate, `node.*` → node, anything else (run.*) → run. */
+export function changeKindOf(eventKind: string): ChangeKind {
+  if (eventKind.startsWith('gate.')) return 'gate';
+  if (eventKind.startsWith('node.')) return 'node';
+  return 'run';
+}
+
+/** `runChanged` and the change channel's message: `{ runId, seq, kind }`, nothing else. */
+export const runChangedPingSchema = z.strictObject({
+  runId: z.string().min(1).max(128),
+  seq: z.number().int().min(0),
+  kind: changeKindSchema,
+});
+export type RunChangedPing = z.output<typeof runChangedPingSchema>;
+
+/** `subscribeRun` payload. `afterSeq` is exclusive; absent means 0. */
+export const subscribeRunRequestSchema = z.strictObject({
+  runId: z.string().min(1).max(128),
+  afterSeq: z.number().int().min(0).default(0),
+});
+export type SubscribeRunRequest = z.input<typeof subscribeRunRequestSchema>;
+
+/** `unsubscribeRun` payload. */
+export const unsubscribeRunRequestSchema = z.strictObject({ runId: z.string().min(1).max(128) });
+
+/** `streamNodeActivity` payload. */
+export const streamNodeActivityRequestSchema = z.strictObject({
+  runId: z.string().min(1).max(128),
+  nodeKey: z.string().min(1).max(200),
+});
+
+/** An event as the snapshot replays it (same shape as the events route). */
+export const liveEventSchema = z.object({
+  seq: z.number().int(),
+  kind: z.string(),
+  nodeKey: z.string().nullable(),
+  at: z.string(),
+  detail: z.unknown(),
+});
+export type LiveEvent = z.output<typeof liveEventSchema>;
+
+const pendingRefSchema = z.object({ nodeKey: z.string(), runId: z.string() });
+
+/** The `subscribeRun` ack. `watermark` is the highest seq the snapshot covers. */
+export const runSnapshotSchema = z.object({
+  status: z.string(),
+  queued: z.number().int(),
+  running: z.number().int(),
+  pendingDecisions: z.array(pendingRefSchema),
+  pendingInputs: z.array(pendingRefSchema),
+  watermark: z.number().int(),
+  events: z.array(liveEventSchema),
+  replayTruncated: z.boolean(),
+});
+export type RunSnapshot = z.output<typeof runSnapshotSchema>;
+
+/** Stable codes of a refused live request. */
+export const liveErrorCodeSchema = z.enum(['NotFound', 'ValidationFailed', 'NodeStateConflict', 'TooManyRequests', 'Internal']);
+export type LiveErrorCode = z.output<typeof liveErrorCodeSchema>;
+
+/** The ack of a refused live request: `{ error: { code, message, retryAfterMs? } }`. */
+export const liveErrorAckSchema = z.object({
+  error: z.object({ code: liveErrorCodeSchema, message: z.string(), retryAfterMs: z.number().optional() }),
+});
+export type LiveErrorAck = z.output<typeof liveErrorAckSchema>;
+
+export const activityTypeSchema = z.enum(['content', 'reasoning', 'toolCall', 'phase', 'terminal']);
+export type ActivityType = z.output<typeof activityTypeSchema>;
+
+/** One entry of an activity stream as the LLM lane XADDs it (fields `type`, `text`). */
+export const activityEntrySchema = z.object({ type: activityTypeSchema, text: z.string().optional() });
+
+/** `nodeActivity`: one delta; `offset` is the entry's 0-based position in the invocation's stream. */
+export const nodeActivitySchema = z.strictObject({
+  runId: z.string(),
+  nodeKey: z.string(),
+  invocationId: z.string(),
+  type: activityTypeSchema,
+  offset: z.number().int().min(0),
+  text: z.string().optional(),
+});
+export type NodeActivity = z.output<typeof nodeActivitySchema>;

@@ -1,0 +1,131 @@
+/**
+ * Per-socket handlers of the live channel: `subscribeRun` (admission → validate → tenant
+ * check → join → snapshot ack), `unsubscribeRun` and `streamNodeActivity`. A malformed
+ * payload or a failed read is answered with an error ack; a handler never throws into
+ * Socket.IO, and a call without an ack function is ignored (it cannot be answered).
+ */
+import type { Socket } from 'socket.io';
+import type { Logger } from 'pino';
+import {
+  LIVE_EVENTS,
+  type LiveErrorAck,
+  type LiveErrorCode,
+  runRoom,
+  streamNodeActivityRequestSchema,
+  subscribeRunRequestSchema,
+  unsubscribeRunRequestSchema,
+} from '@flowline/queue';
+import { isUuid } from '../present';
+import { startActivityReader, type ActivityReader } from './activity';
+import type { LiveDeps } from './live-server';
+import { readNodeActivityTarget, readRunHead, readRunSnapshot } from './snapshot';
+import type { TokenBucket } from './token-bucket';
+
+/** Shared per-replica state the handlers use. */
+export interface HandlerDeps extends LiveDeps {
+  bucket: TokenBucket;
+  /** activity readers open on this replica */
+  activity: { count: number };
+  log: Logger;
+}
+
+type Ack = (answer: unknown) => void;
+
+/** Builds an error ack `{ error: { code, message, retryAfterMs? } }`. */
+export function errorAck(code: LiveErrorCode, message: string, retryAfterMs?: number): LiveErrorAck {
+  return { error: retryAfterMs === undefined ? { code, message } : { code, message, retryAfterMs } };
+}
+
+const issuesOf = (e: { issues: Array<{ path: PropertyKey[]; message: string }> }) =>
+  e.issues.map((i) => `${i.path.map(String).join('.') || 'payload'}: ${i.message}`).join('; ');
+
+/** Wires the live events of one connected socket. */
+export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
+  const tenant = (socket.data as { tenant: string }).tenant;
+  const readers = new Map<string, ActivityReader>();
+  const readerKey = (runId: string, nodeKey: string) => `${runId}\u0000${nodeKey}`;
+  const guard = (event: string, body: (payload: unknown, ack: Ack) => Promise<void>) => {
+    socket.on(event, (payload: unknown, ack?: unknown) => {
+      if (typeof ack !== 'function') return;
+      const answer = ack as Ack;
+      body(payload, answer).catch((err: unknown) => {
+        d.log.error({ err, event }, 'live handler failed');
+        answer(errorAck('Internal', 'internal error'));
+      });
+    });
+  };
+
+  guard(LIVE_EVENTS.subscribeRun, async (payload, ack) => {
+    const req = subscribeRunRequestSchema.safeParse(payload);
+    if (!req.success) return ack(errorAck('ValidationFailed', issuesOf(req.error)));
+    const { runId, afterSeq } = req.data;
+    const room = runRoom(runId);
+    if (!socket.rooms.has(room) && socket.rooms.size > d.options.maxSubscriptionsPerSocket) {
+      return ack(errorAck('TooManyRequests', `at most ${d.options.maxSubscriptionsPerSocket} subscriptions per connection`));
+    }
+    const admission = await d.bucket.take();
+    if (!admission.admitted) return ack(errorAck('TooManyRequests', 'subscriptions are being admitted gradually', admission.retryAfterMs));
+    if (!isUuid(runId) || !(await readRunHead(d.pool, tenant, runId))) return ack(errorAck('NotFound', 'no such run'));
+    if (socket.disconnected) return;
+    // join first: a change committed after this point is pinged to the room, one before it is in the replay
+    await socket.join(room);
+    const snapshot = await readRunSnapshot(d.pool, tenant, runId, afterSeq, d.eventReplayLimit);
+    if (!snapshot) {
+      await socket.leave(room);
+      return ack(errorAck('NotFound', 'no such run'));
+    }
+    ack(snapshot);
+  });
+
+  guard(LIVE_EVENTS.unsubscribeRun, async (payload, ack) => {
+    const req = unsubscribeRunRequestSchema.safeParse(payload);
+    if (!req.success) return ack(errorAck('ValidationFailed', issuesOf(req.error)));
+    await socket.leave(runRoom(req.data.runId));
+    for (const [k, r] of readers) if (k.startsWith(`${req.data.runId}\u0000`)) r.stop();
+    ack({ ok: true });
+  });
+
+  guard(LIVE_EVENTS.streamNodeActivity, async (payload, ack) => {
+    const req = streamNodeActivityRequestSchema.safeParse(payload);
+    if (!req.success) return ack(errorAck('ValidationFailed', issuesOf(req.error)));
+    const { runId, nodeKey } = req.data;
+    if (!isUuid(runId)) return ack(errorAck('NotFound', 'no such run'));
+    const target = await readNodeActivityTarget(d.pool, tenant, runId, nodeKey);
+    if (!target) return ack(errorAck('NotFound', 'no such run or node'));
+    if (target.status !== 'Running' || target.invocationId === null) {
+      return ack(errorAck('NodeStateConflict', `node is ${target.status}, activity streams only while Running`));
+    }
+    const key = readerKey(runId, nodeKey);
+    const existing = readers.get(key);
+    if (existing) return ack({ invocationId: target.invocationId });
+    if (d.activity.count >= d.options.maxActivityStreams) {
+      return ack(errorAck('TooManyRequests', 'too many activity streams on this replica', 1000));
+    }
+    const invocationId = target.invocationId;
+    d.activity.count++;
+    const reader = startActivityReader(
+      {
+        redis: d.redis,
+        prefix: d.queuePrefix,
+        blockMs: d.options.activityBlockMs,
+        logger: d.log,
+        stillRunning: async () => {
+          const now = await readNodeActivityTarget(d.pool, tenant, runId, nodeKey);
+          return now?.status === 'Running' && now.invocationId === invocationId;
+        },
+        emit: (frame) => socket.emit(LIVE_EVENTS.nodeActivity, frame),
+      },
+      { runId, nodeKey, invocationId },
+    );
+    readers.set(key, reader);
+    void reader.done.finally(() => {
+      d.activity.count--;
+      if (readers.get(key) === reader) readers.delete(key);
+    });
+    ack({ invocationId });
+  });
+
+  socket.on('disconnect', () => {
+    for (const r of readers.values()) r.stop();
+  });
+}

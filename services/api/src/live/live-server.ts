@@ -1,0 +1,118 @@
+/**
+ * The live channel on the API's HTTP server (CONTRACT §6): Socket.IO at `/socket.io` with
+ * the Redis adapter, handshake auth `{ token }` against the API keys, run rooms joined
+ * BEFORE the replay is read, and `runChanged` relayed from the replica's change feed —
+ * merged per run within the merge window and written only to this replica's sockets
+ * (`io.local`): every replica subscribes to the same change channel, so any replica
+ * delivers any ping without re-broadcasting it through the adapter.
+ */
+import type { Server as HttpServer } from 'node:http';
+import type { Pool } from 'pg';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Server, type Socket } from 'socket.io';
+import { createAdapter } from '@socket.io/redis-adapter';
+import { LIVE_EVENTS, LIVE_SOCKET_PATH, runRoom } from '@flowline/queue';
+import { createAuthenticator } from '../auth';
+import { sharedChangeFeed, type ChangeFeed } from './change-feed';
+import type { LiveOptions } from './config';
+import { createPingMerger } from './merger';
+import { createTokenBucket } from './token-bucket';
+import { registerLiveHandlers } from './handlers';
+
+/** What the live channel is built from. */
+export interface LiveDeps {
+  pool: Pool;
+  redis: Redis;
+  /** key → tenant; null = single-tenant `default` without auth */
+  apiKeys: ReadonlyMap<string, string> | null;
+  queuePrefix: string;
+  eventReplayLimit: number;
+  options: LiveOptions;
+  logger: Logger;
+  /** the change feed to relay; defaults to the process-wide one of `redis` + prefix */
+  feed?: ChangeFeed;
+}
+
+/** The attached live channel. */
+export interface LiveServer {
+  io: Server;
+  feed: ChangeFeed;
+  /** resolves once the change channel and the adapter are subscribed */
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Attaches Socket.IO to `server` and starts relaying change pings. */
+export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
+  const pub = d.redis.duplicate();
+  const sub = d.redis.duplicate();
+  for (const c of [pub, sub]) c.on('error', (err) => d.logger.warn({ err }, 'socket.io adapter redis error'));
+  const io = new Server(server, {
+    path: LIVE_SOCKET_PATH,
+    serveClient: false,
+    adapter: createAdapter(pub, sub, { key: `${d.queuePrefix}:socket.io` }),
+    cors: { origin: true },
+  });
+  const feed = d.feed ?? sharedChangeFeed(d.redis, d.queuePrefix, d.logger);
+  const log = d.logger.child({ component: 'live' });
+
+  const merger = createPingMerger(d.options.mergeWindowMs, (ping) => {
+    io.local.to(runRoom(ping.runId)).emit(LIVE_EVENTS.runChanged, ping);
+  });
+  const hasLocalSubscribers = (runId: string) => (io.of('/').adapter.rooms.get(runRoom(runId))?.size ?? 0) > 0;
+  const offAny = feed.onAny((ping) => {
+    if (hasLocalSubscribers(ping.runId)) merger.add(ping);
+  });
+  // after a lost subscriber connection, re-announce every watched run's current seq
+  const offResync = feed.onResync(() => {
+    const runIds = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('run:')).map((r) => r.slice(4));
+    if (runIds.length === 0) return;
+    d.pool
+      .query<{ id: string; last_seq: number }>(`SELECT id, last_seq FROM runs WHERE id = ANY($1::uuid[])`, [runIds])
+      .then((res) => {
+        for (const r of res.rows) merger.add({ runId: r.id, seq: r.last_seq, kind: 'run' });
+      })
+      .catch((err: unknown) => log.warn({ err }, 'live resync read failed'));
+  });
+
+  const bucket = createTokenBucket({
+    ratePerSec: d.options.subscribeRate,
+    burst: d.options.subscribeBurst,
+    maxWaiting: d.options.subscribeMaxWaiting,
+  });
+  const authenticate = createAuthenticator(d.apiKeys);
+  io.use((socket, next) => {
+    const token: unknown = (socket.handshake.auth as Record<string, unknown> | undefined)?.token;
+    const tenant = authenticate(typeof token === 'string' ? `Bearer ${token}` : undefined);
+    if (tenant === null) {
+      next(new Error('Unauthorized'));
+      return;
+    }
+    (socket.data as { tenant: string }).tenant = tenant;
+    next();
+  });
+
+  const activity = { count: 0 };
+  io.on('connection', (socket: Socket) => {
+    registerLiveHandlers(socket, { ...d, bucket, activity, log });
+  });
+
+  const whenReady = (c: Redis) => (c.status === 'ready' ? Promise.resolve() : new Promise<void>((r) => c.once('ready', () => r())));
+  const adapterReady = Promise.all([whenReady(pub), whenReady(sub)]);
+  return {
+    io,
+    feed,
+    ready: Promise.all([feed.ready, adapterReady]).then(() => undefined),
+    async close() {
+      offAny();
+      offResync();
+      merger.close();
+      bucket.close();
+      io.disconnectSockets(true);
+      // io.close() would also close the HTTP server, which the caller owns: close the engine only
+      io.engine.close();
+      await Promise.all([pub.quit().catch(() => pub.disconnect()), sub.quit().catch(() => sub.disconnect())]);
+    },
+  };
+}
