@@ -1,1 +1,5 @@
-export { default } from '../vitest.shared';
+import { defineConfig, mergeConfig } from 'vitest/config';
+import shared from '../vitest.shared';
+
+/** The shared settings, plus the operator race tests under `operator/` and the short chaos suite under `chaos/`. */
+export default mergeConfig(shared, defineConfig({ test: { include: ['operator/**/*.test.ts', 'chaos/**/*.test.ts'] } }));
