@@ -123,6 +123,9 @@ export async function runMain(peer, args, main, cleanup) {
     code = 1;
   } finally {
     clearTimeout(timer);
+    // The result line is out: a stray error while tearing down must not change the exit code.
+    process.on('uncaughtException', (e) => log(`${peer} error during cleanup:`, e?.message ?? e));
+    process.on('unhandledRejection', (e) => log(`${peer} rejection during cleanup:`, e?.message ?? e));
     try {
       await Promise.race([cleanup(), new Promise((r) => setTimeout(r, 15000))]);
     } catch (e) {

@@ -83,6 +83,8 @@ async function main() {
   await admin(`drop database if exists ${DB} with (force)`);
   await admin(`create database ${DB}`);
   pool = new pg.Pool({ connectionString: dbUrl(DB), max: 20 });
+  // An idle client ended by the server (e.g. the final DROP DATABASE … WITH (FORCE)) must not crash the runner.
+  pool.on('error', (e) => log('pg pool:', e.message));
   saver = new PostgresSaver(pool);
   await saver.setup();
   log(`${PEER}: checkpointer ready (durability ${DURABILITY})`);
