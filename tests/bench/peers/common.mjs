@@ -112,6 +112,8 @@ export async function runMain(peer, args, main, cleanup) {
   let timer;
   const deadline = new Promise((_, rej) => {
     timer = setTimeout(() => rej(new Error(`overall timeout ${args.timeoutS}s`)), args.timeoutS * 1000);
+    // SIGTERM/SIGINT end the run the same way: a FAILED line, then cleanup.
+    for (const sig of ['SIGTERM', 'SIGINT']) process.once(sig, () => rej(new Error(`stopped by ${sig}`)));
   });
   let code = 0;
   try {
