@@ -1,0 +1,95 @@
+/**
+ * Cost counters of one database and one Redis: committed transactions (pg_stat_database),
+ * statements (pg_stat_statements calls, when loaded), WAL bytes (pg_current_wal_lsn) and
+ * Redis commands (INFO commandstats). The bench's own monitoring queries are counted by
+ * `Monitor` and subtracted, so a delta is the cluster's cost.
+ */
+import pg from 'pg';
+import type { Redis } from 'ioredis';
+
+export interface Counters {
+  at: number;
+  xacts: number;
+  statements: number | null;
+  walBytes: number;
+  redisCommands: number;
+  /** the bench's own queries up to this snapshot (each one transaction, one statement) */
+  ownQueries: number;
+}
+
+export interface CostDelta {
+  seconds: number;
+  xacts: number;
+  statements: number | null;
+  walBytes: number;
+  redisCommands: number;
+}
+
+/** A pool for the bench's reads that counts its own queries. */
+export class Monitor {
+  readonly pool: pg.Pool;
+  queries = 0;
+  private readonly dbName: string;
+
+  constructor(
+    readonly databaseUrl: string,
+    private readonly redis: Redis,
+    private readonly statements: boolean,
+  ) {
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'flowline-bench' });
+    this.dbName = new URL(databaseUrl).pathname.slice(1);
+  }
+
+  async query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
+    this.queries++;
+    return (await this.pool.query<R>(text, params)).rows;
+  }
+
+  async snapshot(): Promise<Counters> {
+    // pg_stat_* are per-backend snapshots inside a transaction: ask outside of one, and clear the cache.
+    const [x] = await this.query<{ x: string; wal: string }>(
+      `select (select xact_commit from pg_stat_database where datname = $1)::text as x,
+              pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as wal`,
+      [this.dbName],
+    );
+    let statements: number | null = null;
+    if (this.statements) {
+      const [s] = await this.query<{ n: string }>(
+        `select coalesce(sum(calls), 0)::text as n from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
+        [this.dbName],
+      );
+      statements = Number(s!.n);
+    }
+    const info = await this.redis.info('commandstats');
+    let redisCommands = 0;
+    for (const m of info.matchAll(/cmdstat_(\w+):calls=(\d+)/g)) if (m[1] !== 'info') redisCommands += Number(m[2]);
+    return { at: Date.now(), xacts: Number(x!.x), statements, walBytes: Number(x!.wal), redisCommands, ownQueries: this.queries };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** The cluster's cost between two snapshots (bench queries taken out). */
+export function delta(a: Counters, b: Counters): CostDelta {
+  const own = b.ownQueries - a.ownQueries;
+  return {
+    seconds: (b.at - a.at) / 1000,
+    xacts: b.xacts - a.xacts - own,
+    statements: a.statements === null || b.statements === null ? null : b.statements - a.statements - own,
+    walBytes: b.walBytes - a.walBytes,
+    redisCommands: b.redisCommands - a.redisCommands,
+  };
+}
+
+/** Per-node figures of a delta. */
+export function perNode(d: CostDelta, nodes: number) {
+  return {
+    nodes,
+    xactsPerNode: d.xacts / nodes,
+    statementsPerNode: d.statements === null ? null : d.statements / nodes,
+    walBytesPerNode: d.walBytes / nodes,
+    redisCommandsPerNode: d.redisCommands / nodes,
+  };
+}

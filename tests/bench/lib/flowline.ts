@@ -1,0 +1,114 @@
+/**
+ * A whole Flowline cluster for the bench: API, dispatchers and a tool worker as separate
+ * processes (scripts/cluster), on a fresh migrated database of the bench's Postgres and
+ * the bench's redis-server; plus the small REST client and waits the workloads use.
+ */
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPool, migrate } from '@flowline/db';
+import { freePort } from '../../../scripts/cluster-infra';
+import { startCluster, waitForApi, type Cluster, type ProcessSpec } from '../../../scripts/cluster';
+import { sleep } from './stats';
+
+export const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** Settings of the bench cluster; everything else is the services' default. */
+export const BENCH_ENV: Record<string, string> = {
+  SHARD_COUNT: '16',
+  MAX_CONCURRENT_RUNS: '100000',
+  MAX_NODES_PER_DEFINITION: '300',
+  MAX_NODE_RUNS_PER_RUN: '300',
+  MAX_TOTAL_ATTEMPTS: '1000',
+  LANE_CONCURRENCY: '64',
+  LOG_LEVEL: 'warn',
+};
+
+export interface BenchCluster {
+  cluster: Cluster;
+  api: Api;
+  dispatchers: string[];
+  lines: string[];
+  close(): Promise<void>;
+}
+
+/** Migrates `databaseUrl` and starts the processes; resolves once every shard is leased. */
+export async function startBenchCluster(databaseUrl: string, redisUrl: string, dispatchers = 2): Promise<BenchCluster> {
+  const pool = createPool(databaseUrl, { max: 2, applicationName: 'flowline-bench-migrate' });
+  await migrate(pool);
+  const apiPort = await freePort();
+  const lines: string[] = [];
+  const names = Array.from({ length: dispatchers }, (_, i) => `dispatcher-${i + 1}`);
+  const processes: ProcessSpec[] = [
+    { label: 'api', service: 'api' },
+    ...names.map((n) => ({ label: n, service: 'dispatcher' as const, env: { DISPATCHER_ID: n } })),
+    { label: 'worker-tool-1', service: 'worker-tool' },
+  ];
+  const cluster = startCluster({
+    rootDir,
+    databaseUrl,
+    redisUrl,
+    apiPort,
+    queuePrefix: `{bench-${randomUUID().slice(0, 8)}}`,
+    env: { ...BENCH_ENV, ...(process.env.BENCH_CLUSTER_ENV ? (JSON.parse(process.env.BENCH_CLUSTER_ENV) as Record<string, string>) : {}) },
+    processes,
+    onLine: (l) => {
+      lines.push(l);
+      if (lines.length > 2000) lines.splice(0, 1000);
+      if (process.env.BENCH_VERBOSE) process.stdout.write(`${l}\n`);
+    },
+  });
+  try {
+    await waitForApi(cluster.apiUrl, 60_000);
+    const until = Date.now() + 60_000;
+    for (;;) {
+      const r = await pool.query<{ n: number }>('select count(*)::int as n from shard_leases where owner is not null and expires_at > now()');
+      if (r.rows[0]!.n >= Number(BENCH_ENV.SHARD_COUNT)) break;
+      if (Date.now() > until) throw new Error('shards not leased within 60 s');
+      await sleep(200);
+    }
+  } catch (err) {
+    process.stderr.write(`${lines.slice(-40).join('\n')}\n`);
+    await cluster.stop(3000);
+    await pool.end();
+    throw err;
+  }
+  await pool.end();
+  return {
+    cluster,
+    api: new Api(cluster.apiUrl),
+    dispatchers: names,
+    lines,
+    async close() {
+      await cluster.stop(5000);
+    },
+  };
+}
+
+/** The REST calls the workloads make (CONTRACT §5). */
+export class Api {
+  constructor(readonly baseUrl: string) {}
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
+    return (text ? JSON.parse(text) : null) as T;
+  }
+
+  async createDefinition(name: string, graph: unknown): Promise<string> {
+    return (await this.call<{ id: string }>('POST', '/v1/definitions', { name: `${name}-${randomUUID().slice(0, 6)}`, graph })).id;
+  }
+
+  async startRun(definitionId: string, input: unknown): Promise<string> {
+    return (await this.call<{ runId: string }>('POST', `/v1/definitions/${definitionId}/runs`, { requestId: randomUUID(), input })).runId;
+  }
+
+  async decide(runId: string, nodeKey: string, decision: 'Approve' | 'Reject'): Promise<void> {
+    await this.call('POST', `/v1/runs/${runId}/nodes/${nodeKey}/decide`, { operationId: randomUUID(), decision });
+  }
+}

@@ -1,0 +1,225 @@
+/** The bench results document and its markdown rendering (pure). */
+import type { CostRow, ChainResult } from './workloads';
+import type { W0Result } from './w0';
+import type { W5Result } from './w5-w6';
+import type { PeerOutcome } from './peers';
+import { fmt, fmtSpread, spread, type Spread } from './stats';
+
+export interface Machine {
+  nproc: number;
+  memoryGiB: number;
+  cpuModel: string;
+  node: string;
+  postgres: string;
+  postgresSetup: string;
+  redis: string;
+  loadAvgStart: number[];
+  loadAvgEnd: number[];
+}
+
+export interface Results {
+  startedAt: string;
+  finishedAt: string;
+  command: string;
+  mode: 'quick' | 'default' | 'full';
+  reps: number;
+  machine: Machine;
+  clusterEnv: Record<string, string>;
+  w0: W0Result | null;
+  w1: ChainResult[];
+  w2: { k: number; latencyMs: Spread }[];
+  w3: { m: number; runsPerSec: Spread; nodesPerSec: Spread }[];
+  w4: { p50: number; p99: number; samples: number } | null;
+  w5: W5Result | null;
+  w6: { recoveryMs: Spread; completed: boolean; leaseMs: string } | null;
+  cost: CostRow[];
+  peers: PeerOutcome[];
+  peersMissing: { peer: string; reason: string }[];
+  errors: string[];
+}
+
+type Metric = 'hopP50Ms' | 'hopP99Ms' | 'latencyMs' | 'nodesPerSec' | 'runsPerSec';
+
+/** Flowline's figure for one peer comparison cell. */
+export function flowlineFigure(r: Results, workload: string, param: number, metric: Metric): number | null {
+  if (workload === 'W1') {
+    const c = r.w1.find((x) => x.n === param);
+    if (!c) return null;
+    return metric === 'hopP50Ms' ? c.hopP50.median : metric === 'hopP99Ms' ? c.hopP99.median : null;
+  }
+  if (workload === 'W2') return metric === 'latencyMs' ? (r.w2.find((x) => x.k === param)?.latencyMs.median ?? null) : null;
+  const c = r.w3.find((x) => x.m === param);
+  if (!c) return null;
+  return metric === 'nodesPerSec' ? c.nodesPerSec.median : metric === 'runsPerSec' ? c.runsPerSec.median : null;
+}
+
+const METRICS: Record<string, { metric: Metric; label: string; better: 'lower' | 'higher' }[]> = {
+  W1: [
+    { metric: 'hopP50Ms', label: 'hop p50 ms', better: 'lower' },
+    { metric: 'hopP99Ms', label: 'hop p99 ms', better: 'lower' },
+  ],
+  W2: [{ metric: 'latencyMs', label: 'run latency ms', better: 'lower' }],
+  W3: [
+    { metric: 'nodesPerSec', label: 'nodes/s', better: 'higher' },
+    { metric: 'runsPerSec', label: 'runs/s', better: 'higher' },
+  ],
+};
+
+/** Best durable peer's W3 nodes/s at `m` and raw BullMQ's. */
+export function peerW3(r: Results, m: number): { bestDurable: { peer: string; v: number } | null; bullmq: number | null } {
+  let best: { peer: string; v: number } | null = null;
+  let bullmq: number | null = null;
+  for (const o of r.peers) {
+    if (o.workload !== 'W3' || o.param !== m || !o.line?.nodesPerSec) continue;
+    if (/bullmq/i.test(o.peer)) bullmq = o.line.nodesPerSec;
+    else if (!best || o.line.nodesPerSec > best.v) best = { peer: o.peer, v: o.line.nodesPerSec };
+  }
+  return { bestDurable: best, bullmq };
+}
+
+function table(head: string[], rows: string[][]): string {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+const verdict = (ok: boolean | null) => (ok === null ? 'not measured' : ok ? '**met**' : '**not met**');
+
+export function targets(r: Results): string[][] {
+  const w1 = r.w1.find((x) => x.n === 100) ?? r.w1[0];
+  const w3 = r.w3.find((x) => x.m === 1000) ?? r.w3[r.w3.length - 1];
+  const peers = w3 ? peerW3(r, w3.m) : { bestDurable: null, bullmq: null };
+  const costW3 = r.cost.find((c) => c.workload.startsWith('W3') && c.workload.includes(String(w3?.m)));
+  const ratio = w3 && peers.bestDurable ? w3.nodesPerSec.median / peers.bestDurable.v : null;
+  const bull = w3 && peers.bullmq ? w3.nodesPerSec.median / peers.bullmq : null;
+  const tx = costW3?.perNode.xactsPerNode ?? null;
+  const p50 = w1?.hopP50.median ?? null;
+  const p99 = w1?.hopP99.median ?? null;
+  const w6 = r.w6?.recoveryMs.median ?? null;
+  const w5 = r.w5;
+  const num = (x: number | null) => (x === null || !Number.isFinite(x) ? null : x);
+  const cmp = (x: number | null, f: (v: number) => boolean) => (num(x) === null ? null : f(x!));
+  return [
+    [`W1 hop p50 ≤ 3 ms (N=${w1?.n ?? '?'})`, `${fmt(p50)} ms`, verdict(cmp(p50, (v) => v <= 3))],
+    [`W1 hop p99 ≤ 15 ms (N=${w1?.n ?? '?'})`, `${fmt(p99)} ms`, verdict(cmp(p99, (v) => v <= 15))],
+    [
+      `W3 (M=${w3?.m ?? '?'}) nodes/s ≥ 1.5× best durable peer`,
+      ratio === null ? 'n/a (no durable peer figure)' : `${fmt(ratio)}× (${fmt(w3!.nodesPerSec.median)} vs ${peers.bestDurable!.peer} ${fmt(peers.bestDurable!.v)})`,
+      verdict(cmp(ratio, (v) => v >= 1.5)),
+    ],
+    [`≤ 1.5 Postgres transactions per node (W3 M=${w3?.m ?? '?'})`, fmt(tx), verdict(cmp(tx, (v) => v <= 1.5))],
+    [
+      `W5 per-hop p50 within 10% of unparked (${w5?.phases[1]?.parked ?? '?'} parked)`,
+      w5 ? `${fmt(w5.phases[1]!.hopP50)} vs ${fmt(w5.phases[0]!.hopP50)} ms (${fmt(w5.hopP50Change * 100)}%)` : 'n/a',
+      verdict(w5 ? w5.hopP50Change <= 0.1 : null),
+    ],
+    [
+      `W5 ≤ 1 query/s per dispatcher spent on parked runs`,
+      w5 ? `${fmt(w5.parkedQueriesPerSecPerDispatcher)} ${w5.unit}/s` : 'n/a',
+      verdict(w5 ? w5.parkedQueriesPerSecPerDispatcher <= 1 : null),
+    ],
+    [`W6 recovery ≤ 5 s`, w6 === null ? 'n/a' : `${fmt(w6)} ms`, verdict(cmp(w6, (v) => v <= 5000))],
+    [`stretch: hop p50 ≤ 2.5 ms`, `${fmt(p50)} ms`, verdict(cmp(p50, (v) => v <= 2.5))],
+    [`stretch: ≥ 2× best durable peer (W3)`, ratio === null ? 'n/a' : `${fmt(ratio)}×`, verdict(cmp(ratio, (v) => v >= 2))],
+    [`stretch: ≥ 0.75× raw BullMQ (W3)`, bull === null ? 'n/a' : `${fmt(bull)}×`, verdict(cmp(bull, (v) => v >= 0.75))],
+    [`stretch: ≤ 1 transaction per node`, fmt(tx), verdict(cmp(tx, (v) => v <= 1))],
+  ];
+}
+
+export function renderMarkdown(r: Results): string {
+  const m = r.machine;
+  const out: string[] = [];
+  out.push(`# Flowline bench — ${r.startedAt} (${r.mode}, ${r.reps} repetition${r.reps > 1 ? 's' : ''})`, '');
+  out.push(
+    `Machine: ${m.nproc} cores (${m.cpuModel}), ${fmt(m.memoryGiB)} GiB, Node ${m.node}, Postgres ${m.postgres}, Redis ${m.redis}; ` +
+      `load average at start ${m.loadAvgStart.map((x) => x.toFixed(2)).join(' / ')}, at end ${m.loadAvgEnd.map((x) => x.toFixed(2)).join(' / ')}.`,
+    `Postgres: ${m.postgresSetup}. Cluster: API + ${r.clusterEnv.DISPATCHERS ?? 2} dispatchers + 1 tool worker as separate processes; env ${Object.entries(r.clusterEnv).map(([k, v]) => `${k}=${v}`).join(' ')}.`,
+    `Figures are medians of the repetitions with (min–max).`,
+    '',
+  );
+  out.push('## Targets (issue 6, "Done when")', '', table(['target', 'measured', 'verdict'], targets(r)), '');
+
+  if (r.w0) {
+    out.push('## W0 physical references', '');
+    const rows: string[][] = [];
+    for (const f of r.w0.insertCommit) rows.push([`pgbench one-insert commit, ${f.clients} client(s)`, `${fmt(f.tps)} tx/s`, `${fmt(f.latencyMs)} ms`]);
+    if (r.w0.tpcb) rows.push([`pgbench TPC-B, ${r.w0.tpcb.clients} clients`, `${fmt(r.w0.tpcb.tps)} tx/s`, `${fmt(r.w0.tpcb.latencyMs)} ms`]);
+    for (const x of r.w0.redis) rows.push([`redis-benchmark ${x.command} (20 clients)`, `${fmt(x.rps)} req/s`, x.p50Ms === null ? '' : `p50 ${fmt(x.p50Ms)} ms`]);
+    const ne = r.w0.nullEngine;
+    if (ne) {
+      rows.push(['null engine, one chain (UPDATE + BullMQ add + pickup per node)', '', `hop p50 ${fmt(ne.hopP50Ms)} ms, p99 ${fmt(ne.hopP99Ms)} ms`]);
+      rows.push([`null engine, ${ne.chains} chains at once`, `${fmt(ne.nodesPerSec)} nodes/s`, '']);
+    }
+    out.push(table(['reference', 'throughput', 'latency'], rows), '');
+    for (const n of r.w0.notes) out.push(`- ${n}`);
+    out.push('');
+  }
+
+  out.push('## Flowline workloads (real cluster, echo Tool nodes)', '');
+  const fl: string[][] = [];
+  for (const c of r.w1) {
+    fl.push([`W1 chain N=${c.n}`, 'hop p50 / p99 ms (pickup → pickup)', `${fmtSpread(c.hopP50)} / ${fmtSpread(c.hopP99)}`]);
+    fl.push([`W1 chain N=${c.n}`, 'run (finished − created) ÷ (N+1) ms', fmtSpread(c.runPerHop)]);
+  }
+  for (const c of r.w2) fl.push([`W2 fan-out/fan-in K=${c.k}`, 'run latency ms', fmtSpread(c.latencyMs)]);
+  for (const c of r.w3) fl.push([`W3 canonical, M=${c.m} concurrent`, 'runs/s · nodes/s (succeeded nodes)', `${fmtSpread(c.runsPerSec)} · ${fmtSpread(c.nodesPerSec)}`]);
+  if (r.w4) fl.push([`W4 start latency (${r.w4.samples} runs)`, 'POST → first Tool node picked up, p50 / p99 ms', `${fmt(r.w4.p50)} / ${fmt(r.w4.p99)}`]);
+  if (r.w5) {
+    for (const p of r.w5.phases) {
+      fl.push([
+        `W5 100 chains N=10, ${p.parked} parked`,
+        `hop p50 / p99 ms · ${r.w5.unit}/s active · idle`,
+        `${fmt(p.hopP50)} / ${fmt(p.hopP99)} · ${fmt(p.activeQueriesPerSec)} · ${fmt(p.idleQueriesPerSec)}`,
+      ]);
+    }
+    fl.push(['W5 parked-run cost', `${r.w5.unit}/s per dispatcher (idle with − without)`, fmt(r.w5.parkedQueriesPerSecPerDispatcher)]);
+  }
+  if (r.w6) fl.push([`W6 kill -9 of the owning dispatcher (SHARD_LEASE_MS=${r.w6.leaseMs})`, 'ms to the first admission on its shards', `${fmtSpread(r.w6.recoveryMs)}${r.w6.completed ? '' : ' (some runs did not complete!)'}`]);
+  out.push(table(['workload', 'figure', 'value'], fl), '');
+
+  out.push('## Cost per node (succeeded nodes; bench queries subtracted)', '');
+  out.push(
+    table(
+      ['workload', 'nodes', 'PG tx/node', 'PG statements/node', 'WAL bytes/node', 'Redis cmds/node'],
+      r.cost.map((c) => [c.workload, String(c.perNode.nodes), fmt(c.perNode.xactsPerNode), fmt(c.perNode.statementsPerNode), fmt(c.perNode.walBytesPerNode), fmt(c.perNode.redisCommandsPerNode)]),
+    ),
+    '',
+  );
+
+  out.push('## Peers side by side (same machine, same run, own Postgres/Redis)', '');
+  const peerNames = [...new Set(r.peers.map((p) => p.peer))].sort();
+  if (peerNames.length === 0) out.push('No peer ran.', '');
+  else {
+    const rows: string[][] = [];
+    const cells = [...new Set(r.peers.map((p) => `${p.workload}:${p.param}`))];
+    for (const cell of cells) {
+      const [w, ps] = cell.split(':') as [string, string];
+      const param = Number(ps);
+      for (const met of METRICS[w] ?? []) {
+        const f = flowlineFigure(r, w, param, met.metric);
+        for (const peer of peerNames) {
+          const o = r.peers.find((p) => p.peer === peer && p.workload === w && p.param === param);
+          if (!o) continue;
+          const v = o.line?.[met.metric] ?? null;
+          const ratio = f !== null && v ? f / v : null;
+          rows.push([
+            `${w} ${w === 'W1' ? 'N' : w === 'W2' ? 'K' : 'M'}=${param}`,
+            `${met.label} (${met.better} is better)`,
+            fmt(f),
+            peer,
+            o.error ? `n/a (${o.error.replace(/\|/g, '/')})` : fmt(v),
+            ratio === null ? 'n/a' : `${fmt(ratio)}×`,
+          ]);
+        }
+      }
+    }
+    out.push(table(['workload', 'figure', 'Flowline', 'peer', 'peer figure', 'Flowline / peer'], rows), '');
+    out.push('Peer figures are the medians the peer runner reports over its repetitions (`--reps`).', '');
+  }
+  for (const p of r.peersMissing) out.push(`- peer ${p.peer}: n/a (${p.reason})`);
+  if (r.errors.length) {
+    out.push('', '## Errors', '');
+    for (const e of r.errors) out.push(`- ${e}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+export { spread };

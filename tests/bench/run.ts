@@ -1,0 +1,223 @@
+/**
+ * `npm run bench`: W0 physical references, W1–W6 through a real Flowline cluster, the
+ * cost per node, and every peer of tests/bench/peers on W1–W3 — on the bench's own
+ * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
+ * (and tests/bench/RESULTS.md with --record).
+ *
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,w1,w2,w3,w4,w5,w6,peers]
+ *                    [--peers name,name | --no-peers] [--reinstall] [--record]
+ */
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { freshDatabase, startPostgres, startRedis } from './lib/infra';
+import { BENCH_ENV, rootDir, startBenchCluster, type BenchCluster } from './lib/flowline';
+import { Monitor } from './lib/cost';
+import { w0 } from './lib/w0';
+import { measured, w1, w2, w3, w4, type Ctx } from './lib/workloads';
+import { w5, w6Graph, w6Once } from './lib/w5-w6';
+import { discoverPeers, incompletePeers, installPeer, runPeer } from './lib/peers';
+import { renderMarkdown, type Results } from './lib/report';
+import { spread } from './lib/stats';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    full: { type: 'boolean', default: false },
+    reps: { type: 'string' },
+    only: { type: 'string' },
+    peers: { type: 'string' },
+    'no-peers': { type: 'boolean', default: false },
+    reinstall: { type: 'boolean', default: false },
+    record: { type: 'boolean', default: false },
+  },
+  allowPositionals: false,
+});
+
+const mode: Results['mode'] = flags.quick ? 'quick' : flags.full ? 'full' : 'default';
+const reps = flags.reps ? Number(flags.reps) : mode === 'quick' ? 1 : 3;
+const only = flags.only ? new Set(flags.only.split(',').map((s) => s.trim().toLowerCase())) : null;
+const want = (s: string) => (only ? only.has(s) : s !== 'peers' || !flags['no-peers']);
+const sizes = {
+  w1: [10, 100],
+  w2: [16, 256],
+  w3: [100, 1000],
+  w4: mode === 'quick' ? 10 : 20,
+  w5Parked: mode === 'full' ? 10_000 : mode === 'quick' ? 500 : 2000,
+  w5IdleMs: mode === 'quick' ? 3000 : 5000,
+  w6Reps: Math.min(reps, 2),
+  peerTimeoutS: mode === 'quick' ? 120 : 240,
+};
+const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
+const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
+
+const results: Results = {
+  startedAt: new Date().toISOString(),
+  finishedAt: '',
+  command: `npm run bench --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
+  mode,
+  reps,
+  machine: {
+    nproc: cpus().length,
+    memoryGiB: totalmem() / 2 ** 30,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    postgres: '',
+    postgresSetup: '',
+    redis: '',
+    loadAvgStart: loadavg(),
+    loadAvgEnd: [],
+  },
+  clusterEnv: { ...BENCH_ENV, DISPATCHERS: '2' },
+  w0: null,
+  w1: [],
+  w2: [],
+  w3: [],
+  w4: null,
+  w5: null,
+  w6: null,
+  cost: [],
+  peers: [],
+  peersMissing: [],
+  errors: [],
+};
+log(`mode ${mode}, ${reps} repetition(s); load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; free ${(freemem() / 2 ** 30).toFixed(1)} GiB`);
+
+const pgServer = await startPostgres();
+const redisServer = await startRedis();
+results.machine.postgres = pgServer.version;
+results.machine.postgresSetup = pgServer.note;
+results.machine.redis = redisServer.version;
+const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+
+async function section(name: string, fn: () => Promise<void>): Promise<void> {
+  if (!want(name)) return;
+  const t0 = Date.now();
+  try {
+    await fn();
+  } catch (e) {
+    results.errors.push(`${name}: ${errMsg(e)}`);
+    log(`${name} failed: ${errMsg(e)}`);
+  }
+  log(`${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+try {
+  await section('w0', async () => {
+    const url = await freshDatabase(pgServer.adminUrl, 'bench_w0', false);
+    results.w0 = await w0(url, redisServer.url, mode === 'quick');
+  });
+
+  const clusterNeeded = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].some(want);
+  if (clusterNeeded) {
+    await redis.flushall();
+    const dbUrl = await freshDatabase(pgServer.adminUrl, 'bench_flowline', pgServer.statements);
+    let c: BenchCluster | null = null;
+    let mon: Monitor | null = null;
+    try {
+      c = await startBenchCluster(dbUrl, redisServer.url, 2);
+      mon = new Monitor(dbUrl, redis, pgServer.statements);
+      const ctx: Ctx = { api: c.api, mon, reps, log };
+      const cl = c;
+      await section('w4', async () => {
+        results.w4 = await w4(ctx, sizes.w4);
+      });
+      await section('w1', async () => {
+        for (const n of sizes.w1) {
+          const { value, cost } = await measured(ctx, `W1 chain N=${n}`, async () => {
+            const o = await w1(ctx, n);
+            return { value: o.result, ids: o.ids };
+          });
+          results.w1.push(value);
+          results.cost.push(cost);
+        }
+      });
+      await section('w2', async () => {
+        for (const k of sizes.w2) {
+          const { value, cost } = await measured(ctx, `W2 fan K=${k}`, async () => {
+            const o = await w2(ctx, k);
+            return { value: o.result, ids: o.ids };
+          });
+          results.w2.push(value);
+          results.cost.push(cost);
+        }
+      });
+      await section('w3', async () => {
+        for (const m of sizes.w3) {
+          const { value, cost } = await measured(ctx, `W3 canonical M=${m}`, async () => {
+            const o = await w3(ctx, m);
+            return { value: o.result, ids: o.ids };
+          });
+          results.w3.push(value);
+          results.cost.push(cost);
+        }
+      });
+      await section('w5', async () => {
+        results.w5 = await w5(ctx, sizes.w5Parked, cl.dispatchers.length, sizes.w5IdleMs);
+      });
+      await section('w6', async () => {
+        const def = await ctx.api.createDefinition('w6', w6Graph());
+        const ms: number[] = [];
+        let completed = true;
+        for (let i = 0; i < sizes.w6Reps; i++) {
+          const o = await w6Once(ctx, cl, def);
+          log(`W6: killed ${o.victim}, progress after ${o.ms.toFixed(0)} ms`);
+          ms.push(o.ms);
+          completed &&= o.completed;
+        }
+        results.w6 = { recoveryMs: spread(ms), completed, leaseMs: BENCH_ENV.SHARD_LEASE_MS ?? '6000 (default)' };
+      });
+    } catch (e) {
+      results.errors.push(`cluster: ${errMsg(e)}`);
+      log(`cluster failed: ${errMsg(e)}`);
+    } finally {
+      await mon?.close();
+      await c?.close();
+    }
+  }
+
+  await section('peers', async () => {
+    const chosen = flags.peers ? flags.peers.split(',').map((s) => s.trim()) : undefined;
+    for (const name of incompletePeers()) results.peersMissing.push({ peer: name, reason: 'no runner (run.ts/run.mjs) or package.json yet' });
+    for (const p of discoverPeers(chosen)) {
+      log(`peer ${p.name}: installing`);
+      const installErr = installPeer(p, flags.reinstall);
+      if (installErr) {
+        results.peersMissing.push({ peer: p.name, reason: installErr });
+        continue;
+      }
+      const plan: ['W1' | 'W2' | 'W3', number][] = [
+        ...sizes.w1.map((n) => ['W1', n] as ['W1', number]),
+        ...sizes.w2.map((k) => ['W2', k] as ['W2', number]),
+        ...sizes.w3.map((m) => ['W3', m] as ['W3', number]),
+      ];
+      for (const [w, param] of plan) {
+        await redis.flushall();
+        const o = await runPeer(p, w, param, reps, { DATABASE_URL: pgServer.adminUrl, REDIS_URL: redisServer.url }, sizes.peerTimeoutS);
+        log(`peer ${p.name} ${w} ${param}: ${o.error ? `n/a (${o.error})` : JSON.stringify(o.line)} in ${o.seconds.toFixed(1)} s`);
+        results.peers.push(o);
+      }
+    }
+  });
+} finally {
+  redis.disconnect();
+  await redisServer.stop();
+  await pgServer.stop();
+}
+
+results.finishedAt = new Date().toISOString();
+results.machine.loadAvgEnd = loadavg();
+const md = renderMarkdown(results);
+const outDir = join(rootDir, 'tests', 'bench', 'results');
+mkdirSync(outDir, { recursive: true });
+writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(join(outDir, 'latest.md'), md);
+if (flags.record) {
+  const header = `<!-- written by \`${results.command} --record\`; the figures of one run on the machine below -->\n`;
+  writeFileSync(join(rootDir, 'tests', 'bench', 'RESULTS.md'), `${header}${md}`);
+}
+process.stdout.write(md);
+log(`done in ${((Date.parse(results.finishedAt) - Date.parse(results.startedAt)) / 1000).toFixed(0)} s; tests/bench/results/latest.json`);
+process.exit(0);
