@@ -21,13 +21,28 @@ export const DEFAULT_JOB_OPTIONS = {
 } as const satisfies JobsOptions;
 
 /**
+ * Default BullMQ job lock of a lane worker (WORKER_LOCK_MS), ms. A live worker renews it
+ * every half period; a killed worker's job is seen orphaned (lock lapsed) by the dispatcher's
+ * in-flight check and by BullMQ's stalled check within about this long.
+ */
+export const DEFAULT_WORKER_LOCK_MS = 10_000;
+
+/**
  * Worker options every lane worker must use. `maxStalledCount: 0`: a job whose worker
  * died is failed (never silently re-run), and the dispatcher retries it as Interrupted
  * within the node's attempt budget.
  */
 export const LANE_WORKER_OPTIONS = {
   maxStalledCount: 0,
+  lockDuration: DEFAULT_WORKER_LOCK_MS,
+  stalledInterval: DEFAULT_WORKER_LOCK_MS,
 } as const satisfies Partial<WorkerOptions>;
+
+/** {@link LANE_WORKER_OPTIONS} with a job lock of `lockMs` (tests lower it so a killed worker is noticed fast). */
+export function laneWorkerOptions(lockMs: number = DEFAULT_WORKER_LOCK_MS): Partial<WorkerOptions> {
+  if (!Number.isInteger(lockMs) || lockMs < 200) throw new RangeError('worker lock must be an integer of at least 200 ms');
+  return { ...LANE_WORKER_OPTIONS, lockDuration: lockMs, stalledInterval: lockMs };
+}
 
 /** The queue of each lane. */
 export type LaneQueues = Readonly<Record<Lane, Queue<WorkItem, WorkReturn>>>;

@@ -29,6 +29,12 @@ export const dispatcherOwnOptions = {
   SHARD_LEASE_MS: int(6000, 300, 'shard lease length, ms; renewed every third of it'),
   DISPATCH_BATCH_SIZE: int(200, 1, 'most runs committed in one tick transaction'),
   INFLIGHT_CHECK_EVERY_SWEEPS: int(10, 1, 'every Nth sweep re-checks in-flight work against BullMQ'),
+  DISPATCH_START_DELAY_MS: int(
+    20,
+    0,
+    'a job start alone is committed after this long (0: at once); a quick outcome arriving first commits with it in one tick',
+  ),
+  SNAPSHOT_CACHE_RUNS: int(50_000, 0, 'most runs whose snapshot the shard owner keeps between ticks (0: read every tick)'),
 };
 
 export const dispatcherConfigSchema = defineConfig({

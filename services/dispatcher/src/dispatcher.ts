@@ -17,6 +17,7 @@ import { JobFeed } from './job-feed';
 import { checkInflight, interrupted } from './inflight-check';
 import { tickRuns, type TickStats } from './tick';
 import { createEffects } from './effects';
+import { SnapshotCache } from './snapshot-cache';
 
 export interface DispatcherDeps {
   config: DispatcherConfig;
@@ -33,6 +34,11 @@ export interface DispatcherTotals {
   applied: number;
   conflicted: number;
   healed: number;
+  /** apply statements (one transaction each) */
+  commits: number;
+  /** runs planned from the snapshot cache / read from Postgres */
+  cached: number;
+  loaded: number;
 }
 
 export interface Dispatcher {
@@ -59,13 +65,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       maxConcurrentRuns: c.MAX_CONCURRENT_RUNS,
     });
   const queues = createLaneQueues(redis, c.QUEUE_PREFIX);
-  const pending = new PendingWork();
-  const totals: DispatcherTotals = { ticks: 0, applied: 0, conflicted: 0, healed: 0 };
+  const pending = new PendingWork({ startDelayMs: c.DISPATCH_START_DELAY_MS });
+  const cache = new SnapshotCache(c.SNAPSHOT_CACHE_RUNS);
+  const totals: DispatcherTotals = { ticks: 0, applied: 0, conflicted: 0, healed: 0, commits: 0, cached: 0, loaded: 0 };
   let running = false;
   let sweeps = 0;
 
   const owns = (runId: string) => leases.owns(store.shardOf(runId));
-  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, pending, owns, log });
+  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, pending, owns, dropCached: (id) => cache.drop(id), log });
   const inflightDeps = {
     store,
     redis,
@@ -81,11 +88,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     c.SHARD_LEASE_MS,
     {
       gained: async (shards) => {
+        const gained = new Set(shards);
+        cache.retain((id) => !gained.has(store.shardOf(id)));
         await store.reconcileInlineRunning(shards);
         totals.healed += await checkInflight(inflightDeps, shards);
         pending.markReady(await store.dueRuns(shards, c.DISPATCH_BATCH_SIZE * 10));
       },
-      lost: () => pending.retainRuns(owns),
+      lost: () => {
+        pending.retainRuns(owns);
+        cache.retain(owns);
+      },
     },
     log,
   );
@@ -95,7 +107,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     c.QUEUE_PREFIX,
     {
       wake: (runId) => {
-        if (owns(runId)) pending.markReady([runId]);
+        if (!owns(runId)) return;
+        // the echo of an outcome already in the inbox; any other wake may be a foreign change
+        if (pending.takeWorkerWake(runId)) return;
+        cache.drop(runId);
+        pending.markReady([runId]);
       },
       active: (invocationId, at) => {
         const ref = pending.lookupInvocation(invocationId);
@@ -104,6 +120,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       completed: (ret) => {
         if (owns(ret.runId)) {
           pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
+          pending.expectWorkerWake(ret.runId);
         }
       },
       failed: (invocationId, reason, at) => {
@@ -125,7 +142,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         }
       }
     }
-    if (ref && owns(ref.runId)) pending.addResult(ref.runId, interrupted(invocationId, ref.nodeKey, reason, at));
+    if (ref && owns(ref.runId)) {
+      pending.addResult(ref.runId, interrupted(invocationId, ref.nodeKey, reason, at));
+      pending.expectWorkerWake(ref.runId);
+    }
   }
 
   const tickDeps = {
@@ -135,6 +155,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     owns,
     slotRetryMs: Math.max(1000, 2 * c.DISPATCH_SWEEP_MS),
     afterCommit: effects.afterCommit,
+    cache,
     log,
   };
 
@@ -150,6 +171,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         totals.ticks++;
         totals.applied += s.applied;
         totals.conflicted += s.conflicted;
+        totals.commits += s.statements;
+        totals.cached += s.cached;
+        totals.loaded += s.loaded;
         if (s.applied || s.conflicted) log.debug(s, 'tick');
       } catch (err) {
         // Reports stay in the inbox; the runs go back to the ready set for the next try.
@@ -167,8 +191,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async runOnce() {
       const shards = [...leases.shards];
       if (shards.length === 0) return false;
-      const due = await store.dueRuns(shards, c.DISPATCH_BATCH_SIZE * 5);
-      pending.markReady(due.filter(owns));
+      const due = (await store.dueRuns(shards, c.DISPATCH_BATCH_SIZE * 5)).filter(owns);
+      // due by the database clock: a foreign change (or our own timer); read it afresh
+      for (const id of due) cache.drop(id);
+      pending.markReady(due);
+      pending.pruneWorkerWakes();
       if (++sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) totals.healed += await checkInflight(inflightDeps, shards);
       return false;
     },
@@ -180,6 +207,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (!running) return;
     running = false;
     await Promise.allSettled(loops.map((l) => l.stop()));
+    pending.interrupt();
+    cache.clear();
     await leases.relinquish({ release }).catch((err: unknown) => log.warn({ err }, 'lease release failed'));
     await feed.stop();
     await closeLaneQueues(queues);

@@ -29,6 +29,8 @@ export interface EffectsDeps {
   prefix: string;
   pending: PendingWork;
   owns(runId: string): boolean;
+  /** forgets this replica's cached snapshot of a run another run's commit changed */
+  dropCached(runId: string): void;
   log: Logger;
 }
 
@@ -44,8 +46,10 @@ export function createEffects(d: EffectsDeps) {
   async function wake(runIds: string[]): Promise<void> {
     const remote: string[] = [];
     for (const id of runIds) {
-      if (d.owns(id)) d.pending.markReady([id]);
-      else remote.push(id);
+      if (d.owns(id)) {
+        d.dropCached(id);
+        d.pending.markReady([id]);
+      } else remote.push(id);
     }
     if (remote.length === 0) return;
     const p = d.redis.pipeline();
@@ -57,6 +61,7 @@ export function createEffects(d: EffectsDeps) {
     const items = committed.flatMap((c) => c.plan.enqueue);
     const cancels = committed.flatMap((c) => c.plan.cancel.map((w) => ({ invocationId: w.invocationId, reason: w.reason })));
     const wakes: string[] = [];
+    const again: string[] = [];
     const pings: ChangePing[] = [];
     const now = Date.now();
     for (const { snapshot, plan } of committed) {
@@ -65,10 +70,13 @@ export function createEffects(d: EffectsDeps) {
       wakes.push(...plan.cancelChildren);
       const newStatus = plan.run?.set.status;
       if (snapshot.run.parentRunId && newStatus && newStatus !== snapshot.run.status) wakes.push(snapshot.run.parentRunId);
-      if (plan.wakeAt !== null && plan.wakeAt <= now) wakes.push(runId);
+      if (plan.wakeAt !== null && plan.wakeAt <= now) again.push(runId);
       const last = plan.events.at(-1);
       if (last) pings.push({ runId, seq: snapshot.run.lastSeq + plan.events.length, kind: kindOf(last) });
     }
+    // a run due again at once ticks here (its cached snapshot is its own commit's)
+    d.pending.markReady(again.filter((id) => d.owns(id)));
+    wakes.push(...again.filter((id) => !d.owns(id)));
     const results = await Promise.allSettled([
       enqueue(items),
       publishCancellations(d.redis, cancels, d.prefix),

@@ -18,12 +18,34 @@ export interface InvocationRef {
   nodeKey: string;
 }
 
+/** How long a worker's wake is expected after its job's outcome arrived through QueueEvents. */
+const WORKER_WAKE_WINDOW_MS = 2_000;
+
+export interface PendingWorkOptions {
+  /**
+   * A start alone makes its run ready only after this long (0: at once): a quick job's
+   * outcome arrives first and both commit in one tick, and the tick loop stays free for
+   * outcomes, which move runs forward. Outcomes and wakes are never delayed.
+   */
+  startDelayMs?: number;
+}
+
 export class PendingWork {
   private readonly ready = new Set<string>();
   private readonly inbox = new Map<string, RunInbox>();
   private readonly invocations = new Map<string, InvocationRef>();
+  /** runs with a start only, waiting for `startDelayMs` */
+  private readonly deferred = new Set<string>();
+  private deferTimer: NodeJS.Timeout | null = null;
+  /** runs whose worker outcome arrived, by the time it did: their worker's wake follows */
+  private readonly workerWakes = new Map<string, { count: number; at: number }>();
+  private readonly startDelayMs: number;
   private waiter: (() => void) | null = null;
   private listener: (() => void) | null = null;
+
+  constructor(opts: PendingWorkOptions = {}) {
+    this.startDelayMs = opts.startDelayMs ?? 0;
+  }
 
   /** Called whenever a run becomes ready (the tick loop's wake). */
   onReady(listener: () => void): void {
@@ -56,6 +78,7 @@ export class PendingWork {
       if (runIds.length >= limit) break;
       runIds.push(id);
       this.ready.delete(id);
+      this.deferred.delete(id);
     }
     return runIds;
   }
@@ -75,11 +98,36 @@ export class PendingWork {
     });
   }
 
-  /** Wakes a pending `whenReady` at once (shutdown). */
+  /** Wakes a pending `whenReady` at once and cancels the start timer (shutdown). */
   interrupt(): void {
     const w = this.waiter;
     this.waiter = null;
     w?.();
+    if (this.deferTimer) clearTimeout(this.deferTimer);
+    this.deferTimer = null;
+  }
+
+  /** Notes that a worker's outcome for the run arrived; the wake its worker publishes next is expected. */
+  expectWorkerWake(runId: string, now = Date.now()): void {
+    const e = this.workerWakes.get(runId);
+    this.workerWakes.set(runId, { count: (e && now - e.at < WORKER_WAKE_WINDOW_MS ? e.count : 0) + 1, at: now });
+  }
+
+  /**
+   * True when a wake of the run is the expected echo of a worker outcome already received
+   * (consumes the expectation). False means the wake may come from a foreign change.
+   */
+  takeWorkerWake(runId: string, now = Date.now()): boolean {
+    const e = this.workerWakes.get(runId);
+    if (!e) return false;
+    if (e.count <= 1 || now - e.at >= WORKER_WAKE_WINDOW_MS) this.workerWakes.delete(runId);
+    else e.count--;
+    return now - e.at < WORKER_WAKE_WINDOW_MS;
+  }
+
+  /** Drops expectations older than the window (called from the sweep). */
+  pruneWorkerWakes(now = Date.now()): void {
+    for (const [id, e] of [...this.workerWakes]) if (now - e.at >= WORKER_WAKE_WINDOW_MS) this.workerWakes.delete(id);
   }
 
   rememberInvocation(invocationId: string, ref: InvocationRef): void {
@@ -101,12 +149,23 @@ export class PendingWork {
     this.markReady([runId]);
   }
 
-  /** Records a start (Queued → Running) and marks its run ready. */
+  /** Records a start (Queued → Running); its run is ready after `startDelayMs` unless it ticks sooner. */
   addStarted(runId: string, started: WorkStarted): void {
     const box = this.box(runId);
     if (box.results.has(started.invocationId)) return;
     box.started.set(started.invocationId, started);
-    this.markReady([runId]);
+    if (this.startDelayMs <= 0) {
+      this.markReady([runId]);
+      return;
+    }
+    if (this.ready.has(runId)) return;
+    this.deferred.add(runId);
+    this.deferTimer ??= setTimeout(() => {
+      this.deferTimer = null;
+      const ids = [...this.deferred];
+      this.deferred.clear();
+      this.markReady(ids);
+    }, this.startDelayMs);
   }
 
   /** Copies the run's uncommitted reports into its snapshot (results win over starts). */
@@ -152,12 +211,15 @@ export class PendingWork {
   forgetRun(runId: string): void {
     this.inbox.delete(runId);
     this.ready.delete(runId);
+    this.deferred.delete(runId);
+    this.workerWakes.delete(runId);
   }
 
   /** Forgets every run the predicate rejects (shards lost). */
   retainRuns(keep: (runId: string) => boolean): void {
     for (const id of [...this.ready]) if (!keep(id)) this.forgetRun(id);
     for (const id of [...this.inbox.keys()]) if (!keep(id)) this.forgetRun(id);
+    for (const id of [...this.deferred]) if (!keep(id)) this.forgetRun(id);
     for (const [inv, ref] of [...this.invocations]) if (!keep(ref.runId)) this.invocations.delete(inv);
   }
 }

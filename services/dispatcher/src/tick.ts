@@ -11,6 +11,7 @@ import { isEmptyPlan, type LoadedSnapshot } from '@flowline/db';
 import type { Logger } from '@flowline/runtime';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';
+import { committedState, type SnapshotCache } from './snapshot-cache';
 
 export interface CommittedPlan {
   snapshot: RunSnapshot;
@@ -25,6 +26,8 @@ export interface TickDeps {
   /** how long a Pending run without a tenant slot waits before it asks again */
   slotRetryMs: number;
   afterCommit(committed: CommittedPlan[]): Promise<void>;
+  /** the owner's snapshots of its runs: a cached run is planned without a read */
+  cache: SnapshotCache;
   log: Logger;
 }
 
@@ -34,20 +37,35 @@ export interface TickStats {
   conflicted: number;
   skipped: number;
   failed: number;
+  /** runs planned from the cache (no read) */
+  cached: number;
+  /** apply statements sent (each its own transaction) */
+  statements: number;
 }
 
 /** Ticks `runIds` (already taken from the ready set). */
 export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats> {
-  const stats: TickStats = { loaded: 0, applied: 0, conflicted: 0, skipped: 0, failed: 0 };
+  const stats: TickStats = { loaded: 0, applied: 0, conflicted: 0, skipped: 0, failed: 0, cached: 0, statements: 0 };
   const owned = runIds.filter((id) => d.owns(id));
   if (owned.length === 0) return stats;
-  const snapshots = await d.store.loadSnapshots(owned);
-  stats.loaded = snapshots.length;
-  const found = new Set(snapshots.map((s) => s.run.id));
-  for (const id of owned) if (!found.has(id)) d.pending.forgetRun(id);
+  const snapshots: LoadedSnapshot[] = [];
+  const toLoad: string[] = [];
+  for (const id of owned) {
+    const hit = d.cache.get(id);
+    if (hit) snapshots.push(hit);
+    else toLoad.push(id);
+  }
+  stats.cached = snapshots.length;
+  if (toLoad.length > 0) {
+    const loaded = await d.store.loadSnapshots(toLoad);
+    stats.loaded = loaded.length;
+    const found = new Set(loaded.map((s) => s.run.id));
+    for (const id of toLoad) if (!found.has(id)) d.pending.forgetRun(id);
+    snapshots.push(...loaded);
+  }
 
   const ctx: PlanContext = { now: Date.now(), options: d.options, newId: randomUUID };
-  const toApply: { snapshot: LoadedSnapshot; plan: PlanResult }[] = [];
+  const toApply: { snapshot: LoadedSnapshot; plan: PlanResult; loaded: LoadedSnapshot }[] = [];
   for (const raw of snapshots) {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;
     rememberInflight(d.pending, snapshot);
@@ -58,22 +76,36 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
     if (snapshot.run.status === 'Pending' && !snapshot.runSlotAvailable && isEmptyPlan(result)) {
       result = { ...result, wakeAt: ctx.now + d.slotRetryMs };
     }
-    toApply.push({ snapshot, plan: result });
+    toApply.push({ snapshot, plan: result, loaded: raw });
   }
   if (toApply.length === 0) return stats;
 
-  const outcome = await d.store.applyPlans(toApply);
+  let outcome;
+  try {
+    outcome = await d.store.applyPlans(toApply);
+  } catch (err) {
+    // the commit's fate is unknown: these runs are read again
+    for (const c of toApply) d.cache.drop(c.snapshot.run.id);
+    throw err;
+  }
+  stats.statements = outcome.applied.length + outcome.conflicted.length + outcome.failed.length > 0 ? 1 : 0;
   stats.applied = outcome.applied.length;
   stats.conflicted = outcome.conflicted.length;
   stats.skipped += outcome.skipped.length;
   stats.failed = outcome.failed.length;
   for (const f of outcome.failed) d.log.error({ err: f.error, runId: f.runId }, 'plan could not be applied; the sweep retries it');
   // A conflicted run changed under us (API intent, peer): its reports stay and it ticks again.
+  for (const id of outcome.conflicted) d.cache.drop(id);
+  for (const f of outcome.failed) d.cache.drop(f.runId);
   if (outcome.conflicted.length) d.pending.markReady(outcome.conflicted);
   const done = new Set([...outcome.applied, ...outcome.skipped]);
   const committed = toApply.filter((c) => done.has(c.snapshot.run.id));
   for (const c of committed) d.pending.consume(c.snapshot.run.id, c.plan.consumedInvocationIds, c.snapshot);
   const applied = new Set(outcome.applied);
+  for (const c of committed) {
+    const id = c.snapshot.run.id;
+    d.cache.set(id, committedState(c.loaded, c.snapshot, c.plan, applied.has(id)));
+  }
   await d.afterCommit(committed.filter((c) => applied.has(c.snapshot.run.id)));
   return stats;
 }

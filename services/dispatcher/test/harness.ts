@@ -142,6 +142,21 @@ export function toolChain(toolName = 'echo', args: JsonObject = { hello: 'world'
   };
 }
 
+/** Start → `length` Tool(`toolName`) nodes in a row → End. */
+export function toolChainOf(length: number, toolName = 'echo', args: JsonObject = { hello: 'world' }): Graph {
+  const tools = Array.from({ length }, (_, i) => node(`tool${i + 1}`, 'Tool', { toolName, arguments: args }, 3));
+  const keys = ['start', ...tools.map((t) => t.key), 'end'];
+  return {
+    schemaVersion: 1,
+    kind: 'Standard',
+    chat: null,
+    inputSchema: null,
+    outputSchema: null,
+    nodes: [node('start', 'Start', {}), ...tools, node('end', 'End', { outcome: 'done' })],
+    edges: keys.slice(1).map((k, i) => edge(keys[i]!, k)),
+  };
+}
+
 /** Statuses of the given runs. */
 export async function runStatuses(db: TestDatabase, runIds: string[]): Promise<Map<string, string>> {
   const res = await db.pool.query<{ id: string; status: string }>('select id, status from runs where id = any($1::uuid[])', [runIds]);

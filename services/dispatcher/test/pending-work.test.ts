@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunSnapshot, WorkResult } from '@flowline/graph';
 import { PendingWork } from '../src/pending-work';
 
@@ -78,5 +78,31 @@ describe('PendingWork', () => {
     p.markReady(['a']);
     await waiting;
     expect(p.readyCount).toBe(1);
+  });
+  it('makes a run with only a start ready after the start delay, and sooner when its outcome arrives', () => {
+    vi.useFakeTimers();
+    try {
+      const p = new PendingWork({ startDelayMs: 20 });
+      p.addStarted('slow', { invocationId: 'i1', nodeKey: 'tool', at: 1 });
+      p.addStarted('quick', { invocationId: 'i2', nodeKey: 'tool', at: 1 });
+      expect(p.readyCount).toBe(0);
+      p.addResult('quick', result('i2'));
+      expect(p.takeReady(10)).toEqual(['quick']);
+      vi.advanceTimersByTime(20);
+      expect(p.takeReady(10)).toEqual(['slow']);
+      expect(p.attach(snapshotOf('slow')).started).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('recognises the wake a worker sends after an outcome already received, once, within the window', () => {
+    const p = new PendingWork();
+    expect(p.takeWorkerWake('run', 1_000)).toBe(false);
+    p.expectWorkerWake('run', 1_000);
+    expect(p.takeWorkerWake('run', 1_100)).toBe(true);
+    expect(p.takeWorkerWake('run', 1_200)).toBe(false);
+    p.expectWorkerWake('run', 1_000);
+    expect(p.takeWorkerWake('run', 10_000)).toBe(false);
   });
 });

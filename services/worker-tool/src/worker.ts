@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { WorkItem, WorkOutcome } from '@flowline/graph';
 import {
   DEFAULT_QUEUE_PREFIX,
-  LANE_WORKER_OPTIONS,
+  laneWorkerOptions,
   cancelChannel,
   cancelMessageSchema,
   parseMessage,
@@ -35,6 +35,8 @@ export interface ToolWorkerOptions {
   concurrency?: number;
   /** SHUTDOWN_GRACE_MS: in-flight calls get this long at stop before they are aborted as Interrupted. @default 10000 */
   shutdownGraceMs?: number;
+  /** WORKER_LOCK_MS: BullMQ job lock; a killed worker's job is noticed within about this long. @default DEFAULT_WORKER_LOCK_MS */
+  lockDurationMs?: number;
   /** clock, epoch ms. @default Date.now */
   now?: () => number;
 }
@@ -142,7 +144,7 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     prefix,
     concurrency: opts.concurrency ?? 16,
     autorun: false,
-    ...LANE_WORKER_OPTIONS,
+    ...laneWorkerOptions(opts.lockDurationMs),
   });
 
   const wake = (runId: string): void => {

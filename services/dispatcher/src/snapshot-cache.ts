@@ -1,0 +1,96 @@
+/**
+ * The shard owner's cache of its runs: the snapshot each run was left in by this replica's
+ * last committed plan, so the next tick plans without a read round trip.
+ *
+ * Contract: an entry is a hint guarded by `runs.version`. Every write the tick sends is
+ * guarded on the cached version (a foreign change — API intent, operator action, child run,
+ * peer dispatcher — bumps it, so the write conflicts and the entry is dropped). A plan that
+ * writes nothing is not guarded, so every foreign change must also drop the entry: each one
+ * sets `wake_at = now()` and signals a wake, and the dispatcher drops the entry of a run
+ * woken by anyone but its own worker, or found due by the sweep. Entries are kept only for
+ * states a later tick can plan from alone: not Pending (tenant slots are counted at load),
+ * not terminal, no child runs, no unapplied intents or durable results.
+ */
+import { applyPlanToSnapshot, type PlanResult } from '@flowline/graph';
+import { isEmptyPlan, type LoadedSnapshot } from '@flowline/db';
+
+const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
+
+/**
+ * The snapshot a committed plan leaves in the store, or null when it cannot be known
+ * without reading (see the module contract).
+ * @param loaded the snapshot as loaded or cached, before the inbox's reports were attached
+ * @param planned the snapshot the plan was made from (reports attached)
+ * @param wrote true when the plan was committed by a statement, false when it was skipped
+ */
+export function committedState(loaded: LoadedSnapshot, planned: LoadedSnapshot, plan: PlanResult, wrote: boolean): LoadedSnapshot | null {
+  if (loaded.children.length > 0 || plan.startChildren.length > 0 || plan.cancelChildren.length > 0) return null;
+  if (plan.run && plan.run.expectVersion !== loaded.run.version) return null;
+  const consumedInv = new Set(plan.consumedInvocationIds);
+  const consumedIntents = new Set(plan.consumedIntentIds);
+  // the store moves wake_at to now() while durable results or intents stay unapplied
+  if (loaded.results.some((r) => !consumedInv.has(r.invocationId))) return null;
+  if (loaded.intents.some((i) => !consumedIntents.has(i.id))) return null;
+  const next = applyPlanToSnapshot(planned, plan);
+  if (next.run.status === 'Pending' || TERMINAL.has(next.run.status)) return null;
+  const changed = wrote && !isEmptyPlan(plan);
+  return {
+    ...next,
+    run: {
+      ...next.run,
+      version: changed ? loaded.run.version + 1 : loaded.run.version,
+      lastSeq: changed ? loaded.run.lastSeq + plan.events.length : loaded.run.lastSeq,
+    },
+    results: [],
+    started: [],
+    intents: [],
+    runSlotAvailable: true,
+    wakeAt: wrote ? plan.wakeAt : loaded.wakeAt,
+    shard: loaded.shard,
+  };
+}
+
+/** Cached snapshots by run id; the oldest entries go first when `maxRuns` is reached. */
+export class SnapshotCache {
+  private readonly entries = new Map<string, LoadedSnapshot>();
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly maxRuns: number) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The cached snapshot of a run (counts a hit or a miss). */
+  get(runId: string): LoadedSnapshot | undefined {
+    const s = this.entries.get(runId);
+    if (s) this.hits++;
+    else this.misses++;
+    return s;
+  }
+
+  /** Stores (or, with null, drops) the state a committed plan left. */
+  set(runId: string, snapshot: LoadedSnapshot | null): void {
+    this.entries.delete(runId);
+    if (snapshot === null || this.maxRuns <= 0) return;
+    this.entries.set(runId, snapshot);
+    if (this.entries.size > this.maxRuns) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+  }
+
+  drop(runId: string): void {
+    this.entries.delete(runId);
+  }
+
+  /** Drops every run the predicate rejects (shards lost). */
+  retain(keep: (runId: string) => boolean): void {
+    for (const id of [...this.entries.keys()]) if (!keep(id)) this.entries.delete(id);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
