@@ -132,4 +132,35 @@ describe('operator verbs applied by the dispatcher', () => {
     const ev = (await c.api.events(runId)).filter((e) => e.kind === 'node.overridden');
     expect(ev).toHaveLength(1);
   }, 60_000);
+
+  it('cancel: a parent reads Cancelling until its child run is cancelled, and ends after it', async () => {
+    const childDef = await c.api.createDefinition('child', chain(60_000));
+    const parentDef = await c.api.createDefinition('parent', {
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'sub', kind: 'Subworkflow', config: { definitionId: childDef } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'sub' },
+        { key: 'e2', from: 'sub', to: 'end' },
+      ],
+    });
+    const runId = await c.api.startRun(parentDef, {});
+    const running = await c.api.waitForRun(runId, (v) => nodeOf(v, 'sub')?.status === 'Running', 30_000, 'sub running');
+    const childId = (running.nodeRuns.find((n) => n.nodeKey === 'sub') as { childRunId?: string }).childRunId!;
+    await c.api.waitForRun(childId, (v) => nodeOf(v, 'slow')?.status === 'Running', 30_000, 'child work running');
+    expect((await send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
+    expect((await c.api.getRun(runId)).run.status).toMatch(/^(Cancelling|Cancelled)$/);
+    expect((await send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
+    const parent = await c.api.waitForRun(runId, (v) => v.run.status === 'Cancelled', 30_000, 'parent cancelled');
+    const child = await c.api.getRun(childId);
+    expect(child.run.status).toBe('Cancelled');
+    expect(nodeOf(child, 'slow')?.status).toBe('Cancelled');
+    expect(nodeOf(parent, 'sub')?.status).toBe('Cancelled');
+    const finished = (v: unknown) => Date.parse((v as { run: { finishedAt: string } }).run.finishedAt);
+    expect(finished(child)).toBeLessThanOrEqual(finished(parent));
+    const kinds = (await c.api.events(runId)).map((e) => e.kind);
+    expect(kinds.at(-1)).toBe('run.cancelled');
+  }, 60_000);
 });
