@@ -229,3 +229,26 @@ export function onStop(fn) {
   });
   process.on('disconnect', () => void go());
 }
+
+/**
+ * Postgres transactions (commits + rollbacks) in one database, from pg_stat_database.
+ * Backends flush their counters at the latest when they exit, so read `after` only once
+ * every connection of the engine is closed. `pg` is the caller's pg module.
+ */
+export async function pgTxCount(pg, adminUrl, db) {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    const r = await c.query('select xact_commit + xact_rollback as tx from pg_stat_database where datname = $1', [db]);
+    return Number(r.rows[0]?.tx ?? 0);
+  } finally {
+    await c.end();
+  }
+}
+
+/** `{ txPerNode, tx, nodes }` for the extra field, after waiting for exiting backends to flush. */
+export async function pgTxPerNode(pg, adminUrl, db, before, nodes) {
+  await new Promise((r) => setTimeout(r, 500));
+  const tx = (await pgTxCount(pg, adminUrl, db)) - before;
+  return { pgTxPerNode: Math.round((tx / nodes) * 100) / 100, pgTx: tx, nodes };
+}

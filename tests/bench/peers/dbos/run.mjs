@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import { fileURLToPath } from 'node:url';
-import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild } from '../common.mjs';
+import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild, pgTxCount, pgTxPerNode } from '../common.mjs';
 
 const PEER = 'dbos';
 const DB = 'bench_dbos';
@@ -23,6 +23,7 @@ async function admin(sql) {
 const enqueue = (workflowName, id, ...a) => client.enqueue({ queueName: 'bench', workflowName, workflowID: id }, ...a);
 
 async function runW1(n, id) {
+  nodesRun += n;
   const t0 = nowMs();
   const done = worker.waitDone(id);
   await enqueue('chain', id, id, n);
@@ -32,6 +33,7 @@ async function runW1(n, id) {
 }
 
 async function runW2(k, id) {
+  nodesRun += k + 2;
   const t0 = nowMs();
   const done = worker.waitDone(id);
   await enqueue('fan', id, id, k);
@@ -41,6 +43,7 @@ async function runW2(k, id) {
 }
 
 async function runW3(m, rep) {
+  nodesRun += 7 * m;
   const ids = Array.from({ length: m }, (_, i) => `w3-${rep}-${i}`);
   const t0 = nowMs();
   const dones = ids.map((id) => worker.waitDone(id));
@@ -55,11 +58,12 @@ async function runW3(m, rep) {
   return nowMs() - t0;
 }
 
-async function main() {
+async function measure() {
   await admin(`drop database if exists ${DB} with (force)`);
   worker = startWorkerChild(fileURLToPath(new URL('./worker.mjs', import.meta.url)), { PEER_DB_URL: dbUrl(DB), PEER_POLL_MS: String(POLL_MS) });
   await worker.ready;
   client = await DBOSClient.create({ systemDatabaseUrl: dbUrl(DB) });
+  txBefore = await pgTxCount(pg, dbUrl('postgres'), DB);
   log(`${PEER}: worker ready`);
   const setup = `1 worker process (DBOS.launch), bench enqueues with DBOSClient on a queue polled every ${POLL_MS} ms (minPollingIntervalMs; default 1000)`;
   if (args.workload === 'W1') {
@@ -91,6 +95,23 @@ async function main() {
     runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
     notes: `${args.m} concurrent workflows of the canonical shape (7 executed nodes: 6 steps + review as DBOS.recv answered by the bench with client.send right after enqueue, or 7 steps on the lookup branch; alternating); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.` + repsNote(args, secs.length),
     extra: { secs },
+  };
+}
+
+let txBefore = 0;
+let nodesRun = 0;
+
+/** Measures, then closes every engine connection and adds Postgres transactions per node. */
+async function main() {
+  const r = await measure();
+  await client.destroy();
+  client = undefined;
+  await worker.stop();
+  const tx = await pgTxPerNode(pg, dbUrl('postgres'), DB, txBefore, nodesRun);
+  return {
+    ...r,
+    notes: `${r.notes} Postgres: ${tx.pgTxPerNode} transactions per node (pg_stat_database of ${DB}, all nodes incl. warm-up, engine background work included).`,
+    extra: { ...(r.extra ?? {}), ...tx },
   };
 }
 

@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { Logger, makeWorkerUtils, runMigrations } from 'graphile-worker';
 import { fileURLToPath } from 'node:url';
-import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild } from '../common.mjs';
+import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild, pgTxCount, pgTxPerNode } from '../common.mjs';
 
 const PEER = 'graphile-worker';
 const DB = 'bench_graphile';
@@ -27,6 +27,7 @@ async function admin(sql) {
 }
 
 async function runW1(n, id) {
+  nodesRun += n;
   const t0 = nowMs();
   const done = worker.waitDone(id);
   await utils.addJob('node', { w: 'W1', id, idx: 0, n });
@@ -36,6 +37,7 @@ async function runW1(n, id) {
 }
 
 async function runW2(k, id) {
+  nodesRun += k + 2;
   const t0 = nowMs();
   const done = worker.waitDone(id);
   await utils.addJob('node', { w: 'W2', id, key: 'fanout', k });
@@ -45,6 +47,7 @@ async function runW2(k, id) {
 }
 
 async function runW3(m, rep) {
+  nodesRun += 7 * m;
   const ids = Array.from({ length: m }, (_, i) => `w3-${rep}-${i}`);
   const t0 = nowMs();
   const dones = ids.map((id) => worker.waitDone(id));
@@ -55,7 +58,7 @@ async function runW3(m, rep) {
   return nowMs() - t0;
 }
 
-async function main() {
+async function measure() {
   await admin(`drop database if exists ${DB} with (force)`);
   await admin(`create database ${DB}`);
   await runMigrations({ connectionString: dbUrl(DB), logger });
@@ -65,6 +68,7 @@ async function main() {
     PEER_DB_URL: dbUrl(DB), PEER_CONCURRENCY: String(CONCURRENCY), PEER_BATCHING: BATCHING ? '1' : '0',
   });
   await worker.ready;
+  txBefore = await pgTxCount(pg, dbUrl('postgres'), DB);
   log(`${PEER}: worker ready (batching ${BATCHING})`);
   const setup = `1 worker process, concurrency ${CONCURRENCY}, LISTEN/NOTIFY job pickup${BATCHING ? ', localQueue size ' + (CONCURRENCY + 1) + ' + completeJobBatchDelay 0' : ', no batching'}; synchronous_commit on`;
   if (args.workload === 'W1') {
@@ -96,6 +100,23 @@ async function main() {
     runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
     notes: `${args.m} concurrent runs of the canonical shape (7 executed nodes per run, review|lookup alternating; review = pause answered immediately, a no-op job); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.` + repsNote(args, secs.length),
     extra: { secs },
+  };
+}
+
+let txBefore = 0;
+let nodesRun = 0;
+
+/** Measures, then closes every engine connection and adds Postgres transactions per node. */
+async function main() {
+  const r = await measure();
+  await worker.stop();
+  await utils.release();
+  utils = undefined;
+  const tx = await pgTxPerNode(pg, dbUrl('postgres'), DB, txBefore, nodesRun);
+  return {
+    ...r,
+    notes: `${r.notes} Postgres: ${tx.pgTxPerNode} transactions per node (pg_stat_database of ${DB}, all nodes incl. warm-up, engine background work included).`,
+    extra: { ...(r.extra ?? {}), ...tx },
   };
 }
 

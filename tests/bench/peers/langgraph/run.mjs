@@ -5,7 +5,7 @@ import pg from 'pg';
 import { setMaxListeners } from 'node:events';
 import { Annotation, Command, END, START, Send, StateGraph, interrupt } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
-import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain } from '../common.mjs';
+import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, pgTxCount, pgTxPerNode } from '../common.mjs';
 
 const PEER = 'langgraph';
 const DB = 'bench_langgraph';
@@ -79,7 +79,7 @@ function canonicalGraph() {
     .compile({ checkpointer: saver });
 }
 
-async function main() {
+async function measure() {
   await admin(`drop database if exists ${DB} with (force)`);
   await admin(`create database ${DB}`);
   pool = new pg.Pool({ connectionString: dbUrl(DB), max: 20 });
@@ -87,11 +87,13 @@ async function main() {
   pool.on('error', (e) => log('pg pool:', e.message));
   saver = new PostgresSaver(pool);
   await saver.setup();
+  txBefore = await pgTxCount(pg, dbUrl('postgres'), DB);
   log(`${PEER}: checkpointer ready (durability ${DURABILITY})`);
   const setup = `in-process (LangGraph.js runs the graph in the caller), PostgresSaver on a pg pool of 20, durability "${DURABILITY}"${DURABILITY === 'async' ? ' (the default: checkpoint written while the next step runs)' : ''}`;
   if (args.workload === 'W1') {
     const g = chainGraph(args.n);
     const one = async (id) => {
+      nodesRun += args.n;
       const t0 = nowMs();
       await g.invoke({ id }, cfg(id, args.n));
       const m = marks.get(id);
@@ -110,6 +112,7 @@ async function main() {
   if (args.workload === 'W2') {
     const g = fanGraph(args.k);
     const one = async (id) => {
+      nodesRun += args.k + 2;
       const t0 = nowMs();
       await g.invoke({ id }, cfg(id, 4));
       return marks.get(id)[0] - t0;
@@ -132,6 +135,7 @@ async function main() {
     }
   };
   const batch = async (r, m) => {
+    nodesRun += 7 * m;
     const t0 = nowMs();
     const ids = Array.from({ length: m }, (_, i) => `w3-${r}-${i}`);
     await Promise.all(ids.map((id, i) => runOne(id, i % 2 === 0)));
@@ -146,6 +150,22 @@ async function main() {
     runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
     notes: `${args.m} concurrent threads of the canonical shape (7 executed nodes; review = interrupt() answered immediately with Command({resume}), lookup alternating); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.` + repsNote(args, secs.length),
     extra: { secs },
+  };
+}
+
+let txBefore = 0;
+let nodesRun = 0;
+
+/** Measures, then closes every engine connection and adds Postgres transactions per node. */
+async function main() {
+  const r = await measure();
+  await pool.end();
+  pool = undefined;
+  const tx = await pgTxPerNode(pg, dbUrl('postgres'), DB, txBefore, nodesRun);
+  return {
+    ...r,
+    notes: `${r.notes} Postgres: ${tx.pgTxPerNode} transactions per node (pg_stat_database of ${DB}, all nodes incl. warm-up, engine background work included).`,
+    extra: { ...(r.extra ?? {}), ...tx },
   };
 }
 
