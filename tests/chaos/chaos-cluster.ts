@@ -39,6 +39,8 @@ export interface ChaosCluster {
   kill(label: string): Promise<void>;
   /** exits the harness did not cause (crashes), by label */
   unexpectedExits: Map<string, number>;
+  /** one line per unexpected exit: wall-clock time, label, exit code or signal */
+  exitLog: string[];
   close(): Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
   let stopping = false;
   const injected = new Set<string>();
   const unexpectedExits = new Map<string, number>();
+  const exitLog: string[] = [];
   const cluster = startCluster({
     rootDir: ROOT_DIR,
     databaseUrl,
@@ -83,10 +86,13 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
   });
 
   const supervise = (m: ManagedProcess): void => {
-    void m.exited.then(() => {
+    void m.exited.then((code) => {
       if (stopping) return;
       const label = m.spec.label;
-      if (!injected.delete(label)) unexpectedExits.set(label, (unexpectedExits.get(label) ?? 0) + 1);
+      if (!injected.delete(label)) {
+        unexpectedExits.set(label, (unexpectedExits.get(label) ?? 0) + 1);
+        exitLog.push(`${new Date().toISOString()} ${label} exited (code ${code}, signal ${m.proc.signalCode})`);
+      }
       setTimeout(() => {
         if (!stopping) supervise(cluster.launch(m.spec));
       }, 200);
@@ -130,6 +136,7 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
       await cluster.kill(label, 'SIGKILL');
     },
     unexpectedExits,
+    exitLog,
     close,
   };
 }

@@ -32,6 +32,7 @@ export interface ChaosReport {
   workload: Omit<WorkloadFigures, 'posted'> & { postedRuns: number };
   faults: FaultFigures;
   unexpectedExits: Record<string, number>;
+  exitLog: string[];
   observations: Observations;
   violations: Violations;
   totalViolations: number;
@@ -84,6 +85,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       workload: { ...rest, postedRuns: posted.length },
       faults,
       unexpectedExits: Object.fromEntries(c.unexpectedExits),
+      exitLog: c.exitLog,
       observations,
       violations,
       totalViolations: Object.values(violations).reduce((a, b) => a + b, 0),
@@ -102,7 +104,9 @@ export function formatReport(r: ChaosReport): string {
     `statuses ${JSON.stringify(r.observations.statuses)}`,
     `faults: kill -9 ×${r.faults.kills} ${JSON.stringify(r.faults.killsByLabel)}, FLUSHALL ×${r.faults.flushes}, Redis restart ×${r.faults.redisRestarts}, Postgres restart ×${r.faults.pgRestarts}`,
     `unexpected process exits ${JSON.stringify(r.unexpectedExits)}`,
-    `max time to terminal ${r.observations.maxRunToTerminalMs} ms; last terminal ${r.observations.lastTerminalAfterLastFaultMs} ms after the last fault`,
+    ...r.exitLog.map((l) => `  ${l}`),
+    `time to terminal: max ${r.observations.maxRunToTerminalMs} ms (p50 ${r.observations.p50RunToTerminalMs}, p99 ${r.observations.p99RunToTerminalMs}); longest wait to start ${r.observations.maxRunToStartMs} ms`,
+    `last terminal ${r.observations.lastTerminalAfterLastFaultMs} ms after the last fault (limit ${r.options.terminalWithinMs ?? 60_000} ms)`,
     `interruptions ${r.observations.interruptions}, retries ${r.observations.retries}, effects ${r.observations.effects}, executions ${r.observations.executions} (re-executions ${r.observations.reExecutions})`,
     'violations:',
     ...Object.entries(r.violations).map(([k, v]) => `  ${k.padEnd(28)} ${v}`),

@@ -34,7 +34,7 @@ export async function injectFaults(c: ChaosCluster, plan: FaultPlan, random: () 
   const t0 = Date.now();
   const note = (what: string) => {
     f.lastFaultAt = Date.now();
-    f.log.push(`+${((f.lastFaultAt - t0) / 1000).toFixed(1)}s ${what}`);
+    f.log.push(`+${((f.lastFaultAt - t0) / 1000).toFixed(1)}s ${new Date(f.lastFaultAt).toISOString()} ${what}`);
   };
   const oneOffs: { at: number; name: string; run: () => Promise<void> }[] = [];
   if (plan.flushAt !== null) {

@@ -28,6 +28,10 @@ export interface Observations {
   statuses: Record<string, number>;
   /** slowest run: POST (created_at) to its terminal event, ms */
   maxRunToTerminalMs: number;
+  p50RunToTerminalMs: number;
+  p99RunToTerminalMs: number;
+  /** longest wait from POST to run.started (tenant slot queue included), ms */
+  maxRunToStartMs: number;
   /** last terminal event after the last fault, ms (negative: all done before it) */
   lastTerminalAfterLastFaultMs: number;
   interruptions: number;
@@ -103,9 +107,15 @@ export async function observe(pool: Pool, lastFaultAt: number): Promise<Observat
   for (const row of (await pool.query<{ status: string; n: number }>('select status, count(*)::int as n from runs group by 1 order by 1')).rows) {
     statuses[row.status] = row.n;
   }
-  const t = await pool.query<{ max_ms: number | null; last_at: Date | null }>(
-    `select max(extract(epoch from (e.at - r.created_at)) * 1000)::float8 as max_ms, max(e.at) as last_at
-       from runs r join events e on e.run_id = r.id and e.kind in ${TERMINAL}`,
+  const t = await pool.query<{ max_ms: number | null; p50: number | null; p99: number | null; last_at: Date | null }>(
+    `select max(d)::float8 as max_ms, percentile_cont(0.5) within group (order by d)::float8 as p50,
+            percentile_cont(0.99) within group (order by d)::float8 as p99, max(at) as last_at
+       from (select extract(epoch from (e.at - r.created_at)) * 1000 as d, e.at
+               from runs r join events e on e.run_id = r.id and e.kind in ${TERMINAL}) x`,
+  );
+  const s = await pool.query<{ max_ms: number | null }>(
+    `select max(extract(epoch from (e.at - r.created_at)) * 1000)::float8 as max_ms
+       from runs r join events e on e.run_id = r.id and e.kind = 'run.started'`,
   );
   const lastAt = t.rows[0]?.last_at?.getTime() ?? lastFaultAt;
   const ex = await pool.query<{ total: number; distinct_ids: number }>(
@@ -114,6 +124,9 @@ export async function observe(pool: Pool, lastFaultAt: number): Promise<Observat
   return {
     statuses,
     maxRunToTerminalMs: Math.round(t.rows[0]?.max_ms ?? 0),
+    p50RunToTerminalMs: Math.round(t.rows[0]?.p50 ?? 0),
+    p99RunToTerminalMs: Math.round(t.rows[0]?.p99 ?? 0),
+    maxRunToStartMs: Math.round(s.rows[0]?.max_ms ?? 0),
     lastTerminalAfterLastFaultMs: lastAt - lastFaultAt,
     interruptions: await count(pool, "select count(*)::int as n from events where kind = 'node.interrupted'"),
     retries: await count(pool, "select count(*)::int as n from events where kind = 'node.retried'"),

@@ -1,9 +1,12 @@
 /**
  * `npm run chaos`: the fault-injection suite on private Postgres and Redis.
- * Flags: --runs (2000) --seconds (90) --kill-every-ms (2000) --json <file>.
+ * Flags: --runs (2000) --seconds (90) --kill-every-ms (2000) --json <file> --log <file>
+ * (every process's output; default a file under the temp dir) --verbose (also to stdout).
  * Exits 1 when any invariant is violated.
  */
-import { writeFileSync } from 'node:fs';
+import { createWriteStream, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatReport, runChaos } from './chaos';
 
@@ -13,6 +16,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '90' },
     'kill-every-ms': { type: 'string', default: '2000' },
     json: { type: 'string' },
+    log: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -23,14 +27,22 @@ const num = (name: string, v: string | undefined): number => {
   return n;
 };
 
+const logPath = values.log ?? join(tmpdir(), `flowline-chaos-${Date.now()}.log`);
+const logFile = createWriteStream(logPath);
+process.stdout.write(`[chaos] process output: ${logPath}\n`);
+
 const report = await runChaos({
   runs: num('runs', values.runs),
   seconds: num('seconds', values.seconds),
   killEveryMs: num('kill-every-ms', values['kill-every-ms']),
   log: (l) => process.stdout.write(`[chaos] ${l}\n`),
-  onLine: values.verbose ? (l) => process.stdout.write(`${l}\n`) : undefined,
+  onLine: (l) => {
+    logFile.write(`${l}\n`);
+    if (values.verbose) process.stdout.write(`${l}\n`);
+  },
 });
 process.stdout.write(`${formatReport(report)}\n`);
 for (const l of report.faults.log) process.stdout.write(`  ${l}\n`);
 if (values.json) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
+await new Promise<void>((resolve) => logFile.end(resolve));
 process.exit(report.totalViolations === 0 ? 0 : 1);

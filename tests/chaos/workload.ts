@@ -147,6 +147,9 @@ export async function startWorkload(o: WorkloadOptions): Promise<Workload> {
   let stopped = false;
   const operationIds = new Map<string, string>();
   const inFlight = new Set<string>();
+  /** gates answered 202, by time: re-sent (same operationId, a replay) only after RESEND_MS */
+  const answered = new Map<string, number>();
+  const RESEND_MS = 5_000;
   const rejectShare = o.rejectShare ?? 0.25;
   const deciding = (async () => {
     let round = 0;
@@ -158,7 +161,7 @@ export async function startWorkload(o: WorkloadOptions): Promise<Workload> {
         );
         for (const row of r.rows) {
           const gate = `${row.run_id}/${row.node_key}`;
-          if (inFlight.has(gate)) continue;
+          if (inFlight.has(gate) || Date.now() - (answered.get(gate) ?? 0) < RESEND_MS) continue;
           inFlight.add(gate);
           let op = operationIds.get(gate);
           if (!op) {
@@ -168,7 +171,9 @@ export async function startWorkload(o: WorkloadOptions): Promise<Workload> {
           const decision = parseInt(row.run_id.slice(0, 2), 16) / 256 < rejectShare ? 'Reject' : 'Approve';
           void call(`${api(round)}/v1/runs/${row.run_id}/nodes/${row.node_key}/decide`, 'POST', { operationId: op, decision })
             .then((res) => {
-              if (res.status === 202) figures.decisionsSent++;
+              if (res.status !== 202) return;
+              if (!answered.has(gate)) figures.decisionsSent++;
+              answered.set(gate, Date.now());
             })
             .catch(() => undefined)
             .finally(() => inFlight.delete(gate));
