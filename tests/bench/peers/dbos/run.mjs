@@ -7,7 +7,8 @@ import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, ru
 
 const PEER = 'dbos';
 const DB = 'bench_dbos';
-const POLL_MS = 10;
+// Queue and result polling interval: lower = faster pickup, more polling transactions.
+const POLL_MS = Number(process.env.PEER_DBOS_POLL_MS ?? 10);
 const args = parseArgs();
 const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
 const dbUrl = (name) => Object.assign(new URL(base.href), { pathname: `/${name}` }).href;
