@@ -43,7 +43,7 @@ async function replica(): Promise<{ url: string; live: LiveServer; close(): Prom
     pool: db.pool,
     redis,
     apiKeys: null,
-    limits: { maxNodesPerDefinition: 200, maxRunInputBytes: 65_536, eventReplayLimit: 200, shardCount: 8, streamPollMs: 250 },
+    limits: { maxNodesPerDefinition: 200, maxRunInputBytes: 65_536, eventReplayLimit: 200, shardCount: 8, streamPollMs: 250, maxSteersPerNode: 5 },
     tools: { catalog: () => [], parserCatalog: () => ({ has: () => false, get: () => undefined }) as never },
     queuePrefix: tr.prefix,
     logger,

@@ -33,8 +33,9 @@ const envelopeMapSchema = z.record(z.string(), outputEnvelopeSchema);
 export const inputDocumentSchema: z.ZodType<InputDocument> = z.object({
   run: z.object({ input: jsonSchema }),
   upstream: envelopeMapSchema,
-  // An envelope has a string `status`; a map of envelopes never has that member.
-  input: z.union([outputEnvelopeSchema, envelopeMapSchema]).nullable(),
+  // Usually a predecessor's envelope or a map of them; an operator's input edit
+  // (CONTRACT §8) replaces it with any JSON value, so any JSON is accepted.
+  input: z.union([outputEnvelopeSchema, envelopeMapSchema, jsonSchema]).nullable() as z.ZodType<InputDocument['input']>,
 });
 
 const idSchema = z.string().min(1).max(200);

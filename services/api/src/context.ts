@@ -29,6 +29,8 @@ export interface ApiLimits {
   eventReplayLimit: number;
   shardCount: number;
   streamPollMs: number;
+  /** MAX_STEERS_PER_NODE */
+  maxSteersPerNode: number;
 }
 
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */

@@ -50,6 +50,7 @@ const app = createApp({
     eventReplayLimit: cfg.EVENT_REPLAY_LIMIT,
     shardCount: cfg.SHARD_COUNT,
     streamPollMs: cfg.STREAM_POLL_MS,
+    maxSteersPerNode: core.maxSteersPerNode,
   },
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
   queuePrefix: cfg.QUEUE_PREFIX,

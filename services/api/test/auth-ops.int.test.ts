@@ -150,7 +150,7 @@ describe('ops', () => {
       pool: h.db.pool,
       redis: dead,
       apiKeys: null,
-      limits: { maxNodesPerDefinition: 200, maxRunInputBytes: 65536, eventReplayLimit: 200, shardCount: 4, streamPollMs: 50 },
+      limits: { maxNodesPerDefinition: 200, maxRunInputBytes: 65536, eventReplayLimit: 200, shardCount: 4, streamPollMs: 50, maxSteersPerNode: 5 },
       tools: { catalog: () => [], parserCatalog: () => new Map() },
       queuePrefix: h.prefix,
       logger: pino({ level: 'silent' }),

@@ -52,6 +52,7 @@ export async function startHarness(
       eventReplayLimit: 200,
       shardCount: 16,
       streamPollMs: 50,
+      maxSteersPerNode: 5,
       ...limits,
     },
     tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },

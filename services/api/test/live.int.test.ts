@@ -37,7 +37,7 @@ async function startReplica(limits: Partial<ApiLimits> = {}, options: Partial<Li
   const redis = new Redis(tr.url, { maxRetriesPerRequest: 3 });
   const tools = await createToolRegistry({ testTools: true });
   const logger = pino({ level: 'silent' });
-  const fullLimits: ApiLimits = { maxNodesPerDefinition: 200, maxRunInputBytes: 65_536, eventReplayLimit: 200, shardCount: SHARD_COUNT, streamPollMs: 50, ...limits };
+  const fullLimits: ApiLimits = { maxNodesPerDefinition: 200, maxRunInputBytes: 65_536, eventReplayLimit: 200, shardCount: SHARD_COUNT, streamPollMs: 50, maxSteersPerNode: 5, ...limits };
   const app = createApp({
     pool: db.pool,
     redis,

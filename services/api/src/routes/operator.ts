@@ -24,7 +24,7 @@ import {
   type NodeIntentKind,
   type NodeRunDetailRow,
 } from '@flowline/db';
-import { DEFAULT_CORE_OPTIONS, type SteerEntry } from '@flowline/graph';
+import type { SteerEntry } from '@flowline/graph';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import type { AppDeps, AppEnv } from '../context';
@@ -166,8 +166,7 @@ function steerRefusal(node: NodeRunDetailRow, runStatus: string, opId: string, m
 /** Registers the operator routes on `app`. */
 export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { pool } = deps;
-  const maxSteers =
-    (deps.limits as { maxSteersPerNode?: number }).maxSteersPerNode ?? DEFAULT_CORE_OPTIONS.maxSteersPerNode;
+  const maxSteers = deps.limits.maxSteersPerNode;
   const wake = (runId: string) => publishWake(deps, runId);
 
   app.openapi(routes.steer, async (c) => {
