@@ -83,7 +83,11 @@ const results: Results = {
   peersMissing: [],
   errors: [],
 };
-log(`mode ${mode}, ${reps} repetition(s); load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; free ${(freemem() / 2 ** 30).toFixed(1)} GiB`);
+log(
+  `mode ${mode}, ${reps} repetition(s); load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}; free ${(freemem() / 2 ** 30).toFixed(1)} GiB`,
+);
 
 const pgServer = await startPostgres();
 const redisServer = await startRedis();
@@ -167,7 +171,11 @@ try {
           ms.push(o.ms);
           completed &&= o.completed;
         }
-        results.w6 = { recoveryMs: spread(ms), completed, leaseMs: BENCH_ENV.SHARD_LEASE_MS ?? '6000 (default)' };
+        results.w6 = {
+          recoveryMs: spread(ms),
+          completed,
+          leaseMs: BENCH_ENV.SHARD_LEASE_MS ?? '6000 (default)',
+        };
       });
     } catch (e) {
       results.errors.push(`cluster: ${errMsg(e)}`);
@@ -180,7 +188,8 @@ try {
 
   await section('peers', async () => {
     const chosen = flags.peers ? flags.peers.split(',').map((s) => s.trim()) : undefined;
-    for (const name of incompletePeers()) results.peersMissing.push({ peer: name, reason: 'no runner (run.ts/run.mjs) or package.json yet' });
+    for (const name of incompletePeers())
+      results.peersMissing.push({ peer: name, reason: 'no runner (run.ts/run.mjs) or package.json yet' });
     for (const p of discoverPeers(chosen)) {
       log(`peer ${p.name}: installing`);
       const installErr = installPeer(p, flags.reinstall);
@@ -195,8 +204,17 @@ try {
       ];
       for (const [w, param] of plan) {
         await redis.flushall();
-        const o = await runPeer(p, w, param, reps, { DATABASE_URL: pgServer.adminUrl, REDIS_URL: redisServer.url }, sizes.peerTimeoutS);
-        log(`peer ${p.name} ${w} ${param}: ${o.error ? `n/a (${o.error})` : JSON.stringify(o.line)} in ${o.seconds.toFixed(1)} s`);
+        const o = await runPeer(
+          p,
+          w,
+          param,
+          reps,
+          { DATABASE_URL: pgServer.adminUrl, REDIS_URL: redisServer.url },
+          sizes.peerTimeoutS,
+        );
+        log(
+          `peer ${p.name} ${w} ${param}: ${o.error ? `n/a (${o.error})` : JSON.stringify(o.line)} in ${o.seconds.toFixed(1)} s`,
+        );
         results.peers.push(o);
       }
     }
@@ -219,5 +237,7 @@ if (flags.record) {
   writeFileSync(join(rootDir, 'tests', 'bench', 'RESULTS.md'), `${header}${md}`);
 }
 process.stdout.write(md);
-log(`done in ${((Date.parse(results.finishedAt) - Date.parse(results.startedAt)) / 1000).toFixed(0)} s; tests/bench/results/latest.json`);
+log(
+  `done in ${((Date.parse(results.finishedAt) - Date.parse(results.startedAt)) / 1000).toFixed(0)} s; tests/bench/results/latest.json`,
+);
 process.exit(0);

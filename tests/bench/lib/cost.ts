@@ -62,8 +62,16 @@ export class Monitor {
     }
     const info = await this.redis.info('commandstats');
     let redisCommands = 0;
-    for (const m of info.matchAll(/cmdstat_(\w+):calls=(\d+)/g)) if (m[1] !== 'info') redisCommands += Number(m[2]);
-    return { at: Date.now(), xacts: Number(x!.x), statements, walBytes: Number(x!.wal), redisCommands, ownQueries: this.queries };
+    for (const m of info.matchAll(/cmdstat_(\w+):calls=(\d+)/g))
+      if (m[1] !== 'info') redisCommands += Number(m[2]);
+    return {
+      at: Date.now(),
+      xacts: Number(x!.x),
+      statements,
+      walBytes: Number(x!.wal),
+      redisCommands,
+      ownQueries: this.queries,
+    };
   }
 
   async close(): Promise<void> {

@@ -33,7 +33,11 @@ export interface BenchCluster {
 }
 
 /** Migrates `databaseUrl` and starts the processes; resolves once every shard is leased. */
-export async function startBenchCluster(databaseUrl: string, redisUrl: string, dispatchers = 2): Promise<BenchCluster> {
+export async function startBenchCluster(
+  databaseUrl: string,
+  redisUrl: string,
+  dispatchers = 2,
+): Promise<BenchCluster> {
   const pool = createPool(databaseUrl, { max: 2, applicationName: 'flowline-bench-migrate' });
   await migrate(pool);
   const apiPort = await freePort();
@@ -50,7 +54,12 @@ export async function startBenchCluster(databaseUrl: string, redisUrl: string, d
     redisUrl,
     apiPort,
     queuePrefix: `{bench-${randomUUID().slice(0, 8)}}`,
-    env: { ...BENCH_ENV, ...(process.env.BENCH_CLUSTER_ENV ? (JSON.parse(process.env.BENCH_CLUSTER_ENV) as Record<string, string>) : {}) },
+    env: {
+      ...BENCH_ENV,
+      ...(process.env.BENCH_CLUSTER_ENV
+        ? (JSON.parse(process.env.BENCH_CLUSTER_ENV) as Record<string, string>)
+        : {}),
+    },
     processes,
     onLine: (l) => {
       lines.push(l);
@@ -62,7 +71,9 @@ export async function startBenchCluster(databaseUrl: string, redisUrl: string, d
     await waitForApi(cluster.apiUrl, 60_000);
     const until = Date.now() + 60_000;
     for (;;) {
-      const r = await pool.query<{ n: number }>('select count(*)::int as n from shard_leases where owner is not null and expires_at > now()');
+      const r = await pool.query<{ n: number }>(
+        'select count(*)::int as n from shard_leases where owner is not null and expires_at > now()',
+      );
       if (r.rows[0]!.n >= Number(BENCH_ENV.SHARD_COUNT)) break;
       if (Date.now() > until) throw new Error('shards not leased within 60 s');
       await sleep(200);
@@ -101,14 +112,27 @@ export class Api {
   }
 
   async createDefinition(name: string, graph: unknown): Promise<string> {
-    return (await this.call<{ id: string }>('POST', '/v1/definitions', { name: `${name}-${randomUUID().slice(0, 6)}`, graph })).id;
+    return (
+      await this.call<{ id: string }>('POST', '/v1/definitions', {
+        name: `${name}-${randomUUID().slice(0, 6)}`,
+        graph,
+      })
+    ).id;
   }
 
   async startRun(definitionId: string, input: unknown): Promise<string> {
-    return (await this.call<{ runId: string }>('POST', `/v1/definitions/${definitionId}/runs`, { requestId: randomUUID(), input })).runId;
+    return (
+      await this.call<{ runId: string }>('POST', `/v1/definitions/${definitionId}/runs`, {
+        requestId: randomUUID(),
+        input,
+      })
+    ).runId;
   }
 
   async decide(runId: string, nodeKey: string, decision: 'Approve' | 'Reject'): Promise<void> {
-    await this.call('POST', `/v1/runs/${runId}/nodes/${nodeKey}/decide`, { operationId: randomUUID(), decision });
+    await this.call('POST', `/v1/runs/${runId}/nodes/${nodeKey}/decide`, {
+      operationId: randomUUID(),
+      decision,
+    });
   }
 }

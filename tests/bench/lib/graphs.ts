@@ -2,7 +2,11 @@
 import type { Json, JsonObject } from '@flowline/graph';
 import { canonicalWithTool } from '../../e2e/graphs';
 
-const tool = (key: string, toolName = 'echo', args: JsonObject = { n: 1 }): Json => ({ key, kind: 'Tool', config: { toolName, arguments: args } });
+const tool = (key: string, toolName = 'echo', args: JsonObject = { n: 1 }): Json => ({
+  key,
+  kind: 'Tool',
+  config: { toolName, arguments: args },
+});
 
 /** Start → t1 → … → tN → End. */
 export function chain(n: number, toolName = 'echo', args: JsonObject = { n: 1 }): JsonObject {
@@ -44,8 +48,18 @@ export function parked(): JsonObject {
     ],
     edges: [
       { key: 'e1', from: 'start', to: 'review' },
-      { key: 'e2', from: 'review', to: 'end', condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } },
-      { key: 'e3', from: 'review', to: 'end', condition: { path: 'output.decision', op: 'Eq', value: 'Reject' } },
+      {
+        key: 'e2',
+        from: 'review',
+        to: 'end',
+        condition: { path: 'output.decision', op: 'Eq', value: 'Approve' },
+      },
+      {
+        key: 'e3',
+        from: 'review',
+        to: 'end',
+        condition: { path: 'output.decision', op: 'Eq', value: 'Reject' },
+      },
     ],
   };
 }

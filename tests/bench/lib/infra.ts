@@ -23,7 +23,11 @@ export interface BenchPostgres {
   stop(): Promise<void>;
 }
 
-const PG_BIN_DIRS = ['/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/17/bin'];
+const PG_BIN_DIRS = [
+  '/usr/lib/postgresql/16/bin',
+  '/usr/lib/postgresql/15/bin',
+  '/usr/lib/postgresql/17/bin',
+];
 
 function pgBinDir(): string | null {
   return PG_BIN_DIRS.find((d) => existsSync(join(d, 'initdb')) && existsSync(join(d, 'pg_ctl'))) ?? null;
@@ -44,25 +48,53 @@ export async function startPostgres(): Promise<BenchPostgres> {
       process.stderr.write(`own Postgres failed (${(err as Error).message}); using the local server\n`);
     }
   }
-  if (!(await pgAnswers(LOCAL_PG))) throw new Error('no Postgres: install postgresql (initdb) or run one on 127.0.0.1:5432');
+  if (!(await pgAnswers(LOCAL_PG)))
+    throw new Error('no Postgres: install postgresql (initdb) or run one on 127.0.0.1:5432');
   const version = await serverVersion(LOCAL_PG);
-  return { adminUrl: LOCAL_PG, statements: false, own: false, version, note: 'local shared server (WAL deltas include other users)', stop: async () => undefined };
+  return {
+    adminUrl: LOCAL_PG,
+    statements: false,
+    own: false,
+    version,
+    note: 'local shared server (WAL deltas include other users)',
+    stop: async () => undefined,
+  };
 }
 
 async function startOwnPostgres(bin: string): Promise<BenchPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'flowline-bench-pg-'));
   chmodSync(dir, 0o777);
   const data = join(dir, 'data');
-  const [c0, ...a0] = asPostgres(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  const [c0, ...a0] = asPostgres(join(bin, 'initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
   const init = spawnSync(c0!, a0, { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`initdb: ${init.stderr || init.stdout}`);
   const port = await freePort();
   const flags = [
-    '-D', data, '-p', String(port), '-k', dir, '-h', '127.0.0.1',
-    '-c', 'shared_preload_libraries=pg_stat_statements',
-    '-c', 'pg_stat_statements.track=all',
-    '-c', 'max_connections=400',
-    '-c', 'shared_buffers=256MB',
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-k',
+    dir,
+    '-h',
+    '127.0.0.1',
+    '-c',
+    'shared_preload_libraries=pg_stat_statements',
+    '-c',
+    'pg_stat_statements.track=all',
+    '-c',
+    'max_connections=400',
+    '-c',
+    'shared_buffers=256MB',
   ];
   const [c1, ...a1] = asPostgres(join(bin, 'postgres'), flags);
   const proc: ChildProcess = spawn(c1!, a1, { stdio: 'ignore', detached: true });
@@ -136,7 +168,9 @@ export interface BenchRedis {
 /** A redis-server of the bench's own on a free port. */
 export async function startRedis(): Promise<BenchRedis> {
   const { url, proc } = await spawnRedis();
-  const v = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.match(/v=([\d.]+)/)?.[1] ?? 'unknown';
+  const v =
+    spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.match(/v=([\d.]+)/)?.[1] ??
+    'unknown';
   return {
     url,
     version: v,

@@ -61,7 +61,9 @@ export function discoverPeers(only?: string[]): Peer[] {
 export function incompletePeers(): string[] {
   if (!existsSync(PEERS_DIR)) return [];
   const ok = new Set(discoverPeers().map((p) => p.name));
-  return readdirSync(PEERS_DIR).filter((n) => statSync(join(PEERS_DIR, n)).isDirectory() && n !== 'node_modules' && !ok.has(n)).sort();
+  return readdirSync(PEERS_DIR)
+    .filter((n) => statSync(join(PEERS_DIR, n)).isDirectory() && n !== 'node_modules' && !ok.has(n))
+    .sort();
 }
 
 /** Installs the peer's dependencies when needed; returns an error text or null. */
@@ -90,10 +92,25 @@ export function runPeer(
   timeoutS: number,
 ): Promise<PeerOutcome> {
   const flag = workload === 'W1' ? '--n' : workload === 'W2' ? '--k' : '--m';
-  const args = [...(p.runner.endsWith('.ts') ? ['--import', 'tsx'] : []), p.runner, '--workload', workload, flag, String(param), '--reps', String(reps), '--timeout-s', String(timeoutS)];
+  const args = [
+    ...(p.runner.endsWith('.ts') ? ['--import', 'tsx'] : []),
+    p.runner,
+    '--workload',
+    workload,
+    flag,
+    String(param),
+    '--reps',
+    String(reps),
+    '--timeout-s',
+    String(timeoutS),
+  ];
   const t0 = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: p.dir, env: { ...(process.env as Record<string, string>), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd: p.dir,
+      env: { ...(process.env as Record<string, string>), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -114,7 +131,7 @@ export function runPeer(
       const error =
         code === 0 && line && !failedNote
           ? null
-          : (failedNote ?? `exit ${code ?? signal}: ${err.trim().split('\n').slice(-2).join(' ').slice(0, 200) || 'no result line'}`);
+          : (failedNote ?? `exit ${code ?? signal}: ${errorLine(err)}`);
       resolve({ peer: p.name, workload, param, line: error ? null : line, error, seconds });
     });
   });
@@ -127,4 +144,15 @@ function parseLine(text: string | undefined): PeerLine | null {
   } catch {
     return null;
   }
+}
+
+/** The most telling line of a runner's stderr: the first error line, else the last line. */
+function errorLine(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const e =
+    lines.find((l) => /\b\w*Error\b|FAILED|failed/.test(l)) ?? lines[lines.length - 1] ?? 'no result line';
+  return e.slice(0, 200);
 }

@@ -47,10 +47,15 @@ export function flowlineFigure(r: Results, workload: string, param: number, metr
     if (!c) return null;
     return metric === 'hopP50Ms' ? c.hopP50.median : metric === 'hopP99Ms' ? c.hopP99.median : null;
   }
-  if (workload === 'W2') return metric === 'latencyMs' ? (r.w2.find((x) => x.k === param)?.latencyMs.median ?? null) : null;
+  if (workload === 'W2')
+    return metric === 'latencyMs' ? (r.w2.find((x) => x.k === param)?.latencyMs.median ?? null) : null;
   const c = r.w3.find((x) => x.m === param);
   if (!c) return null;
-  return metric === 'nodesPerSec' ? c.nodesPerSec.median : metric === 'runsPerSec' ? c.runsPerSec.median : null;
+  return metric === 'nodesPerSec'
+    ? c.nodesPerSec.median
+    : metric === 'runsPerSec'
+      ? c.runsPerSec.median
+      : null;
 }
 
 const METRICS: Record<string, { metric: Metric; label: string; better: 'lower' | 'higher' }[]> = {
@@ -66,7 +71,10 @@ const METRICS: Record<string, { metric: Metric; label: string; better: 'lower' |
 };
 
 /** Best durable peer's W3 nodes/s at `m` and raw BullMQ's. */
-export function peerW3(r: Results, m: number): { bestDurable: { peer: string; v: number } | null; bullmq: number | null } {
+export function peerW3(
+  r: Results,
+  m: number,
+): { bestDurable: { peer: string; v: number } | null; bullmq: number | null } {
   let best: { peer: string; v: number } | null = null;
   let bullmq: number | null = null;
   for (const o of r.peers) {
@@ -77,8 +85,24 @@ export function peerW3(r: Results, m: number): { bestDurable: { peer: string; v:
   return { bestDurable: best, bullmq };
 }
 
+/** A peer's figure with its range when the runner lists per-repetition values (W2 latenciesMs, W3 secs). */
+function peerSpread(o: PeerOutcome, metric: Metric): Spread {
+  const v = o.line?.[metric] ?? NaN;
+  const extra = (o.line?.extra ?? {}) as { latenciesMs?: number[]; secs?: number[] };
+  if (metric === 'latencyMs' && extra.latenciesMs?.length) return spread(extra.latenciesMs);
+  if ((metric === 'nodesPerSec' || metric === 'runsPerSec') && extra.secs?.length) {
+    const mid = spread(extra.secs).median;
+    return { ...spread(extra.secs.map((s) => (v * mid) / s)), median: v };
+  }
+  return { median: v, min: v, max: v, n: 1 };
+}
+
 function table(head: string[], rows: string[][]): string {
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 }
 
 const verdict = (ok: boolean | null) => (ok === null ? 'not measured' : ok ? '**met**' : '**not met**');
@@ -102,13 +126,21 @@ export function targets(r: Results): string[][] {
     [`W1 hop p99 ≤ 15 ms (N=${w1?.n ?? '?'})`, `${fmt(p99)} ms`, verdict(cmp(p99, (v) => v <= 15))],
     [
       `W3 (M=${w3?.m ?? '?'}) nodes/s ≥ 1.5× best durable peer`,
-      ratio === null ? 'n/a (no durable peer figure)' : `${fmt(ratio)}× (${fmt(w3!.nodesPerSec.median)} vs ${peers.bestDurable!.peer} ${fmt(peers.bestDurable!.v)})`,
+      ratio === null
+        ? 'n/a (no durable peer figure)'
+        : `${fmt(ratio)}× (${fmt(w3!.nodesPerSec.median)} vs ${peers.bestDurable!.peer} ${fmt(peers.bestDurable!.v)})`,
       verdict(cmp(ratio, (v) => v >= 1.5)),
     ],
-    [`≤ 1.5 Postgres transactions per node (W3 M=${w3?.m ?? '?'})`, fmt(tx), verdict(cmp(tx, (v) => v <= 1.5))],
+    [
+      `≤ 1.5 Postgres transactions per node (W3 M=${w3?.m ?? '?'})`,
+      fmt(tx),
+      verdict(cmp(tx, (v) => v <= 1.5)),
+    ],
     [
       `W5 per-hop p50 within 10% of unparked (${w5?.phases[1]?.parked ?? '?'} parked)`,
-      w5 ? `${fmt(w5.phases[1]!.hopP50)} vs ${fmt(w5.phases[0]!.hopP50)} ms (${fmt(w5.hopP50Change * 100)}%)` : 'n/a',
+      w5
+        ? `${fmt(w5.phases[1]!.hopP50)} vs ${fmt(w5.phases[0]!.hopP50)} ms (${fmt(w5.hopP50Change * 100)}%)`
+        : 'n/a',
       verdict(w5 ? w5.hopP50Change <= 0.1 : null),
     ],
     [
@@ -118,8 +150,16 @@ export function targets(r: Results): string[][] {
     ],
     [`W6 recovery ≤ 5 s`, w6 === null ? 'n/a' : `${fmt(w6)} ms`, verdict(cmp(w6, (v) => v <= 5000))],
     [`stretch: hop p50 ≤ 2.5 ms`, `${fmt(p50)} ms`, verdict(cmp(p50, (v) => v <= 2.5))],
-    [`stretch: ≥ 2× best durable peer (W3)`, ratio === null ? 'n/a' : `${fmt(ratio)}×`, verdict(cmp(ratio, (v) => v >= 2))],
-    [`stretch: ≥ 0.75× raw BullMQ (W3)`, bull === null ? 'n/a' : `${fmt(bull)}×`, verdict(cmp(bull, (v) => v >= 0.75))],
+    [
+      `stretch: ≥ 2× best durable peer (W3)`,
+      ratio === null ? 'n/a' : `${fmt(ratio)}×`,
+      verdict(cmp(ratio, (v) => v >= 2)),
+    ],
+    [
+      `stretch: ≥ 0.75× raw BullMQ (W3)`,
+      bull === null ? 'n/a' : `${fmt(bull)}×`,
+      verdict(cmp(bull, (v) => v >= 0.75)),
+    ],
     [`stretch: ≤ 1 transaction per node`, fmt(tx), verdict(cmp(tx, (v) => v <= 1))],
   ];
 }
@@ -131,7 +171,11 @@ export function renderMarkdown(r: Results): string {
   out.push(
     `Machine: ${m.nproc} cores (${m.cpuModel}), ${fmt(m.memoryGiB)} GiB, Node ${m.node}, Postgres ${m.postgres}, Redis ${m.redis}; ` +
       `load average at start ${m.loadAvgStart.map((x) => x.toFixed(2)).join(' / ')}, at end ${m.loadAvgEnd.map((x) => x.toFixed(2)).join(' / ')}.`,
-    `Postgres: ${m.postgresSetup}. Cluster: API + ${r.clusterEnv.DISPATCHERS ?? 2} dispatchers + 1 tool worker as separate processes; env ${Object.entries(r.clusterEnv).map(([k, v]) => `${k}=${v}`).join(' ')}.`,
+    `Postgres: ${m.postgresSetup}. Cluster: API + ${r.clusterEnv.DISPATCHERS ?? 2} dispatchers + 1 tool worker as separate processes; env ${Object.entries(
+      r.clusterEnv,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}.`,
     `Figures are medians of the repetitions with (min–max).`,
     '',
   );
@@ -140,12 +184,31 @@ export function renderMarkdown(r: Results): string {
   if (r.w0) {
     out.push('## W0 physical references', '');
     const rows: string[][] = [];
-    for (const f of r.w0.insertCommit) rows.push([`pgbench one-insert commit, ${f.clients} client(s)`, `${fmt(f.tps)} tx/s`, `${fmt(f.latencyMs)} ms`]);
-    if (r.w0.tpcb) rows.push([`pgbench TPC-B, ${r.w0.tpcb.clients} clients`, `${fmt(r.w0.tpcb.tps)} tx/s`, `${fmt(r.w0.tpcb.latencyMs)} ms`]);
-    for (const x of r.w0.redis) rows.push([`redis-benchmark ${x.command} (20 clients)`, `${fmt(x.rps)} req/s`, x.p50Ms === null ? '' : `p50 ${fmt(x.p50Ms)} ms`]);
+    for (const f of r.w0.insertCommit)
+      rows.push([
+        `pgbench one-insert commit, ${f.clients} client(s)`,
+        `${fmt(f.tps)} tx/s`,
+        `${fmt(f.latencyMs)} ms`,
+      ]);
+    if (r.w0.tpcb)
+      rows.push([
+        `pgbench TPC-B, ${r.w0.tpcb.clients} clients`,
+        `${fmt(r.w0.tpcb.tps)} tx/s`,
+        `${fmt(r.w0.tpcb.latencyMs)} ms`,
+      ]);
+    for (const x of r.w0.redis)
+      rows.push([
+        `redis-benchmark ${x.command} (20 clients)`,
+        `${fmt(x.rps)} req/s`,
+        x.p50Ms === null ? '' : `p50 ${fmt(x.p50Ms)} ms`,
+      ]);
     const ne = r.w0.nullEngine;
     if (ne) {
-      rows.push(['null engine, one chain (UPDATE + BullMQ add + pickup per node)', '', `hop p50 ${fmt(ne.hopP50Ms)} ms, p99 ${fmt(ne.hopP99Ms)} ms`]);
+      rows.push([
+        'null engine, one chain (UPDATE + BullMQ add + pickup per node)',
+        '',
+        `hop p50 ${fmt(ne.hopP50Ms)} ms, p99 ${fmt(ne.hopP99Ms)} ms`,
+      ]);
       rows.push([`null engine, ${ne.chains} chains at once`, `${fmt(ne.nodesPerSec)} nodes/s`, '']);
     }
     out.push(table(['reference', 'throughput', 'latency'], rows), '');
@@ -156,12 +219,31 @@ export function renderMarkdown(r: Results): string {
   out.push('## Flowline workloads (real cluster, echo Tool nodes)', '');
   const fl: string[][] = [];
   for (const c of r.w1) {
-    fl.push([`W1 chain N=${c.n}`, 'hop p50 / p99 ms (pickup → pickup)', `${fmtSpread(c.hopP50)} / ${fmtSpread(c.hopP99)}`]);
+    fl.push([
+      `W1 chain N=${c.n}`,
+      'hop p50 / p99 ms (pickup → pickup)',
+      `${fmtSpread(c.hopP50)} / ${fmtSpread(c.hopP99)}`,
+    ]);
     fl.push([`W1 chain N=${c.n}`, 'run (finished − created) ÷ (N+1) ms', fmtSpread(c.runPerHop)]);
+    fl.push([
+      `W1 chain N=${c.n}`,
+      'hop breakdown, median ms: echo in worker · result → next tick begins · tick begins → next pickup',
+      `${fmt(c.breakdown.execMs)} · ${fmt(c.breakdown.tickMs)} · ${fmt(c.breakdown.queueMs)}`,
+    ]);
   }
   for (const c of r.w2) fl.push([`W2 fan-out/fan-in K=${c.k}`, 'run latency ms', fmtSpread(c.latencyMs)]);
-  for (const c of r.w3) fl.push([`W3 canonical, M=${c.m} concurrent`, 'runs/s · nodes/s (succeeded nodes)', `${fmtSpread(c.runsPerSec)} · ${fmtSpread(c.nodesPerSec)}`]);
-  if (r.w4) fl.push([`W4 start latency (${r.w4.samples} runs)`, 'POST → first Tool node picked up, p50 / p99 ms', `${fmt(r.w4.p50)} / ${fmt(r.w4.p99)}`]);
+  for (const c of r.w3)
+    fl.push([
+      `W3 canonical, M=${c.m} concurrent`,
+      'runs/s · nodes/s (succeeded nodes)',
+      `${fmtSpread(c.runsPerSec)} · ${fmtSpread(c.nodesPerSec)}`,
+    ]);
+  if (r.w4)
+    fl.push([
+      `W4 start latency (${r.w4.samples} runs)`,
+      'POST → first Tool node picked up, p50 / p99 ms',
+      `${fmt(r.w4.p50)} / ${fmt(r.w4.p99)}`,
+    ]);
   if (r.w5) {
     for (const p of r.w5.phases) {
       fl.push([
@@ -170,16 +252,32 @@ export function renderMarkdown(r: Results): string {
         `${fmt(p.hopP50)} / ${fmt(p.hopP99)} · ${fmt(p.activeQueriesPerSec)} · ${fmt(p.idleQueriesPerSec)}`,
       ]);
     }
-    fl.push(['W5 parked-run cost', `${r.w5.unit}/s per dispatcher (idle with − without)`, fmt(r.w5.parkedQueriesPerSecPerDispatcher)]);
+    fl.push([
+      'W5 parked-run cost',
+      `${r.w5.unit}/s per dispatcher (idle with − without)`,
+      fmt(r.w5.parkedQueriesPerSecPerDispatcher),
+    ]);
   }
-  if (r.w6) fl.push([`W6 kill -9 of the owning dispatcher (SHARD_LEASE_MS=${r.w6.leaseMs})`, 'ms to the first admission on its shards', `${fmtSpread(r.w6.recoveryMs)}${r.w6.completed ? '' : ' (some runs did not complete!)'}`]);
+  if (r.w6)
+    fl.push([
+      `W6 kill -9 of the owning dispatcher (SHARD_LEASE_MS=${r.w6.leaseMs})`,
+      'ms to the first admission on its shards',
+      `${fmtSpread(r.w6.recoveryMs)}${r.w6.completed ? '' : ' (some runs did not complete!)'}`,
+    ]);
   out.push(table(['workload', 'figure', 'value'], fl), '');
 
   out.push('## Cost per node (succeeded nodes; bench queries subtracted)', '');
   out.push(
     table(
       ['workload', 'nodes', 'PG tx/node', 'PG statements/node', 'WAL bytes/node', 'Redis cmds/node'],
-      r.cost.map((c) => [c.workload, String(c.perNode.nodes), fmt(c.perNode.xactsPerNode), fmt(c.perNode.statementsPerNode), fmt(c.perNode.walBytesPerNode), fmt(c.perNode.redisCommandsPerNode)]),
+      r.cost.map((c) => [
+        c.workload,
+        String(c.perNode.nodes),
+        fmt(c.perNode.xactsPerNode),
+        fmt(c.perNode.statementsPerNode),
+        fmt(c.perNode.walBytesPerNode),
+        fmt(c.perNode.redisCommandsPerNode),
+      ]),
     ),
     '',
   );
@@ -195,24 +293,45 @@ export function renderMarkdown(r: Results): string {
       const param = Number(ps);
       for (const met of METRICS[w] ?? []) {
         const f = flowlineFigure(r, w, param, met.metric);
+        const row = [
+          `${w} ${w === 'W1' ? 'N' : w === 'W2' ? 'K' : 'M'}=${param}`,
+          `${met.label} (${met.better} is better)`,
+          fmt(f),
+        ];
         for (const peer of peerNames) {
           const o = r.peers.find((p) => p.peer === peer && p.workload === w && p.param === param);
-          if (!o) continue;
-          const v = o.line?.[met.metric] ?? null;
-          const ratio = f !== null && v ? f / v : null;
-          rows.push([
-            `${w} ${w === 'W1' ? 'N' : w === 'W2' ? 'K' : 'M'}=${param}`,
-            `${met.label} (${met.better} is better)`,
-            fmt(f),
-            peer,
-            o.error ? `n/a (${o.error.replace(/\|/g, '/')})` : fmt(v),
-            ratio === null ? 'n/a' : `${fmt(ratio)}×`,
-          ]);
+          if (!o) row.push('—');
+          else if (o.error || !o.line)
+            row.push(`n/a (${(o.error ?? 'no figure').replace(/\|/g, '/').slice(0, 120)})`);
+          else {
+            const v = o.line[met.metric] ?? null;
+            const ratio = f !== null && Number.isFinite(f) && v ? f / v : null;
+            row.push(
+              v === null
+                ? 'n/a'
+                : `${fmtSpread(peerSpread(o, met.metric))} → **${ratio === null ? 'n/a' : `${fmt(ratio)}×`}**`,
+            );
+          }
         }
+        rows.push(row);
       }
     }
-    out.push(table(['workload', 'figure', 'Flowline', 'peer', 'peer figure', 'Flowline / peer'], rows), '');
-    out.push('Peer figures are the medians the peer runner reports over its repetitions (`--reps`).', '');
+    out.push(
+      table(
+        [
+          'workload',
+          'figure',
+          'Flowline',
+          ...peerNames.map((p) => `${p}${/bullmq/i.test(p) ? ' (not durable)' : ''}: figure → Flowline/peer`),
+        ],
+        rows,
+      ),
+      '',
+    );
+    out.push(
+      "Peer figures: the median the peer runner reports over its `--reps` repetitions, with (min–max) where the runner lists each repetition (W2, W3). Ratios are Flowline ÷ peer: below 1 is better for latencies, above 1 for throughput. Each peer's own notes (what a hop is, its tuning, its Postgres transactions per node) are in `results/latest.json`.",
+      '',
+    );
   }
   for (const p of r.peersMissing) out.push(`- peer ${p.peer}: n/a (${p.reason})`);
   if (r.errors.length) {

@@ -27,16 +27,21 @@ export interface W0Result {
 }
 
 function pgbenchBin(): string {
-  for (const p of ['/usr/lib/postgresql/15/bin/pgbench', '/usr/lib/postgresql/16/bin/pgbench']) if (existsSync(p)) return p;
+  for (const p of ['/usr/lib/postgresql/15/bin/pgbench', '/usr/lib/postgresql/16/bin/pgbench'])
+    if (existsSync(p)) return p;
   return 'pgbench';
 }
 
 function pgbench(url: string, args: string[]): PgbenchFigure | string {
   const u = new URL(url);
-  const r = spawnSync(pgbenchBin(), ['-h', u.hostname, '-p', u.port || '5432', '-U', 'postgres', ...args, u.pathname.slice(1)], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
+  const r = spawnSync(
+    pgbenchBin(),
+    ['-h', u.hostname, '-p', u.port || '5432', '-U', 'postgres', ...args, u.pathname.slice(1)],
+    {
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
   const out = `${r.stdout}\n${r.stderr}`;
   const tps = out.match(/tps = ([\d.]+)/)?.[1];
   const lat = out.match(/latency average = ([\d.]+) ms/)?.[1];
@@ -62,7 +67,23 @@ export async function w0(pgUrl: string, redisUrl: string, quick: boolean): Promi
     else insertCommit.push(f);
   }
   let tpcb: PgbenchFigure | null = null;
-  const init = spawnSync(pgbenchBin(), ['-i', '-s', '1', '-q', '-h', new URL(pgUrl).hostname, '-p', new URL(pgUrl).port, '-U', 'postgres', new URL(pgUrl).pathname.slice(1)], { encoding: 'utf8' });
+  const init = spawnSync(
+    pgbenchBin(),
+    [
+      '-i',
+      '-s',
+      '1',
+      '-q',
+      '-h',
+      new URL(pgUrl).hostname,
+      '-p',
+      new URL(pgUrl).port,
+      '-U',
+      'postgres',
+      new URL(pgUrl).pathname.slice(1),
+    ],
+    { encoding: 'utf8' },
+  );
   if (init.status === 0) {
     const f = pgbench(pgUrl, ['-c', '8', '-j', '2', '-T', secs]);
     if (typeof f === 'string') notes.push(f);
@@ -70,16 +91,33 @@ export async function w0(pgUrl: string, redisUrl: string, quick: boolean): Promi
   } else notes.push(`pgbench -i failed: ${init.stderr.trim().slice(0, 200)}`);
 
   const ru = new URL(redisUrl);
-  const rb = spawnSync('redis-benchmark', ['-h', ru.hostname, '-p', ru.port, '-q', '-n', quick ? '20000' : '50000', '-c', '20', '-t', 'set,get,lpush,zadd'], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
+  const rb = spawnSync(
+    'redis-benchmark',
+    [
+      '-h',
+      ru.hostname,
+      '-p',
+      ru.port,
+      '-q',
+      '-n',
+      quick ? '20000' : '50000',
+      '-c',
+      '20',
+      '-t',
+      'set,get,lpush,zadd',
+    ],
+    {
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
   const redis: W0Result['redis'] = [];
   for (const line of rb.stdout?.split(/[\r\n]+/) ?? []) {
     const m = line.match(/^(?:.*\r)?([A-Z_]+).*?: ([\d.]+) requests per second(?:, p50=([\d.]+) msec)?/);
     if (m) redis.push({ command: m[1]!, rps: Number(m[2]), p50Ms: m[3] ? Number(m[3]) : null });
   }
-  if (redis.length === 0) notes.push(`redis-benchmark gave no figures: ${(rb.stderr || rb.stdout || '').slice(0, 200)}`);
+  if (redis.length === 0)
+    notes.push(`redis-benchmark gave no figures: ${(rb.stderr || rb.stdout || '').slice(0, 200)}`);
 
   let nullEngine: W0Result['nullEngine'] = null;
   try {
@@ -97,7 +135,9 @@ export async function w0(pgUrl: string, redisUrl: string, quick: boolean): Promi
  */
 async function nullEngineBench(pgUrl: string, redisUrl: string, quick: boolean) {
   const pool = new pg.Pool({ connectionString: pgUrl, max: 16 });
-  await pool.query('create table if not exists null_nodes (chain int, hop int, status text not null, primary key (chain, hop))');
+  await pool.query(
+    'create table if not exists null_nodes (chain int, hop int, status text not null, primary key (chain, hop))',
+  );
   await pool.query('truncate null_nodes');
   const prefix = `{nullengine-${Date.now()}}`;
   const conn = () => new Redis(redisUrl, { maxRetriesPerRequest: null });
@@ -117,7 +157,10 @@ async function nullEngineBench(pgUrl: string, redisUrl: string, quick: boolean) 
       const arr = pickups.get(key) ?? [];
       arr.push(t);
       pickups.set(key, arr);
-      await pool.query(`update null_nodes set status = 'Succeeded' where chain = $1 and hop = $2`, [chain, hop]);
+      await pool.query(`update null_nodes set status = 'Succeeded' where chain = $1 and hop = $2`, [
+        chain,
+        hop,
+      ]);
       if (hop < last) await queue.add('hop', { chain, hop: hop + 1, last }, { removeOnComplete: true });
       else if (--remaining === 0) resolveDone();
     },
@@ -129,9 +172,18 @@ async function nullEngineBench(pgUrl: string, redisUrl: string, quick: boolean) 
     remaining = n;
     pickups.clear();
     await pool.query('truncate null_nodes');
-    await pool.query(`insert into null_nodes select c, h, 'Pending' from generate_series(0, $1::int - 1) c, generate_series(1, $2::int) h`, [n, len]);
+    await pool.query(
+      `insert into null_nodes select c, h, 'Pending' from generate_series(0, $1::int - 1) c, generate_series(1, $2::int) h`,
+      [n, len],
+    );
     const t0 = performance.now();
-    await queue.addBulk(Array.from({ length: n }, (_, chain) => ({ name: 'hop', data: { chain, hop: 1, last: len }, opts: { removeOnComplete: true } })));
+    await queue.addBulk(
+      Array.from({ length: n }, (_, chain) => ({
+        name: 'hop',
+        data: { chain, hop: 1, last: len },
+        opts: { removeOnComplete: true },
+      })),
+    );
     await done;
     return performance.now() - t0;
   };
@@ -144,5 +196,10 @@ async function nullEngineBench(pgUrl: string, redisUrl: string, quick: boolean) 
   await queue.obliterate({ force: true }).catch(() => undefined);
   await queue.close();
   await pool.end();
-  return { hopP50Ms: percentile(gaps, 50), hopP99Ms: percentile(gaps, 99), nodesPerSec: (chains * chainHops) / (ms / 1000), chains };
+  return {
+    hopP50Ms: percentile(gaps, 50),
+    hopP99Ms: percentile(gaps, 99),
+    nodesPerSec: (chains * chainHops) / (ms / 1000),
+    chains,
+  };
 }

@@ -28,16 +28,26 @@ export interface W5Result {
   hopP50Change: number;
 }
 
-async function rate(ctx: Ctx, fn: () => Promise<void>): Promise<{ perSec: number; unit: 'statements' | 'transactions' }> {
+async function rate(
+  ctx: Ctx,
+  fn: () => Promise<void>,
+): Promise<{ perSec: number; unit: 'statements' | 'transactions' }> {
   const a = await ctx.mon.snapshot();
   await fn();
   await sleep(1200);
   const b = await ctx.mon.snapshot();
   const d = delta(a, b);
-  return d.statements === null ? { perSec: d.xacts / d.seconds, unit: 'transactions' } : { perSec: d.statements / d.seconds, unit: 'statements' };
+  return d.statements === null
+    ? { perSec: d.xacts / d.seconds, unit: 'transactions' }
+    : { perSec: d.statements / d.seconds, unit: 'statements' };
 }
 
-async function phase(ctx: Ctx, chainDef: string, parkedCount: number, idleMs: number): Promise<{ phase: W5Phase; unit: 'statements' | 'transactions' }> {
+async function phase(
+  ctx: Ctx,
+  chainDef: string,
+  parkedCount: number,
+  idleMs: number,
+): Promise<{ phase: W5Phase; unit: 'statements' | 'transactions' }> {
   const idle = await rate(ctx, () => sleep(idleMs));
   let ids: string[] = [];
   const active = await rate(ctx, async () => {
@@ -47,22 +57,38 @@ async function phase(ctx: Ctx, chainDef: string, parkedCount: number, idleMs: nu
   await assertCompleted(ctx.mon, ids);
   const hops = await chainHops(ctx.mon, ids);
   return {
-    phase: { parked: parkedCount, hopP50: percentile(hops, 50), hopP99: percentile(hops, 99), activeQueriesPerSec: active.perSec, idleQueriesPerSec: idle.perSec },
+    phase: {
+      parked: parkedCount,
+      hopP50: percentile(hops, 50),
+      hopP99: percentile(hops, 99),
+      activeQueriesPerSec: active.perSec,
+      idleQueriesPerSec: idle.perSec,
+    },
     unit: idle.unit,
   };
 }
 
-export async function w5(ctx: Ctx, parkedCount: number, dispatchers: number, idleMs: number): Promise<W5Result> {
+export async function w5(
+  ctx: Ctx,
+  parkedCount: number,
+  dispatchers: number,
+  idleMs: number,
+): Promise<W5Result> {
   const chainDef = await ctx.api.createDefinition('w5-chain', chain(10));
   const pauseDef = await ctx.api.createDefinition('w5-parked', parked());
   const warm = await startMany(ctx, chainDef, 20);
   await waitTerminal(ctx.mon, warm, 60_000);
   const before = await phase(ctx, chainDef, 0, idleMs);
-  ctx.log(`W5 unparked: hop p50 ${before.phase.hopP50.toFixed(2)} ms, idle ${before.phase.idleQueriesPerSec.toFixed(1)}/s`);
+  ctx.log(
+    `W5 unparked: hop p50 ${before.phase.hopP50.toFixed(2)} ms, idle ${before.phase.idleQueriesPerSec.toFixed(1)}/s`,
+  );
   const parkedIds = await startMany(ctx, pauseDef, parkedCount);
   const until = Date.now() + 300_000;
   for (;;) {
-    const [r] = await ctx.mon.query<{ n: number }>(`select count(*)::int as n from runs where definition_id = $1 and status = 'WaitingForApproval'`, [pauseDef]);
+    const [r] = await ctx.mon.query<{ n: number }>(
+      `select count(*)::int as n from runs where definition_id = $1 and status = 'WaitingForApproval'`,
+      [pauseDef],
+    );
     if (r!.n >= parkedCount) break;
     if (Date.now() > until) throw new Error(`only ${r!.n} of ${parkedCount} runs parked after 300 s`);
     await sleep(250);
@@ -70,20 +96,27 @@ export async function w5(ctx: Ctx, parkedCount: number, dispatchers: number, idl
   // let the sweeps that saw the parked runs arrive settle before measuring
   await sleep(2000);
   const after = await phase(ctx, chainDef, parkedCount, idleMs);
-  ctx.log(`W5 ${parkedCount} parked: hop p50 ${after.phase.hopP50.toFixed(2)} ms, idle ${after.phase.idleQueriesPerSec.toFixed(1)}/s`);
+  ctx.log(
+    `W5 ${parkedCount} parked: hop p50 ${after.phase.hopP50.toFixed(2)} ms, idle ${after.phase.idleQueriesPerSec.toFixed(1)}/s`,
+  );
   // release the parked runs so later workloads run on a quiet cluster
   await mapLimit(parkedIds, 32, (id) => ctx.api.decide(id, 'review', 'Reject'));
   await waitTerminal(ctx.mon, parkedIds, 300_000, 250);
   return {
     unit: before.unit,
     phases: [before.phase, after.phase],
-    parkedQueriesPerSecPerDispatcher: (after.phase.idleQueriesPerSec - before.phase.idleQueriesPerSec) / dispatchers,
+    parkedQueriesPerSecPerDispatcher:
+      (after.phase.idleQueriesPerSec - before.phase.idleQueriesPerSec) / dispatchers,
     hopP50Change: after.phase.hopP50 / before.phase.hopP50 - 1,
   };
 }
 
 /** W6 once: returns ms from kill to the first admission on the dead dispatcher's shards. */
-export async function w6Once(ctx: Ctx, c: BenchCluster, def: string): Promise<{ ms: number; victim: string; completed: boolean }> {
+export async function w6Once(
+  ctx: Ctx,
+  c: BenchCluster,
+  def: string,
+): Promise<{ ms: number; victim: string; completed: boolean }> {
   const ids = await startMany(ctx, def, 16, (i) => ({ i }));
   await sleep(1500);
   const [own] = await ctx.mon.query<{ owner: string }>(
@@ -93,7 +126,9 @@ export async function w6Once(ctx: Ctx, c: BenchCluster, def: string): Promise<{ 
   );
   if (!own) throw new Error('no running run with a live owner');
   const victim = own.owner;
-  const shards = (await ctx.mon.query<{ shard: number }>(`select shard from shard_leases where owner = $1`, [victim])).map((r) => r.shard);
+  const shards = (
+    await ctx.mon.query<{ shard: number }>(`select shard from shard_leases where owner = $1`, [victim])
+  ).map((r) => r.shard);
   const tKill = Date.now();
   await c.cluster.kill(victim, 'SIGKILL');
   let ms = NaN;
@@ -114,7 +149,10 @@ export async function w6Once(ctx: Ctx, c: BenchCluster, def: string): Promise<{ 
   const spec = c.cluster.processes.get(victim)!.spec;
   c.cluster.launch(spec);
   await waitTerminal(ctx.mon, ids, 120_000, 200);
-  const bad = await ctx.mon.query<{ n: number }>(`select count(*)::int as n from runs where id = any($1::uuid[]) and status <> 'Completed'`, [ids]);
+  const bad = await ctx.mon.query<{ n: number }>(
+    `select count(*)::int as n from runs where id = any($1::uuid[]) and status <> 'Completed'`,
+    [ids],
+  );
   return { ms, victim, completed: bad[0]!.n === 0 };
 }
 

@@ -28,12 +28,21 @@ export interface CostRow {
 const TERMINAL = `('Completed','Failed','Cancelled')`;
 
 /** Polls until every run of `ids` is terminal; throws after `timeoutMs`. */
-export async function waitTerminal(mon: Monitor, ids: string[], timeoutMs: number, intervalMs = 25): Promise<void> {
+export async function waitTerminal(
+  mon: Monitor,
+  ids: string[],
+  timeoutMs: number,
+  intervalMs = 25,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const [r] = await mon.query<{ n: number }>(`select count(*)::int as n from runs where id = any($1::uuid[]) and status in ${TERMINAL}`, [ids]);
+    const [r] = await mon.query<{ n: number }>(
+      `select count(*)::int as n from runs where id = any($1::uuid[]) and status in ${TERMINAL}`,
+      [ids],
+    );
     if (r!.n >= ids.length) return;
-    if (Date.now() > until) throw new Error(`${ids.length - r!.n} of ${ids.length} runs not terminal after ${timeoutMs} ms`);
+    if (Date.now() > until)
+      throw new Error(`${ids.length - r!.n} of ${ids.length} runs not terminal after ${timeoutMs} ms`);
     await sleep(intervalMs);
   }
 }
@@ -50,7 +59,9 @@ export async function assertCompleted(mon: Monitor, ids: string[]): Promise<void
     `select reason, failure_class from runs where id = any($1::uuid[]) and status <> 'Completed' limit 1`,
     [ids],
   );
-  throw new Error(`runs not Completed: ${bad.map((b) => `${b.status}=${b.n}`).join(', ')} (e.g. ${why?.failure_class}: ${why?.reason})`);
+  throw new Error(
+    `runs not Completed: ${bad.map((b) => `${b.status}=${b.n}`).join(', ')} (e.g. ${why?.failure_class}: ${why?.reason})`,
+  );
 }
 
 /** Pickup → pickup gaps of consecutive chain nodes t1..tN of the given runs, ms. */
@@ -71,8 +82,30 @@ export async function chainHops(mon: Monitor, ids: string[]): Promise<number[]> 
   return hops;
 }
 
+/** Where a chain hop's time goes, from node_runs timestamps (medians over all hops of `ids`). */
+async function hopBreakdown(mon: Monitor, ids: string[]): Promise<ChainResult['breakdown']> {
+  const rows = await mon.query<{ exec: number; tick: number | null; queue: number | null }>(
+    `select extract(epoch from (a.finished_at - a.started_at)) * 1000 as exec,
+            extract(epoch from (b.queued_at - a.finished_at)) * 1000 as tick,
+            extract(epoch from (b.started_at - b.queued_at)) * 1000 as queue
+       from node_runs a join node_runs b on b.run_id = a.run_id and b.node_key = 't' || (substr(a.node_key, 2)::int + 1)
+      where a.run_id = any($1::uuid[]) and a.node_key ~ '^t[0-9]+$'`,
+    [ids],
+  );
+  const med = (xs: (number | null)[]) =>
+    percentile(xs.filter((x): x is number => x !== null).map(Number), 50);
+  return {
+    execMs: med(rows.map((r) => r.exec)),
+    tickMs: med(rows.map((r) => r.tick)),
+    queueMs: med(rows.map((r) => r.queue)),
+  };
+}
+
 async function succeededNodes(mon: Monitor, ids: string[]): Promise<number> {
-  const [r] = await mon.query<{ n: number }>(`select count(*)::int as n from node_runs where run_id = any($1::uuid[]) and status = 'Succeeded'`, [ids]);
+  const [r] = await mon.query<{ n: number }>(
+    `select count(*)::int as n from node_runs where run_id = any($1::uuid[]) and status = 'Succeeded'`,
+    [ids],
+  );
   return r!.n;
 }
 
@@ -85,7 +118,11 @@ async function runLatencies(mon: Monitor, ids: string[]): Promise<number[]> {
 }
 
 /** Snapshot → fn → settle → snapshot: the cluster's cost while `fn` ran. */
-export async function measured<T>(ctx: Ctx, workload: string, fn: () => Promise<{ value: T; ids: string[] }>): Promise<{ value: T; cost: CostRow }> {
+export async function measured<T>(
+  ctx: Ctx,
+  workload: string,
+  fn: () => Promise<{ value: T; ids: string[] }>,
+): Promise<{ value: T; cost: CostRow }> {
   const a = await ctx.mon.snapshot();
   const { value, ids } = await fn();
   // backends report their counters to the stats system about once a second
@@ -98,6 +135,8 @@ export async function measured<T>(ctx: Ctx, workload: string, fn: () => Promise<
 
 export interface ChainResult {
   n: number;
+  /** medians over all hops: worker execution (started → finished); finished → the tick admitting the next node begins (report + wake); tick begins → next pickup (tick commit + BullMQ add + pickup) */
+  breakdown: { execMs: number; tickMs: number; queueMs: number };
   hopP50: Spread;
   hopP99: Spread;
   /** (finished − created) ÷ (N + 1) per run */
@@ -124,12 +163,19 @@ export async function w1(ctx: Ctx, n: number): Promise<{ result: ChainResult; id
     per.push((await runLatencies(ctx.mon, [id]))[0]! / (n + 1));
     all.push(id);
   }
+  const breakdown = await hopBreakdown(ctx.mon, all.slice(1));
   ctx.log(`W1 N=${n}: hop p50 ${p50.map((x) => x.toFixed(2)).join(', ')} ms`);
-  return { result: { n, hopP50: spread(p50), hopP99: spread(p99), runPerHop: spread(per) }, ids: all };
+  return {
+    result: { n, breakdown, hopP50: spread(p50), hopP99: spread(p99), runPerHop: spread(per) },
+    ids: all,
+  };
 }
 
 /** W2: one fan-out/fan-in run at a time; run latency (server clocks). */
-export async function w2(ctx: Ctx, k: number): Promise<{ result: { k: number; latencyMs: Spread }; ids: string[] }> {
+export async function w2(
+  ctx: Ctx,
+  k: number,
+): Promise<{ result: { k: number; latencyMs: Spread }; ids: string[] }> {
   const def = await ctx.api.createDefinition(`w2-${k}`, fan(k));
   const warm = await ctx.api.startRun(def, {});
   await waitTerminal(ctx.mon, [warm], 60_000);
@@ -172,14 +218,22 @@ function decider(ctx: Ctx, ids: string[]): { stop: () => Promise<number> } {
 }
 
 /** W3 once: M canonical runs posted at once (64 requests in flight), pauses answered; POST of the first → last finished. */
-async function w3Once(ctx: Ctx, def: string, m: number): Promise<{ runsPerSec: number; nodesPerSec: number; ids: string[] }> {
+async function w3Once(
+  ctx: Ctx,
+  def: string,
+  m: number,
+): Promise<{ runsPerSec: number; nodesPerSec: number; ids: string[] }> {
   const ids: string[] = [];
   const t0 = Date.now();
-  const posting = mapLimit(Array.from({ length: m }, (_, i) => i), 64, async (i) => {
-    const id = await ctx.api.startRun(def, { requiresReview: true, i });
-    ids.push(id);
-    return id;
-  });
+  const posting = mapLimit(
+    Array.from({ length: m }, (_, i) => i),
+    64,
+    async (i) => {
+      const id = await ctx.api.startRun(def, { requiresReview: true, i });
+      ids.push(id);
+      return id;
+    },
+  );
   const d = decider(ctx, ids);
   await posting;
   const all = [...ids];
@@ -189,13 +243,19 @@ async function w3Once(ctx: Ctx, def: string, m: number): Promise<{ runsPerSec: n
     await d.stop();
   }
   await assertCompleted(ctx.mon, all);
-  const [f] = await ctx.mon.query<{ ms: number }>(`select extract(epoch from max(finished_at)) * 1000 as ms from runs where id = any($1::uuid[])`, [all]);
+  const [f] = await ctx.mon.query<{ ms: number }>(
+    `select extract(epoch from max(finished_at)) * 1000 as ms from runs where id = any($1::uuid[])`,
+    [all],
+  );
   const secs = (Number(f!.ms) - t0) / 1000;
   const nodes = await succeededNodes(ctx.mon, all);
   return { runsPerSec: m / secs, nodesPerSec: nodes / secs, ids: all };
 }
 
-export async function w3(ctx: Ctx, m: number): Promise<{ result: { m: number; runsPerSec: Spread; nodesPerSec: Spread }; ids: string[] }> {
+export async function w3(
+  ctx: Ctx,
+  m: number,
+): Promise<{ result: { m: number; runsPerSec: Spread; nodesPerSec: Spread }; ids: string[] }> {
   const def = await ctx.api.createDefinition(`w3-${m}`, canonical());
   const rps: number[] = [];
   const nps: number[] = [];
@@ -218,13 +278,25 @@ export async function w4(ctx: Ctx, samples: number): Promise<{ p50: number; p99:
     const t0 = Date.now();
     const id = await ctx.api.startRun(def, { i });
     await waitTerminal(ctx.mon, [id], 30_000, 10);
-    const [r] = await ctx.mon.query<{ ms: number }>(`select extract(epoch from started_at) * 1000 as ms from node_runs where run_id = $1 and node_key = 't1'`, [id]);
+    const [r] = await ctx.mon.query<{ ms: number }>(
+      `select extract(epoch from started_at) * 1000 as ms from node_runs where run_id = $1 and node_key = 't1'`,
+      [id],
+    );
     if (i > 0) lat.push(Number(r!.ms) - t0);
   }
   return { p50: percentile(lat, 50), p99: percentile(lat, 99), samples };
 }
 
 /** Starts `count` runs of `graph` (64 requests in flight) and returns their ids. */
-export async function startMany(ctx: Ctx, def: string, count: number, input: (i: number) => JsonObject = () => ({})): Promise<string[]> {
-  return mapLimit(Array.from({ length: count }, (_, i) => i), 64, (i) => ctx.api.startRun(def, input(i)));
+export async function startMany(
+  ctx: Ctx,
+  def: string,
+  count: number,
+  input: (i: number) => JsonObject = () => ({}),
+): Promise<string[]> {
+  return mapLimit(
+    Array.from({ length: count }, (_, i) => i),
+    64,
+    (i) => ctx.api.startRun(def, input(i)),
+  );
 }
