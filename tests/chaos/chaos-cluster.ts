@@ -6,7 +6,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@flowline/db';
-import { uniquePrefix } from '@flowline/testing';
+import { startFakeLlm, uniquePrefix, type FakeLlmServer } from '@flowline/testing';
 import { ensureDatabase, freePort } from '../../scripts/cluster-infra';
 import { startCluster, waitForApi, type Cluster, type ManagedProcess, type ProcessSpec } from '../../scripts/cluster';
 import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './private-infra';
@@ -19,6 +19,8 @@ export interface TopologyOptions {
   apis: number;
   dispatchers: number;
   toolWorkers: number;
+  /** LLM workers against an in-harness fake OpenAI-compatible server */
+  llmWorkers: number;
   /** extra environment for every process */
   env?: Record<string, string>;
   /** every output line of every process */
@@ -47,6 +49,7 @@ export interface ChaosCluster {
 /** Starts private Postgres and Redis, migrates, creates the chaos tables, starts the processes and waits until every shard is leased. */
 export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluster> {
   const [pgServer, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis()]);
+  const fakeLlm: FakeLlmServer | null = o.llmWorkers > 0 ? await startFakeLlm({ fallback: { content: 'ok' } }) : null;
   const databaseUrl = await ensureDatabase(pgServer.url, 'flowline');
   const pool = createPool(databaseUrl, { max: 6, applicationName: 'flowline-chaos' });
   pool.on('error', () => undefined);
@@ -59,6 +62,9 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
   for (let i = 1; i <= o.apis; i++) processes.push({ label: `api-${i}`, service: 'api', env: { PORT: String(apiPorts[i - 1]) } });
   for (let i = 1; i <= o.dispatchers; i++) processes.push({ label: `dispatcher-${i}`, service: 'dispatcher', env: { DISPATCHER_ID: `dispatcher-${i}` } });
   for (let i = 1; i <= o.toolWorkers; i++) processes.push({ label: `worker-tool-${i}`, service: 'worker-tool' });
+  for (let i = 1; i <= o.llmWorkers; i++) {
+    processes.push({ label: `worker-llm-${i}`, service: 'worker-llm', env: { LLM_BASE_URL: fakeLlm!.url, LLM_MODEL: 'fake-model', LLM_API_KEY: 'fake' } });
+  }
 
   let stopping = false;
   const injected = new Set<string>();
@@ -106,6 +112,7 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
     await pool.end().catch(() => undefined);
     await redis.stop();
     await pgServer.stop();
+    await fakeLlm?.close();
   };
   const apiUrls = apiPorts.map((p) => `http://127.0.0.1:${p}`);
   try {

@@ -3,6 +3,7 @@
  * in parallel, wait for every run to settle, then the invariants and the figures.
  */
 import { startChaosCluster } from './chaos-cluster';
+import { SHAPES } from './graphs';
 import { injectFaults, type FaultFigures } from './faults';
 import { checkInvariants, observe, type Observations, type Violations } from './invariants';
 import { startWorkload, type WorkloadFigures } from './workload';
@@ -15,6 +16,8 @@ export interface ChaosOptions {
   apis?: number;
   dispatchers?: number;
   toolWorkers?: number;
+  /** @default 1 (0 leaves the `llm` shape out) */
+  llmWorkers?: number;
   /** one-off faults as window fractions; null leaves one out */
   flushAt?: number | null;
   redisRestartAt?: number | null;
@@ -46,10 +49,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const t0 = Date.now();
   const terminalWithinMs = o.terminalWithinMs ?? 60_000;
   const windowMs = o.seconds * 1000;
-  const c = await startChaosCluster({ apis: o.apis ?? 2, dispatchers: o.dispatchers ?? 3, toolWorkers: o.toolWorkers ?? 2, onLine: o.onLine });
+  const llmWorkers = o.llmWorkers ?? 1;
+  const c = await startChaosCluster({ apis: o.apis ?? 2, dispatchers: o.dispatchers ?? 3, toolWorkers: o.toolWorkers ?? 2, llmWorkers, onLine: o.onLine });
   log(`cluster up in ${Date.now() - t0} ms: ${c.apiUrls.length} API, ${c.killable.join(', ')}; Postgres :${c.pg.port}, Redis :${c.redis.port}`);
   try {
-    const workload = await startWorkload({ apiUrls: c.apiUrls, pool: c.pool, runs: o.runs, windowMs });
+    const workload = await startWorkload({
+      apiUrls: c.apiUrls,
+      pool: c.pool,
+      runs: o.runs,
+      windowMs,
+      shapes: llmWorkers > 0 ? SHAPES : SHAPES.filter((s) => s !== 'llm'),
+    });
     const faults = await injectFaults(c, {
       windowMs,
       killEveryMs: o.killEveryMs,

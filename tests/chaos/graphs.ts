@@ -4,8 +4,9 @@
  */
 import type { Json, JsonObject } from '@flowline/graph';
 
-export type Shape = 'retry' | 'pause' | 'fanout' | 'cancel';
-export const SHAPES: readonly Shape[] = ['retry', 'pause', 'fanout', 'cancel'];
+export type Shape = 'retry' | 'pause' | 'fanout' | 'cancel' | 'llm';
+/** The shapes a workload mixes; `llm` only when an LLM worker runs. */
+export const SHAPES: readonly Shape[] = ['retry', 'pause', 'fanout', 'cancel', 'llm'];
 
 /** Attempts per Tool node: kills interrupt attempts, so leave room beyond test_fail's one failure. */
 const MAX_ATTEMPTS = 8;
@@ -25,6 +26,7 @@ export const EFFECT_NODES: Record<Shape, readonly string[]> = {
   pause: ['fx_a', 'fx_b'],
   fanout: ['fx_1', 'fx_2', 'fx_3', 'fx_4'],
   cancel: ['fx_a', 'fx_b'],
+  llm: ['fx_a'],
 };
 
 /** The graph document of one shape. */
@@ -68,6 +70,11 @@ export function graphOf(shape: Shape): JsonObject {
           { key: 'e9', from: 'merge', to: 'end' },
         ],
       };
+    }
+    case 'llm': {
+      // one model call on the LLM lane (fake OpenAI-compatible server), then an effect
+      const ask: Json = { key: 'ask', kind: 'LlmCall', maxAttempts: MAX_ATTEMPTS, config: { prompt: 'Say ok.' } };
+      return { schemaVersion: 1, nodes: [start, ask, effect('fx_a'), end], edges: chain(['start', 'ask', 'fx_a', 'end']) };
     }
     case 'cancel': {
       // a slow step the harness cancels while it runs (or just before/after)

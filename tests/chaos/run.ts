@@ -1,7 +1,8 @@
 /**
  * `npm run chaos`: the fault-injection suite on private Postgres and Redis.
- * Flags: --runs (2000) --seconds (90) --kill-every-ms (2000) --json <file> --log <file>
- * (every process's output; default a file under the temp dir) --verbose (also to stdout).
+ * Flags: --runs (2000) --seconds (90) --kill-every-ms (2000) --llm-workers (1) --json <file> --log <file>
+ * (every process's output; default a file under the temp dir) --verbose (also to stdout)
+ * --strict (a process exit the harness did not cause also fails the run).
  * Exits 1 when any invariant is violated.
  */
 import { createWriteStream, writeFileSync } from 'node:fs';
@@ -15,9 +16,11 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '2000' },
     seconds: { type: 'string', default: '90' },
     'kill-every-ms': { type: 'string', default: '2000' },
+    'llm-workers': { type: 'string', default: '1' },
     json: { type: 'string' },
     log: { type: 'string' },
     verbose: { type: 'boolean', default: false },
+    strict: { type: 'boolean', default: false },
   },
 });
 
@@ -35,6 +38,7 @@ const report = await runChaos({
   runs: num('runs', values.runs),
   seconds: num('seconds', values.seconds),
   killEveryMs: num('kill-every-ms', values['kill-every-ms']),
+  llmWorkers: num('llm-workers', values['llm-workers']),
   log: (l) => process.stdout.write(`[chaos] ${l}\n`),
   onLine: (l) => {
     logFile.write(`${l}\n`);
@@ -45,4 +49,6 @@ process.stdout.write(`${formatReport(report)}\n`);
 for (const l of report.faults.log) process.stdout.write(`  ${l}\n`);
 if (values.json) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
 await new Promise<void>((resolve) => logFile.end(resolve));
-process.exit(report.totalViolations === 0 ? 0 : 1);
+const crashes = Object.values(report.unexpectedExits).reduce((a, b) => a + b, 0);
+if (crashes > 0) process.stdout.write(`${crashes} process crash(es): see the exit lines above and ${logPath}${values.strict ? ' (--strict: failing)' : ''}\n`);
+process.exit(report.totalViolations === 0 && !(values.strict && crashes > 0) ? 0 : 1);

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '@flowline/db';
-import { graphOf, SHAPES, type Shape } from './graphs';
+import { graphOf, type Shape } from './graphs';
 
 export interface PostedRun {
   runId: string;
@@ -67,6 +67,8 @@ export interface WorkloadOptions {
   apiUrls: string[];
   pool: Pool;
   runs: number;
+  /** the shapes mixed round-robin */
+  shapes: readonly Shape[];
   /** POSTs are spread evenly over this window */
   windowMs: number;
   /** fraction of `pause` runs rejected instead of approved */
@@ -85,7 +87,7 @@ export interface Workload {
 export async function startWorkload(o: WorkloadOptions): Promise<Workload> {
   const api = (i: number) => o.apiUrls[i % o.apiUrls.length]!;
   const definitions = new Map<Shape, string>();
-  for (const shape of SHAPES) {
+  for (const shape of o.shapes) {
     const id = await retrying(60_000, async () => {
       const r = await call(`${api(0)}/v1/definitions`, 'POST', { name: `chaos-${shape}`, graph: graphOf(shape) });
       if (r.status === 201) return (r.json as { id: string }).id;
@@ -112,7 +114,7 @@ export async function startWorkload(o: WorkloadOptions): Promise<Workload> {
   };
 
   const postOne = async (n: number) => {
-    const shape = SHAPES[n % SHAPES.length]!;
+    const shape = o.shapes[n % o.shapes.length]!;
     const tag = randomUUID();
     const definitionId = definitions.get(shape)!;
     const runId = await retrying(
