@@ -73,6 +73,15 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(await redis.ttl(`${prefix}:activity:${item.invocationId}`)).toBeGreaterThan(0);
   });
 
+  it('streams reasoning deltas to the activity feed apart from the answer text', async () => {
+    script('m-reason', { reasoning: 'pondering the question', content: 'Answer' });
+    const item = llmItem('LlmCall', { prompt: 'Think', model: 'm-reason' });
+    expect(await run(item)).toMatchObject({ ok: true, output: { text: 'Answer' } });
+    const activity = await readActivity(redis, prefix, item.invocationId);
+    expect(activity.filter((e) => e.type === 'reasoning').map((e) => e.text).join('')).toBe('pondering the question');
+    expect(activity.filter((e) => e.type === 'phase').map((e) => e.text)).toContain('calling default/m-reason');
+  });
+
   it('sends a pinned "<provider>/<model>" to the named provider, here without streaming', async () => {
     script('m-plain', { content: '{"a":1}' });
     const outcome = await run(llmItem('LlmCall', { prompt: 'x', model: 'plain/m-plain' }));
