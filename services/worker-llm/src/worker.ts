@@ -109,7 +109,11 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     finishedAt: now(),
   });
 
-  function contextFor(item: WorkItem, signal: AbortSignal, feed: ActivityFeed, jobLog: Logger): NodeContext {
+  function contextFor(item: WorkItem, signal: AbortSignal, feed: ActivityFeed, jobLog: Logger, job: Job<WorkItem, WorkReturn>): NodeContext {
+    // Job progress is the hook a dispatcher can read (QueueEvents "progress") to show a
+    // node waiting for provider capacity; best effort.
+    const progress = (value: { phase: string; provider: string }) =>
+      void job.updateProgress(value).catch((err: unknown) => jobLog.debug({ err }, 'progress update failed'));
     return {
       item,
       signal,
@@ -120,10 +124,14 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       toolActivity: (text) => feed.push('toolCall', text),
       resolveModel: (pin) => opts.providers.resolve(pin),
       async call(target, request) {
+        let waited = false;
         const lease = await admission.acquire(target.key, target.limits, signal, (waitMs) => {
+          waited = true;
           feed.push('phase', 'waiting for provider capacity');
+          progress({ phase: 'waiting-for-capacity', provider: target.key });
           jobLog.info({ provider: target.key, waitMs }, 'waiting for provider capacity');
         });
+        if (waited) progress({ phase: 'admitted', provider: target.key });
         feed.push('phase', `calling ${target.key}`);
         try {
           const response = await target.provider.complete(
@@ -143,11 +151,18 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     };
   }
 
-  async function execute(item: WorkItem, startedAt: number, signal: AbortSignal, feed: ActivityFeed, jobLog: Logger): Promise<WorkOutcome> {
+  async function execute(
+    item: WorkItem,
+    startedAt: number,
+    signal: AbortSignal,
+    feed: ActivityFeed,
+    jobLog: Logger,
+    job: Job<WorkItem, WorkReturn>,
+  ): Promise<WorkOutcome> {
     const runner = item.lane === 'llm' ? RUNNERS[item.kind] : undefined;
     if (!runner) throw llmInvalid(`a ${item.kind} node cannot run on the llm lane`);
     if (item.deadlineAt <= now()) throw new LlmError('Timeout', 'the attempt deadline passed before the model call started');
-    const output = await runner(contextFor(item, signal, feed, jobLog));
+    const output = await runner(contextFor(item, signal, feed, jobLog, job));
     return { ok: true, output, startedAt, finishedAt: now() };
   }
 
@@ -176,7 +191,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     );
     let outcome: WorkOutcome;
     try {
-      outcome = await execute(item, startedAt, controller.signal, feed, jobLog);
+      outcome = await execute(item, startedAt, controller.signal, feed, jobLog, job);
     } catch (error) {
       if (error instanceof LlmError) {
         outcome = failure(error, startedAt);

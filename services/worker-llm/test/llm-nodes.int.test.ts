@@ -278,6 +278,23 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(logs.some((l) => l.includes('"status":429'))).toBe(true);
   });
 
+  it('waits out a provider cool-down without calling the provider, visible in job progress and activity', async () => {
+    script('m-wait', { content: 'after the wait' });
+    await redis.set(`${prefix}:llm:cool:default/m-wait`, '1', 'PX', 60_000);
+    const item = llmItem('LlmCall', { prompt: 'x', model: 'm-wait' });
+    await enqueueWork(queues, [item]);
+    await waitFor(async () => ((await queues.llm.getJob(item.invocationId))?.progress as { phase?: string })?.phase === 'waiting-for-capacity', {
+      description: 'job progress says it waits for capacity',
+    });
+    expect(requestsFor(fake, 'm-wait')).toHaveLength(0);
+    await waitFor(async () => (await readActivity(redis, prefix, item.invocationId)).some((e) => e.text === 'waiting for provider capacity'), {
+      description: 'the activity feed shows the wait',
+    });
+    await redis.del(`${prefix}:llm:cool:default/m-wait`);
+    expect((await returnValueOf(queues, item.invocationId)).outcome).toMatchObject({ ok: true, output: { text: 'after the wait' } });
+    expect((await queues.llm.getJob(item.invocationId))?.progress).toEqual({ phase: 'admitted', provider: 'default/m-wait' });
+  });
+
   it('fails Timeout when the deadline passes while the provider hangs, aborting the request', async () => {
     script('m-hang', { hang: true, content: 'par' });
     const before = fake.abortedCount();
