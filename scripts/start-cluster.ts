@@ -1,5 +1,6 @@
 /**
- * `npm start`: a whole local Flowline — API, two dispatchers, one tool worker — on
+ * `npm start`: a whole local Flowline — API, two dispatchers, one tool worker, one LLM
+ * worker (the built-in scripted provider unless LLM_BASE_URL is set) — on
  * the Postgres and Redis found by `resolveInfra`, with the sample definitions seeded.
  * Ctrl-C (SIGINT) or SIGTERM stops every child, then the embedded servers.
  */
@@ -36,6 +37,7 @@ const cluster = startCluster({
     { label: 'dispatcher-1', service: 'dispatcher', env: { DISPATCHER_ID: 'dispatcher-1' } },
     { label: 'dispatcher-2', service: 'dispatcher', env: { DISPATCHER_ID: 'dispatcher-2' } },
     { label: 'worker-tool', service: 'worker-tool' },
+    { label: 'worker-llm', service: 'worker-llm' },
   ],
 });
 
