@@ -2,7 +2,8 @@
  * `npm run chaos`: the fault-injection suite on private Postgres and Redis.
  * Flags: --runs (2000) --seconds (90) --kill-every-ms (2000) --llm-workers (1) --json <file> --log <file>
  * (every process's output; default a file under the temp dir) --verbose (also to stdout)
- * --strict (a process exit the harness did not cause also fails the run).
+ * --strict (a process exit the harness did not cause also fails the run) --no-one-offs (no
+ * FLUSHALL / Redis restart / Postgres restart; with --kill-every-ms 0 a fault-free baseline).
  * Exits 1 when any invariant is violated.
  */
 import { createWriteStream, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     log: { type: 'string' },
     verbose: { type: 'boolean', default: false },
     strict: { type: 'boolean', default: false },
+    'no-one-offs': { type: 'boolean', default: false },
   },
 });
 
@@ -39,6 +41,7 @@ const report = await runChaos({
   seconds: num('seconds', values.seconds),
   killEveryMs: num('kill-every-ms', values['kill-every-ms']),
   llmWorkers: num('llm-workers', values['llm-workers']),
+  ...(values['no-one-offs'] ? { flushAt: null, redisRestartAt: null, pgRestartAt: null } : {}),
   log: (l) => process.stdout.write(`[chaos] ${l}\n`),
   onLine: (l) => {
     logFile.write(`${l}\n`);
