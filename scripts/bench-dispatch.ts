@@ -9,7 +9,9 @@
  *   transactions per node (xid delta: every committing transaction that wrote) and committed
  *   transactions per node (pg_stat_database, lease renewals included).
  *   npx tsx scripts/bench-dispatch.ts [runs=1000] [dispatchers=2] [workerConcurrency=64]
- *     [chainLength=10] [chains=50] [throughputLength=3]
+ *     [chainLength=10] [chains=50] [throughputLength=3] [mode=fast|uncached]
+ * `uncached` switches the hot-path shortcuts off (SNAPSHOT_CACHE_RUNS=0: read every run every
+ * tick; DISPATCH_START_DELAY_MS=0: commit every start on its own) to compare in the same minutes.
  */
 import { queueNameFor } from '@flowline/queue';
 import { createHarness, startToolWorker, toolChainOf } from '../services/dispatcher/test/harness';
@@ -21,6 +23,8 @@ const concurrency = arg(2, 64);
 const chainLength = arg(3, 10);
 const chains = arg(4, 50);
 const throughputLength = arg(5, 3);
+const mode = process.argv[8] ?? 'fast';
+const modeOverrides = mode === 'uncached' ? { SNAPSHOT_CACHE_RUNS: '0', DISPATCH_START_DELAY_MS: '0' } : {};
 
 const h = await createHarness();
 let benchQueries = 0;
@@ -49,7 +53,7 @@ const stopWorker = await startToolWorker(h, concurrency);
 const t0 = Date.now();
 const ds = [];
 for (let i = 1; i <= dispatchers; i++) {
-  ds.push(await h.startDispatcher(`bench-${i}`, { MAX_CONCURRENT_RUNS: String(runs * 2), DISPATCH_SWEEP_MS: '500' }));
+  ds.push(await h.startDispatcher(`bench-${i}`, { MAX_CONCURRENT_RUNS: String(runs * 2), DISPATCH_SWEEP_MS: '500', ...modeOverrides }));
 }
 while ((await terminal(ids)) < runs) await sleep(20);
 const drainMs = Date.now() - t0;
@@ -99,6 +103,7 @@ const nodes = runs * nodesPerRun;
 console.log(
   JSON.stringify(
     {
+      mode,
       loadAverage: (await import('node:os')).loadavg().map(round),
       hop: { chainLength, chains, samples: hops.length, p50Ms: pct(hops, 50), p90Ms: pct(hops, 90), p99Ms: pct(hops, 99), maxMs: hops.at(-1) },
       hopSegmentsP50Ms: {
@@ -122,6 +127,8 @@ console.log(
         // less this script's own polling
         committedTxPerNode: round((c1 - c0 - (b1 - b0)) / nodes),
         ticks: drained.reduce((a, t) => a + t.ticks, 0),
+        runsReadFromPostgres: drained.reduce((a, t) => a + t.loaded, 0),
+        runsPlannedFromCache: drained.reduce((a, t) => a + t.cached, 0),
       },
     },
     null,

@@ -18,6 +18,7 @@ import { checkInflight, interrupted } from './inflight-check';
 import { tickRuns, type TickStats } from './tick';
 import { createEffects } from './effects';
 import { SnapshotCache } from './snapshot-cache';
+import { WakeMatcher } from './wake-matcher';
 
 export interface DispatcherDeps {
   config: DispatcherConfig;
@@ -50,6 +51,8 @@ export interface Dispatcher {
   halt(): Promise<void>;
   ownedShards(): number[];
   totals(): DispatcherTotals;
+  /** True when the run's next tick would plan from the snapshot cache. */
+  isCached(runId: string): boolean;
 }
 
 /** Builds a dispatcher replica; nothing runs until `start()`. */
@@ -67,6 +70,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const queues = createLaneQueues(redis, c.QUEUE_PREFIX);
   const pending = new PendingWork({ startDelayMs: c.DISPATCH_START_DELAY_MS });
   const cache = new SnapshotCache(c.SNAPSHOT_CACHE_RUNS);
+  /** a foreign change: the run is read afresh on its next tick */
+  const changedElsewhere = (runIds: string[]) => {
+    const own = runIds.filter((id) => owns(id));
+    for (const id of own) cache.drop(id);
+    pending.markReady(own);
+  };
+  const wakes = new WakeMatcher(c.WAKE_MATCH_MS, changedElsewhere);
   const totals: DispatcherTotals = { ticks: 0, applied: 0, conflicted: 0, healed: 0, commits: 0, cached: 0, loaded: 0 };
   let running = false;
   let sweeps = 0;
@@ -109,9 +119,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       wake: (runId) => {
         if (!owns(runId)) return;
         // the echo of an outcome already in the inbox; any other wake may be a foreign change
-        if (pending.takeWorkerWake(runId)) return;
-        cache.drop(runId);
-        pending.markReady([runId]);
+        if (wakes.isWorkerWake(runId)) return;
+        if (cache.has(runId)) wakes.hold(runId);
+        else pending.markReady([runId]);
       },
       active: (invocationId, at) => {
         const ref = pending.lookupInvocation(invocationId);
@@ -120,7 +130,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       completed: (ret) => {
         if (owns(ret.runId)) {
           pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
-          pending.expectWorkerWake(ret.runId);
+          wakes.outcome(ret.runId);
         }
       },
       failed: (invocationId, reason, at) => {
@@ -144,7 +154,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     }
     if (ref && owns(ref.runId)) {
       pending.addResult(ref.runId, interrupted(invocationId, ref.nodeKey, reason, at));
-      pending.expectWorkerWake(ref.runId);
+      wakes.outcome(ref.runId);
     }
   }
 
@@ -195,7 +205,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       // due by the database clock: a foreign change (or our own timer); read it afresh
       for (const id of due) cache.drop(id);
       pending.markReady(due);
-      pending.pruneWorkerWakes();
+      wakes.prune();
       if (++sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) totals.healed += await checkInflight(inflightDeps, shards);
       return false;
     },
@@ -208,6 +218,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     running = false;
     await Promise.allSettled(loops.map((l) => l.stop()));
     pending.interrupt();
+    wakes.close();
     cache.clear();
     await leases.relinquish({ release }).catch((err: unknown) => log.warn({ err }, 'lease release failed'));
     await feed.stop();
@@ -234,6 +245,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     halt: () => shutdown(false),
     ownedShards: () => [...leases.shards].sort((a, b) => a - b),
     totals: () => ({ ...totals }),
+    isCached: (runId) => cache.has(runId),
   };
 }
 

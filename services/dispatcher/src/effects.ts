@@ -6,22 +6,14 @@
  */
 import type { Redis } from 'ioredis';
 import type { PlannedEvent, WorkItem } from '@flowline/graph';
-import { enqueueWork, publishCancellations, wakeChannel } from '@flowline/queue';
-import type { LaneQueues } from '@flowline/queue';
+import { changeKindOf, changesChannel, enqueueWork, publishCancellations, wakeChannel } from '@flowline/queue';
+import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
 import type { PendingWork } from './pending-work';
 
-/** The pub/sub channel of content-free change pings `{ runId, seq, kind }`. */
-export const CHANGES_CHANNEL = 'flowline:changes';
-
-export type ChangeKind = 'run' | 'node' | 'gate';
-
-export interface ChangePing {
-  runId: string;
-  seq: number;
-  kind: ChangeKind;
-}
+/** A content-free change ping `{ runId, seq, kind }` (libs/queue live.ts owns its shape and channel). */
+type ChangePing = RunChangedPing;
 
 export interface EffectsDeps {
   redis: Redis;
@@ -81,7 +73,7 @@ export function createEffects(d: EffectsDeps) {
       enqueue(items),
       publishCancellations(d.redis, cancels, d.prefix),
       wake(wakes),
-      publishPings(d.redis, pings),
+      publishPings(d.redis, pings, d.prefix),
     ]);
     for (const r of results) {
       if (r.status === 'rejected') d.log.warn({ err: r.reason }, 'side effect failed; the in-flight check heals it');
@@ -92,13 +84,13 @@ export function createEffects(d: EffectsDeps) {
 }
 
 function kindOf(e: PlannedEvent): ChangeKind {
-  if (e.kind.startsWith('gate.')) return 'gate';
-  return e.kind.startsWith('run.') ? 'run' : 'node';
+  return changeKindOf(e.kind);
 }
 
-async function publishPings(redis: Redis, pings: ChangePing[]): Promise<void> {
+/** Every API replica subscribes to `changesChannel(prefix)` and relays to its sockets and SSE streams. */
+async function publishPings(redis: Redis, pings: ChangePing[], prefix: string): Promise<void> {
   if (pings.length === 0) return;
   const p = redis.pipeline();
-  for (const ping of pings) p.publish(CHANGES_CHANNEL, JSON.stringify(ping));
+  for (const ping of pings) p.publish(changesChannel(prefix), JSON.stringify(ping));
   await p.exec();
 }

@@ -18,9 +18,6 @@ export interface InvocationRef {
   nodeKey: string;
 }
 
-/** How long a worker's wake is expected after its job's outcome arrived through QueueEvents. */
-const WORKER_WAKE_WINDOW_MS = 2_000;
-
 export interface PendingWorkOptions {
   /**
    * A start alone makes its run ready only after this long (0: at once): a quick job's
@@ -37,8 +34,6 @@ export class PendingWork {
   /** runs with a start only, waiting for `startDelayMs` */
   private readonly deferred = new Set<string>();
   private deferTimer: NodeJS.Timeout | null = null;
-  /** runs whose worker outcome arrived, by the time it did: their worker's wake follows */
-  private readonly workerWakes = new Map<string, { count: number; at: number }>();
   private readonly startDelayMs: number;
   private waiter: (() => void) | null = null;
   private listener: (() => void) | null = null;
@@ -105,29 +100,6 @@ export class PendingWork {
     w?.();
     if (this.deferTimer) clearTimeout(this.deferTimer);
     this.deferTimer = null;
-  }
-
-  /** Notes that a worker's outcome for the run arrived; the wake its worker publishes next is expected. */
-  expectWorkerWake(runId: string, now = Date.now()): void {
-    const e = this.workerWakes.get(runId);
-    this.workerWakes.set(runId, { count: (e && now - e.at < WORKER_WAKE_WINDOW_MS ? e.count : 0) + 1, at: now });
-  }
-
-  /**
-   * True when a wake of the run is the expected echo of a worker outcome already received
-   * (consumes the expectation). False means the wake may come from a foreign change.
-   */
-  takeWorkerWake(runId: string, now = Date.now()): boolean {
-    const e = this.workerWakes.get(runId);
-    if (!e) return false;
-    if (e.count <= 1 || now - e.at >= WORKER_WAKE_WINDOW_MS) this.workerWakes.delete(runId);
-    else e.count--;
-    return now - e.at < WORKER_WAKE_WINDOW_MS;
-  }
-
-  /** Drops expectations older than the window (called from the sweep). */
-  pruneWorkerWakes(now = Date.now()): void {
-    for (const [id, e] of [...this.workerWakes]) if (now - e.at >= WORKER_WAKE_WINDOW_MS) this.workerWakes.delete(id);
   }
 
   rememberInvocation(invocationId: string, ref: InvocationRef): void {
@@ -212,7 +184,6 @@ export class PendingWork {
     this.inbox.delete(runId);
     this.ready.delete(runId);
     this.deferred.delete(runId);
-    this.workerWakes.delete(runId);
   }
 
   /** Forgets every run the predicate rejects (shards lost). */

@@ -95,14 +95,4 @@ describe('PendingWork', () => {
       vi.useRealTimers();
     }
   });
-
-  it('recognises the wake a worker sends after an outcome already received, once, within the window', () => {
-    const p = new PendingWork();
-    expect(p.takeWorkerWake('run', 1_000)).toBe(false);
-    p.expectWorkerWake('run', 1_000);
-    expect(p.takeWorkerWake('run', 1_100)).toBe(true);
-    expect(p.takeWorkerWake('run', 1_200)).toBe(false);
-    p.expectWorkerWake('run', 1_000);
-    expect(p.takeWorkerWake('run', 10_000)).toBe(false);
-  });
 });
