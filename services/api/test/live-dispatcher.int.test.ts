@@ -131,5 +131,5 @@ describe('live channel with a real dispatcher', () => {
       const decidedBy = recs.get(id)!.find((c) => c.events.some((e) => e.kind === 'gate.decided'));
       expect(decidedBy?.ping).toBeDefined();
     }
-  });
+  }, 60_000);
 });
