@@ -36,6 +36,9 @@ const { values: flags } = parseArgs({
   allowPositionals: false,
 });
 
+// exit handlers stop the servers and the cluster processes this bench started
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
+
 const mode: Results['mode'] = flags.quick ? 'quick' : flags.full ? 'full' : 'default';
 const reps = flags.reps ? Number(flags.reps) : mode === 'quick' ? 1 : 3;
 const only = flags.only ? new Set(flags.only.split(',').map((s) => s.trim().toLowerCase())) : null;
@@ -48,7 +51,11 @@ const sizes = {
   w5Parked: mode === 'full' ? 10_000 : mode === 'quick' ? 500 : 2000,
   w5IdleMs: mode === 'quick' ? 3000 : 5000,
   w6Reps: Math.min(reps, 2),
-  peerTimeoutS: mode === 'quick' ? 120 : 240,
+  peerTimeoutS: mode === 'quick' ? 120 : 300,
+  // --quick runs each peer on one size per workload to stay within a few minutes
+  peerW1: mode === 'quick' ? [10] : [10, 100],
+  peerW2: mode === 'quick' ? [16] : [16, 256],
+  peerW3: mode === 'quick' ? [100] : [100, 1000],
 };
 const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
 const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
@@ -198,9 +205,9 @@ try {
         continue;
       }
       const plan: ['W1' | 'W2' | 'W3', number][] = [
-        ...sizes.w1.map((n) => ['W1', n] as ['W1', number]),
-        ...sizes.w2.map((k) => ['W2', k] as ['W2', number]),
-        ...sizes.w3.map((m) => ['W3', m] as ['W3', number]),
+        ...sizes.peerW1.map((n) => ['W1', n] as ['W1', number]),
+        ...sizes.peerW2.map((k) => ['W2', k] as ['W2', number]),
+        ...sizes.peerW3.map((m) => ['W3', m] as ['W3', number]),
       ];
       for (const [w, param] of plan) {
         await redis.flushall();

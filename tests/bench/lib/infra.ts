@@ -108,7 +108,15 @@ async function startOwnPostgres(bin: string): Promise<BenchPostgres> {
     proc.kill('SIGKILL');
     throw new Error('own Postgres did not answer within 15 s');
   }
-  process.once('exit', () => proc.kill('SIGKILL'));
+  // runuser is the direct child: signal the whole process group so the server goes too
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-proc.pid!, sig);
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', () => signal('SIGQUIT'));
   const version = await serverVersion(adminUrl);
   return {
     adminUrl,
@@ -119,9 +127,9 @@ async function startOwnPostgres(bin: string): Promise<BenchPostgres> {
     async stop() {
       if (proc.exitCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGINT');
+        signal('SIGINT');
         await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-        if (proc.exitCode === null) proc.kill('SIGKILL');
+        if (proc.exitCode === null) signal('SIGQUIT');
       }
       rmSync(dir, { recursive: true, force: true });
     },

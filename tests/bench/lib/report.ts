@@ -109,7 +109,12 @@ const verdict = (ok: boolean | null) => (ok === null ? 'not measured' : ok ? '**
 
 export function targets(r: Results): string[][] {
   const w1 = r.w1.find((x) => x.n === 100) ?? r.w1[0];
-  const w3 = r.w3.find((x) => x.m === 1000) ?? r.w3[r.w3.length - 1];
+  // the largest M with both a Flowline and a peer figure (peers run M=100 only under --quick)
+  const peerMs = new Set(
+    r.peers.filter((p) => p.workload === 'W3' && p.line?.nodesPerSec).map((p) => p.param),
+  );
+  const both = [...r.w3].sort((a, b) => b.m - a.m).find((x) => peerMs.has(x.m));
+  const w3 = both ?? r.w3.find((x) => x.m === 1000) ?? r.w3[r.w3.length - 1];
   const peers = w3 ? peerW3(r, w3.m) : { bestDurable: null, bullmq: null };
   const costW3 = r.cost.find((c) => c.workload.startsWith('W3') && c.workload.includes(String(w3?.m)));
   const ratio = w3 && peers.bestDurable ? w3.nodesPerSec.median / peers.bestDurable.v : null;
