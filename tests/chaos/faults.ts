@@ -21,7 +21,7 @@ export interface FaultFigures {
   flushes: number;
   redisRestarts: number;
   pgRestarts: number;
-  /** wall-clock ms when the last fault ended (Postgres/Redis back up, process killed) */
+  /** wall-clock ms when the last fault ended (Postgres/Redis back up, process killed); the window's end when none was injected */
   lastFaultAt: number;
   log: string[];
 }
@@ -87,5 +87,7 @@ export async function injectFaults(c: ChaosCluster, plan: FaultPlan, random: () 
   })();
 
   await Promise.all([runOneOffs, runKills]);
+  // Without any fault the deadline counts from the end of the window instead.
+  if (f.log.length === 0) f.lastFaultAt = Math.max(Date.now(), t0 + plan.windowMs);
   return f;
 }
