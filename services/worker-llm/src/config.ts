@@ -45,6 +45,7 @@ export const llmWorkerOwnOptions = {
   LLM_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(0).default(0).describe('concurrent calls per provider/model across all replicas; 0 = unlimited'),
   LLM_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).default(0).describe('tokens per minute per provider/model across all replicas; 0 = unlimited'),
   LLM_STREAM: flag('1 streams completions (token deltas feed the live activity)', '1'),
+  LLM_LOGPROBS: flag('1 asks the default provider for token log-probabilities (DecisionModel confidence); 0 for servers that refuse them', '1'),
   LLM_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(600_000).describe('client-side timeout of one model request, ms'),
   LLM_ADMISSION_LEASE_MS: z.coerce.number().int().min(100).default(30_000).describe('admission slot lease (renewed while a call runs), ms'),
   LLM_ACTIVITY_MAXLEN: z.coerce.number().int().min(10).default(2_000).describe('approximate entries kept per invocation activity stream'),

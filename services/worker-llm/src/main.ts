@@ -29,6 +29,7 @@ const providers = createProviderRegistry({
   maxConcurrentCalls: config.LLM_MAX_CONCURRENT_CALLS,
   tokensPerMinute: config.LLM_TOKENS_PER_MINUTE,
   stream: config.LLM_STREAM,
+  logprobs: config.LLM_LOGPROBS,
   timeoutMs: config.LLM_REQUEST_TIMEOUT_MS,
   onErrorDetail: (invocationId, detail) => logger.debug({ invocationId, ...detail }, 'model provider error'),
 });

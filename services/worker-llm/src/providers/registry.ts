@@ -54,6 +54,8 @@ export interface ProviderRegistryOptions {
   /** LLM_TOKENS_PER_MINUTE default for every provider/model @default 0 */
   tokensPerMinute?: number;
   stream?: boolean;
+  /** LLM_LOGPROBS: the default provider sends `logprobs` when a request asks @default true */
+  logprobs?: boolean;
   timeoutMs?: number;
   onErrorDetail?: OpenAiProviderOptions['onErrorDetail'];
 }
@@ -72,6 +74,7 @@ interface Entry {
   provider: LlmProvider;
   model: string | null;
   limits: AdmissionLimits;
+  logprobs?: boolean;
 }
 
 /** Builds the providers once per process. */
@@ -90,6 +93,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
         onErrorDetail: opts.onErrorDetail,
       }),
       model: e.model ?? null,
+      logprobs: e.logprobs,
       limits: { maxConcurrentCalls: e.maxConcurrentCalls ?? defaults.maxConcurrentCalls, tokensPerMinute: e.tokensPerMinute ?? defaults.tokensPerMinute },
     });
   }
@@ -103,11 +107,13 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
         baseUrl: opts.baseUrl,
         apiKey: opts.apiKey ?? null,
         stream: opts.stream,
+        logprobs: opts.logprobs ?? named?.logprobs,
         timeoutMs: opts.timeoutMs,
         onErrorDetail: opts.onErrorDetail,
       }),
       model: opts.defaultModel ?? named?.model ?? null,
       limits: named?.limits ?? defaults,
+      logprobs: opts.logprobs ?? named?.logprobs,
     });
   } else {
     defaultName = 'scripted';
