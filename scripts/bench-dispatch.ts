@@ -13,6 +13,7 @@
  * `uncached` switches the hot-path shortcuts off (SNAPSHOT_CACHE_RUNS=0: read every run every
  * tick; DISPATCH_START_DELAY_MS=0: commit every start on its own) to compare in the same minutes.
  */
+import pg from 'pg';
 import { queueNameFor } from '@flowline/queue';
 import { createHarness, startToolWorker, toolChainOf } from '../services/dispatcher/test/harness';
 
@@ -25,6 +26,14 @@ const chains = arg(4, 50);
 const throughputLength = arg(5, 3);
 const mode = process.argv[8] ?? 'fast';
 const modeOverrides = mode === 'uncached' ? { SNAPSHOT_CACHE_RUNS: '0', DISPATCH_START_DELAY_MS: '0' } : {};
+
+// every statement any client sends (this script's own are counted apart and subtracted)
+let statements = 0;
+const clientQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  statements++;
+  return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof pg.Client.prototype.query;
 
 const h = await createHarness();
 let benchQueries = 0;
@@ -64,6 +73,8 @@ const notCompleted = (await q<{ n: number }>(`select count(*)::int as n from run
 
 // --- hop latency: one chain at a time on the idle cluster (batching must not wait for company)
 const chainGraph = toolChainOf(chainLength);
+const s0 = statements - benchQueries;
+const chainTicks0 = ds.reduce((a, d) => a + d.totals().commits, 0);
 const hops: number[] = [];
 const runMs: number[] = [];
 // where a hop goes, from BullMQ's own job timestamps: job run (processedOn → finishedOn),
@@ -94,6 +105,8 @@ for (let i = 0; i < chains + 3; i++) {
     }
   }
 }
+const dispatcherStatements = statements - benchQueries - s0;
+const chainCommits = ds.reduce((a, d) => a + d.totals().commits, 0) - chainTicks0;
 hops.sort((a, b) => a - b);
 runMs.sort((a, b) => a - b);
 const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
@@ -111,6 +124,10 @@ console.log(
         finishedToNextAdded: median(segments.finishedToNextAdded),
         addedToPickup: median(segments.addedToPickup),
       },
+      // per lane node of the chains: every statement the dispatchers sent (sweeps and lease renewals
+      // included) and their apply transactions
+      chainPgStatementsPerLaneNode: round(dispatcherStatements / (chains * chainLength)),
+      chainApplyTxPerLaneNode: round(chainCommits / (chains * chainLength)),
       chainRunMs: { p50: Math.round(pct(runMs, 50)), p99: Math.round(pct(runMs, 99)) },
       throughput: {
         runs,

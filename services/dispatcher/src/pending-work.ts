@@ -31,8 +31,8 @@ export class PendingWork {
   private readonly ready = new Set<string>();
   private readonly inbox = new Map<string, RunInbox>();
   private readonly invocations = new Map<string, InvocationRef>();
-  /** runs with a start only, waiting for `startDelayMs` */
-  private readonly deferred = new Set<string>();
+  /** runs with a start only, by when they become ready (insertion order is due order) */
+  private readonly deferred = new Map<string, number>();
   private deferTimer: NodeJS.Timeout | null = null;
   private readonly startDelayMs: number;
   private waiter: (() => void) | null = null;
@@ -130,14 +130,25 @@ export class PendingWork {
       this.markReady([runId]);
       return;
     }
-    if (this.ready.has(runId)) return;
-    this.deferred.add(runId);
-    this.deferTimer ??= setTimeout(() => {
-      this.deferTimer = null;
-      const ids = [...this.deferred];
-      this.deferred.clear();
-      this.markReady(ids);
-    }, this.startDelayMs);
+    if (this.ready.has(runId) || this.deferred.has(runId)) return;
+    this.deferred.set(runId, Date.now() + this.startDelayMs);
+    this.deferTimer ??= setTimeout(() => this.releaseDeferred(), this.startDelayMs);
+  }
+
+  /** Makes the runs whose start delay is over ready; waits again for the rest. */
+  private releaseDeferred(): void {
+    this.deferTimer = null;
+    const now = Date.now();
+    const due: string[] = [];
+    for (const [id, at] of this.deferred) {
+      if (at > now) {
+        this.deferTimer = setTimeout(() => this.releaseDeferred(), at - now);
+        break;
+      }
+      due.push(id);
+      this.deferred.delete(id);
+    }
+    this.markReady(due);
   }
 
   /** Copies the run's uncommitted reports into its snapshot (results win over starts). */
@@ -190,7 +201,7 @@ export class PendingWork {
   retainRuns(keep: (runId: string) => boolean): void {
     for (const id of [...this.ready]) if (!keep(id)) this.forgetRun(id);
     for (const id of [...this.inbox.keys()]) if (!keep(id)) this.forgetRun(id);
-    for (const id of [...this.deferred]) if (!keep(id)) this.forgetRun(id);
+    for (const id of [...this.deferred.keys()]) if (!keep(id)) this.forgetRun(id);
     for (const [inv, ref] of [...this.invocations]) if (!keep(ref.runId)) this.invocations.delete(inv);
   }
 }

@@ -88,9 +88,16 @@ describe('PendingWork', () => {
       expect(p.readyCount).toBe(0);
       p.addResult('quick', result('i2'));
       expect(p.takeReady(10)).toEqual(['quick']);
-      vi.advanceTimersByTime(20);
+      vi.advanceTimersByTime(15);
+      // a start arriving later waits its own full delay
+      p.addStarted('later', { invocationId: 'i3', nodeKey: 'tool', at: 1 });
+      vi.advanceTimersByTime(5);
       expect(p.takeReady(10)).toEqual(['slow']);
       expect(p.attach(snapshotOf('slow')).started).toHaveLength(1);
+      vi.advanceTimersByTime(14);
+      expect(p.readyCount).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(p.takeReady(10)).toEqual(['later']);
     } finally {
       vi.useRealTimers();
     }
