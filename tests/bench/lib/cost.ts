@@ -10,6 +10,8 @@ import type { Redis } from 'ioredis';
 export interface Counters {
   at: number;
   xacts: number;
+  /** next transaction id: its delta counts write transactions server-wide (read-only ones take no xid) */
+  xid: number;
   statements: number | null;
   walBytes: number;
   redisCommands: number;
@@ -19,7 +21,10 @@ export interface Counters {
 
 export interface CostDelta {
   seconds: number;
+  /** commits incl. read-only ones (pg_stat_database: backends report it up to ~10 s late) */
   xacts: number;
+  /** write transactions (xid delta; exact, server-wide; the bench's reads take none) */
+  writeXacts: number;
   statements: number | null;
   walBytes: number;
   redisCommands: number;
@@ -47,9 +52,10 @@ export class Monitor {
 
   async snapshot(): Promise<Counters> {
     // pg_stat_* are per-backend snapshots inside a transaction: ask outside of one, and clear the cache.
-    const [x] = await this.query<{ x: string; wal: string }>(
+    const [x] = await this.query<{ x: string; wal: string; xid: string }>(
       `select (select xact_commit from pg_stat_database where datname = $1)::text as x,
-              pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as wal`,
+              pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as wal,
+              pg_snapshot_xmax(pg_current_snapshot())::text as xid`,
       [this.dbName],
     );
     let statements: number | null = null;
@@ -67,6 +73,7 @@ export class Monitor {
     return {
       at: Date.now(),
       xacts: Number(x!.x),
+      xid: Number(x!.xid),
       statements,
       walBytes: Number(x!.wal),
       redisCommands,
@@ -85,6 +92,7 @@ export function delta(a: Counters, b: Counters): CostDelta {
   return {
     seconds: (b.at - a.at) / 1000,
     xacts: b.xacts - a.xacts - own,
+    writeXacts: b.xid - a.xid,
     statements: a.statements === null || b.statements === null ? null : b.statements - a.statements - own,
     walBytes: b.walBytes - a.walBytes,
     redisCommands: b.redisCommands - a.redisCommands,
@@ -96,6 +104,7 @@ export function perNode(d: CostDelta, nodes: number) {
   return {
     nodes,
     xactsPerNode: d.xacts / nodes,
+    writeXactsPerNode: d.writeXacts / nodes,
     statementsPerNode: d.statements === null ? null : d.statements / nodes,
     walBytesPerNode: d.walBytes / nodes,
     redisCommandsPerNode: d.redisCommands / nodes,
