@@ -95,7 +95,9 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
     void m.exited.then((code) => {
       if (stopping) return;
       const label = m.spec.label;
-      if (!injected.delete(label)) {
+      // A crash is an exit by code (or another signal) even when a kill was just requested.
+      const wasInjected = injected.delete(label) && m.proc.signalCode === 'SIGKILL';
+      if (!wasInjected) {
         unexpectedExits.set(label, (unexpectedExits.get(label) ?? 0) + 1);
         exitLog.push(`${new Date().toISOString()} ${label} exited (code ${code}, signal ${m.proc.signalCode})`);
       }

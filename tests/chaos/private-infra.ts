@@ -51,6 +51,20 @@ function pgRun(dir: string, bin: string, args: string[]): void {
   if (r.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
 }
 
+/** {@link pgRun} without blocking the event loop. */
+function pgRunAsync(dir: string, bin: string, args: string[]): Promise<void> {
+  const asRoot = process.getuid?.() === 0;
+  const cmd = asRoot ? 'runuser' : join(PG_BIN, bin);
+  const argv = asRoot ? ['-u', 'postgres', '--', join(PG_BIN, bin), ...args] : args;
+  return new Promise((resolve, reject) => {
+    const proc = spawn(cmd, argv, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.on('error', reject);
+    proc.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${bin} ${args.join(' ')} failed: ${stderr}`))));
+  });
+}
+
 /** initdb + pg_ctl start on a free port; the cluster is deleted by `stop`. */
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const root = mkdtempSync(join(tmpdir(), 'flowline-chaos-pg-'));
@@ -86,7 +100,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     port,
     dataDir,
     async restart() {
-      pgRun(root, 'pg_ctl', ['-D', dataDir, '-l', join(root, 'pg.log'), '-w', '-m', 'fast', 'restart']);
+      // Asynchronous: the harness keeps posting, deciding and killing while Postgres restarts.
+      await pgRunAsync(root, 'pg_ctl', ['-D', dataDir, '-l', join(root, 'pg.log'), '-w', '-m', 'fast', 'restart']);
       await waitUntil(() => pgAnswers(url), 30_000, 'restarted private Postgres');
     },
     async stop() {
