@@ -37,6 +37,11 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
     types: { getTypeParser: typeParser },
   });
   pool.on('error', (err) => opts.onIdleError?.(err));
+  // pg-pool listens for errors only on idle clients. A checked-out client between
+  // statements that the server terminates (Postgres restart, pg_terminate_backend) would
+  // otherwise emit an unhandled 'error' and kill the process; its next query rejects and
+  // pg-pool discards it on release.
+  pool.on('connect', (client) => client.on('error', (err) => opts.onIdleError?.(err)));
   return pool;
 }
 
