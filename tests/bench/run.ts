@@ -240,7 +240,7 @@ mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
 writeFileSync(join(outDir, 'latest.md'), md);
 if (flags.record) {
-  const header = `<!-- written by \`${results.command} --record\`; the figures of one run on the machine below -->\n`;
+  const header = `<!-- written by \`${results.command}\`; the figures of one run on the machine below -->\n`;
   writeFileSync(join(rootDir, 'tests', 'bench', 'RESULTS.md'), `${header}${md}`);
 }
 process.stdout.write(md);
