@@ -4,10 +4,11 @@
  * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
  * (and tests/bench/RESULTS.md with --record).
  *
- *   npm run bench -- [--quick | --full] [--reps N] [--only w0,w1,w2,w3,w4,w5,w6,peers]
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,w1,w2,w3,w4,w5,w6,peers,live]
  *                    [--peers name,name | --no-peers] [--reinstall] [--record]
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -88,6 +89,7 @@ const results: Results = {
   cost: [],
   peers: [],
   peersMissing: [],
+  live: null,
   errors: [],
 };
 log(
@@ -225,6 +227,20 @@ try {
         results.peers.push(o);
       }
     }
+  });
+
+  await section('live', async () => {
+    // Its own process on the local default Postgres/Redis (as the live tests use).
+    const out = execFileSync(
+      join(rootDir, 'node_modules', '.bin', 'tsx'),
+      ['tests/bench/live-fanout.ts', '--seconds', mode === 'quick' ? '4' : '10'],
+      { cwd: rootDir, encoding: 'utf8', timeout: 180_000, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const at = out.lastIndexOf('{\n  "sockets"');
+    if (at < 0) throw new Error('live-fanout printed no result');
+    const end = out.indexOf('\n}', at);
+    results.live = JSON.parse(out.slice(at, end + 2)) as Results['live'];
+    log(`live fan-out: ${JSON.stringify(results.live)}`);
   });
 } finally {
   redis.disconnect();

@@ -35,7 +35,21 @@ export interface Results {
   cost: CostRow[];
   peers: PeerOutcome[];
   peersMissing: { peer: string; reason: string }[];
+  /** live fan-out (tests/bench/live-fanout.ts): 2 API replicas, N sockets, R runs progressing */
+  live: LiveFanout | null;
   errors: string[];
+}
+
+export interface LiveFanout {
+  sockets: number;
+  replicas: number;
+  runs: number;
+  seconds: number;
+  mergeWindowMs: number;
+  commitsPerSec: number;
+  pingsPerSec: number;
+  delayP50Ms: number;
+  delayP95Ms: number;
 }
 
 type Metric = 'hopP50Ms' | 'hopP99Ms' | 'latencyMs' | 'nodesPerSec' | 'runsPerSec';
@@ -353,6 +367,20 @@ export function renderMarkdown(r: Results): string {
     );
   }
   for (const p of r.peersMissing) out.push(`- peer ${p.peer}: n/a (${p.reason})`);
+  if (r.live) {
+    const l = r.live;
+    out.push(
+      '',
+      '## Live channel fan-out',
+      '',
+      `${l.sockets} subscribed sockets on ${l.replicas} API replicas, ${l.runs} runs progressing for ${l.seconds} s ` +
+        `(${l.commitsPerSec} commits/s; pings merged per run within ${l.mergeWindowMs} ms):`,
+      '',
+      '| pings delivered/s | commit → receipt p50 | p95 |',
+      '|---|---|---|',
+      `| ${l.pingsPerSec} | ${l.delayP50Ms} ms | ${l.delayP95Ms} ms |`,
+    );
+  }
   if (r.errors.length) {
     out.push('', '## Errors', '');
     for (const e of r.errors) out.push(`- ${e}`);
