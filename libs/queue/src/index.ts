@@ -2,3 +2,4 @@ export * from './names';
 export * from './schemas';
 export * from './lane-queue';
 export * from './live';
+export * from './lane-worker';

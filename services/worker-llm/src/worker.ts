@@ -8,19 +8,17 @@
  * BullMQ job means the worker itself broke. After a job finishes the worker publishes
  * a wake for its run.
  */
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Json, WorkItem, WorkOutcome } from '@flowline/graph';
 import {
   DEFAULT_QUEUE_PREFIX,
-  LANE_WORKER_OPTIONS,
-  cancelChannel,
-  cancelMessageSchema,
-  parseMessage,
-  publishWake,
-  queueNameFor,
+  createLaneWorker,
+  workIdsOf,
   workItemSchema,
+  type LaneInvocation,
+  type LaneWorker,
   type WorkReturn,
 } from '@flowline/queue';
 import type { ToolRegistry } from '@flowline/tools';
@@ -57,31 +55,14 @@ export interface LlmWorkerOptions {
   now?: () => number;
 }
 
-export interface LlmWorker {
-  start(): Promise<void>;
-  /** stops taking jobs; lets in-flight calls finish within the grace period, then interrupts them */
-  stop(): Promise<void>;
-  inFlight(): number;
-  readonly worker: Worker<WorkItem, WorkReturn>;
-}
-
-const RECENT_CANCELS_LIMIT = 10_000;
-const MAX_TIMER_MS = 2_147_483_647;
-const ABANDON_AFTER_INTERRUPT_MS = 2_000;
+/** start / stop / inFlight / worker: the shared lane-worker lifecycle. */
+export type LlmWorker = LaneWorker;
 
 const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Json>>> = {
   LlmCall: runLlmCall,
   Agent: runAgent,
   DecisionModel: runDecisionModel,
 };
-
-function idsOf(data: unknown): Omit<WorkReturn, 'outcome'> | null {
-  const d = data as Partial<Record<string, unknown>> | null;
-  if (d === null || typeof d !== 'object') return null;
-  const { runId, nodeKey, invocationId } = d;
-  if (typeof runId !== 'string' || typeof nodeKey !== 'string' || typeof invocationId !== 'string') return null;
-  return { runId, nodeKey, invocationId };
-}
 
 function cancelledError(reason: string | null): LlmError {
   return new LlmError('Cancelled', reason === null ? 'the invocation was cancelled' : `the invocation was cancelled: ${reason}`);
@@ -91,15 +72,9 @@ function cancelledError(reason: string | null): LlmError {
 export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
   const prefix = opts.prefix ?? DEFAULT_QUEUE_PREFIX;
   const now = opts.now ?? Date.now;
-  const graceMs = opts.shutdownGraceMs ?? 10_000;
   const maxInputBytes = opts.maxInputBytes ?? 65_536;
   const log = opts.logger;
-  const subscriber = opts.redis.duplicate();
   const admission = createAdmission({ redis: opts.redis, prefix, leaseMs: opts.admissionLeaseMs });
-  const running = new Map<string, AbortController>();
-  const recentCancels = new Map<string, string | null>();
-  const pendingWakes = new Set<Promise<void>>();
-  let stopping: Promise<void> | null = null;
 
   const failure = (error: LlmError, startedAt: number): WorkOutcome => ({
     ok: false,
@@ -166,11 +141,11 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     return { ok: true, output, startedAt, finishedAt: now() };
   }
 
-  async function processJob(job: Job<WorkItem, WorkReturn>): Promise<WorkReturn> {
+  async function processJob(job: Job<WorkItem, WorkReturn>, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn> {
     const startedAt = now();
     const parsed = workItemSchema.safeParse(job.data);
     if (!parsed.success) {
-      const ids = idsOf(job.data);
+      const ids = workIdsOf(job.data);
       if (ids === null) throw new Error('the job payload is not a work item');
       log.warn({ ...ids, jobId: job.id }, 'invalid llm job payload');
       return { ...ids, outcome: failure(llmInvalid('the job payload is not a valid work item'), startedAt) };
@@ -182,16 +157,10 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       { redis: opts.redis, prefix, maxLen: opts.activityMaxLen, ttlSeconds: opts.activityTtlSeconds, onError: (err) => jobLog.debug({ err }, 'activity write failed') },
       ids,
     );
-    const controller = new AbortController();
-    running.set(item.invocationId, controller);
-    if (recentCancels.has(item.invocationId)) controller.abort(cancelledError(recentCancels.get(item.invocationId) ?? null));
-    const timer = setTimeout(
-      () => controller.abort(new LlmError('Timeout', 'the attempt deadline passed')),
-      Math.min(Math.max(item.deadlineAt - now(), 0), MAX_TIMER_MS),
-    );
+    const invocation = begin(item);
     let outcome: WorkOutcome;
     try {
-      outcome = await execute(item, startedAt, controller.signal, feed, jobLog, job);
+      outcome = await execute(item, startedAt, invocation.signal, feed, jobLog, job);
     } catch (error) {
       if (error instanceof LlmError) {
         outcome = failure(error, startedAt);
@@ -200,8 +169,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
         jobLog.error({ err: error }, 'unexpected error running an LLM node');
       }
     } finally {
-      clearTimeout(timer);
-      running.delete(item.invocationId);
+      invocation.release();
     }
     await feed.end(outcome.ok ? 'succeeded' : `failed: ${outcome.failureClass}`);
     jobLog.info(
@@ -211,74 +179,19 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     return { ...ids, outcome };
   }
 
-  const worker = new Worker<WorkItem, WorkReturn>(queueNameFor('llm'), processJob, {
-    connection: opts.redis,
+  return createLaneWorker({
+    lane: 'llm',
+    redis: opts.redis,
+    logger: log,
     prefix,
     concurrency: opts.concurrency ?? 8,
-    autorun: false,
-    ...LANE_WORKER_OPTIONS,
-  });
-
-  const wake = (runId: string): void => {
-    const p = publishWake(opts.redis, { runId }, prefix)
-      .catch((err: unknown) => log.warn({ err, runId }, 'wake publish failed'))
-      .finally(() => pendingWakes.delete(p));
-    pendingWakes.add(p);
-  };
-  worker.on('completed', (job) => wake(job.returnvalue.runId));
-  worker.on('failed', (job, err) => {
-    const ids = idsOf(job?.data);
-    log.error({ ...ids, jobId: job?.id, err }, 'llm job failed: the worker broke');
-    if (ids) wake(ids.runId);
-  });
-  worker.on('error', (err) => log.error({ err }, 'llm worker error'));
-
-  subscriber.on('message', (channel: string, raw: string) => {
-    if (channel !== cancelChannel(prefix)) return;
-    const message = parseMessage(cancelMessageSchema, raw);
-    if (message === null) return;
-    recentCancels.set(message.invocationId, message.reason);
-    if (recentCancels.size > RECENT_CANCELS_LIMIT) {
-      const oldest = recentCancels.keys().next();
-      if (!oldest.done) recentCancels.delete(oldest.value);
-    }
-    const controller = running.get(message.invocationId);
-    if (controller && !controller.signal.aborted) {
-      log.info({ invocationId: message.invocationId }, 'cancelling in-flight llm invocation');
-      controller.abort(cancelledError(message.reason));
-    }
-  });
-  subscriber.on('error', (err) => log.warn({ err }, 'cancel subscriber error'));
-
-  async function stopOnce(): Promise<void> {
-    const closing = worker.close().then(() => 'closed' as const);
-    let interruptTimer: NodeJS.Timeout | undefined;
-    let abandonTimer: NodeJS.Timeout | undefined;
-    const abandoned = new Promise<'abandoned'>((resolve) => {
-      interruptTimer = setTimeout(() => {
-        for (const controller of running.values()) controller.abort(new LlmError('Interrupted', 'the worker shut down during the call'));
-        abandonTimer = setTimeout(() => resolve('abandoned'), ABANDON_AFTER_INTERRUPT_MS);
-      }, graceMs);
-    });
-    const how = await Promise.race([closing, abandoned]);
-    clearTimeout(interruptTimer);
-    clearTimeout(abandonTimer);
-    if (how === 'abandoned') log.warn({ inFlight: running.size }, 'abandoning llm calls that ignored their signal');
-    await Promise.all([...pendingWakes]);
-    await subscriber.quit().catch(() => subscriber.disconnect());
-  }
-
-  return {
-    worker,
-    async start() {
-      await subscriber.subscribe(cancelChannel(prefix));
-      worker.run().catch((err: unknown) => log.error({ err }, 'llm worker stopped by an error'));
-      await worker.waitUntilReady();
+    shutdownGraceMs: opts.shutdownGraceMs,
+    now,
+    errors: {
+      cancelled: cancelledError,
+      timeout: () => new LlmError('Timeout', 'the attempt deadline passed'),
+      interrupted: () => new LlmError('Interrupted', 'the worker shut down during the call'),
     },
-    stop() {
-      stopping ??= stopOnce();
-      return stopping;
-    },
-    inFlight: () => running.size,
-  };
+    process: processJob,
+  });
 }

@@ -1,0 +1,182 @@
+/**
+ * The lifecycle every lane worker shares: a BullMQ Worker with the lane options, a
+ * subscription to the cancel channel (a cancel may overtake its job, so recent ones are
+ * remembered), a wake published for the run after every job, and a graceful stop that
+ * lets in-flight calls finish within a grace period, then interrupts them. The lane
+ * supplies only how one job runs.
+ */
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Lane, WorkItem } from '@flowline/graph';
+import { laneWorkerOptions, publishWake } from './lane-queue';
+import { cancelChannel, DEFAULT_QUEUE_PREFIX, queueNameFor } from './names';
+import { cancelMessageSchema, parseMessage, type WorkReturn } from './schemas';
+
+/** The slice of a pino logger the shell writes to. */
+export interface LaneLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** The signal of one running invocation; `release` when the call has settled. */
+export interface LaneInvocation {
+  signal: AbortSignal;
+  release(): void;
+}
+
+export interface LaneWorkerOptions {
+  lane: Lane;
+  /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
+  redis: Redis;
+  logger: LaneLogger;
+  /** @default DEFAULT_QUEUE_PREFIX */
+  prefix?: string;
+  /** LANE_CONCURRENCY */
+  concurrency: number;
+  /** SHUTDOWN_GRACE_MS. @default 10000 */
+  shutdownGraceMs?: number;
+  /** WORKER_LOCK_MS. @default DEFAULT_WORKER_LOCK_MS */
+  lockDurationMs?: number;
+  /** clock, epoch ms. @default Date.now */
+  now?: () => number;
+  /** The lane's typed errors, which its outcome mapping turns into failure classes. */
+  errors: {
+    cancelled(reason: string | null): Error;
+    timeout(): Error;
+    /** retryable: the engine runs the node again on another worker */
+    interrupted(): Error;
+  };
+  /** Runs one job; `begin(item)` arms the signal that fires on deadline, cancel or shutdown. */
+  process(job: Job<WorkItem, WorkReturn>, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn>;
+}
+
+export interface LaneWorker {
+  /** subscribes to cancellations, then starts taking jobs */
+  start(): Promise<void>;
+  /** stops taking jobs; lets in-flight calls finish within the grace period, then interrupts them */
+  stop(): Promise<void>;
+  /** invocations currently running */
+  inFlight(): number;
+  readonly worker: Worker<WorkItem, WorkReturn>;
+}
+
+/** Cancellations remembered for jobs not yet started. */
+const RECENT_CANCELS_LIMIT = 10_000;
+/** setTimeout's ceiling (~24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
+/** After the grace period and the interrupt, how long a call that ignores its signal is still awaited. */
+const ABANDON_AFTER_INTERRUPT_MS = 2_000;
+
+/** The ids of a job payload that may not be a valid work item, or null. */
+export function workIdsOf(data: unknown): Omit<WorkReturn, 'outcome'> | null {
+  const d = data as Partial<Record<string, unknown>> | null;
+  if (d === null || typeof d !== 'object') return null;
+  const { runId, nodeKey, invocationId } = d;
+  if (typeof runId !== 'string' || typeof nodeKey !== 'string' || typeof invocationId !== 'string') return null;
+  return { runId, nodeKey, invocationId };
+}
+
+/** Creates (but does not start) a lane worker around `opts.process`. */
+export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
+  const prefix = opts.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const now = opts.now ?? Date.now;
+  const graceMs = opts.shutdownGraceMs ?? 10_000;
+  const { lane, logger: log, errors } = opts;
+  const subscriber = opts.redis.duplicate();
+  const running = new Map<string, AbortController>();
+  const recentCancels = new Map<string, string | null>();
+  const pendingWakes = new Set<Promise<void>>();
+  let stopping: Promise<void> | null = null;
+
+  function begin(item: WorkItem): LaneInvocation {
+    const controller = new AbortController();
+    running.set(item.invocationId, controller);
+    if (recentCancels.has(item.invocationId)) controller.abort(errors.cancelled(recentCancels.get(item.invocationId) ?? null));
+    const timer = setTimeout(
+      () => controller.abort(errors.timeout()),
+      Math.min(Math.max(item.deadlineAt - now(), 0), MAX_TIMER_MS),
+    );
+    return {
+      signal: controller.signal,
+      release() {
+        clearTimeout(timer);
+        running.delete(item.invocationId);
+      },
+    };
+  }
+
+  const worker = new Worker<WorkItem, WorkReturn>(queueNameFor(lane), (job) => opts.process(job, begin), {
+    connection: opts.redis,
+    prefix,
+    concurrency: opts.concurrency,
+    autorun: false,
+    ...laneWorkerOptions(opts.lockDurationMs),
+  });
+
+  const wake = (runId: string): void => {
+    const p = publishWake(opts.redis, { runId }, prefix)
+      .catch((err: unknown) => log.warn({ err, runId }, 'wake publish failed'))
+      .finally(() => pendingWakes.delete(p));
+    pendingWakes.add(p);
+  };
+  // The return value is stored before 'completed' fires, so a woken dispatcher can read it.
+  worker.on('completed', (job) => wake(job.returnvalue.runId));
+  worker.on('failed', (job, err) => {
+    const ids = workIdsOf(job?.data);
+    log.error({ ...ids, jobId: job?.id, err }, `${lane} job failed: the worker broke`);
+    if (ids) wake(ids.runId);
+  });
+  worker.on('error', (err) => log.error({ err }, `${lane} worker error`));
+
+  subscriber.on('message', (channel: string, raw: string) => {
+    if (channel !== cancelChannel(prefix)) return;
+    const message = parseMessage(cancelMessageSchema, raw);
+    if (message === null) return;
+    recentCancels.set(message.invocationId, message.reason);
+    if (recentCancels.size > RECENT_CANCELS_LIMIT) {
+      const oldest = recentCancels.keys().next();
+      if (!oldest.done) recentCancels.delete(oldest.value);
+    }
+    const controller = running.get(message.invocationId);
+    if (controller && !controller.signal.aborted) {
+      log.info({ invocationId: message.invocationId }, `cancelling in-flight ${lane} invocation`);
+      controller.abort(errors.cancelled(message.reason));
+    }
+  });
+  subscriber.on('error', (err) => log.warn({ err }, 'cancel subscriber error'));
+
+  async function stopOnce(): Promise<void> {
+    const closing = worker.close().then(() => 'closed' as const);
+    let interruptTimer: NodeJS.Timeout | undefined;
+    let abandonTimer: NodeJS.Timeout | undefined;
+    const abandoned = new Promise<'abandoned'>((resolve) => {
+      interruptTimer = setTimeout(() => {
+        for (const controller of running.values()) controller.abort(errors.interrupted());
+        abandonTimer = setTimeout(() => resolve('abandoned'), ABANDON_AFTER_INTERRUPT_MS);
+      }, graceMs);
+    });
+    const how = await Promise.race([closing, abandoned]);
+    clearTimeout(interruptTimer);
+    clearTimeout(abandonTimer);
+    // An abandoned job keeps its lock until the process exits; with maxStalledCount 0 it then
+    // fails as stalled and the dispatcher retries the node as Interrupted.
+    if (how === 'abandoned') log.warn({ inFlight: running.size }, `abandoning ${lane} calls that ignored their signal`);
+    await Promise.all([...pendingWakes]);
+    await subscriber.quit().catch(() => subscriber.disconnect());
+  }
+
+  return {
+    worker,
+    async start() {
+      await subscriber.subscribe(cancelChannel(prefix));
+      worker.run().catch((err: unknown) => log.error({ err }, `${lane} worker stopped by an error`));
+      await worker.waitUntilReady();
+    },
+    stop() {
+      stopping ??= stopOnce();
+      return stopping;
+    },
+    inFlight: () => running.size,
+  };
+}
