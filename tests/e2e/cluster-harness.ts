@@ -58,7 +58,8 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
   const apiPort = await freePort();
   const lines: string[] = [];
   const processes: ProcessSpec[] = [{ label: 'api', service: 'api' }];
-  for (let i = 1; i <= (o.dispatchers ?? 2); i++) {
+  const dispatchers = o.dispatchers ?? 2;
+  for (let i = 1; i <= dispatchers; i++) {
     processes.push({ label: `dispatcher-${i}`, service: 'dispatcher', env: { DISPATCHER_ID: `dispatcher-${i}` } });
   }
   for (let i = 1; i <= (o.toolWorkers ?? 1); i++) processes.push({ label: `worker-tool-${i}`, service: 'worker-tool' });
@@ -86,10 +87,14 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
     await waitForApi(cluster.apiUrl, 45_000);
     await waitFor(
       async () => {
-        const r = await db.pool.query<{ n: number }>('select count(*)::int as n from shard_leases where owner is not null and expires_at > now()');
-        return r.rows[0]!.n === SHARD_COUNT;
+        // Leased and balanced: a dispatcher that joins late takes its share from the first one
+        // through a moment where the shard has no owner, so wait until every dispatcher holds one.
+        const r = await db.pool.query<{ n: number; owners: number }>(
+          'select count(*)::int as n, count(distinct owner)::int as owners from shard_leases where owner is not null and expires_at > now()',
+        );
+        return r.rows[0]!.n === SHARD_COUNT && r.rows[0]!.owners === Math.min(dispatchers, SHARD_COUNT);
       },
-      { timeoutMs: 45_000, intervalMs: 200, description: 'every shard leased' },
+      { timeoutMs: 45_000, intervalMs: 200, description: 'every shard leased, every dispatcher holding its share' },
     );
   } catch (err) {
     process.stdout.write(`${lines.slice(-80).join('\n')}\n`);
