@@ -157,8 +157,11 @@ async function runBatch(
   items: Array<Record<string, unknown>>,
   opts: ApplyOptions,
 ): Promise<{ applied: string[]; conflicted: string[] }> {
-  const res = await db.query<{ outcome: { applied: string[]; conflicted: string[] } }>(APPLY_SQL, [
-    JSON.stringify({ shardCount: opts.shardCount, items }),
-  ]);
+  // Named: each connection parses and plans it once; a hop then costs one bind + execute.
+  const res = await db.query<{ outcome: { applied: string[]; conflicted: string[] } }>({
+    name: 'flowline_apply',
+    text: APPLY_SQL,
+    values: [JSON.stringify({ shardCount: opts.shardCount, items })],
+  });
   return res.rows[0]!.outcome;
 }

@@ -121,7 +121,7 @@ export async function loadSnapshots(
   opts: LoadSnapshotsOptions,
 ): Promise<LoadedSnapshot[]> {
   if (runIds.length === 0) return [];
-  const res = await db.query<LoadRow>(LOAD_SQL, [runIds, SLOT_HOLDING_RUN_STATUSES]);
+  const res = await db.query<LoadRow>({ name: 'flowline_load_snapshots', text: LOAD_SQL, values: [runIds, SLOT_HOLDING_RUN_STATUSES] });
   const free = new Map<string, number>();
   return res.rows.map((row) => {
     const graph = row.graph ?? EMPTY_GRAPH;
