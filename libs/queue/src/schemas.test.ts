@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkItem } from '@flowline/graph';
 import {
+  admittedAt,
   cancelChannel,
   cancelMessageSchema,
   jobIdFor,
   parseMessage,
   queueNameFor,
+  startsOnAdmission,
   wakeChannel,
   wakeMessageSchema,
   workItemSchema,
@@ -99,5 +101,20 @@ describe('pub/sub messages', () => {
   it('answers null for garbage instead of throwing', () => {
     expect(parseMessage(wakeMessageSchema, 'not json')).toBeNull();
     expect(parseMessage(wakeMessageSchema, '{"run":"x"}')).toBeNull();
+  });
+});
+
+describe('admission progress', () => {
+  it('starts the llm lane on admission and the tool lane on pickup', () => {
+    expect(startsOnAdmission('llm')).toBe(true);
+    expect(startsOnAdmission('tool')).toBe(false);
+  });
+
+  it('reads the admission time only from an admitted progress value', () => {
+    expect(admittedAt({ phase: 'admitted', provider: 'default/m', at: 42 })).toBe(42);
+    expect(admittedAt({ phase: 'waiting-for-capacity', provider: 'default/m' })).toBeNull();
+    expect(admittedAt({ phase: 'admitted', provider: 'default/m' })).toBeNull();
+    expect(admittedAt(0)).toBeNull();
+    expect(admittedAt(null)).toBeNull();
   });
 });

@@ -8,6 +8,7 @@ import {
   FAILURE_CLASSES,
   NODE_KINDS,
   type InputDocument,
+  type Lane,
   type Json,
   type JsonObject,
   type OutputEnvelope,
@@ -85,6 +86,37 @@ export const workReturnSchema: z.ZodType<WorkReturn> = z.object({
   invocationId: idSchema,
   outcome: workOutcomeSchema,
 });
+
+/**
+ * Job progress of a lane whose node starts at its admission, not when BullMQ hands the
+ * job to a worker: an LLM job taken by a worker may still wait for provider capacity
+ * (holding no provider slot and spending no attempt), and its node keeps reading Queued
+ * until the worker reports `admitted` (`at`: the worker's clock when the first model
+ * call was admitted). The `admitted` report is sticky for the job: a later wait of the
+ * same job (an Agent's next model call) shows only in the activity feed.
+ */
+export type AdmissionProgress =
+  | { phase: 'waiting-for-capacity'; provider: string }
+  | { phase: 'admitted'; provider: string; at: number };
+
+export const admissionProgressSchema: z.ZodType<AdmissionProgress> = z.discriminatedUnion('phase', [
+  z.object({ phase: z.literal('waiting-for-capacity'), provider: z.string() }),
+  z.object({ phase: z.literal('admitted'), provider: z.string(), at: z.number() }),
+]);
+
+/** Lanes whose node reads Running from the worker's `admitted` progress instead of BullMQ's `active`. */
+export const ADMISSION_START_LANES: readonly Lane[] = ['llm'];
+
+/** True when `lane`'s start is reported by {@link AdmissionProgress}. */
+export function startsOnAdmission(lane: Lane): boolean {
+  return ADMISSION_START_LANES.includes(lane);
+}
+
+/** The admission time of a job's progress value; null while it is not (known to be) admitted. */
+export function admittedAt(progress: unknown): number | null {
+  const parsed = admissionProgressSchema.safeParse(progress);
+  return parsed.success && parsed.data.phase === 'admitted' ? parsed.data.at : null;
+}
 
 /** A cancellation published on `cancelChannel`. */
 export interface CancelMessage {

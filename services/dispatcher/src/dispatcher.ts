@@ -123,7 +123,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         if (cache.has(runId)) wakes.hold(runId);
         else pending.markReady([runId]);
       },
-      active: (invocationId, at) => {
+      started: (invocationId, at) => {
         const ref = pending.lookupInvocation(invocationId);
         if (ref && owns(ref.runId)) pending.addStarted(ref.runId, { invocationId, nodeKey: ref.nodeKey, at });
       },

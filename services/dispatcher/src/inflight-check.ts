@@ -6,7 +6,8 @@
  * - job completed → its return value is the result;
  * - job started but its lock lapsed (worker died; BullMQ would notice only on a
  *   surviving worker's stalled check) → Interrupted result;
- * - job active while the row reads Queued → a start.
+ * - job active while the row reads Queued → a start (on the llm lane only once the
+ *   worker reported its admission; a job waiting for provider capacity is left alone).
  */
 import type { Redis } from 'ioredis';
 import type { WorkItem, WorkResult } from '@flowline/graph';
@@ -61,9 +62,10 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
           break;
         case 'running':
           if (row.status !== 'Queued') return;
-          d.pending.addStarted(row.runId, { invocationId: row.invocationId, nodeKey: row.nodeKey, at: fate.processedOn });
+          d.pending.addStarted(row.runId, { invocationId: row.invocationId, nodeKey: row.nodeKey, at: fate.startedAt });
           break;
         case 'waiting':
+        case 'admitting':
           return;
       }
       healed++;

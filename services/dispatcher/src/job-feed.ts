@@ -1,20 +1,38 @@
 /**
  * What tells the dispatcher that a run needs a tick: the wake channel (API intents,
  * worker completions, peer dispatchers) and BullMQ QueueEvents of every lane
- * (active → started, completed → outcome from the return value, failed → the worker
- * died or threw: Interrupted). Events are hints; a missed one is healed by the
- * periodic in-flight check against BullMQ.
+ * (a start, completed → outcome from the return value, failed → the worker died or
+ * threw: Interrupted). Events are hints; a missed one is healed by the periodic
+ * in-flight check against BullMQ.
+ *
+ * A start (Queued → Running) is BullMQ's `active` on the tool lane. On a lane of
+ * ADMISSION_START_LANES (llm) a job a worker took may still wait for provider capacity,
+ * and the node must keep reading Queued meanwhile: there the start is the worker's
+ * `admitted` job progress, which the LLM worker writes at its first admission whether it
+ * had to wait or not. Waiting this way spends nothing: the attempt was counted when the
+ * node was queued, the deadline counts from then, and a cancel reaches the waiting
+ * worker on the cancel channel as it would a running one.
  */
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Lane } from '@flowline/graph';
-import { LANES, parseMessage, queueNameFor, wakeChannel, wakeMessageSchema, workReturnSchema } from '@flowline/queue';
+import {
+  LANES,
+  admittedAt,
+  parseMessage,
+  queueNameFor,
+  startsOnAdmission,
+  wakeChannel,
+  wakeMessageSchema,
+  workReturnSchema,
+} from '@flowline/queue';
 import type { WorkReturn } from '@flowline/queue';
 import type { Logger } from 'pino';
 
 export interface JobFeedHandlers {
   wake(runId: string): void;
-  active(invocationId: string, at: number): void;
+  /** the invocation's node started (Queued → Running) at `at` */
+  started(invocationId: string, at: number): void;
   completed(ret: WorkReturn): void;
   failed(invocationId: string, reason: string, at: number): void;
 }
@@ -55,7 +73,14 @@ export class JobFeed {
     this.connections.push(connection);
     const qe = new QueueEvents(queueNameFor(lane), { connection, prefix: this.prefix });
     qe.on('error', (err) => this.log.warn({ err, lane }, 'queue events error'));
-    qe.on('active', ({ jobId }) => this.handlers.active(jobId, Date.now()));
+    if (startsOnAdmission(lane)) {
+      qe.on('progress', ({ jobId, data }) => {
+        const at = admittedAt(data);
+        if (at !== null) this.handlers.started(jobId, at);
+      });
+    } else {
+      qe.on('active', ({ jobId }) => this.handlers.started(jobId, Date.now()));
+    }
     qe.on('completed', ({ returnvalue }) => {
       const ret = workReturnSchema.safeParse(returnvalue);
       if (ret.success) this.handlers.completed(ret.data);

@@ -6,36 +6,43 @@
  */
 import type { Redis } from 'ioredis';
 import type { Lane } from '@flowline/graph';
-import { jobIdFor, LANES, queueNameFor, workReturnSchema, type WorkReturn } from '@flowline/queue';
+import { admittedAt, jobIdFor, LANES, queueNameFor, startsOnAdmission, workReturnSchema, type WorkReturn } from '@flowline/queue';
 
 export type JobFate =
   | { state: 'missing' }
   | { state: 'waiting' }
-  | { state: 'running'; processedOn: number }
+  /** `startedAt`: the pickup, or on an admission-start lane the worker's admission */
+  | { state: 'running'; startedAt: number }
+  /** taken by a live worker that still waits for provider capacity (ADMISSION_START_LANES): the node stays Queued */
+  | { state: 'admitting' }
   /** started, lock lapsed, not finished: the worker is gone */
   | { state: 'orphaned'; processedOn: number }
   | { state: 'completed'; ret: WorkReturn; finishedOn: number }
   | { state: 'failed'; reason: string; finishedOn: number };
 
-// KEYS[1] job hash, KEYS[2] its lock. Returns {exists, locked, processedOn, finishedOn, failedReason, returnvalue}.
+// KEYS[1] job hash, KEYS[2] its lock. Returns {exists, locked, processedOn, finishedOn, failedReason, returnvalue, progress}.
 const PROBE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
-local f = redis.call('HMGET', KEYS[1], 'processedOn', 'finishedOn', 'failedReason', 'returnvalue')
-return {1, redis.call('EXISTS', KEYS[2]), f[1] or '', f[2] or '', f[3] or '', f[4] or ''}
+local f = redis.call('HMGET', KEYS[1], 'processedOn', 'finishedOn', 'failedReason', 'returnvalue', 'progress')
+return {1, redis.call('EXISTS', KEYS[2]), f[1] or '', f[2] or '', f[3] or '', f[4] or '', f[5] or ''}
 `;
 
 async function probeLane(redis: Redis, prefix: string, lane: Lane, invocationId: string): Promise<JobFate> {
   const jobKey = `${prefix}:${queueNameFor(lane)}:${jobIdFor(invocationId)}`;
   const r = (await redis.eval(PROBE, 2, jobKey, `${jobKey}:lock`)) as (number | string)[];
   if (r[0] === 0) return { state: 'missing' };
-  const [, locked, processedOn, finishedOn, failedReason, returnvalue] = r as [number, number, string, string, string, string];
+  const [, locked, processedOn, finishedOn, failedReason, returnvalue, progress] = r as [number, number, string, string, string, string, string];
   if (finishedOn) {
     const ret = returnvalue ? workReturnSchema.safeParse(safeJson(returnvalue)) : null;
     if (ret?.success) return { state: 'completed', ret: ret.data, finishedOn: Number(finishedOn) };
     return { state: 'failed', reason: failedReason || 'job failed', finishedOn: Number(finishedOn) };
   }
   if (!processedOn) return { state: 'waiting' };
-  return locked ? { state: 'running', processedOn: Number(processedOn) } : { state: 'orphaned', processedOn: Number(processedOn) };
+  if (!locked) return { state: 'orphaned', processedOn: Number(processedOn) };
+  if (!startsOnAdmission(lane)) return { state: 'running', startedAt: Number(processedOn) };
+  // an admission-started lane runs from the worker's admission, not from the pickup
+  const at = progress ? admittedAt(safeJson(progress)) : null;
+  return at === null ? { state: 'admitting' } : { state: 'running', startedAt: at };
 }
 
 /** The fate of an invocation's job on whichever lane holds it. */

@@ -4,7 +4,8 @@
  * cancellation from the cancel channel (Cancelled — also how a steer discards the old
  * flight) or at shutdown (Interrupted), and returns the outcome as the job's return
  * value. Every model call passes provider admission first and streams its deltas to
- * the invocation's activity feed. Node failures never throw out of a job: a failed
+ * the invocation's activity feed; the job's first admission is reported as job progress,
+ * which is what marks the node Running (a job waiting for capacity stays Queued). Node failures never throw out of a job: a failed
  * BullMQ job means the worker itself broke. After a job finishes the worker publishes
  * a wake for its run.
  */
@@ -17,6 +18,7 @@ import {
   createLaneWorker,
   workIdsOf,
   workItemSchema,
+  type AdmissionProgress,
   type LaneInvocation,
   type LaneWorker,
   type WorkReturn,
@@ -64,6 +66,14 @@ const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Js
   DecisionModel: runDecisionModel,
 };
 
+/**
+ * When the job's node started: its first provider admission (null until then). The
+ * outcome's `startedAt` is this, so a node that never got capacity never "started".
+ */
+interface JobStart {
+  at: number | null;
+}
+
 function cancelledError(reason: string | null): LlmError {
   return new LlmError('Cancelled', reason === null ? 'the invocation was cancelled' : `the invocation was cancelled: ${reason}`);
 }
@@ -76,7 +86,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
   const log = opts.logger;
   const admission = createAdmission({ redis: opts.redis, prefix, leaseMs: opts.admissionLeaseMs });
 
-  const failure = (error: LlmError, startedAt: number): WorkOutcome => ({
+  const failure = (error: LlmError, startedAt: number | null): WorkOutcome => ({
     ok: false,
     failureClass: error.failureClass,
     reason: error.message,
@@ -84,10 +94,20 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     finishedAt: now(),
   });
 
-  function contextFor(item: WorkItem, signal: AbortSignal, feed: ActivityFeed, jobLog: Logger, job: Job<WorkItem, WorkReturn>): NodeContext {
-    // Job progress is the hook a dispatcher can read (QueueEvents "progress") to show a
-    // node waiting for provider capacity; best effort.
-    const progress = (value: { phase: string; provider: string }) =>
+  function contextFor(
+    item: WorkItem,
+    signal: AbortSignal,
+    feed: ActivityFeed,
+    jobLog: Logger,
+    job: Job<WorkItem, WorkReturn>,
+    started: JobStart,
+  ): NodeContext {
+    // The job's progress is how the node's start reaches the dispatcher on this lane
+    // (ADMISSION_START_LANES): the node reads Running from the first `admitted` report,
+    // not from BullMQ's `active`, so a job waiting for provider capacity keeps its node
+    // Queued. Not awaited: it travels on the worker's command connection ahead of the
+    // job's completion, and a lost report only leaves the node Queued until its outcome.
+    const progress = (value: AdmissionProgress) =>
       void job.updateProgress(value).catch((err: unknown) => jobLog.debug({ err }, 'progress update failed'));
     return {
       item,
@@ -99,14 +119,15 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       toolActivity: (text) => feed.push('toolCall', text),
       resolveModel: (pin) => opts.providers.resolve(pin),
       async call(target, request) {
-        let waited = false;
         const lease = await admission.acquire(target.key, target.limits, signal, (waitMs) => {
-          waited = true;
           feed.push('phase', 'waiting for provider capacity');
-          progress({ phase: 'waiting-for-capacity', provider: target.key });
+          if (started.at === null) progress({ phase: 'waiting-for-capacity', provider: target.key });
           jobLog.info({ provider: target.key, waitMs }, 'waiting for provider capacity');
         });
-        if (waited) progress({ phase: 'admitted', provider: target.key });
+        if (started.at === null) {
+          started.at = now();
+          progress({ phase: 'admitted', provider: target.key, at: started.at });
+        }
         feed.push('phase', `calling ${target.key}`);
         try {
           const response = await target.provider.complete(
@@ -128,7 +149,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
 
   async function execute(
     item: WorkItem,
-    startedAt: number,
+    started: JobStart,
     signal: AbortSignal,
     feed: ActivityFeed,
     jobLog: Logger,
@@ -137,18 +158,18 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     const runner = item.lane === 'llm' ? RUNNERS[item.kind] : undefined;
     if (!runner) throw llmInvalid(`a ${item.kind} node cannot run on the llm lane`);
     if (item.deadlineAt <= now()) throw new LlmError('Timeout', 'the attempt deadline passed before the model call started');
-    const output = await runner(contextFor(item, signal, feed, jobLog, job));
-    return { ok: true, output, startedAt, finishedAt: now() };
+    const output = await runner(contextFor(item, signal, feed, jobLog, job, started));
+    return { ok: true, output, startedAt: started.at, finishedAt: now() };
   }
 
   async function processJob(job: Job<WorkItem, WorkReturn>, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn> {
-    const startedAt = now();
+    const pickedUpAt = now();
     const parsed = workItemSchema.safeParse(job.data);
     if (!parsed.success) {
       const ids = workIdsOf(job.data);
       if (ids === null) throw new Error('the job payload is not a work item');
       log.warn({ ...ids, jobId: job.id }, 'invalid llm job payload');
-      return { ...ids, outcome: failure(llmInvalid('the job payload is not a valid work item'), startedAt) };
+      return { ...ids, outcome: failure(llmInvalid('the job payload is not a valid work item'), null) };
     }
     const item = parsed.data;
     const ids = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId };
@@ -158,14 +179,15 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       ids,
     );
     const invocation = begin(item);
+    const started: JobStart = { at: null };
     let outcome: WorkOutcome;
     try {
-      outcome = await execute(item, startedAt, invocation.signal, feed, jobLog, job);
+      outcome = await execute(item, started, invocation.signal, feed, jobLog, job);
     } catch (error) {
       if (error instanceof LlmError) {
-        outcome = failure(error, startedAt);
+        outcome = failure(error, started.at);
       } else {
-        outcome = failure(llmFailed('the LLM worker failed to run the node', error), startedAt);
+        outcome = failure(llmFailed('the LLM worker failed to run the node', error), started.at);
         jobLog.error({ err: error }, 'unexpected error running an LLM node');
       }
     } finally {
@@ -173,7 +195,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     }
     await feed.end(outcome.ok ? 'succeeded' : `failed: ${outcome.failureClass}`);
     jobLog.info(
-      { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - startedAt },
+      { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - pickedUpAt },
       'llm invocation finished',
     );
     return { ...ids, outcome };

@@ -292,7 +292,20 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     });
     await redis.del(`${prefix}:llm:cool:default/m-wait`);
     expect((await returnValueOf(queues, item.invocationId)).outcome).toMatchObject({ ok: true, output: { text: 'after the wait' } });
-    expect((await queues.llm.getJob(item.invocationId))?.progress).toEqual({ phase: 'admitted', provider: 'default/m-wait' });
+    expect((await queues.llm.getJob(item.invocationId))?.progress).toEqual({ phase: 'admitted', provider: 'default/m-wait', at: expect.any(Number) });
+  });
+
+  it('reports admission as job progress even when no wait was needed, once per job', async () => {
+    script('m-now', { content: 'at once' });
+    const item = llmItem('LlmCall', { prompt: 'x', model: 'm-now' });
+    await enqueueWork(queues, [item]);
+    const ret = await returnValueOf(queues, item.invocationId);
+    expect(ret.outcome).toMatchObject({ ok: true });
+    const progress = (await queues.llm.getJob(item.invocationId))?.progress as { phase: string; at: number };
+    expect(progress).toMatchObject({ phase: 'admitted', provider: 'default/m-now' });
+    // the node started at its admission: the outcome says so too
+    expect(ret.outcome.startedAt).toBe(progress.at);
+    expect(progress.at).toBeLessThanOrEqual(ret.outcome.finishedAt);
   });
 
   it('fails Timeout when the deadline passes while the provider hangs, aborting the request', async () => {
