@@ -67,7 +67,9 @@ export function startCluster(o: ClusterOptions): Cluster {
     const color = COLORS[n++ % COLORS.length];
     const tag = process.stdout.isTTY ? `\x1b[${color}m[${spec.label}]\x1b[0m` : `[${spec.label}]`;
     const env = { ...baseEnv, ...(spec.service === 'api' ? { PORT: String(o.apiPort) } : {}), ...spec.env };
-    const proc = spawn(process.execPath, ['--import', 'tsx', join('services', spec.service, 'src', 'main.ts')], {
+    // CLUSTER_CPU_PROF=<dir>: every service writes a V8 CPU profile there when it exits (not allowed in NODE_OPTIONS)
+    const prof = process.env.CLUSTER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.CLUSTER_CPU_PROF] : [];
+    const proc = spawn(process.execPath, [...prof, '--import', 'tsx', join('services', spec.service, 'src', 'main.ts')], {
       cwd: o.rootDir,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

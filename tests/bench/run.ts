@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { freshDatabase, startPostgres, startRedis } from './lib/infra';
 import { BENCH_ENV, rootDir, startBenchCluster, type BenchCluster } from './lib/flowline';
 import { Monitor } from './lib/cost';
+import { benchProcesses, cpuProfileAvailable } from './lib/hop-cpu';
 import { w0 } from './lib/w0';
 import { measured, w1, w2, w3, w4, type Ctx } from './lib/workloads';
 import { w5, w6Graph, w6Once } from './lib/w5-w6';
@@ -132,7 +133,8 @@ try {
     try {
       c = await startBenchCluster(dbUrl, redisServer.url, 2);
       mon = new Monitor(dbUrl, redis, pgServer.statements);
-      const ctx: Ctx = { api: c.api, mon, reps, log };
+      const processes = cpuProfileAvailable() ? await benchProcesses(c.cluster, mon, redis) : undefined;
+      const ctx: Ctx = { api: c.api, mon, reps, log, processes };
       const cl = c;
       await section('w4', async () => {
         results.w4 = await w4(ctx, sizes.w4);

@@ -250,6 +250,16 @@ export function renderMarkdown(r: Results): string {
       'hop breakdown, median ms: echo in worker · result → next tick begins · tick begins → next pickup',
       `${fmt(c.breakdown.execMs)} · ${fmt(c.breakdown.tickMs)} · ${fmt(c.breakdown.queueMs)}`,
     ]);
+    if (c.cpu) {
+      const parts = Object.entries(c.cpu.byProcess)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([label, ms]) => `${label} ${ms.toFixed(2)}`);
+      fl.push([
+        `W1 chain N=${c.n}`,
+        'CPU ms per hop by process (/proc) · all processes · wall per hop · not computing (hand-offs, waits)',
+        `${parts.join(', ')} · ${c.cpu.totalMs.toFixed(2)} · ${c.cpu.wallMs.toFixed(2)} · ${Math.max(0, c.cpu.wallMs - c.cpu.totalMs).toFixed(2)}`,
+      ]);
+    }
   }
   for (const c of r.w2) fl.push([`W2 fan-out/fan-in K=${c.k}`, 'run latency ms', fmtSpread(c.latencyMs)]);
   for (const c of r.w3)

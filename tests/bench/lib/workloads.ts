@@ -10,12 +10,15 @@ import { delta, perNode, type CostDelta, type Monitor } from './cost';
 import type { Api } from './flowline';
 import { canonical, chain, fan } from './graphs';
 import { mapLimit, percentile, sleep, spread, type Spread } from './stats';
+import { cpuMs, cpuPerNode, type CpuPerNode, type ProcessGroups } from './hop-cpu';
 
 export interface Ctx {
   api: Api;
   mon: Monitor;
   reps: number;
   log: (s: string) => void;
+  /** the processes whose CPU W1 profiles (absent: no profile) */
+  processes?: ProcessGroups;
 }
 
 export interface CostRow {
@@ -141,6 +144,8 @@ export interface ChainResult {
   hopP99: Spread;
   /** (finished − created) ÷ (N + 1) per run */
   runPerHop: Spread;
+  /** CPU per hop of each process over the measured runs, beside their wall time per hop */
+  cpu?: CpuPerNode;
 }
 
 /** W1: one chain run at a time, `reps` repetitions. */
@@ -153,6 +158,7 @@ export async function w1(ctx: Ctx, n: number): Promise<{ result: ChainResult; id
   const warm = await ctx.api.startRun(def, {});
   await waitTerminal(ctx.mon, [warm], 60_000);
   const all: string[] = [warm];
+  const cpuBefore = ctx.processes ? cpuMs(ctx.processes) : null;
   for (let r = 0; r < ctx.reps; r++) {
     const id = await ctx.api.startRun(def, { r });
     await waitTerminal(ctx.mon, [id], 120_000, 10);
@@ -163,10 +169,14 @@ export async function w1(ctx: Ctx, n: number): Promise<{ result: ChainResult; id
     per.push((await runLatencies(ctx.mon, [id]))[0]! / (n + 1));
     all.push(id);
   }
+  const cpu =
+    ctx.processes && cpuBefore
+      ? cpuPerNode(cpuBefore, cpuMs(ctx.processes), ctx.reps * (n + 1), per.reduce((a, b) => a + b, 0) * (n + 1))
+      : undefined;
   const breakdown = await hopBreakdown(ctx.mon, all.slice(1));
   ctx.log(`W1 N=${n}: hop p50 ${p50.map((x) => x.toFixed(2)).join(', ')} ms`);
   return {
-    result: { n, breakdown, hopP50: spread(p50), hopP99: spread(p99), runPerHop: spread(per) },
+    result: { n, breakdown, hopP50: spread(p50), hopP99: spread(p99), runPerHop: spread(per), cpu },
     ids: all,
   };
 }
