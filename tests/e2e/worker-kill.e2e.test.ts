@@ -6,7 +6,8 @@ describe('a tool worker killed mid-job', () => {
   let c: E2eCluster;
 
   beforeAll(async () => {
-    c = await startE2eCluster({ dispatchers: 2, toolWorkers: 1 });
+    // a short job lock (WORKER_LOCK_MS), so the dead worker's job is noticed within ~3 s
+    c = await startE2eCluster({ dispatchers: 2, toolWorkers: 1, env: { WORKER_LOCK_MS: '3000' } });
   }, 90_000);
 
   afterEach((ctx) => {

@@ -11,7 +11,16 @@ describe('worker-tool config', () => {
       WF_TEST_TOOLS: false,
       HTTP_FETCH_ALLOW_PRIVATE: false,
       SHUTDOWN_GRACE_MS: 10_000,
+      WORKER_LOCK_MS: 10_000,
     });
+  });
+
+  it('refuses a job lock shorter than 200 ms, naming WORKER_LOCK_MS', () => {
+    const result = parseConfig(toolWorkerConfigSchema, { WORKER_LOCK_MS: '150' });
+    expect(result.ok).toBe(false);
+    expect(result.ok ? '' : result.issues.join('\n')).toContain('WORKER_LOCK_MS');
+    const ok = parseConfig(toolWorkerConfigSchema, { WORKER_LOCK_MS: '2000' });
+    expect(ok.ok && ok.value.WORKER_LOCK_MS).toBe(2000);
   });
 
   it('reads flags and splits TOOL_MODULES on commas', () => {

@@ -33,6 +33,7 @@ const worker = createToolWorker({
   prefix: config.QUEUE_PREFIX,
   concurrency: config.LANE_CONCURRENCY,
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+  lockDurationMs: config.WORKER_LOCK_MS,
 });
 
 // The worker bounds its own stop (grace + interrupt + abandon); the process-wide
