@@ -215,6 +215,11 @@ export interface CoreOptions {
   maxOutputJsonBytes: number;
   maxRunInputBytes: number;
   maxSteersPerNode: number;
+  /**
+   * CANCEL_DRAIN_GRACE_MS: how long a Cancelling run waits for a worker to confirm the
+   * cancel of a Queued/Running lane node before it ends anyway and lists it as a survivor.
+   */
+  cancelDrainGraceMs: number;
 }
 
 export const DEFAULT_CORE_OPTIONS: CoreOptions = {
@@ -225,4 +230,5 @@ export const DEFAULT_CORE_OPTIONS: CoreOptions = {
   maxOutputJsonBytes: 262_144,
   maxRunInputBytes: 65_536,
   maxSteersPerNode: 5,
+  cancelDrainGraceMs: 10_000,
 };

@@ -70,6 +70,11 @@ export const coreOptions = {
   MAX_OUTPUT_JSON_BYTES: int().min(1).default(262_144).describe('largest output envelope, UTF-8 bytes'),
   MAX_RUN_INPUT_BYTES: int().min(1).default(65_536).describe('largest run input, UTF-8 bytes'),
   MAX_STEERS_PER_NODE: int().min(0).default(5).describe('steering messages accepted per node'),
+  CANCEL_DRAIN_GRACE_MS: int()
+    .min(100)
+    .max(86_400_000)
+    .default(10_000)
+    .describe('a cancelled run waits this long for each worker to confirm; unconfirmed work is then listed as a survivor'),
 };
 
 /** Dispatcher options. */
@@ -156,6 +161,7 @@ export function toCoreOptions(cfg: CoreConfig): CoreOptions {
     maxOutputJsonBytes: cfg.MAX_OUTPUT_JSON_BYTES,
     maxRunInputBytes: cfg.MAX_RUN_INPUT_BYTES,
     maxSteersPerNode: cfg.MAX_STEERS_PER_NODE,
+    cancelDrainGraceMs: cfg.CANCEL_DRAIN_GRACE_MS,
   };
 }
 

@@ -8,6 +8,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { randomUUID } from 'node:crypto';
+import { CANCEL_UNCONFIRMED_PREFIX } from '@flowline/graph';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -161,12 +162,20 @@ export async function setEdgeOverride(
 /** The node-level verbs carried to the planner as intents. */
 export type NodeIntentKind = 'skip' | 'retry' | 'complete';
 
+/**
+ * A survivor of a Cancelled run: lane work whose worker never confirmed the cancel (the
+ * planner's drain, libs/graph planner/drain.ts). Retry/complete of one may reopen the run.
+ * The prefix is a constant without quotes or LIKE wildcards.
+ */
+const CANCEL_SURVIVOR = `(r.status = 'Cancelled' AND n.status = 'Failed' AND n.failure_class = 'Interrupted'
+  AND n.reason LIKE '${CANCEL_UNCONFIRMED_PREFIX}%')`;
+
 const INTENT_GUARDS: Record<NodeIntentKind, string> = {
   skip: `n.status = 'Pending' AND r.status IN ('Pending', 'Running', 'WaitingForApproval')`,
-  retry: `(n.status = 'Failed' OR (n.status = 'Succeeded' AND n.held))
-          AND r.status IN ('Running', 'WaitingForApproval', 'Failed')`,
-  complete: `n.kind NOT IN ('Pause', 'ChatInput') AND n.status IN ('Pending', 'Queued', 'Running', 'Failed')
-             AND r.status IN ('Pending', 'Running', 'WaitingForApproval', 'Failed')`,
+  retry: `(((n.status = 'Failed' OR (n.status = 'Succeeded' AND n.held))
+          AND r.status IN ('Running', 'WaitingForApproval', 'Failed')) OR ${CANCEL_SURVIVOR})`,
+  complete: `n.kind NOT IN ('Pause', 'ChatInput') AND ((n.status IN ('Pending', 'Queued', 'Running', 'Failed')
+             AND r.status IN ('Pending', 'Running', 'WaitingForApproval', 'Failed')) OR ${CANCEL_SURVIVOR})`,
 };
 
 /**

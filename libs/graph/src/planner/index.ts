@@ -11,5 +11,6 @@ export type { EdgeVerdict, RoutingView } from './edge-verdict';
 export { indexGraph } from './graph-index';
 export type { GraphIndex } from './graph-index';
 export { backoffMs, RUN_FAILURE_CANCEL_PREFIX } from './settle';
+export { CANCEL_UNCONFIRMED_PREFIX, RUN_CANCEL_PREFIX } from './drain';
 export { MAX_NESTING_DEPTH } from './admit';
 export { snapshotProblem } from './validate-snapshot';

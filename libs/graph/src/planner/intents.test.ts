@@ -57,14 +57,17 @@ describe('operator intents', () => {
     expect(r.result.consumedIntentIds).toEqual(['c']);
   });
 
-  it('drains a cancelled run: every live node is cancelled and the run reads Cancelled', () => {
+  it('drains a cancelled run: live work is sent its cancel, and the run reads Cancelled once the worker confirms', () => {
     const { snap } = step(snapshotOf(chain()), 0);
     const r = step(withIntents(snap, { id: 'x', kind: 'cancel', reason: 'stop' }), 10);
-    expect(rowOf(r.snap, 't')).toMatchObject({ status: 'Cancelled', reason: 'stop' });
+    expect(rowOf(r.snap, 't')).toMatchObject({ status: 'Queued', failureClass: 'Cancelled', reason: 'run cancelled: stop' });
     expect(r.result.cancel).toHaveLength(1);
-    expect(r.snap.run).toMatchObject({ status: 'Cancelled', reason: 'stop' });
+    expect(r.snap.run.status).toBe('Cancelling');
     expect(r.result.enqueue).toEqual([]);
-    expect(r.result.events.at(-1)?.kind).toBe('run.cancelled');
+    const done = step(withResult(r.snap, 't', failed('Cancelled', 'cancelled')), 20);
+    expect(rowOf(done.snap, 't')).toMatchObject({ status: 'Cancelled', reason: 'run cancelled: stop' });
+    expect(done.snap.run).toMatchObject({ status: 'Cancelled', reason: 'stop' });
+    expect(done.result.events.at(-1)).toEqual({ kind: 'run.cancelled', nodeKey: null, detail: { reason: 'stop', survivors: [] } });
   });
 
   it('cancels a Pending run that never started', () => {

@@ -3,6 +3,7 @@
  * cancel, skip, retry, complete, steer, decide.
  */
 import { HUMAN_KINDS, TERMINAL_RUN_STATUSES, type Json } from '../model';
+import { isSurvivor, RUN_CANCEL_PREFIX } from './drain';
 import type { PlanState } from './plan-state';
 import { RUN_FAILURE_CANCEL_PREFIX, settleSuccess, skipNode } from './settle';
 import type { Intent } from './types';
@@ -43,7 +44,12 @@ function applyIntent(st: PlanState, intent: Intent, steered: Set<string>): void 
   }
 }
 
-function liveRun(st: PlanState): boolean {
+/**
+ * May a retry/complete act on `key`? On a live or Failed run, yes; on a Cancelled run only
+ * for a survivor of its cancel (a row whose worker never confirmed it, see drain.ts).
+ */
+function operable(st: PlanState, key: string): boolean {
+  if (st.run.status === 'Cancelled') return isSurvivor(st.row(key)!);
   return st.run.status !== 'Cancelling' && (!TERMINAL_RUN_STATUSES.has(st.run.status) || st.run.status === 'Failed');
 }
 
@@ -52,7 +58,7 @@ function retry(st: PlanState, key: string): void {
   const row = st.row(key)!;
   const node = st.index.nodeByKey.get(key)!;
   const heldDecision = row.status === 'Succeeded' && row.held;
-  if ((row.status !== 'Failed' && !heldDecision) || !liveRun(st)) return;
+  if ((row.status !== 'Failed' && !heldDecision) || !operable(st, key)) return;
   const cleared = row.failureClass;
   st.update(key, {
     status: 'Pending',
@@ -76,7 +82,7 @@ function retry(st: PlanState, key: string): void {
 function complete(st: PlanState, key: string, output: Json): void {
   const row = st.row(key)!;
   const node = st.index.nodeByKey.get(key)!;
-  if (HUMAN_KINDS.has(node.kind) || !liveRun(st)) return;
+  if (HUMAN_KINDS.has(node.kind) || !operable(st, key)) return;
   if (!['Pending', 'Queued', 'Running', 'Failed'].includes(row.status)) return;
   if ((row.status === 'Queued' || row.status === 'Running') && row.invocationId) {
     st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason: 'completed by operator' });
@@ -91,17 +97,21 @@ function complete(st: PlanState, key: string, output: Json): void {
 /**
  * A Failed run whose failing rows are all gone reopens: it reads Running again and the
  * rows cancelled because of the failure return to Pending (with at least one attempt left).
+ * Likewise a Cancelled run whose cancel survivors were all retried or completed: the rows
+ * its cancel cancelled return to Pending.
  */
 function reopenIfUnfailed(st: PlanState, by: string): void {
-  if (st.run.status !== 'Failed') return;
-  const stillFailing = [...st.rows.values()].some(
-    (r) => r.status === 'Failed' && st.index.nodeByKey.get(r.nodeKey)?.onError !== 'Continue',
+  const from = st.run.status;
+  if (from !== 'Failed' && from !== 'Cancelled') return;
+  const stillBlocking = [...st.rows.values()].some((r) =>
+    from === 'Cancelled' ? isSurvivor(r) : r.status === 'Failed' && st.index.nodeByKey.get(r.nodeKey)?.onError !== 'Continue',
   );
-  if (stillFailing) return;
-  st.updateRun({ status: 'Running', failureClass: 'None', reason: null, finishedAt: null });
-  st.emit('run.resumed', null, { reopened: true, by });
+  if (stillBlocking) return;
+  const collateral = from === 'Cancelled' ? RUN_CANCEL_PREFIX : RUN_FAILURE_CANCEL_PREFIX;
+  st.updateRun({ status: 'Running', failureClass: 'None', reason: null, finishedAt: null, ...(from === 'Cancelled' ? { cancelReason: null } : {}) });
+  st.emit('run.resumed', null, { reopened: true, by, from });
   for (const r of st.rows.values()) {
-    if (r.status !== 'Cancelled' || !r.reason?.startsWith(RUN_FAILURE_CANCEL_PREFIX)) continue;
+    if (r.status !== 'Cancelled' || !r.reason?.startsWith(collateral)) continue;
     st.update(r.nodeKey, {
       status: 'Pending',
       attemptLimit: Math.max(r.attemptLimit, r.attempt + 1),

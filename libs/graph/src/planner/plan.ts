@@ -1,8 +1,8 @@
 /**
  * `plan(snapshot, ctx)`: the pure, deterministic tick decision. In order:
  * start a Pending run (tenant slot permitting) → operator intents → WorkStarted →
- * WorkResults → child runs → deadlines → drain (Cancelling) or the admission fixpoint
- * → status recompute → wakeAt. It never throws: a snapshot it cannot read yields a
+ * WorkResults → child runs → deadlines → drain (Cancelling: waits for lane workers to
+ * confirm, up to CANCEL_DRAIN_GRACE_MS) or the admission fixpoint → status recompute → wakeAt. It never throws: a snapshot it cannot read yields a
  * Failed run with a reason.
  */
 import { TERMINAL_RUN_STATUSES } from '../model';

@@ -1,5 +1,6 @@
 /**
- * Run status from the rows (CONTRACT §4, §8 lifecycle), and the Cancelling drain.
+ * Run status from the rows (CONTRACT §4, §8 lifecycle); a Cancelling run is drained
+ * instead (drain.ts).
  *
  * - A Failed row that is not onError Continue (lowest key, ordinal) ⇒ Failed with its class.
  * - Else while anything is live (Pending, Queued, Running, WaitingForApproval rows):
@@ -15,7 +16,8 @@ import { TERMINAL_RUN_STATUSES, type Json, type RunStatus } from '../model';
 import { validateJson } from '../schema';
 import { edgeVerdict } from './edge-verdict';
 import type { PlanState } from './plan-state';
-import { cancelNode, failRunIfAnyFailed } from './settle';
+import { drain } from './drain';
+import { failRunIfAnyFailed } from './settle';
 
 export function recompute(st: PlanState): void {
   if (st.run.status === 'Cancelling') return drain(st);
@@ -77,28 +79,3 @@ function waitsOnPerson(st: PlanState): boolean {
   }
   return false;
 }
-
-/**
- * While Cancelling: cancel every live row; a Loop/Subworkflow row whose child run is
- * still live has its child cancelled first and is cancelled once the child ended.
- * The run reads Cancelled when nothing is live.
- */
-export function drain(st: PlanState): void {
-  const reason = st.run.cancelReason ?? 'run cancelled';
-  let waiting = false;
-  for (const row of [...st.rows.values()]) {
-    if (row.status !== 'Queued' && row.status !== 'Running' && row.status !== 'WaitingForApproval') continue;
-    const child = row.childRunId ? st.snapshot.children.find((c) => c.childRunId === row.childRunId) : undefined;
-    // Children are cancelled first: the row waits until the snapshot shows its child ended.
-    if (row.status === 'Running' && row.childRunId && !(child && TERMINAL_RUN_STATUSES.has(child.status))) {
-      if (!st.cancelChildren.includes(row.childRunId)) st.cancelChildren.push(row.childRunId);
-      waiting = true;
-      continue;
-    }
-    cancelNode(st, row.nodeKey, reason);
-  }
-  if (waiting) return;
-  st.updateRun({ status: 'Cancelled', failureClass: 'Cancelled', reason, finishedAt: st.now });
-  st.emit('run.cancelled', null, { reason });
-}
-

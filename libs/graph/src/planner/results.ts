@@ -6,6 +6,7 @@
 import { evaluateCondition } from '../conditions';
 import { buildEnvelope, utf8ByteLength } from '../documents/envelope';
 import { CONDITION_OPS, type EdgeCondition, type Json, type JsonObject, type OutputEnvelope } from '../model';
+import { awaitingCancel, confirmCancel } from './drain';
 import type { PlanState } from './plan-state';
 import { settleFailure, settleSuccess } from './settle';
 import type { ChildRunState, NodeRunState } from './types';
@@ -28,6 +29,11 @@ export function applyResults(st: PlanState): void {
     st.consumedInvocationIds.push(r.invocationId);
     const row = st.row(r.nodeKey);
     if (!inFlight(row) || row.invocationId !== r.invocationId) continue;
+    // A row sent its cancel by the drain: any outcome of that invocation confirms it.
+    if (st.run.status === 'Cancelling' && awaitingCancel(row)) {
+      confirmCancel(st, r.nodeKey, r.outcome);
+      continue;
+    }
     if (row.status === 'Queued') {
       st.update(r.nodeKey, { status: 'Running', startedAt: r.outcome.startedAt ?? r.outcome.finishedAt });
       st.emit('node.started', r.nodeKey, { attempt: row.attempt, invocationId: r.invocationId });
@@ -37,10 +43,14 @@ export function applyResults(st: PlanState): void {
   }
 }
 
-/** Queued/Running work past its deadline fails Timeout and its invocation is cancelled. */
+/**
+ * Queued/Running work past its deadline fails Timeout and its invocation is cancelled. A row
+ * awaiting its cancel confirmation carries the drain's grace deadline instead: the drain judges it.
+ */
 export function applyDeadlines(st: PlanState): void {
   for (const row of st.rows.values()) {
     if (!inFlight(row) || row.deadlineAt === null || row.deadlineAt > st.now) continue;
+    if (st.run.status === 'Cancelling' && awaitingCancel(row)) continue;
     if (row.invocationId) st.cancel.push({ nodeKey: row.nodeKey, invocationId: row.invocationId, reason: 'deadline passed' });
     settleFailure(st, row.nodeKey, 'Timeout', `attempt ${row.attempt} passed its deadline`);
   }

@@ -21,8 +21,10 @@ export const RUN_EVENTS = [
 export type RunEvent = (typeof RUN_EVENTS)[number];
 
 /**
- * Run transitions. Completed and Cancelled are final; Failed is left only by `reopen`
- * (an operator retry or complete of the node that failed it).
+ * Run transitions. Completed is final; Failed is left only by `reopen` (an operator retry
+ * or complete of the node that failed it), and so is a Cancelled run whose cancel left
+ * survivors (lane work whose worker never confirmed the cancel) once each is retried or
+ * completed. Any other Cancelled run is final.
  */
 export const RUN_TRANSITIONS = {
   /** a run slot was free (run.started) */
@@ -39,6 +41,6 @@ export const RUN_TRANSITIONS = {
   requestCancel: { Running: 'Cancelling', WaitingForApproval: 'Cancelling' },
   /** cancelled before start, drained, or nothing live and no End reached (run.cancelled) */
   cancel: { Pending: 'Cancelled', Running: 'Cancelled', WaitingForApproval: 'Cancelled', Cancelling: 'Cancelled' },
-  /** retry/complete of the failing node reopens a Failed run */
-  reopen: { Failed: 'Running' },
+  /** retry/complete of the failing node reopens a Failed run; of the last cancel survivor, a Cancelled one */
+  reopen: { Failed: 'Running', Cancelled: 'Running' },
 } as const satisfies Record<RunEvent, Partial<Record<RunStatus, RunStatus>>>;

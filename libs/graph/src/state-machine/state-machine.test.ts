@@ -68,6 +68,7 @@ Running cancel Cancelled
 WaitingForApproval cancel Cancelled
 Cancelling cancel Cancelled
 Failed reopen Running
+Cancelled reopen Running
 `;
 
 function spec(text: string): Map<string, string> {
@@ -192,11 +193,12 @@ describe('run state machine', () => {
     expect(fromTable).toEqual(expected);
   });
 
-  it('never leaves Completed or Cancelled, and leaves Failed only by reopen to Running', () => {
+  it('never leaves Completed, and leaves Failed or Cancelled (a cancel with survivors) only by reopen to Running', () => {
     expect(runEventsFrom('Completed')).toEqual([]);
-    expect(runEventsFrom('Cancelled')).toEqual([]);
+    expect(runEventsFrom('Cancelled')).toEqual(['reopen']);
     expect(runEventsFrom('Failed')).toEqual(['reopen']);
     expect(nextRunStatus('Failed', 'reopen')).toBe('Running');
+    expect(nextRunStatus('Cancelled', 'reopen')).toBe('Running');
   });
 
   it('goes back and forth between Running and WaitingForApproval', () => {

@@ -112,6 +112,10 @@ const routes = {
   }),
   retry: createRoute({
     method: 'post', path: '/v1/runs/{id}/nodes/{key}/retry', tags, security, request: { params: NodeParam },
+    description:
+      'A Failed node (or a held decision) → Pending with maxAttempts more attempts. A run Failed by it reopens and the nodes ' +
+      'its failure cancelled return to Pending. On a Cancelled run only a survivor of the cancel (a node whose worker never ' +
+      'confirmed it) can be retried; once no survivor is left the run reopens and the nodes the cancel cancelled return to Pending.',
     responses: { ...accepted('retry requested'), ...errorResponses, ...conflict('NodeStateConflict: not Failed nor a held decision') },
   }),
   complete: createRoute({

@@ -78,6 +78,13 @@ const eventsRoute = createRoute({
 });
 const cancelRoute = createRoute({
   method: 'post', path: '/v1/runs/{id}/cancel', tags, security,
+  description:
+    'Idempotent (202 again, and a no-op on a finished run). The run reads Cancelling while its work drains: ' +
+    'children are cancelled before the parent; each Queued/Running worker node is sent its cancel and stays live ' +
+    'until its worker reports an outcome, or until CANCEL_DRAIN_GRACE_MS passes. The run then reads Cancelled; ' +
+    'nodes whose worker never confirmed read Failed (Interrupted, "cancel not confirmed by the worker… may still be running") ' +
+    'and are listed in the run.cancelled event detail `survivors: [{nodeKey, invocationId}]`. Retrying (or completing) ' +
+    'every survivor reopens the run.',
   request: { params: IdParam, body: { content: { 'application/json': { schema: CancelBody } }, required: false } },
   responses: { 202: jsonContent(AcceptedSchema, 'cancel requested (no-op on a finished run)'), ...errorResponses },
 });
