@@ -6,27 +6,13 @@
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '@flowline/graph';
-import {
-  cleanupRedisPrefix,
-  createTestDatabase,
-  startFakeLlm,
-  testRedisUrl,
-  uniquePrefix,
-  waitFor,
-  type FakeLlmServer,
-  type TestDatabase,
-} from '@flowline/testing';
+import { startFakeLlm, type FakeLlmServer } from '@flowline/testing';
 import { canonicalEight } from '../../../libs/graph/src/parse/fixtures/canonical-eight';
-import { freePort } from '../../../scripts/cluster-infra';
-import { startCluster, waitForApi, type Cluster } from '../../../scripts/cluster';
-import { ApiClient, nodeOf } from '../../../tests/e2e/cluster-harness';
-
-const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const SHARD_COUNT = 4;
+import { nodeOf, type ApiClient } from '../../../tests/e2e/cluster-harness';
+import { startLlmCluster, type LlmCluster } from './llm-cluster';
 
 function canonicalWithAgent(): JsonObject {
   const doc = canonicalEight();
@@ -38,11 +24,8 @@ function canonicalWithAgent(): JsonObject {
 
 describe('the canonical graph with its real Agent on a whole cluster', () => {
   let fake: FakeLlmServer;
-  let db: TestDatabase;
-  let cluster: Cluster;
+  let c: LlmCluster;
   let api: ApiClient;
-  const prefix = uniquePrefix();
-  const lines: string[] = [];
 
   beforeAll(async () => {
     fake = await startFakeLlm();
@@ -54,51 +37,17 @@ describe('the canonical graph with its real Agent on a whole cluster', () => {
     });
     const files = mkdtempSync(join(tmpdir(), 'flowline-llm-e2e-'));
     writeFileSync(join(files, 'notes.md'), '# notes\nall good\n');
-    db = await createTestDatabase();
-    const apiPort = await freePort();
-    cluster = startCluster({
-      rootDir,
-      databaseUrl: db.url,
-      redisUrl: testRedisUrl(),
-      apiPort,
-      queuePrefix: prefix,
-      env: {
-        SHARD_COUNT: String(SHARD_COUNT),
-        SHARD_LEASE_MS: '2000',
-        DISPATCH_SWEEP_MS: '200',
-        TOOL_FILES_ROOT: files,
-        LOG_LEVEL: 'warn',
-        LLM_BASE_URL: fake.url,
-        LLM_MODEL: 'fake-model',
-      },
-      processes: [
-        { label: 'api', service: 'api' },
-        { label: 'dispatcher', service: 'dispatcher', env: { DISPATCHER_ID: 'dispatcher-1' } },
-        { label: 'worker-tool', service: 'worker-tool' },
-        { label: 'worker-llm', service: 'worker-llm' },
-      ],
-      onLine: (l) => void lines.push(l),
-    });
-    await waitForApi(cluster.apiUrl, 60_000);
-    await waitFor(
-      async () => {
-        const r = await db.pool.query<{ n: number }>('select count(*)::int as n from shard_leases where owner is not null and expires_at > now()');
-        return r.rows[0]!.n === SHARD_COUNT;
-      },
-      { timeoutMs: 45_000, intervalMs: 200, description: 'every shard leased' },
-    );
-    api = new ApiClient(cluster.apiUrl);
+    c = await startLlmCluster(fake, { TOOL_FILES_ROOT: files });
+    api = c.api;
   }, 120_000);
 
   afterEach((ctx) => {
-    if (ctx.task.result?.state === 'fail') process.stdout.write(`${lines.slice(-60).join('\n')}\n`);
+    if (ctx.task.result?.state === 'fail') process.stdout.write(`${c.lines.slice(-60).join('\n')}\n`);
   });
 
   afterAll(async () => {
-    await cluster?.stop(5_000);
-    await db?.drop();
+    await c?.close();
     await fake?.close();
-    await cleanupRedisPrefix(prefix);
   });
 
   it('routes both branches on the Agent answer: lookup directly, review after a person approves', async () => {
