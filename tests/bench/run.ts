@@ -1,10 +1,11 @@
 /**
- * `npm run bench`: W0 physical references, W1–W6 through a real Flowline cluster, the
- * cost per node, and every peer of tests/bench/peers on W1–W3 — on the bench's own
+ * `npm run bench`: W0 physical references, lane overhead per call (tool and LLM lanes),
+ * W1–W6 through a real Flowline cluster, the cost per node, and every peer of
+ * tests/bench/peers on W1–W3 — on the bench's own
  * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
  * (and tests/bench/RESULTS.md with --record).
  *
- *   npm run bench -- [--quick | --full] [--reps N] [--only w0,w1,w2,w3,w4,w5,w6,peers,live]
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,peers,live]
  *                    [--peers name,name | --no-peers] [--reinstall] [--record]
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
@@ -18,6 +19,7 @@ import { BENCH_ENV, rootDir, startBenchCluster, type BenchCluster } from './lib/
 import { Monitor } from './lib/cost';
 import { benchProcesses, cpuProfileAvailable } from './lib/hop-cpu';
 import { w0 } from './lib/w0';
+import { laneOverhead } from './lib/lanes';
 import { measured, w1, w2, w3, w4, type Ctx } from './lib/workloads';
 import { w5, w6Graph, w6Once } from './lib/w5-w6';
 import { discoverPeers, incompletePeers, installPeer, runPeer } from './lib/peers';
@@ -81,6 +83,7 @@ const results: Results = {
   },
   clusterEnv: { ...BENCH_ENV, DISPATCHERS: '2' },
   w0: null,
+  lanes: null,
   w1: [],
   w2: [],
   w3: [],
@@ -122,6 +125,16 @@ try {
   await section('w0', async () => {
     const url = await freshDatabase(pgServer.adminUrl, 'bench_w0', false);
     results.w0 = await w0(url, redisServer.url, mode === 'quick');
+  });
+
+  await section('lanes', async () => {
+    // in this process, on the bench's Redis (own prefix), before the cluster starts
+    const calls = mode === 'quick' ? 100 : mode === 'full' ? 1000 : 300;
+    const l = await laneOverhead(redisServer.url, calls);
+    results.lanes = l;
+    log(
+      `lane overhead p50: tool ${l.tool.overheadP50Ms.toFixed(2)} ms, llm ${l.llm.overheadP50Ms.toFixed(2)} ms (${l.ratioP50.toFixed(2)}×)`,
+    );
   });
 
   const clusterNeeded = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].some(want);

@@ -1,9 +1,9 @@
 /**
- * `npm run bench` (this workspace): LLM-lane overhead per call with the fake
- * OpenAI-compatible server answering at once. Reports the p50/p95 of a direct provider
- * call, of the same call through the lane (enqueue → worker → admission → provider →
- * return value), their difference, and lane throughput with many jobs in flight.
- * Needs Redis (REDIS_URL or the local default).
+ * `npm run bench` (this workspace): lane overhead per call, measured exactly as the root
+ * `npm run bench -- --only lanes` measures it (tests/bench/lib/lanes.ts: the LLM lane
+ * against the fake OpenAI-compatible server answering at once, beside the tool lane),
+ * then LLM-lane throughput with many jobs in flight. Needs Redis (REDIS_URL or the
+ * local default).
  */
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -14,17 +14,15 @@ import { createToolRegistry } from '@flowline/tools';
 import { createProviderRegistry } from '../src/providers/registry';
 import { createLlmWorker } from '../src/worker';
 import { llmItem } from './helpers';
+import { laneOverhead } from '../../../tests/bench/lib/lanes';
+import { renderLanes } from '../../../tests/bench/lib/report';
 
 const SEQUENTIAL = Number(process.env.BENCH_CALLS ?? 200);
 const PARALLEL = Number(process.env.BENCH_PARALLEL_CALLS ?? 500);
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
-const ms = (n: number) => `${n.toFixed(2)} ms`;
-
 const url = testRedisUrl();
+// first, alone: the per-call figures (both lanes, their own workers and prefix)
+const lanes = await laneOverhead(url, SEQUENTIAL);
 const prefix = uniquePrefix();
 const fake = await startFakeLlm({ fallback: { content: 'ok', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } });
 const redis = new Redis(url, { maxRetriesPerRequest: null });
@@ -46,33 +44,14 @@ const queues = createLaneQueues(producer, prefix);
 queues.llm.setMaxListeners(PARALLEL + 16);
 
 try {
-  const target = providers.resolve(null);
-  const direct: number[] = [];
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    const t0 = performance.now();
-    await target.provider.complete({ model: target.model, messages: [{ role: 'user', content: 'hi' }] }, { signal: new AbortController().signal });
-    direct.push(performance.now() - t0);
-  }
-  const lane: number[] = [];
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    const item = llmItem('LlmCall', { prompt: 'hi' });
-    const t0 = performance.now();
-    await enqueueWork(queues, [item]);
-    const job = await queues.llm.getJob(item.invocationId);
-    await job!.waitUntilFinished(events, 10_000);
-    lane.push(performance.now() - t0);
-  }
   const items = Array.from({ length: PARALLEL }, () => llmItem('LlmCall', { prompt: 'hi' }));
   const t0 = performance.now();
   await enqueueWork(queues, items);
   await Promise.all(items.map(async (item) => (await queues.llm.getJob(item.invocationId))!.waitUntilFinished(events, 60_000)));
   const seconds = (performance.now() - t0) / 1000;
 
-  console.log(`LLM lane overhead (fake server answering at once, ${SEQUENTIAL} sequential calls)`);
-  console.log(`  direct provider call   p50 ${ms(pct(direct, 50))}  p95 ${ms(pct(direct, 95))}`);
-  console.log(`  through the lane       p50 ${ms(pct(lane, 50))}  p95 ${ms(pct(lane, 95))}`);
-  console.log(`  lane overhead per call p50 ${ms(pct(lane, 50) - pct(direct, 50))}`);
-  console.log(`  throughput             ${(PARALLEL / seconds).toFixed(0)} calls/s (${PARALLEL} jobs, concurrency 16, admission limit 64)`);
+  console.log(renderLanes(lanes).join('\n'));
+  console.log(`LLM lane throughput: ${(PARALLEL / seconds).toFixed(0)} calls/s (${PARALLEL} jobs, concurrency 16, admission limit 64)`);
 } finally {
   await worker.stop();
   await closeLaneQueues(queues);

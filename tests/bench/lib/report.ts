@@ -3,6 +3,7 @@ import type { CostRow, ChainResult } from './workloads';
 import type { W0Result } from './w0';
 import type { W5Result } from './w5-w6';
 import type { PeerOutcome } from './peers';
+import type { LanesResult } from './lanes';
 import { fmt, fmtSpread, spread, type Spread } from './stats';
 
 export interface Machine {
@@ -26,6 +27,8 @@ export interface Results {
   machine: Machine;
   clusterEnv: Record<string, string>;
   w0: W0Result | null;
+  /** lane overhead per call (tests/bench/lib/lanes.ts): tool and LLM lanes, each minus its direct call */
+  lanes: LanesResult | null;
   w1: ChainResult[];
   w2: { k: number; latencyMs: Spread }[];
   w3: { m: number; runsPerSec: Spread; nodesPerSec: Spread }[];
@@ -236,6 +239,8 @@ export function renderMarkdown(r: Results): string {
     out.push('');
   }
 
+  if (r.lanes) out.push(...renderLanes(r.lanes));
+
   out.push('## Flowline workloads (real cluster, echo Tool nodes)', '');
   const fl: string[][] = [];
   for (const c of r.w1) {
@@ -396,6 +401,35 @@ export function renderMarkdown(r: Results): string {
     for (const e of r.errors) out.push(`- ${e}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** The "Lane overhead per call" section. */
+export function renderLanes(l: LanesResult): string[] {
+  const row = (name: string, f: LanesResult['tool'], work: string) => [
+    name,
+    work,
+    `${fmt(f.directP50Ms)} / ${fmt(f.directP99Ms)}`,
+    `${fmt(f.laneP50Ms)} / ${fmt(f.laneP99Ms)}`,
+    `**${fmt(f.overheadP50Ms)} / ${fmt(f.overheadP99Ms)}**`,
+  ];
+  return [
+    '## Lane overhead per call',
+    '',
+    `One call at a time, ${l.calls} calls per lane after ${l.warmup} warm-up calls, lane and direct calls alternating; ` +
+      'lane = BullMQ job → in-process lane worker → the work → return value back through QueueEvents; overhead = lane − direct at the same percentile. ' +
+      `The LLM lane includes provider admission (limit ${l.llmAdmissionLimit}), the activity feed and the admission report; the fake server answers at once.`,
+    '',
+    table(
+      ['lane', 'work (direct call)', 'direct p50 / p99 ms', 'through the lane p50 / p99 ms', 'overhead p50 / p99 ms'],
+      [
+        row('tool', l.tool, '`echo` on the tool registry'),
+        row('llm', l.llm, 'chat completion to the fake OpenAI-compatible server (the worker’s client)'),
+      ],
+    ),
+    '',
+    `LLM-lane overhead ÷ tool-lane overhead: ${fmt(l.ratioP50)}× at p50, ${fmt(l.ratioP99)}× at p99.`,
+    '',
+  ];
 }
 
 export { spread };
