@@ -157,6 +157,29 @@ describe('the Cancelling drain', () => {
     expect(r.result.events.find((e) => e.kind === 'run.resumed')?.detail).toMatchObject({ by: 'complete', from: 'Cancelled' });
   });
 
+  it('lists a survivor whose deadline passed while a child run was still draining, once the child ended', () => {
+    const g = graphOf(
+      [node('s', 'Start'), node('a', 'Tool'), node('w', 'Subworkflow', { config: { definitionId: 'd' } }), node('e', 'End')],
+      [edge('1', 's', 'a'), edge('2', 's', 'w'), edge('3', 'a', 'e'), edge('4', 'w', 'e')],
+    );
+    const started = step(snapshotOf(g), 0).snap;
+    const invA = rowOf(started, 'a').invocationId!;
+    const childRunId = rowOf(started, 'w').childRunId!;
+    let r = step(cancel(started), 10);
+    expect(r.result.cancelChildren).toEqual([childRunId]);
+    r = step(r.snap, 10_010);
+    expect(rowOf(r.snap, 'a').status).toBe('Failed');
+    expect(r.snap.run.status).toBe('Cancelling');
+    const childEnded: RunSnapshot = {
+      ...r.snap,
+      children: [{ childRunId, nodeKey: 'w', status: 'Cancelled', output: null, failureClass: 'Cancelled', reason: 'parent run cancelled' }],
+    };
+    r = step(childEnded, 10_500);
+    expect(rowOf(r.snap, 'w').status).toBe('Cancelled');
+    expect(r.snap.run.status).toBe('Cancelled');
+    expect(r.result.events.at(-1)?.detail).toEqual({ reason: 'stop', survivors: [{ nodeKey: 'a', invocationId: invA }] });
+  });
+
   it('refuses retry and complete on a Cancelled run for anything but a survivor', () => {
     const started = step(snapshotOf(pair()), 0).snap;
     let r = step(cancel(started), 10);

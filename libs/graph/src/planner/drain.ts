@@ -72,7 +72,6 @@ export function confirmCancel(st: PlanState, key: string, outcome: WorkOutcome):
 /** Cancel or wait on every live row; the run reads Cancelled when nothing is live. */
 export function drain(st: PlanState): void {
   const reason = runCancelReason(st.run.cancelReason);
-  const survivors: { nodeKey: string; invocationId: string }[] = [];
   let waiting = false;
   for (const row of [...st.rows.values()]) {
     if (row.status !== 'Queued' && row.status !== 'Running' && row.status !== 'WaitingForApproval') continue;
@@ -104,9 +103,11 @@ export function drain(st: PlanState): void {
       continue;
     }
     survive(st, row);
-    survivors.push({ nodeKey: row.nodeKey, invocationId: row.invocationId });
   }
   if (waiting) return;
+  // Survivors of earlier ticks of this drain too (a child run may have kept it going); a
+  // reopened run had none left, so every survivor here is this cancel's.
+  const survivors = [...st.rows.values()].filter(isSurvivor).map((r) => ({ nodeKey: r.nodeKey, invocationId: r.invocationId ?? '' }));
   const base = st.run.cancelReason ?? 'run cancelled';
   const runReason =
     survivors.length === 0
