@@ -1,16 +1,19 @@
 /**
  * Side effects after a tick's commit (outbox order, ARCHITECTURE principle 5): put
- * Queued work on its lane (idempotent by job id), publish cancellations, wake child
- * and parent runs, and ping the change channel. A crash before any of these is healed
+ * Queued work on its lane (idempotent by job id), publish cancellations and withdraw
+ * cancelled jobs no worker has taken yet, wake child and parent runs, and ping the
+ * change channel. A crash before any of these is healed
  * by the next tick's in-flight check or the due sweep.
  */
+import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { PlannedEvent, WorkItem } from '@flowline/graph';
-import { changeKindOf, changesChannel, enqueueWork, publishCancellations, wakeChannel } from '@flowline/queue';
+import type { CancelWork, PlannedEvent, WorkItem } from '@flowline/graph';
+import { changeKindOf, changesChannel, enqueueWork, jobIdFor, LANES, publishCancellations, wakeChannel } from '@flowline/queue';
 import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
 import type { PendingWork } from './pending-work';
+import { withdrawn } from './inflight-check';
 
 /** A content-free change ping `{ runId, seq, kind }` (libs/queue live.ts owns its shape and channel). */
 type ChangePing = RunChangedPing;
@@ -23,6 +26,8 @@ export interface EffectsDeps {
   owns(runId: string): boolean;
   /** forgets this replica's cached snapshot of a run another run's commit changed */
   dropCached(runId: string): void;
+  /** the chat publish pass (publish.ts) */
+  publish?(committed: CommittedPlan[]): Promise<void>;
   log: Logger;
 }
 
@@ -49,9 +54,32 @@ export function createEffects(d: EffectsDeps) {
     await p.exec();
   }
 
+  /**
+   * Takes cancelled work that is still waiting on its lane off the lane. A removed job can
+   * no longer start, which confirms the cancel: its run gets a Cancelled outcome at once
+   * instead of waiting for a worker to take the job only to refuse it. A job a worker
+   * holds is locked and stays (the cancel message reaches that worker).
+   */
+  async function withdraw(cancels: (CancelWork & { runId: string })[]): Promise<void> {
+    await Promise.all(
+      cancels.map(async (c) => {
+        for (const lane of LANES) {
+          const job = await Job.fromId(d.queues[lane], jobIdFor(c.invocationId));
+          if (!job) continue;
+          const state = await job.getState();
+          if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return;
+          if ((await d.queues[lane].remove(job.id!)) !== 1) return;
+          if (d.owns(c.runId)) d.pending.addResult(c.runId, withdrawn(c.invocationId, c.nodeKey, Date.now()));
+          return;
+        }
+      }),
+    );
+  }
+
   async function afterCommit(committed: CommittedPlan[]): Promise<void> {
     const items = committed.flatMap((c) => c.plan.enqueue);
-    const cancels = committed.flatMap((c) => c.plan.cancel.map((w) => ({ invocationId: w.invocationId, reason: w.reason })));
+    const cancelled = committed.flatMap((c) => c.plan.cancel.map((w) => ({ ...w, runId: c.snapshot.run.id })));
+    const cancels = cancelled.map((w) => ({ invocationId: w.invocationId, reason: w.reason }));
     const wakes: string[] = [];
     const again: string[] = [];
     const pings: ChangePing[] = [];
@@ -72,15 +100,17 @@ export function createEffects(d: EffectsDeps) {
     const results = await Promise.allSettled([
       enqueue(items),
       publishCancellations(d.redis, cancels, d.prefix),
+      withdraw(cancelled),
       wake(wakes),
       publishPings(d.redis, pings, d.prefix),
+      d.publish?.(committed),
     ]);
     for (const r of results) {
       if (r.status === 'rejected') d.log.warn({ err: r.reason }, 'side effect failed; the in-flight check heals it');
     }
   }
 
-  return { enqueue, wake, afterCommit };
+  return { enqueue, wake, afterCommit, withdraw };
 }
 
 function kindOf(e: PlannedEvent): ChangeKind {

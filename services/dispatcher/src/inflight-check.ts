@@ -2,6 +2,7 @@
  * Heals lost transport (ARCHITECTURE principle 1): every committed Queued/Running
  * lane node of the given shards is compared with its BullMQ job.
  * - job missing (Redis flushed, add lost after commit) → enqueue again, SAME invocation id;
+ *   on a Cancelling run nothing is enqueued: the job is gone, so the cancel is confirmed;
  * - job failed (worker died: stalled with maxStalledCount 0, or threw) → Interrupted result;
  * - job completed → its return value is the result;
  * - job started but its lock lapsed (worker died; BullMQ would notice only on a
@@ -33,6 +34,18 @@ export function interrupted(invocationId: string, nodeKey: string, reason: strin
     invocationId,
     nodeKey,
     outcome: { ok: false, failureClass: 'Interrupted', reason: `worker interrupted: ${reason}`, startedAt: null, finishedAt: at },
+  };
+}
+
+/**
+ * A Cancelled outcome for cancelled work no worker ever took (its job was withdrawn from
+ * the lane, or is gone): nothing runs it, which confirms the cancel.
+ */
+export function withdrawn(invocationId: string, nodeKey: string, at: number): WorkResult {
+  return {
+    invocationId,
+    nodeKey,
+    outcome: { ok: false, failureClass: 'Cancelled', reason: 'withdrawn from its queue before a worker took it', startedAt: null, finishedAt: at },
   };
 }
 
@@ -78,6 +91,10 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
     const items: WorkItem[] = [];
     for (const m of missing) {
       const snap = snapshots.find((s) => s.run.id === m.runId);
+      if (snap?.run.status === 'Cancelling') {
+        d.pending.addResult(m.runId, withdrawn(m.invocationId, m.nodeKey, now));
+        continue;
+      }
       const item = snap ? workItemFor(snap, m.nodeKey, d.defaultTimeoutMs, now) : null;
       if (item && item.invocationId === m.invocationId) items.push(item);
     }
