@@ -98,6 +98,12 @@ export const workerOptions = {
   LLM_MODEL: z.string().optional().describe('default model of the LLM lane'),
   TOOL_FILES_ROOT: z.string().optional().describe('root folder the file tools may read'),
   TOOL_MODULES: z.string().optional().describe('comma-separated extra tool modules to load'),
+  WORKER_LOCK_MS: int()
+    .min(200)
+    .default(10_000)
+    .describe(
+      'BullMQ job lock, ms: renewed while a call runs; a worker that died is noticed within about this long and its node retried as Interrupted',
+    ),
 };
 
 /** At-rest encryption of graphs and documents. */

@@ -62,6 +62,7 @@ export const llmWorkerConfigSchema = defineConfig({
   MAX_RUN_INPUT_BYTES: coreOptions.MAX_RUN_INPUT_BYTES,
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
   TOOL_MODULES: workerOptions.TOOL_MODULES,
+  WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
   ...logOptions,
   ...llmWorkerOwnOptions,
 }).transform((v, ctx) => {

@@ -45,6 +45,7 @@ const worker = createLlmWorker({
   prefix: config.QUEUE_PREFIX,
   concurrency: config.LANE_CONCURRENCY,
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+  lockDurationMs: config.WORKER_LOCK_MS,
   maxInputBytes: config.MAX_RUN_INPUT_BYTES,
   admissionLeaseMs: config.LLM_ADMISSION_LEASE_MS,
   activityMaxLen: config.LLM_ACTIVITY_MAXLEN,

@@ -46,6 +46,8 @@ export interface LlmWorkerOptions {
   concurrency?: number;
   /** SHUTDOWN_GRACE_MS. @default 10000 */
   shutdownGraceMs?: number;
+  /** WORKER_LOCK_MS: the BullMQ job lock. @default DEFAULT_WORKER_LOCK_MS */
+  lockDurationMs?: number;
   /** MAX_RUN_INPUT_BYTES: budget of each data block in a prompt. @default 65536 */
   maxInputBytes?: number;
   /** admission slot lease, ms. @default 30000 */
@@ -208,6 +210,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     prefix,
     concurrency: opts.concurrency ?? 8,
     shutdownGraceMs: opts.shutdownGraceMs,
+    lockDurationMs: opts.lockDurationMs,
     now,
     errors: {
       cancelled: cancelledError,

@@ -22,14 +22,6 @@ export const toolWorkerOwnOptions = {
     .min(0)
     .default(10_000)
     .describe('on SIGTERM, how long in-flight tool calls may finish before they are interrupted, ms'),
-  WORKER_LOCK_MS: z.coerce
-    .number()
-    .int()
-    .min(200)
-    .default(10_000)
-    .describe(
-      'BullMQ job lock, ms: a worker renews it while a call runs; a worker that died is noticed within about this long and its node retried as Interrupted',
-    ),
   WF_TEST_TOOLS: flag('1 registers the test tools test_fail and counter'),
   HTTP_FETCH_ALLOW_PRIVATE: flag('1 lets http_fetch reach private, loopback and link-local addresses'),
   HTTP_FETCH_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1).default(1_048_576).describe('largest http_fetch body, bytes'),
@@ -40,6 +32,7 @@ export const toolWorkerConfigSchema = defineConfig({
   ...connectionOptions,
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
   TOOL_MODULES: workerOptions.TOOL_MODULES,
+  WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
   ...logOptions,
   ...toolWorkerOwnOptions,
 });
