@@ -7,3 +7,4 @@ export * from './state-machine';
 export * from './parse';
 export * from './schema';
 export * from './inspect';
+export * from './publish';
