@@ -15,3 +15,4 @@ export type { InflightWork } from './store/reconcile';
 export { recordResults } from './store/node-results';
 export type { NodeResultInput } from './store/node-results';
 export * from './store/operator';
+export * from './store/conversations';

@@ -5,3 +5,4 @@ export * from './events';
 export * from './intents';
 export * from './node-results';
 export * from './shard-leases';
+export * from './conversations';

@@ -43,6 +43,10 @@ export const nodeRuns = pgTable(
     held: boolean('held').notNull().default(false),
     childRunId: uuid('child_run_id'),
     loopState: jsonb('loop_state'),
+    /** set at run creation: the node posts its answer to the run's conversation (publishToChat) */
+    publishes: boolean('publishes').notNull().default(false),
+    /** the attempt whose output was published (or found to have nothing to publish), else null */
+    publishedAttempt: integer('published_attempt'),
   },
   (t) => [
     primaryKey({ columns: [t.runId, t.nodeKey] }),
@@ -51,5 +55,9 @@ export const nodeRuns = pgTable(
     index('node_runs_inflight_idx')
       .on(t.runId)
       .where(sql`status in ('Queued', 'Running')`),
+    // the publish heal finds succeeded publishing nodes whose publish was lost; normally empty
+    index('node_runs_unpublished_idx')
+      .on(t.runId)
+      .where(sql`publishes and status = 'Succeeded' and published_attempt is distinct from attempt`),
   ],
 );

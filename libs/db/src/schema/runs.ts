@@ -73,5 +73,8 @@ export const runs = pgTable(
     index('runs_tenant_status_idx').on(t.tenantId, t.status),
     index('runs_parent_idx').on(t.parentRunId),
     index('runs_definition_idx').on(t.definitionId),
+    index('runs_tenant_conversation_idx')
+      .on(t.tenantId, t.conversationId, t.createdAt.desc(), t.id)
+      .where(sql`conversation_id is not null`),
   ],
 );

@@ -8,6 +8,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { randomUUID } from 'node:crypto';
+import { publishesToChat, type Graph } from '@flowline/graph';
 import { encodePageCursor, exactJson, type DefinitionRow, type KeysetPage } from './definitions';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
@@ -148,6 +149,11 @@ export interface CreateRunParams {
    * seed or throws (the transaction rolls back and the error propagates).
    */
   prepare: (definition: DefinitionForRun) => RunSeed;
+  /**
+   * Called inside the transaction after the run, its node rows and `run.created` are
+   * written (not on a replay); throwing rolls the whole run back (conversation binding).
+   */
+  beforeCommit?: (client: PoolClient, runId: string) => Promise<void>;
 }
 
 export type CreateRunResult =
@@ -202,6 +208,7 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       await client.query('ROLLBACK');
       return { kind: 'definitionNotFound' };
     }
+    const planGraph = exactJson(d.plan_graph) as Graph;
     const seed = p.prepare({
       id: d.id,
       tenantId: d.tenant_id,
@@ -210,7 +217,7 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       kind: d.kind,
       version: d.version,
       graph: exactJson(d.graph),
-      planGraph: exactJson(d.plan_graph),
+      planGraph,
       graphHash: d.graph_hash,
       nodeCount: d.node_count ?? 0,
       createdAt: d.created_at,
@@ -234,15 +241,26 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       if (!existing) throw new Error('run insert conflicted but no run holds the request id');
       return replayOf(existing, p.definitionId);
     }
+    // a run bound to a conversation marks the nodes that publish their answer to it
+    const publishing = new Set(
+      p.conversationId === null ? [] : planGraph.nodes.filter((n) => publishesToChat(planGraph, n)).map((n) => n.key),
+    );
     await client.query(
-      `INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit)
-       SELECT $1, k, kd, 'Pending', 0, l FROM unnest($2::text[], $3::text[], $4::int[]) AS t(k, kd, l)`,
-      [runId, seed.nodes.map((n) => n.key), seed.nodes.map((n) => n.kind), seed.nodes.map((n) => n.attemptLimit)],
+      `INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit, publishes)
+       SELECT $1, k, kd, 'Pending', 0, l, pub FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[]) AS t(k, kd, l, pub)`,
+      [
+        runId,
+        seed.nodes.map((n) => n.key),
+        seed.nodes.map((n) => n.kind),
+        seed.nodes.map((n) => n.attemptLimit),
+        seed.nodes.map((n) => publishing.has(n.key)),
+      ],
     );
     await client.query(
       `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $2::jsonb)`,
       [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId })],
     );
+    if (p.beforeCommit) await p.beforeCommit(client, runId);
     await client.query('COMMIT');
     return { kind: 'created', runId, shard };
   } catch (err) {
@@ -280,6 +298,7 @@ export async function getRunHead(
 export interface RunFilter {
   status?: string;
   definitionId?: string;
+  conversationId?: string;
 }
 
 /** A page of the tenant's runs, newest first, keyset over (created_at desc, id desc). */
@@ -296,9 +315,18 @@ export async function listRuns(
        AND ($2::text IS NULL OR r.status = $2)
        AND ($3::uuid IS NULL OR r.definition_id = $3)
        AND ($4::timestamp IS NULL OR (r.created_at, r.id) < (($4::timestamp AT TIME ZONE 'UTC'), $5::uuid))
+       AND ($7::text IS NULL OR r.conversation_id = $7)
      ORDER BY r.created_at DESC, r.id DESC
      LIMIT $6`,
-    [tenantId, filter.status ?? null, filter.definitionId ?? null, after?.createdKey ?? null, after?.id ?? null, limit + 1],
+    [
+      tenantId,
+      filter.status ?? null,
+      filter.definitionId ?? null,
+      after?.createdKey ?? null,
+      after?.id ?? null,
+      limit + 1,
+      filter.conversationId ?? null,
+    ],
   );
   const rows = res.rows.slice(0, limit);
   const last = rows[rows.length - 1];

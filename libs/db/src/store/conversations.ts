@@ -1,0 +1,319 @@
+/**
+ * SQL for conversations (CONTRACT §5 chat routes): a message send that starts a run bound
+ * to the conversation (one live run per conversation, idempotent by requestId), the
+ * message and bound-run reads, and the publish outbox write the dispatcher performs after
+ * a tick made a `publishToChat` node Succeeded. Every read is tenant-scoped.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { createHash, randomUUID } from 'node:crypto';
+import { canonicalJson } from '@flowline/graph';
+import { exactJson } from './definitions';
+import { createRun, type DefinitionForRun, type RunSeed } from './runs-api';
+
+type Queryable = Pick<Pool, 'query'> | PoolClient;
+
+/** Run statuses after which a conversation may start its next run. */
+const FINISHED_RUN_STATUSES = ['Completed', 'Failed', 'Cancelled'] as const;
+
+export interface MessageRow {
+  id: string;
+  seq: number;
+  role: 'user' | 'assistant';
+  text: string;
+  attachments: unknown[];
+  runId: string | null;
+  nodeKey: string | null;
+  createdAt: Date;
+}
+
+export interface SendMessageParams {
+  tenantId: string;
+  conversationId: string;
+  definitionId: string;
+  requestId: string;
+  text: string;
+  /** attachment references as sent (already validated), [] when none */
+  attachments: unknown[];
+  shardCount: number;
+  /** checks the definition (Chat graph, attachments, run input) inside the run's transaction */
+  prepare: (definition: DefinitionForRun) => RunSeed;
+}
+
+export type SendMessageResult =
+  | { kind: 'created'; runId: string; messageId: string; shard: number }
+  | { kind: 'replayed'; runId: string; messageId: string }
+  | { kind: 'requestIdReused'; runId: string }
+  | { kind: 'runBusy'; runId: string | null }
+  | { kind: 'definitionNotFound' };
+
+/** Thrown inside the run's transaction when the binding compare-and-set loses. */
+class RunBusySignal extends Error {}
+
+/** The conversation's bound run, or undefined when the conversation has no row yet. */
+async function boundRun(db: Queryable, tenantId: string, conversationId: string): Promise<string | null | undefined> {
+  const res = await db.query<{ bound_run_id: string | null }>(
+    `SELECT bound_run_id FROM conversations WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, conversationId],
+  );
+  return res.rows[0] ? res.rows[0].bound_run_id : undefined;
+}
+
+/** The user message that started run `runId`, with what a replay compares. */
+async function triggerMessage(
+  db: Queryable,
+  tenantId: string,
+  runId: string,
+): Promise<{ id: string; conversationId: string; text: string; attachments: unknown[]; requestId: string | null } | null> {
+  const res = await db.query(
+    `SELECT id, conversation_id, text, attachments, request_id FROM messages
+     WHERE tenant_id = $1 AND run_id = $2 AND role = 'user' ORDER BY seq LIMIT 1`,
+    [tenantId, runId],
+  );
+  const r = res.rows[0];
+  return r
+    ? { id: r.id, conversationId: r.conversation_id, text: r.text, attachments: r.attachments ?? [], requestId: r.request_id }
+    : null;
+}
+
+/**
+ * A chat send: starts a run of `definitionId` bound to the conversation with the user
+ * message as its trigger, in ONE transaction (the run creation of runs-api, then the
+ * binding and the message). Idempotency: `requestId` is the run's request id, so a replay
+ * (same key, same conversation, definition, text and attachments) answers the same run and
+ * message, ever after; the same key with anything else is `requestIdReused`.
+ *
+ * One live run per conversation: the bound run is read, then the binding is a
+ * compare-and-set on that value — `bound_run_id` moves to the new run only if it still
+ * holds what was read and that run is terminal (a new conversation row is inserted; a
+ * concurrent first send conflicts and loses). The loser rolls its run back: `runBusy`.
+ */
+export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<SendMessageResult> {
+  const expected = await boundRun(pool, p.tenantId, p.conversationId);
+  const messageId = randomUUID();
+  let res;
+  try {
+    res = await createRun(pool, {
+      tenantId: p.tenantId,
+      definitionId: p.definitionId,
+      requestId: p.requestId,
+      conversationId: p.conversationId,
+      shardCount: p.shardCount,
+      prepare: p.prepare,
+      beforeCommit: async (client, runId) => {
+        // Guard: the binding still holds what was read, and that run is terminal.
+        const bound = await client.query(
+          `INSERT INTO conversations (tenant_id, id, bound_run_id, created_at, updated_at)
+           VALUES ($1, $2, $3, now(), now())
+           ON CONFLICT (tenant_id, id) DO UPDATE SET bound_run_id = EXCLUDED.bound_run_id, updated_at = now()
+           WHERE $5::boolean
+             AND conversations.bound_run_id IS NOT DISTINCT FROM $4::uuid
+             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = $4::uuid AND r.status <> ALL($6::text[]))
+           RETURNING id`,
+          [p.tenantId, p.conversationId, runId, expected ?? null, expected !== undefined, FINISHED_RUN_STATUSES],
+        );
+        if (!bound.rowCount) throw new RunBusySignal();
+        await client.query(
+          `INSERT INTO messages (id, tenant_id, conversation_id, role, text, attachments, run_id, request_id, created_at)
+           VALUES ($1, $2, $3, 'user', $4, $5::jsonb, $6, $7, now())`,
+          [messageId, p.tenantId, p.conversationId, p.text, JSON.stringify(p.attachments), runId, p.requestId],
+        );
+      },
+    });
+  } catch (err) {
+    if (err instanceof RunBusySignal) {
+      return { kind: 'runBusy', runId: (await boundRun(pool, p.tenantId, p.conversationId)) ?? null };
+    }
+    throw err;
+  }
+  switch (res.kind) {
+    case 'created':
+      return { kind: 'created', runId: res.runId, messageId, shard: res.shard };
+    case 'definitionNotFound':
+      return res;
+    case 'requestIdReused':
+      return { kind: 'requestIdReused', runId: res.runId };
+    case 'replayed': {
+      const m = await triggerMessage(pool, p.tenantId, res.runId);
+      const same =
+        m !== null &&
+        m.requestId === p.requestId &&
+        m.conversationId === p.conversationId &&
+        m.text === p.text &&
+        canonicalJson(m.attachments) === canonicalJson(p.attachments);
+      return same ? { kind: 'replayed', runId: res.runId, messageId: m.id } : { kind: 'requestIdReused', runId: res.runId };
+    }
+  }
+}
+
+/** True when the tenant has this conversation (a message was sent, or a run names it). */
+export async function conversationExists(db: Queryable, tenantId: string, conversationId: string): Promise<boolean> {
+  const res = await db.query(
+    `SELECT EXISTS (SELECT 1 FROM conversations WHERE tenant_id = $1 AND id = $2)
+         OR EXISTS (SELECT 1 FROM runs WHERE tenant_id = $1 AND conversation_id = $2) AS found`,
+    [tenantId, conversationId],
+  );
+  return res.rows[0]?.found === true;
+}
+
+/** Opaque cursor of a message page: the last message's seq. */
+export function encodeMessageCursor(seq: number): string {
+  return Buffer.from(`m:${seq}`, 'utf8').toString('base64url');
+}
+
+/** The seq a message cursor names, or null when malformed. */
+export function decodeMessageCursor(cursor: string): number | null {
+  const m = /^m:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m ? Number(m[1]) : null;
+}
+
+/** A page of the conversation's messages, oldest first, keyset over seq (reads one past the limit). */
+export async function listMessages(
+  db: Queryable,
+  tenantId: string,
+  conversationId: string,
+  limit: number,
+  afterSeq: number | null,
+): Promise<{ items: MessageRow[]; nextCursor: string | null }> {
+  const res = await db.query(
+    `SELECT id, seq, role, text, attachments, run_id, node_key, created_at FROM messages
+     WHERE tenant_id = $1 AND conversation_id = $2 AND ($3::bigint IS NULL OR seq > $3)
+     ORDER BY seq LIMIT $4`,
+    [tenantId, conversationId, afterSeq, limit + 1],
+  );
+  const rows = res.rows.slice(0, limit);
+  const items: MessageRow[] = rows.map((r) => ({
+    id: r.id,
+    seq: Number(r.seq),
+    role: r.role,
+    text: r.text,
+    attachments: r.attachments ?? [],
+    runId: r.run_id,
+    nodeKey: r.node_key,
+    createdAt: r.created_at,
+  }));
+  const last = items[items.length - 1];
+  return { items, nextCursor: res.rows.length > limit && last ? encodeMessageCursor(last.seq) : null };
+}
+
+/** The deterministic id of the message published for (run, node, attempt): an md5-derived UUID. */
+export function publishedMessageId(runId: string, nodeKey: string, attempt: number): string {
+  const h = createHash('md5').update(`${runId}:${nodeKey}:${attempt}`, 'utf8').digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/** One node attempt to publish as an assistant message (from `publicationsOf`). */
+export interface PublishItem {
+  runId: string;
+  nodeKey: string;
+  attempt: number;
+  /** null: the output has nothing to say — the attempt is stamped, no message or event */
+  text: string | null;
+}
+
+export interface PublishOutcome {
+  runId: string;
+  nodeKey: string;
+  attempt: number;
+  messageId: string;
+  /** seq of the node.published event */
+  seq: number;
+}
+
+/**
+ * The publish outbox write, per item in its own transaction:
+ * 1. compare-and-set on the node row — a publishing node (`publishes`, set at run creation
+ *    for runs bound to a conversation), Succeeded at `attempt`, not yet published at it, on
+ *    a run that is not Cancelling/Cancelled — stamps `published_attempt` (zero rows:
+ *    already published, retried or cancelled → skipped; a null text stops here, stamped);
+ * 2. inserts the assistant message under the deterministic {@link publishedMessageId}
+ *    if absent (and the conversation row, for runs started with a bare conversationId);
+ * 3. appends `node.published` `{ messageId }` numbered from `runs.last_seq`, bumping
+ *    `version` so a dispatcher's cached snapshot of the run is refused and re-read.
+ * Items that fail are reported in `failed`; the caller logs them (a publish never fails
+ * the node).
+ */
+export async function publishNodeOutputs(
+  pool: Pool,
+  items: PublishItem[],
+): Promise<{ published: PublishOutcome[]; skipped: PublishItem[]; failed: { item: PublishItem; error: unknown }[] }> {
+  const out = { published: [] as PublishOutcome[], skipped: [] as PublishItem[], failed: [] as { item: PublishItem; error: unknown }[] };
+  for (const item of items) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const cas = await client.query<{ tenant_id: string; conversation_id: string }>(
+        `UPDATE node_runs n SET published_attempt = $3
+         FROM runs r
+         WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND n.publishes
+           AND n.status = 'Succeeded' AND n.attempt = $3 AND n.published_attempt IS DISTINCT FROM $3
+           AND r.conversation_id IS NOT NULL AND r.status NOT IN ('Cancelling', 'Cancelled')
+         RETURNING r.tenant_id, r.conversation_id`,
+        [item.runId, item.nodeKey, item.attempt],
+      );
+      const bound = cas.rows[0];
+      if (!bound || item.text === null) {
+        await client.query(bound ? 'COMMIT' : 'ROLLBACK');
+        out.skipped.push(item);
+        continue;
+      }
+      await client.query(
+        `INSERT INTO conversations (tenant_id, id, bound_run_id, created_at, updated_at)
+         VALUES ($1, $2, NULL, now(), now()) ON CONFLICT (tenant_id, id) DO NOTHING`,
+        [bound.tenant_id, bound.conversation_id],
+      );
+      const messageId = publishedMessageId(item.runId, item.nodeKey, item.attempt);
+      await client.query(
+        `INSERT INTO messages (id, tenant_id, conversation_id, role, text, run_id, node_key, attempt, created_at)
+         VALUES ($1, $2, $3, 'assistant', $4, $5, $6, $7, now())
+         ON CONFLICT (id) DO NOTHING`,
+        [messageId, bound.tenant_id, bound.conversation_id, item.text, item.runId, item.nodeKey, item.attempt],
+      );
+      const run = await client.query<{ last_seq: number }>(
+        `UPDATE runs SET last_seq = last_seq + 1, version = version + 1 WHERE id = $1 RETURNING last_seq`,
+        [item.runId],
+      );
+      const seq = run.rows[0]!.last_seq;
+      await client.query(
+        `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, $2, 'node.published', $3, now(), $4::jsonb)`,
+        [item.runId, seq, item.nodeKey, JSON.stringify({ messageId })],
+      );
+      await client.query('COMMIT');
+      out.published.push({ runId: item.runId, nodeKey: item.nodeKey, attempt: item.attempt, messageId, seq });
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      out.failed.push({ item, error });
+    } finally {
+      client.release();
+    }
+  }
+  return out;
+}
+
+/** A Succeeded publishing node row whose publish never landed (found by the heal scan). */
+export interface UnpublishedRow {
+  runId: string;
+  nodeKey: string;
+  kind: string;
+  attempt: number;
+  /** the node's output envelope */
+  output: unknown;
+}
+
+/**
+ * The heal scan of the publish outbox, over runs of `shards`: Succeeded publishing nodes
+ * not yet stamped at their attempt, on runs that are not Cancelling/Cancelled. Served by
+ * the partial index node_runs_unpublished_idx, which holds only such rows (normally none:
+ * the post-commit pass stamps them), so the scan costs nothing when all is well.
+ */
+export async function findUnpublished(db: Queryable, shards: number[], limit: number): Promise<UnpublishedRow[]> {
+  if (shards.length === 0) return [];
+  const res = await db.query(
+    `SELECT n.run_id, n.node_key, n.kind, n.attempt, n.output::text AS output
+     FROM node_runs n JOIN runs r ON r.id = n.run_id
+     WHERE n.publishes AND n.status = 'Succeeded' AND n.published_attempt IS DISTINCT FROM n.attempt
+       AND r.shard = ANY($1::int[]) AND r.status NOT IN ('Cancelling', 'Cancelled')
+     LIMIT $2`,
+    [shards, limit],
+  );
+  return res.rows.map((r) => ({ runId: r.run_id, nodeKey: r.node_key, kind: r.kind, attempt: r.attempt, output: exactJson(r.output) }));
+}
