@@ -11,6 +11,7 @@ import { limitBody, parseBody } from './body';
 import type { AppDeps, AppEnv } from './context';
 import { ApiError, ValidationFailedError, errorResponse } from './errors';
 import { createMetrics } from './metrics';
+import { registerConversationRoutes } from './routes/conversations';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
 import { registerOperatorRoutes } from './routes/operator';
@@ -52,6 +53,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerGateRoutes(app, deps);
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
+  registerConversationRoutes(app, deps);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   for (const path of ['/openapi.json', '/docs']) {

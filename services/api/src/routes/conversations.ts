@@ -1,0 +1,217 @@
+/**
+ * Conversation routes (CONTRACT §5, §8): a chat send starts a run of a Chat definition
+ * bound to the conversation (one live run per conversation → 409 RunBusy; `requestId`
+ * replays forever); the message list (user sends and published assistant answers,
+ * oldest first) and the conversation's runs (newest first). Conversation ids are
+ * client-chosen strings of 1–128 characters, scoped to the tenant.
+ *
+ * The run input of a send is `{ text, attachments? }` (attachments only when given);
+ * it is checked like any run input (MAX_RUN_INPUT_BYTES, the graph's input schemas).
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import {
+  conversationExists,
+  decodeMessageCursor,
+  decodePageCursor,
+  listMessages,
+  listRuns,
+  sendMessage,
+  type MessageRow,
+} from '@flowline/db';
+import type { Graph } from '@flowline/graph';
+import type { AppDeps, AppEnv } from '../context';
+import { ApiError, NotFoundError } from '../errors';
+import { sendJson } from '../body';
+import { checkRunInput } from '../graph-rules';
+import { iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
+import { publishWake } from '../wake';
+import { ErrorSchema, PageQuery, RunListSchema, errorResponses, jsonContent } from '../schemas';
+
+const tags = ['conversations'];
+const security = [{ bearer: [] }];
+
+/** Longest conversation id (CONTRACT §8). */
+export const MAX_CONVERSATION_ID_CHARS = 128;
+
+/** A send while the conversation's bound run is not terminal. */
+export class RunBusyError extends ApiError {
+  constructor(runId: string | null) {
+    super(409, 'RunBusy', 'the conversation already has a live run', runId ? [{ runId }] : []);
+  }
+}
+
+/** A requestId that already started another send (or a run outside this conversation). */
+export class MessageRequestIdReusedError extends ApiError {
+  constructor(runId: string) {
+    super(409, 'RequestIdReused', 'requestId already started a different message or run', [{ runId }]);
+  }
+}
+
+/** A send to a definition that is not a Chat graph. */
+export class NotChatDefinitionError extends ApiError {
+  constructor() {
+    super(400, 'DefinitionNotChat', 'messages start runs of Chat definitions only');
+  }
+}
+
+/** Attachments sent to a Chat graph whose `chat.acceptsAttachments` is off. */
+export class AttachmentsNotAcceptedError extends ApiError {
+  constructor() {
+    super(400, 'AttachmentsNotAccepted', 'this Chat graph does not accept attachments');
+  }
+}
+
+const ConversationParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(MAX_CONVERSATION_ID_CHARS)
+    .openapi({ param: { name: 'id', in: 'path' }, description: 'client-chosen conversation id, 1–128 characters' }),
+});
+/** GET params: any string (an id that cannot exist reads as not found). */
+const ConversationReadParam = z.object({
+  id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'conversation id' }),
+});
+
+const AttachmentSchema = z
+  .object({
+    fileId: z.string().min(1).max(200),
+    name: z.string().min(1).max(256),
+    kind: z.enum(['text', 'image']),
+    bytes: z.number().int().min(0),
+  })
+  .strict()
+  .openapi('Attachment');
+
+const SendMessageBody = z
+  .object({
+    definitionId: z.string().min(1),
+    text: z.string().min(1),
+    requestId: z.string().min(1).max(200),
+    attachments: z.array(AttachmentSchema).optional(),
+  })
+  .strict();
+
+const MessageAcceptedSchema = z.object({ runId: z.string(), messageId: z.string() }).openapi('MessageAccepted');
+
+const MessageSchema = z
+  .object({
+    id: z.string(),
+    role: z.enum(['user', 'assistant']),
+    text: z.string(),
+    attachments: z.array(AttachmentSchema),
+    runId: z.string().nullable(),
+    nodeKey: z.string().nullable(),
+    createdAt: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('Message');
+
+const MessageListSchema = z
+  .object({ items: z.array(MessageSchema), nextCursor: z.string().nullable() })
+  .openapi('MessageList');
+
+const sendRoute = createRoute({
+  method: 'post', path: '/v1/conversations/{id}/messages', tags, security,
+  description:
+    'Starts a run of the Chat definition bound to the conversation, with run input `{ text, attachments? }` and the ' +
+    'user message as its trigger. `requestId` is the idempotency key (never expires): the same send again answers ' +
+    'the same runId and messageId. Nodes with `publishToChat` post their answer as assistant messages.',
+  request: { params: ConversationParam, body: { content: { 'application/json': { schema: SendMessageBody } }, required: true } },
+  responses: {
+    202: jsonContent(MessageAcceptedSchema, 'run started (or the same send replayed)'),
+    ...errorResponses,
+    409: jsonContent(ErrorSchema, 'RunBusy (a bound run is live) or RequestIdReused'),
+  },
+});
+const messagesRoute = createRoute({
+  method: 'get', path: '/v1/conversations/{id}/messages', tags, security,
+  request: { params: ConversationReadParam, query: PageQuery },
+  responses: { 200: jsonContent(MessageListSchema, 'messages, oldest first (published answers included)'), ...errorResponses },
+});
+const runsRoute = createRoute({
+  method: 'get', path: '/v1/conversations/{id}/runs', tags, security,
+  request: { params: ConversationReadParam, query: PageQuery },
+  responses: { 200: jsonContent(RunListSchema, 'runs bound to the conversation, newest first'), ...errorResponses },
+});
+
+function message(m: MessageRow) {
+  return {
+    id: m.id,
+    role: m.role,
+    text: m.text,
+    attachments: m.attachments,
+    runId: m.runId,
+    nodeKey: m.nodeKey,
+    createdAt: iso(m.createdAt),
+  };
+}
+
+/** The conversation id of a read, or 404 when it cannot name a conversation of the tenant. */
+async function requireConversation(deps: AppDeps, tenantId: string, id: string): Promise<string> {
+  if (id.length < 1 || id.length > MAX_CONVERSATION_ID_CHARS) throw new NotFoundError('conversation');
+  if (!(await conversationExists(deps.pool, tenantId, id))) throw new NotFoundError('conversation');
+  return id;
+}
+
+/** Registers the conversation routes on `app`. */
+export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { pool } = deps;
+
+  app.openapi(sendRoute, async (c) => {
+    const conversationId = c.req.valid('param').id;
+    const body = c.req.valid('json');
+    const definitionId = requireUuid(body.definitionId, 'definition');
+    const attachments = body.attachments ?? [];
+    const input = attachments.length > 0 ? { text: body.text, attachments } : { text: body.text };
+    const res = await sendMessage(pool, {
+      tenantId: c.get('tenant'),
+      conversationId,
+      definitionId,
+      requestId: body.requestId,
+      text: body.text,
+      attachments,
+      shardCount: deps.limits.shardCount,
+      prepare: (def) => {
+        const graph = def.planGraph as Graph;
+        if (graph.kind !== 'Chat') throw new NotChatDefinitionError();
+        if (attachments.length > 0 && graph.chat?.acceptsAttachments !== true) throw new AttachmentsNotAcceptedError();
+        return {
+          inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
+          nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+        };
+      },
+    });
+    switch (res.kind) {
+      case 'definitionNotFound':
+        throw new NotFoundError('definition');
+      case 'requestIdReused':
+        throw new MessageRequestIdReusedError(res.runId);
+      case 'runBusy':
+        throw new RunBusyError(res.runId);
+      case 'created':
+        deps.logger.info({ runId: res.runId, definitionId, messageId: res.messageId }, 'conversation run created');
+        await publishWake(deps, res.runId);
+        break;
+      case 'replayed':
+        break;
+    }
+    return sendJson(202, { runId: res.runId, messageId: res.messageId }, { location: `/v1/runs/${res.runId}` });
+  });
+
+  app.openapi(messagesRoute, async (c) => {
+    const tenant = c.get('tenant');
+    const id = await requireConversation(deps, tenant, c.req.valid('param').id);
+    const q = c.req.valid('query');
+    const page = await listMessages(pool, tenant, id, pageLimit(q.limit), requireCursor(q.cursor, decodeMessageCursor));
+    return sendJson(200, { items: page.items.map(message), nextCursor: page.nextCursor });
+  });
+
+  app.openapi(runsRoute, async (c) => {
+    const tenant = c.get('tenant');
+    const id = await requireConversation(deps, tenant, c.req.valid('param').id);
+    const q = c.req.valid('query');
+    const page = await listRuns(pool, tenant, { conversationId: id }, pageLimit(q.limit), requireCursor(q.cursor, decodePageCursor));
+    return sendJson(200, { items: page.items.map(runSummary), nextCursor: page.nextCursor });
+  });
+}
