@@ -17,6 +17,7 @@ import { JobFeed } from './job-feed';
 import { checkInflight, interrupted } from './inflight-check';
 import { tickRuns, type TickStats } from './tick';
 import { createEffects } from './effects';
+import { createPublisher } from './publish';
 import { SnapshotCache } from './snapshot-cache';
 import { WakeMatcher } from './wake-matcher';
 
@@ -82,7 +83,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   let sweeps = 0;
 
   const owns = (runId: string) => leases.owns(store.shardOf(runId));
-  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, pending, owns, dropCached: (id) => cache.drop(id), log });
+  const publisher = createPublisher({ pool: deps.pool, redis, prefix: c.QUEUE_PREFIX, dropCached: (id) => cache.drop(id), log });
+  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, pending, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, log });
   const inflightDeps = {
     store,
     redis,
@@ -102,6 +104,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         cache.retain((id) => !gained.has(store.shardOf(id)));
         await store.reconcileInlineRunning(shards);
         totals.healed += await checkInflight(inflightDeps, shards);
+        await publisher.heal(shards, c.DISPATCH_BATCH_SIZE);
         pending.markReady(await store.dueRuns(shards, c.DISPATCH_BATCH_SIZE * 10));
       },
       lost: () => {
@@ -207,6 +210,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       pending.markReady(due);
       wakes.prune();
       if (++sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) totals.healed += await checkInflight(inflightDeps, shards);
+      if (sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) await publisher.heal(shards, c.DISPATCH_BATCH_SIZE);
       return false;
     },
   };
