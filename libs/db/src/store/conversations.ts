@@ -241,6 +241,8 @@ export async function publishNodeOutputs(
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
+      // the run row first, as flowline_apply locks it (runs, then node_runs): no lock-order deadlock
+      await client.query(`SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, [item.runId]);
       const cas = await client.query<{ tenant_id: string; conversation_id: string }>(
         `UPDATE node_runs n SET published_attempt = $3
          FROM runs r
