@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@flowline/testing';
+import { startE2eCluster, type E2eCluster } from './cluster-harness';
+
+/** Chat graph: Start → ask(ChatInput) → End(publishToChat, result = the answer's text). */
+const chatGraph = {
+  kind: 'Chat',
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    { key: 'ask', kind: 'ChatInput', config: { prompt: 'and then?' } },
+    { key: 'end', kind: 'End', config: { outcome: 'answered', resultPath: 'input.output.text', publishToChat: true } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'ask' },
+    { key: 'e2', from: 'ask', to: 'end' },
+  ],
+};
+
+interface Message {
+  id: string;
+  role: string;
+  text: string;
+  runId: string;
+  nodeKey: string | null;
+}
+
+describe('a chat conversation on a whole cluster', () => {
+  let c: E2eCluster;
+  let definitionId: string;
+
+  beforeAll(async () => {
+    c = await startE2eCluster({ dispatchers: 1, toolWorkers: 0 });
+    definitionId = await c.api.createDefinition('chat', chatGraph);
+  }, 90_000);
+
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'fail') process.stdout.write(`${c.lines.slice(-60).join('\n')}\n`);
+  });
+
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
+  async function http(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${c.api.baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  }
+
+  it('holds the conversation while its run waits, then publishes the End’s answer exactly once', async () => {
+    const id = `conv-${randomUUID()}`;
+    const sent = await http('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'hello', requestId: `${id}-1` });
+    expect(sent.status).toBe(202);
+    const runId = sent.body.runId as string;
+    await c.api.waitForRun(runId, (v) => v.run.status === 'WaitingForApproval', 30_000, 'run waits on the chat input');
+
+    const busy = await http('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'again', requestId: `${id}-2` });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error.code).toBe('RunBusy');
+
+    const decided = await http('POST', `/v1/runs/${runId}/nodes/ask/decide`, {
+      operationId: randomUUID(),
+      decision: 'Answer',
+      payload: { text: 'the answer' },
+    });
+    expect(decided.status).toBe(202);
+    await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 30_000, 'run completed');
+
+    const messages = await waitFor(
+      async () => {
+        const r = await http('GET', `/v1/conversations/${id}/messages`);
+        return r.body.items.length === 2 ? (r.body.items as Message[]) : false;
+      },
+      { timeoutMs: 15_000, intervalMs: 150, description: 'assistant message published' },
+    );
+    expect(messages.map((m) => [m.role, m.text, m.nodeKey, m.runId])).toEqual([
+      ['user', 'hello', null, runId],
+      ['assistant', 'the answer', 'end', runId],
+    ]);
+    const published = (await c.api.events(runId)).filter((e) => e.kind === 'node.published');
+    expect(published).toHaveLength(1);
+    expect(published[0]!.nodeKey).toBe('end');
+
+    const runs = await http('GET', `/v1/conversations/${id}/runs`);
+    expect(runs.body.items.map((r: { id: string; conversationId: string }) => [r.id, r.conversationId])).toEqual([[runId, id]]);
+    // the conversation is free again
+    const next = await http('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'again', requestId: `${id}-2` });
+    expect(next.status).toBe(202);
+  });
+});
