@@ -198,7 +198,7 @@ try {
         results.w6 = {
           recoveryMs: spread(ms),
           completed,
-          leaseMs: BENCH_ENV.SHARD_LEASE_MS ?? '6000 (default)',
+          leaseMs: BENCH_ENV.SHARD_LEASE_MS ?? '4000 (default)',
         };
       });
     } catch (e) {

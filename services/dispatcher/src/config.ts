@@ -26,7 +26,7 @@ export const dispatcherOwnOptions = {
     .min(1)
     .default(() => `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`)
     .describe('identity of this replica in shard_leases and dispatchers'),
-  SHARD_LEASE_MS: int(6000, 300, 'shard lease length, ms; renewed every third of it'),
+  SHARD_LEASE_MS: int(4000, 300, 'shard lease length, ms; renewed every third of it; the shards of a dead dispatcher are taken over within about this long plus a third'),
   DISPATCH_BATCH_SIZE: int(200, 1, 'most runs committed in one tick transaction'),
   INFLIGHT_CHECK_EVERY_SWEEPS: int(10, 1, 'every Nth sweep re-checks in-flight work against BullMQ'),
   DISPATCH_START_DELAY_MS: int(
