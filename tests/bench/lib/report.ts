@@ -261,8 +261,8 @@ export function renderMarkdown(r: Results): string {
         .map(([label, ms]) => `${label} ${ms.toFixed(2)}`);
       fl.push([
         `W1 chain N=${c.n}`,
-        'CPU ms per hop by process (/proc) · all processes · wall per hop · not computing (hand-offs, waits)',
-        `${parts.join(', ')} · ${c.cpu.totalMs.toFixed(2)} · ${c.cpu.wallMs.toFixed(2)} · ${Math.max(0, c.cpu.wallMs - c.cpu.totalMs).toFixed(2)}`,
+        'CPU ms per hop by process (/proc) · all processes · wall ms per hop · cores busy (CPU ÷ wall)',
+        `${parts.join(', ')} · ${c.cpu.totalMs.toFixed(2)} · ${c.cpu.wallMs.toFixed(2)} · ${(c.cpu.totalMs / c.cpu.wallMs).toFixed(2)}`,
       ]);
     }
   }
