@@ -1,16 +1,21 @@
 /**
  * The lifecycle every lane worker shares: a BullMQ Worker with the lane options, a
  * subscription to the cancel channel (a cancel may overtake its job, so recent ones are
- * remembered), a wake published for the run after every job, and a graceful stop that
- * lets in-flight calls finish within a grace period, then interrupts them. The lane
- * supplies only how one job runs.
+ * remembered), reports to the run's dispatcher on the wake channel (the job's outcome
+ * when it is stored, its start once it has run for `startReportDelayMs`, its failure),
+ * and a graceful stop that lets in-flight calls finish within a grace period, then
+ * interrupts them. The lane supplies only how one job runs.
+ *
+ * Dispatchers learn outcomes and starts from these messages, not from BullMQ's
+ * QueueEvents stream: every dispatcher would read every event of every job there
+ * (added, waiting, active, completed, drained, …) to find the few of its own runs.
  */
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Lane, WorkItem } from '@flowline/graph';
 import { laneWorkerOptions, publishWake } from './lane-queue';
 import { cancelChannel, DEFAULT_QUEUE_PREFIX, queueNameFor } from './names';
-import { cancelMessageSchema, parseMessage, type WorkReturn } from './schemas';
+import { cancelMessageSchema, parseMessage, startsOnAdmission, type WakeMessage, type WorkReturn } from './schemas';
 
 /** The slice of a pino logger the shell writes to. */
 export interface LaneLogger {
@@ -22,6 +27,13 @@ export interface LaneLogger {
 /** The signal of one running invocation; `release` when the call has settled. */
 export interface LaneInvocation {
   signal: AbortSignal;
+  /**
+   * The node's work started at `at` (epoch ms). On a lane whose nodes start at pickup this
+   * is called by the shell; an admission-start lane (llm) calls it at the first admission.
+   * The report is sent only if the call is still running `startReportDelayMs` later: a
+   * quick call's outcome carries its start.
+   */
+  started(at: number): void;
   release(): void;
 }
 
@@ -40,6 +52,8 @@ export interface LaneWorkerOptions {
   lockDurationMs?: number;
   /** clock, epoch ms. @default Date.now */
   now?: () => number;
+  /** how long a call runs before its start is reported (its outcome carries it otherwise). @default DEFAULT_START_REPORT_DELAY_MS */
+  startReportDelayMs?: number;
   /** The lane's typed errors, which its outcome mapping turns into failure classes. */
   errors: {
     cancelled(reason: string | null): Error;
@@ -60,6 +74,9 @@ export interface LaneWorker {
   inFlight(): number;
   readonly worker: Worker<WorkItem, WorkReturn>;
 }
+
+/** A call still running this long after it started gets its start reported on its own. */
+export const DEFAULT_START_REPORT_DELAY_MS = 20;
 
 /** Cancellations remembered for jobs not yet started. */
 const RECENT_CANCELS_LIMIT = 10_000;
@@ -87,6 +104,7 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
   const running = new Map<string, AbortController>();
   const recentCancels = new Map<string, string | null>();
   const pendingWakes = new Set<Promise<void>>();
+  const startDelayMs = opts.startReportDelayMs ?? DEFAULT_START_REPORT_DELAY_MS;
   let stopping: Promise<void> | null = null;
 
   function begin(item: WorkItem): LaneInvocation {
@@ -97,13 +115,24 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
       () => controller.abort(errors.timeout()),
       Math.min(Math.max(item.deadlineAt - now(), 0), MAX_TIMER_MS),
     );
-    return {
+    let startTimer: NodeJS.Timeout | null = null;
+    let released = false;
+    const invocation: LaneInvocation = {
       signal: controller.signal,
+      started(at) {
+        if (released || startTimer) return;
+        const start = { invocationId: item.invocationId, nodeKey: item.nodeKey, at };
+        startTimer = setTimeout(() => report({ runId: item.runId, started: start }), startDelayMs);
+      },
       release() {
+        released = true;
         clearTimeout(timer);
+        if (startTimer) clearTimeout(startTimer);
         running.delete(item.invocationId);
       },
     };
+    if (!startsOnAdmission(lane)) invocation.started(now());
+    return invocation;
   }
 
   const worker = new Worker<WorkItem, WorkReturn>(queueNameFor(lane), (job) => opts.process(job, begin), {
@@ -114,18 +143,25 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
     ...laneWorkerOptions(opts.lockDurationMs),
   });
 
-  const wake = (runId: string): void => {
-    const p = publishWake(opts.redis, { runId }, prefix)
-      .catch((err: unknown) => log.warn({ err, runId }, 'wake publish failed'))
+  function report(message: WakeMessage): void {
+    const p = publishWake(opts.redis, message, prefix)
+      .catch((err: unknown) => log.warn({ err, runId: message.runId }, 'report to the dispatcher failed; its in-flight check heals it'))
       .finally(() => pendingWakes.delete(p));
     pendingWakes.add(p);
-  };
-  // The return value is stored before 'completed' fires, so a woken dispatcher can read it.
-  worker.on('completed', (job) => wake(job.returnvalue.runId));
+  }
+  // The return value is stored before 'completed' fires: a report lost on the way is
+  // found by the dispatcher's in-flight check in the job itself.
+  worker.on('completed', (job) => report({ runId: job.returnvalue.runId, ret: job.returnvalue }));
   worker.on('failed', (job, err) => {
     const ids = workIdsOf(job?.data);
     log.error({ ...ids, jobId: job?.id, err }, `${lane} job failed: the worker broke`);
-    if (ids) wake(ids.runId);
+    if (ids) report({ runId: ids.runId, failed: { invocationId: ids.invocationId, reason: err.message, at: now() } });
+  });
+  // A job whose worker died fails as stalled (maxStalledCount 0) when a surviving worker
+  // checks; the job id is the invocation id, and the dispatcher finds its run.
+  worker.on('stalled', (jobId) => {
+    log.warn({ jobId }, `${lane} job stalled: its worker is gone`);
+    report({ failed: { invocationId: jobId, reason: 'the worker holding the job is gone (stalled)', at: now() } });
   });
   worker.on('error', (err) => log.error({ err }, `${lane} worker error`));
 

@@ -129,12 +129,43 @@ export const cancelMessageSchema: z.ZodType<CancelMessage> = z.object({
   reason: z.string().nullable().default(null),
 });
 
-/** A wake-up published on `wakeChannel`. */
-export interface WakeMessage {
-  runId: string;
+/** A node's work started (Queued → Running) at `at`, epoch ms. */
+export interface WorkStartReport {
+  invocationId: string;
+  nodeKey: string;
+  at: number;
 }
 
-export const wakeMessageSchema: z.ZodType<WakeMessage> = z.object({ runId: idSchema });
+/** A lane job failed (the worker threw, or died and its job stalled): the node is Interrupted. */
+export interface WorkFailureReport {
+  invocationId: string;
+  reason: string;
+  at: number;
+}
+
+/**
+ * A wake-up published on `wakeChannel`. Without a report it says the run changed in the
+ * store (API intent, operator, child, peer dispatcher). A lane worker's message carries
+ * what happened to its job — its outcome (`ret`), its start, or its failure — so the
+ * run's owner learns it from this one message; like every message it is a hint, and the
+ * dispatcher's in-flight check heals one that is lost. A failure of a job whose run the
+ * worker cannot name (a stalled job) has no `runId`.
+ */
+export interface WakeMessage {
+  runId?: string;
+  ret?: WorkReturn;
+  started?: WorkStartReport;
+  failed?: WorkFailureReport;
+}
+
+export const wakeMessageSchema: z.ZodType<WakeMessage> = z
+  .object({
+    runId: idSchema.optional(),
+    ret: workReturnSchema.optional(),
+    started: z.object({ invocationId: idSchema, nodeKey: z.string().min(1), at: z.number() }).optional(),
+    failed: z.object({ invocationId: idSchema, reason: z.string(), at: z.number() }).optional(),
+  })
+  .refine((m) => m.runId !== undefined || m.failed !== undefined, 'a wake names its run (or a failed job)');
 
 /** Parses a pub/sub message body; null when it is not JSON or does not match. */
 export function parseMessage<T>(schema: z.ZodType<T>, raw: string): T | null {

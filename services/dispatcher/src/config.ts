@@ -34,7 +34,6 @@ export const dispatcherOwnOptions = {
     0,
     'a job start alone is committed after this long (0: at once); a quick outcome arriving first commits with it in one tick',
   ),
-  WAKE_MATCH_MS: int(5, 0, "how long a wake of a cached run waits for its worker's outcome before the run is read afresh"),
   SNAPSHOT_CACHE_RUNS: int(50_000, 0, 'most runs whose snapshot the shard owner keeps between ticks (0: read every tick)'),
 };
 

@@ -19,7 +19,6 @@ import { tickRuns, type TickStats } from './tick';
 import { createEffects } from './effects';
 import { createPublisher } from './publish';
 import { SnapshotCache } from './snapshot-cache';
-import { WakeMatcher } from './wake-matcher';
 
 export interface DispatcherDeps {
   config: DispatcherConfig;
@@ -77,7 +76,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     for (const id of own) cache.drop(id);
     pending.markReady(own);
   };
-  const wakes = new WakeMatcher(c.WAKE_MATCH_MS, changedElsewhere);
   const totals: DispatcherTotals = { ticks: 0, applied: 0, conflicted: 0, healed: 0, commits: 0, cached: 0, loaded: 0 };
   let running = false;
   let sweeps = 0;
@@ -119,24 +117,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     c.REDIS_URL,
     c.QUEUE_PREFIX,
     {
-      wake: (runId) => {
-        if (!owns(runId)) return;
-        // the echo of an outcome already in the inbox; any other wake may be a foreign change
-        if (wakes.isWorkerWake(runId)) return;
-        if (cache.has(runId)) wakes.hold(runId);
-        else pending.markReady([runId]);
-      },
-      started: (invocationId, at) => {
-        const ref = pending.lookupInvocation(invocationId);
-        if (ref && owns(ref.runId)) pending.addStarted(ref.runId, { invocationId, nodeKey: ref.nodeKey, at });
+      // a change in the store: the run is read afresh on its next tick
+      wake: (runId) => changedElsewhere([runId]),
+      started: (invocationId, at, reported) => {
+        const ref = pending.lookupInvocation(invocationId) ?? reported;
+        if (owns(ref.runId)) pending.addStarted(ref.runId, { invocationId, nodeKey: ref.nodeKey, at });
       },
       completed: (ret) => {
-        if (owns(ret.runId)) {
-          pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
-          wakes.outcome(ret.runId);
-        }
+        if (owns(ret.runId)) pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
       },
-      failed: (invocationId, reason, at) => {
+      failed: (invocationId, reason, at, runId) => {
+        if (runId !== null && !owns(runId)) return;
         void onFailed(invocationId, reason, at).catch((err: unknown) => log.warn({ err, invocationId }, 'failed-job lookup failed'));
       },
     },
@@ -155,10 +146,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         }
       }
     }
-    if (ref && owns(ref.runId)) {
-      pending.addResult(ref.runId, interrupted(invocationId, ref.nodeKey, reason, at));
-      wakes.outcome(ref.runId);
-    }
+    if (ref && owns(ref.runId)) pending.addResult(ref.runId, interrupted(invocationId, ref.nodeKey, reason, at));
   }
 
   const tickDeps = {
@@ -208,7 +196,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       // due by the database clock: a foreign change (or our own timer); read it afresh
       for (const id of due) cache.drop(id);
       pending.markReady(due);
-      wakes.prune();
       if (++sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) totals.healed += await checkInflight(inflightDeps, shards);
       if (sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) await publisher.heal(shards, c.DISPATCH_BATCH_SIZE);
       return false;
@@ -222,7 +209,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     running = false;
     await Promise.allSettled(loops.map((l) => l.stop()));
     pending.interrupt();
-    wakes.close();
     cache.clear();
     await leases.relinquish({ release }).catch((err: unknown) => log.warn({ err }, 'lease release failed'));
     await feed.stop();

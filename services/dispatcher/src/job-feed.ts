@@ -1,46 +1,46 @@
 /**
- * What tells the dispatcher that a run needs a tick: the wake channel (API intents,
- * worker completions, peer dispatchers) and BullMQ QueueEvents of every lane
- * (a start, completed → outcome from the return value, failed → the worker died or
- * threw: Interrupted). Events are hints; a missed one is healed by the periodic
- * in-flight check against BullMQ.
+ * What tells the dispatcher that a run needs a tick: the wake channel. A message without a
+ * report is a change in the store (API intent, operator action, child run, peer
+ * dispatcher). A lane worker's message reports its job: the outcome (`ret`, sent once
+ * BullMQ stored the return value), the start (sent only for a call still running
+ * `startReportDelayMs` after it started, so a quick call's outcome carries its start), or
+ * a failure (the worker threw, or died and its job stalled: Interrupted).
  *
- * A start (Queued → Running) is BullMQ's `active` on the tool lane. On a lane of
- * ADMISSION_START_LANES (llm) a job a worker took may still wait for provider capacity,
- * and the node must keep reading Queued meanwhile: there the start is the worker's
- * `admitted` job progress, which the LLM worker writes at its first admission whether it
- * had to wait or not. Waiting this way spends nothing: the attempt was counted when the
- * node was queued, the deadline counts from then, and a cancel reaches the waiting
- * worker on the cancel channel as it would a running one.
+ * On the tool lane a node starts at pickup. On a lane of ADMISSION_START_LANES (llm) a
+ * job a worker took may still wait for provider capacity and its node must keep reading
+ * Queued meanwhile: the worker reports the start at the job's first admission. Waiting
+ * spends nothing: the attempt was counted when the node was queued, the deadline counts
+ * from then, and a cancel reaches the waiting worker on the cancel channel.
+ *
+ * Reports are hints on pub/sub: a lost one is healed by the periodic in-flight check,
+ * which reads the job itself (return value, lock, the worker's admission progress).
+ * BullMQ's QueueEvents stream is not read: every dispatcher would parse every event of
+ * every job of every lane (added, waiting, active, completed, drained, …) to find the
+ * few of its own runs, which cost as much CPU per hop as the owner's whole tick.
  */
-import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Lane } from '@flowline/graph';
-import {
-  LANES,
-  admittedAt,
-  parseMessage,
-  queueNameFor,
-  startsOnAdmission,
-  wakeChannel,
-  wakeMessageSchema,
-  workReturnSchema,
-} from '@flowline/queue';
+import { parseMessage, wakeChannel, wakeMessageSchema } from '@flowline/queue';
 import type { WorkReturn } from '@flowline/queue';
 import type { Logger } from 'pino';
 
+/** Where an invocation belongs, when the report names it. */
+export interface ReportRef {
+  runId: string;
+  nodeKey: string;
+}
+
 export interface JobFeedHandlers {
+  /** the run changed in the store */
   wake(runId: string): void;
   /** the invocation's node started (Queued → Running) at `at` */
-  started(invocationId: string, at: number): void;
+  started(invocationId: string, at: number, ref: ReportRef): void;
   completed(ret: WorkReturn): void;
-  failed(invocationId: string, reason: string, at: number): void;
+  /** the invocation's job failed; `runId` is absent when the worker could not name it (stalled job) */
+  failed(invocationId: string, reason: string, at: number, runId: string | null): void;
 }
 
 export class JobFeed {
   private subscriber: Redis | null = null;
-  private readonly events: QueueEvents[] = [];
-  private readonly connections: Redis[] = [];
 
   constructor(
     private readonly redisUrl: string,
@@ -55,39 +55,19 @@ export class JobFeed {
     sub.on('error', (err) => this.log.warn({ err }, 'wake subscriber error'));
     sub.on('message', (_channel: string, raw: string) => {
       const msg = parseMessage(wakeMessageSchema, raw);
-      if (msg) this.handlers.wake(msg.runId);
+      if (!msg) return;
+      if (msg.ret) this.handlers.completed(msg.ret);
+      else if (msg.started && msg.runId) {
+        const s = msg.started;
+        this.handlers.started(s.invocationId, s.at, { runId: msg.runId, nodeKey: s.nodeKey });
+      } else if (msg.failed) this.handlers.failed(msg.failed.invocationId, msg.failed.reason, msg.failed.at, msg.runId ?? null);
+      else if (msg.runId) this.handlers.wake(msg.runId);
     });
     await sub.subscribe(wakeChannel(this.prefix));
-    await Promise.all(LANES.map((lane) => this.listen(lane)));
   }
 
   async stop(): Promise<void> {
-    await Promise.allSettled(this.events.map((e) => e.close()));
     this.subscriber?.disconnect();
-    for (const c of this.connections) c.disconnect();
-  }
-
-  private async listen(lane: Lane): Promise<void> {
-    const connection = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
-    connection.on('error', (err) => this.log.warn({ err, lane }, 'queue events connection error'));
-    this.connections.push(connection);
-    const qe = new QueueEvents(queueNameFor(lane), { connection, prefix: this.prefix });
-    qe.on('error', (err) => this.log.warn({ err, lane }, 'queue events error'));
-    if (startsOnAdmission(lane)) {
-      qe.on('progress', ({ jobId, data }) => {
-        const at = admittedAt(data);
-        if (at !== null) this.handlers.started(jobId, at);
-      });
-    } else {
-      qe.on('active', ({ jobId }) => this.handlers.started(jobId, Date.now()));
-    }
-    qe.on('completed', ({ returnvalue }) => {
-      const ret = workReturnSchema.safeParse(returnvalue);
-      if (ret.success) this.handlers.completed(ret.data);
-      else this.log.warn({ lane }, 'completed job without a valid return value');
-    });
-    qe.on('failed', ({ jobId, failedReason }) => this.handlers.failed(jobId, failedReason, Date.now()));
-    this.events.push(qe);
-    await qe.waitUntilReady();
+    this.subscriber = null;
   }
 }

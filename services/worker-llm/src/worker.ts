@@ -74,6 +74,8 @@ const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Js
  */
 interface JobStart {
   at: number | null;
+  /** tells the run's dispatcher (the lane shell's start report) */
+  report(at: number): void;
 }
 
 function cancelledError(reason: string | null): LlmError {
@@ -104,11 +106,11 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     job: Job<WorkItem, WorkReturn>,
     started: JobStart,
   ): NodeContext {
-    // The job's progress is how the node's start reaches the dispatcher on this lane
-    // (ADMISSION_START_LANES): the node reads Running from the first `admitted` report,
-    // not from BullMQ's `active`, so a job waiting for provider capacity keeps its node
-    // Queued. Not awaited: it travels on the worker's command connection ahead of the
-    // job's completion, and a lost report only leaves the node Queued until its outcome.
+    // On this lane (ADMISSION_START_LANES) the node starts at its first admission, not at
+    // pickup, so a job waiting for provider capacity keeps its node Queued: the start is
+    // reported to the dispatcher then (the lane shell's report), and the job's progress
+    // records it for the dispatcher's in-flight check. Not awaited: a lost report only
+    // leaves the node Queued until its outcome.
     const progress = (value: AdmissionProgress) =>
       void job.updateProgress(value).catch((err: unknown) => jobLog.debug({ err }, 'progress update failed'));
     return {
@@ -129,6 +131,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
         if (started.at === null) {
           started.at = now();
           progress({ phase: 'admitted', provider: target.key, at: started.at });
+          started.report(started.at);
         }
         feed.push('phase', `calling ${target.key}`);
         try {
@@ -181,7 +184,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       ids,
     );
     const invocation = begin(item);
-    const started: JobStart = { at: null };
+    const started: JobStart = { at: null, report: (at) => invocation.started(at) };
     let outcome: WorkOutcome;
     try {
       outcome = await execute(item, started, invocation.signal, feed, jobLog, job);

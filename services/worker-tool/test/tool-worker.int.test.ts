@@ -9,6 +9,7 @@ import {
   publishCancellations,
   wakeChannel,
   wakeMessageSchema,
+  type WakeMessage,
   type LaneQueues,
 } from '@flowline/queue';
 import { cleanupRedisPrefix, testRedisUrl, uniquePrefix, waitFor } from '@flowline/testing';
@@ -26,6 +27,7 @@ describe('tool worker (in-process, real Redis)', () => {
   let queues: LaneQueues;
   let toolWorker: ToolWorker;
   const wakes: string[] = [];
+  const reports: WakeMessage[] = [];
   const logLines: string[] = [];
 
   beforeAll(async () => {
@@ -35,7 +37,8 @@ describe('tool worker (in-process, real Redis)', () => {
     await listener.subscribe(wakeChannel(prefix));
     listener.on('message', (_channel: string, raw: string) => {
       const message = parseMessage(wakeMessageSchema, raw);
-      if (message) wakes.push(message.runId);
+      if (message?.runId) wakes.push(message.runId);
+      if (message) reports.push(message);
     });
     const registry = await createToolRegistry({ testTools: true });
     const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
@@ -59,6 +62,23 @@ describe('tool worker (in-process, real Redis)', () => {
     expect(value.outcome).toMatchObject({ ok: true, output: { result: { a: 1 } } });
     expect(value.outcome.startedAt).toBeTypeOf('number');
     await waitFor(() => wakes.includes(item.runId), { description: 'wake for the run' });
+    // the run's dispatcher learns the outcome from that message; a quick call sends no start of its own
+    const mine = reports.filter((r) => r.runId === item.runId);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.ret).toEqual(value);
+    expect(mine[0]!.started).toBeUndefined();
+  });
+
+  it('reports the start of a call still running after the start-report delay, then its outcome', async () => {
+    const item = toolItem({ toolName: 'wait', arguments: { ms: 300 } });
+    const before = Date.now();
+    await enqueueWork(queues, [item]);
+    await waitFor(() => reports.some((r) => r.runId === item.runId && r.started), { description: 'start report' });
+    const started = reports.find((r) => r.runId === item.runId && r.started)!.started!;
+    expect(started).toMatchObject({ invocationId: item.invocationId, nodeKey: item.nodeKey });
+    expect(started.at).toBeGreaterThanOrEqual(before);
+    expect(reports.some((r) => r.runId === item.runId && r.ret)).toBe(false);
+    await waitFor(() => reports.some((r) => r.runId === item.runId && r.ret?.outcome.ok), { description: 'outcome report' });
   });
 
   it('binds arguments from the input document over literals of the same name', async () => {
