@@ -78,7 +78,7 @@ const chainTicks0 = ds.reduce((a, d) => a + d.totals().commits, 0);
 const hops: number[] = [];
 const runMs: number[] = [];
 // where a hop goes, from BullMQ's own job timestamps: job run (processedOn → finishedOn),
-// finished → next job added (QueueEvents, tick, commit, addBulk), added → picked up
+// finished → next job added (outcome report, tick, commit, addBulk), added → picked up
 const segments = { jobRun: [] as number[], finishedToNextAdded: [] as number[], addedToPickup: [] as number[] };
 for (let i = 0; i < chains + 3; i++) {
   const [id] = await h.createRuns(chainGraph, [{ i }]);

@@ -1,6 +1,6 @@
 /**
  * The dispatcher replica: leases shards, learns which runs need a tick (wake channel,
- * QueueEvents, due sweep), ticks them in batches and heals lost transport. Built from
+ * worker reports, due sweep), ticks them in batches and heals lost transport. Built from
  * injected clients so tests run it in-process exactly as main.ts runs it.
  */
 import { Job } from 'bullmq';

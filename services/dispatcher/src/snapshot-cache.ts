@@ -7,7 +7,7 @@
  * peer dispatcher — bumps it, so the write conflicts and the entry is dropped). A plan that
  * writes nothing is not guarded, so every foreign change must also drop the entry: each one
  * sets `wake_at = now()` and signals a wake, and the dispatcher drops the entry of a run
- * woken by anyone but its own worker (wake-matcher.ts), or found due by the sweep. Entries are kept only for
+ * woken by anything but a worker's report (job-feed.ts), or found due by the sweep. Entries are kept only for
  * states a later tick can plan from alone: not Pending (tenant slots are counted at load),
  * not terminal, no child runs, no unapplied intents or durable results.
  */

@@ -110,7 +110,7 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
   return stats;
 }
 
-/** Learns which invocations belong to which run, so QueueEvents map job ids to runs. */
+/** Learns which invocations belong to which run, so worker reports and job probes map job ids to runs. */
 function rememberInflight(pending: PendingWork, s: RunSnapshot): void {
   for (const n of s.nodes) {
     if (n.invocationId && (n.status === 'Queued' || n.status === 'Running')) {

@@ -1,21 +1,30 @@
 /**
  * Lane overhead per call: what a lane adds around the work itself, measured the same way
  * for both lanes, one call at a time, in this process.
- * - tool lane: BullMQ job → worker-tool → `echo` → return value back through QueueEvents,
+ * - tool lane: BullMQ job → worker-tool → `echo` → the worker's outcome report on the wake
+ *   channel (how a dispatcher learns it),
  *   minus the same `echo` invoked directly on the tool registry;
  * - LLM lane: BullMQ job → worker-llm (provider admission, activity feed, the job's
- *   admission report) → the fake OpenAI-compatible server answering at once → return value
- *   back through QueueEvents, minus the same chat completion sent directly with the
+ *   admission report) → the fake OpenAI-compatible server answering at once → the outcome
+ *   report, minus the same chat completion sent directly with the
  *   worker's own provider client.
  * Direct and lane calls alternate so drift (load, GC, JIT) falls on both alike. The
  * dispatcher's part of a hop is not in here: W1's hop breakdown covers it.
  */
 import { randomUUID } from 'node:crypto';
-import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Lane, WorkItem } from '@flowline/graph';
-import { closeLaneQueues, createLaneQueues, enqueueWork, queueNameFor, type LaneQueues } from '@flowline/queue';
+import {
+  closeLaneQueues,
+  createLaneQueues,
+  enqueueWork,
+  parseMessage,
+  wakeChannel,
+  wakeMessageSchema,
+  type LaneQueues,
+  type WorkReturn,
+} from '@flowline/queue';
 import { cleanupRedisPrefix, startFakeLlm, uniquePrefix } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
 // The real lane workers, in-process (bench only; services never import each other).
@@ -67,13 +76,37 @@ function itemFor(lane: Lane): WorkItem {
   };
 }
 
-/** Enqueues one job and waits for its return value through QueueEvents (as a dispatcher learns it). */
-async function throughLane(queues: LaneQueues, events: QueueEvents, lane: Lane): Promise<number> {
+/** Outcome reports of the lane workers, as a dispatcher receives them on the wake channel. */
+class OutcomeReports {
+  private readonly waiting = new Map<string, (ret: WorkReturn) => void>();
+
+  constructor(private readonly sub: Redis) {
+    sub.on('message', (_channel: string, raw: string) => {
+      const ret = parseMessage(wakeMessageSchema, raw)?.ret;
+      if (ret) this.waiting.get(ret.invocationId)?.(ret);
+    });
+  }
+
+  /** Resolves with the outcome of `invocationId` (register before the job can finish). */
+  next(invocationId: string): Promise<WorkReturn> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no outcome report for ${invocationId} within 30 s`)), 30_000);
+      this.waiting.set(invocationId, (ret) => {
+        clearTimeout(timer);
+        this.waiting.delete(invocationId);
+        resolve(ret);
+      });
+    });
+  }
+}
+
+/** Enqueues one job and waits for its outcome report (as a dispatcher learns it). */
+async function throughLane(queues: LaneQueues, reports: OutcomeReports, lane: Lane): Promise<number> {
   const item = itemFor(lane);
   const t0 = performance.now();
+  const outcome = reports.next(item.invocationId);
   await enqueueWork(queues, [item]);
-  const job = await queues[lane].getJob(item.invocationId);
-  const ret = (await job!.waitUntilFinished(events, 30_000)) as { outcome: { ok: boolean } };
+  const ret = await outcome;
   const ms = performance.now() - t0;
   if (!ret.outcome.ok) throw new Error(`${lane} lane call failed: ${JSON.stringify(ret.outcome)}`);
   return ms;
@@ -100,19 +133,16 @@ export async function laneOverhead(redisUrl: string, calls: number, warmup = 30)
   const prefix = uniquePrefix();
   const logger = pino({ level: 'silent' });
   const conn = () => new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const [producer, toolConn, llmConn, toolEventsConn, llmEventsConn] = [conn(), conn(), conn(), conn(), conn()];
+  const [producer, toolConn, llmConn, sub] = [conn(), conn(), conn(), conn()];
   const fake = await startFakeLlm({ fallback: { content: 'ok', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } });
   const registry = await createToolRegistry({});
   const providers = createProviderRegistry({ baseUrl: fake.url, defaultModel: 'bench', maxConcurrentCalls: LLM_ADMISSION_LIMIT });
   const toolWorker = createToolWorker({ redis: toolConn, registry, logger, prefix, concurrency: 16 });
   const llmWorker = createLlmWorker({ redis: llmConn, providers, tools: registry, logger, prefix, concurrency: 16 });
-  const events: Record<Lane, QueueEvents> = {
-    tool: new QueueEvents(queueNameFor('tool'), { connection: toolEventsConn, prefix }),
-    llm: new QueueEvents(queueNameFor('llm'), { connection: llmEventsConn, prefix }),
-  };
+  const reports = new OutcomeReports(sub);
   const queues = createLaneQueues(producer, prefix);
   try {
-    await Promise.all([toolWorker.start(), llmWorker.start(), events.tool.waitUntilReady(), events.llm.waitUntilReady()]);
+    await Promise.all([toolWorker.start(), llmWorker.start(), sub.subscribe(wakeChannel(prefix))]);
     const target = providers.resolve(null);
     const direct: Record<Lane, () => Promise<unknown>> = {
       tool: () =>
@@ -125,7 +155,7 @@ export async function laneOverhead(redisUrl: string, calls: number, warmup = 30)
       const l: number[] = [];
       for (let i = 0; i < warmup + calls; i++) {
         const dm = await timed(direct[lane]);
-        const lm = await throughLane(queues, events[lane], lane);
+        const lm = await throughLane(queues, reports, lane);
         if (i >= warmup) {
           d.push(dm);
           l.push(lm);
@@ -147,8 +177,7 @@ export async function laneOverhead(redisUrl: string, calls: number, warmup = 30)
   } finally {
     await Promise.allSettled([toolWorker.stop(), llmWorker.stop()]);
     await closeLaneQueues(queues);
-    await Promise.allSettled([events.tool.close(), events.llm.close()]);
-    for (const c of [producer, toolConn, llmConn, toolEventsConn, llmEventsConn]) c.disconnect();
+    for (const c of [producer, toolConn, llmConn, sub]) c.disconnect();
     await fake.close();
     await cleanupRedisPrefix(prefix, redisUrl);
   }

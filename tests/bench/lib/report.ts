@@ -416,7 +416,7 @@ export function renderLanes(l: LanesResult): string[] {
     '## Lane overhead per call',
     '',
     `One call at a time, ${l.calls} calls per lane after ${l.warmup} warm-up calls, lane and direct calls alternating; ` +
-      'lane = BullMQ job → in-process lane worker → the work → return value back through QueueEvents; overhead = lane − direct at the same percentile. ' +
+      'lane = BullMQ job → in-process lane worker → the work → the worker\'s outcome report on the wake channel; overhead = lane − direct at the same percentile. ' +
       `The LLM lane includes provider admission (limit ${l.llmAdmissionLimit}), the activity feed and the admission report; the fake server answers at once.`,
     '',
     table(
