@@ -53,7 +53,8 @@ const sizes = {
   w3: [100, 1000],
   w4: mode === 'quick' ? 10 : 20,
   w5Parked: mode === 'full' ? 10_000 : mode === 'quick' ? 500 : 2000,
-  w5IdleMs: mode === 'quick' ? 3000 : 5000,
+  // idle windows hold whole in-flight-check periods (every 10 sweeps = 5 s): a 5 s window counted 0 or 1 of them
+  w5IdleMs: mode === 'quick' ? 3000 : 20_000,
   w6Reps: Math.min(reps, 2),
   peerTimeoutS: mode === 'quick' ? 120 : 300,
   // --quick runs each peer on one size per workload to stay within a few minutes
