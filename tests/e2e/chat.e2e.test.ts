@@ -42,29 +42,19 @@ describe('a chat conversation on a whole cluster', () => {
     await c?.close();
   });
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
-  async function http(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${c.api.baseUrl}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
 
   it('holds the conversation while its run waits, then publishes the End’s answer exactly once', async () => {
     const id = `conv-${randomUUID()}`;
-    const sent = await http('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'hello', requestId: `${id}-1` });
+    const sent = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'hello', requestId: `${id}-1` });
     expect(sent.status).toBe(202);
     const runId = sent.body.runId as string;
     await c.api.waitForRun(runId, (v) => v.run.status === 'WaitingForApproval', 30_000, 'run waits on the chat input');
 
-    const busy = await http('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'again', requestId: `${id}-2` });
+    const busy = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'again', requestId: `${id}-2` });
     expect(busy.status).toBe(409);
     expect(busy.body.error.code).toBe('RunBusy');
 
-    const decided = await http('POST', `/v1/runs/${runId}/nodes/ask/decide`, {
+    const decided = await c.api.send('POST', `/v1/runs/${runId}/nodes/ask/decide`, {
       operationId: randomUUID(),
       decision: 'Answer',
       payload: { text: 'the answer' },
@@ -74,7 +64,7 @@ describe('a chat conversation on a whole cluster', () => {
 
     const messages = await waitFor(
       async () => {
-        const r = await http('GET', `/v1/conversations/${id}/messages`);
+        const r = await c.api.send('GET', `/v1/conversations/${id}/messages`);
         return r.body.items.length === 2 ? (r.body.items as Message[]) : false;
       },
       { timeoutMs: 15_000, intervalMs: 150, description: 'assistant message published' },
@@ -87,10 +77,10 @@ describe('a chat conversation on a whole cluster', () => {
     expect(published).toHaveLength(1);
     expect(published[0]!.nodeKey).toBe('end');
 
-    const runs = await http('GET', `/v1/conversations/${id}/runs`);
+    const runs = await c.api.send('GET', `/v1/conversations/${id}/runs`);
     expect(runs.body.items.map((r: { id: string; conversationId: string }) => [r.id, r.conversationId])).toEqual([[runId, id]]);
     // the conversation is free again
-    const next = await http('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'again', requestId: `${id}-2` });
+    const next = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'again', requestId: `${id}-2` });
     expect(next.status).toBe(202);
   });
 });

@@ -131,15 +131,22 @@ function stopProcess(proc: ChildProcess): Promise<void> {
 export class ApiClient {
   constructor(readonly baseUrl: string) {}
 
-  private async call<T>(method: string, path: string, body?: unknown, expect: number[] = [200, 201, 202]): Promise<T> {
+  /** Any request; the status and the parsed body, whatever the status (refusal tests assert both). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
+  async send(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
     const res = await fetch(`${this.baseUrl}${path}`, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    if (!expect.includes(res.status)) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-    return (text ? JSON.parse(text) : null) as T;
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown, expect: number[] = [200, 201, 202]): Promise<T> {
+    const res = await this.send(method, path, body);
+    if (!expect.includes(res.status)) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body as T;
   }
 
   async createDefinition(name: string, graph: unknown): Promise<string> {

@@ -34,19 +34,9 @@ interface EventView {
   detail: any;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
-async function send(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${c.api.baseUrl}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 async function events(runId: string): Promise<EventView[]> {
-  return (await send('GET', `/v1/runs/${runId}/events?limit=1000`)).body.events as EventView[];
+  return (await c.api.send('GET', `/v1/runs/${runId}/events?limit=1000`)).body.events as EventView[];
 }
 
 /** Start → `slow` (wait `ms`, honours cancellation) → End. */
@@ -70,9 +60,9 @@ async function runningWait(ms: number): Promise<string> {
 describe('cancel drains live work', () => {
   it('reads Cancelling until the worker confirms the cancel, then Cancelled with no survivors', async () => {
     const runId = await runningWait(60_000);
-    expect((await send('POST', `/v1/runs/${runId}/cancel`, { reason: 'operator stop' })).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/cancel`, { reason: 'operator stop' })).status).toBe(202);
     expect((await c.api.getRun(runId)).run.status).toMatch(/^(Cancelling|Cancelled)$/);
-    expect((await send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
     const end = await c.api.waitForRun(runId, (v) => v.run.status === 'Cancelled', 30_000, 'run cancelled');
     expect(end.run).toMatchObject({ failureClass: 'Cancelled', reason: 'operator stop' });
     expect(nodeOf(end, 'slow')).toMatchObject({ status: 'Cancelled', failureClass: 'Cancelled', reason: 'run cancelled: operator stop' });
@@ -102,7 +92,7 @@ describe('cancel drains live work', () => {
     worker.proc.kill('SIGSTOP');
     let stopped = true;
     try {
-      expect((await send('POST', `/v1/runs/${runId}/cancel`, { reason: 'unreachable' })).status).toBe(202);
+      expect((await c.api.send('POST', `/v1/runs/${runId}/cancel`, { reason: 'unreachable' })).status).toBe(202);
       // the worker cannot answer: the run reads Cancelling, its node still Running
       const draining = await c.api.getRun(runId);
       expect(draining.run.status).toBe('Cancelling');
@@ -126,11 +116,11 @@ describe('cancel drains live work', () => {
         invocationId,
       });
       // Cancelled with a survivor stays a refusal for anything but the survivor
-      expect((await send('POST', `/v1/runs/${runId}/nodes/end/retry`)).status).toBe(409);
+      expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/end/retry`)).status).toBe(409);
 
       worker.proc.kill('SIGCONT');
       stopped = false;
-      expect((await send('POST', `/v1/runs/${runId}/nodes/slow/retry`)).status).toBe(202);
+      expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/slow/retry`)).status).toBe(202);
       const done = await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 40_000, 'reopened run completed');
       expect(nodeOf(done, 'slow')).toMatchObject({ status: 'Succeeded', attempt: 2 });
       const after = await events(runId);

@@ -21,16 +21,6 @@ afterAll(async () => {
   await c?.close();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
-async function send(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${c.api.baseUrl}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 /** Start → Pause `gate` → FAN echo Tools → End joining them all. */
 function fanGraph() {
@@ -55,13 +45,13 @@ describe('step one under concurrency', () => {
     const defId = await c.api.createDefinition('fan', fanGraph());
     const runId = await c.api.startRun(defId, {});
     await c.api.waitForRun(runId, (v) => v.run.status === 'WaitingForApproval', 30_000, 'gate waiting');
-    expect((await send('POST', `/v1/runs/${runId}/pause`)).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/pause`)).status).toBe(202);
     await c.api.decide(runId, 'gate', 'Approve');
     await c.api.waitForRun(runId, (v) => nodeOf(v, 'gate')?.status === 'Succeeded', 30_000, 'gate decided');
     const fanNodes = (v: Awaited<ReturnType<typeof c.api.getRun>>) => v.nodeRuns.filter((n) => /^n\d\d$/.test(n.nodeKey));
     expect(fanNodes(await c.api.getRun(runId)).every((n) => n.status === 'Pending')).toBe(true);
 
-    const answers = await Promise.all(Array.from({ length: STEPS }, () => send('POST', `/v1/runs/${runId}/step`, { mode: 'one' })));
+    const answers = await Promise.all(Array.from({ length: STEPS }, () => c.api.send('POST', `/v1/runs/${runId}/step`, { mode: 'one' })));
     expect(answers.map((a) => a.status)).toEqual(Array(STEPS).fill(202));
     const grants = new Set(answers.map((a) => a.body.stepId as string));
     expect(answers.filter((a) => !a.body.coalesced).length).toBe(grants.size);
@@ -83,7 +73,7 @@ describe('step one under concurrency', () => {
     expect(queued).toHaveLength(grants.size);
 
     // resuming releases the rest and the run completes with every node run once
-    expect((await send('POST', `/v1/runs/${runId}/resume`)).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/resume`)).status).toBe(202);
     const done = await c.api.waitForRun(runId, (x) => x.run.status === 'Completed', 60_000, 'run completed');
     expect(fanNodes(done).every((n) => n.attempt === 1)).toBe(true);
   }, 150_000);
@@ -118,7 +108,7 @@ describe('edit input racing admission', () => {
       let lastAccepted: number | null = null;
       let refused = false;
       for (let i = 1; i <= 2000 && !refused; i++) {
-        const r = await send('PUT', `/v1/runs/${runId}/nodes/b/input`, { input: envelope(i) });
+        const r = await c.api.send('PUT', `/v1/runs/${runId}/nodes/b/input`, { input: envelope(i) });
         if (r.status === 200) lastAccepted = i;
         else {
           expect([r.status, r.body.error.code]).toEqual([409, 'NodeStateConflict']);
@@ -126,10 +116,10 @@ describe('edit input racing admission', () => {
         }
       }
       expect(refused).toBe(true);
-      const after = await send('PUT', `/v1/runs/${runId}/nodes/b/input`, { input: envelope(-1) });
+      const after = await c.api.send('PUT', `/v1/runs/${runId}/nodes/b/input`, { input: envelope(-1) });
       expect(after.status).toBe(409);
       await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 60_000, 'run completed');
-      const b = await send('GET', `/v1/runs/${runId}/nodes/b`);
+      const b = await c.api.send('GET', `/v1/runs/${runId}/nodes/b`);
       expect(lastAccepted).not.toBeNull();
       expect(b.body.input.input).toEqual(envelope(lastAccepted!));
       expect(b.body.output.output.result).toEqual({ v: lastAccepted, w: lastAccepted });
@@ -155,8 +145,8 @@ describe('decide racing cancel', () => {
       const runId = await c.api.startRun(defId, {});
       await c.api.waitForRun(runId, (v) => v.run.status === 'WaitingForApproval', 30_000, 'gate waiting');
       const [decided, cancelled] = await Promise.all([
-        send('POST', `/v1/runs/${runId}/nodes/gate/decide`, { operationId: randomUUID(), decision: 'Approve' }),
-        send('POST', `/v1/runs/${runId}/cancel`, {}),
+        c.api.send('POST', `/v1/runs/${runId}/nodes/gate/decide`, { operationId: randomUUID(), decision: 'Approve' }),
+        c.api.send('POST', `/v1/runs/${runId}/cancel`, {}),
       ]);
       expect(cancelled.status).toBe(202);
       const end = await c.api.waitForRun(runId, (v) => ['Completed', 'Cancelled'].includes(v.run.status), 30_000, 'run ended');

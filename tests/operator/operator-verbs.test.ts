@@ -16,16 +16,6 @@ afterAll(async () => {
   await c?.close();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
-async function send(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${c.api.baseUrl}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 /** Start → `slow` (wait ms) → `b` (echo) → End. */
 function chain(ms: number) {
@@ -54,25 +44,25 @@ async function runningSlow(ms: number): Promise<string> {
 describe('operator verbs applied by the dispatcher', () => {
   it('skip: a Pending node is skipped by the operator and the run ends without its End', async () => {
     const runId = await runningSlow(1500);
-    expect((await send('POST', `/v1/runs/${runId}/nodes/b/skip`)).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/b/skip`)).status).toBe(202);
     const end = await c.api.waitForRun(runId, (v) => v.run.status === 'Cancelled', 30_000, 'run ended');
     expect(nodeOf(end, 'b')).toMatchObject({ status: 'Skipped', reason: 'skipped by operator' });
     expect(nodeOf(end, 'slow')?.status).toBe('Succeeded');
-    expect((await send('POST', `/v1/runs/${runId}/nodes/b/skip`)).status).toBe(202);
-    expect((await send('POST', `/v1/runs/${runId}/nodes/slow/skip`)).status).toBe(409);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/b/skip`)).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/slow/skip`)).status).toBe(409);
   }, 60_000);
 
   it('complete: a Running node settles with the operator output, its work is cancelled and the run completes', async () => {
     const runId = await runningSlow(60_000);
     await c.api.waitForRun(runId, (v) => nodeOf(v, 'slow')?.status === 'Running', 30_000, 'slow running');
-    expect((await send('POST', `/v1/runs/${runId}/nodes/slow/complete`, { output: { by: 'operator' } })).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/slow/complete`, { output: { by: 'operator' } })).status).toBe(202);
     const done = await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 30_000, 'run completed');
     expect(nodeOf(done, 'slow')?.status).toBe('Succeeded');
-    const slow = await send('GET', `/v1/runs/${runId}/nodes/slow`);
+    const slow = await c.api.send('GET', `/v1/runs/${runId}/nodes/slow`);
     expect(slow.body.output.output).toEqual({ by: 'operator' });
     const kinds = (await c.api.events(runId)).filter((e) => e.nodeKey === 'slow').map((e) => e.kind);
     expect(kinds).toContain('node.overridden');
-    expect((await send('POST', `/v1/runs/${runId}/nodes/slow/complete`, { output: {} })).status).toBe(409);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/slow/complete`, { output: {} })).status).toBe(409);
   }, 60_000);
 
   it('retry: a failed run reopens, the node gets more attempts and what its failure cancelled runs again', async () => {
@@ -94,36 +84,36 @@ describe('operator verbs applied by the dispatcher', () => {
     const failed = await c.api.waitForRun(runId, (v) => v.run.status === 'Failed', 30_000, 'run failed');
     expect(nodeOf(failed, 'f')?.status).toBe('Failed');
     await c.api.waitForRun(runId, (v) => nodeOf(v, 'slow')?.status === 'Cancelled', 30_000, 'slow cancelled by the failure');
-    expect((await send('POST', `/v1/runs/${runId}/nodes/f/retry`)).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/f/retry`)).status).toBe(202);
     const done = await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 40_000, 'run completed after retry');
     expect(nodeOf(done, 'f')).toMatchObject({ status: 'Succeeded', attempt: 2 });
     expect(nodeOf(done, 'slow')?.status).toBe('Succeeded');
     const kinds = (await c.api.events(runId)).map((e) => e.kind);
     expect(kinds.indexOf('run.failed')).toBeLessThan(kinds.indexOf('run.resumed'));
-    expect((await send('POST', `/v1/runs/${runId}/nodes/f/retry`)).status).toBe(409);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/nodes/f/retry`)).status).toBe(409);
   }, 90_000);
 
   it('breakpoint: an eligible node waits at its breakpoint until a node step admits it', async () => {
     const runId = await runningSlow(1000);
-    expect((await send('PUT', `/v1/runs/${runId}/breakpoints`, { nodeKeys: ['b'] })).status).toBe(200);
+    expect((await c.api.send('PUT', `/v1/runs/${runId}/breakpoints`, { nodeKeys: ['b'] })).status).toBe(200);
     await c.api.waitForRun(runId, (v) => nodeOf(v, 'slow')?.status === 'Succeeded', 30_000, 'slow done');
     // the dispatcher has planned past slow's result: b is eligible yet still Pending
     const held = await c.api.waitForRun(runId, (v) => v.run.status === 'Running', 30_000, 'run running');
     expect(nodeOf(held, 'b')?.status).toBe('Pending');
-    expect((await send('POST', `/v1/runs/${runId}/pause`)).status).toBe(202);
-    const step = await send('POST', `/v1/runs/${runId}/step`, { mode: 'node', nodeKey: 'b' });
+    expect((await c.api.send('POST', `/v1/runs/${runId}/pause`)).status).toBe(202);
+    const step = await c.api.send('POST', `/v1/runs/${runId}/step`, { mode: 'node', nodeKey: 'b' });
     expect(step.status).toBe(202);
     await c.api.waitForRun(runId, (v) => nodeOf(v, 'b')?.status === 'Succeeded', 30_000, 'b stepped');
     const paused = await c.api.getRun(runId);
     expect(nodeOf(paused, 'end')?.status).toBe('Pending');
-    expect((await send('PUT', `/v1/runs/${runId}/breakpoints`, { nodeKeys: [] })).status).toBe(200);
-    expect((await send('POST', `/v1/runs/${runId}/resume`)).status).toBe(202);
+    expect((await c.api.send('PUT', `/v1/runs/${runId}/breakpoints`, { nodeKeys: [] })).status).toBe(200);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/resume`)).status).toBe(202);
     await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 30_000, 'run completed');
   }, 60_000);
 
   it('edge override false: the target is skipped when its source succeeds', async () => {
     const runId = await runningSlow(1000);
-    const r = await send('PUT', `/v1/runs/${runId}/edges/e2/override`, { verdict: false });
+    const r = await c.api.send('PUT', `/v1/runs/${runId}/edges/e2/override`, { verdict: false });
     expect(r.status).toBe(200);
     const end = await c.api.waitForRun(runId, (v) => v.run.status === 'Cancelled', 30_000, 'run ended');
     expect(nodeOf(end, 'slow')?.status).toBe('Succeeded');
@@ -150,9 +140,9 @@ describe('operator verbs applied by the dispatcher', () => {
     const running = await c.api.waitForRun(runId, (v) => nodeOf(v, 'sub')?.status === 'Running', 30_000, 'sub running');
     const childId = (running.nodeRuns.find((n) => n.nodeKey === 'sub') as { childRunId?: string }).childRunId!;
     await c.api.waitForRun(childId, (v) => nodeOf(v, 'slow')?.status === 'Running', 30_000, 'child work running');
-    expect((await send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
     expect((await c.api.getRun(runId)).run.status).toMatch(/^(Cancelling|Cancelled)$/);
-    expect((await send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
+    expect((await c.api.send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
     const parent = await c.api.waitForRun(runId, (v) => v.run.status === 'Cancelled', 30_000, 'parent cancelled');
     const child = await c.api.getRun(childId);
     expect(child.run.status).toBe('Cancelled');

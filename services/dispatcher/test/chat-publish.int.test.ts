@@ -1,26 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertDefinition, listMessages, sendMessage } from '@flowline/db';
-import type { Graph, GraphEdge, GraphNode, JsonObject } from '@flowline/graph';
+import type { Graph } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
 import { waitFor } from '@flowline/testing';
-import { SHARD_COUNT, TENANT, createHarness, runStatuses, startToolWorker, type Harness } from './harness';
+import { SHARD_COUNT, TENANT, createHarness, edge, node, runStatuses, startToolWorker, type Harness } from './harness';
 
-const node = (key: string, kind: GraphNode['kind'], config: JsonObject, maxAttempts = 1): GraphNode => ({
-  key,
-  kind,
-  label: key,
-  joinPolicy: 'All',
-  maxAttempts,
-  timeoutSeconds: null,
-  retryBackoff: { initialMs: 50, multiplier: 2, maxMs: 200 },
-  onError: 'FailRun',
-  inputSchema: null,
-  outputSchema: null,
-  position: null,
-  config,
-});
-const edge = (from: string, to: string): GraphEdge => ({ key: `${from}-${to}`, from, to, label: null, condition: null, default: false });
 
 /** Chat graph: Start → Tool(echo {reply}) → End(publishToChat, result = the echoed reply). */
 function chatEcho(): Graph {

@@ -101,7 +101,8 @@ export async function createHarness(): Promise<Harness> {
   };
 }
 
-const node = (key: string, kind: GraphNode['kind'], config: JsonObject, maxAttempts = 1): GraphNode => ({
+/** A graph node as the parser would model it (join All, fail-run, fast backoff). */
+export const node = (key: string, kind: GraphNode['kind'], config: JsonObject, maxAttempts = 1): GraphNode => ({
   key,
   kind,
   label: key,
@@ -116,7 +117,8 @@ const node = (key: string, kind: GraphNode['kind'], config: JsonObject, maxAttem
   config,
 });
 
-const edge = (from: string, to: string): GraphEdge => ({
+/** An unconditional edge. */
+export const edge = (from: string, to: string): GraphEdge => ({
   key: `${from}-${to}`,
   from,
   to,
