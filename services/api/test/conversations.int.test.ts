@@ -208,6 +208,59 @@ describe('POST /v1/conversations/{id}/messages', () => {
   });
 });
 
+describe('POST /v1/definitions/{id}/runs with a conversationId', () => {
+  const start = (conversationId: string, extra: Record<string, unknown> = {}) =>
+    h.call('POST', `/v1/definitions/${chatDef}/runs`, { body: { conversationId, ...extra } });
+
+  it('answers 409 RunBusy while the conversation’s run is live, replays its requestId, and starts the next once it is terminal', async () => {
+    const id = conv();
+    const first = await start(id, { requestId: `${id}-1` });
+    expect(first.status).toBe(202);
+    const busy = await start(id);
+    expect(busy.status).toBe(409);
+    expect(busy.body).toEqual({ error: { code: 'RunBusy', message: expect.any(String), details: [{ runId: first.body.runId }] } });
+    // a chat send is held by a run started with a bare conversationId, and the other way round
+    const sent = await send(id, { definitionId: chatDef, text: 'x', requestId: `${id}-send` });
+    expect(sent.status).toBe(409);
+    expect(sent.body.error).toMatchObject({ code: 'RunBusy', details: [{ runId: first.body.runId }] });
+    // the replay is answered before the busy check
+    const replay = await start(id, { requestId: `${id}-1` });
+    expect(replay.status).toBe(202);
+    expect(replay.body.runId).toBe(first.body.runId);
+    const runs = await h.db.pool.query(`SELECT id FROM runs WHERE conversation_id = $1`, [id]);
+    expect(runs.rows).toEqual([{ id: first.body.runId }]);
+    await finish(first.body.runId, 'Cancelled');
+    const next = await start(id);
+    expect(next.status).toBe(202);
+    const held = await send(id, { definitionId: chatDef, text: 'y', requestId: `${id}-send2` });
+    expect(held.body.error).toMatchObject({ code: 'RunBusy', details: [{ runId: next.body.runId }] });
+    await finish(next.body.runId);
+    expect((await send(id, { definitionId: chatDef, text: 'z', requestId: `${id}-send3` })).status).toBe(202);
+    expect((await start(id)).status).toBe(409);
+  });
+
+  it('starts exactly one run when many starts race on a new conversation and on a freed one', async () => {
+    for (const fresh of [true, false]) {
+      const id = conv();
+      if (!fresh) {
+        const before = await start(id);
+        await finish(before.body.runId);
+      }
+      const answers = await Promise.all(Array.from({ length: 8 }, () => start(id)));
+      const accepted = answers.filter((a) => a.status === 202);
+      expect(accepted).toHaveLength(1);
+      const refused = answers.filter((a) => a.status === 409);
+      expect(refused).toHaveLength(7);
+      expect(refused.every((a) => a.body.error.code === 'RunBusy')).toBe(true);
+      const live = await h.db.pool.query(
+        `SELECT id FROM runs WHERE conversation_id = $1 AND status NOT IN ('Completed', 'Failed', 'Cancelled')`,
+        [id],
+      );
+      expect(live.rows).toEqual([{ id: accepted[0]!.body.runId }]);
+    }
+  });
+});
+
 describe('GET /v1/conversations/{id}/messages', () => {
   it('lists user and published assistant messages oldest first, paged by limit and cursor', async () => {
     const id = conv();
@@ -260,6 +313,7 @@ describe('GET /v1/conversations/{id}/runs', () => {
     const a = await send(id, { definitionId: chatDef, text: '1', requestId: `${id}-1` });
     await finish(a.body.runId);
     const b = await send(id, { definitionId: chatDef, text: '2', requestId: `${id}-2` });
+    await finish(b.body.runId);
     const c = await startRun(h, chatDef, { conversationId: id });
     await startRun(h, chatDef, { conversationId: conv() });
     const r = await h.call('GET', `/v1/conversations/${id}/runs`);

@@ -12,9 +12,6 @@ import { createRun, type DefinitionForRun, type RunSeed } from './runs-api';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
-/** Run statuses after which a conversation may start its next run. */
-const FINISHED_RUN_STATUSES = ['Completed', 'Failed', 'Cancelled'] as const;
-
 export interface MessageRow {
   id: string;
   seq: number;
@@ -46,18 +43,6 @@ export type SendMessageResult =
   | { kind: 'runBusy'; runId: string | null }
   | { kind: 'definitionNotFound' };
 
-/** Thrown inside the run's transaction when the binding compare-and-set loses. */
-class RunBusySignal extends Error {}
-
-/** The conversation's bound run, or undefined when the conversation has no row yet. */
-async function boundRun(db: Queryable, tenantId: string, conversationId: string): Promise<string | null | undefined> {
-  const res = await db.query<{ bound_run_id: string | null }>(
-    `SELECT bound_run_id FROM conversations WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, conversationId],
-  );
-  return res.rows[0] ? res.rows[0].bound_run_id : undefined;
-}
-
 /** The user message that started run `runId`, with what a replay compares. */
 async function triggerMessage(
   db: Queryable,
@@ -77,58 +62,38 @@ async function triggerMessage(
 
 /**
  * A chat send: starts a run of `definitionId` bound to the conversation with the user
- * message as its trigger, in ONE transaction (the run creation of runs-api, then the
- * binding and the message). Idempotency: `requestId` is the run's request id, so a replay
- * (same key, same conversation, definition, text and attachments) answers the same run and
- * message, ever after; the same key with anything else is `requestIdReused`.
+ * message as its trigger, in ONE transaction (the run creation of runs-api, which binds
+ * the run to the conversation, then the message). Idempotency: `requestId` is the run's
+ * request id, so a replay (same key, same conversation, definition, text and attachments)
+ * answers the same run and message, ever after; the same key with anything else is
+ * `requestIdReused`.
  *
- * One live run per conversation: the bound run is read, then the binding is a
- * compare-and-set on that value — `bound_run_id` moves to the new run only if it still
- * holds what was read and that run is terminal (a new conversation row is inserted; a
- * concurrent first send conflicts and loses). The loser rolls its run back: `runBusy`.
+ * One live run per conversation: `createRun` binds the new run by a compare-and-set on
+ * the conversation's bound run (moved only when it still holds what was read and that run
+ * is terminal); the loser rolls its run back and the send answers `runBusy`.
  */
 export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<SendMessageResult> {
-  const expected = await boundRun(pool, p.tenantId, p.conversationId);
   const messageId = randomUUID();
-  let res;
-  try {
-    res = await createRun(pool, {
-      tenantId: p.tenantId,
-      definitionId: p.definitionId,
-      requestId: p.requestId,
-      conversationId: p.conversationId,
-      shardCount: p.shardCount,
-      prepare: p.prepare,
-      beforeCommit: async (client, runId) => {
-        // Guard: the binding still holds what was read, and that run is terminal.
-        const bound = await client.query(
-          `INSERT INTO conversations (tenant_id, id, bound_run_id, created_at, updated_at)
-           VALUES ($1, $2, $3, now(), now())
-           ON CONFLICT (tenant_id, id) DO UPDATE SET bound_run_id = EXCLUDED.bound_run_id, updated_at = now()
-           WHERE $5::boolean
-             AND conversations.bound_run_id IS NOT DISTINCT FROM $4::uuid
-             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = $4::uuid AND r.status <> ALL($6::text[]))
-           RETURNING id`,
-          [p.tenantId, p.conversationId, runId, expected ?? null, expected !== undefined, FINISHED_RUN_STATUSES],
-        );
-        if (!bound.rowCount) throw new RunBusySignal();
-        await client.query(
-          `INSERT INTO messages (id, tenant_id, conversation_id, role, text, attachments, run_id, request_id, created_at)
-           VALUES ($1, $2, $3, 'user', $4, $5::jsonb, $6, $7, now())`,
-          [messageId, p.tenantId, p.conversationId, p.text, JSON.stringify(p.attachments), runId, p.requestId],
-        );
-      },
-    });
-  } catch (err) {
-    if (err instanceof RunBusySignal) {
-      return { kind: 'runBusy', runId: (await boundRun(pool, p.tenantId, p.conversationId)) ?? null };
-    }
-    throw err;
-  }
+  const res = await createRun(pool, {
+    tenantId: p.tenantId,
+    definitionId: p.definitionId,
+    requestId: p.requestId,
+    conversationId: p.conversationId,
+    shardCount: p.shardCount,
+    prepare: p.prepare,
+    beforeCommit: async (client, runId) => {
+      await client.query(
+        `INSERT INTO messages (id, tenant_id, conversation_id, role, text, attachments, run_id, request_id, created_at)
+         VALUES ($1, $2, $3, 'user', $4, $5::jsonb, $6, $7, now())`,
+        [messageId, p.tenantId, p.conversationId, p.text, JSON.stringify(p.attachments), runId, p.requestId],
+      );
+    },
+  });
   switch (res.kind) {
     case 'created':
       return { kind: 'created', runId: res.runId, messageId, shard: res.shard };
     case 'definitionNotFound':
+    case 'runBusy':
       return res;
     case 'requestIdReused':
       return { kind: 'requestIdReused', runId: res.runId };

@@ -1,6 +1,7 @@
 /**
  * SQL for runs as the API touches them: idempotent creation (run row + node rows +
- * `run.created` in one transaction), reads (summary, node runs, events, keyset list)
+ * `run.created`, and the conversation binding when the run names one, in one
+ * transaction), reads (summary, node runs, events, keyset list)
  * and the two operator writes of this surface — cancel and gate decisions — each a
  * guarded write plus an intent row for the dispatcher, with the run's `wake_at` set to
  * now and its `version` bumped so a tick planned on an older read cannot commit over it.
@@ -150,8 +151,9 @@ export interface CreateRunParams {
    */
   prepare: (definition: DefinitionForRun) => RunSeed;
   /**
-   * Called inside the transaction after the run, its node rows and `run.created` are
-   * written (not on a replay); throwing rolls the whole run back (conversation binding).
+   * Called inside the transaction after the run, its node rows, `run.created` and (with a
+   * `conversationId`) the conversation binding are written (not on a replay, not when the
+   * conversation is busy); throwing rolls the whole run back.
    */
   beforeCommit?: (client: PoolClient, runId: string) => Promise<void>;
 }
@@ -160,7 +162,51 @@ export type CreateRunResult =
   | { kind: 'created'; runId: string; shard: number }
   | { kind: 'replayed'; runId: string }
   | { kind: 'requestIdReused'; runId: string }
+  /** the conversation's bound run (`runId`, null if it vanished meanwhile) is still live */
+  | { kind: 'runBusy'; runId: string | null }
   | { kind: 'definitionNotFound' };
+
+/** Run statuses after which a conversation may start its next run. */
+const FINISHED_RUN_STATUSES = ['Completed', 'Failed', 'Cancelled'] as const;
+
+/** The conversation's bound run, or undefined when the conversation has no row yet. */
+async function boundRunOf(db: Queryable, tenantId: string, conversationId: string): Promise<string | null | undefined> {
+  const res = await db.query<{ bound_run_id: string | null }>(
+    `SELECT bound_run_id FROM conversations WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, conversationId],
+  );
+  return res.rows[0] ? res.rows[0].bound_run_id : undefined;
+}
+
+/**
+ * One live run per conversation (CONTRACT §5): binds `runId` to the conversation by a
+ * compare-and-set on `bound_run_id`. Inputs: the binding read earlier in this transaction
+ * (`expected`; undefined = no conversation row). Guard: the row still holds `expected`
+ * and that run is terminal — a missing row is inserted, and a concurrent first binding
+ * conflicts on (tenant_id, id) and loses because `expected` said there was no row. The
+ * ON CONFLICT guard is evaluated on the row's latest committed version, so of two
+ * transactions that read the same `expected`, the second sees the first's new run and
+ * fails. Result: true when bound, false when the conversation is busy.
+ */
+async function bindConversation(
+  client: PoolClient,
+  tenantId: string,
+  conversationId: string,
+  runId: string,
+  expected: string | null | undefined,
+): Promise<boolean> {
+  const bound = await client.query(
+    `INSERT INTO conversations (tenant_id, id, bound_run_id, created_at, updated_at)
+     VALUES ($1, $2, $3, now(), now())
+     ON CONFLICT (tenant_id, id) DO UPDATE SET bound_run_id = EXCLUDED.bound_run_id, updated_at = now()
+     WHERE $5::boolean
+       AND conversations.bound_run_id IS NOT DISTINCT FROM $4::uuid
+       AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = $4::uuid AND r.status <> ALL($6::text[]))
+     RETURNING id`,
+    [tenantId, conversationId, runId, expected ?? null, expected !== undefined, FINISHED_RUN_STATUSES],
+  );
+  return (bound.rowCount ?? 0) > 0;
+}
 
 /** The run holding `requestId` for the tenant, if any. */
 export async function findRunByRequestId(
@@ -188,12 +234,19 @@ function replayOf(existing: { id: string; definitionId: string }, definitionId: 
  * seq 1. Idempotency rests on the unique (tenant_id, request_id) index: the insert is
  * ON CONFLICT DO NOTHING, and a conflict (a concurrent or earlier twin) is answered from
  * the existing row — same definition → replayed, another → requestIdReused.
+ *
+ * With a `conversationId` the run is also bound to the conversation
+ * ({@link bindConversation}, whichever route started it); when the bound run is still
+ * live the transaction rolls back and the answer is `runBusy`. A replay is answered
+ * before the binding is tried, so a requestId replayed while its own run is live still
+ * gets that run.
  */
 export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateRunResult> {
   if (p.requestId !== null) {
     const existing = await findRunByRequestId(pool, p.tenantId, p.requestId);
     if (existing) return replayOf(existing, p.definitionId);
   }
+  const expectedBinding = p.conversationId === null ? undefined : await boundRunOf(pool, p.tenantId, p.conversationId);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -260,6 +313,10 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $2::jsonb)`,
       [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId })],
     );
+    if (p.conversationId !== null && !(await bindConversation(client, p.tenantId, p.conversationId, runId, expectedBinding))) {
+      await client.query('ROLLBACK');
+      return { kind: 'runBusy', runId: (await boundRunOf(pool, p.tenantId, p.conversationId)) ?? null };
+    }
     if (p.beforeCommit) await p.beforeCommit(client, runId);
     await client.query('COMMIT');
     return { kind: 'created', runId, shard };

@@ -22,6 +22,7 @@ import { bodyMember, sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
 import { isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
+import { RunBusyError } from './conversations';
 import {
   AcceptedSchema,
   CancelBody,
@@ -53,7 +54,7 @@ const startRun = createRoute({
   responses: {
     202: jsonContent(RunIdSchema, 'accepted (or the same run again for a replayed requestId)'),
     ...errorResponses,
-    409: jsonContent(ErrorSchema, 'RequestIdReused'),
+    409: jsonContent(ErrorSchema, 'RequestIdReused, or RunBusy (with a conversationId whose bound run is live)'),
   },
 });
 const listRunsRoute = createRoute({
@@ -114,6 +115,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     });
     if (res.kind === 'definitionNotFound') throw new NotFoundError('definition');
     if (res.kind === 'requestIdReused') throw new RequestIdReusedError(res.runId);
+    if (res.kind === 'runBusy') throw new RunBusyError(res.runId);
     if (res.kind === 'created') {
       deps.logger.info({ runId: res.runId, definitionId }, 'run created');
       await publishWake(deps, res.runId);
