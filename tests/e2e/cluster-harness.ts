@@ -1,13 +1,14 @@
 /**
  * The whole Flowline cluster as real child processes for black-box tests: a fresh
  * migrated database, a redis-server of its own on a free port (so FLUSHALL disturbs no
- * other test), a unique BullMQ prefix, free ports, and a small REST client.
+ * other test), a unique BullMQ prefix, free ports, and the REST client (`@flowline/client`).
  */
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
+import { createClient, type FlowlineClient } from '@flowline/client';
 import { createTestDatabase, uniquePrefix, waitFor, type TestDatabase } from '@flowline/testing';
 import { freePort, spawnRedis } from '../../scripts/cluster-infra';
 import { startCluster, waitForApi, type Cluster, type ProcessSpec } from '../../scripts/cluster';
@@ -101,12 +102,13 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
     await close();
     throw err;
   }
+  const api = new ApiClient(cluster.apiUrl);
   return {
     cluster,
     db,
     redisUrl,
     redis,
-    api: new ApiClient(cluster.apiUrl),
+    api,
     lines,
     async ownerOf(runId) {
       const r = await db.pool.query<{ owner: string | null }>(
@@ -115,7 +117,10 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
       );
       return r.rows[0]?.owner ?? null;
     },
-    close,
+    async close() {
+      api.client.close();
+      await close();
+    },
   };
 }
 
@@ -127,42 +132,39 @@ function stopProcess(proc: ChildProcess): Promise<void> {
   });
 }
 
-/** The REST surface the tests drive (CONTRACT §5). */
+/**
+ * The REST surface the tests drive (CONTRACT §5): a thin layer over the one typed client,
+ * `@flowline/client`, keeping the signatures the test files use.
+ */
 export class ApiClient {
-  constructor(readonly baseUrl: string) {}
+  /** the typed client itself, for routes this layer does not wrap */
+  readonly client: FlowlineClient;
+
+  constructor(readonly baseUrl: string) {
+    this.client = createClient({ baseUrl });
+  }
 
   /** Any request; the status and the parsed body, whatever the status (refusal tests assert both). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
   async send(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
-
-  private async call<T>(method: string, path: string, body?: unknown, expect: number[] = [200, 201, 202]): Promise<T> {
-    const res = await this.send(method, path, body);
-    if (!expect.includes(res.status)) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
-    return res.body as T;
+    const res = await this.client.send(method, path, body === undefined ? {} : { body });
+    return { status: res.status, body: res.body };
   }
 
   async createDefinition(name: string, graph: unknown): Promise<string> {
-    return (await this.call<{ id: string }>('POST', '/v1/definitions', { name, graph })).id;
+    return (await this.client.definitions.create({ name, graph })).id;
   }
 
   async startRun(definitionId: string, input: unknown): Promise<string> {
-    return (await this.call<{ runId: string }>('POST', `/v1/definitions/${definitionId}/runs`, { requestId: randomUUID(), input })).runId;
+    return (await this.client.runs.start(definitionId, { requestId: randomUUID(), input })).runId;
   }
 
   getRun(runId: string): Promise<RunView> {
-    return this.call<RunView>('GET', `/v1/runs/${runId}`);
+    return this.client.runs.get(runId);
   }
 
   async decide(runId: string, nodeKey: string, decision: 'Approve' | 'Reject', comment?: string): Promise<void> {
-    await this.call('POST', `/v1/runs/${runId}/nodes/${nodeKey}/decide`, { operationId: randomUUID(), decision, comment });
+    await this.client.runs.decide(runId, nodeKey, { operationId: randomUUID(), decision, ...(comment !== undefined ? { comment } : {}) });
   }
 
   /** Polls the run until `pred` holds. */
@@ -173,8 +175,9 @@ export class ApiClient {
     }, { timeoutMs, intervalMs: 150, description });
   }
 
+  /** Every event of the run, page after page. */
   async events(runId: string): Promise<{ seq: number; kind: string; nodeKey: string | null }[]> {
-    return (await this.call<{ events: { seq: number; kind: string; nodeKey: string | null }[] }>('GET', `/v1/runs/${runId}/events?limit=1000`)).events;
+    return this.client.runs.allEvents(runId);
   }
 }
 

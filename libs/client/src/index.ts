@@ -1,15 +1,19 @@
 /**
- * `@flowline/client`: the one TypeScript client of the Flowline contract — REST routes
- * and the live channel. `createClient({ baseUrl, apiKey })`; the socket connects on the
- * first `subscribeRun` / `live()` use.
+ * `@flowline/client`: the one TypeScript client of the Flowline contract — every REST
+ * route of CONTRACT §5 and the live channel of §6. `createClient({ baseUrl, apiKey })`;
+ * the socket connects on the first live use (`subscribeRun`, `streamNodeActivity`,
+ * `unsubscribeRun`, `live()`).
  */
+import type { NodeActivity } from '@flowline/queue';
 import { createLiveClient, type LiveClient, type RunChange, type RunSubscription } from './live';
 import { createRestClient, type RestClientOptions } from './rest';
 
-export { ApiRequestError, createRestClient } from './rest';
-export type { RestClient, RestClientOptions, Page, EventPage, Definition, RunSummary, RunDetail } from './rest';
+export { ApiRequestError, createRestClient, isApiRequestError } from './rest';
+export type { RestClient, RestClientOptions, Page, EventPage, RawResponse, SendOptions, StreamOptions } from './rest';
+export type * from './types';
 export { LiveRequestError, createLiveClient } from './live';
 export type { LiveClient, LiveClientOptions, RunChange, RunSubscription } from './live';
+export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends RestClientOptions {
@@ -37,6 +41,11 @@ export function createClient(o: ClientOptions) {
     /** subscribes to a run's changes from `afterSeq`; see {@link RunChange} */
     subscribeRun: (runId: string, afterSeq: number, onChange: (c: RunChange) => void): RunSubscription =>
       liveClient().subscribeRun(runId, afterSeq, onChange),
+    /** `unsubscribeRun`: leaves the run's room (and its activity feeds); local subscriptions of the run stop */
+    unsubscribeRun: (runId: string): Promise<void> => liveClient().unsubscribeRun(runId),
+    /** `streamNodeActivity` → `nodeActivity` deltas of a Running node's invocation */
+    streamNodeActivity: (runId: string, nodeKey: string, onActivity: (a: NodeActivity) => void) =>
+      liveClient().streamNodeActivity(runId, nodeKey, onActivity),
     /** closes the live connection, if any */
     close() {
       live?.close();

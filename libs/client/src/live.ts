@@ -87,6 +87,8 @@ export function createLiveClient(o: LiveClientOptions) {
   interface Sub {
     resubscribe(): void;
     onPing(p: RunChangedPing): void;
+    /** stops delivering (the run was unsubscribed as a whole) */
+    drop(): void;
   }
 
   socket.on(LIVE_EVENTS.runChanged, (raw: unknown) => {
@@ -174,6 +176,10 @@ export function createLiveClient(o: LiveClientOptions) {
 
     const sub: Sub = {
       resubscribe: () => void subscribe(),
+      drop: () => {
+        closed = true;
+        settle?.reject(new LiveRequestError('Unsubscribed', 'the run was unsubscribed'));
+      },
       onPing(p) {
         pinged = Math.max(pinged, p.seq);
         if (p.seq > watermark) void catchUp(p);
@@ -219,9 +225,21 @@ export function createLiveClient(o: LiveClientOptions) {
     return { invocationId: (answer as { invocationId: string }).invocationId, stop: () => socket.off(LIVE_EVENTS.nodeActivity, listener) };
   }
 
+  /**
+   * `unsubscribeRun`: leaves the run's room and stops the run's activity feeds on the
+   * server; every local subscription of the run stops delivering. Rejects when refused.
+   */
+  async function unsubscribeRun(runId: string): Promise<void> {
+    for (const s of subs.get(runId) ?? []) s.drop();
+    subs.delete(runId);
+    const refused = asError(await request(LIVE_EVENTS.unsubscribeRun, { runId }));
+    if (refused) throw new LiveRequestError(refused.error.code, refused.error.message, refused.error.retryAfterMs);
+  }
+
   return {
     socket,
     subscribeRun,
+    unsubscribeRun,
     streamNodeActivity,
     /** sends a raw event with ack (for clients of events this module does not wrap) */
     request,

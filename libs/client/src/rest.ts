@@ -1,8 +1,34 @@
 /**
  * The REST half of the typed client (CONTRACT §5, §8): one method per route, JSON in and
- * out, bearer auth, and a typed {@link ApiRequestError} for every non-2xx answer.
+ * out, bearer auth, and a typed {@link ApiRequestError} for every non-2xx answer. `send`
+ * is the raw request for callers that assert refusals themselves (it never throws on a
+ * status).
  */
-import type { LiveEvent } from '@flowline/queue';
+import type { LiveEvent, RunChangedPing } from '@flowline/queue';
+import type {
+  Accepted,
+  Breakpoints,
+  ConversationMessage,
+  Definition,
+  DefinitionSummary,
+  EdgeOverride,
+  GraphValidation,
+  Health,
+  MessageAccepted,
+  Named,
+  NodeInputOverride,
+  NodeRunDetail,
+  RunDetail,
+  RunStatus,
+  RunSummary,
+  SendMessageBody,
+  StartRunBody,
+  StepAccepted,
+  StepBody,
+  ToolCatalogEntry,
+  DecideBody,
+  SteerBody,
+} from './types';
 
 /** Options of {@link createRestClient}. */
 export interface RestClientOptions {
@@ -28,6 +54,11 @@ export class ApiRequestError extends Error {
   }
 }
 
+/** True when `err` is an {@link ApiRequestError}, with this `code` when one is given. */
+export function isApiRequestError(err: unknown, code?: string): err is ApiRequestError {
+  return err instanceof ApiRequestError && (code === undefined || err.code === code);
+}
+
 /** A list page (`GET` list routes). */
 export interface Page<T> {
   items: T[];
@@ -41,12 +72,30 @@ export interface EventPage {
   truncated: boolean;
 }
 
-// Resource shapes are the contract's (§8); loosely typed where the client does not rely on members.
-/* eslint-disable @typescript-eslint/no-explicit-any -- documents are JSON of the contract's shapes */
-export type Definition = { id: string; name: string; version: number; graph?: unknown; [k: string]: any };
-export type RunSummary = { id: string; status: string; [k: string]: any };
-export type RunDetail = { run: RunSummary; nodeRuns: Array<{ nodeKey: string; status: string; [k: string]: any }>; output: unknown; graph: unknown };
-/* eslint-enable @typescript-eslint/no-explicit-any */
+/** What {@link RestClient.send} answers: the status, the parsed body (text when not JSON) and the headers. */
+export interface RawResponse {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any JSON (or text) answer; callers assert it
+  body: any;
+  headers: Headers;
+}
+
+/** Options of a raw request. */
+export interface SendOptions {
+  body?: unknown;
+  query?: Query;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** Options of `runs.stream` (SSE). */
+export interface StreamOptions {
+  /** resume after this seq (sent as `Last-Event-ID`) */
+  lastEventId?: number;
+  /** resume after this seq (sent as `?afterSeq`; `lastEventId` wins on the server) */
+  afterSeq?: number;
+  signal?: AbortSignal;
+}
 
 type Query = Record<string, string | number | undefined>;
 
@@ -55,68 +104,242 @@ export function createRestClient(o: RestClientOptions) {
   const base = o.baseUrl.replace(/\/+$/, '');
   const doFetch = o.fetch ?? fetch;
 
-  async function call<T>(method: string, path: string, body?: unknown, query?: Query, headers?: Record<string, string>): Promise<T> {
+  function urlOf(path: string, query?: Query): string {
     const qs = query
       ? Object.entries(query)
           .filter((e): e is [string, string | number] => e[1] !== undefined)
           .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
           .join('&')
       : '';
-    const h: Record<string, string> = { ...headers };
+    return `${base}${path}${qs ? `?${qs}` : ''}`;
+  }
+
+  function headersOf(extra: Record<string, string> | undefined, hasBody: boolean): Record<string, string> {
+    const h: Record<string, string> = { ...extra };
     if (o.apiKey) h.authorization = `Bearer ${o.apiKey}`;
-    if (body !== undefined) h['content-type'] = 'application/json';
-    const res = await doFetch(`${base}${path}${qs ? `?${qs}` : ''}`, {
+    if (hasBody) h['content-type'] = 'application/json';
+    return h;
+  }
+
+  function parse(text: string): unknown {
+    if (text === '') return null;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+
+  function refusal(status: number, statusText: string, parsed: unknown): ApiRequestError {
+    const err = (parsed as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
+    return new ApiRequestError(status, err?.code ?? `Http${status}`, err?.message ?? statusText, err?.details, parsed);
+  }
+
+  /** Any request; answers whatever the status (a refusal is not thrown). */
+  async function send(method: string, path: string, opts: SendOptions = {}): Promise<RawResponse> {
+    const res = await doFetch(urlOf(path, opts.query), {
       method,
-      headers: h,
+      headers: headersOf(opts.headers, opts.body !== undefined),
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    return { status: res.status, body: parse(await res.text()), headers: res.headers };
+  }
+
+  /** A request whose non-2xx answer throws {@link ApiRequestError}. */
+  async function call<T>(method: string, path: string, body?: unknown, query?: Query, headers?: Record<string, string>): Promise<T> {
+    const res = await doFetch(urlOf(path, query), {
+      method,
+      headers: headersOf(headers, body !== undefined),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const text = await res.text();
-    let parsed: unknown = null;
-    if (text !== '') {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
-      }
-    }
-    if (!res.ok) {
-      const err = (parsed as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
-      throw new ApiRequestError(res.status, err?.code ?? `Http${res.status}`, err?.message ?? res.statusText, err?.details, parsed);
-    }
+    const parsed = parse(await res.text());
+    if (!res.ok) throw refusal(res.status, res.statusText, parsed);
     return parsed as T;
   }
+
+  /**
+   * `GET /v1/runs/{id}/stream`: the run's change pings as Server-Sent Events. Yields one
+   * ping per frame, in seq order; ends when the server ends the stream (the run is
+   * terminal and fully sent) or when the loop breaks / `signal` aborts.
+   */
+  async function* stream(runId: string, so: StreamOptions = {}): AsyncGenerator<RunChangedPing, void, undefined> {
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort();
+    so.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const h: Record<string, string> = { accept: 'text/event-stream' };
+      if (so.lastEventId !== undefined) h['last-event-id'] = String(so.lastEventId);
+      const res = await doFetch(urlOf(`/v1/runs/${encodeURIComponent(runId)}/stream`, { afterSeq: so.afterSeq }), {
+        method: 'GET',
+        headers: headersOf(h, false),
+        signal: ctl.signal,
+      });
+      if (!res.ok) throw refusal(res.status, res.statusText, parse(await res.text()));
+      if (!res.body) return;
+      const decoder = new TextDecoder();
+      let buffer = '';
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+          let cut: number;
+          while ((cut = buffer.indexOf('\n\n')) >= 0) {
+            const frame = buffer.slice(0, cut);
+            buffer = buffer.slice(cut + 2);
+            const ping = pingOf(frame);
+            if (ping) yield ping;
+          }
+        }
+      } finally {
+        await reader.cancel().catch(() => undefined);
+      }
+    } catch (err) {
+      if (so.signal?.aborted && (err as { name?: string } | null)?.name === 'AbortError') return;
+      throw err;
+    } finally {
+      so.signal?.removeEventListener('abort', onAbort);
+      ctl.abort();
+    }
+  }
+
   const id = encodeURIComponent;
+  const run = (runId: string) => `/v1/runs/${id(runId)}`;
+  const node = (runId: string, nodeKey: string) => `${run(runId)}/nodes/${id(nodeKey)}`;
+  const conversation = (conversationId: string) => `/v1/conversations/${id(conversationId)}`;
+
+  const runs = {
+    /** `POST /v1/definitions/{id}/runs` → 202 `{ runId }`; `idempotencyKey` is sent as the `Idempotency-Key` header */
+    start: (defId: string, b: StartRunBody = {}, opts: { idempotencyKey?: string } = {}) =>
+      call<{ runId: string }>(
+        'POST',
+        `/v1/definitions/${id(defId)}/runs`,
+        b,
+        undefined,
+        opts.idempotencyKey !== undefined ? { 'idempotency-key': opts.idempotencyKey } : undefined,
+      ),
+    /** `GET /v1/runs`, newest first */
+    list: (q: { status?: Named<RunStatus>; definitionId?: string; limit?: number; cursor?: string } = {}) =>
+      call<Page<RunSummary>>('GET', '/v1/runs', undefined, q),
+    /** `GET /v1/runs/{id}`: summary, node runs, output, pinned graph */
+    get: (runId: string) => call<RunDetail>('GET', run(runId)),
+    /** `GET /v1/runs/{id}/nodes/{key}`: node run with its documents and steering */
+    node: (runId: string, nodeKey: string) => call<NodeRunDetail>('GET', node(runId, nodeKey)),
+    /** `GET /v1/runs/{id}/events`: one page after `afterSeq` (exclusive) */
+    events: (runId: string, q: { afterSeq?: number; limit?: number } = {}) =>
+      call<EventPage>('GET', `${run(runId)}/events`, undefined, q),
+    /** every event after `afterSeq`, reading page after page until one is not truncated */
+    async allEvents(runId: string, afterSeq = 0): Promise<LiveEvent[]> {
+      const out: LiveEvent[] = [];
+      for (;;) {
+        const page = await call<EventPage>('GET', `${run(runId)}/events`, undefined, { afterSeq: out.at(-1)?.seq ?? afterSeq });
+        out.push(...page.events);
+        if (!page.truncated || page.events.length === 0) return out;
+      }
+    },
+    /** `GET /v1/runs/{id}/stream` (SSE) */
+    stream,
+    /** `POST /v1/runs/{id}/cancel` → 202 (idempotent) */
+    cancel: (runId: string, b: { reason?: string } = {}) =>
+      call<Accepted>('POST', `${run(runId)}/cancel`, b.reason === undefined ? undefined : b),
+    /** `POST /v1/runs/{id}/nodes/{key}/decide` → 202 */
+    decide: (runId: string, nodeKey: string, b: DecideBody) => call<Accepted>('POST', `${node(runId, nodeKey)}/decide`, b),
+    /** `POST /v1/runs/{id}/nodes/{key}/steer` → 202 */
+    steer: (runId: string, nodeKey: string, b: SteerBody) => call<Accepted>('POST', `${node(runId, nodeKey)}/steer`, b),
+    /** `POST /v1/runs/{id}/pause` → 202 */
+    pause: (runId: string) => call<Accepted>('POST', `${run(runId)}/pause`),
+    /** `POST /v1/runs/{id}/resume` → 202 */
+    resume: (runId: string) => call<Accepted>('POST', `${run(runId)}/resume`),
+    /** `POST /v1/runs/{id}/step` → 202 `{ accepted, stepId, coalesced }` (paused runs only) */
+    step: (runId: string, b: StepBody) => call<StepAccepted>('POST', `${run(runId)}/step`, b),
+    /** `PUT /v1/runs/{id}/breakpoints` → 200 `{ nodeKeys }` (replaces the set) */
+    setBreakpoints: (runId: string, nodeKeys: string[]) => call<Breakpoints>('PUT', `${run(runId)}/breakpoints`, { nodeKeys }),
+    /** `PUT /v1/runs/{id}/edges/{edgeKey}/override` → 200; `null` clears the override */
+    overrideEdge: (runId: string, edgeKey: string, verdict: boolean | null) =>
+      call<EdgeOverride>('PUT', `${run(runId)}/edges/${id(edgeKey)}/override`, { verdict }),
+    /** `POST /v1/runs/{id}/nodes/{key}/skip` → 202 (Pending nodes only) */
+    skip: (runId: string, nodeKey: string) => call<Accepted>('POST', `${node(runId, nodeKey)}/skip`),
+    /** `POST /v1/runs/{id}/nodes/{key}/retry` → 202 (a Failed node or a held decision) */
+    retry: (runId: string, nodeKey: string) => call<Accepted>('POST', `${node(runId, nodeKey)}/retry`),
+    /** `POST /v1/runs/{id}/nodes/{key}/complete` `{ output }` → 202 (operator completion) */
+    complete: (runId: string, nodeKey: string, output: unknown) => call<Accepted>('POST', `${node(runId, nodeKey)}/complete`, { output }),
+    /** `PUT /v1/runs/{id}/nodes/{key}/input` `{ input }` → 200 (Pending nodes only) */
+    setInput: (runId: string, nodeKey: string, input: unknown) =>
+      call<NodeInputOverride>('PUT', `${node(runId, nodeKey)}/input`, { input }),
+  };
 
   return {
-    /** raw call for routes without a method here */
+    /** raw call for routes without a method here; throws {@link ApiRequestError} on a non-2xx answer */
     call,
+    /** raw request; answers `{ status, body, headers }` whatever the status */
+    send,
     definitions: {
-      create: (b: { name: string; description?: string; graph: unknown }) => call<Definition>('POST', '/v1/definitions', b),
-      list: (q: { limit?: number; cursor?: string } = {}) => call<Page<Definition>>('GET', '/v1/definitions', undefined, q),
+      /** `POST /v1/definitions` → 201; 400 `GraphInvalid` with `details` */
+      create: (b: { name: string; description?: string | null; graph: unknown }) => call<Definition>('POST', '/v1/definitions', b),
+      /** `GET /v1/definitions` (no graph) */
+      list: (q: { limit?: number; cursor?: string } = {}) => call<Page<DefinitionSummary>>('GET', '/v1/definitions', undefined, q),
+      /** `GET /v1/definitions/{id}` with its graph */
       get: (defId: string) => call<Definition>('GET', `/v1/definitions/${id(defId)}`),
-      update: (defId: string, b: { name?: string; description?: string; graph?: unknown; version: number }) =>
+      /** `PUT /v1/definitions/{id}` → version + 1; 409 `VersionConflict` */
+      update: (defId: string, b: { name?: string; description?: string | null; graph?: unknown; version: number }) =>
         call<Definition>('PUT', `/v1/definitions/${id(defId)}`, b),
+      /** `DELETE /v1/definitions/{id}` → 204 (`null`); 409 `DefinitionInUse` */
       delete: (defId: string) => call<null>('DELETE', `/v1/definitions/${id(defId)}`),
+      /** `POST /v1/definitions/{id}/duplicate` → 201 "<name> (copy)" */
       duplicate: (defId: string) => call<Definition>('POST', `/v1/definitions/${id(defId)}/duplicate`),
-      validate: (graph: unknown) =>
-        call<{ valid: boolean; errors: unknown[]; warnings: unknown[] }>('POST', '/v1/definitions/validate', { graph }),
+      /** `POST /v1/definitions/validate` → `{ valid, errors, warnings }` */
+      validate: (graph: unknown) => call<GraphValidation>('POST', '/v1/definitions/validate', { graph }),
     },
-    runs: {
-      start: (defId: string, b: { requestId?: string; input?: unknown; conversationId?: string } = {}) =>
-        call<{ runId: string }>('POST', `/v1/definitions/${id(defId)}/runs`, b),
-      list: (q: { status?: string; definitionId?: string; limit?: number; cursor?: string } = {}) =>
-        call<Page<RunSummary>>('GET', '/v1/runs', undefined, q),
-      get: (runId: string) => call<RunDetail>('GET', `/v1/runs/${id(runId)}`),
-      node: (runId: string, nodeKey: string) => call<Record<string, unknown>>('GET', `/v1/runs/${id(runId)}/nodes/${id(nodeKey)}`),
-      events: (runId: string, q: { afterSeq?: number; limit?: number } = {}) =>
-        call<EventPage>('GET', `/v1/runs/${id(runId)}/events`, undefined, q),
-      cancel: (runId: string) => call<unknown>('POST', `/v1/runs/${id(runId)}/cancel`),
-      decide: (runId: string, nodeKey: string, b: { operationId: string; decision: string; comment?: string; payload?: unknown }) =>
-        call<unknown>('POST', `/v1/runs/${id(runId)}/nodes/${id(nodeKey)}/decide`, b),
-      pause: (runId: string) => call<unknown>('POST', `/v1/runs/${id(runId)}/pause`),
-      resume: (runId: string) => call<unknown>('POST', `/v1/runs/${id(runId)}/resume`),
+    runs,
+    tools: {
+      /** `GET /v1/tools`: what a Tool node may name */
+      list: () => call<Page<ToolCatalogEntry>>('GET', '/v1/tools'),
+    },
+    conversations: {
+      /** `POST /v1/conversations/{id}/messages` → 202 `{ runId, messageId }`; 409 `RunBusy` */
+      send: (conversationId: string, b: SendMessageBody) => call<MessageAccepted>('POST', `${conversation(conversationId)}/messages`, b),
+      /** `GET /v1/conversations/{id}/messages`, oldest first (published answers included) */
+      messages: (conversationId: string, q: { limit?: number; cursor?: string } = {}) =>
+        call<Page<ConversationMessage>>('GET', `${conversation(conversationId)}/messages`, undefined, q),
+      /** `GET /v1/conversations/{id}/runs`, newest first */
+      runs: (conversationId: string, q: { limit?: number; cursor?: string } = {}) =>
+        call<Page<RunSummary>>('GET', `${conversation(conversationId)}/runs`, undefined, q),
+    },
+    ops: {
+      /** `GET /healthz` → `{ status: "ok" }` */
+      healthz: () => call<Health>('GET', '/healthz'),
+      /** `GET /readyz` → `{ status: "ready" }`; 503 `NotReady` when Postgres or Redis does not answer */
+      readyz: () => call<Health>('GET', '/readyz'),
+      /** `GET /metrics`: Prometheus text */
+      metrics: () => call<string>('GET', '/metrics'),
+      /** `GET /openapi.json`: the generated OpenAPI 3.1 document */
+      openApi: () => call<{ openapi: string; paths: Record<string, Record<string, unknown>>; [k: string]: unknown }>('GET', '/openapi.json'),
+      /** `GET /docs`: the HTML of the API docs UI */
+      docs: () => call<string>('GET', '/docs'),
     },
   };
+}
+
+/** One SSE frame → its `runChanged` ping (comments, keepalives and other events → null). */
+function pingOf(frame: string): RunChangedPing | null {
+  let event = 'message';
+  const data: string[] = [];
+  for (const line of frame.split('\n')) {
+    if (line === '' || line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') event = value;
+    else if (field === 'data') data.push(value);
+  }
+  if (event !== 'runChanged' || data.length === 0) return null;
+  try {
+    return JSON.parse(data.join('\n')) as RunChangedPing;
+  } catch {
+    return null;
+  }
 }
 
 /** The REST client's type. */

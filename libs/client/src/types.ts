@@ -1,0 +1,268 @@
+/**
+ * Resource and request shapes of the contract (CONTRACT §3, §4, §5, §8), as the REST
+ * routes answer and accept them. Timestamps are ISO 8601 UTC strings; documents the
+ * contract leaves open (graphs, run input, node output) are `unknown`.
+ */
+
+/** A loose string type that still offers the contract's names for completion. */
+export type Named<T extends string> = T | (string & {});
+
+/** Run status (§4). */
+export type RunStatus = 'Pending' | 'Running' | 'WaitingForApproval' | 'Completed' | 'Failed' | 'Cancelled' | 'Cancelling';
+
+/** Node run status (§4). */
+export type NodeRunStatus = 'Pending' | 'Queued' | 'Running' | 'Succeeded' | 'Failed' | 'Skipped' | 'Cancelled' | 'WaitingForApproval';
+
+/** Failure class (§4); `"None"` until something fails. */
+export type FailureClass =
+  | 'None'
+  | 'NodeFailed'
+  | 'Timeout'
+  | 'AttemptsExhausted'
+  | 'OutputTooLarge'
+  | 'GateRejected'
+  | 'ValidationFailed'
+  | 'Cancelled'
+  | 'Interrupted'
+  | 'CapacityRejected';
+
+/** Node kind (§1.1). */
+export type NodeKind =
+  | 'Start'
+  | 'LlmCall'
+  | 'Agent'
+  | 'Tool'
+  | 'Condition'
+  | 'Parallel'
+  | 'Join'
+  | 'Pause'
+  | 'End'
+  | 'ChatInput'
+  | 'DecisionModel'
+  | 'Loop'
+  | 'Subworkflow';
+
+/** What a node waiting on a person needs (§8): Pause → Approve, ChatInput → Answer, held DecisionModel → Operator. */
+export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';
+
+/** A decision of `decide`. */
+export type Decision = 'Approve' | 'Reject' | 'Answer';
+
+/** A graph error or warning `{ key, message }` (§1.4). */
+export interface Issue {
+  key: string | null;
+  message: string;
+}
+
+/** A definition in a list (no graph). */
+export interface DefinitionSummary {
+  id: string;
+  name: string;
+  description: string | null;
+  kind: 'Standard' | 'Chat';
+  version: number;
+  nodeCount: number;
+  graphHash: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A definition with its graph document (§8, not wrapped). */
+export interface Definition extends DefinitionSummary {
+  graph: unknown;
+}
+
+/** `POST /v1/definitions/validate`. */
+export interface GraphValidation {
+  valid: boolean;
+  errors: Issue[];
+  warnings: Issue[];
+}
+
+/** Run summary (§8). */
+export interface RunSummary {
+  id: string;
+  definitionId: string;
+  status: RunStatus;
+  failureClass: FailureClass;
+  reason: string | null;
+  paused: boolean;
+  requestId: string | null;
+  parentRunId: string | null;
+  conversationId: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  graphHash: string;
+}
+
+/** One node run of `GET /v1/runs/{id}` (§8). */
+export interface NodeRunSummary {
+  nodeKey: string;
+  kind: NodeKind;
+  status: NodeRunStatus;
+  attempt: number;
+  failureClass: FailureClass;
+  reason: string | null;
+  pendingDecisionKind: PendingDecisionKind | null;
+  childRunId: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+/** A succeeded End's output: the run's `output` (§2, §8). */
+export interface RunOutput {
+  outcome: string;
+  result: unknown;
+}
+
+/** `GET /v1/runs/{id}`: `graph` is the pinned copy. */
+export interface RunDetail {
+  run: RunSummary;
+  nodeRuns: NodeRunSummary[];
+  output: RunOutput | null;
+  graph: unknown;
+}
+
+/** Output envelope (§3): what an edge condition reads. */
+export interface OutputEnvelope {
+  status: 'succeeded' | 'failed' | 'skipped';
+  attempt: number;
+  branch: string | null;
+  output: unknown;
+  error?: { class: string; reason: string | null };
+}
+
+/** Input document (§3): what an executor is handed. */
+export interface InputDocument {
+  run: { input: unknown };
+  upstream: Record<string, OutputEnvelope>;
+  input: unknown;
+}
+
+/** One steering entry of a node (§5 steer). */
+export interface SteerEntry {
+  operationId: string;
+  message: string;
+  atUtc: string | null;
+  attempt: number;
+  applied: boolean;
+}
+
+/** `GET /v1/runs/{id}/nodes/{key}` (§8). */
+export interface NodeRunDetail {
+  nodeKey: string;
+  kind: NodeKind;
+  status: NodeRunStatus;
+  attempt: number;
+  failureClass: FailureClass;
+  reason: string | null;
+  pendingDecisionKind: PendingDecisionKind | null;
+  input: InputDocument | null;
+  output: OutputEnvelope | null;
+  error: { class: FailureClass; reason: string | null } | null;
+  steering: SteerEntry[];
+  childRunId: string | null;
+  /** set while the node waits out a retry backoff */
+  notBefore: string | null;
+}
+
+/** `POST /v1/definitions/{id}/runs` body; `requestId` is the idempotency key. */
+export interface StartRunBody {
+  requestId?: string;
+  input?: unknown;
+  conversationId?: string;
+}
+
+/** `POST …/decide` body. */
+export interface DecideBody {
+  operationId: string;
+  decision: Named<Decision>;
+  comment?: string | null;
+  payload?: unknown;
+}
+
+/** `POST …/steer` body. */
+export interface SteerBody {
+  operationId: string;
+  message: string;
+}
+
+/** `POST /v1/runs/{id}/step` body: `nodeKey` with mode "node" and only then. */
+export type StepBody = { mode: 'one' | 'wave' } | { mode: 'node'; nodeKey: string };
+
+/** A 202 answer. */
+export interface Accepted {
+  accepted: true;
+}
+
+/** `POST /v1/runs/{id}/step` answer. */
+export interface StepAccepted extends Accepted {
+  stepId: string;
+  /** true when an identical allowance was already outstanding */
+  coalesced: boolean;
+}
+
+/** `PUT /v1/runs/{id}/breakpoints` answer. */
+export interface Breakpoints {
+  nodeKeys: string[];
+}
+
+/** `PUT /v1/runs/{id}/edges/{edgeKey}/override` answer. */
+export interface EdgeOverride {
+  edgeKey: string;
+  verdict: boolean | null;
+}
+
+/** `PUT /v1/runs/{id}/nodes/{key}/input` answer. */
+export interface NodeInputOverride {
+  nodeKey: string;
+  input: unknown;
+}
+
+/** A tool catalog entry of `GET /v1/tools` (§8). */
+export interface ToolCatalogEntry {
+  name: string;
+  description: string;
+  argumentsSchema: unknown;
+  requiresAllowedUrls: boolean;
+}
+
+/** A file attached to a chat message. */
+export interface Attachment {
+  fileId: string;
+  name: string;
+  kind: 'text' | 'image';
+  bytes: number;
+}
+
+/** `POST /v1/conversations/{id}/messages` body; `requestId` is the idempotency key. */
+export interface SendMessageBody {
+  definitionId: string;
+  text: string;
+  requestId: string;
+  attachments?: Attachment[];
+}
+
+/** `POST /v1/conversations/{id}/messages` answer. */
+export interface MessageAccepted {
+  runId: string;
+  messageId: string;
+}
+
+/** A conversation message: the user's sends and the answers nodes published. */
+export interface ConversationMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  text: string;
+  attachments: Attachment[];
+  runId: string | null;
+  /** the publishing node of an assistant message */
+  nodeKey: string | null;
+  createdAt: string;
+}
+
+/** `GET /healthz` · `GET /readyz`. */
+export interface Health {
+  status: string;
+}

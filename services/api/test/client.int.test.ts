@@ -1,0 +1,493 @@
+/**
+ * `@flowline/client` against the real API: one HTTP server with its live channel over a
+ * per-file Postgres database and real Redis, the real dispatcher and tool worker
+ * in-process. Every client method is called at least once, refusals surface as
+ * ApiRequestError with the contract's code, and the last test checks that every route of
+ * the OpenAPI document was reached through the client.
+ */
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve } from '@hono/node-server';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { createTestDatabase, createTestRedis, waitFor, type TestDatabase, type TestRedis } from '@flowline/testing';
+import { createToolRegistry } from '@flowline/tools';
+import { activityStreamKey, runRoom } from '@flowline/queue';
+import {
+  ApiRequestError,
+  createClient,
+  isApiRequestError,
+  type FlowlineClient,
+  type NodeActivity,
+  type RunChange,
+  type RunChangedPing,
+  type RunDetail,
+} from '@flowline/client';
+// The real dispatcher and tool worker, run in-process (tests only; services never import each other).
+import { createDispatcher, type Dispatcher } from '../../dispatcher/src/dispatcher';
+import { dispatcherConfigSchema } from '../../dispatcher/src/config';
+import { createToolWorker, type ToolWorker } from '../../worker-tool/src/worker';
+import { createApp } from '../src/app';
+import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
+import { chatGraph, KEYS, lineGraph, pauseGraph } from './harness';
+
+const SHARD_COUNT = 4;
+const TENANT_KEYS = new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
+const logger = pino({ level: 'silent' });
+
+let db: TestDatabase;
+let tr: TestRedis;
+let apiRedis: Redis;
+let laneRedis: Redis;
+let live: LiveServer;
+let server: HttpServer;
+let dispatcher: Dispatcher;
+let toolWorker: ToolWorker;
+let baseUrl: string;
+const clients: FlowlineClient[] = [];
+
+/** Every request any client of this file made: `METHOD /path` without the query. */
+const requests: string[] = [];
+const recordingFetch: typeof fetch = (input, init) => {
+  const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+  requests.push(`${(init?.method ?? 'GET').toUpperCase()} ${url.pathname}`);
+  return fetch(input, init);
+};
+
+function client(apiKey: string = KEYS.a): FlowlineClient {
+  const c = createClient({ baseUrl, apiKey, fetch: recordingFetch });
+  clients.push(c);
+  return c;
+}
+
+/** The ApiRequestError a call was refused with (fails when it was not refused). */
+async function refusal(p: Promise<unknown>): Promise<ApiRequestError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiRequestError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to be refused');
+}
+
+async function waitForRun(c: FlowlineClient, runId: string, pred: (d: RunDetail) => boolean, description: string): Promise<RunDetail> {
+  return waitFor(async () => {
+    const d = await c.runs.get(runId);
+    return pred(d) ? d : false;
+  }, { timeoutMs: 20_000, intervalMs: 50, description });
+}
+
+const nodeStatus = (d: RunDetail, key: string) => d.nodeRuns.find((n) => n.nodeKey === key)?.status;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  tr = createTestRedis();
+  apiRedis = new Redis(tr.url, { maxRetriesPerRequest: 3 });
+  laneRedis = new Redis(tr.url, { maxRetriesPerRequest: null });
+  const tools = await createToolRegistry({ testTools: true });
+  const app = createApp({
+    pool: db.pool,
+    redis: apiRedis,
+    apiKeys: TENANT_KEYS,
+    limits: { maxNodesPerDefinition: 200, maxRunInputBytes: 65_536, eventReplayLimit: 4, shardCount: SHARD_COUNT, streamPollMs: 50, maxSteersPerNode: 5 },
+    tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
+    queuePrefix: tr.prefix,
+    logger,
+  });
+  server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
+  if (!server.listening) await once(server, 'listening');
+  live = attachLive(server, {
+    pool: db.pool,
+    redis: apiRedis,
+    apiKeys: TENANT_KEYS,
+    queuePrefix: tr.prefix,
+    eventReplayLimit: 4,
+    options: DEFAULT_LIVE_OPTIONS,
+    logger,
+  });
+  await live.ready;
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const config = dispatcherConfigSchema.parse({
+    DATABASE_URL: db.url,
+    REDIS_URL: tr.url,
+    QUEUE_PREFIX: tr.prefix,
+    DISPATCHER_ID: 'client-test',
+    SHARD_COUNT: String(SHARD_COUNT),
+    SHARD_LEASE_MS: '1500',
+    DISPATCH_SWEEP_MS: '100',
+    MAX_CONCURRENT_RUNS: '1000',
+    CANCEL_DRAIN_GRACE_MS: '200',
+    // the LLM node this file marks Running has no worker: no in-flight check interrupts it mid-test
+    INFLIGHT_CHECK_EVERY_SWEEPS: '100000',
+    SNAPSHOT_CACHE_RUNS: '0',
+  });
+  dispatcher = createDispatcher({ config, pool: db.pool, redis: laneRedis, log: logger });
+  await dispatcher.start();
+  toolWorker = createToolWorker({ redis: laneRedis, registry: tools, logger, prefix: tr.prefix, concurrency: 4, shutdownGraceMs: 200 });
+  await toolWorker.start();
+});
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await toolWorker?.stop();
+  await dispatcher?.stop();
+  await live?.close();
+  server?.closeAllConnections();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  apiRedis?.disconnect();
+  laneRedis?.disconnect();
+  await tr?.cleanup();
+  await db?.drop();
+});
+
+describe('ops and tools', () => {
+  it('reads liveness, readiness, metrics, the OpenAPI document, the docs UI and the tool catalog', async () => {
+    const c = client();
+    expect(await c.ops.healthz()).toEqual({ status: 'ok' });
+    expect(await c.ops.readyz()).toEqual({ status: 'ready' });
+    expect(await c.ops.metrics()).toMatch(/^# (HELP|TYPE) /m);
+    const doc = await c.ops.openApi();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/v1/runs/{id}/nodes/{key}/steer');
+    expect(await c.ops.docs()).toMatch(/<html/i);
+
+    const tools = await c.tools.list();
+    expect(tools.nextCursor).toBeNull();
+    const echo = tools.items.find((t) => t.name === 'echo');
+    expect(echo).toEqual({ name: 'echo', description: expect.any(String), argumentsSchema: expect.any(Object), requiresAllowedUrls: false });
+    expect(tools.items.find((t) => t.name === 'http_fetch')?.requiresAllowedUrls).toBe(true);
+  });
+
+  it('surfaces a missing or unknown key as ApiRequestError 401', async () => {
+    const err = await refusal(client('not-a-key').tools.list());
+    expect(err).toMatchObject({ name: 'ApiRequestError', status: 401 });
+    expect(typeof err.code).toBe('string');
+    expect(err.body).toMatchObject({ error: { code: err.code } });
+  });
+});
+
+describe('definitions', () => {
+  it('creates, lists, reads, updates, duplicates, validates and deletes, with GraphInvalid, VersionConflict and NotFound refusals', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'client-def', description: 'd', graph: lineGraph() });
+    expect(def).toMatchObject({ name: 'client-def', description: 'd', kind: 'Standard', version: 1, nodeCount: 2, graph: lineGraph() });
+    expect(Object.keys(def).sort()).toEqual(
+      ['createdAt', 'description', 'graph', 'graphHash', 'id', 'kind', 'name', 'nodeCount', 'updatedAt', 'version'],
+    );
+
+    const invalid = await refusal(c.definitions.create({ name: 'bad', graph: { nodes: [{ key: 'e', kind: 'End', config: { outcome: 'x' } }], edges: [] } }));
+    expect(invalid).toMatchObject({ status: 400, code: 'GraphInvalid' });
+    expect(Array.isArray(invalid.details)).toBe(true);
+    expect((invalid.details as Array<{ key: string | null; message: string }>).length).toBeGreaterThan(0);
+
+    const v = await c.definitions.validate({ nodes: [], edges: [] });
+    expect(v.valid).toBe(false);
+    expect(v.errors.length).toBeGreaterThan(0);
+    expect(await c.definitions.validate(lineGraph())).toEqual({ valid: true, errors: [], warnings: [] });
+
+    const page = await c.definitions.list({ limit: 200 });
+    const listed = page.items.find((d) => d.id === def.id);
+    expect(listed).toMatchObject({ kind: 'Standard', version: 1, nodeCount: 2 });
+    expect(listed).not.toHaveProperty('graph');
+    const first = await c.definitions.list({ limit: 1 });
+    expect(first.items).toHaveLength(1);
+
+    const got = await c.definitions.get(def.id);
+    expect(got.graphHash).toBe(def.graphHash);
+    expect(got.graph).toEqual(lineGraph());
+
+    const updated = await c.definitions.update(def.id, { name: 'renamed', version: 1 });
+    expect(updated).toMatchObject({ name: 'renamed', version: 2 });
+    const stale = await refusal(c.definitions.update(def.id, { name: 'again', version: 1 }));
+    expect(stale).toMatchObject({ status: 409, code: 'VersionConflict' });
+    expect(isApiRequestError(stale, 'VersionConflict')).toBe(true);
+
+    const copy = await c.definitions.duplicate(def.id);
+    expect(copy.name).toBe('renamed (copy)');
+    expect(copy.id).not.toBe(def.id);
+
+    expect(await c.definitions.delete(copy.id)).toBeNull();
+    expect(await refusal(c.definitions.get(copy.id))).toMatchObject({ status: 404, code: 'NotFound' });
+    // another tenant's definition answers 404
+    expect(await refusal(client(KEYS.b).definitions.get(def.id))).toMatchObject({ status: 404, code: 'NotFound' });
+  });
+});
+
+describe('runs and gates', () => {
+  it('starts idempotently by Idempotency-Key, lists, reads run and node, pages events, streams SSE, decides, and refuses RequestIdReused, DefinitionInUse and GateAlreadyDecided', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'gated', graph: pauseGraph() });
+    const other = await c.definitions.create({ name: 'other', graph: lineGraph() });
+    const key = `idem-${randomUUID()}`;
+    const { runId } = await c.runs.start(def.id, { input: { n: 1 } }, { idempotencyKey: key });
+    expect((await c.runs.start(def.id, { input: { n: 1 } }, { idempotencyKey: key })).runId).toBe(runId);
+    const reused = await refusal(c.runs.start(other.id, {}, { idempotencyKey: key }));
+    expect(reused).toMatchObject({ status: 409, code: 'RequestIdReused' });
+    expect(await refusal(c.runs.start(randomUUID()))).toMatchObject({ status: 404, code: 'NotFound' });
+
+    const waiting = await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'gate open');
+    expect(Object.keys(waiting.run).sort()).toEqual(
+      ['conversationId', 'createdAt', 'definitionId', 'failureClass', 'finishedAt', 'graphHash', 'id', 'parentRunId', 'paused', 'reason', 'requestId', 'startedAt', 'status'],
+    );
+    expect(waiting.run).toMatchObject({ id: runId, definitionId: def.id, requestId: key, paused: false, failureClass: 'None', parentRunId: null, conversationId: null });
+    expect(waiting.graph).toEqual(pauseGraph());
+    expect(waiting.output).toBeNull();
+    expect(waiting.nodeRuns.find((n) => n.nodeKey === 'gate')).toMatchObject({ kind: 'Pause', status: 'WaitingForApproval', pendingDecisionKind: 'Approve' });
+
+    const gate = await c.runs.node(runId, 'gate');
+    expect(Object.keys(gate).sort()).toEqual(
+      ['attempt', 'childRunId', 'error', 'failureClass', 'input', 'kind', 'nodeKey', 'notBefore', 'output', 'pendingDecisionKind', 'reason', 'status', 'steering'],
+    );
+    expect(gate.input?.run.input).toEqual({ n: 1 });
+    expect(gate.input?.upstream.start?.status).toBe('succeeded');
+    expect(gate).toMatchObject({ steering: [], notBefore: null, output: null, error: null });
+    expect(await refusal(c.runs.node(runId, 'nope'))).toMatchObject({ status: 404, code: 'NotFound' });
+
+    expect(await refusal(c.definitions.delete(def.id))).toMatchObject({ status: 409, code: 'DefinitionInUse' });
+
+    const listed = await c.runs.list({ definitionId: def.id });
+    expect(listed.items.map((r) => r.id)).toEqual([runId]);
+    expect((await c.runs.list({ status: 'WaitingForApproval', limit: 200 })).items.map((r) => r.id)).toContain(runId);
+
+    expect(await c.runs.decide(runId, 'gate', { operationId: 'op-1', decision: 'Approve', comment: 'ok' })).toEqual({ accepted: true });
+    expect(await c.runs.decide(runId, 'gate', { operationId: 'op-1', decision: 'Approve', comment: 'ok' })).toEqual({ accepted: true });
+    const decided = await refusal(c.runs.decide(runId, 'gate', { operationId: 'op-2', decision: 'Reject' }));
+    expect(decided).toMatchObject({ status: 409, code: 'GateAlreadyDecided' });
+
+    const done = await waitForRun(c, runId, (d) => d.run.status === 'Completed', 'run completed');
+    expect(done.output).toEqual({ outcome: 'approved', result: expect.anything() });
+    expect(done.run.finishedAt).not.toBeNull();
+
+    // one page is capped by EVENT_REPLAY_LIMIT (4 here); allEvents reads them all
+    const page = await c.runs.events(runId, { limit: 2 });
+    expect(page).toMatchObject({ limit: 2, truncated: true });
+    expect(page.events.map((e) => e.seq)).toEqual([1, 2]);
+    const all = await c.runs.allEvents(runId);
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: all.length }, (_, i) => i + 1));
+    expect(all.map((e) => e.kind)).toEqual(expect.arrayContaining(['run.created', 'gate.requested', 'gate.decided', 'run.completed']));
+    expect((await c.runs.allEvents(runId, 3)).map((e) => e.seq)).toEqual(all.slice(3).map((e) => e.seq));
+
+    // SSE: a terminal run's stream sends every seq and ends; Last-Event-ID resumes after it
+    const frames: RunChangedPing[] = [];
+    for await (const ping of c.runs.stream(runId)) frames.push(ping);
+    expect(frames.map((f) => f.seq)).toEqual(all.map((e) => e.seq));
+    expect(frames.every((f) => f.runId === runId && ['run', 'node', 'gate'].includes(f.kind))).toBe(true);
+    const resumed: number[] = [];
+    for await (const ping of c.runs.stream(runId, { lastEventId: 2 })) resumed.push(ping.seq);
+    expect(resumed).toEqual(all.slice(2).map((e) => e.seq));
+    expect(await refusal(c.runs.stream(randomUUID()).next())).toMatchObject({ status: 404, code: 'NotFound' });
+
+    expect(await c.runs.cancel(runId)).toEqual({ accepted: true });
+    expect((await c.runs.get(runId)).run.status).toBe('Completed');
+    expect(await refusal(c.runs.get(randomUUID()))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(c.runs.get('not-an-id'))).toMatchObject({ status: 404, code: 'NotFound' });
+  }, 60_000);
+
+  it('reopens a failed run by retry, and refuses a retry of a Succeeded node with NodeStateConflict', async () => {
+    const c = client();
+    const def = await c.definitions.create({
+      name: 'flaky',
+      graph: {
+        nodes: [
+          { key: 'start', kind: 'Start' },
+          { key: 'f', kind: 'Tool', maxAttempts: 1, config: { toolName: 'test_fail', arguments: { untilAttempt: 2 } } },
+          { key: 'end', kind: 'End', config: { outcome: 'done' } },
+        ],
+        edges: [
+          { key: 'e1', from: 'start', to: 'f' },
+          { key: 'e2', from: 'f', to: 'end' },
+        ],
+      },
+    });
+    const { runId } = await c.runs.start(def.id);
+    const failed = await waitForRun(c, runId, (d) => d.run.status === 'Failed', 'run failed');
+    expect(failed.run.failureClass).toBe('AttemptsExhausted');
+    expect((await c.runs.node(runId, 'f')).error).toMatchObject({ class: 'AttemptsExhausted' });
+    expect(await c.runs.retry(runId, 'f')).toEqual({ accepted: true });
+    const done = await waitForRun(c, runId, (d) => d.run.status === 'Completed', 'completed after retry');
+    expect(done.nodeRuns.find((n) => n.nodeKey === 'f')).toMatchObject({ status: 'Succeeded', attempt: 2 });
+    expect(await refusal(c.runs.retry(runId, 'f'))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
+  }, 60_000);
+});
+
+describe('operator verbs', () => {
+  /** start → gate → a → b → end, gate → c → end, gate → d → end (end joins Any). */
+  const graph = {
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'gate', kind: 'Pause', config: { prompt: 'go?', allowedDecisions: ['Approve'] } },
+      { key: 'a', kind: 'Tool', config: { toolName: 'echo', argumentBindings: { value: 'input.x' } } },
+      { key: 'b', kind: 'Tool', config: { toolName: 'echo', arguments: { from: 'b' } } },
+      { key: 'c', kind: 'Tool', config: { toolName: 'echo', arguments: { from: 'c' } } },
+      { key: 'd', kind: 'Tool', config: { toolName: 'echo', arguments: { from: 'd' } } },
+      { key: 'end', kind: 'End', joinPolicy: 'Any', config: { outcome: 'done' } },
+    ],
+    edges: [
+      { key: 'sg', from: 'start', to: 'gate' },
+      { key: 'ga', from: 'gate', to: 'a' },
+      { key: 'gc', from: 'gate', to: 'c' },
+      { key: 'gd', from: 'gate', to: 'd' },
+      { key: 'ab', from: 'a', to: 'b' },
+      { key: 'be', from: 'b', to: 'end' },
+      { key: 'ce', from: 'c', to: 'end' },
+      { key: 'de', from: 'd', to: 'end' },
+    ],
+  };
+
+  it('pauses, steps, sets breakpoints, overrides an edge, skips, edits input, completes and resumes a run', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'operated', graph });
+    const { runId } = await c.runs.start(def.id);
+    await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'gate open');
+
+    expect(await refusal(c.runs.step(runId, { mode: 'one' }))).toMatchObject({ status: 409, code: 'RunNotPaused' });
+    expect(await c.runs.pause(runId)).toEqual({ accepted: true });
+    expect((await c.runs.get(runId)).run.paused).toBe(true);
+
+    expect(await refusal(c.runs.setBreakpoints(runId, ['nope']))).toMatchObject({ status: 400, code: 'ValidationFailed' });
+    expect(await c.runs.setBreakpoints(runId, ['b', 'b'])).toEqual({ nodeKeys: ['b'] });
+    expect(await c.runs.setInput(runId, 'a', { x: 42 })).toEqual({ nodeKey: 'a', input: { x: 42 } });
+    expect(await c.runs.skip(runId, 'c')).toEqual({ accepted: true });
+    expect(await c.runs.overrideEdge(runId, 'gd', false)).toEqual({ edgeKey: 'gd', verdict: false });
+    expect(await refusal(c.runs.overrideEdge(runId, 'nope', true))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await c.runs.complete(runId, 'b', { by: 'operator' })).toEqual({ accepted: true });
+    expect(await refusal(c.runs.complete(runId, 'gate', {}))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
+    expect(await c.runs.decide(runId, 'gate', { operationId: randomUUID(), decision: 'Approve' })).toEqual({ accepted: true });
+
+    // paused: nothing new is admitted until a step allows `a`
+    await waitForRun(c, runId, (d) => nodeStatus(d, 'gate') === 'Succeeded' && nodeStatus(d, 'b') === 'Succeeded', 'gate decided, b completed');
+    const step = await c.runs.step(runId, { mode: 'node', nodeKey: 'a' });
+    expect(step).toMatchObject({ accepted: true, stepId: expect.any(String), coalesced: false });
+    await waitForRun(c, runId, (d) => nodeStatus(d, 'a') === 'Succeeded', 'a stepped');
+    expect((await c.runs.node(runId, 'a')).output?.output).toEqual({ result: { value: 42 } });
+    expect((await c.runs.node(runId, 'b')).output?.output).toEqual({ by: 'operator' });
+
+    expect(await c.runs.setBreakpoints(runId, [])).toEqual({ nodeKeys: [] });
+    expect(await c.runs.resume(runId)).toEqual({ accepted: true });
+    const done = await waitForRun(c, runId, (d) => d.run.status === 'Completed', 'run completed');
+    expect(done.run.paused).toBe(false);
+    expect(nodeStatus(done, 'c')).toBe('Skipped');
+    expect(nodeStatus(done, 'd')).toBe('Skipped');
+    const kinds = (await c.runs.allEvents(runId)).map((e) => e.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['run.paused', 'run.resumed', 'node.overridden']));
+    expect(await refusal(c.runs.pause(runId))).toMatchObject({ status: 409, code: 'RunStateConflict' });
+    expect(await refusal(c.runs.skip(runId, 'a'))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
+    expect(await refusal(c.runs.setInput(runId, 'a', {}))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
+  }, 60_000);
+
+  it('steers a queued LlmCall, streams its activity, unsubscribes, and cancels the run', async () => {
+    const c = client();
+    const def = await c.definitions.create({
+      name: 'llm',
+      graph: {
+        nodes: [
+          { key: 'start', kind: 'Start' },
+          { key: 'llm', kind: 'LlmCall', config: { prompt: 'hello' } },
+          { key: 'end', kind: 'End', config: { outcome: 'done' } },
+        ],
+        edges: [
+          { key: 'e1', from: 'start', to: 'llm' },
+          { key: 'e2', from: 'llm', to: 'end' },
+        ],
+      },
+    });
+    const { runId } = await c.runs.start(def.id);
+    // no LLM worker consumes this file's lane: the node stays Queued
+    await waitForRun(c, runId, (d) => nodeStatus(d, 'llm') === 'Queued', 'llm queued');
+
+    expect(await c.runs.steer(runId, 'llm', { operationId: 'steer-1', message: 'be brief' })).toEqual({ accepted: true });
+    expect(await c.runs.steer(runId, 'llm', { operationId: 'steer-1', message: 'be brief' })).toEqual({ accepted: true });
+    expect(await refusal(c.runs.steer(runId, 'llm', { operationId: 'steer-1', message: 'other' }))).toMatchObject({ status: 409, code: 'OperationIdReused' });
+    expect(await refusal(c.runs.steer(runId, 'start', { operationId: 'steer-2', message: 'x' }))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
+    const steered = await c.runs.node(runId, 'llm');
+    expect(steered.steering).toEqual([{ operationId: 'steer-1', message: 'be brief', atUtc: expect.any(String), attempt: expect.any(Number), applied: expect.any(Boolean) }]);
+
+    // live: subscribe, then an activity feed of the node once it reads Running
+    const changes: RunChange[] = [];
+    const sub = c.subscribeRun(runId, 0, (ch) => changes.push(ch));
+    const snapshot = await sub.ready;
+    expect(snapshot).toMatchObject({ status: 'Running', queued: 1, running: 0 });
+    await expect(c.streamNodeActivity(runId, 'llm', () => undefined)).rejects.toMatchObject({ code: 'NodeStateConflict' });
+    // what a worker's job start reports, keeping the invocation the dispatcher queued
+    const flipped = await db.pool.query<{ invocation_id: string }>(
+      `UPDATE node_runs SET status = 'Running', invocation_id = coalesce(invocation_id, $2) WHERE run_id = $1 AND node_key = 'llm' RETURNING invocation_id`,
+      [runId, randomUUID()],
+    );
+    const invocationId = flipped.rows[0]!.invocation_id;
+    const key = activityStreamKey(invocationId, tr.prefix);
+    await apiRedis.xadd(key, '*', 'type', 'content', 'text', 'Hel');
+    const got: NodeActivity[] = [];
+    const feed = await c.streamNodeActivity(runId, 'llm', (a) => got.push(a));
+    expect(feed.invocationId).toBe(invocationId);
+    await apiRedis.xadd(key, '*', 'type', 'content', 'text', 'lo');
+    await waitFor(() => got.length === 2, { description: 'activity' });
+    expect(got).toEqual([
+      { runId, nodeKey: 'llm', invocationId, type: 'content', offset: 0, text: 'Hel' },
+      { runId, nodeKey: 'llm', invocationId, type: 'content', offset: 1, text: 'lo' },
+    ]);
+    feed.stop();
+
+    const room = () => live.io.in(runRoom(runId)).fetchSockets();
+    expect(await room()).toHaveLength(1);
+    await c.unsubscribeRun(runId);
+    expect(await room()).toHaveLength(0);
+    await expect(sub.ready).resolves.toMatchObject({ status: 'Running' });
+
+    expect(await c.runs.cancel(runId, { reason: 'client test' })).toEqual({ accepted: true });
+    expect(await c.runs.cancel(runId)).toEqual({ accepted: true });
+    await waitForRun(c, runId, (d) => d.run.status === 'Cancelled', 'run cancelled');
+    expect(await refusal(c.runs.steer(runId, 'llm', { operationId: 'steer-3', message: 'late' }))).toMatchObject({ status: 409 });
+  }, 60_000);
+});
+
+describe('conversations', () => {
+  it('sends a message, refuses a second send while the run is live (RunBusy), lists messages and runs, and answers the ChatInput', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'chat', graph: chatGraph() });
+    const conv = `conv-${randomUUID()}`;
+    const sent = await c.conversations.send(conv, { definitionId: def.id, text: 'hi', requestId: 'm-1' });
+    expect(sent).toEqual({ runId: expect.any(String), messageId: expect.any(String) });
+    expect(await c.conversations.send(conv, { definitionId: def.id, text: 'hi', requestId: 'm-1' })).toEqual(sent);
+    const busy = await refusal(c.conversations.send(conv, { definitionId: def.id, text: 'again', requestId: 'm-2' }));
+    expect(busy).toMatchObject({ status: 409, code: 'RunBusy' });
+
+    const messages = await c.conversations.messages(conv);
+    expect(messages.items).toEqual([
+      { id: sent.messageId, role: 'user', text: 'hi', attachments: [], runId: sent.runId, nodeKey: null, createdAt: expect.any(String) },
+    ]);
+    const runs = await c.conversations.runs(conv, { limit: 10 });
+    expect(runs.items.map((r) => [r.id, r.conversationId])).toEqual([[sent.runId, conv]]);
+    expect(await refusal(c.conversations.messages(`none-${randomUUID()}`))).toMatchObject({ status: 404, code: 'NotFound' });
+
+    await waitForRun(c, sent.runId, (d) => nodeStatus(d, 'ask') === 'WaitingForApproval', 'chat input open');
+    expect((await c.runs.get(sent.runId)).nodeRuns.find((n) => n.nodeKey === 'ask')?.pendingDecisionKind).toBe('Answer');
+    await c.runs.decide(sent.runId, 'ask', { operationId: randomUUID(), decision: 'Answer', payload: { text: 'hello' } });
+    await waitForRun(c, sent.runId, (d) => d.run.status === 'Completed', 'chat run completed');
+  }, 60_000);
+});
+
+describe('coverage', () => {
+  it('reached every route of the OpenAPI document through the client', async () => {
+    const doc = await client().ops.openApi();
+    const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => ({ method: m.toUpperCase(), path })));
+    const pattern = (path: string) => new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    const literal = (path: string) => path.split('/').filter((s) => s !== '' && !s.startsWith('{')).length;
+    const reached = new Set<string>();
+    for (const r of requests) {
+      const [method, path] = r.split(' ') as [string, string];
+      // the most literal template wins (`/v1/definitions/validate` over `/v1/definitions/{id}`)
+      const match = routes
+        .filter((x) => x.method === method && pattern(x.path).test(path))
+        .sort((x, y) => literal(y.path) - literal(x.path))[0];
+      if (match) reached.add(`${match.method} ${match.path}`);
+    }
+    const missing = routes.map((x) => `${x.method} ${x.path}`).filter((x) => !reached.has(x));
+    expect(routes.length).toBeGreaterThan(30);
+    expect(missing).toEqual([]);
+  });
+});
