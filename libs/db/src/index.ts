@@ -1,6 +1,17 @@
 export * from './schema';
 export { createPool } from './pool';
 export type { Pool, PoolClient, PoolOptions } from './pool';
+export {
+  configureEncryption,
+  encryptionEnabled,
+  EncryptedValueError,
+  onUnreadableRun,
+  openJson,
+  openJsonText,
+  sealJson,
+  sealJsonText,
+} from './crypto';
+export type { Envelope, Sealed } from './crypto';
 export { migrate, migrationsHash, MIGRATIONS_FOLDER } from './migrate';
 export * from './store/definitions';
 export * from './store/runs-api';

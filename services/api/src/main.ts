@@ -5,7 +5,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
-import { createPool, migrate } from '@flowline/db';
+import { configureEncryption, createPool, migrate } from '@flowline/db';
 import { createLogger, installShutdown, loadConfig, toCoreOptions } from '@flowline/runtime';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from './app';
@@ -16,6 +16,8 @@ const cfg = loadConfig(apiConfigSchema);
 const liveCfg = loadConfig(liveConfigSchema);
 const logger = createLogger('api', { level: cfg.LOG_LEVEL });
 const shutdown = installShutdown({ logger });
+// process-wide: libs/db seals and opens graphs and documents with it (CONTRACT §7)
+configureEncryption(cfg.ENCRYPTION_KEY);
 
 const pool = createPool(cfg.DATABASE_URL, {
   applicationName: 'flowline-api',

@@ -10,6 +10,7 @@ import {
   coreOptions,
   defineConfig,
   dispatchOptions,
+  encryptionOptions,
   logOptions,
   toCoreOptions,
 } from '@flowline/runtime';
@@ -41,6 +42,7 @@ export const dispatcherConfigSchema = defineConfig({
   ...connectionOptions,
   ...coreOptions,
   ...dispatchOptions,
+  ...encryptionOptions,
   ...logOptions,
   ...dispatcherOwnOptions,
 });

@@ -3,7 +3,7 @@
  * graceful shutdown (SIGTERM/SIGINT: stop loops, release shards, close clients, exit 0).
  */
 import { Redis } from 'ioredis';
-import { createPool, migrate } from '@flowline/db';
+import { configureEncryption, createPool, migrate, onUnreadableRun } from '@flowline/db';
 import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
 import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
@@ -11,6 +11,10 @@ import { createDispatcher } from './dispatcher';
 const config = loadConfig(dispatcherConfigSchema);
 const log = createLogger('dispatcher', { level: config.LOG_LEVEL });
 const shutdown = installShutdown({ logger: log, graceMs: 15_000 });
+// process-wide: libs/db seals and opens graphs and documents with it (CONTRACT §7)
+configureEncryption(config.ENCRYPTION_KEY);
+// a run with a value that does not decrypt is left out of ticks (named, never its content)
+onUnreadableRun((runId, err) => log.error({ runId, code: err.code, details: err.details }, 'run left out: stored value cannot be decrypted'));
 
 const pool = createPool(config.DATABASE_URL, {
   applicationName: `flowline-dispatcher:${config.DISPATCHER_ID}`,

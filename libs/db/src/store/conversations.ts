@@ -9,6 +9,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from '@flowline/graph';
 import { exactJson } from './definitions';
 import { createRun, type DefinitionForRun, type RunSeed } from './runs-api';
+import { openJson, openJsonText, openText, sealJsonText, sealText, type Sealed } from '../crypto';
+import { nodeDocAt } from './run-snapshots';
+
+/** Where a message's text or attachments live. */
+function messageAt(id: string, column: 'text' | 'attachments'): Sealed {
+  return { table: 'messages', column, row: id };
+}
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -56,7 +63,13 @@ async function triggerMessage(
   );
   const r = res.rows[0];
   return r
-    ? { id: r.id, conversationId: r.conversation_id, text: r.text, attachments: r.attachments ?? [], requestId: r.request_id }
+    ? {
+        id: r.id,
+        conversationId: r.conversation_id,
+        text: openText(r.text, messageAt(r.id, 'text')),
+        attachments: openJson<unknown[]>(r.attachments ?? [], messageAt(r.id, 'attachments')),
+        requestId: r.request_id,
+      }
     : null;
 }
 
@@ -85,7 +98,15 @@ export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<Sen
       await client.query(
         `INSERT INTO messages (id, tenant_id, conversation_id, role, text, attachments, run_id, request_id, created_at)
          VALUES ($1, $2, $3, 'user', $4, $5::jsonb, $6, $7, now())`,
-        [messageId, p.tenantId, p.conversationId, p.text, JSON.stringify(p.attachments), runId, p.requestId],
+        [
+          messageId,
+          p.tenantId,
+          p.conversationId,
+          sealText(p.text, messageAt(messageId, 'text')),
+          sealJsonText(JSON.stringify(p.attachments), messageAt(messageId, 'attachments')),
+          runId,
+          p.requestId,
+        ],
       );
     },
   });
@@ -150,8 +171,8 @@ export async function listMessages(
     id: r.id,
     seq: Number(r.seq),
     role: r.role,
-    text: r.text,
-    attachments: r.attachments ?? [],
+    text: openText(r.text, messageAt(r.id, 'text')),
+    attachments: openJson<unknown[]>(r.attachments ?? [], messageAt(r.id, 'attachments')),
     runId: r.run_id,
     nodeKey: r.node_key,
     createdAt: r.created_at,
@@ -233,7 +254,7 @@ export async function publishNodeOutputs(
         `INSERT INTO messages (id, tenant_id, conversation_id, role, text, run_id, node_key, attempt, created_at)
          VALUES ($1, $2, $3, 'assistant', $4, $5, $6, $7, now())
          ON CONFLICT (id) DO NOTHING`,
-        [messageId, bound.tenant_id, bound.conversation_id, item.text, item.runId, item.nodeKey, item.attempt],
+        [messageId, bound.tenant_id, bound.conversation_id, sealText(item.text, messageAt(messageId, 'text')), item.runId, item.nodeKey, item.attempt],
       );
       const run = await client.query<{ last_seq: number }>(
         `UPDATE runs SET last_seq = last_seq + 1, version = version + 1 WHERE id = $1 RETURNING last_seq`,
@@ -282,5 +303,11 @@ export async function findUnpublished(db: Queryable, shards: number[], limit: nu
      LIMIT $2`,
     [shards, limit],
   );
-  return res.rows.map((r) => ({ runId: r.run_id, nodeKey: r.node_key, kind: r.kind, attempt: r.attempt, output: exactJson(r.output) }));
+  return res.rows.map((r) => ({
+    runId: r.run_id,
+    nodeKey: r.node_key,
+    kind: r.kind,
+    attempt: r.attempt,
+    output: exactJson(openJsonText(r.output, nodeDocAt(r.run_id, r.node_key, 'output'))),
+  }));
 }

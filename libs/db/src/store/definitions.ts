@@ -5,6 +5,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { parseJsonExact } from '@flowline/graph';
+import { encryptionEnabled, openJsonText, sealJsonText, type Sealed } from '../crypto';
 
 /** Run statuses that pin a definition against deletion (anything not terminal). */
 export const DEFINITION_PINNING_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
@@ -82,7 +83,34 @@ function toListRow(r: RawRow): DefinitionListRow {
 }
 
 function toRow(r: RawRow): DefinitionRow {
-  return { ...toListRow(r), graph: exactJson(r.graph as string | null) };
+  return { ...toListRow(r), graph: exactJson(openJsonText(r.graph as string | null, definitionGraphAt(r.id, r.version))) };
+}
+
+/**
+ * Where a definition version's graph lives (the AAD of its ciphertext). A run pins the
+ * definition's ciphertext as is (`runs.graph`/`plan_graph` copied in SQL, also by
+ * flowline_create_child), so a run's graph is opened with the AAD of the definition row and
+ * version it was copied from (`runs.definition_id`, `runs.definition_version`).
+ */
+export function definitionGraphAt(definitionId: string, version: number, column: 'graph' | 'plan_graph' = 'graph'): Sealed {
+  return { table: 'definitions', column, row: `${definitionId}@${version}` };
+}
+
+/**
+ * The stored plan_graph text for a parsed-model JSON text. Sealed, it carries beside the
+ * envelope the clear node skeleton `nodes: [{ key, kind, maxAttempts }]` — structure only,
+ * no config or prompt — which flowline_create_child reads to seed a child run's node rows.
+ */
+export function sealPlanGraph(planGraphJson: string, definitionId: string, version: number): string {
+  if (!encryptionEnabled()) return planGraphJson;
+  const model = JSON.parse(planGraphJson) as { nodes?: Array<{ key: string; kind: string; maxAttempts?: number }> };
+  const nodes = (model.nodes ?? []).map((n) => ({ key: n.key, kind: n.kind, maxAttempts: n.maxAttempts ?? 1 }));
+  return sealJsonText(planGraphJson, definitionGraphAt(definitionId, version, 'plan_graph'), { nodes });
+}
+
+/** The stored graph and plan_graph of a definition version, as JSON texts to store. */
+function sealGraphs(graphJson: string, planGraphJson: string, definitionId: string, version: number): [string, string] {
+  return [sealJsonText(graphJson, definitionGraphAt(definitionId, version)), sealPlanGraph(planGraphJson, definitionId, version)];
 }
 
 /**
@@ -128,6 +156,31 @@ export async function duplicateDefinition(
   ]);
   const source = src.rows[0];
   if (!source) return null;
+  if (encryptionEnabled()) {
+    // the ciphertexts are bound to the source row: open them and seal them for the copy
+    const g = await db.query<{ graph: string; plan_graph: string; version: number }>(
+      `SELECT graph::text AS graph, plan_graph::text AS plan_graph, version FROM definitions WHERE id = $1 AND tenant_id = $2`,
+      [sourceId, tenantId],
+    );
+    const cur = g.rows[0];
+    if (!cur) return null;
+    const [graph, plan] = sealGraphs(
+      openJsonText(cur.graph, definitionGraphAt(sourceId, cur.version)),
+      openJsonText(cur.plan_graph, definitionGraphAt(sourceId, cur.version, 'plan_graph')),
+      newId,
+      1,
+    );
+    const res = await db.query<RawRow>(
+      `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
+                                created_at, updated_at)
+       SELECT $3, tenant_id, $4, description, kind, 1, $5::jsonb, $6::jsonb, graph_hash, node_count, now(), now()
+       FROM definitions WHERE id = $1 AND tenant_id = $2
+       RETURNING ${COLUMNS}, graph::text AS graph`,
+      [sourceId, tenantId, newId, nameOf(source.name), graph, plan],
+    );
+    const row = res.rows[0];
+    return row ? toRow(row) : null;
+  }
   const res = await db.query<RawRow>(
     `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
                               created_at, updated_at)
@@ -142,12 +195,13 @@ export async function duplicateDefinition(
 
 /** Inserts a definition at version 1. */
 export async function insertDefinition(db: Queryable, d: NewDefinition): Promise<DefinitionRow> {
+  const [graph, plan] = sealGraphs(d.graphJson, d.planGraphJson, d.id, 1);
   const res = await db.query<RawRow>(
     `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
                               created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, now(), now())
      RETURNING ${COLUMNS}, graph::text AS graph`,
-    [d.id, d.tenantId, d.name, d.description, d.kind, d.graphJson, d.planGraphJson, d.graphHash, d.nodeCount],
+    [d.id, d.tenantId, d.name, d.description, d.kind, graph, plan, d.graphHash, d.nodeCount],
   );
   return toRow(res.rows[0]!);
 }
@@ -210,6 +264,24 @@ export async function updateDefinition(
   expectVersion: number,
   patch: DefinitionPatch,
 ): Promise<DefinitionRow | 'conflict' | null> {
+  let graphJson = patch.graphJson ?? null;
+  let planGraphJson = patch.planGraphJson ?? null;
+  if (encryptionEnabled()) {
+    // version + 1 re-binds the graphs' AAD: seal the new ones, or re-seal the current ones
+    if (graphJson === null || planGraphJson === null) {
+      const g = await db.query<{ graph: string; plan_graph: string }>(
+        `SELECT graph::text AS graph, plan_graph::text AS plan_graph FROM definitions WHERE id = $1 AND tenant_id = $2 AND version = $3`,
+        [id, tenantId, expectVersion],
+      );
+      const cur = g.rows[0];
+      if (cur) {
+        graphJson ??= openJsonText(cur.graph, definitionGraphAt(id, expectVersion));
+        planGraphJson ??= openJsonText(cur.plan_graph, definitionGraphAt(id, expectVersion, 'plan_graph'));
+      }
+    }
+    if (graphJson !== null) graphJson = sealJsonText(graphJson, definitionGraphAt(id, expectVersion + 1));
+    if (planGraphJson !== null) planGraphJson = sealPlanGraph(planGraphJson, id, expectVersion + 1);
+  }
   const res = await db.query<RawRow>(
     `UPDATE definitions SET
        name = COALESCE($4, name),
@@ -231,10 +303,10 @@ export async function updateDefinition(
       patch.description !== undefined,
       patch.description ?? null,
       patch.kind ?? null,
-      patch.graphJson ?? null,
+      graphJson,
       patch.graphHash ?? null,
       patch.nodeCount ?? null,
-      patch.planGraphJson ?? null,
+      planGraphJson,
     ],
   );
   const row = res.rows[0];

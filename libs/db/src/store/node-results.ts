@@ -1,6 +1,7 @@
 /** Durable work outcomes (node_results): the optional path for outcomes that must outlive Redis. */
 import type { WorkOutcome } from '@flowline/graph';
 import type { Pool, PoolClient } from 'pg';
+import { encryptionEnabled, sealJson } from '../crypto';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -31,6 +32,12 @@ SELECT invocation_id FROM ins`;
 /** Persists outcomes (one statement) and wakes their runs; loadSnapshots returns them until applied. */
 export async function recordResults(db: Queryable, results: NodeResultInput[]): Promise<string[]> {
   if (results.length === 0) return [];
-  const res = await db.query<{ invocation_id: string }>(RECORD_SQL, [JSON.stringify(results)]);
+  const rows = encryptionEnabled()
+    ? results.map((r) => ({
+        ...r,
+        outcome: sealJson(r.outcome, { table: 'node_results', column: 'outcome', row: r.invocationId }),
+      }))
+    : results;
+  const res = await db.query<{ invocation_id: string }>(RECORD_SQL, [JSON.stringify(rows)]);
   return res.rows.map((r) => r.invocation_id);
 }

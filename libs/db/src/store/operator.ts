@@ -9,6 +9,8 @@
 import type { Pool, PoolClient } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { CANCEL_UNCONFIRMED_PREFIX } from '@flowline/graph';
+import { digestOf, sealJsonText } from '../crypto';
+import { nodeDocAt, steerMessageAt } from './run-snapshots';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -41,7 +43,7 @@ export async function appendSteer(
   const res = await db.query<{ n: string }>(
     `WITH n AS (
        UPDATE node_runs n SET steering = n.steering || jsonb_build_array(jsonb_build_object(
-           'operationId', $4::text, 'message', $5::text, 'atUtc', $6::bigint, 'attempt', n.attempt, 'applied', false))
+           'operationId', $4::text, 'message', $5::jsonb, 'atUtc', $6::bigint, 'attempt', n.attempt, 'applied', false))
        FROM runs r
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
          AND r.status = ANY($7::text[]) AND n.kind IN ('Agent', 'LlmCall') AND n.status IN ('Queued', 'Running')
@@ -53,7 +55,18 @@ export async function appendSteer(
        SELECT $9::uuid, run_id, 'steer', $2, jsonb_build_object('operationId', $4::text), now() FROM n),
      r AS (UPDATE runs SET version = version + 1, wake_at = now() WHERE id IN (SELECT run_id FROM n) RETURNING id)
      SELECT count(*) AS n FROM r`,
-    [runId, nodeKey, tenantId, entry.operationId, entry.message, entry.atUtc, OPERABLE_RUN_STATUSES, maxSteers, randomUUID()],
+    [
+      runId,
+      nodeKey,
+      tenantId,
+      entry.operationId,
+      // the message alone is sealed (bound to run, node and operation): the array stays SQL-readable
+      sealJsonText(JSON.stringify(entry.message), steerMessageAt(runId, nodeKey, entry.operationId)),
+      entry.atUtc,
+      OPERABLE_RUN_STATUSES,
+      maxSteers,
+      randomUUID(),
+    ],
   );
   return Number(res.rows[0]?.n ?? 0) > 0;
 }
@@ -179,6 +192,24 @@ const INTENT_GUARDS: Record<NodeIntentKind, string> = {
 };
 
 /**
+ * Parameters of the intent insert: with ENCRYPTION_KEY the payload is sealed to the intent's
+ * id, with a keyed digest `dg` of its plaintext beside the envelope so a duplicate request is
+ * still recognised by equality ($7; null without a key, comparing the payloads themselves).
+ */
+function sealedIntentParams(
+  runId: string,
+  nodeKey: string,
+  tenantId: string,
+  kind: NodeIntentKind,
+  payloadJson: string,
+  intentId: string,
+): unknown[] {
+  const dg = digestOf(`${kind}\n${payloadJson}`);
+  const payload = dg === null ? payloadJson : sealJsonText(payloadJson, { table: 'intents', column: 'payload', row: intentId }, { dg });
+  return [runId, nodeKey, tenantId, kind, payload, intentId, dg];
+}
+
+/**
  * Records a skip/retry/complete intent. Guard (one statement, node row locked): the tenant's
  * run and node in the verb's states (see INTENT_GUARDS; the planner re-checks when it applies
  * it). An unapplied intent of the same kind with the same payload already covers the request
@@ -199,7 +230,8 @@ export async function recordNodeIntent(
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.tenant_id = $3 AND ${INTENT_GUARDS[kind]}
        FOR UPDATE OF n),
      pend AS (
-       SELECT i.payload = $5::jsonb AS same FROM intents i, n
+       SELECT CASE WHEN $7::text IS NULL THEN i.payload = $5::jsonb ELSE i.payload->>'dg' = $7::text END AS same
+       FROM intents i, n
        WHERE i.run_id = n.run_id AND i.node_key = $2 AND i.kind = $4 AND i.applied_at IS NULL),
      i AS (
        INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
@@ -208,7 +240,7 @@ export async function recordNodeIntent(
      r AS (UPDATE runs SET version = version + 1, wake_at = now() WHERE id IN (SELECT run_id FROM i) RETURNING id)
      SELECT 'recorded' AS outcome FROM r
      UNION ALL SELECT CASE WHEN bool_or(same) THEN 'duplicate' ELSE 'pendingOther' END FROM pend HAVING count(*) > 0`,
-    [runId, nodeKey, tenantId, kind, payloadJson, randomUUID()],
+    sealedIntentParams(runId, nodeKey, tenantId, kind, payloadJson, randomUUID()),
   );
   const o = res.rows[0]?.outcome;
   return o === 'recorded' || o === 'duplicate' || o === 'pendingOther' ? o : null;
@@ -229,7 +261,7 @@ export async function overrideNodeInput(
 ): Promise<boolean> {
   const res = await db.query<{ n: string }>(
     `WITH n AS (
-       UPDATE node_runs n SET input_override = jsonb_build_object('input', $4::jsonb)
+       UPDATE node_runs n SET input_override = $4::jsonb
        FROM runs r
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
          AND n.status = 'Pending' AND r.status = ANY($5::text[])
@@ -241,7 +273,14 @@ export async function overrideNodeInput(
        INSERT INTO events (run_id, seq, kind, node_key, at, detail)
        SELECT id, last_seq, 'node.overridden', $2, now(), '{"by":"operator","verb":"input"}'::jsonb FROM r)
      SELECT count(*) AS n FROM r`,
-    [runId, nodeKey, tenantId, inputJson, REPAIRABLE_RUN_STATUSES],
+    [
+      runId,
+      nodeKey,
+      tenantId,
+      // the stored override is { input } (text-built, so exact numbers stay exact), sealed to the node row
+      sealJsonText(`{"input":${inputJson}}`, nodeDocAt(runId, nodeKey, 'input_override')),
+      REPAIRABLE_RUN_STATUSES,
+    ],
   );
   return Number(res.rows[0]?.n ?? 0) > 0;
 }

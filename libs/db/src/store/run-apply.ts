@@ -6,6 +6,8 @@
  */
 import type { PlanResult, RunSnapshot } from '@flowline/graph';
 import type { Pool, PoolClient } from 'pg';
+import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
+import { nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -63,6 +65,56 @@ function withIsoTimes<T extends object>(set: T, fields: readonly string[]): Reco
   return out;
 }
 
+/** NodePatch.set members that hold documents → their node_runs column (the AAD's column). */
+const NODE_DOC_COLUMNS: Record<string, string> = {
+  input: 'input',
+  inputOverride: 'input_override',
+  output: 'output',
+  decision: 'decision',
+  loop: 'loop_state',
+};
+
+/** Events whose detail carries a document (a steering message). */
+export const SEALED_EVENT_KINDS: ReadonlySet<string> = new Set(['node.steered', 'node.steer-ignored']);
+
+/** Where an event's detail lives. */
+export function eventDetailAt(runId: string, seq: number): Sealed {
+  return { table: 'events', column: 'detail', row: `${runId}/${seq}` };
+}
+
+/** A node patch's set with its documents sealed for (run, node); unchanged without a key. */
+function sealNodeSet(runId: string, nodeKey: string, set: Record<string, unknown>): Record<string, unknown> {
+  for (const [member, column] of Object.entries(NODE_DOC_COLUMNS)) {
+    const v = set[member];
+    if (v !== undefined && v !== null) set[member] = sealJson(v, nodeDocAt(runId, nodeKey, column));
+  }
+  const steering = set.steering as Array<{ operationId: string; message: unknown }> | undefined | null;
+  if (steering) {
+    set.steering = steering.map((s) => ({ ...s, message: sealJson(s.message, steerMessageAt(runId, nodeKey, s.operationId)) }));
+  }
+  return set;
+}
+
+/**
+ * Seals the documents of an apply item (ENCRYPTION_KEY set): node documents and steering
+ * messages, the run output, child run inputs (bound to the child's id) and the detail of
+ * steering events — numbered `lastSeq + i` as flowline_apply numbers them, which holds
+ * because the item applies only at the snapshot's version and every writer of `last_seq`
+ * bumps `version`.
+ */
+function sealItem(item: Record<string, unknown>, runId: string, lastSeq: number): void {
+  const run = item.run as Record<string, unknown>;
+  if (run.output !== undefined && run.output !== null) run.output = sealJson(run.output, runDocAt(runId, 'output'));
+  for (const n of item.nodes as Array<{ nodeKey: string; set: Record<string, unknown> }>) sealNodeSet(runId, n.nodeKey, n.set);
+  item.children = (item.children as Array<{ childRunId: string; input: unknown }>).map((c) => ({
+    ...c,
+    input: sealJson(c.input, runDocAt(c.childRunId, 'input')),
+  }));
+  item.events = (item.events as Array<{ kind: string; detail: unknown }>).map((e, i) =>
+    SEALED_EVENT_KINDS.has(e.kind) ? { ...e, detail: sealJson(e.detail, eventDetailAt(runId, lastSeq + i + 1)) } : e,
+  );
+}
+
 /** The `flowline_apply_run` item of one plan, or null when it has nothing to write. */
 export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unknown> | null {
   const runId = snapshot.run.id;
@@ -71,7 +123,7 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     if (snapshot.wakeAt === undefined || snapshot.wakeAt === plan.wakeAt) return null;
     return { runId, expectVersion, wakeOnly: true, wakeAt: iso(plan.wakeAt) };
   }
-  return {
+  const item = {
     runId,
     expectVersion,
     run: plan.run ? withIsoTimes(plan.run.set, RUN_TIME_FIELDS) : {},
@@ -88,6 +140,8 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     cancelChildren: plan.cancelChildren,
     wakeAt: iso(plan.wakeAt),
   };
+  if (encryptionEnabled()) sealItem(item, runId, snapshot.run.lastSeq);
+  return item;
 }
 
 /*

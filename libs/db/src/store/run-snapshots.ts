@@ -11,6 +11,8 @@ import type {
   WorkResult,
 } from '@flowline/graph';
 import type { Pool, PoolClient } from 'pg';
+import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnreadableRun, type Sealed } from '../crypto';
+import { definitionGraphAt } from './definitions';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -24,6 +26,12 @@ export interface LoadedSnapshot extends RunSnapshot {
 export interface LoadSnapshotsOptions {
   /** MAX_CONCURRENT_RUNS: live top-level runs per tenant */
   maxConcurrentRuns: number;
+  /**
+   * Called for a run left out because a stored value of it cannot be decrypted (tag
+   * mismatch, or no ENCRYPTION_KEY for an encrypted value); the other runs load. Default:
+   * the process-wide listener of `onUnreadableRun` (crypto.ts).
+   */
+  onUnreadable?: (runId: string, error: EncryptedValueError) => void;
 }
 
 /** Run statuses that hold one of the tenant's MAX_CONCURRENT_RUNS slots (parked runs hold none). */
@@ -50,7 +58,7 @@ const LOAD_SQL = `
 WITH target AS (
   SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
          step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
-         plan_graph, wake_at, shard
+         plan_graph, wake_at, shard, definition_id, definition_version
   FROM runs WHERE id = ANY($1::uuid[])),
 live AS MATERIALIZED (
   SELECT t.tenant_id,
@@ -66,6 +74,8 @@ SELECT
     'startedAt', flowline_ms(r.started_at), 'finishedAt', flowline_ms(r.finished_at),
     'parentRunId', r.parent_run_id, 'depth', r.depth) AS run,
   r.plan_graph AS graph,
+  r.definition_id AS def_id,
+  r.definition_version AS def_version,
   flowline_ms(r.wake_at) AS wake_at,
   r.shard,
   live.n AS tenant_live,
@@ -99,6 +109,8 @@ ORDER BY r.created_at, r.id`;
 interface LoadRow {
   run: RunState;
   graph: Graph | null;
+  def_id: string;
+  def_version: number;
   wake_at: number | null;
   shard: number;
   tenant_live: number;
@@ -123,7 +135,15 @@ export async function loadSnapshots(
   if (runIds.length === 0) return [];
   const res = await db.query<LoadRow>({ name: 'flowline_load_snapshots', text: LOAD_SQL, values: [runIds, SLOT_HOLDING_RUN_STATUSES] });
   const free = new Map<string, number>();
-  return res.rows.map((row) => {
+  const out: LoadedSnapshot[] = [];
+  for (const row of res.rows) {
+    try {
+      openRow(row);
+    } catch (err) {
+      if (!(err instanceof EncryptedValueError)) throw err;
+      (opts.onUnreadable ?? reportUnreadableRun)(row.run.id, err);
+      continue;
+    }
     const graph = row.graph ?? EMPTY_GRAPH;
     const order = new Map(graph.nodes.map((n, i) => [n.key, i]));
     const nodes = [...row.nodes].sort(
@@ -138,7 +158,7 @@ export async function loadSnapshots(
       runSlotAvailable = left > 0;
       if (runSlotAvailable) free.set(tenant, left - 1);
     }
-    return {
+    out.push({
       run: row.run,
       graph,
       nodes,
@@ -149,8 +169,75 @@ export async function loadSnapshots(
       runSlotAvailable,
       wakeAt: row.wake_at,
       shard: row.shard,
-    };
-  });
+    });
+  }
+  return out;
+}
+
+/** Node-row documents as NodeRunState member → node_runs column (the AAD's column). */
+const NODE_DOCS = [
+  ['input', 'input'],
+  ['inputOverride', 'input_override'],
+  ['output', 'output'],
+  ['decision', 'decision'],
+  ['loop', 'loop_state'],
+] as const;
+
+/** Where a node row's document lives. */
+export function nodeDocAt(runId: string, nodeKey: string, column: string): Sealed {
+  return { table: 'node_runs', column, row: `${runId}/${nodeKey}` };
+}
+
+/** Where a steering entry's message lives (each entry's `message` is sealed on its own). */
+export function steerMessageAt(runId: string, nodeKey: string, operationId: string): Sealed {
+  return { table: 'node_runs', column: 'steering', row: `${runId}/${nodeKey}/${operationId}` };
+}
+
+/** Where a runs document lives. */
+export function runDocAt(runId: string, column: 'input' | 'output'): Sealed {
+  return { table: 'runs', column, row: runId };
+}
+
+/**
+ * Decrypted plan_graph texts by ciphertext: a definition version's plan graph never changes,
+ * and every tick of its runs reads it, so it is decrypted once (parsed per read, as pg did).
+ */
+const planCache = new Map<string, string>();
+const PLAN_CACHE_MAX = 1000;
+
+/** Opens every sealed value of a loaded row in place (plaintext values pass through). */
+function openRow(row: LoadRow): void {
+  const runId = row.run.id;
+  if (isEnvelope(row.graph)) {
+    const where = definitionGraphAt(row.def_id, row.def_version, 'plan_graph');
+    const cacheKey = `${where.row}|${(row.graph as unknown as { tag: string }).tag}`;
+    let text = planCache.get(cacheKey);
+    if (text === undefined) {
+      text = openEnvelopeText(row.graph, where)!;
+      if (planCache.size >= PLAN_CACHE_MAX) planCache.clear();
+      planCache.set(cacheKey, text);
+    }
+    row.graph = JSON.parse(text) as Graph;
+  }
+  row.run.input = openJson(row.run.input, runDocAt(runId, 'input'));
+  for (const n of row.nodes) {
+    const doc = n as unknown as Record<string, unknown>;
+    for (const [member, column] of NODE_DOCS) {
+      if (isEnvelope(doc[member])) doc[member] = openJson(doc[member], nodeDocAt(runId, n.nodeKey, column));
+    }
+    for (const s of n.steering ?? []) {
+      if (isEnvelope(s.message)) s.message = openJson<string>(s.message, steerMessageAt(runId, n.nodeKey, s.operationId));
+    }
+  }
+  for (const i of row.intents) {
+    if (isEnvelope(i.payload)) i.payload = openJson(i.payload, { table: 'intents', column: 'payload', row: i.id });
+  }
+  for (const r of row.results) {
+    if (isEnvelope(r.outcome)) r.outcome = openJson(r.outcome, { table: 'node_results', column: 'outcome', row: r.invocationId });
+  }
+  for (const c of row.children) {
+    if (isEnvelope(c.output)) c.output = openJson(c.output, runDocAt(c.childRunId, 'output'));
+  }
 }
 
 function cmp(a: string, b: string): number {

@@ -10,7 +10,10 @@
 import type { Pool, PoolClient } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { publishesToChat, type Graph } from '@flowline/graph';
-import { encodePageCursor, exactJson, type DefinitionRow, type KeysetPage } from './definitions';
+import { definitionGraphAt, encodePageCursor, exactJson, type DefinitionRow, type KeysetPage } from './definitions';
+import { openJson, openJsonText, sealJsonText } from '../crypto';
+import { nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
+import { eventDetailAt } from './run-apply';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -261,7 +264,7 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       await client.query('ROLLBACK');
       return { kind: 'definitionNotFound' };
     }
-    const planGraph = exactJson(d.plan_graph) as Graph;
+    const planGraph = exactJson(openJsonText(d.plan_graph, definitionGraphAt(d.id, d.version, 'plan_graph'))) as Graph;
     const seed = p.prepare({
       id: d.id,
       tenantId: d.tenant_id,
@@ -269,7 +272,7 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       description: d.description,
       kind: d.kind,
       version: d.version,
-      graph: exactJson(d.graph),
+      graph: exactJson(openJsonText(d.graph, definitionGraphAt(d.id, d.version))),
       planGraph,
       graphHash: d.graph_hash,
       nodeCount: d.node_count ?? 0,
@@ -278,7 +281,8 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
     });
     const runId = randomUUID();
     const shard = shardOfRun(runId, p.shardCount);
-    // Copies the pinned graph from the locked definition row: the run keeps this copy forever.
+    // Copies the pinned graph from the locked definition row: the run keeps this copy forever
+    // (sealed, it stays bound to the definition row and version it came from).
     const inserted = await client.query(
       `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at)
@@ -286,7 +290,7 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
-      [runId, p.tenantId, p.definitionId, shard, p.requestId, seed.inputJson, p.conversationId],
+      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId],
     );
     if (!inserted.rowCount) {
       await client.query('ROLLBACK');
@@ -330,12 +334,19 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
 
 /** One run of the tenant with its pinned graph and output; null when absent. */
 export async function getRunDetail(db: Queryable, tenantId: string, runId: string): Promise<RunDetailRow | null> {
-  const res = await db.query(`SELECT ${RUN_COLUMNS}, r.graph::text AS graph, r.output::text AS output FROM runs r WHERE r.id = $1 AND r.tenant_id = $2`, [
-    runId,
-    tenantId,
-  ]);
+  const res = await db.query(
+    `SELECT ${RUN_COLUMNS}, r.definition_version, r.graph::text AS graph, r.output::text AS output FROM runs r
+     WHERE r.id = $1 AND r.tenant_id = $2`,
+    [runId, tenantId],
+  );
   const r = res.rows[0];
-  return r ? { ...toRunRow(r), graph: exactJson(r.graph), output: exactJson(r.output) } : null;
+  return r
+    ? {
+        ...toRunRow(r),
+        graph: exactJson(openJsonText(r.graph, definitionGraphAt(r.definition_id, r.definition_version))),
+        output: exactJson(openJsonText(r.output, runDocAt(r.id, 'output'))),
+      }
+    : null;
 }
 
 /** Status and last seq of the tenant's run (cheap poll for streams); null when absent. */
@@ -415,14 +426,16 @@ export async function getNodeRun(db: Queryable, runId: string, nodeKey: string):
   );
   const r = res.rows[0];
   if (!r) return null;
+  const at = (column: string) => nodeDocAt(runId, nodeKey, column);
+  const steering = (r.steering ?? []) as Array<{ operationId: string; message: unknown }>;
   return {
     ...toNodeRow(r),
-    input: exactJson(r.input),
-    inputOverride: exactJson(r.input_override),
-    output: exactJson(r.output),
-    steering: r.steering ?? [],
+    input: exactJson(openJsonText(r.input, at('input'))),
+    inputOverride: exactJson(openJsonText(r.input_override, at('input_override'))),
+    output: exactJson(openJsonText(r.output, at('output'))),
+    steering: steering.map((s) => ({ ...s, message: openJson(s.message, steerMessageAt(runId, nodeKey, s.operationId)) })),
     notBefore: r.not_before,
-    decision: exactJson(r.decision),
+    decision: exactJson(openJsonText(r.decision, at('decision'))),
   };
 }
 
@@ -446,7 +459,7 @@ export async function listRunEvents(
       kind: r.kind,
       nodeKey: r.node_key,
       at: r.at,
-      detail: r.detail ?? {},
+      detail: openJson(r.detail ?? {}, eventDetailAt(runId, r.seq)),
     })),
     truncated: res.rows.length > limit,
   };
@@ -525,7 +538,7 @@ export async function recordDecision(
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
          AND n.status = 'WaitingForApproval' AND n.decision IS NULL
        RETURNING n.node_key`,
-      [runId, nodeKey, tenantId, decisionJson],
+      [runId, nodeKey, tenantId, sealJsonText(decisionJson, nodeDocAt(runId, nodeKey, 'decision'))],
     );
     if (!upd.rowCount) return null;
     await client.query(

@@ -1,0 +1,191 @@
+/**
+ * At-rest encryption of graphs and documents (CONTRACT §7 `ENCRYPTION_KEY`).
+ *
+ * A process-wide key, set once at boot by each service from its validated config
+ * ({@link configureEncryption}); libs/db never reads the environment. With no key every
+ * function here is the identity (one branch), so stored bytes are exactly those of an
+ * unencrypted deployment.
+ *
+ * With a key, a value is stored as the envelope `{"$enc":"v1","iv","ct","tag"}` (base64):
+ * AES-256-GCM, a random 12-byte IV, the plaintext being the value's JSON text, and the AAD
+ * `table.column.row` naming where the value lives. jsonb columns keep the envelope as jsonb
+ * (SQL that only copies values keeps working); the text column `messages.text` keeps its
+ * JSON text. Reading a plaintext value (written before the key was set) returns it as is
+ * (mixed mode). A stored envelope whose tag does not verify — tampered, moved to another
+ * row, or another key — or an envelope read without a key is an {@link EncryptedValueError}
+ * naming the table, column and row, never the content.
+ */
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+
+/** Where a value lives: its AAD is `table.column.row` (a composite row joins its parts with `/`). */
+export interface Sealed {
+  table: string;
+  column: string;
+  row: string;
+}
+
+/** The stored envelope of an encrypted value. */
+export interface Envelope {
+  $enc: 'v1';
+  iv: string;
+  ct: string;
+  tag: string;
+}
+
+/** A stored envelope that cannot be opened (tag mismatch, no key, malformed). Keyed; no content. */
+export class EncryptedValueError extends Error {
+  readonly code = 'EncryptedValueUnreadable';
+  readonly details: [{ table: string; column: string; row: string }];
+  constructor(where: Sealed, why: string) {
+    super(`${where.table}.${where.column} of row ${where.row} cannot be decrypted: ${why}`);
+    this.name = 'EncryptedValueError';
+    this.details = [{ table: where.table, column: where.column, row: where.row }];
+  }
+}
+
+let key: Buffer | null = null;
+let macKey: Buffer | null = null;
+
+/**
+ * Parses an ENCRYPTION_KEY as libs/runtime validates it: 64 hex characters, else base64 of
+ * 32 bytes. Throws on anything else.
+ */
+export function parseEncryptionKey(text: string): Buffer {
+  const k = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (k.length !== 32) throw new Error('ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64');
+  return k;
+}
+
+/** Sets (a key) or clears (undefined/null) the process-wide encryption key. Called at boot. */
+export function configureEncryption(text: string | null | undefined): void {
+  if (text === undefined || text === null || text === '') {
+    key = null;
+    macKey = null;
+    return;
+  }
+  key = parseEncryptionKey(text);
+  // a separate key for equality digests, derived so the cipher key is never used twice
+  macKey = createHmac('sha256', key).update('flowline digest v1').digest();
+}
+
+type UnreadableListener = (runId: string, error: EncryptedValueError) => void;
+let unreadableListener: UnreadableListener | null = null;
+
+/**
+ * Sets the process-wide listener told about a run a dispatcher read left out because a
+ * stored value of it cannot be decrypted (each service logs it; the process carries on).
+ */
+export function onUnreadableRun(listener: UnreadableListener | null): void {
+  unreadableListener = listener;
+}
+
+/** Tells the process-wide listener (if any) about an unreadable run. */
+export function reportUnreadableRun(runId: string, error: EncryptedValueError): void {
+  unreadableListener?.(runId, error);
+}
+
+/** True when values are sealed on write. */
+export function encryptionEnabled(): boolean {
+  return key !== null;
+}
+
+function aadOf(where: Sealed): Buffer {
+  return Buffer.from(`${where.table}.${where.column}.${where.row}`, 'utf8');
+}
+
+function encrypt(text: string, where: Sealed): Envelope {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key!, iv);
+  cipher.setAAD(aadOf(where));
+  const ct = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+  return { $enc: 'v1', iv: iv.toString('base64'), ct: ct.toString('base64'), tag: cipher.getAuthTag().toString('base64') };
+}
+
+function decrypt(env: Envelope, where: Sealed): string {
+  if (key === null) throw new EncryptedValueError(where, 'ENCRYPTION_KEY is not set');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(env.iv, 'base64'));
+    decipher.setAAD(aadOf(where));
+    decipher.setAuthTag(Buffer.from(env.tag, 'base64'));
+    return Buffer.concat([decipher.update(Buffer.from(env.ct, 'base64')), decipher.final()]).toString('utf8');
+  } catch {
+    throw new EncryptedValueError(where, 'authentication failed (wrong key, or moved from another row)');
+  }
+}
+
+/** True when `v` is a stored envelope. */
+export function isEnvelope(v: unknown): v is Envelope {
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    (v as Envelope).$enc === 'v1' &&
+    typeof (v as Envelope).iv === 'string' &&
+    typeof (v as Envelope).ct === 'string' &&
+    typeof (v as Envelope).tag === 'string'
+  );
+}
+
+/** The value to store for `value` (a JSON value): its envelope with a key, else `value` itself. */
+export function sealJson<T>(value: T, where: Sealed): T | Envelope {
+  if (key === null || value === undefined) return value;
+  return encrypt(JSON.stringify(value), where);
+}
+
+/**
+ * JSON text to store for the JSON text `text` (null stays null): the envelope's JSON text
+ * with a key, else `text` unchanged. `extra` members (clear structure, e.g. plan_graph's node
+ * skeleton) ride beside the envelope.
+ */
+export function sealJsonText(text: string, where: Sealed, extra?: Record<string, unknown>): string;
+export function sealJsonText(text: string | null, where: Sealed, extra?: Record<string, unknown>): string | null;
+export function sealJsonText(text: string | null, where: Sealed, extra?: Record<string, unknown>): string | null {
+  if (key === null || text === null) return text;
+  return JSON.stringify({ ...extra, ...encrypt(text, where) });
+}
+
+/** A stored JSON value as read (pg-parsed): the decrypted value for an envelope, else as is. */
+export function openJson<T = unknown>(stored: unknown, where: Sealed): T {
+  if (!isEnvelope(stored)) return stored as T;
+  return JSON.parse(decrypt(stored, where)) as T;
+}
+
+/** The plaintext JSON text of an envelope object (for exact parsing), else null. */
+export function openEnvelopeText(stored: unknown, where: Sealed): string | null {
+  return isEnvelope(stored) ? decrypt(stored, where) : null;
+}
+
+/**
+ * A stored value read as JSON text (`col::text`, or a text column): the decrypted JSON text
+ * for an envelope, else the text as is (null stays null).
+ */
+export function openJsonText(stored: string, where: Sealed): string;
+export function openJsonText(stored: string | null, where: Sealed): string | null;
+export function openJsonText(stored: string | null, where: Sealed): string | null {
+  if (stored === null || stored.charCodeAt(0) !== 0x7b /* { */ || !stored.includes('"$enc"')) return stored;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stored);
+  } catch {
+    return stored;
+  }
+  return isEnvelope(parsed) ? decrypt(parsed, where) : stored;
+}
+
+/** A plain string to store in a text column: the envelope's JSON text with a key, else `text`. */
+export function sealText(text: string, where: Sealed): string {
+  return key === null ? text : JSON.stringify(encrypt(JSON.stringify(text), where));
+}
+
+/** A text column as read: the decrypted string for an envelope, else the text as is. */
+export function openText(stored: string, where: Sealed): string {
+  const t = openJsonText(stored, where);
+  return t === stored ? stored : (JSON.parse(t) as string);
+}
+
+/**
+ * A keyed digest of a JSON text for equality in SQL (a sealed value's ciphertext differs on
+ * every write); null without a key. Reveals only equality of two values.
+ */
+export function digestOf(text: string): string | null {
+  return macKey === null ? null : createHmac('sha256', macKey).update(text, 'utf8').digest('base64');
+}
