@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { createClient, type FlowlineClient } from '@flowline/client';
+import { ApiRequestError, createClient, type FlowlineClient } from '@flowline/client';
 import { createTestDatabase, uniquePrefix, waitFor, type TestDatabase } from '@flowline/testing';
 import { freePort, spawnRedis } from '../../scripts/cluster-infra';
 import { startCluster, waitForApi, type Cluster, type ProcessSpec } from '../../scripts/cluster';
@@ -151,20 +151,31 @@ export class ApiClient {
     return { status: res.status, body: res.body };
   }
 
+  /** A refusal reads `what answered <status>: <body>` (the whole answer, for a failing test's log). */
+  private async explain<T>(what: string, p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (err) {
+      if (err instanceof ApiRequestError) throw new Error(`${what} answered ${err.status}: ${JSON.stringify(err.body)}`, { cause: err });
+      throw err;
+    }
+  }
+
   async createDefinition(name: string, graph: unknown): Promise<string> {
-    return (await this.client.definitions.create({ name, graph })).id;
+    return (await this.explain('create definition', this.client.definitions.create({ name, graph }))).id;
   }
 
   async startRun(definitionId: string, input: unknown): Promise<string> {
-    return (await this.client.runs.start(definitionId, { requestId: randomUUID(), input })).runId;
+    return (await this.explain('start run', this.client.runs.start(definitionId, { requestId: randomUUID(), input }))).runId;
   }
 
   getRun(runId: string): Promise<RunView> {
-    return this.client.runs.get(runId);
+    return this.explain('get run', this.client.runs.get(runId));
   }
 
   async decide(runId: string, nodeKey: string, decision: 'Approve' | 'Reject', comment?: string): Promise<void> {
-    await this.client.runs.decide(runId, nodeKey, { operationId: randomUUID(), decision, ...(comment !== undefined ? { comment } : {}) });
+    const body = { operationId: randomUUID(), decision, ...(comment !== undefined ? { comment } : {}) };
+    await this.explain(`decide ${nodeKey}`, this.client.runs.decide(runId, nodeKey, body));
   }
 
   /** Polls the run until `pred` holds. */
@@ -177,7 +188,7 @@ export class ApiClient {
 
   /** Every event of the run, page after page. */
   async events(runId: string): Promise<{ seq: number; kind: string; nodeKey: string | null }[]> {
-    return this.client.runs.allEvents(runId);
+    return this.explain('events', this.client.runs.allEvents(runId));
   }
 }
 
