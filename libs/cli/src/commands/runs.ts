@@ -1,0 +1,176 @@
+/** `flowline runs start | list | get | events | cancel | watch`. */
+import type { Command } from 'commander';
+import type { RunDetail } from '@flowline/client';
+import { jsonArgument, nonNegativeInt, positiveInt } from '../args';
+import { compact, eventLine, fields, table } from '../format';
+import { followRun } from '../follow';
+import { EXIT, type ExitCode } from '../io';
+import type { Session, Wrap } from '../session';
+
+/** `run <id> <status>[ <failureClass>][: reason]` and the output, the end of a followed run. */
+function outcome(d: RunDetail): string {
+  const r = d.run;
+  const failure = r.failureClass && r.failureClass !== 'None' ? ` ${r.failureClass}` : '';
+  return `run ${r.id} ${r.status}${failure}${r.reason ? `: ${r.reason}` : ''}\n` + (d.output !== null ? `output ${compact(d.output)}\n` : '');
+}
+
+/** Exit 0 for a Completed run, 1 for any other status. */
+const exitFor = (d: RunDetail): ExitCode => (d.run.status === 'Completed' ? EXIT.ok : EXIT.refused);
+
+/**
+ * Follows `runId` over the live channel until terminal. Human mode prints each event as it
+ * arrives and then the outcome; `--json` prints NDJSON events (`eventsAsJson`) or only the
+ * final run document.
+ */
+async function follow(s: Session, runId: string, timeoutSeconds: number, eventsAsJson: boolean): Promise<ExitCode> {
+  const client = s.client();
+  await followRun(
+    client,
+    runId,
+    (events) => {
+      for (const e of events) {
+        if (!s.json) s.io.stdout(`${eventLine(e)}\n`);
+        else if (eventsAsJson) s.io.stdout(`${JSON.stringify(e)}\n`);
+      }
+    },
+    { timeoutSeconds },
+  );
+  const detail = await client.runs.get(runId);
+  if (!s.json) s.io.stdout(outcome(detail));
+  else if (!eventsAsJson) s.print(detail, () => '');
+  return exitFor(detail);
+}
+
+function runView(d: RunDetail): string {
+  const r = d.run;
+  return (
+    fields([
+      ['run', r.id],
+      ['definition', r.definitionId],
+      ['status', r.status],
+      ['failureClass', r.failureClass],
+      ['reason', r.reason],
+      ['paused', r.paused],
+      ['created', r.createdAt],
+      ['finished', r.finishedAt],
+    ]) +
+    '\n' +
+    table(
+      ['key', 'kind', 'status', 'attempt', 'failureClass'],
+      d.nodeRuns.map((n) => [n.nodeKey, n.kind, n.status, n.attempt, n.failureClass]),
+    ) +
+    (d.output !== null ? `\noutput ${compact(d.output)}\n` : '')
+  );
+}
+
+const TIMEOUT_HELP = 'give up after this many seconds (0: no limit)';
+
+export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
+  const runs = program.command('runs').description('executions of definitions');
+
+  runs
+    .command('start')
+    .description('start a run; prints its id (with --wait, follows it and exits 0 only when it completes)')
+    .argument('<definitionId>', 'definition id')
+    .option('--input <json>', 'run input: inline JSON or @file')
+    .option('--request-id <id>', 'idempotency key: the same key starts the same run')
+    .option('--wait', 'follow the run over the live channel until it is terminal')
+    .option('--timeout <seconds>', TIMEOUT_HELP, nonNegativeInt, 0)
+    .action(
+      wrap(async (definitionId: string, o: { input?: string; requestId?: string; wait?: boolean; timeout: number }) => {
+        const input = o.input !== undefined ? await jsonArgument(o.input, s.io.cwd, '--input') : undefined;
+        const { runId } = await s.client().runs.start(definitionId, {
+          ...(input !== undefined ? { input } : {}),
+          ...(o.requestId ? { requestId: o.requestId } : {}),
+        });
+        if (!o.wait) {
+          s.print({ runId }, () => `${runId}\n`);
+          return EXIT.ok;
+        }
+        if (!s.json) s.io.stdout(`${runId}\n`);
+        return follow(s, runId, o.timeout, false);
+      }),
+    );
+
+  runs
+    .command('list')
+    .description('list runs, newest first')
+    .option('--status <status>', 'only runs in this status (e.g. Running, Completed)')
+    .option('--definition <id>', 'only runs of this definition')
+    .option('--limit <n>', 'page size (the API clamps it to 200)', positiveInt)
+    .option('--cursor <cursor>', 'the next page, from a previous listing')
+    .action(
+      wrap(async (o: { status?: string; definition?: string; limit?: number; cursor?: string }) => {
+        const page = await s.client().runs.list({
+          ...(o.status ? { status: o.status } : {}),
+          ...(o.definition ? { definitionId: o.definition } : {}),
+          ...(o.limit ? { limit: o.limit } : {}),
+          ...(o.cursor ? { cursor: o.cursor } : {}),
+        });
+        s.print(page, () =>
+          table(
+            ['id', 'status', 'failureClass', 'definition', 'created', 'finished'],
+            page.items.map((r) => [r.id, r.status, r.failureClass, r.definitionId, r.createdAt, r.finishedAt]),
+          ),
+        );
+        if (!s.json && page.nextCursor) s.io.stderr(`more: --cursor ${page.nextCursor}\n`);
+        return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('get')
+    .description('a run and a table of its nodes')
+    .argument('<runId>', 'run id')
+    .action(
+      wrap(async (runId: string) => {
+        const d = await s.client().runs.get(runId);
+        s.print(d, () => runView(d));
+        return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('events')
+    .description("a run's events, oldest first")
+    .argument('<runId>', 'run id')
+    .option('--after-seq <seq>', 'only events after this seq', nonNegativeInt)
+    .option('--limit <n>', 'at most this many (the API caps it)', positiveInt)
+    .action(
+      wrap(async (runId: string, o: { afterSeq?: number; limit?: number }) => {
+        const page = await s.client().runs.events(runId, {
+          ...(o.afterSeq !== undefined ? { afterSeq: o.afterSeq } : {}),
+          ...(o.limit ? { limit: o.limit } : {}),
+        });
+        s.print(page, () => page.events.map((e) => `${eventLine(e)}\n`).join(''));
+        const last = page.events.at(-1);
+        if (!s.json && page.truncated && last) s.io.stderr(`more: --after-seq ${last.seq}\n`);
+        return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('cancel')
+    .description('cancel a run (idempotent; it reads Cancelling until its work drains)')
+    .argument('<runId>', 'run id')
+    .action(
+      wrap(async (runId: string) => {
+        const answer = await s.client().runs.cancel(runId);
+        s.print(answer, () => `cancel requested: ${runId}\n`);
+        return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('watch')
+    .description('print each event of a run as it arrives until the run is terminal (exit 0 only when it completes)')
+    .argument('<runId>', 'run id')
+    .option('--timeout <seconds>', TIMEOUT_HELP, nonNegativeInt, 0)
+    .action(
+      wrap(async (runId: string, o: { timeout: number }) => {
+        // A REST read first: an unknown run is refused with the API's own NotFound.
+        await s.client().runs.get(runId);
+        return follow(s, runId, o.timeout, true);
+      }),
+    );
+}

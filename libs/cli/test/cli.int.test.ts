@@ -1,0 +1,274 @@
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@flowline/testing';
+import { main } from '../src/index';
+import { KEY, startCluster, type CliCluster } from './cluster';
+
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const NO_RUN = '00000000-0000-4000-8000-000000000000';
+
+/** Start → Tool(`config`) → End, as a user writes it. */
+const toolGraph = (tool: Record<string, unknown>, o: { maxAttempts?: number; end?: Record<string, unknown> } = {}) => ({
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    { key: 'tool', kind: 'Tool', config: tool, ...(o.maxAttempts ? { maxAttempts: o.maxAttempts } : {}) },
+    { key: 'end', kind: 'End', config: o.end ?? { outcome: 'done' } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'tool' },
+    { key: 'e2', from: 'tool', to: 'end' },
+  ],
+});
+
+const gateGraph = {
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    { key: 'gate', kind: 'Pause', config: { prompt: 'ship it?', allowedDecisions: ['Approve', 'Reject'] } },
+    { key: 'yes', kind: 'End', config: { outcome: 'approved' } },
+    { key: 'no', kind: 'End', config: { outcome: 'rejected' } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'gate' },
+    { key: 'e2', from: 'gate', to: 'yes', condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } },
+    { key: 'e3', from: 'gate', to: 'no', condition: { path: 'output.decision', op: 'Eq', value: 'Reject' } },
+  ],
+};
+
+let c: CliCluster;
+let files: string;
+
+/** Runs `flowline --url <cluster> --key <key> …argv` in-process. */
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(['--url', c.url, '--key', KEY, ...argv], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), cwd: files });
+  return { code, out: out.join(''), err: err.join('') };
+}
+
+function file(name: string, value: unknown): string {
+  writeFileSync(join(files, name), typeof value === 'string' ? value : JSON.stringify(value));
+  return name;
+}
+
+beforeAll(async () => {
+  files = mkdtempSync(join(tmpdir(), 'flowline-cli-'));
+  c = await startCluster();
+}, 60_000);
+
+afterAll(async () => {
+  await c?.close();
+});
+
+describe('flowline definitions', () => {
+  it('validates a valid graph: prints valid and exits 0', async () => {
+    const r = await cli('definitions', 'validate', file('valid.json', toolGraph({ toolName: 'echo' })));
+    expect(r).toMatchObject({ code: 0, err: '' });
+    expect(r.out).toBe('valid\n');
+  });
+
+  it('validates an invalid graph: prints every error as `key: message` and exits 1', async () => {
+    const graph = toolGraph({ toolName: 'no_such_tool' }, { end: { outcome: 'done', colour: 'red' } });
+    const r = await cli('definitions', 'validate', file('invalid.json', graph));
+    expect(r.code).toBe(1);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines[0]).toBe('invalid: 2 errors');
+    expect(lines.slice(1).sort()).toEqual([expect.stringMatching(/^end: .*colour/), expect.stringMatching(/^tool: .*no_such_tool/)]);
+  });
+
+  it('prints the API document with --json, still exiting 1 for an invalid graph', async () => {
+    const r = await cli('--json', 'definitions', 'validate', file('invalid2.json', toolGraph({ toolName: 'no_such_tool' })));
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out)).toMatchObject({ valid: false, errors: [{ key: 'tool' }] });
+  });
+
+  it('refuses to create an invalid graph with the keyed details and exit 1', async () => {
+    const r = await cli('definitions', 'create', 'broken', file('invalid3.json', toolGraph({ toolName: 'no_such_tool' })));
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^GraphInvalid: .+\n {2}tool: .*no_such_tool/);
+    expect(r.out).toBe('');
+  });
+
+  it('creates, lists and shows a definition', async () => {
+    const created = await cli('definitions', 'create', 'listed', file('listed.json', toolGraph({ toolName: 'echo' })), '--description', 'for the list');
+    expect(created.code).toBe(0);
+    const id = created.out.trim();
+    const list = await cli('definitions', 'list');
+    expect(list.code).toBe(0);
+    expect(list.out.split('\n')[0]).toMatch(/^ID\s+NAME\s+VERSION\s+KIND\s+NODES\s+UPDATED$/);
+    expect(list.out).toMatch(new RegExp(`^${id}\\s+listed\\s+1\\s+Standard\\s+3\\s`, 'm'));
+    const got = await cli('definitions', 'get', id);
+    expect(got.code).toBe(0);
+    expect(got.out).toMatch(/^description\s+for the list$/m);
+    expect(got.out).toContain('"toolName": "echo"');
+  });
+
+  it('reads a graph held in `graph`: a sample of scripts/samples, or a definition as `--json definitions get` prints it', async () => {
+    const sample = join(packageDir, '..', '..', 'scripts', 'samples', 'hello-echo.json');
+    expect(await cli('definitions', 'validate', sample)).toMatchObject({ code: 0, out: 'valid\n' });
+    const id = (await cli('definitions', 'create', 'sample', sample)).out.trim();
+    const copy = await cli('definitions', 'create', 'copy', file('exported.json', (await cli('--json', 'definitions', 'get', id)).out));
+    expect(copy.code).toBe(0);
+    expect(JSON.parse((await cli('--json', 'definitions', 'get', copy.out.trim())).out).graphHash).toBe(
+      JSON.parse((await cli('--json', 'definitions', 'get', id)).out).graphHash,
+    );
+  });
+});
+
+describe('flowline runs', () => {
+  it('creates Start → Tool echo → End, starts it with --wait, follows it live to Completed (exit 0) and shows its nodes', async () => {
+    const created = await cli('definitions', 'create', 'echo', file('echo.json', toolGraph({ toolName: 'echo', argumentBindings: { said: 'run.input.say' } })));
+    expect(created.code).toBe(0);
+    const definitionId = created.out.trim();
+
+    const run = await cli('runs', 'start', definitionId, '--input', '{"say":"hello"}', '--wait');
+    expect(run.err).toBe('');
+    expect(run.code).toBe(0);
+    const lines = run.out.trimEnd().split('\n');
+    const runId = lines[0]!;
+    expect(runId).toMatch(/^[0-9a-f-]{36}$/);
+    // each event printed as it arrived, then the outcome
+    expect(lines).toContainEqual(expect.stringMatching(/\snode\.completed\s+tool(\s|$)/));
+    expect(lines).toContainEqual(expect.stringMatching(/\srun\.completed\s+-(\s|$)/));
+    expect(lines.at(-2)).toBe(`run ${runId} Completed`);
+    expect(JSON.parse(lines.at(-1)!.replace(/^output /, ''))).toMatchObject({ outcome: 'done' });
+
+    const got = await cli('runs', 'get', runId);
+    expect(got.code).toBe(0);
+    expect(got.out).toMatch(/^status\s+Completed$/m);
+    expect(got.out).toMatch(/^KEY\s+KIND\s+STATUS\s+ATTEMPT\s+FAILURECLASS$/m);
+    expect(got.out).toMatch(/^start\s+Start\s+Succeeded\s+1\s+None$/m);
+    expect(got.out).toMatch(/^tool\s+Tool\s+Succeeded\s+1\s+None$/m);
+    expect(got.out).toMatch(/^end\s+End\s+Succeeded\s+1\s+None$/m);
+
+    const tool = JSON.parse((await cli('--json', 'runs', 'get', runId)).out);
+    expect(tool.run.status).toBe('Completed');
+
+    const events = await cli('runs', 'events', runId);
+    expect(events.code).toBe(0);
+    expect(events.out.trimEnd().split('\n').at(-1)).toMatch(/\srun\.completed\s/);
+
+    const listed = await cli('--json', 'runs', 'list', '--status', 'Completed', '--definition', definitionId);
+    expect(JSON.parse(listed.out).items.map((r: { id: string }) => r.id)).toEqual([runId]);
+  }, 60_000);
+
+  it('exits 1 from --wait when the run fails, naming the failure', async () => {
+    const def = (await cli('definitions', 'create', 'fails', file('fails.json', toolGraph({ toolName: 'test_fail', arguments: { untilAttempt: 5 } }, { maxAttempts: 1 })))).out.trim();
+    const r = await cli('runs', 'start', def, '--wait');
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^run [0-9a-f-]{36} Failed \w+/m);
+    expect(r.out).toMatch(/\srun\.failed\s+-(\s|$)/m);
+  }, 60_000);
+
+  it('decides a waiting gate and watches the run to Completed', async () => {
+    const def = (await cli('definitions', 'create', 'gate', file('gate.json', gateGraph))).out.trim();
+    const runId = (await cli('runs', 'start', def, '--request-id', 'gate-1')).out.trim();
+    // the same request id is the same run
+    expect((await cli('runs', 'start', def, '--request-id', 'gate-1')).out.trim()).toBe(runId);
+    await waitFor(async () => JSON.parse((await cli('--json', 'runs', 'get', runId)).out).run.status === 'WaitingForApproval', {
+      timeoutMs: 20_000,
+      description: 'the gate waits',
+    });
+    const decided = await cli('decide', runId, 'gate', 'Approve', '--comment', 'ship', '--operation-id', 'op-1');
+    expect(decided).toMatchObject({ code: 0, out: 'decided gate: Approve (operation op-1)\n' });
+
+    const watched = await cli('runs', 'watch', runId);
+    expect(watched.code).toBe(0);
+    expect(watched.out).toMatch(/\sgate\.decided\s+gate\s/);
+    expect(watched.out).toMatch(new RegExp(`^run ${runId} Completed$`, 'm'));
+
+    // a different act on the decided gate is refused: `code: message`, exit 1, no stack
+    const again = await cli('decide', runId, 'gate', 'Reject', '--operation-id', 'op-2');
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(/^GateAlreadyDecided: /);
+  }, 60_000);
+
+  it('cancels a waiting run; watching it then ends with exit 1 on Cancelled', async () => {
+    const def = (await cli('definitions', 'create', 'gate', file('gate2.json', gateGraph))).out.trim();
+    const runId = (await cli('runs', 'start', def)).out.trim();
+    await waitFor(async () => JSON.parse((await cli('--json', 'runs', 'get', runId)).out).run.status === 'WaitingForApproval', {
+      timeoutMs: 20_000,
+      description: 'the gate waits',
+    });
+    expect(await cli('runs', 'cancel', runId)).toMatchObject({ code: 0, out: `cancel requested: ${runId}\n` });
+    const watched = await cli('runs', 'watch', runId);
+    expect(watched.code).toBe(1);
+    expect(watched.out).toMatch(/\srun\.cancelled\s/);
+    expect(watched.out).toMatch(new RegExp(`^run ${runId} Cancelled`, 'm'));
+  }, 60_000);
+
+  it('lists the tool catalog', async () => {
+    const r = await cli('tools');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^NAME\s+ALLOWEDURLS\s+DESCRIPTION$/m);
+    expect(r.out).toMatch(/^echo\s+-\s+\S/m);
+    expect(r.out).toMatch(/^http_fetch\s+required\s+\S/m);
+  });
+
+  it('prints an API refusal as `code: message` on stderr with exit 1 and no stack', async () => {
+    const r = await cli('runs', 'get', NO_RUN);
+    expect(r).toMatchObject({ code: 1, out: '' });
+    expect(r.err).toMatch(/^NotFound: .+\n$/);
+    expect(r.err).not.toMatch(/\n\s+at /);
+
+    const err: string[] = [];
+    expect(await main(['--url', c.url, '--key', 'wrong', 'runs', 'list'], { stdout: () => undefined, stderr: (t) => err.push(t) })).toBe(1);
+    expect(err.join('')).toMatch(/^Unauthorized: [^\n]+\n$/);
+  });
+
+  it('refuses to watch a run that does not exist', async () => {
+    const r = await cli('runs', 'watch', NO_RUN);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^NotFound: /);
+  });
+});
+
+describe('flowline usage', () => {
+  it('exits 2 on usage mistakes: an unknown command, a bad option value, an unreadable or non-JSON file', async () => {
+    const unknown = await cli('runz', 'list');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/^UsageError: unknown command 'runz'/);
+    const limit = await cli('runs', 'list', '--limit', 'zero');
+    expect(limit.code).toBe(2);
+    expect(limit.err).toMatch(/positive integer/);
+    const missing = await cli('definitions', 'validate', 'nope.json');
+    expect(missing).toMatchObject({ code: 2, err: 'UsageError: cannot read graph nope.json: ENOENT\n' });
+    const notJson = await cli('definitions', 'validate', file('garbage.json', '{nodes'));
+    expect(notJson.code).toBe(2);
+    expect(notJson.err).toMatch(/^UsageError: graph garbage.json is not JSON/);
+    const input = await cli('runs', 'start', NO_RUN, '--input', '{bad');
+    expect(input.code).toBe(2);
+    expect(input.err).toMatch(/^UsageError: --input is not JSON/);
+  });
+
+  it('prints help with exit 0 and reports an unreachable API as ConnectionFailed with exit 1', async () => {
+    const out: string[] = [];
+    expect(await main(['--help'], { stdout: (t) => out.push(t), stderr: () => undefined })).toBe(0);
+    expect(out.join('')).toMatch(/definitions[\s\S]*runs[\s\S]*decide[\s\S]*tools/);
+    // a port that was free a moment ago: nothing listens there
+    const probe = createServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const url = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+    await new Promise((r) => probe.close(r));
+    const err: string[] = [];
+    expect(await main(['--url', url, 'tools'], { stdout: () => undefined, stderr: (t) => err.push(t) })).toBe(1);
+    expect(err.join('')).toBe(`ConnectionFailed: cannot reach ${url} (ECONNREFUSED)\n`);
+  });
+
+  it('runs as the real `flowline` executable (key from FLOWLINE_API_KEY), whose process ends once a watched run is terminal', async () => {
+    const def = (await cli('definitions', 'create', 'bin', file('bin.json', toolGraph({ toolName: 'echo' })))).out.trim();
+    const runId = (await cli('runs', 'start', def, '--wait')).out.split('\n')[0]!;
+    const { stdout } = await promisify(execFile)(process.execPath, [join(packageDir, 'bin', 'flowline.js'), '--url', c.url, 'runs', 'watch', runId], {
+      env: { ...process.env, FLOWLINE_API_KEY: KEY },
+      timeout: 30_000,
+    });
+    expect(stdout).toMatch(/\srun\.completed\s/);
+    expect(stdout).toMatch(new RegExp(`^run ${runId} Completed$`, 'm'));
+  }, 40_000);
+});
