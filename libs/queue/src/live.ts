@@ -103,7 +103,7 @@ export const runSnapshotSchema = z.object({
 export type RunSnapshot = z.output<typeof runSnapshotSchema>;
 
 /** Stable codes of a refused live request. */
-export const liveErrorCodeSchema = z.enum(['NotFound', 'ValidationFailed', 'NodeStateConflict', 'TooManyRequests', 'Internal']);
+export const liveErrorCodeSchema = z.enum(['NotFound', 'Forbidden', 'ValidationFailed', 'NodeStateConflict', 'TooManyRequests', 'Internal']);
 export type LiveErrorCode = z.output<typeof liveErrorCodeSchema>;
 
 /** The ack of a refused live request: `{ error: { code, message, retryAfterMs? } }`. */

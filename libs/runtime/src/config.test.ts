@@ -72,14 +72,41 @@ describe('config', () => {
     });
   });
 
-  it('parses API_KEYS into key → tenant and rejects malformed entries', () => {
+  it('parses API_KEYS into key → tenant and scopes; an entry without scopes or with * holds them all', () => {
     const schema = defineConfig(httpOptions);
-    expect(parseConfigOrThrow(schema, { API_KEYS: 'tenantA:keyA, tenantB:keyB' }).API_KEYS).toEqual({
-      keyA: 'tenantA',
-      keyB: 'tenantB',
+    const all = ['read', 'run', 'operate', 'define'];
+    expect(parseConfigOrThrow(schema, { API_KEYS: 'tenantA:keyA, tenantB:keyB:*, tenantA:keyR:read, tenantB:keyO: operate + read ' }).API_KEYS).toEqual({
+      keyA: { tenant: 'tenantA', scopes: all },
+      keyB: { tenant: 'tenantB', scopes: all },
+      keyR: { tenant: 'tenantA', scopes: ['read'] },
+      keyO: { tenant: 'tenantB', scopes: ['read', 'operate'] },
     });
-    expect(() => parseConfigOrThrow(schema, { API_KEYS: 'tenantA' })).toThrow(ConfigError);
-    expect(() => parseConfigOrThrow(schema, { API_KEYS: 'a:k,b:k' })).toThrow(/one tenant only/);
+  });
+
+  it('refuses a malformed API_KEYS naming the option and never printing a key', () => {
+    const schema = defineConfig(httpOptions);
+    const cases: Array<[string, RegExp]> = [
+      ['tenantA', /entry 1 must be tenant:key/],
+      ['tenantA:', /entry 1 must be tenant:key/],
+      ['tenantA:keyA,tenantB::read', /entry 2 must be tenant:key/],
+      [':keyA', /entry 1 must be tenant:key/],
+      ['tenantA:keyA:read:run', /entry 1 must be tenant:key/],
+      ['tenantA:keyA:admin', /entry 1 names an unknown or empty scope/],
+      ['tenantA:keyA:read+', /entry 1 names an unknown or empty scope/],
+      ['tenantA:keyA:', /entry 1 names an unknown or empty scope/],
+      ['a:k1,b:k1', /entry 2 repeats a key/],
+    ];
+    for (const [value, message] of cases) {
+      const r = parseConfig(schema, { API_KEYS: value });
+      expect(r.ok).toBe(false);
+      if (r.ok) continue;
+      expect(r.issues).toHaveLength(1);
+      expect(r.issues[0]).toMatch(/^API_KEYS: /);
+      expect(r.issues[0]).toMatch(message);
+      expect(r.issues[0]).toMatch(/\(value hidden\)$/);
+      for (const secret of ['keyA', 'k1', 'admin']) expect(r.issues[0]).not.toContain(secret);
+      expect(() => parseConfigOrThrow(schema, { API_KEYS: value })).toThrow(ConfigError);
+    }
   });
 
   it('hides the value of an invalid secret option', () => {

@@ -12,7 +12,9 @@ export {
   defineConfig,
   toCoreOptions,
   describeOptions,
+  API_KEY_SCOPES,
 } from './options';
+export type { ApiKeyGrant, ApiKeyScope } from './options';
 export { createLogger, REDACT_PATHS } from './logger';
 export type { Logger, CreateLoggerOptions } from './logger';
 export { runLoop } from './service';

@@ -21,32 +21,70 @@ export const connectionOptions = {
     .describe('Redis connection string'),
 };
 
-/** Parses `API_KEYS` ("tenantA:keyA,tenantB:keyB") into key → tenant. */
+/**
+ * What an API key may do (CONTRACT §8: a key without the route's scope → 403):
+ * `read` every GET route and the live channel, `run` run starts, chat sends and gate
+ * decisions, `operate` the operator verbs and cancel, `define` definition writes.
+ */
+export const API_KEY_SCOPES = ['read', 'run', 'operate', 'define'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+/** One `API_KEYS` entry as parsed: the tenant a key names and the scopes it holds. */
+export interface ApiKeyGrant {
+  tenant: string;
+  scopes: readonly ApiKeyScope[];
+}
+
+const isScope = (s: string): s is ApiKeyScope => (API_KEY_SCOPES as readonly string[]).includes(s);
+
+/**
+ * One entry, `tenant:key` or `tenant:key:scope+scope…` (`*` = every scope, as is an entry
+ * without scopes). Returns the problem instead when malformed. Messages name the entry by
+ * its position only: a key (or a key mistyped into the scope slot) is never echoed.
+ */
+function parseApiKeyEntry(entry: string, position: number): { key: string; grant: ApiKeyGrant } | string {
+  const parts = entry.split(':').map((p) => p.trim());
+  const [tenant, key, scopeList] = parts;
+  if (parts.length > 3 || !tenant || !key) return `entry ${position} must be tenant:key or tenant:key:scope+scope`;
+  if (scopeList === undefined || scopeList === '*') return { key, grant: { tenant, scopes: API_KEY_SCOPES } };
+  const named = scopeList.split('+').map((s) => s.trim());
+  if (!named.every(isScope)) {
+    return `entry ${position} names an unknown or empty scope (scopes: ${API_KEY_SCOPES.join(', ')}, or * for all)`;
+  }
+  return { key, grant: { tenant, scopes: API_KEY_SCOPES.filter((s) => named.includes(s)) } };
+}
+
+/**
+ * Parses `API_KEYS` ("tenantA:keyA,tenantB:keyB:read+run") into key → {tenant, scopes}.
+ * An empty key, an unknown scope or a key listed twice is an issue (the process stops at
+ * boot, naming API_KEYS and hiding its value).
+ */
 const apiKeys = z
   .string()
   .transform((raw, ctx) => {
-    const map: Record<string, string> = {};
-    for (const entry of raw
+    const map: Record<string, ApiKeyGrant> = {};
+    const entries = raw
       .split(',')
       .map((e) => e.trim())
-      .filter(Boolean)) {
-      const at = entry.indexOf(':');
-      const tenant = entry.slice(0, at).trim();
-      const key = entry.slice(at + 1).trim();
-      if (at <= 0 || !tenant || !key) {
-        ctx.addIssue({ code: 'custom', message: 'each entry must be tenant:key' });
+      .filter(Boolean);
+    for (const [i, entry] of entries.entries()) {
+      const parsed = parseApiKeyEntry(entry, i + 1);
+      if (typeof parsed === 'string') {
+        ctx.addIssue({ code: 'custom', message: parsed });
         return z.NEVER;
       }
-      if (map[key] !== undefined) {
-        ctx.addIssue({ code: 'custom', message: 'a key maps to one tenant only' });
+      if (map[parsed.key] !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} repeats a key: a key maps to one tenant only` });
         return z.NEVER;
       }
-      map[key] = tenant;
+      map[parsed.key] = parsed.grant;
     }
     return map;
   })
   .optional()
-  .describe('tenant:key pairs, comma-separated; unset = single tenant "default" without auth');
+  .describe(
+    'tenant:key or tenant:key:scope+scope entries (scopes read, run, operate, define; none or * = all), comma-separated; unset = single tenant "default" without auth',
+  );
 
 /** HTTP options of the API service. */
 export const httpOptions = {

@@ -1,12 +1,13 @@
 /**
  * The Hono app: middleware order is load-bearing —
- * metrics → auth (/v1 only) → 413 body limit → lossless JSON parse → zod route validators.
+ * metrics → auth (/v1 only; 401) → the route's scope check (403, route-scopes.ts) → 413 body
+ * limit → lossless JSON parse → zod route validators.
  * Every error leaves through the one `onError` mapping (errors.ts).
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
-import { authMiddleware, createAuthenticator } from './auth';
+import { assertEveryRouteScoped, authMiddleware, createAuthenticator, documentScopes, installScopeChecks } from './auth';
 import { limitBody, parseBody } from './body';
 import type { AppDeps, AppEnv } from './context';
 import { ApiError, ValidationFailedError, errorResponse } from './errors';
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.use('*', metrics.middleware);
   app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
+  installScopeChecks(app);
   app.use('/v1/*', limitBody());
   app.use('/v1/*', parseBody());
 
@@ -54,6 +56,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
   registerConversationRoutes(app, deps);
+  // a keyed route without a declared scope would answer any key: refuse to build
+  assertEveryRouteScoped(app);
+  documentScopes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   for (const path of ['/openapi.json', '/docs']) {

@@ -1,38 +1,144 @@
 /**
- * Bearer-key authentication: the key names the tenant every /v1 request is scoped to.
- * Without configured keys the API is single-tenant (`default`) and open.
+ * Bearer-key authentication and scopes (CONTRACT §8): the key names the tenant every /v1
+ * request is scoped to and the scopes it holds. No or unknown key → 401 (always first);
+ * a key without the route's scope ({@link ROUTE_SCOPES}) → 403 `Forbidden`; another
+ * tenant's resource → 404 (the routes' tenant-scoped reads). Without configured keys the
+ * API is single-tenant (`default`), open, and every request holds every scope.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { UnauthorizedError } from './errors';
+import { API_KEY_SCOPES, type ApiKeyGrant, type ApiKeyScope } from '@flowline/runtime';
+import { ApiError, UnauthorizedError } from './errors';
 import type { AppEnv } from './context';
+import { ErrorSchema, jsonContent } from './schemas';
+import { ROUTE_SCOPES, routeName, scopedRoutes } from './route-scopes';
 
 /** The tenant of single-tenant mode. */
 export const DEFAULT_TENANT = 'default';
 
+/** key → grant; a bare string is a tenant whose key holds every scope. */
+export type ApiKeyTable = ReadonlyMap<string, ApiKeyGrant | string>;
+
+/** Who a request (or socket) acts as. */
+export interface Principal {
+  tenant: string;
+  scopes: ReadonlySet<ApiKeyScope>;
+}
+
+const ALL_SCOPES: ReadonlySet<ApiKeyScope> = new Set(API_KEY_SCOPES);
+
+/** A key that authenticates but lacks the scope the route (or live event) needs. */
+export class ForbiddenError extends ApiError {
+  constructor(scope: ApiKeyScope) {
+    super(403, 'Forbidden', forbiddenMessage(scope));
+  }
+}
+
+/** The message of a refusal for want of `scope` (HTTP 403 and live acks alike). */
+export function forbiddenMessage(scope: ApiKeyScope): string {
+  return `this key lacks the '${scope}' scope`;
+}
+
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
-/** Resolves `Authorization` headers to tenants. `keys` null = single-tenant, no auth. */
-export function createAuthenticator(keys: ReadonlyMap<string, string> | null): (header: string | undefined) => string | null {
-  if (keys === null) return () => DEFAULT_TENANT;
-  const table = [...keys].map(([key, tenant]) => ({ hash: digest(key), tenant }));
+/** Resolves `Authorization` headers to principals. `keys` null = single-tenant, no auth. */
+export function createAuthenticator(keys: ApiKeyTable | null): (header: string | undefined) => Principal | null {
+  if (keys === null) {
+    const open: Principal = { tenant: DEFAULT_TENANT, scopes: ALL_SCOPES };
+    return () => open;
+  }
+  const table = [...keys].map(([key, grant]) => ({
+    hash: digest(key),
+    principal: typeof grant === 'string' ? { tenant: grant, scopes: ALL_SCOPES } : { tenant: grant.tenant, scopes: new Set(grant.scopes) },
+  }));
   return (header) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
     if (!m?.[1]) return null;
     const h = digest(m[1]);
-    let found: string | null = null;
+    let found: Principal | null = null;
     // compares against every key (constant time per key) so timing does not reveal which matched
-    for (const row of table) if (timingSafeEqual(row.hash, h)) found = row.tenant;
+    for (const row of table) if (timingSafeEqual(row.hash, h)) found = row.principal;
     return found;
   };
 }
 
-/** Sets `tenant` on the context or answers 401. */
-export function authMiddleware(resolve: (header: string | undefined) => string | null): MiddlewareHandler<AppEnv> {
+/** Sets `tenant` and `scopes` on the context or answers 401. */
+export function authMiddleware(resolve: (header: string | undefined) => Principal | null): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const tenant = resolve(c.req.header('authorization'));
-    if (tenant === null) throw new UnauthorizedError();
-    c.set('tenant', tenant);
+    const principal = resolve(c.req.header('authorization'));
+    if (principal === null) throw new UnauthorizedError();
+    c.set('tenant', principal.tenant);
+    c.set('scopes', principal.scopes);
     await next();
   };
+}
+
+/** The scope checks installed by {@link installScopeChecks}, told apart from route handlers. */
+const scopeChecks = new WeakSet<object>();
+
+/** Answers 403 unless the authenticated key holds `scope`. */
+function requireScope(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
+  const check: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (!c.get('scopes').has(scope)) throw new ForbiddenError(scope);
+    await next();
+  };
+  scopeChecks.add(check);
+  return check;
+}
+
+/**
+ * Installs one scope check per {@link ROUTE_SCOPES} entry, matched by Hono's router on
+ * the same method and path as the route. Call after the auth middleware (401 comes
+ * first) and before the body limit and the routes (a 403 reads no body).
+ */
+export function installScopeChecks(app: OpenAPIHono<AppEnv>): void {
+  for (const r of scopedRoutes()) app.on(r.method, r.honoPath, requireScope(r.scope));
+}
+
+/**
+ * The mismatches between the registered routes and {@link ROUTE_SCOPES}: /v1 routes
+ * without an entry (they would answer without a scope check) and entries naming no route.
+ * Empty when every keyed route declares its scope.
+ */
+export function scopeTableMismatches(app: OpenAPIHono<AppEnv>): { unscoped: string[]; unrouted: string[] } {
+  const registered = new Set(
+    app.routes
+      .filter((r) => r.method !== 'ALL' && r.path.startsWith('/v1/') && !scopeChecks.has(r.handler))
+      .map((r) => routeName(r.method, r.path)),
+  );
+  const declared = new Set(Object.keys(ROUTE_SCOPES));
+  return {
+    unscoped: [...registered].filter((r) => !declared.has(r)).sort(),
+    unrouted: [...declared].filter((r) => !registered.has(r)).sort(),
+  };
+}
+
+/** Throws (the app is not built) when {@link scopeTableMismatches} finds any. */
+export function assertEveryRouteScoped(app: OpenAPIHono<AppEnv>): void {
+  const { unscoped, unrouted } = scopeTableMismatches(app);
+  if (unscoped.length > 0 || unrouted.length > 0) {
+    throw new Error(
+      `ROUTE_SCOPES does not match the routes: without a scope [${unscoped.join(', ')}], naming no route [${unrouted.join(', ')}]`,
+    );
+  }
+}
+
+/**
+ * Writes each keyed route's scope into the OpenAPI document: its security requirement
+ * becomes `bearer: [<scope>]` (OpenAPI 3.1 role names) and it gains the 403 answer.
+ */
+export function documentScopes(app: OpenAPIHono<AppEnv>): void {
+  const scopes: Record<string, ApiKeyScope> = ROUTE_SCOPES;
+  for (const def of app.openAPIRegistry.definitions) {
+    if (def.type !== 'route') continue;
+    const scope = scopes[routeName(def.route.method, def.route.path)];
+    if (scope === undefined) continue;
+    def.route.security = [{ bearer: [scope] }];
+    def.route.responses = {
+      ...def.route.responses,
+      403: jsonContent(ErrorSchema, `Forbidden: the key lacks the '${scope}' scope`),
+    };
+    def.route.description = [def.route.description, `Needs a key with the \`${scope}\` scope.`].filter(Boolean).join('\n\n');
+  }
 }

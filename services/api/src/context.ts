@@ -5,6 +5,8 @@ import type { Pool } from 'pg';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ToolCatalog } from '@flowline/graph';
+import type { ApiKeyScope } from '@flowline/runtime';
+import type { ApiKeyTable } from './auth';
 
 /** A tool as `GET /v1/tools` lists it (CONTRACT §8). */
 export interface ToolCatalogEntry {
@@ -37,8 +39,8 @@ export interface ApiLimits {
 export interface AppDeps {
   pool: Pool;
   redis: Redis;
-  /** key → tenant; null = single-tenant `default` without auth */
-  apiKeys: ReadonlyMap<string, string> | null;
+  /** key → tenant and scopes (a bare tenant string holds every scope); null = single-tenant `default` without auth */
+  apiKeys: ApiKeyTable | null;
   limits: ApiLimits;
   tools: ApiTools;
   /** Redis prefix of queues and channels (libs/queue) */
@@ -50,6 +52,8 @@ export interface AppDeps {
 export interface AppEnv {
   Variables: {
     tenant: string;
+    /** what the request's key may do (every scope in single-tenant mode) */
+    scopes: ReadonlySet<ApiKeyScope>;
     /** the JSON body parsed losslessly (big numbers kept), undefined without a body */
     body: unknown;
   };

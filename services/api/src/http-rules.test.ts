@@ -1,24 +1,31 @@
 import { HTTPException } from 'hono/http-exception';
 import { describe, expect, it } from 'vitest';
+import type { ApiKeyGrant } from '@flowline/runtime';
 import { DEFAULT_TENANT, createAuthenticator } from './auth';
 import { GraphInvalidError, VersionConflictError, errorResponse } from './errors';
 import { pageLimit, requireUuid } from './present';
 import { pingKind } from './routes/stream';
 
 describe('authenticator', () => {
-  const auth = createAuthenticator(new Map([['k1', 'tenantA'], ['k2', 'tenantB']]));
+  const all = ['read', 'run', 'operate', 'define'];
+  const auth = createAuthenticator(new Map<string, ApiKeyGrant | string>([['k1', 'tenantA'], ['k2', { tenant: 'tenantB', scopes: ['read'] }]]));
+  const seen = (header: string | undefined) => {
+    const p = auth(header);
+    return p && { tenant: p.tenant, scopes: [...p.scopes] };
+  };
 
-  it('maps a bearer key to its tenant and refuses missing, unknown or malformed headers', () => {
-    expect(auth('Bearer k1')).toBe('tenantA');
-    expect(auth('bearer k2')).toBe('tenantB');
+  it('maps a bearer key to its tenant and scopes and refuses missing, unknown or malformed headers', () => {
+    expect(seen('Bearer k1')).toEqual({ tenant: 'tenantA', scopes: all });
+    expect(seen('bearer k2')).toEqual({ tenant: 'tenantB', scopes: ['read'] });
     expect(auth(undefined)).toBeNull();
     expect(auth('Bearer nope')).toBeNull();
     expect(auth('Basic k1')).toBeNull();
     expect(auth('Bearer k1 extra')).toBeNull();
   });
 
-  it('answers the default tenant for every request when no keys are configured', () => {
-    expect(createAuthenticator(null)(undefined)).toBe(DEFAULT_TENANT);
+  it('answers the default tenant with every scope for every request when no keys are configured', () => {
+    const p = createAuthenticator(null)(undefined);
+    expect(p && { tenant: p.tenant, scopes: [...p.scopes] }).toEqual({ tenant: DEFAULT_TENANT, scopes: all });
   });
 });
 

@@ -7,6 +7,7 @@ import pino from 'pino';
 import { createTestDatabase, createTestRedis, type TestDatabase } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from '../src/app';
+import type { ApiKeyTable } from '../src/auth';
 import type { ApiLimits } from '../src/context';
 
 export const KEYS = { a: 'key-tenant-a', b: 'key-tenant-b' } as const;
@@ -35,7 +36,7 @@ export interface CallOptions {
  */
 export async function startHarness(
   limits: Partial<ApiLimits> = {},
-  apiKeys: Map<string, string> | null | undefined = undefined,
+  apiKeys: ApiKeyTable | null | undefined = undefined,
 ): Promise<Harness> {
   const db = await createTestDatabase();
   const tr = createTestRedis();

@@ -1,6 +1,6 @@
 /**
- * Per-socket handlers of the live channel: `subscribeRun` (admission → validate → tenant
- * check → join → snapshot ack), `unsubscribeRun` and `streamNodeActivity`. A malformed
+ * Per-socket handlers of the live channel: `subscribeRun` (scope → admission → validate →
+ * tenant check → join → snapshot ack), `unsubscribeRun` and `streamNodeActivity`. A malformed
  * payload or a failed read is answered with an error ack; a handler never throws into
  * Socket.IO, and a call without an ack function is ignored (it cannot be answered).
  */
@@ -15,7 +15,9 @@ import {
   subscribeRunRequestSchema,
   unsubscribeRunRequestSchema,
 } from '@flowline/queue';
+import { forbiddenMessage, type Principal } from '../auth';
 import { isUuid } from '../present';
+import { LIVE_EVENT_SCOPES } from '../route-scopes';
 import { startActivityReader, type ActivityReader } from './activity';
 import type { LiveDeps } from './live-server';
 import { readNodeActivityTarget, readRunHead, readRunSnapshot } from './snapshot';
@@ -41,13 +43,16 @@ const issuesOf = (e: { issues: Array<{ path: PropertyKey[]; message: string }> }
 
 /** Wires the live events of one connected socket. */
 export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
-  const tenant = (socket.data as { tenant: string }).tenant;
+  const { tenant, scopes } = (socket.data as { principal: Principal }).principal;
   const readers = new Map<string, ActivityReader>();
   const readerKey = (runId: string, nodeKey: string) => `${runId}\u0000${nodeKey}`;
-  const guard = (event: string, body: (payload: unknown, ack: Ack) => Promise<void>) => {
+  const guard = (event: keyof typeof LIVE_EVENT_SCOPES, body: (payload: unknown, ack: Ack) => Promise<void>) => {
+    const scope = LIVE_EVENT_SCOPES[event];
     socket.on(event, (payload: unknown, ack?: unknown) => {
       if (typeof ack !== 'function') return;
       const answer = ack as Ack;
+      // the key's scope first, before validation or admission (as a route's 403 precedes its body)
+      if (!scopes.has(scope)) return answer(errorAck('Forbidden', forbiddenMessage(scope)));
       body(payload, answer).catch((err: unknown) => {
         d.log.error({ err, event }, 'live handler failed');
         answer(errorAck('Internal', 'internal error'));

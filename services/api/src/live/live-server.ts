@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { Server, type Socket } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { LIVE_EVENTS, LIVE_SOCKET_PATH, runRoom } from '@flowline/queue';
-import { createAuthenticator } from '../auth';
+import { createAuthenticator, type ApiKeyTable, type Principal } from '../auth';
 import { sharedChangeFeed, type ChangeFeed } from './change-feed';
 import type { LiveOptions } from './config';
 import { createPingMerger } from './merger';
@@ -24,8 +24,8 @@ import { registerLiveHandlers } from './handlers';
 export interface LiveDeps {
   pool: Pool;
   redis: Redis;
-  /** key → tenant; null = single-tenant `default` without auth */
-  apiKeys: ReadonlyMap<string, string> | null;
+  /** key → tenant and scopes (a bare tenant string holds every scope); null = single-tenant `default` without auth */
+  apiKeys: ApiKeyTable | null;
   queuePrefix: string;
   eventReplayLimit: number;
   options: LiveOptions;
@@ -84,12 +84,13 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
   const authenticate = createAuthenticator(d.apiKeys);
   io.use((socket, next) => {
     const token: unknown = (socket.handshake.auth as Record<string, unknown> | undefined)?.token;
-    const tenant = authenticate(typeof token === 'string' ? `Bearer ${token}` : undefined);
-    if (tenant === null) {
+    const principal = authenticate(typeof token === 'string' ? `Bearer ${token}` : undefined);
+    if (principal === null) {
       next(new Error('Unauthorized'));
       return;
     }
-    (socket.data as { tenant: string }).tenant = tenant;
+    // scopes are checked per event (handlers.ts): a key without `read` connects, and its subscriptions are refused
+    (socket.data as { principal: Principal }).principal = principal;
     next();
   });
 

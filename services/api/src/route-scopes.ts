@@ -1,0 +1,79 @@
+/**
+ * The one table of what each keyed route and live event needs (CONTRACT §8: a key
+ * without the scope → 403). `createApp` installs a scope check per entry, refuses to
+ * build when a registered /v1 route has no entry (or an entry names no route), and
+ * writes each route's scope into the OpenAPI document; the live channel checks its
+ * events against {@link LIVE_EVENT_SCOPES}. Ops routes (`/healthz`, `/readyz`,
+ * `/metrics`, `/openapi.json`, `/docs`) are outside /v1 and need no key.
+ */
+import type { ApiKeyScope } from '@flowline/runtime';
+import type { LIVE_EVENTS } from '@flowline/queue';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** `"METHOD /v1/path"` (OpenAPI path template) → the scope a key needs for it. */
+export const ROUTE_SCOPES = {
+  'GET /v1/tools': 'read',
+
+  'GET /v1/definitions': 'read',
+  'GET /v1/definitions/{id}': 'read',
+  'POST /v1/definitions': 'define',
+  'PUT /v1/definitions/{id}': 'define',
+  'DELETE /v1/definitions/{id}': 'define',
+  'POST /v1/definitions/{id}/duplicate': 'define',
+  'POST /v1/definitions/validate': 'define',
+
+  'POST /v1/definitions/{id}/runs': 'run',
+  'GET /v1/runs': 'read',
+  'GET /v1/runs/{id}': 'read',
+  'GET /v1/runs/{id}/nodes/{key}': 'read',
+  'GET /v1/runs/{id}/events': 'read',
+  'GET /v1/runs/{id}/stream': 'read',
+  'POST /v1/runs/{id}/nodes/{key}/decide': 'run',
+
+  'POST /v1/runs/{id}/cancel': 'operate',
+  'POST /v1/runs/{id}/pause': 'operate',
+  'POST /v1/runs/{id}/resume': 'operate',
+  'POST /v1/runs/{id}/step': 'operate',
+  'PUT /v1/runs/{id}/breakpoints': 'operate',
+  'PUT /v1/runs/{id}/edges/{edgeKey}/override': 'operate',
+  'POST /v1/runs/{id}/nodes/{key}/skip': 'operate',
+  'POST /v1/runs/{id}/nodes/{key}/retry': 'operate',
+  'POST /v1/runs/{id}/nodes/{key}/complete': 'operate',
+  'PUT /v1/runs/{id}/nodes/{key}/input': 'operate',
+  'POST /v1/runs/{id}/nodes/{key}/steer': 'operate',
+
+  'POST /v1/conversations/{id}/messages': 'run',
+  'GET /v1/conversations/{id}/messages': 'read',
+  'GET /v1/conversations/{id}/runs': 'read',
+} as const satisfies Record<`${Method} /v1/${string}`, ApiKeyScope>;
+
+/** Client → server live events → the scope a key needs for them. */
+export const LIVE_EVENT_SCOPES = {
+  subscribeRun: 'read',
+  unsubscribeRun: 'read',
+  streamNodeActivity: 'read',
+} as const satisfies Record<Exclude<keyof typeof LIVE_EVENTS, 'runChanged' | 'nodeActivity'>, ApiKeyScope>;
+
+/** One table entry split into Hono's method and path form (`{id}` → `:id`). */
+export interface ScopedRoute {
+  method: Method;
+  /** OpenAPI template, as in the table */
+  path: string;
+  /** Hono pattern */
+  honoPath: string;
+  scope: ApiKeyScope;
+}
+
+/** The table as a list of {@link ScopedRoute}. */
+export function scopedRoutes(): ScopedRoute[] {
+  return Object.entries(ROUTE_SCOPES).map(([route, scope]) => {
+    const [method, path] = route.split(' ') as [Method, string];
+    return { method, path, honoPath: path.replace(/\{(\w+)\}/g, ':$1'), scope };
+  });
+}
+
+/** `"METHOD /path"` with Hono's `:param` turned back into `{param}`. */
+export function routeName(method: string, honoPath: string): string {
+  return `${method.toUpperCase()} ${honoPath.replace(/:(\w+)/g, '{$1}')}`;
+}

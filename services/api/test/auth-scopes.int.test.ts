@@ -1,0 +1,268 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve } from '@hono/node-server';
+import pino from 'pino';
+import { io as connectSocket, type Socket } from 'socket.io-client';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { API_KEY_SCOPES, loadConfig, type ApiKeyGrant } from '@flowline/runtime';
+import { LIVE_EVENTS } from '@flowline/queue';
+import { scopeTableMismatches, type ApiKeyTable } from '../src/auth';
+import { apiConfigSchema } from '../src/config';
+import type { AppEnv } from '../src/context';
+import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
+import { LIVE_EVENT_SCOPES, ROUTE_SCOPES } from '../src/route-scopes';
+import { KEYS, createDefinition, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
+
+/** Scoped keys of tenant A beside the harness's full keys of tenants A and B. */
+const SCOPED = {
+  read: 'key-a-read',
+  operate: 'key-a-operate',
+  run: 'key-a-run',
+  define: 'key-a-define',
+  readB: 'key-b-read',
+} as const;
+const grant = (tenant: string, ...scopes: ApiKeyGrant['scopes']): ApiKeyGrant => ({ tenant, scopes });
+const TABLE: ApiKeyTable = new Map<string, ApiKeyGrant | string>([
+  [KEYS.a, grant('tenantA', ...API_KEY_SCOPES)],
+  [KEYS.b, 'tenantB'],
+  [SCOPED.read, grant('tenantA', 'read')],
+  [SCOPED.operate, grant('tenantA', 'operate')],
+  [SCOPED.run, grant('tenantA', 'run')],
+  [SCOPED.define, grant('tenantA', 'define')],
+  [SCOPED.readB, grant('tenantB', 'read')],
+]);
+
+const OPS_ROUTES = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /openapi.json', 'GET /docs'];
+
+let h: Harness;
+let lineDef: string;
+let pauseDef: string;
+beforeAll(async () => {
+  h = await startHarness({}, TABLE);
+  lineDef = await createDefinition(h, lineGraph(), 'line');
+  pauseDef = await createDefinition(h, pauseGraph(), 'pause');
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const forbidden = (scope: string) => ({ error: { code: 'Forbidden', message: `this key lacks the '${scope}' scope` } });
+
+describe('API key scopes over REST', () => {
+  it('lets a read-only key read and refuses it every write with 403 Forbidden naming the scope, writing nothing', async () => {
+    const runId = await startRun(h, pauseDef);
+    for (const path of [
+      '/v1/definitions',
+      `/v1/definitions/${lineDef}`,
+      '/v1/runs',
+      `/v1/runs/${runId}`,
+      `/v1/runs/${runId}/nodes/start`,
+      `/v1/runs/${runId}/events`,
+      '/v1/tools',
+    ]) {
+      const r = await h.call('GET', path, { token: SCOPED.read });
+      expect({ path, status: r.status }).toEqual({ path, status: 200 });
+    }
+    const refusals: Array<[string, string, unknown, string]> = [
+      ['POST', `/v1/runs/${runId}/cancel`, {}, 'operate'],
+      ['POST', `/v1/runs/${runId}/pause`, undefined, 'operate'],
+      ['PUT', `/v1/runs/${runId}/breakpoints`, { nodeKeys: [] }, 'operate'],
+      ['POST', `/v1/definitions/${lineDef}/runs`, { requestId: 'read-only-start' }, 'run'],
+      ['POST', `/v1/runs/${runId}/nodes/gate/decide`, { operationId: 'op', decision: 'Approve' }, 'run'],
+      ['POST', '/v1/conversations/c1/messages', { definitionId: lineDef, text: 'x', requestId: 'read-only-send' }, 'run'],
+      ['POST', '/v1/definitions', { name: 'read-only-create', graph: lineGraph() }, 'define'],
+      ['PUT', `/v1/definitions/${lineDef}`, { name: 'renamed', version: 1 }, 'define'],
+      ['DELETE', `/v1/definitions/${lineDef}`, undefined, 'define'],
+      ['POST', '/v1/definitions/validate', { graph: lineGraph() }, 'define'],
+    ];
+    for (const [method, path, body, scope] of refusals) {
+      const r = await h.call(method, path, { token: SCOPED.read, ...(body === undefined ? {} : { body }) });
+      expect({ method, path, status: r.status, body: r.body }).toEqual({ method, path, status: 403, body: forbidden(scope) });
+    }
+    const run = await h.call('GET', `/v1/runs/${runId}`);
+    expect(run.body.run).toMatchObject({ status: 'Pending', paused: false });
+    expect((await h.db.pool.query(`SELECT 1 FROM runs WHERE request_id = 'read-only-start'`)).rowCount).toBe(0);
+    expect((await h.db.pool.query(`SELECT 1 FROM definitions WHERE name IN ('read-only-create', 'renamed')`)).rowCount).toBe(0);
+    expect((await h.call('GET', `/v1/definitions/${lineDef}`)).status).toBe(200);
+  });
+
+  it('refuses an operate-only key every read, and lets it operate', async () => {
+    const runId = await startRun(h, lineDef);
+    for (const path of ['/v1/definitions', `/v1/runs/${runId}`, `/v1/runs/${runId}/events`, `/v1/runs/${runId}/stream`, '/v1/tools', '/v1/conversations/c1/runs']) {
+      const r = await h.call('GET', path, { token: SCOPED.operate });
+      expect({ path, status: r.status, body: r.body }).toEqual({ path, status: 403, body: forbidden('read') });
+    }
+    expect((await h.call('POST', `/v1/definitions/${lineDef}/runs`, { token: SCOPED.operate, body: {} })).body).toEqual(forbidden('run'));
+    expect((await h.call('POST', '/v1/definitions', { token: SCOPED.operate, body: { name: 'x', graph: lineGraph() } })).body).toEqual(forbidden('define'));
+    const cancel = await h.call('POST', `/v1/runs/${runId}/cancel`, { token: SCOPED.operate, body: {} });
+    expect(cancel.status).toBe(202);
+    expect((await h.call('GET', `/v1/runs/${runId}`)).body.run.status).toBe('Cancelling');
+  });
+
+  it('lets a run key start runs and decide gates, and a define key write definitions, each refused the rest', async () => {
+    const started = await h.call('POST', `/v1/definitions/${pauseDef}/runs`, { token: SCOPED.run, body: {} });
+    expect(started.status).toBe(202);
+    const runId = started.body.runId as string;
+    await h.db.pool.query(`UPDATE node_runs SET status = 'WaitingForApproval', pending_decision_kind = 'Approve' WHERE run_id = $1 AND node_key = 'gate'`, [runId]);
+    const decided = await h.call('POST', `/v1/runs/${runId}/nodes/gate/decide`, { token: SCOPED.run, body: { operationId: 'op-1', decision: 'Approve' } });
+    expect(decided.status).toBe(202);
+    expect((await h.call('POST', `/v1/runs/${runId}/cancel`, { token: SCOPED.run, body: {} })).body).toEqual(forbidden('operate'));
+    expect((await h.call('GET', `/v1/runs/${runId}`, { token: SCOPED.run })).body).toEqual(forbidden('read'));
+
+    const created = await h.call('POST', '/v1/definitions', { token: SCOPED.define, body: { name: 'by-define-key', graph: lineGraph() } });
+    expect(created.status).toBe(201);
+    expect((await h.call('POST', '/v1/definitions/validate', { token: SCOPED.define, body: { graph: lineGraph() } })).status).toBe(200);
+    expect((await h.call('POST', `/v1/definitions/${created.body.id}/duplicate`, { token: SCOPED.define })).status).toBe(201);
+    expect((await h.call('POST', `/v1/definitions/${created.body.id}/runs`, { token: SCOPED.define, body: {} })).body).toEqual(forbidden('run'));
+    expect((await h.call('DELETE', `/v1/definitions/${created.body.id}`, { token: SCOPED.define })).status).toBe(204);
+  });
+
+  it('answers 401 before 403, 403 before the body is read or validated, and 404 for another tenant’s resource', async () => {
+    const runId = await startRun(h, lineDef);
+    expect((await h.call('POST', `/v1/runs/${runId}/cancel`, { token: 'no-such-key', body: {} })).status).toBe(401);
+    expect((await h.call('POST', `/v1/runs/${runId}/cancel`, { token: null, body: {} })).status).toBe(401);
+    // a malformed or oversized body does not turn a 403 into 400/413
+    expect((await h.call('POST', '/v1/definitions', { token: SCOPED.read, raw: '{not json' })).status).toBe(403);
+    expect((await h.call('POST', '/v1/definitions', { token: SCOPED.read, raw: `"${'a'.repeat(1024 * 1024 + 10)}"` })).status).toBe(403);
+    // tenant B's read key, and its full key, see tenant A's run as absent
+    expect((await h.call('GET', `/v1/runs/${runId}`, { token: SCOPED.readB })).status).toBe(404);
+    expect((await h.call('POST', `/v1/runs/${runId}/cancel`, { token: KEYS.b, body: {} })).status).toBe(404);
+    // unknown routes stay 404 for any key
+    expect((await h.call('GET', '/v1/nothing-here', { token: SCOPED.operate })).status).toBe(404);
+  });
+
+  it('serves the ops routes without a key', async () => {
+    for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) {
+      expect({ path, status: (await h.call('GET', path, { token: null })).status }).toEqual({ path, status: 200 });
+    }
+  });
+});
+
+describe('the scope table', () => {
+  it('declares a scope for every registered /v1 route; every other route is an ops route', () => {
+    expect(scopeTableMismatches(h.app)).toEqual({ unscoped: [], unrouted: [] });
+    const declared: Record<string, string> = ROUTE_SCOPES;
+    const routes = new Set(h.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`));
+    expect(routes.size).toBeGreaterThan(OPS_ROUTES.length);
+    for (const route of routes) {
+      if (OPS_ROUTES.includes(route)) continue;
+      expect({ route, scope: declared[route] }).toEqual({ route, scope: expect.stringMatching(/^(read|run|operate|define)$/) });
+    }
+    for (const ops of OPS_ROUTES) expect(routes.has(ops)).toBe(true);
+  });
+
+  it('reports a /v1 route registered without a scope', () => {
+    const app = new OpenAPIHono<AppEnv>();
+    app.get('/v1/unlisted/:id', (c) => c.text('open'));
+    expect(scopeTableMismatches(app).unscoped).toEqual(['GET /v1/unlisted/{id}']);
+    expect(scopeTableMismatches(app).unrouted).toContain('POST /v1/runs/{id}/cancel');
+  });
+
+  it('documents each keyed route’s scope and 403 answer in the OpenAPI document; ops routes need no key', async () => {
+    const doc = (await h.call('GET', '/openapi.json', { token: null })).body;
+    const declared: Record<string, string> = ROUTE_SCOPES;
+    let keyed = 0;
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const route = `${method.toUpperCase()} ${path}`;
+        if (OPS_ROUTES.includes(route)) {
+          expect({ route, security: op.security, forbidden: op.responses['403'] }).toEqual({ route, security: undefined, forbidden: undefined });
+          continue;
+        }
+        keyed++;
+        expect({ route, security: op.security }).toEqual({ route, security: [{ bearer: [declared[route]] }] });
+        expect(op.responses['403']).toBeDefined();
+        expect(op.responses['401']).toBeDefined();
+      }
+    }
+    expect(keyed).toBe(Object.keys(ROUTE_SCOPES).length);
+  });
+});
+
+describe('API key scopes on the live channel', () => {
+  let live: LiveServer;
+  let server: HttpServer;
+  let url: string;
+  const sockets: Socket[] = [];
+  beforeAll(async () => {
+    server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
+    if (!server.listening) await once(server, 'listening');
+    live = attachLive(server, {
+      pool: h.db.pool,
+      redis: h.redis,
+      apiKeys: TABLE,
+      queuePrefix: h.prefix,
+      eventReplayLimit: 200,
+      options: DEFAULT_LIVE_OPTIONS,
+      logger: pino({ level: 'silent' }),
+    });
+    await live.ready;
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    for (const s of sockets) s.disconnect();
+    await live.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  async function socketFor(token: string): Promise<Socket> {
+    const s = connectSocket(url, { path: '/socket.io', transports: ['websocket'], auth: { token }, reconnection: false });
+    sockets.push(s);
+    if (!s.connected) await new Promise<void>((resolve) => s.once('connect', () => resolve()));
+    return s;
+  }
+
+  it('acks subscribeRun, unsubscribeRun and streamNodeActivity with Forbidden for a key without read', async () => {
+    const runId = await startRun(h, lineDef);
+    const s = await socketFor(SCOPED.operate);
+    expect(await s.emitWithAck(LIVE_EVENTS.subscribeRun, { runId, afterSeq: 0 })).toEqual(forbidden('read'));
+    expect(await s.emitWithAck(LIVE_EVENTS.streamNodeActivity, { runId, nodeKey: 'start' })).toEqual(forbidden('read'));
+    expect(await s.emitWithAck(LIVE_EVENTS.unsubscribeRun, { runId })).toEqual(forbidden('read'));
+    // refused before validation too
+    expect(await s.emitWithAck(LIVE_EVENTS.subscribeRun, { nonsense: true })).toEqual(forbidden('read'));
+    expect(live.io.of('/').adapter.rooms.get(`run:${runId}`)).toBeUndefined();
+    // every client → server event has a scope
+    expect(Object.keys(LIVE_EVENT_SCOPES).sort()).toEqual([LIVE_EVENTS.streamNodeActivity, LIVE_EVENTS.subscribeRun, LIVE_EVENTS.unsubscribeRun].sort());
+  });
+
+  it('serves a read key its tenant’s runs and refuses another tenant’s as NotFound', async () => {
+    const runId = await startRun(h, lineDef);
+    const s = await socketFor(SCOPED.read);
+    const snapshot = await s.emitWithAck(LIVE_EVENTS.subscribeRun, { runId, afterSeq: 0 });
+    expect(snapshot).toMatchObject({ status: 'Pending', watermark: 1 });
+    const other = await socketFor(SCOPED.readB);
+    expect((await other.emitWithAck(LIVE_EVENTS.subscribeRun, { runId, afterSeq: 0 })).error.code).toBe('NotFound');
+  });
+});
+
+describe('API_KEYS at boot', () => {
+  it('stops the API process on a malformed API_KEYS, naming the option and not the key', () => {
+    for (const value of ['tenantA:secret-one:admin', 'tenantA:', 'tenantA:secret-one,tenantB:secret-one']) {
+      const lines: string[] = [];
+      let code: number | undefined;
+      expect(() =>
+        loadConfig(apiConfigSchema, { API_KEYS: value }, {
+          print: (l) => lines.push(l),
+          exit: (c) => {
+            code = c;
+            throw new Error('exited');
+          },
+        }),
+      ).toThrow('exited');
+      expect(code).toBe(1);
+      expect(lines.join('\n')).toMatch(/API_KEYS: entry \d/);
+      expect(lines.join('\n')).not.toContain('secret-one');
+    }
+  });
+
+  it('parses scoped entries into the table the app authenticates with', () => {
+    const cfg = loadConfig(apiConfigSchema, { API_KEYS: 'tenantA:k1:read+operate,tenantB:k2' });
+    expect(cfg.API_KEYS).toEqual({
+      k1: { tenant: 'tenantA', scopes: ['read', 'operate'] },
+      k2: { tenant: 'tenantB', scopes: [...API_KEY_SCOPES] },
+    });
+  });
+});
