@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../model';
-import { edge as planEdge, graphOf, node as planNode, ok, rowOf, snapshotOf, step, withResult } from '../planner/test-kit';
+import { edge as planEdge, failed, graphOf, node as planNode, ok, rowOf, snapshotOf, step, withResult } from '../planner/test-kit';
+import type { Intent, RunSnapshot } from '../planner/types';
 import { around, baseline, edge, errorsOf, node, parse, warningsOf } from './fixtures/builders';
 import type { Doc } from './fixtures/builders';
 
@@ -176,5 +177,96 @@ describe('CONTRACT §8 lifecycle details (planner)', () => {
     expect(r.result.events.map((e) => e.kind)).not.toContain('run.failed');
     expect(r.snap.run.status).toBe('Completed');
     expect(r.result.run?.set.output).toMatchObject({ outcome: 'bad' });
+  });
+});
+
+describe('CONTRACT §8 operator verbs (planner)', () => {
+  const withIntents = (snap: RunSnapshot, ...intents: Intent[]): RunSnapshot => ({ ...snap, intents: [...snap.intents, ...intents] });
+  /** s → t1 (Tool) → p (Pause) → t2 (Tool) → e; after the first tick t1 is Queued and p, t2 are Pending. */
+  const gated = () =>
+    graphOf(
+      [
+        planNode('s', 'Start'),
+        planNode('t1', 'Tool'),
+        planNode('p', 'Pause', { config: { prompt: 'ok?', allowedDecisions: ['Approve'] } }),
+        planNode('t2', 'Tool'),
+        planNode('e', 'End'),
+      ],
+      [planEdge('1', 's', 't1'), planEdge('2', 't1', 'p'), planEdge('3', 'p', 't2'), planEdge('4', 't2', 'e')],
+    );
+
+  it('completes a Pending non-human node with the operator output', () => {
+    const { snap } = step(snapshotOf(gated()), 0);
+    expect(rowOf(snap, 't2').status).toBe('Pending');
+    const r = step(withIntents(snap, { id: 'c1', kind: 'complete', nodeKey: 't2', output: { by: 'hand' } }), 10);
+    expect(rowOf(r.snap, 't2')).toMatchObject({ status: 'Succeeded', output: { status: 'succeeded', output: { by: 'hand' } } });
+    expect(r.result.consumedIntentIds).toEqual(['c1']);
+  });
+
+  it('refuses to complete a Pending Pause, and a Succeeded or Skipped node, leaving each row as it was', () => {
+    let { snap } = step(snapshotOf(gated()), 0);
+    snap = step(withIntents(snap, { id: 'k1', kind: 'skip', nodeKey: 't2' }), 5).snap;
+    expect(rowOf(snap, 't2').status).toBe('Skipped');
+    const before = ['p', 's', 't2'].map((k) => rowOf(snap, k));
+    expect(before.map((row) => row.status)).toEqual(['Pending', 'Succeeded', 'Skipped']);
+    const r = step(
+      withIntents(
+        snap,
+        { id: 'c1', kind: 'complete', nodeKey: 'p', output: { decision: 'Approve' } },
+        { id: 'c2', kind: 'complete', nodeKey: 's', output: { other: true } },
+        { id: 'c3', kind: 'complete', nodeKey: 't2', output: { other: true } },
+      ),
+      10,
+    );
+    expect(['p', 's', 't2'].map((k) => rowOf(r.snap, k))).toEqual(before);
+    expect(r.result.consumedIntentIds).toEqual(['c1', 'c2', 'c3']);
+  });
+
+  /** One tick after a steer recorded against the Queued node `t` of kind `kind`. */
+  const steerQueued = (kind: 'Tool' | 'Agent' | 'LlmCall') => {
+    const g = graphOf([planNode('s', 'Start'), planNode('t', kind), planNode('e', 'End')], [planEdge('1', 's', 't'), planEdge('2', 't', 'e')]);
+    const { snap } = step(snapshotOf(g), 0);
+    const queued = rowOf(snap, 't');
+    expect(queued.status).toBe('Queued');
+    const steered: RunSnapshot = {
+      ...withIntents(snap, { id: 'st1', kind: 'steer', nodeKey: 't', operationId: 'o1' }),
+      nodes: snap.nodes.map((n) => (n.nodeKey === 't' ? { ...n, steering: [{ operationId: 'o1', message: 'm', atUtc: 5, attempt: 1, applied: false }] } : n)),
+    };
+    return { queued, r: step(steered, 10) };
+  };
+
+  it('steers only an Agent or LlmCall: a steer recorded on a Queued Tool is ignored and its invocation kept', () => {
+    const { queued, r } = steerQueued('Tool');
+    expect(rowOf(r.snap, 't')).toMatchObject({ status: 'Queued', attempt: 1, invocationId: queued.invocationId });
+    expect(r.result.cancel).toEqual([]);
+    expect(r.result.events.map((e) => e.kind)).toEqual(['node.steer-ignored']);
+  });
+
+  it.each(['Agent', 'LlmCall'] as const)('re-queues a Queued %s with the steering message on the same attempt', (kind) => {
+    const { queued, r } = steerQueued(kind);
+    expect(rowOf(r.snap, 't')).toMatchObject({ status: 'Queued', attempt: 1 });
+    expect(r.result.cancel).toEqual([{ nodeKey: 't', invocationId: queued.invocationId, reason: 'steered' }]);
+    expect(r.result.enqueue[0]).toMatchObject({ nodeKey: 't', attempt: 1, steering: ['m'] });
+  });
+
+  it('gives a retried node maxAttempts more attempts while its attempt counter continues', () => {
+    const g = graphOf([planNode('s', 'Start'), planNode('t', 'Tool', { maxAttempts: 2 }), planNode('e', 'End')], [planEdge('1', 's', 't'), planEdge('2', 't', 'e')]);
+    const retry = (snap: RunSnapshot) => withIntents(snap, { id: 'r1', kind: 'retry', nodeKey: 't' });
+    let { snap } = step(snapshotOf(g), 0);
+    snap = step(withResult(snap, 't', failed('NodeFailed')), 10).snap;
+    snap = step(snap, 1_000).snap;
+    snap = step(withResult(snap, 't', failed('NodeFailed')), 1_010).snap;
+    expect(rowOf(snap, 't')).toMatchObject({ status: 'Failed', attempt: 2, failureClass: 'AttemptsExhausted' });
+    expect(snap.run.status).toBe('Failed');
+
+    snap = step(retry(snap), 1_020).snap;
+    expect(rowOf(snap, 't')).toMatchObject({ status: 'Queued', attempt: 3, attemptLimit: 4 });
+    snap = step(withResult(snap, 't', failed('NodeFailed')), 1_030).snap;
+    expect(rowOf(snap, 't')).toMatchObject({ status: 'Pending', attempt: 3, failureClass: 'NodeFailed' });
+    expect(snap.run.status).toBe('Running');
+    snap = step(snap, 5_000).snap;
+    expect(rowOf(snap, 't')).toMatchObject({ status: 'Queued', attempt: 4 });
+    snap = step(withResult(snap, 't', failed('NodeFailed')), 5_010).snap;
+    expect(rowOf(snap, 't')).toMatchObject({ status: 'Failed', attempt: 4, failureClass: 'AttemptsExhausted' });
   });
 });
