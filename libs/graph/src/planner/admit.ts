@@ -53,25 +53,27 @@ function cancelLosers(st: PlanState, node: GraphNode, adm: Extract<Admission, { 
 function runInline(st: PlanState, node: GraphNode, doc: InputDocument): void {
   const row = st.row(node.key)!;
   const output = inlineOutput(node, doc, st.run.input) ?? {};
+  const attempt = row.attempt + 1; // read before update: it changes the row in place
   st.update(node.key, {
     status: 'Running',
-    attempt: row.attempt + 1,
+    attempt,
     input: doc,
     startedAt: st.now,
     failureClass: 'None',
     reason: null,
     notBefore: null,
   });
-  st.emit('node.started', node.key, { attempt: row.attempt + 1, inline: true });
+  st.emit('node.started', node.key, { attempt, inline: true });
   settleSuccess(st, node.key, output);
 }
 
 function parkGate(st: PlanState, node: GraphNode, doc: InputDocument): void {
   const row = st.row(node.key)!;
   const decisionKind = node.kind === 'ChatInput' ? 'Answer' : 'Approve';
+  const attempt = row.attempt + 1; // read before update: it changes the row in place
   st.update(node.key, {
     status: 'WaitingForApproval',
-    attempt: row.attempt + 1,
+    attempt,
     input: doc,
     startedAt: st.now,
     pendingDecisionKind: decisionKind,
@@ -80,7 +82,7 @@ function parkGate(st: PlanState, node: GraphNode, doc: InputDocument): void {
     reason: null,
     notBefore: null,
   });
-  st.emit('node.started', node.key, { attempt: row.attempt + 1 });
+  st.emit('node.started', node.key, { attempt });
   st.emit('gate.requested', node.key, { decisionKind });
 }
 

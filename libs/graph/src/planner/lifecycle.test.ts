@@ -25,6 +25,18 @@ describe('run start and admission', () => {
     expect(result.wakeAt).toBe(600_100);
   });
 
+  it('numbers node.started of an inline node and of a gate with the attempt its row and node.completed carry', () => {
+    const g = graphOf([node('s', 'Start'), node('p', 'Pause'), node('e', 'End')], [edge('sp', 's', 'p'), edge('pe', 'p', 'e')]);
+    const { snap, result } = step(snapshotOf(g), 100);
+    const started = (key: string) => result.events.find((e) => e.kind === 'node.started' && e.nodeKey === key)?.detail;
+    const completed = result.events.find((e) => e.kind === 'node.completed' && e.nodeKey === 's')?.detail;
+    expect(started('s')).toMatchObject({ attempt: 1, inline: true });
+    expect(completed).toMatchObject({ attempt: rowOf(snap, 's').attempt });
+    expect(rowOf(snap, 's').attempt).toBe(1);
+    expect(started('p')).toEqual({ attempt: 1 });
+    expect(rowOf(snap, 'p')).toMatchObject({ status: 'WaitingForApproval', attempt: 1 });
+  });
+
   it('keeps a Pending run Pending while the tenant has no run slot', () => {
     const snap = { ...snapshotOf(chain()), runSlotAvailable: false };
     const result = plan(snap, contextAt(1));
