@@ -4,6 +4,7 @@
  * `{ error: { code, message, details? } }`.
  */
 import { HTTPException } from 'hono/http-exception';
+import { EncryptedValueError } from '@flowline/db';
 import type { Issue } from '@flowline/graph';
 
 /** Base of every error the API answers with on purpose. */
@@ -147,6 +148,10 @@ export function errorResponse(err: unknown): { status: number; body: ErrorBody }
               ? 'NotFound'
               : 'HttpError';
     return { status, body: { error: { code, message: err.message || code } } };
+  }
+  if (err instanceof EncryptedValueError) {
+    // names the table, column and row whose stored value does not decrypt; never its content
+    return { status: 500, body: { error: { code: err.code, message: err.message, details: err.details } } };
   }
   return { status: 500, body: { error: { code: 'Internal', message: 'internal error' } } };
 }

@@ -1,5 +1,6 @@
 import { HTTPException } from 'hono/http-exception';
 import { describe, expect, it } from 'vitest';
+import { EncryptedValueError } from '@flowline/db';
 import type { ApiKeyGrant } from '@flowline/runtime';
 import { DEFAULT_TENANT, createAuthenticator } from './auth';
 import { GraphInvalidError, VersionConflictError, errorResponse } from './errors';
@@ -42,6 +43,11 @@ describe('error mapping', () => {
   it('maps typed errors by code and status, and hides unknown errors behind 500 Internal', () => {
     expect(errorResponse(new VersionConflictError(3))).toMatchObject({ status: 409, body: { error: { code: 'VersionConflict' } } });
     expect(errorResponse(new HTTPException(415))).toMatchObject({ status: 415, body: { error: { code: 'UnsupportedMediaType' } } });
+    const unreadable = new EncryptedValueError({ table: 'runs', column: 'input', row: 'r1' }, 'authentication failed');
+    expect(errorResponse(unreadable)).toEqual({
+      status: 500,
+      body: { error: { code: 'EncryptedValueUnreadable', message: unreadable.message, details: [{ table: 'runs', column: 'input', row: 'r1' }] } },
+    });
     expect(errorResponse(new Error('secret detail'))).toEqual({ status: 500, body: { error: { code: 'Internal', message: 'internal error' } } });
   });
 });

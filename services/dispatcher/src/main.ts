@@ -13,8 +13,17 @@ const log = createLogger('dispatcher', { level: config.LOG_LEVEL });
 const shutdown = installShutdown({ logger: log, graceMs: 15_000 });
 // process-wide: libs/db seals and opens graphs and documents with it (CONTRACT §7)
 configureEncryption(config.ENCRYPTION_KEY);
-// a run with a value that does not decrypt is left out of ticks (named, never its content)
-onUnreadableRun((runId, err) => log.error({ runId, code: err.code, details: err.details }, 'run left out: stored value cannot be decrypted'));
+// a run with a value that does not decrypt is left out of ticks (named, never its content);
+// it stays due, so each run is logged at most once per UNREADABLE_LOG_EVERY_MS
+const UNREADABLE_LOG_EVERY_MS = 300_000;
+const unreadableLoggedAt = new Map<string, number>();
+onUnreadableRun((runId, err) => {
+  const now = Date.now();
+  if (now - (unreadableLoggedAt.get(runId) ?? -Infinity) < UNREADABLE_LOG_EVERY_MS) return;
+  if (unreadableLoggedAt.size >= 10_000) unreadableLoggedAt.clear();
+  unreadableLoggedAt.set(runId, now);
+  log.error({ runId, code: err.code, details: err.details }, 'run left out: stored value cannot be decrypted (logged once per 5 min)');
+});
 
 const pool = createPool(config.DATABASE_URL, {
   applicationName: `flowline-dispatcher:${config.DISPATCHER_ID}`,
