@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
-import { createHarness, runStatuses, startToolWorker, toolChain, type Harness } from './harness';
+import type { Graph } from '@flowline/graph';
+import { createHarness, edge, node, runStatuses, startToolWorker, toolChain, type Harness } from './harness';
 
 describe('per-tenant run slots', () => {
   let h: Harness;
@@ -37,5 +38,26 @@ describe('per-tenant run slots', () => {
     }
     expect(ev.rows).toHaveLength(12);
     expect(peak).toBeLessThanOrEqual(2);
+  });
+
+  it('gives no slot to a run parked on a person: with both slots held by Pause gates, a third run still completes', async () => {
+    const gated: Graph = {
+      ...toolChain(),
+      nodes: [node('start', 'Start', {}), node('gate', 'Pause', {}), node('end', 'End', { outcome: 'done' })],
+      edges: [edge('start', 'gate'), edge('gate', 'end')],
+    };
+    const parked = await h.createRuns(gated, [{ p: 1 }, { p: 2 }]);
+    await waitFor(async () => [...(await runStatuses(h.db, parked)).values()].every((s) => s === 'WaitingForApproval'), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      description: 'both gated runs parked',
+    });
+    const [free] = await h.createRuns(toolChain(), [{ free: true }]);
+    await waitFor(async () => (await runStatuses(h.db, [free!])).get(free!) === 'Completed', {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      description: 'the third run completed while two runs wait on a person',
+    });
+    expect([...(await runStatuses(h.db, parked)).values()]).toEqual(['WaitingForApproval', 'WaitingForApproval']);
   });
 });
