@@ -19,6 +19,11 @@ export const connectionOptions = {
   REDIS_URL: url(/^rediss?:$/)
     .default('redis://127.0.0.1:6379')
     .describe('Redis connection string'),
+  DATABASE_BOOT_WAIT_MS: int()
+    .min(0)
+    .max(3_600_000)
+    .default(60_000)
+    .describe('at boot, how long a Postgres that refuses connections or is restarting is retried before the process gives up, ms'),
 };
 
 /**

@@ -24,7 +24,15 @@ const pool = createPool(cfg.DATABASE_URL, {
   onIdleError: (err) => logger.warn({ err }, 'idle Postgres client failed'),
 });
 shutdown.onShutdown(() => pool.end(), 'postgres');
-await migrate(pool);
+try {
+  await migrate(pool, {
+    waitMs: cfg.DATABASE_BOOT_WAIT_MS,
+    onRetry: (err, attempt, delayMs) => logger.warn({ err: String(err), attempt, delayMs }, 'Postgres not reachable yet; retrying'),
+  });
+} catch (err) {
+  logger.fatal({ err: String(err) }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${cfg.DATABASE_BOOT_WAIT_MS} ms)`);
+  process.exit(1);
+}
 
 const redis = new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 3 });
 redis.on('error', (err) => logger.warn({ err }, 'redis error'));

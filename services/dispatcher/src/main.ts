@@ -34,7 +34,15 @@ const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
 redis.on('error', (err) => log.warn({ err }, 'redis error'));
 shutdown.onShutdown(() => redis.disconnect(), 'redis');
 
-await migrate(pool);
+try {
+  await migrate(pool, {
+    waitMs: config.DATABASE_BOOT_WAIT_MS,
+    onRetry: (err, attempt, delayMs) => log.warn({ err: String(err), attempt, delayMs }, 'Postgres not reachable yet; retrying'),
+  });
+} catch (err) {
+  log.fatal({ err: String(err) }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${config.DATABASE_BOOT_WAIT_MS} ms)`);
+  process.exit(1);
+}
 const dispatcher = createDispatcher({ config, pool, redis, log });
 shutdown.onShutdown(() => dispatcher.stop(), 'dispatcher');
 await dispatcher.start();
