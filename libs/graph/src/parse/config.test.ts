@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../model';
-import { around, baseline, errorsOf, node, parse } from './fixtures/builders';
+import { around, baseline, node, only, parse, valid } from './fixtures/builders';
 
-const only = (doc: unknown, key: string | null, re: RegExp) => {
-  const errs = errorsOf(doc);
-  expect(errs, JSON.stringify(errs)).toHaveLength(1);
-  expect(errs[0]!.key).toBe(key);
-  expect(errs[0]!.message).toMatch(re);
-};
-const valid = (doc: unknown) => expect(errorsOf(doc)).toEqual([]);
 const kindWith = (kind: string, config: JsonObject) => around({ kind, config });
 
 describe('node members', () => {

@@ -7,37 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../model';
 import { edge as planEdge, failed, graphOf, node as planNode, ok, rowOf, snapshotOf, step, withResult } from '../planner/test-kit';
 import type { Intent, RunSnapshot } from '../planner/types';
-import { around, baseline, edge, errorsOf, node, parse, warningsOf } from './fixtures/builders';
+import { around, baseline, edge, errorsOf, node, only, parse, router, valid, warningsOf } from './fixtures/builders';
 import type { Doc } from './fixtures/builders';
-
-const only = (doc: unknown, key: string | null, re: RegExp) => {
-  const errs = errorsOf(doc);
-  expect(errs, JSON.stringify(errs)).toHaveLength(1);
-  expect(errs[0]!.key).toBe(key);
-  expect(errs[0]!.message).toMatch(re);
-};
-const valid = (doc: unknown) => expect(errorsOf(doc)).toEqual([]);
-
-/** start → r → a | b → done (joinPolicy Any); the r → a / r → b edges as given, plus `extra`. */
-function router(r: JsonObject, ra: JsonObject, rb: JsonObject, extra: JsonObject[] = []): Doc {
-  return {
-    nodes: [
-      { key: 'start', kind: 'Start' },
-      { ...r, key: 'r' },
-      { key: 'a', kind: 'Parallel' },
-      { key: 'b', kind: 'Parallel' },
-      { key: 'done', kind: 'End', joinPolicy: 'Any', config: { outcome: 'ok' } },
-    ],
-    edges: [
-      { key: 'e1', from: 'start', to: 'r' },
-      { ...ra, key: 'ra', from: 'r', to: 'a' },
-      { ...rb, key: 'rb', from: 'r', to: 'b' },
-      { key: 'ad', from: 'a', to: 'done' },
-      { key: 'bd', from: 'b', to: 'done' },
-      ...extra,
-    ],
-  };
-}
 
 describe('CONTRACT §1.1 node members', () => {
   it('accepts node and edge keys of exactly 64 characters of [A-Za-z0-9_-] and refuses 65', () => {

@@ -1,40 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { JsonNumber, parseJsonExact, stringifyJsonExact } from '../conditions';
-import type { JsonObject } from '../model';
-import { around, baseline, edge, errorsOf, node, parse } from './fixtures/builders';
+import { around, baseline, edge, errorsOf, node, only, parse, router, valid } from './fixtures/builders';
 import type { Doc } from './fixtures/builders';
 import { canonicalEight } from './fixtures/canonical-eight';
-
-/** Exactly one error, with this key and message. */
-const only = (doc: unknown, key: string | null, re: RegExp) => {
-  const errs = errorsOf(doc);
-  expect(errs, JSON.stringify(errs)).toHaveLength(1);
-  expect(errs[0]!.key).toBe(key);
-  expect(errs[0]!.message).toMatch(re);
-};
-
-const valid = (doc: unknown) => expect(errorsOf(doc)).toEqual([]);
-
-/** start → r (router) → a | b → done (joinPolicy Any), edges as given from r. */
-function router(r: JsonObject, ra: JsonObject, rb: JsonObject, extra: JsonObject[] = []): Doc {
-  return {
-    nodes: [
-      { key: 'start', kind: 'Start' },
-      { ...r, key: 'r' },
-      { key: 'a', kind: 'Parallel' },
-      { key: 'b', kind: 'Parallel' },
-      { key: 'done', kind: 'End', joinPolicy: 'Any', config: { outcome: 'ok' } },
-    ],
-    edges: [
-      { key: 'e1', from: 'start', to: 'r' },
-      { ...ra, key: 'ra', from: 'r', to: 'a' },
-      { ...rb, key: 'rb', from: 'r', to: 'b' },
-      { key: 'ad', from: 'a', to: 'done' },
-      { key: 'bd', from: 'b', to: 'done' },
-      ...extra,
-    ],
-  };
-}
 
 describe('keys', () => {
   it('accepts the baseline', () => valid(baseline()));
