@@ -25,4 +25,15 @@ describe('worker-llm config', () => {
     expect(text).toContain('LLM_PROVIDERS');
     expect(text).not.toContain('s3cret');
   });
+
+  it('defaults the attachment options and names an invalid budget', () => {
+    const ok = parseConfig(llmWorkerConfigSchema, {});
+    expect(ok.ok && ok.value.MAX_ATTACHMENT_TEXT_BYTES).toBe(65_536);
+    expect(ok.ok && ok.value.ATTACHMENT_RESOLVER_MODULE).toBeUndefined();
+    const bad = parseConfig(llmWorkerConfigSchema, { MAX_ATTACHMENT_TEXT_BYTES: '0' });
+    expect(bad.ok).toBe(false);
+    expect(bad.ok ? '' : bad.issues.join('\n')).toContain('MAX_ATTACHMENT_TEXT_BYTES');
+    const set = parseConfig(llmWorkerConfigSchema, { ATTACHMENT_RESOLVER_MODULE: './resolver.mjs', MAX_ATTACHMENT_TEXT_BYTES: '1024' });
+    expect(set.ok && set.value).toMatchObject({ ATTACHMENT_RESOLVER_MODULE: './resolver.mjs', MAX_ATTACHMENT_TEXT_BYTES: 1_024 });
+  });
 });

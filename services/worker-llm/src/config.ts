@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { connectionOptions, coreOptions, defineConfig, logOptions, workerOptions } from '@flowline/runtime';
+import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { providerMapSchema, type ProviderEntry } from './providers/registry';
 
 type ProviderMap = Record<string, ProviderEntry>;
@@ -52,6 +53,19 @@ export const llmWorkerOwnOptions = {
   LLM_ACTIVITY_TTL_SECONDS: z.coerce.number().int().min(1).default(600).describe('TTL of an invocation activity stream, seconds'),
   WF_TEST_TOOLS: flag('1 registers the test tools test_fail and counter'),
   HTTP_FETCH_ALLOW_PRIVATE: flag('1 lets http_fetch reach private, loopback and link-local addresses'),
+  ATTACHMENT_RESOLVER_MODULE: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe('path (relative to the cwd) or package name of an ES module exporting resolveAttachment(ref, ctx); unset = every attachment is skipped'),
+  MAX_ATTACHMENT_TEXT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(16 * 1024 * 1024)
+    .default(DEFAULT_MAX_ATTACHMENT_TEXT_BYTES)
+    .describe('UTF-8 byte budget of all attachment text in one prompt (includeAttachments)'),
 };
 
 export const llmWorkerConfigSchema = defineConfig({

@@ -7,6 +7,7 @@
 import { Redis } from 'ioredis';
 import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
 import { createToolRegistry } from '@flowline/tools';
+import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
 import { createProviderRegistry } from './providers/registry';
 import { createLlmWorker } from './worker';
@@ -20,6 +21,17 @@ const tools = await createToolRegistry({
   filesRoot: config.TOOL_FILES_ROOT ?? null,
   httpFetch: { allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE },
 });
+
+let attachmentResolver: AttachmentResolver | null = null;
+if (config.ATTACHMENT_RESOLVER_MODULE !== undefined) {
+  try {
+    attachmentResolver = await loadAttachmentResolver(config.ATTACHMENT_RESOLVER_MODULE);
+  } catch (err) {
+    // As loadConfig reports an invalid option: the message names the option and the module.
+    process.stderr.write(`invalid configuration:\n  ${err instanceof Error ? err.message : 'ATTACHMENT_RESOLVER_MODULE: cannot load'}\n`);
+    process.exit(1);
+  }
+}
 
 const providers = createProviderRegistry({
   baseUrl: config.LLM_BASE_URL ?? null,
@@ -47,6 +59,7 @@ const worker = createLlmWorker({
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   lockDurationMs: config.WORKER_LOCK_MS,
   maxInputBytes: config.MAX_RUN_INPUT_BYTES,
+  attachments: { resolver: attachmentResolver, maxTextBytes: config.MAX_ATTACHMENT_TEXT_BYTES },
   admissionLeaseMs: config.LLM_ADMISSION_LEASE_MS,
   activityMaxLen: config.LLM_ACTIVITY_MAXLEN,
   activityTtlSeconds: config.LLM_ACTIVITY_TTL_SECONDS,

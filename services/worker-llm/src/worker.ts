@@ -25,6 +25,8 @@ import {
 } from '@flowline/queue';
 import type { ToolRegistry } from '@flowline/tools';
 import { createActivityFeed, type ActivityFeed } from './activity';
+import type { AttachmentSettings } from './attachment-resolver';
+import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { createAdmission } from './admission';
 import { LlmError, llmFailed, llmInvalid } from './errors';
 import { runAgent } from './nodes/agent';
@@ -50,6 +52,8 @@ export interface LlmWorkerOptions {
   lockDurationMs?: number;
   /** MAX_RUN_INPUT_BYTES: budget of each data block in a prompt. @default 65536 */
   maxInputBytes?: number;
+  /** `includeAttachments`: the loaded ATTACHMENT_RESOLVER_MODULE (null/absent: every attachment skipped) and MAX_ATTACHMENT_TEXT_BYTES (@default 65536) */
+  attachments?: { resolver?: AttachmentSettings['resolver']; maxTextBytes?: number };
   /** admission slot lease, ms. @default 30000 */
   admissionLeaseMs?: number;
   /** activity stream cap and TTL */
@@ -87,6 +91,10 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
   const prefix = opts.prefix ?? DEFAULT_QUEUE_PREFIX;
   const now = opts.now ?? Date.now;
   const maxInputBytes = opts.maxInputBytes ?? 65_536;
+  const attachments: AttachmentSettings = {
+    resolver: opts.attachments?.resolver ?? null,
+    maxTextBytes: opts.attachments?.maxTextBytes ?? DEFAULT_MAX_ATTACHMENT_TEXT_BYTES,
+  };
   const log = opts.logger;
   const admission = createAdmission({ redis: opts.redis, prefix, leaseMs: opts.admissionLeaseMs });
 
@@ -117,6 +125,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       item,
       signal,
       maxInputBytes,
+      attachments,
       tools: opts.tools,
       logger: jobLog,
       phase: (text) => feed.push('phase', text),

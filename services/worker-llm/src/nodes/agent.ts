@@ -2,7 +2,9 @@
  * Agent (CONTRACT §2, reference §4.2): a tool-calling loop over the read-only tool
  * registry. The seed turn is the instructions, then (unless `includeUpstreamOutputs`
  * is false) the upstream map budgeted at MAX_RUN_INPUT_BYTES with an explicit
- * truncation marker, then a steered row's `## Operator steering` section.
+ * truncation marker, then (with `includeAttachments: true` on a run whose input carries
+ * attachments) the `## Attachments` section, then a steered row's `## Operator steering`
+ * section; skipped attachments are named in the output's `attachmentsSkipped`.
  * Each iteration is one model call; tool results are fed back as tool messages. The
  * last allowed iteration (`maxIterations`) — or any iteration once `maxToolCalls` is
  * spent — offers no tools, so the model must answer. Tool calls are recorded
@@ -10,6 +12,7 @@
  */
 import type { Json, JsonObject } from '@flowline/graph';
 import { ToolError } from '@flowline/tools';
+import { nodeAttachments } from '../attachment-resolver';
 import { abortErrorOf, llmFailed } from '../errors';
 import { cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
 import type { LlmMessage, LlmToolCall, LlmToolSpec, LlmUsage } from '../providers/types';
@@ -67,9 +70,10 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
   const maxToolCalls = config.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
   const schema = config.responseJsonSchema ?? null;
   const upstream = config.includeUpstreamOutputs === false ? null : dataBlock('Upstream outputs', ctx.item.input.upstream, ctx.maxInputBytes);
+  const attached = await nodeAttachments(ctx, config.includeAttachments);
   const messages: LlmMessage[] = [
     { role: 'system', content: AGENT_SYSTEM_PROMPT },
-    { role: 'user', content: joinParts(config.instructions, upstream, steeringSection(ctx.item.steering)) },
+    { role: 'user', content: joinParts(config.instructions, upstream, attached.section, steeringSection(ctx.item.steering)) },
   ];
   const records: ToolCallRecord[] = [];
   const usages: LlmUsage[] = [];
@@ -131,6 +135,6 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
     }
     const usage = sumUsage(usages);
     const json = readJsonAnswer(response.text, schema, response.usage.finishReason);
-    return { text: stripThinking(response.text), json, usage: usageJson(usage), toolCalls: records as unknown as Json };
+    return { text: stripThinking(response.text), json, usage: usageJson(usage), toolCalls: records as unknown as Json, ...attached.output };
   }
 }

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { WorkItem } from '@flowline/graph';
 import type { ToolRegistry } from '@flowline/tools';
+import type { AttachmentSettings } from '../attachment-resolver';
 import type { ModelTarget } from '../providers/registry';
 import type { LlmRequest, LlmResponse } from '../providers/types';
 
@@ -11,6 +12,8 @@ export interface NodeContext {
   signal: AbortSignal;
   /** MAX_RUN_INPUT_BYTES: budget of each data block inlined into a prompt */
   maxInputBytes: number;
+  /** ATTACHMENT_RESOLVER_MODULE and MAX_ATTACHMENT_TEXT_BYTES (`includeAttachments`) */
+  attachments: AttachmentSettings;
   /** the provider and model a node's `model` pin resolves to */
   resolveModel(pin: string | null | undefined): ModelTarget;
   /** one model call: waits for provider admission, streams deltas to the activity feed */

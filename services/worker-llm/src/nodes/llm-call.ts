@@ -1,10 +1,13 @@
 /**
  * LlmCall (CONTRACT §2, reference §4.2a): one chat completion. Messages: the optional
  * system prompt; then the prompt, the named `inputBindings` data block and, for a
- * steered row, the final `## Operator steering` section. Bindings resolve before any
- * inference. Output `{ text, json, usage }`.
+ * node with `includeAttachments: true` on a run whose input carries attachments, the
+ * `## Attachments` section (attachment-resolver.ts); for a steered row, the final
+ * `## Operator steering` section. Bindings resolve before any inference. Output
+ * `{ text, json, usage, attachmentsSkipped? }`.
  */
 import type { Json } from '@flowline/graph';
+import { nodeAttachments } from '../attachment-resolver';
 import { dataBlock, joinParts, resolveBindings, steeringSection } from '../prompt';
 import type { LlmMessage } from '../providers/types';
 import { readJsonAnswer, stripThinking, usageJson } from './answer';
@@ -16,11 +19,17 @@ export async function runLlmCall(ctx: NodeContext): Promise<Json> {
   const config = readConfig(llmCallConfigSchema, 'LlmCall', ctx.item.config);
   const data = resolveBindings(config.inputBindings, ctx.item.input);
   const target = ctx.resolveModel(config.model);
+  const attached = await nodeAttachments(ctx, config.includeAttachments);
   const messages: LlmMessage[] = [];
   if (config.systemPrompt) messages.push({ role: 'system', content: config.systemPrompt });
   messages.push({
     role: 'user',
-    content: joinParts(config.prompt, data ? dataBlock('Input data', data, ctx.maxInputBytes) : null, steeringSection(ctx.item.steering)),
+    content: joinParts(
+      config.prompt,
+      data ? dataBlock('Input data', data, ctx.maxInputBytes) : null,
+      attached.section,
+      steeringSection(ctx.item.steering),
+    ),
   });
   const schema = config.responseJsonSchema ?? null;
   const response = await ctx.call(target, {
@@ -30,5 +39,5 @@ export async function runLlmCall(ctx: NodeContext): Promise<Json> {
     sampling: toSampling(config.samplingOptions),
   });
   const json = readJsonAnswer(response.text, schema, response.usage.finishReason);
-  return { text: stripThinking(response.text), json, usage: usageJson(response.usage) };
+  return { text: stripThinking(response.text), json, usage: usageJson(response.usage), ...attached.output };
 }
