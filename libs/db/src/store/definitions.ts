@@ -150,23 +150,19 @@ export async function duplicateDefinition(
   newId: string,
   nameOf: (sourceName: string) => string,
 ): Promise<DefinitionRow | null> {
-  const src = await db.query<{ name: string }>(`SELECT name FROM definitions WHERE id = $1 AND tenant_id = $2`, [
-    sourceId,
-    tenantId,
-  ]);
+  const sealed = encryptionEnabled();
+  // with a key the ciphertexts are bound to the source row: read them to open and re-seal for the copy
+  const src = await db.query<{ name: string; graph: string | null; plan_graph: string | null; version: number }>(
+    `SELECT name, version, ${sealed ? 'graph::text AS graph, plan_graph::text AS plan_graph' : 'NULL AS graph, NULL AS plan_graph'}
+     FROM definitions WHERE id = $1 AND tenant_id = $2`,
+    [sourceId, tenantId],
+  );
   const source = src.rows[0];
   if (!source) return null;
-  if (encryptionEnabled()) {
-    // the ciphertexts are bound to the source row: open them and seal them for the copy
-    const g = await db.query<{ graph: string; plan_graph: string; version: number }>(
-      `SELECT graph::text AS graph, plan_graph::text AS plan_graph, version FROM definitions WHERE id = $1 AND tenant_id = $2`,
-      [sourceId, tenantId],
-    );
-    const cur = g.rows[0];
-    if (!cur) return null;
+  if (sealed) {
     const [graph, plan] = sealGraphs(
-      openJsonText(cur.graph, definitionGraphAt(sourceId, cur.version)),
-      openJsonText(cur.plan_graph, definitionGraphAt(sourceId, cur.version, 'plan_graph')),
+      openJsonText(source.graph!, definitionGraphAt(sourceId, source.version)),
+      openJsonText(source.plan_graph!, definitionGraphAt(sourceId, source.version, 'plan_graph')),
       newId,
       1,
     );

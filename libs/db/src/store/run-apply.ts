@@ -7,7 +7,7 @@
 import type { PlanResult, RunSnapshot } from '@flowline/graph';
 import type { Pool, PoolClient } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
-import { nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
+import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -65,15 +65,6 @@ function withIsoTimes<T extends object>(set: T, fields: readonly string[]): Reco
   return out;
 }
 
-/** NodePatch.set members that hold documents → their node_runs column (the AAD's column). */
-const NODE_DOC_COLUMNS: Record<string, string> = {
-  input: 'input',
-  inputOverride: 'input_override',
-  output: 'output',
-  decision: 'decision',
-  loop: 'loop_state',
-};
-
 /** Events whose detail carries a document (a steering message). */
 export const SEALED_EVENT_KINDS: ReadonlySet<string> = new Set(['node.steered', 'node.steer-ignored']);
 
@@ -84,7 +75,7 @@ export function eventDetailAt(runId: string, seq: number): Sealed {
 
 /** A node patch's set with its documents sealed for (run, node); unchanged without a key. */
 function sealNodeSet(runId: string, nodeKey: string, set: Record<string, unknown>): Record<string, unknown> {
-  for (const [member, column] of Object.entries(NODE_DOC_COLUMNS)) {
+  for (const [member, column] of NODE_DOC_COLUMNS) {
     const v = set[member];
     if (v !== undefined && v !== null) set[member] = sealJson(v, nodeDocAt(runId, nodeKey, column));
   }

@@ -174,8 +174,8 @@ export async function loadSnapshots(
   return out;
 }
 
-/** Node-row documents as NodeRunState member → node_runs column (the AAD's column). */
-const NODE_DOCS = [
+/** Node-row documents as NodeRunState / NodePatch member → node_runs column (the AAD's column). */
+export const NODE_DOC_COLUMNS = [
   ['input', 'input'],
   ['inputOverride', 'input_override'],
   ['output', 'output'],
@@ -222,7 +222,7 @@ function openRow(row: LoadRow): void {
   row.run.input = openJson(row.run.input, runDocAt(runId, 'input'));
   for (const n of row.nodes) {
     const doc = n as unknown as Record<string, unknown>;
-    for (const [member, column] of NODE_DOCS) {
+    for (const [member, column] of NODE_DOC_COLUMNS) {
       if (isEnvelope(doc[member])) doc[member] = openJson(doc[member], nodeDocAt(runId, n.nodeKey, column));
     }
     for (const s of n.steering ?? []) {
