@@ -149,20 +149,12 @@ export interface SteerEntry {
   applied: boolean;
 }
 
-/** `GET /v1/runs/{id}/nodes/{key}` (§8). */
-export interface NodeRunDetail {
-  nodeKey: string;
-  kind: NodeKind;
-  status: NodeRunStatus;
-  attempt: number;
-  failureClass: FailureClass;
-  reason: string | null;
-  pendingDecisionKind: PendingDecisionKind | null;
+/** `GET /v1/runs/{id}/nodes/{key}` (§8): the summary's members but the times, plus the documents. */
+export interface NodeRunDetail extends Omit<NodeRunSummary, 'startedAt' | 'finishedAt'> {
   input: InputDocument | null;
   output: OutputEnvelope | null;
   error: { class: FailureClass; reason: string | null } | null;
   steering: SteerEntry[];
-  childRunId: string | null;
   /** set while the node waits out a retry backoff */
   notBefore: string | null;
 }
