@@ -199,11 +199,20 @@ export function runDocAt(runId: string, column: 'input' | 'output'): Sealed {
 }
 
 /**
- * Decrypted plan_graph texts by ciphertext: a definition version's plan graph never changes,
- * and every tick of its runs reads it, so it is decrypted once (parsed per read, as pg did).
+ * Opened plan graphs by ciphertext: a definition version's plan graph never changes, and
+ * every load of its runs reads it, so it is decrypted and parsed once and shared, deep-frozen
+ * (the planner only reads it; a write would throw instead of leaking into other runs).
  */
-const planCache = new Map<string, string>();
+const planCache = new Map<string, Graph>();
 const PLAN_CACHE_MAX = 1000;
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const child of Object.values(v as object)) deepFreeze(child);
+  }
+  return v;
+}
 
 /** Opens every sealed value of a loaded row in place (plaintext values pass through). */
 function openRow(row: LoadRow): void {
@@ -211,13 +220,13 @@ function openRow(row: LoadRow): void {
   if (isEnvelope(row.graph)) {
     const where = definitionGraphAt(row.def_id, row.def_version, 'plan_graph');
     const cacheKey = `${where.row}|${(row.graph as unknown as { tag: string }).tag}`;
-    let text = planCache.get(cacheKey);
-    if (text === undefined) {
-      text = openEnvelopeText(row.graph, where)!;
+    let graph = planCache.get(cacheKey);
+    if (graph === undefined) {
+      graph = deepFreeze(JSON.parse(openEnvelopeText(row.graph, where)!) as Graph);
       if (planCache.size >= PLAN_CACHE_MAX) planCache.clear();
-      planCache.set(cacheKey, text);
+      planCache.set(cacheKey, graph);
     }
-    row.graph = JSON.parse(text) as Graph;
+    row.graph = graph;
   }
   row.run.input = openJson(row.run.input, runDocAt(runId, 'input'));
   for (const n of row.nodes) {
