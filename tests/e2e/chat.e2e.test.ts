@@ -3,19 +3,26 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
 import { startE2eCluster, type E2eCluster } from './cluster-harness';
 
-/** Chat graph: Start → ask(ChatInput) → End(publishToChat, result = the answer's text). */
-const chatGraph = {
+/**
+ * Chat graph: Start → ask(ChatInput) → End(result = the answer's text). The End carries no
+ * `publishToChat` flag (an End of a Chat graph publishes by default) unless one is given.
+ */
+const chatGraph = (endFlag?: boolean) => ({
   kind: 'Chat',
   nodes: [
     { key: 'start', kind: 'Start' },
     { key: 'ask', kind: 'ChatInput', config: { prompt: 'and then?' } },
-    { key: 'end', kind: 'End', config: { outcome: 'answered', resultPath: 'input.output.text', publishToChat: true } },
+    {
+      key: 'end',
+      kind: 'End',
+      config: { outcome: 'answered', resultPath: 'input.output.text', ...(endFlag === undefined ? {} : { publishToChat: endFlag }) },
+    },
   ],
   edges: [
     { key: 'e1', from: 'start', to: 'ask' },
     { key: 'e2', from: 'ask', to: 'end' },
   ],
-};
+});
 
 interface Message {
   id: string;
@@ -28,11 +35,39 @@ interface Message {
 describe('a chat conversation on a whole cluster', () => {
   let c: E2eCluster;
   let definitionId: string;
+  let silentDefinitionId: string;
 
   beforeAll(async () => {
     c = await startE2eCluster({ dispatchers: 1, toolWorkers: 0 });
-    definitionId = await c.api.createDefinition('chat', chatGraph);
+    definitionId = await c.api.createDefinition('chat', chatGraph());
+    silentDefinitionId = await c.api.createDefinition('chat-silent', chatGraph(false));
   }, 90_000);
+
+  /** Sends `text` to conversation `id`, answers its ChatInput with `answer` and waits for the run to complete. */
+  async function exchange(id: string, defId: string, text: string, answer: string): Promise<string> {
+    const sent = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId: defId, text, requestId: `${id}-${text}` });
+    expect(sent.status).toBe(202);
+    const runId = sent.body.runId as string;
+    await c.api.waitForRun(runId, (v) => v.run.status === 'WaitingForApproval', 30_000, 'run waits on the chat input');
+    const decided = await c.api.send('POST', `/v1/runs/${runId}/nodes/ask/decide`, {
+      operationId: randomUUID(),
+      decision: 'Answer',
+      payload: { text: answer },
+    });
+    expect(decided.status).toBe(202);
+    await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 30_000, 'run completed');
+    return runId;
+  }
+
+  async function messagesOf(id: string, count: number): Promise<Message[]> {
+    return waitFor(
+      async () => {
+        const r = await c.api.send('GET', `/v1/conversations/${id}/messages`);
+        return r.body.items.length === count ? (r.body.items as Message[]) : false;
+      },
+      { timeoutMs: 15_000, intervalMs: 150, description: `${count} messages in the conversation` },
+    );
+  }
 
   afterEach((ctx) => {
     if (ctx.task.result?.state === 'fail') process.stdout.write(`${c.lines.slice(-60).join('\n')}\n`);
@@ -43,7 +78,7 @@ describe('a chat conversation on a whole cluster', () => {
   });
 
 
-  it('holds the conversation while its run waits, then publishes the End’s answer exactly once', async () => {
+  it('holds the conversation while its run waits, then publishes the answer of its flagless End exactly once', async () => {
     const id = `conv-${randomUUID()}`;
     const sent = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'hello', requestId: `${id}-1` });
     expect(sent.status).toBe(202);
@@ -82,5 +117,19 @@ describe('a chat conversation on a whole cluster', () => {
     // the conversation is free again
     const next = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'again', requestId: `${id}-2` });
     expect(next.status).toBe(202);
+  });
+
+  it('publishes nothing from an End with publishToChat: false', async () => {
+    const id = `conv-${randomUUID()}`;
+    const runId = await exchange(id, silentDefinitionId, 'quiet', 'unsaid');
+    // a publishing run completed later on the same (single) dispatcher: its publish pass ran after the silent one's
+    const sentinel = `conv-${randomUUID()}`;
+    await exchange(sentinel, definitionId, 'loud', 'said');
+    expect((await messagesOf(sentinel, 2)).map((m) => [m.role, m.text])).toEqual([
+      ['user', 'loud'],
+      ['assistant', 'said'],
+    ]);
+    expect((await messagesOf(id, 1)).map((m) => m.role)).toEqual(['user']);
+    expect((await c.api.events(runId)).filter((e) => e.kind === 'node.published')).toEqual([]);
   });
 });

@@ -7,8 +7,11 @@ import { waitFor } from '@flowline/testing';
 import { SHARD_COUNT, TENANT, createHarness, edge, node, runStatuses, startToolWorker, type Harness } from './harness';
 
 
-/** Chat graph: Start → Tool(echo {reply}) → End(publishToChat, result = the echoed reply). */
-function chatEcho(): Graph {
+/**
+ * Chat graph: Start → Tool(echo {reply}) → End(result = the echoed reply), the End without a
+ * `publishToChat` flag (an End of a Chat graph publishes by default) unless one is given.
+ */
+function chatEcho(endFlag?: boolean): Graph {
   return {
     schemaVersion: 1,
     kind: 'Chat',
@@ -18,15 +21,15 @@ function chatEcho(): Graph {
     nodes: [
       node('start', 'Start', {}),
       node('tool', 'Tool', { toolName: 'echo', arguments: { reply: 'pong' } }, 3),
-      node('end', 'End', { outcome: 'answered', resultPath: 'input.output.result.reply', publishToChat: true }),
+      node('end', 'End', { outcome: 'answered', resultPath: 'input.output.result.reply', ...(endFlag === undefined ? {} : { publishToChat: endFlag }) }),
     ],
     edges: [edge('start', 'tool'), edge('tool', 'end')],
   };
 }
 
-async function insertChatDefinition(h: Harness): Promise<string> {
+async function insertChatDefinition(h: Harness, endFlag?: boolean): Promise<string> {
   const definitionId = randomUUID();
-  const graph = chatEcho();
+  const graph = chatEcho(endFlag);
   await insertDefinition(h.db.pool, {
     id: definitionId,
     tenantId: TENANT,
@@ -85,6 +88,15 @@ describe('chat publishing through a dispatcher', () => {
     return r;
   }
 
+  /** Waits until the conversation holds `count` messages and answers them, oldest first. */
+  async function messagesReach(conversationId: string, count: number, description: string) {
+    await waitFor(async () => (await listMessages(h.db.pool, TENANT, conversationId, 50, null)).items.length === count, {
+      timeoutMs: 10_000,
+      description,
+    });
+    return (await listMessages(h.db.pool, TENANT, conversationId, 50, null)).items;
+  }
+
   async function completed(runId: string): Promise<void> {
     await waitFor(async () => (await runStatuses(h.db, [runId])).get(runId) === 'Completed', {
       timeoutMs: 20_000,
@@ -92,15 +104,11 @@ describe('chat publishing through a dispatcher', () => {
     });
   }
 
-  it('posts the End’s answer into the conversation exactly once, with node.published {messageId} in the events', async () => {
+  it('posts the answer of an End without a publishToChat flag into the conversation exactly once, with node.published {messageId} in the events', async () => {
     const conversationId = `conv-${randomUUID()}`;
     const { runId, messageId } = await send(conversationId, 'ping');
     await completed(runId);
-    await waitFor(async () => (await listMessages(h.db.pool, TENANT, conversationId, 50, null)).items.length === 2, {
-      timeoutMs: 10_000,
-      description: 'assistant message published',
-    });
-    const { items } = await listMessages(h.db.pool, TENANT, conversationId, 50, null);
+    const items = await messagesReach(conversationId, 2, 'assistant message published');
     expect(items.map((m) => ({ id: m.id, role: m.role, text: m.text, runId: m.runId, nodeKey: m.nodeKey }))).toEqual([
       { id: messageId, role: 'user', text: 'ping', runId, nodeKey: null },
       { id: expect.any(String), role: 'assistant', text: 'pong', runId, nodeKey: 'end' },
@@ -121,23 +129,35 @@ describe('chat publishing through a dispatcher', () => {
     const first = await send(conversationId, 'one');
     await completed(first.runId);
     // the publish follows the commit that completed the run
-    await waitFor(async () => (await listMessages(h.db.pool, TENANT, conversationId, 50, null)).items.length === 2, {
-      timeoutMs: 10_000,
-      description: 'first answer published',
-    });
+    await messagesReach(conversationId, 2, 'first answer published');
     const second = await send(conversationId, 'two');
     await completed(second.runId);
-    await waitFor(async () => (await listMessages(h.db.pool, TENANT, conversationId, 50, null)).items.length === 4, {
-      timeoutMs: 10_000,
-      description: 'both answers published',
-    });
-    const { items } = await listMessages(h.db.pool, TENANT, conversationId, 50, null);
+    const items = await messagesReach(conversationId, 4, 'both answers published');
     expect(items.map((m) => [m.role, m.runId])).toEqual([
       ['user', first.runId],
       ['assistant', first.runId],
       ['user', second.runId],
       ['assistant', second.runId],
     ]);
+  });
+
+  it('posts nothing from an End with publishToChat: false', async () => {
+    const silentDefinition = await insertChatDefinition(h, false);
+    const conversationId = `conv-${randomUUID()}`;
+    const silent = await sendAs(h, silentDefinition, conversationId, 'hush');
+    await publishWake(h.conn, { runId: silent.runId }, h.redis.prefix);
+    await completed(silent.runId);
+    // a publishing run completed after it on the same dispatcher: its publish pass ran after the silent run's
+    const sentinelConversation = `conv-${randomUUID()}`;
+    const sentinel = await send(sentinelConversation, 'after');
+    await completed(sentinel.runId);
+    await messagesReach(sentinelConversation, 2, 'sentinel answer published');
+    const { items } = await listMessages(h.db.pool, TENANT, conversationId, 50, null);
+    expect(items.map((m) => m.role)).toEqual(['user']);
+    const published = await h.db.pool.query(`select 1 from events where run_id = $1 and kind = 'node.published'`, [silent.runId]);
+    expect(published.rowCount).toBe(0);
+    const row = await h.db.pool.query(`select publishes from node_runs where run_id = $1 and node_key = 'end'`, [silent.runId]);
+    expect(row.rows[0]).toEqual({ publishes: false });
   });
 });
 

@@ -19,9 +19,15 @@ export interface Publication {
   text: string | null;
 }
 
-/** True for a node that publishes its answer: LlmCall/Agent/End of a Chat graph with `publishToChat: true`. */
+/**
+ * True for a node that publishes its answer (CONTRACT §2): in a Chat graph, an End unless
+ * it says `publishToChat: false` (absent or null = the default, true), an LlmCall or Agent
+ * only with `publishToChat: true`. Nothing publishes in any other graph.
+ */
 export function publishesToChat(graph: Graph, node: GraphNode): boolean {
-  return graph.kind === 'Chat' && PUBLISHING_KINDS.has(node.kind) && node.config.publishToChat === true;
+  if (graph.kind !== 'Chat' || !PUBLISHING_KINDS.has(node.kind)) return false;
+  const flag = node.config.publishToChat;
+  return node.kind === 'End' ? flag !== false : flag === true;
 }
 
 /** True when some node of the graph publishes (a shell may skip every other graph at no cost). */

@@ -6,13 +6,13 @@ import { graphPublishes, publicationOfRow, publicationsOf, publishedText, publis
 
 const llmOutput = (text: unknown) => ({ text, json: null, usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, durationMs: 1, finishReason: 'stop', model: 'm' } }) as never;
 
-/** Chat graph Start → reply(LlmCall) → end(End, result at output.text); flags per node. */
-function chatGraph(opts: { reply?: boolean; end?: boolean; kind?: Graph['kind'] } = {}): Graph {
+/** Chat graph Start → reply(LlmCall) → end(End, result at output.text); flags per node (absent when undefined). */
+function chatGraph(opts: { reply?: boolean; end?: boolean | null; kind?: Graph['kind'] } = {}): Graph {
   const g = graphOf(
     [
       node('start', 'Start'),
-      node('reply', 'LlmCall', { config: { prompt: 'answer', ...(opts.reply ? { publishToChat: true } : {}) } }),
-      node('end', 'End', { config: { outcome: 'done', resultPath: 'input.output.text', ...(opts.end ? { publishToChat: true } : {}) } }),
+      node('reply', 'LlmCall', { config: { prompt: 'answer', ...(opts.reply === undefined ? {} : { publishToChat: opts.reply }) } }),
+      node('end', 'End', { config: { outcome: 'done', resultPath: 'input.output.text', ...(opts.end === undefined ? {} : { publishToChat: opts.end }) } }),
     ],
     [edge('e1', 'start', 'reply'), edge('e2', 'reply', 'end')],
   );
@@ -35,19 +35,25 @@ function allPublications(graph: Graph, text = 'hello there') {
 
 describe('publicationsOf', () => {
   it('publishes an LlmCall with publishToChat once, with its attempt and output.text', () => {
-    expect(allPublications(chatGraph({ reply: true }))).toEqual([{ nodeKey: 'reply', attempt: 1, text: 'hello there' }]);
+    expect(allPublications(chatGraph({ reply: true, end: false }))).toEqual([{ nodeKey: 'reply', attempt: 1, text: 'hello there' }]);
   });
 
   it('publishes an End with publishToChat with its result', () => {
     expect(allPublications(chatGraph({ end: true }))).toEqual([{ nodeKey: 'end', attempt: 1, text: 'hello there' }]);
   });
 
+  it('publishes the End of a Chat graph once by default: without the flag or with it null', () => {
+    expect(allPublications(chatGraph())).toEqual([{ nodeKey: 'end', attempt: 1, text: 'hello there' }]);
+    expect(allPublications(chatGraph({ end: null }))).toEqual([{ nodeKey: 'end', attempt: 1, text: 'hello there' }]);
+  });
+
   it('publishes both nodes when both carry the flag, in plan order', () => {
     expect(allPublications(chatGraph({ reply: true, end: true })).map((p) => p.nodeKey)).toEqual(['reply', 'end']);
   });
 
-  it('publishes nothing without the flag', () => {
-    expect(allPublications(chatGraph())).toEqual([]);
+  it('publishes nothing when the End says publishToChat: false and no LlmCall says true', () => {
+    expect(allPublications(chatGraph({ end: false }))).toEqual([]);
+    expect(allPublications(chatGraph({ reply: false, end: false }))).toEqual([]);
   });
 
   it('publishes nothing in a Standard graph even if a flag slipped through', () => {
@@ -55,7 +61,7 @@ describe('publicationsOf', () => {
   });
 
   it('publishes the attempt that succeeded after a retry', () => {
-    const graph = chatGraph({ reply: true });
+    const graph = chatGraph({ reply: true, end: false });
     let calls = 0;
     const run = drive(snapshotOf(graph), () => {
       calls++;
@@ -90,7 +96,7 @@ describe('publicationsOf', () => {
   });
 
   it('marks a node whose output has no text to publish with text null', () => {
-    expect(allPublications(chatGraph({ reply: true }), 42 as never)).toEqual([{ nodeKey: 'reply', attempt: 1, text: null }]);
+    expect(allPublications(chatGraph({ reply: true, end: false }), 42 as never)).toEqual([{ nodeKey: 'reply', attempt: 1, text: null }]);
   });
 });
 
@@ -108,13 +114,21 @@ describe('publishedText', () => {
 });
 
 describe('publishesToChat / graphPublishes', () => {
-  it('is true only for LlmCall, Agent and End of a Chat graph with publishToChat: true', () => {
-    const g = chatGraph({ reply: true });
+  it('is true for an LlmCall or Agent of a Chat graph with publishToChat: true and for its End unless false', () => {
+    const g = chatGraph({ reply: true, end: false });
     expect(g.nodes.map((n) => publishesToChat(g, n))).toEqual([false, true, false]);
     expect(graphPublishes(g)).toBe(true);
-    expect(graphPublishes(chatGraph())).toBe(false);
+    const byDefault = chatGraph();
+    expect(byDefault.nodes.map((n) => publishesToChat(byDefault, n))).toEqual([false, false, true]);
+    expect(graphPublishes(chatGraph({ end: false }))).toBe(false);
     const start = node('start', 'Start', { config: { publishToChat: true } });
     expect(publishesToChat(g, start)).toBe(false);
+  });
+
+  it('is false for every node of a Standard graph, the End without a flag included', () => {
+    const g = chatGraph({ kind: 'Standard' });
+    expect(g.nodes.map((n) => publishesToChat(g, n))).toEqual([false, false, false]);
+    expect(graphPublishes(g)).toBe(false);
   });
 });
 

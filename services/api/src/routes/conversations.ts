@@ -116,7 +116,8 @@ const sendRoute = createRoute({
   description:
     'Starts a run of the Chat definition bound to the conversation, with run input `{ text, attachments? }` and the ' +
     'user message as its trigger. `requestId` is the idempotency key (never expires): the same send again answers ' +
-    'the same runId and messageId. Nodes with `publishToChat` post their answer as assistant messages.',
+    'the same runId and messageId. An End (unless `publishToChat: false`) and LlmCall/Agent nodes with ' +
+    '`publishToChat: true` post their answer as assistant messages.',
   request: { params: ConversationParam, body: { content: { 'application/json': { schema: SendMessageBody } }, required: true } },
   responses: {
     202: jsonContent(MessageAcceptedSchema, 'run started (or the same send replayed)'),
