@@ -8,3 +8,4 @@ export * from './parse';
 export * from './schema';
 export * from './inspect';
 export * from './publish';
+export * from './layout';

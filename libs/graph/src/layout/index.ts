@@ -1,0 +1,2 @@
+export { layoutGraph, LAYOUT_DEFAULTS } from './layout';
+export type { GraphLayout, LayoutGraph, LayoutOptions, NodePlacement } from './layout';
