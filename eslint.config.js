@@ -4,10 +4,13 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 const deepImport = {
-  group: ['@flowline/*/*'],
-  message: 'Import a package through its public surface (src/index.ts), never a deep path.',
+  // subpaths a package's exports map declares are public (`@flowline/queue/live`: the live
+  // channel's vocabulary without BullMQ/ioredis, for browser code)
+  group: ['@flowline/*/*', '!@flowline/queue/live'],
+  message: 'Import a package through its public surface (src/index.ts or a declared export), never a deep path.',
 };
 
 export default tseslint.config(
@@ -15,7 +18,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -53,6 +56,29 @@ export default tseslint.config(
     },
   },
   {
+    // The typed client runs in browsers (the console): nothing node-only, so from libs/queue
+    // only its live vocabulary, and no node builtins.
+    files: ['libs/client/src/**/*.ts'],
+    ignores: ['libs/client/src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: '@flowline/queue', message: 'browser-safe: import @flowline/queue/live (no BullMQ, no ioredis).' }],
+        patterns: [deepImport, { regex: '^node:', message: 'browser-safe: no node builtins in the client.' }],
+      }],
+    },
+  },
+  {
+    // build config: import-x cannot resolve @vitejs/plugin-react's exports map; a config has no cycles to find
+    files: ['services/console/*.config.ts'],
+    rules: { 'import-x/no-cycle': 'off' },
+  },
+  {
+    // The console (React): hooks rules.
+    files: ['services/console/src/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
+  },
+  {
     // Libraries never import services; services never import each other.
     files: ['libs/**/*.ts'],
     rules: {
@@ -60,10 +86,10 @@ export default tseslint.config(
     },
   },
   {
-    files: ['services/*/src/**/*.ts'],
+    files: ['services/*/src/**/*.{ts,tsx}'],
     rules: {
       'import-x/no-restricted-paths': ['error', {
-        zones: ['api', 'dispatcher', 'worker-llm', 'worker-tool'].map((s) => ({
+        zones: ['api', 'console', 'dispatcher', 'worker-llm', 'worker-tool'].map((s) => ({
           target: `./services/${s}`,
           from: './services',
           except: [`./${s}`],
@@ -73,7 +99,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', 'tests/**/*.ts', 'libs/testing/**/*.ts'],
+    files: ['**/*.test.ts', '**/*.test.tsx', 'tests/**/*.ts', 'libs/testing/**/*.ts', 'services/console/e2e/**/*.ts', 'services/console/bench/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
 );

@@ -1,6 +1,7 @@
 /**
- * `npm start`: a whole local Flowline — API, two dispatchers, one tool worker, one LLM
- * worker (the built-in scripted provider unless LLM_BASE_URL is set) — on
+ * `npm start`: a whole local Flowline — API (with the web console at /console, built first
+ * when its build is missing or older than its sources), two dispatchers, one tool worker,
+ * one LLM worker (the built-in scripted provider unless LLM_BASE_URL is set) — on
  * the Postgres and Redis found by `resolveInfra`, with the sample definitions seeded.
  * Ctrl-C (SIGINT) or SIGTERM stops every child, then the embedded servers.
  */
@@ -9,9 +10,17 @@ import { fileURLToPath } from 'node:url';
 import { migrate, createPool } from '@flowline/db';
 import { resolveInfra, type Infra } from './cluster-infra';
 import { startCluster, seedSamples, waitForApi } from './cluster';
+import { ensureConsoleBuilt } from './console-build';
 
 const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const apiPort = Number(process.env.PORT ?? 3000);
+
+try {
+  await ensureConsoleBuilt(rootDir, (line) => console.log(`flowline: ${line}`));
+} catch (err) {
+  console.error(`flowline: ${(err as Error).message}`);
+  process.exit(1);
+}
 
 let infra: Infra;
 try {
@@ -65,7 +74,7 @@ try {
   if (firstKey) headers.authorization = `Bearer ${firstKey}`;
   const seeded = await seedSamples(cluster.apiUrl, join(rootDir, 'scripts', 'samples'), headers);
   if (seeded.length) console.log(`flowline: seeded sample definitions: ${seeded.join(', ')}`);
-  console.log(`\nflowline is up:\n  API      ${cluster.apiUrl}/v1\n  docs     ${cluster.apiUrl}/docs\n  health   ${cluster.apiUrl}/healthz\n  Ctrl-C to stop\n`);
+  console.log(`\nflowline is up:\n  console  ${cluster.apiUrl}/console/\n  API      ${cluster.apiUrl}/v1\n  docs     ${cluster.apiUrl}/docs\n  health   ${cluster.apiUrl}/healthz\n  Ctrl-C to stop\n`);
 } catch (err) {
   console.error(`flowline: ${(err as Error).message}`);
   await shutdown('startup failure');

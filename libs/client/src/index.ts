@@ -4,7 +4,7 @@
  * the socket connects on the first live use (`subscribeRun`, `streamNodeActivity`,
  * `unsubscribeRun`, `live()`).
  */
-import type { NodeActivity } from '@flowline/queue';
+import type { NodeActivity } from '@flowline/queue/live';
 import { createLiveClient, type LiveClient, type RunChange, type RunSubscription } from './live';
 import { createRestClient, type RestClientOptions } from './rest';
 
@@ -13,7 +13,7 @@ export type { RestClient, RestClientOptions, Page, EventPage, RawResponse, SendO
 export type * from './types';
 export { LiveRequestError, createLiveClient } from './live';
 export type { LiveClient, LiveClientOptions, RunChange, RunSubscription } from './live';
-export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue';
+export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue/live';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends RestClientOptions {

@@ -4,7 +4,7 @@
  * is the raw request for callers that assert refusals themselves (it never throws on a
  * status).
  */
-import type { LiveEvent, RunChangedPing } from '@flowline/queue';
+import type { LiveEvent, RunChangedPing } from '@flowline/queue/live';
 import type {
   Accepted,
   Breakpoints,
@@ -28,6 +28,7 @@ import type {
   ToolCatalogEntry,
   DecideBody,
   SteerBody,
+  Whoami,
 } from './types';
 
 /** Options of {@link createRestClient}. */
@@ -221,7 +222,7 @@ export function createRestClient(o: RestClientOptions) {
         opts.idempotencyKey !== undefined ? { 'idempotency-key': opts.idempotencyKey } : undefined,
       ),
     /** `GET /v1/runs`, newest first */
-    list: (q: { status?: Named<RunStatus>; definitionId?: string; limit?: number; cursor?: string } = {}) =>
+    list: (q: { status?: Named<RunStatus>; definitionId?: string; conversationId?: string; limit?: number; cursor?: string } = {}) =>
       call<Page<RunSummary>>('GET', '/v1/runs', undefined, q),
     /** `GET /v1/runs/{id}`: summary, node runs, output, pinned graph */
     get: (runId: string) => call<RunDetail>('GET', run(runId)),
@@ -273,6 +274,8 @@ export function createRestClient(o: RestClientOptions) {
   return {
     /** raw call for routes without a method here; throws {@link ApiRequestError} on a non-2xx answer */
     call,
+    /** `GET /v1/whoami`: the key's tenant and scopes (`authRequired` false without API_KEYS) */
+    whoami: () => call<Whoami>('GET', '/v1/whoami'),
     /** raw request; answers `{ status, body, headers }` whatever the status */
     send,
     definitions: {

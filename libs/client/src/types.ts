@@ -258,3 +258,15 @@ export interface ConversationMessage {
 export interface Health {
   status: string;
 }
+
+/** An API key scope (CONTRACT §8). */
+export type ApiKeyScope = 'read' | 'run' | 'operate' | 'define';
+
+/** `GET /v1/whoami`: who the key acts as. */
+export interface Whoami {
+  tenant: string;
+  /** in the order read, run, operate, define */
+  scopes: ApiKeyScope[];
+  /** false when the server runs single-tenant without keys */
+  authRequired: boolean;
+}

@@ -19,6 +19,8 @@ import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
 import { registerRunRoutes } from './routes/runs';
 import { registerStreamRoute } from './routes/stream';
+import { registerWhoamiRoute } from './routes/whoami';
+import { registerConsole } from './console';
 
 /** Builds the API app; `app.request(...)` runs it in-process, `@hono/node-server` serves it. */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
@@ -56,6 +58,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
   registerConversationRoutes(app, deps);
+  registerWhoamiRoute(app, deps);
   // a keyed route without a declared scope would answer any key: refuse to build
   assertEveryRouteScoped(app);
   documentScopes(app);
@@ -74,5 +77,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     info: { title: 'Flowline API', version: '1', description: 'Durable workflow graphs (CONTRACT.md §5).' },
   });
   app.get('/docs', swaggerUI({ url: '/openapi.json' }));
+  if (deps.consoleDir) registerConsole(app, deps.consoleDir);
   return app;
 }

@@ -26,6 +26,11 @@ export const apiConfigSchema = defineConfig({
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   WF_TEST_TOOLS: z.enum(['0', '1']).default('0').describe('1 registers the test tools (test_fail)'),
   QUEUE_PREFIX: z.string().min(1).default('{flowline}').describe('Redis prefix of queues and channels'),
+  CONSOLE_DIST_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("directory of the console's built assets served at /console (default: services/console/dist of this checkout)"),
   STREAM_POLL_MS: z.coerce.number().int().min(20).max(10_000).default(250).describe('SSE poll of the events table, ms'),
 });
 

@@ -46,6 +46,8 @@ export interface AppDeps {
   /** Redis prefix of queues and channels (libs/queue) */
   queuePrefix: string;
   logger: Logger;
+  /** the console's built assets, served at `/console`; absent = no console route */
+  consoleDir?: string | null;
 }
 
 /** Hono env: per-request variables. */

@@ -3,6 +3,7 @@
  * HTTP server with the live channel (Socket.IO) attached, with releasers for graceful shutdown.
  */
 import type { Server as HttpServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import { configureEncryption, createPool, migrate } from '@flowline/db';
@@ -65,6 +66,7 @@ const app = createApp({
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
   queuePrefix: cfg.QUEUE_PREFIX,
   logger,
+  consoleDir: cfg.CONSOLE_DIST_DIR ?? fileURLToPath(new URL('../../console/dist', import.meta.url)),
 });
 
 const server = serve({ fetch: app.fetch, port: cfg.PORT }, (info) => {

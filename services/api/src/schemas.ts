@@ -104,6 +104,10 @@ export const RunListQuery = PageQuery.extend({
     .enum(['Pending', 'Running', 'WaitingForApproval', 'Completed', 'Failed', 'Cancelled', 'Cancelling'])
     .optional(),
   definitionId: z.string().optional(),
+  conversationId: z
+    .string()
+    .optional()
+    .openapi({ description: 'only runs bound to this conversation (client-chosen id, 1–128 characters)' }),
 });
 
 export const RunListSchema = z

@@ -38,6 +38,9 @@ describe('auth and tenancy', () => {
       expect(r.status).toBe(200);
       const row = await open.db.pool.query(`SELECT tenant_id FROM definitions WHERE id = $1`, [id]);
       expect(row.rows[0].tenant_id).toBe('default');
+      // whoami tells a client (the console) that no key is needed
+      const me = await open.call('GET', '/v1/whoami', { token: null });
+      expect(me.body).toEqual({ tenant: 'default', scopes: ['read', 'run', 'operate', 'define'], authRequired: false });
     } finally {
       await open.close();
     }
@@ -125,6 +128,7 @@ describe('ops', () => {
         'POST /v1/runs/{id}/nodes/{key}/complete',
         'PUT /v1/runs/{id}/nodes/{key}/input',
         'GET /v1/tools',
+        'GET /v1/whoami',
         'POST /v1/conversations/{id}/messages',
         'GET /v1/conversations/{id}/messages',
         'GET /v1/conversations/{id}/runs',

@@ -133,6 +133,17 @@ describe('API key scopes over REST', () => {
     expect((await h.call('GET', '/v1/nothing-here', { token: SCOPED.operate })).status).toBe(404);
   });
 
+  it('answers whoami with the key\'s tenant and exactly its scopes, 401 without a key', async () => {
+    const me = async (token: string | null) => (await h.call('GET', '/v1/whoami', { token })).body;
+    expect(await me(KEYS.a)).toEqual({ tenant: 'tenantA', scopes: ['read', 'run', 'operate', 'define'], authRequired: true });
+    expect(await me(KEYS.b)).toEqual({ tenant: 'tenantB', scopes: ['read', 'run', 'operate', 'define'], authRequired: true });
+    expect(await me(SCOPED.read)).toEqual({ tenant: 'tenantA', scopes: ['read'], authRequired: true });
+    expect(await me(SCOPED.readB)).toEqual({ tenant: 'tenantB', scopes: ['read'], authRequired: true });
+    expect((await h.call('GET', '/v1/whoami', { token: null })).status).toBe(401);
+    // whoami is a read: a key without `read` is told so
+    expect(await me(SCOPED.operate)).toEqual(forbidden('read'));
+  });
+
   it('serves the ops routes without a key', async () => {
     for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) {
       expect({ path, status: (await h.call('GET', path, { token: null })).status }).toEqual({ path, status: 200 });

@@ -156,6 +156,8 @@ describe('ops and tools', () => {
     expect(Object.keys(doc.paths)).toContain('/v1/runs/{id}/nodes/{key}/steer');
     expect(await c.ops.docs()).toMatch(/<html/i);
 
+    expect(await c.whoami()).toEqual({ tenant: 'tenantA', scopes: ['read', 'run', 'operate', 'define'], authRequired: true });
+
     const tools = await c.tools.list();
     expect(tools.nextCursor).toBeNull();
     const echo = tools.items.find((t) => t.name === 'echo');

@@ -127,6 +127,7 @@ const ROUTES: Row[] = [
   },
   { method: 'PUT', template: '/v1/runs/{id}/nodes/{key}/input', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 't2'}/input`, body: { input: { edited: 1 } } },
   { method: 'GET', template: '/v1/tools', path: () => '/v1/tools' },
+  { method: 'GET', template: '/v1/whoami', path: () => '/v1/whoami' },
   {
     method: 'POST',
     template: '/v1/conversations/{id}/messages',

@@ -182,6 +182,22 @@ describe('reading runs', () => {
     expect(mine.body.items).toEqual([]);
     expect((await h.call('GET', '/v1/runs?status=Bogus')).status).toBe(400);
   });
+
+  it('lists only the runs of one conversation with conversationId, combined with the other filters', async () => {
+    const defId = await createDefinition(h, lineGraph(), 'conversation-filter');
+    const conv = `conv-${defId}`;
+    const bound = await startRun(h, defId, { conversationId: conv });
+    await startRun(h, defId);
+    await startRun(h, defId, { conversationId: `${conv}-other` });
+    const only = await h.call('GET', `/v1/runs?conversationId=${encodeURIComponent(conv)}`);
+    expect(only.body.items.map((r: { id: string; conversationId: string }) => [r.id, r.conversationId])).toEqual([[bound, conv]]);
+    const both = await h.call('GET', `/v1/runs?conversationId=${encodeURIComponent(conv)}&definitionId=${defId}&status=Pending`);
+    expect(both.body.items.map((r: { id: string }) => r.id)).toEqual([bound]);
+    expect((await h.call('GET', `/v1/runs?conversationId=${encodeURIComponent(conv)}&status=Completed`)).body.items).toEqual([]);
+    // another tenant's conversation of the same id shows nothing; an id no conversation can have matches nothing
+    expect((await h.call('GET', `/v1/runs?conversationId=${encodeURIComponent(conv)}`, { token: KEYS.b })).body.items).toEqual([]);
+    expect((await h.call('GET', `/v1/runs?conversationId=${'x'.repeat(129)}`)).body).toEqual({ items: [], nextCursor: null });
+  });
 });
 
 describe('events', () => {

@@ -132,6 +132,11 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       if (!isUuid(q.definitionId)) return sendJson(200, { items: [], nextCursor: null });
       filter.definitionId = q.definitionId.toLowerCase();
     }
+    if (q.conversationId !== undefined) {
+      // no conversation id is longer than 128 characters: such a filter matches no run
+      if (q.conversationId.length > 128) return sendJson(200, { items: [], nextCursor: null });
+      filter.conversationId = q.conversationId;
+    }
     const page = await listRuns(pool, c.get('tenant'), filter, pageLimit(q.limit), requireCursor(q.cursor, decodePageCursor));
     return sendJson(200, { items: page.items.map(runSummary), nextCursor: page.nextCursor });
   });

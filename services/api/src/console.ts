@@ -1,0 +1,78 @@
+/**
+ * The web console (`services/console`'s built assets) served same-origin at `/console`:
+ * hashed files under `/console/assets/` are immutable, every other `/console/…` path that
+ * names no file answers the app's `index.html` (its router reads the URL), and both are
+ * sent precompressed (brotli or gzip) when the build wrote `.br` / `.gz` beside them.
+ * Without a build, `/console` answers 503 `ConsoleNotBuilt` saying how to build it.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { secureHeaders } from 'hono/secure-headers';
+import type { AppEnv } from './context';
+import { ApiError, NotFoundError } from './errors';
+
+/** The URL prefix of the console. */
+export const CONSOLE_PATH = '/console';
+
+/** 503: the console's assets were not built. */
+export class ConsoleNotBuiltError extends ApiError {
+  constructor(dir: string) {
+    super(503, 'ConsoleNotBuilt', `the console is not built (no index.html in ${dir}): run \`npm run build -w @flowline/console\``);
+  }
+}
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** Registers `GET /console` and `GET /console/*` serving `distDir`. */
+export function registerConsole(app: OpenAPIHono<AppEnv>, distDir: string): void {
+  const built = () => existsSync(join(distDir, 'index.html'));
+  const strip = (path: string) => path.slice(CONSOLE_PATH.length) || '/';
+
+  app.get(CONSOLE_PATH, (c) => c.redirect(`${CONSOLE_PATH}/`, 308));
+  app.use(
+    `${CONSOLE_PATH}/*`,
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        // the live channel's websocket is same-origin ('self' covers ws: of this host); React Flow positions nodes with inline styles
+        connectSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        frameAncestors: ["'none'"],
+      },
+      crossOriginEmbedderPolicy: false,
+    }),
+  );
+  app.use(`${CONSOLE_PATH}/*`, async (c, next) => {
+    if (!built()) throw new ConsoleNotBuiltError(distDir);
+    await next();
+  });
+  // cache policy on what was found: hashed assets forever, everything else revalidated
+  app.use(`${CONSOLE_PATH}/*`, async (c, next) => {
+    await next();
+    if (c.res.status === 200 || c.res.status === 206) {
+      c.res.headers.set('Cache-Control', c.req.path.startsWith(`${CONSOLE_PATH}/assets/`) ? IMMUTABLE : 'no-cache');
+    }
+  });
+  app.get(`${CONSOLE_PATH}/assets/*`, serveStatic({ root: distDir, precompressed: true, rewriteRequestPath: strip }), () => {
+    throw new NotFoundError('console asset');
+  });
+  app.get(
+    `${CONSOLE_PATH}/*`,
+    serveStatic({ root: distDir, precompressed: true, rewriteRequestPath: strip }),
+    // any other path is a view of the single-page app
+    serveStatic({ root: distDir, path: 'index.html', precompressed: true }),
+  );
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: `${CONSOLE_PATH}/`,
+    tags: ['ops'],
+    description: 'The web console (HTML; every path under /console/ is one of its views). Signs in with an API key.',
+    responses: {
+      200: { description: 'the console' },
+      503: { description: 'ConsoleNotBuilt: the console assets were not built' },
+    },
+  });
+}

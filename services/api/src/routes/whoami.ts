@@ -1,0 +1,36 @@
+/**
+ * `GET /v1/whoami`: who the request's key acts as — its tenant and scopes, and whether the
+ * server checks keys at all (`authRequired` false in single-tenant mode). The console signs
+ * in with it and hides what the scopes forbid.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { API_KEY_SCOPES } from '@flowline/runtime';
+import type { AppDeps, AppEnv } from '../context';
+import { sendJson } from '../body';
+import { errorResponses, jsonContent } from '../schemas';
+
+const WhoamiSchema = z
+  .object({
+    tenant: z.string(),
+    scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: 'what this key may do, in the order read, run, operate, define' }),
+    authRequired: z.boolean().openapi({ description: 'false when the server runs single-tenant without keys (API_KEYS unset)' }),
+  })
+  .openapi('Whoami');
+
+const whoami = createRoute({
+  method: 'get', path: '/v1/whoami', tags: ['session'], security: [{ bearer: [] }],
+  responses: { 200: jsonContent(WhoamiSchema, 'the tenant and scopes of the key'), ...errorResponses },
+});
+
+/** Registers `GET /v1/whoami`. */
+export function registerWhoamiRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openapi(whoami, (c) => {
+    const held = c.get('scopes');
+    return sendJson(200, {
+      tenant: c.get('tenant'),
+      scopes: API_KEY_SCOPES.filter((s) => held.has(s)),
+      authRequired: deps.apiKeys !== null,
+    });
+  });
+}

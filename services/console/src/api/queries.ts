@@ -1,0 +1,64 @@
+/**
+ * Every read of the console, as TanStack Query hooks over `@flowline/client` (the console
+ * never builds a URL). Keys are arrays rooted at the resource, so one invalidation of
+ * `['run', runId]` refreshes everything about a run.
+ */
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import type { DefinitionSummary } from '@flowline/client';
+import { useClient } from '../session/session';
+import type { RunsSearch } from '../app/search';
+
+export const keys = {
+  definitions: ['definitions'] as const,
+  definition: (id: string) => ['definition', id] as const,
+  runs: (f: RunsSearch) => ['runs', f] as const,
+  run: (runId: string) => ['run', runId] as const,
+  node: (runId: string, nodeKey: string) => ['run', runId, 'node', nodeKey] as const,
+  events: (runId: string) => ['run', runId, 'events'] as const,
+  conversations: (definitionId: string | undefined) => ['conversations', definitionId ?? null] as const,
+  messages: (conversationId: string) => ['conversation', conversationId, 'messages'] as const,
+  conversationRuns: (conversationId: string) => ['conversation', conversationId, 'runs'] as const,
+};
+
+/** How often lists re-read while visible: a run changing status shows without a reload. */
+export const LIST_POLL_MS = 3_000;
+
+/** Definitions, page by page (newest first). */
+export function useDefinitionPages() {
+  const client = useClient();
+  return useInfiniteQuery({
+    queryKey: keys.definitions,
+    queryFn: ({ pageParam }) => client.definitions.list({ limit: 50, ...(pageParam ? { cursor: pageParam } : {}) }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+  });
+}
+
+/** Up to 200 definitions by id (names for tables, filters and pickers). */
+export function useDefinitionIndex(): Map<string, DefinitionSummary> {
+  const client = useClient();
+  const q = useQuery({
+    queryKey: [...keys.definitions, 'index'],
+    queryFn: () => client.definitions.list({ limit: 200 }),
+    staleTime: 30_000,
+  });
+  return new Map((q.data?.items ?? []).map((d) => [d.id, d]));
+}
+
+/** One definition with its graph. */
+export function useDefinition(id: string | undefined) {
+  const client = useClient();
+  return useQuery({ queryKey: keys.definition(id ?? ''), queryFn: () => client.definitions.get(id!), enabled: !!id, staleTime: 30_000 });
+}
+
+/** Runs, newest first, filtered, keyset-paged, re-read every {@link LIST_POLL_MS} while the page is visible. */
+export function useRunPages(filter: RunsSearch) {
+  const client = useClient();
+  return useInfiniteQuery({
+    queryKey: keys.runs(filter),
+    queryFn: ({ pageParam }) => client.runs.list({ ...filter, limit: 50, ...(pageParam ? { cursor: pageParam } : {}) }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+    refetchInterval: LIST_POLL_MS,
+  });
+}

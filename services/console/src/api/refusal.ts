@@ -1,0 +1,32 @@
+/**
+ * One way to say why something was refused: `code: message`, exactly as the API (or the
+ * live channel) answered it, so an operator reads the contract's code and can search it.
+ */
+import { ApiRequestError, LiveRequestError } from '@flowline/client';
+
+/** A refusal as the console shows it. */
+export interface Refusal {
+  code: string;
+  message: string;
+  status: number | null;
+}
+
+/** Reads any thrown value as a {@link Refusal}. */
+export function refusalOf(err: unknown): Refusal {
+  if (err instanceof ApiRequestError) return { code: err.code, message: err.message, status: err.status };
+  if (err instanceof LiveRequestError) return { code: err.code, message: err.message, status: null };
+  if (err instanceof TypeError) return { code: 'NetworkError', message: 'the API did not answer (is it running?)', status: null };
+  if (err instanceof Error) return { code: err.name || 'Error', message: err.message, status: null };
+  return { code: 'Error', message: String(err), status: null };
+}
+
+/** `code: message`. */
+export function refusalText(err: unknown): string {
+  const r = refusalOf(err);
+  return `${r.code}: ${r.message}`;
+}
+
+/** True for an answer a retry cannot change (4xx). */
+export function isFinalRefusal(err: unknown): boolean {
+  return err instanceof ApiRequestError && err.status >= 400 && err.status < 500;
+}

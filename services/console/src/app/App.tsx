@@ -1,0 +1,46 @@
+/** The whole console: the session gate, then one query cache and one router per session. */
+import { useMemo, useState } from 'react';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { RouterProvider, type RouterHistory } from '@tanstack/react-router';
+import { isFinalRefusal } from '../api/refusal';
+import { SessionGate, useSession, type ConsoleConfig } from '../session/session';
+import { SignIn } from '../session/SignIn';
+import { Loading } from '../ui/primitives';
+import { createConsoleRouter } from './router';
+
+/** A query cache: no retry of a 4xx answer (a refusal is shown at once), no refetch storms. */
+export function createQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: {
+      queries: {
+        retry: (count, err) => !isFinalRefusal(err) && count < 2,
+        staleTime: 1_000,
+        refetchOnWindowFocus: true,
+      },
+      mutations: { retry: false },
+    },
+  });
+}
+
+function SignedIn({ history }: { history?: RouterHistory }) {
+  const session = useSession();
+  // a new key is a new world: fresh cache, fresh router
+  const queryClient = useMemo(() => {
+    void session;
+    return createQueryClient();
+  }, [session]);
+  const [router] = useState(() => createConsoleRouter(history));
+  return (
+    <QueryClientProvider client={queryClient}>
+      <RouterProvider router={router} />
+    </QueryClientProvider>
+  );
+}
+
+export function App({ config, history }: { config: ConsoleConfig; history?: RouterHistory }) {
+  return (
+    <SessionGate config={config} signedOut={(p) => <SignIn {...p} />} checking={<Loading label="Connecting" />}>
+      <SignedIn {...(history ? { history } : {})} />
+    </SessionGate>
+  );
+}

@@ -1,0 +1,68 @@
+/**
+ * The console's routes under `/console`. Sections are path segments, selections are search
+ * params (app/search.ts). The run view is code-split; a later section
+ * (the graph editor, issue #14) adds one more lazy route here and one entry to the shell's
+ * SECTIONS, without touching the rest.
+ */
+import {
+  createRootRoute,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  redirect,
+  type RouterHistory,
+} from '@tanstack/react-router';
+import { Shell } from './Shell';
+import { parseDefinitionsSearch, parseRunSearch, parseRunsSearch } from './search';
+import { RunsPage } from '../runs/RunsPage';
+import { DefinitionsPage } from '../definitions/DefinitionsPage';
+
+const rootRoute = createRootRoute({ component: Shell });
+
+const indexRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/',
+  beforeLoad: () => {
+    throw redirect({ to: '/runs' });
+  },
+});
+
+export const runsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/runs',
+  validateSearch: parseRunsSearch,
+  component: RunsPage,
+});
+
+export const runRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/run',
+  validateSearch: parseRunSearch,
+  component: lazyRouteComponent(() => import('../runs/RunPage'), 'RunPage'),
+});
+
+export const definitionsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/definitions',
+  validateSearch: parseDefinitionsSearch,
+  component: DefinitionsPage,
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute]);
+
+/** The router; `history` is the browser's unless a test passes a memory history. */
+export function createConsoleRouter(history?: RouterHistory) {
+  return createRouter({
+    routeTree,
+    basepath: '/console',
+    defaultPreload: 'intent',
+    scrollRestoration: true,
+    ...(history ? { history } : {}),
+  });
+}
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: ReturnType<typeof createConsoleRouter>;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The runs list: newest first, filtered by status, definition and conversation (all in the
+ * URL), keyset pages ("Load older"), and live: the list re-reads every 3 s while visible
+ * (one indexed query whatever the number of runs; it also shows new runs, which per-run
+ * subscriptions would not), so a run changing status updates its row without a reload.
+ */
+import { useId, useState } from 'react';
+import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
+import type { RunSummary } from '@flowline/client';
+import type { RunsSearch } from '../app/search';
+import { useDefinitionIndex, useRunPages } from '../api/queries';
+import { StatusBadge } from '../ui/status';
+import { EmptyState, RefusalNote, ShortId, SkeletonRows, Time, durationText } from '../ui/primitives';
+
+const route = getRouteApi('/runs');
+
+const STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Completed', 'Failed', 'Cancelling', 'Cancelled'];
+
+function Filters({ search }: { search: RunsSearch }) {
+  const navigate = useNavigate({ from: '/runs' });
+  const defs = useDefinitionIndex();
+  const [conversation, setConversation] = useState(search.conversationId ?? '');
+  const id = useId();
+  const set = (patch: Partial<RunsSearch>) =>
+    void navigate({ search: (prev) => Object.fromEntries(Object.entries({ ...prev, ...patch }).filter(([, v]) => v)) as RunsSearch });
+  return (
+    <form
+      className="filters"
+      aria-label="Filter runs"
+      onSubmit={(e) => {
+        e.preventDefault();
+        set({ conversationId: conversation.trim() || undefined });
+      }}
+    >
+      <div className="field">
+        <label htmlFor={`${id}-status`}>Status</label>
+        <select id={`${id}-status`} value={search.status ?? ''} onChange={(e) => set({ status: e.target.value || undefined })}>
+          <option value="">Any status</option>
+          {STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s === 'WaitingForApproval' ? 'Waiting for approval' : s}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-def`}>Definition</label>
+        <select id={`${id}-def`} value={search.definitionId ?? ''} onChange={(e) => set({ definitionId: e.target.value || undefined })}>
+          <option value="">Any definition</option>
+          {[...defs.values()].map((d) => (
+            <option key={d.id} value={d.id}>
+              {d.name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-conv`}>Conversation</label>
+        <input
+          id={`${id}-conv`}
+          value={conversation}
+          placeholder="conversation id"
+          onChange={(e) => setConversation(e.target.value)}
+          onBlur={() => set({ conversationId: conversation.trim() || undefined })}
+        />
+      </div>
+      {search.status || search.definitionId || search.conversationId ? (
+        <button
+          type="button"
+          className="btn btn-ghost btn-sm"
+          onClick={() => {
+            setConversation('');
+            void navigate({ search: {} });
+          }}
+        >
+          Clear filters
+        </button>
+      ) : null}
+    </form>
+  );
+}
+
+function RunRow({ run, definitionName, now }: { run: RunSummary; definitionName: string | undefined; now: number }) {
+  return (
+    <tr data-run-id={run.id} data-status={run.status}>
+      <td>
+        <StatusBadge status={run.status} size="sm" />
+        {run.paused ? <span className="chip chip-warn">paused</span> : null}
+      </td>
+      <td>
+        <Link to="/run" search={{ runId: run.id }} className="row-link mono">
+          {run.id.slice(0, 8)}
+        </Link>
+        <span className="visually-hidden"> run {run.id}</span>
+      </td>
+      <td>{definitionName ?? <span className="mono muted">{run.definitionId.slice(0, 8)}</span>}</td>
+      <td>
+        <Time iso={run.createdAt} now={now} />
+      </td>
+      <td className="num">{durationText(run.startedAt, run.finishedAt, now)}</td>
+      <td className="muted small">
+        {run.conversationId ? <span title="conversation">✉ {run.conversationId}</span> : null}
+        {run.parentRunId ? (
+          <span title="child of">
+            ↳ <ShortId id={run.parentRunId} />
+          </span>
+        ) : null}
+        {run.failureClass !== 'None' ? <span className="failure">{run.failureClass}</span> : null}
+      </td>
+    </tr>
+  );
+}
+
+export function RunsPage() {
+  const search = route.useSearch();
+  const runs = useRunPages(search);
+  const defs = useDefinitionIndex();
+  const items = runs.data?.pages.flatMap((p) => p.items) ?? [];
+  const now = runs.dataUpdatedAt || Date.now();
+  const filtered = !!(search.status || search.definitionId || search.conversationId);
+  return (
+    <div className="page">
+      <div className="page-head">
+        <div>
+          <h1>Runs</h1>
+          <p className="muted">Newest first · updates live</p>
+        </div>
+        <Link to="/definitions" className="btn btn-primary">
+          Start a run
+        </Link>
+      </div>
+      <Filters search={search} key={search.conversationId ?? ''} />
+      <RefusalNote error={runs.error} title="Could not list runs" />
+      <div className="card table-card">
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Status</th>
+              <th scope="col">Run</th>
+              <th scope="col">Definition</th>
+              <th scope="col">Created</th>
+              <th scope="col" className="num">
+                Duration
+              </th>
+              <th scope="col">Notes</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.isPending ? <SkeletonRows rows={6} cols={6} /> : null}
+            {items.map((r) => (
+              <RunRow key={r.id} run={r} definitionName={defs.get(r.definitionId)?.name} now={now} />
+            ))}
+          </tbody>
+        </table>
+        {!runs.isPending && items.length === 0 && !runs.error ? (
+          <EmptyState title={filtered ? 'No run matches these filters' : 'No runs yet'}>
+            {filtered ? 'Clear a filter to see more.' : <Link to="/definitions">Start one from a definition.</Link>}
+          </EmptyState>
+        ) : null}
+      </div>
+      {runs.hasNextPage ? (
+        <div className="pager">
+          <button type="button" className="btn" onClick={() => void runs.fetchNextPage()} disabled={runs.isFetchingNextPage}>
+            {runs.isFetchingNextPage ? 'Loading…' : 'Load older runs'}
+          </button>
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,113 @@
+/** Small building blocks shared by every page: refusals, empty and loading states, times, ids. */
+import { useState, type ReactNode } from 'react';
+import { refusalOf } from '../api/refusal';
+
+/** A refusal, shown as the API said it: `code: message`. Never swallowed, always announced. */
+export function RefusalNote({ error, title }: { error: unknown; title?: string }) {
+  if (error === null || error === undefined) return null;
+  const r = refusalOf(error);
+  return (
+    <div className="refusal" role="alert">
+      {title ? <strong className="refusal-title">{title}</strong> : null}
+      <code className="refusal-code">{r.code}</code>
+      <span className="refusal-message">{r.message}</span>
+    </div>
+  );
+}
+
+/** A calm "nothing here" block. */
+export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty">
+      <div className="empty-mark" aria-hidden="true" />
+      <p className="empty-title">{title}</p>
+      {children ? <div className="empty-body">{children}</div> : null}
+    </div>
+  );
+}
+
+/** Loading placeholder with a polite announcement. */
+export function Loading({ label = 'Loading' }: { label?: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" />
+      {label}…
+    </div>
+  );
+}
+
+/** Skeleton rows for a table that is loading (no layout jump when data lands). */
+export function SkeletonRows({ rows, cols }: { rows: number; cols: number }) {
+  return (
+    <>
+      {Array.from({ length: rows }, (_, r) => (
+        <tr key={r} className="skeleton-row" aria-hidden="true">
+          {Array.from({ length: cols }, (_, c) => (
+            <td key={c}>
+              <span className="skeleton" />
+            </td>
+          ))}
+        </tr>
+      ))}
+    </>
+  );
+}
+
+const rtf = typeof Intl !== 'undefined' ? new Intl.RelativeTimeFormat('en', { numeric: 'auto' }) : null;
+
+/** "3 min ago"-style text of an ISO time relative to `now` (ms). */
+export function relativeTime(iso: string, now: number): string {
+  const s = Math.round((Date.parse(iso) - now) / 1000);
+  const abs = Math.abs(s);
+  if (!rtf) return iso;
+  if (abs < 45) return rtf.format(s, 'second');
+  if (abs < 45 * 60) return rtf.format(Math.round(s / 60), 'minute');
+  if (abs < 22 * 3600) return rtf.format(Math.round(s / 3600), 'hour');
+  return rtf.format(Math.round(s / 86400), 'day');
+}
+
+/** A time: relative text, absolute in the tooltip and the `dateTime`. */
+export function Time({ iso, now = Date.now() }: { iso: string | null; now?: number }) {
+  if (!iso) return <span className="muted">—</span>;
+  return (
+    <time dateTime={iso} title={new Date(iso).toLocaleString()}>
+      {relativeTime(iso, now)}
+    </time>
+  );
+}
+
+/** Duration between two ISO times (to `now` while running): "850 ms", "12.4 s", "3 min 5 s". */
+export function durationText(from: string | null, to: string | null, now: number): string {
+  if (!from) return '—';
+  const ms = Math.max(0, (to ? Date.parse(to) : now) - Date.parse(from));
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const m = Math.floor(ms / 60_000);
+  if (m < 60) return `${m} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/** A uuid shown short, whole in the tooltip, copyable. */
+export function ShortId({ id }: { id: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <span className="short-id">
+      <code title={id}>{id.slice(0, 8)}</code>
+      <button
+        type="button"
+        className="icon-button"
+        aria-label={`Copy ${id}`}
+        onClick={(e) => {
+          e.stopPropagation();
+          e.preventDefault();
+          void navigator.clipboard?.writeText(id).then(() => {
+            setCopied(true);
+            setTimeout(() => setCopied(false), 1200);
+          });
+        }}
+      >
+        {copied ? '✓' : '⧉'}
+      </button>
+    </span>
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * The console's one status colour system: every run and node status maps to a tone, and
+ * badges, graph nodes and table rows all paint from the tone's CSS variables
+ * (`--tone-<tone>-fg|bg|dot`, styles.css), so a status reads the same everywhere.
+ */
+export type Tone = 'pending' | 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'waiting';
+
+const TONES: Record<string, Tone> = {
+  Pending: 'pending',
+  Queued: 'queued',
+  Running: 'running',
+  Succeeded: 'succeeded',
+  Completed: 'succeeded',
+  Failed: 'failed',
+  Skipped: 'skipped',
+  Cancelled: 'cancelled',
+  Cancelling: 'cancelled',
+  WaitingForApproval: 'waiting',
+};
+
+const LABELS: Record<string, string> = { WaitingForApproval: 'Waiting for approval' };
+
+/** The tone of a run or node status (unknown statuses read as pending). */
+export function toneOf(status: string): Tone {
+  return TONES[status] ?? 'pending';
+}
+
+/** Human text of a status. */
+export function statusLabel(status: string): string {
+  return LABELS[status] ?? status;
+}
+
+/** Statuses after which nothing changes on its own. */
+export const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['Completed', 'Failed', 'Cancelled']);
+
+/** A status pill: dot plus text; `data-status` carries the API's word. */
+export function StatusBadge({ status, size = 'md' }: { status: string; size?: 'sm' | 'md' }) {
+  return (
+    <span className={`badge badge-${size} tone-${toneOf(status)}`} data-status={status}>
+      <span className="badge-dot" aria-hidden="true" />
+      {statusLabel(status)}
+    </span>
+  );
+}
