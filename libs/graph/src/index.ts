@@ -5,6 +5,7 @@ export * from './planner';
 export * from './documents';
 export * from './state-machine';
 export * from './parse';
+export * from './spec';
 export * from './schema';
 export * from './inspect';
 export * from './publish';

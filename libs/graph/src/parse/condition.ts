@@ -3,11 +3,12 @@
  */
 import { CONDITION_OPS } from '../model';
 import type { ConditionOp, EdgeCondition, Scalar } from '../model';
+import { CONDITION_MEMBER_SPECS } from '../spec/document';
 import { dotPathError, hasOwn, isObject, isScalar, typeName } from './util';
 
 const RELATIONAL: ReadonlySet<ConditionOp> = new Set(['Gt', 'Gte', 'Lt', 'Lte']);
 const VALUELESS: ReadonlySet<ConditionOp> = new Set(['Exists', 'NotExists']);
-const CONDITION_MEMBERS = new Set(['path', 'op', 'value']);
+const CONDITION_MEMBERS: ReadonlySet<string> = new Set(CONDITION_MEMBER_SPECS.map((m) => m.name));
 
 /** Canonical operator for a case-insensitive name; null for anything else (numeric tokens included). */
 export function normaliseOp(op: unknown): ConditionOp | null {

@@ -1,9 +1,11 @@
 /** One edge document → GraphEdge (CONTRACT §1.2). */
 import type { GraphEdge, GraphNode } from '../model';
+import { EDGE_MEMBER_SPECS } from '../spec/document';
 import { parseCondition } from './condition';
 import { hasOwn, q, typeName } from './util';
 
-export const EDGE_MEMBERS = new Set(['key', 'from', 'to', 'label', 'condition', 'default', 'sourceHandle']);
+/** Edge members of the contract (anything else is ignored with a warning). */
+export const EDGE_MEMBERS: ReadonlySet<string> = new Set(EDGE_MEMBER_SPECS.map((m) => m.name));
 
 export interface EdgeParse {
   /** null when `from`/`to` do not name declared nodes */

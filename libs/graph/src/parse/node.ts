@@ -4,18 +4,24 @@
  */
 import { NODE_KINDS } from '../model';
 import type { GraphKind, GraphNode, JoinPolicy, JsonObject, NodeKind, OnError, RetryBackoff } from '../model';
-import { parseConfig, parseHttpUrl, schemaObject } from './config';
+import { NODE_MEMBER_SPECS, RETRY_BACKOFF_MEMBER_SPECS } from '../spec/document';
+import { NODE_KIND_SPECS } from '../spec/node-kinds';
+import { parseConfig } from './config';
+import { parseHttpUrl, parseJoinPolicy, schemaObject } from './member-check';
 import type { ToolCatalog } from './types';
 import { hasOwn, isObject, isPositiveInt, q, typeName } from './util';
 
-export const NODE_MEMBERS = new Set([
-  'key', 'kind', 'label', 'joinPolicy', 'maxAttempts', 'timeoutSeconds', 'retryBackoff', 'onError',
-  'inputSchema', 'outputSchema', 'position', 'config',
-]);
+/** Node members of the contract (anything else is ignored with a warning). */
+export const NODE_MEMBERS: ReadonlySet<string> = new Set(NODE_MEMBER_SPECS.map((m) => m.name));
 
-/** Kinds whose default `maxAttempts` is 3 (1 for every other kind). */
-export const RETRYING_KINDS: ReadonlySet<NodeKind> = new Set(['LlmCall', 'Agent', 'Tool', 'DecisionModel']);
-export const DEFAULT_RETRY_BACKOFF: Readonly<RetryBackoff> = { initialMs: 500, multiplier: 2, maxMs: 30_000 };
+/** Kinds whose default `maxAttempts` is above 1 (3: LlmCall, Agent, Tool, DecisionModel). */
+export const RETRYING_KINDS: ReadonlySet<NodeKind> = new Set(NODE_KINDS.filter((k) => NODE_KIND_SPECS[k].maxAttempts > 1));
+
+/** `retryBackoff` when absent, and the value of each member left out. */
+export const DEFAULT_RETRY_BACKOFF: Readonly<RetryBackoff> = Object.freeze(
+  Object.fromEntries(RETRY_BACKOFF_MEMBER_SPECS.map((m) => [m.name, m.default as number])) as unknown as RetryBackoff,
+);
+const BACKOFF_MEMBERS: ReadonlySet<string> = new Set(RETRY_BACKOFF_MEMBER_SPECS.map((m) => m.name));
 
 export interface GraphContext {
   kind: GraphKind;
@@ -34,21 +40,9 @@ function opt(o: Record<string, unknown>, k: string): unknown {
   return hasOwn(o, k) && o[k] !== null ? o[k] : undefined;
 }
 
-/** A join policy document, or the error fragment. */
-export function parseJoinPolicy(v: unknown): { policy: JoinPolicy } | { error: string } {
-  if (v === 'All' || v === 'Any' || v === 'First') return { policy: v };
-  if (isObject(v)) {
-    const extra = Object.keys(v).filter((k) => k !== 'quorum');
-    if (extra.length > 0) return { error: `joinPolicy object has an unknown member '${extra[0]}'` };
-    if (!Number.isSafeInteger(v.quorum) || (v.quorum as number) < 2) return { error: 'joinPolicy.quorum must be an integer ≥ 2' };
-    return { policy: { quorum: v.quorum as number } };
-  }
-  return { error: `joinPolicy must be "All", "Any", "First" or { "quorum": N }, not ${JSON.stringify(v) ?? typeName(v)}` };
-}
-
 function parseBackoff(v: unknown): RetryBackoff | string {
   if (!isObject(v)) return `retryBackoff must be an object, not ${typeName(v)}`;
-  const extra = Object.keys(v).filter((k) => k !== 'initialMs' && k !== 'multiplier' && k !== 'maxMs');
+  const extra = Object.keys(v).filter((k) => !BACKOFF_MEMBERS.has(k));
   if (extra.length > 0) return `retryBackoff has an unknown member '${extra[0]}'`;
   const b: RetryBackoff = { ...DEFAULT_RETRY_BACKOFF };
   const init = opt(v, 'initialMs');
@@ -90,7 +84,7 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
     if ('error' in j) errors.push(j.error);
     else joinPolicy = j.policy;
   }
-  let maxAttempts = RETRYING_KINDS.has(kind) ? 3 : 1;
+  let maxAttempts = NODE_KIND_SPECS[kind].maxAttempts;
   const rawAttempts = opt(raw, 'maxAttempts');
   if (rawAttempts !== undefined) {
     if (isPositiveInt(rawAttempts)) maxAttempts = rawAttempts;

@@ -5,7 +5,8 @@
  * Never throws.
  */
 import type { Graph, GraphKind, GraphNode, Issue, JsonObject } from '../model';
-import { schemaObject } from './config';
+import { CHAT_MEMBER_SPECS, GRAPH_MEMBER_SPECS } from '../spec/document';
+import { schemaObject } from './member-check';
 import { parseEdge } from './edge';
 import { isNodeKind, parseNode } from './node';
 import type { GraphContext } from './node';
@@ -16,7 +17,9 @@ import type { GraphValidation, ParseOptions, ParseResult } from './types';
 import { Issues, KEY_PATTERN, hasOwn, isObject, present, q, typeName } from './util';
 import { collectWarnings } from './warnings';
 
-const GRAPH_MEMBERS = new Set(['schemaVersion', 'kind', 'chat', 'inputSchema', 'outputSchema', 'nodes', 'edges']);
+const GRAPH_MEMBERS: ReadonlySet<string> = new Set(GRAPH_MEMBER_SPECS.map((m) => m.name));
+/** A Chat graph's `chat` block when absent, and the value of each member left out. */
+const CHAT_DEFAULTS = Object.fromEntries(CHAT_MEMBER_SPECS.map((m) => [m.name, m.default as boolean])) as NonNullable<Graph['chat']>;
 
 /**
  * Parse and validate a graph document. `opts.maxNodes` is checked against the declared
@@ -166,13 +169,13 @@ function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
   const rawKind = get('kind');
   if (rawKind === 'Chat' || rawKind === 'Standard') kind = rawKind;
   else if (rawKind !== undefined) out.error(null, `graph kind must be "Standard" or "Chat", not ${JSON.stringify(rawKind)}`);
-  let chat: Graph['chat'] = kind === 'Chat' ? { acceptsAttachments: false, requireRerunConfirmation: true } : null;
+  let chat: Graph['chat'] = kind === 'Chat' ? { ...CHAT_DEFAULTS } : null;
   const rawChat = get('chat');
   if (rawChat !== undefined) {
     if (kind !== 'Chat') out.error(null, "a 'chat' block is allowed only on a Chat graph");
     else if (!isObject(rawChat)) out.error(null, `'chat' must be an object, not ${typeName(rawChat)}`);
     else {
-      const c = { acceptsAttachments: false, requireRerunConfirmation: true };
+      const c = { ...CHAT_DEFAULTS };
       for (const [k, v] of Object.entries(rawChat)) {
         if (k !== 'acceptsAttachments' && k !== 'requireRerunConfirmation') out.error(null, `'chat' has an unknown member '${k}'`);
         else if (v === null) continue;

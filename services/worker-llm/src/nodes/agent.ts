@@ -10,7 +10,7 @@
  * spent — offers no tools, so the model must answer. Tool calls are recorded
  * `{ name, arguments?, ok, error? }` (arguments only when small; results never).
  */
-import type { Json, JsonObject } from '@flowline/graph';
+import { memberNamed, NODE_KIND_SPECS, type Json, type JsonObject } from '@flowline/graph';
 import { ToolError } from '@flowline/tools';
 import { nodeAttachments } from '../attachment-resolver';
 import { abortErrorOf, llmFailed } from '../errors';
@@ -20,14 +20,20 @@ import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
 import { agentConfigSchema, readConfig } from './config';
 import type { NodeContext } from './context';
 
-/** Model calls an Agent makes when `maxIterations` is not set. */
-export const DEFAULT_MAX_ITERATIONS = 8;
-/** Tool calls an Agent may make when `maxToolCalls` is not set. */
-export const DEFAULT_MAX_TOOL_CALLS = 16;
+/** Model calls an Agent makes when `maxIterations` is not set (the default the graph reference states). */
+export const DEFAULT_MAX_ITERATIONS = agentDefault('maxIterations');
+/** Tool calls an Agent may make when `maxToolCalls` is not set (the default the graph reference states). */
+export const DEFAULT_MAX_TOOL_CALLS = agentDefault('maxToolCalls');
 /** A tool result fed back to the model is cut to this many UTF-8 bytes (with the marker). */
 export const TOOL_RESULT_MAX_BYTES = 16_384;
 /** Arguments larger than this are not recorded in `toolCalls`. */
 export const RECORDED_ARGUMENTS_MAX_BYTES = 1_024;
+
+function agentDefault(member: 'maxIterations' | 'maxToolCalls'): number {
+  const value = memberNamed(NODE_KIND_SPECS.Agent.config, member)?.default;
+  if (typeof value !== 'number') throw new Error(`the Agent description states no numeric default for ${member}`);
+  return value;
+}
 
 const AGENT_SYSTEM_PROMPT =
   'You are an unattended workflow agent. Complete the task given by the user message. ' +

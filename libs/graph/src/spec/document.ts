@@ -1,0 +1,151 @@
+/**
+ * The members of a graph document, a node, an edge and a condition (CONTRACT §1), with
+ * their defaults and help. The parser reads its closed member lists and defaults from
+ * here; a per-kind `config` is described in `node-kinds.ts`.
+ */
+import { CONDITION_OPS, NODE_KINDS } from '../model';
+import type { MemberSpec } from './member';
+
+/** Members of `retryBackoff`. The parser's defaults are these `default`s. */
+export const RETRY_BACKOFF_MEMBER_SPECS: readonly MemberSpec[] = [
+  { name: 'initialMs', type: 'integer', required: false, min: 0, default: 500, help: 'Wait before the second attempt, in milliseconds.' },
+  { name: 'multiplier', type: 'number', required: false, min: 1, default: 2, help: 'Each later wait is the previous one times this factor.' },
+  {
+    name: 'maxMs', type: 'integer', required: false, min: 0, default: 30_000,
+    help: 'Longest wait between two attempts, in milliseconds; at least initialMs.',
+  },
+];
+
+/** Members every node may carry, whatever its kind (CONTRACT §1.1). */
+export const NODE_MEMBER_SPECS: readonly MemberSpec[] = [
+  {
+    name: 'key', type: 'key', required: true, example: 'summarise',
+    help: "The node's id: 1–64 letters, digits, '_' or '-', unique among the graph's node and edge keys.",
+  },
+  { name: 'kind', type: 'enum', required: true, values: NODE_KINDS, example: 'LlmCall', help: 'What the node does (case-sensitive).' },
+  { name: 'label', type: 'string', required: false, defaultText: 'the key', example: 'Summarise', help: 'Display text; the edges it sends never read it.' },
+  {
+    name: 'joinPolicy', type: 'joinPolicy', required: false, values: ['All', 'Any', 'First'], default: 'All', example: 'Any',
+    help:
+      'When the node may run given its inbound edges: All of them satisfied, Any (at least one, once none is pending), ' +
+      'the First one to be satisfied (the others are cancelled), or { "quorum": N } of them.',
+  },
+  {
+    name: 'maxAttempts', type: 'integer', required: false, min: 1,
+    defaultText: '3 for LlmCall, Agent, Tool and DecisionModel; 1 for every other kind', example: 3,
+    help: 'How many attempts the node gets before it fails AttemptsExhausted (retryable failures only).',
+  },
+  {
+    name: 'timeoutSeconds', type: 'integer', required: false, min: 1,
+    defaultText: "the deployment's DEFAULT_NODE_TIMEOUT_SECONDS (600)", example: 120,
+    help: 'Limit of one attempt, in seconds; an attempt that runs longer fails Timeout and may be retried.',
+  },
+  {
+    name: 'retryBackoff', type: 'record', required: false, members: RETRY_BACKOFF_MEMBER_SPECS,
+    default: { initialMs: 500, multiplier: 2, maxMs: 30_000 }, example: { initialMs: 1000, multiplier: 2, maxMs: 10_000 },
+    help: 'The wait between attempts: initialMs, then times multiplier after each attempt, at most maxMs.',
+  },
+  {
+    name: 'onError', type: 'enum', required: false, values: ['FailRun', 'Continue'], default: 'FailRun', example: 'Continue',
+    help:
+      'FailRun: a failure of this node fails the run. Continue: the node reads Failed, its envelope says status "failed", ' +
+      'and its out-edges route on that.',
+  },
+  {
+    name: 'inputSchema', type: 'jsonSchema', required: false, example: { type: 'object' },
+    help: "JSON Schema the node's input document must satisfy when the node starts; otherwise it fails ValidationFailed.",
+  },
+  {
+    name: 'outputSchema', type: 'jsonSchema', required: false, example: { type: 'object', required: ['text'] },
+    help: "JSON Schema the node's output must satisfy before it is committed; otherwise it fails ValidationFailed.",
+  },
+  {
+    name: 'position', type: 'position', required: false, example: { x: 240, y: 80 },
+    help: "Where the editor draws the node ({ x, y }); never read by the runtime.",
+  },
+  {
+    name: 'config', type: 'object', required: false, default: {},
+    help: "The kind's own settings; a member the kind does not read is refused.",
+  },
+];
+
+/** Members of an edge condition (CONTRACT §1.2); a Loop's `exitCondition` has the same shape. */
+export const CONDITION_MEMBER_SPECS: readonly MemberSpec[] = [
+  {
+    name: 'path', type: 'dotPath', required: false, defaultText: "the source Condition node's config.path", example: 'output.json.score',
+    help: "Dot path into the source node's output envelope (status, attempt, branch, output, error), e.g. output.json.score.",
+  },
+  {
+    name: 'op', type: 'enum', required: true, values: CONDITION_OPS, example: 'Gte',
+    help:
+      'Comparison: Eq, Ne, Gt, Gte, Lt, Lte, Exists, NotExists (names are case-insensitive). A missing path or a type ' +
+      'mismatch is false for every operator but NotExists.',
+  },
+  {
+    name: 'value', type: 'scalar', required: false, example: 0.5,
+    help: 'What the path is compared with: a string, number, boolean or null. Needed by every operator but Exists and NotExists.',
+  },
+];
+
+/** Members of an edge (CONTRACT §1.2). */
+export const EDGE_MEMBER_SPECS: readonly MemberSpec[] = [
+  {
+    name: 'key', type: 'key', required: true, example: 'to-review',
+    help: "The edge's id: 1–64 letters, digits, '_' or '-', unique among the graph's node and edge keys.",
+  },
+  { name: 'from', type: 'key', required: true, refersTo: 'node', example: 'start', help: 'Key of the source node.' },
+  { name: 'to', type: 'key', required: true, refersTo: 'node', example: 'summarise', help: 'Key of the target node.' },
+  {
+    name: 'label', type: 'string', required: false, example: 'risky',
+    help: "The named outcome: when this conditional edge fires first, it is the source envelope's branch.",
+  },
+  {
+    name: 'condition', type: 'condition', required: false, members: CONDITION_MEMBER_SPECS,
+    example: { path: 'output.json.score', op: 'Gte', value: 0.5 },
+    help: 'Fires only when the condition holds on the source output envelope; absent: the edge is unconditional.',
+  },
+  {
+    name: 'default', type: 'boolean', required: false, default: false, example: true,
+    help: 'Fires only when no conditional sibling out-edge of the same source fired; carries no condition.',
+  },
+  { name: 'sourceHandle', type: 'string', required: false, help: 'Editor metadata (which handle the edge leaves from); ignored by the runtime.' },
+];
+
+/** Members of a Chat graph's `chat` block. */
+export const CHAT_MEMBER_SPECS: readonly MemberSpec[] = [
+  {
+    name: 'acceptsAttachments', type: 'boolean', required: false, default: false,
+    help: 'Conversation messages may carry attachments (needed by includeAttachments).',
+  },
+  {
+    name: 'requireRerunConfirmation', type: 'boolean', required: false, default: true,
+    help: 'A client asks the person before re-running a conversation turn.',
+  },
+];
+
+/** Members of a graph document (CONTRACT §1). */
+export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
+  { name: 'schemaVersion', type: 'integer', required: false, min: 1, max: 1, default: 1, help: 'The graph format version; 1 when present.' },
+  {
+    name: 'kind', type: 'enum', required: false, values: ['Standard', 'Chat'], default: 'Standard',
+    help: 'Chat graphs answer conversation messages: they may hold ChatInput nodes and publish answers to the conversation.',
+  },
+  {
+    name: 'chat', type: 'record', required: false, members: CHAT_MEMBER_SPECS, chatOnly: true,
+    defaultText: 'on a Chat graph: { acceptsAttachments: false, requireRerunConfirmation: true }',
+    help: 'Conversation settings of a Chat graph; refused on a Standard graph.',
+  },
+  {
+    name: 'inputSchema', type: 'jsonSchema', required: false, example: { type: 'object', required: ['text'] },
+    help: 'JSON Schema the run input must satisfy; a run started with an input that fails it is refused (400).',
+  },
+  {
+    name: 'outputSchema', type: 'jsonSchema', required: false, example: { type: 'object' },
+    help: "JSON Schema the run's output (the first End's { outcome, result }) must satisfy; otherwise the run fails ValidationFailed.",
+  },
+  { name: 'nodes', type: 'list', required: true, help: 'The nodes, in document order: exactly one Start and at least one End.' },
+  {
+    name: 'edges', type: 'list', required: false, default: [],
+    help: 'The edges, in document order (the order decides which conditional edge names the branch).',
+  },
+];

@@ -1,0 +1,277 @@
+/**
+ * Every node kind and its closed config (CONTRACT §2): each member with its type, whether
+ * it is required, its default, allowed values or range, and help. The parser checks a
+ * node's `config` against these lists (a member not listed is refused) and fills the
+ * per-kind `maxAttempts` default from here.
+ */
+import type { JsonObject, NodeKind } from '../model';
+import { CONDITION_MEMBER_SPECS } from './document';
+import type { MemberSpec, NodeKindGroup } from './member';
+
+/** One node kind. */
+export interface NodeKindSpec {
+  readonly kind: NodeKind;
+  readonly group: NodeKindGroup;
+  /** what the node does, one sentence */
+  readonly summary: string;
+  /** its output document */
+  readonly output: string;
+  /** default `maxAttempts` */
+  readonly maxAttempts: number;
+  /** the member a node card shows (a config member, or `joinPolicy`), or null */
+  readonly fact: string | null;
+  /** allowed only in a Chat graph */
+  readonly chatOnly: boolean;
+  /** its config members, closed */
+  readonly config: readonly MemberSpec[];
+  /** the config a new node of this kind starts with */
+  readonly starter: JsonObject;
+}
+
+/** Reasoning effort vocabulary (closed). */
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
+
+const num = (name: string, help: string): MemberSpec => ({ name, type: 'number', required: false, help });
+
+/** `samplingOptions` members (closed; the provider's defaults apply to those left out). */
+export const SAMPLING_MEMBER_SPECS: readonly MemberSpec[] = [
+  num('temperature', 'Randomness of the answer; 0 is the most deterministic.'),
+  num('topP', 'Nucleus sampling: sample only from the tokens holding this much probability.'),
+  num('topK', 'Sample only from the K most likely tokens (servers that support it).'),
+  num('minP', 'Drop tokens less likely than this fraction of the most likely one (servers that support it).'),
+  num('maxOutputTokens', 'Most tokens the answer may hold.'),
+  num('seed', 'Seed for providers that sample reproducibly.'),
+  num('repeatPenalty', 'Penalty on repeated tokens (servers that support it).'),
+  num('repeatLastN', 'How many recent tokens the repeat penalty looks at (servers that support it).'),
+  num('presencePenalty', 'Penalty on tokens that already appeared at all.'),
+  num('frequencyPenalty', 'Penalty on tokens in proportion to how often they appeared.'),
+  num('numCtx', 'Context window size to ask the server for (servers that support it).'),
+  { name: 'stop', type: 'stringOrList', required: false, help: 'Text, or a list of texts, that ends the answer.' },
+];
+
+const model: MemberSpec = {
+  name: 'model', type: 'string', required: false, nonBlank: true, example: 'gpt-4o-mini',
+  defaultText: "the deployment's model (LLM_MODEL, else the one model the provider lists)",
+  help: 'Model to call.',
+};
+const inputBindings: MemberSpec = {
+  name: 'inputBindings', type: 'bindings', required: false, example: { text: 'run.input.text' },
+  help:
+    "Named values for the model: each name maps to a dot path into the node's input document (run.input…, input.output…, " +
+    'upstream.<key>.output…); they follow the prompt as an "Input data" JSON block. A path that resolves to nothing fails ' +
+    'the node before the model is called.',
+};
+const reasoningEffort: MemberSpec = {
+  name: 'reasoningEffort', type: 'enum', required: false, values: REASONING_EFFORTS, defaultText: "the provider's default",
+  example: 'low', help: 'Reasoning effort asked of a reasoning model.',
+};
+const responseJsonSchema: MemberSpec = {
+  name: 'responseJsonSchema', type: 'jsonSchema', required: false, example: { type: 'object', properties: { score: { type: 'number' } }, required: ['score'] },
+  help:
+    'JSON Schema the answer must follow: the provider is asked for it, and an answer that is not a JSON object matching it ' +
+    'fails the attempt (retried). The parsed answer is output.json.',
+};
+const publishToChat: MemberSpec = {
+  name: 'publishToChat', type: 'boolean', required: false, default: false, chatOnly: true, example: true,
+  help: "Post the node's answer to the conversation as an assistant message (Chat graphs only).",
+};
+const includeAttachments: MemberSpec = {
+  name: 'includeAttachments', type: 'boolean', required: false, default: false, chatOnly: true, example: true,
+  help:
+    "Give the model the text attachments of the run's message in an Attachments section (Chat graphs with " +
+    'chat.acceptsAttachments only).',
+};
+const inputBinding: MemberSpec = {
+  name: 'inputBinding', type: 'dotPath', required: false, example: 'input.output',
+  defaultText: "the single satisfied predecessor's output, or { <key>: <output> } over several",
+  help: "Dot path into the node's input document whose value becomes the child run's input.",
+};
+
+const kind = (spec: Omit<NodeKindSpec, 'maxAttempts' | 'chatOnly'> & Partial<Pick<NodeKindSpec, 'maxAttempts' | 'chatOnly'>>): NodeKindSpec => ({
+  maxAttempts: 1,
+  chatOnly: false,
+  ...spec,
+});
+
+/** The node kinds, in palette order. */
+export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
+  Start: kind({
+    kind: 'Start', group: 'flow', fact: null, starter: {},
+    summary: 'Where every run begins: the one node without inbound edges.',
+    output: '{ input }: the run input.',
+    config: [
+      {
+        name: 'inputSchema', type: 'jsonSchema', required: false, example: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+        help: 'JSON Schema the run input must satisfy; a run started with an input that fails it is refused (400).',
+      },
+      {
+        name: 'defaultInput', type: 'json', required: false, defaultText: '{}', example: { text: 'Flowline runs graphs durably.' },
+        help: 'The run input when a run is started without one; a warning when it does not satisfy inputSchema.',
+      },
+    ],
+  }),
+  LlmCall: kind({
+    kind: 'LlmCall', group: 'model', maxAttempts: 3, fact: 'model', starter: { prompt: 'Summarise the input data in one sentence.' },
+    summary: 'One chat completion: a prompt, optional named input data, one answer.',
+    output: '{ text, json, usage }: json is the answer parsed as a JSON object (or null).',
+    config: [
+      model,
+      { name: 'systemPrompt', type: 'string', required: false, multiline: true, example: 'You write one-sentence summaries.', help: 'System message sent before the prompt.' },
+      {
+        name: 'prompt', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Summarise the input data.',
+        help: "The user message; the named input data follow it.",
+      },
+      inputBindings,
+      reasoningEffort,
+      responseJsonSchema,
+      {
+        name: 'samplingOptions', type: 'record', required: false, members: SAMPLING_MEMBER_SPECS, defaultText: "the provider's defaults",
+        example: { temperature: 0, maxOutputTokens: 256 }, help: 'Sampling settings passed to the provider.',
+      },
+      publishToChat,
+      includeAttachments,
+    ],
+  }),
+  Agent: kind({
+    kind: 'Agent', group: 'model', maxAttempts: 3, fact: 'tools', starter: { instructions: 'Complete the task described by the upstream outputs.' },
+    summary: 'A tool-calling loop: the model calls read-only catalog tools until it answers.',
+    output: '{ text, json, usage, toolCalls }.',
+    config: [
+      {
+        name: 'instructions', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Find the answer with the tools and report it.',
+        help: 'The task, sent as the first user message.',
+      },
+      model,
+      {
+        name: 'tools', type: 'stringList', required: false, refersTo: 'tool', itemNoun: 'tool', default: [], example: ['echo', 'json_extract'],
+        help: 'Catalog tools the model may call, each named once; a tool that needs allowedUrls cannot be offered.',
+      },
+      { name: 'maxIterations', type: 'integer', required: false, min: 1, default: 8, example: 4, help: 'Most model calls; the last one offers no tools, so the model must answer.' },
+      { name: 'maxToolCalls', type: 'integer', required: false, min: 1, default: 16, example: 8, help: 'Most tool calls over the whole loop.' },
+      responseJsonSchema,
+      {
+        name: 'includeUpstreamOutputs', type: 'boolean', required: false, default: true, example: false,
+        help: 'Send the upstream outputs after the instructions, as an "Upstream outputs" JSON block.',
+      },
+      reasoningEffort,
+      publishToChat,
+      includeAttachments,
+    ],
+  }),
+  Tool: kind({
+    kind: 'Tool', group: 'tool', maxAttempts: 3, fact: 'toolName', starter: { toolName: 'echo' },
+    summary: 'Calls one read-only tool of the catalog.',
+    output: '{ result }: the tool result (JSON when the tool returned an object or array).',
+    config: [
+      { name: 'toolName', type: 'string', required: true, nonBlank: true, refersTo: 'tool', example: 'echo', help: 'The catalog tool to call (GET /v1/tools).' },
+      { name: 'arguments', type: 'object', required: false, default: {}, example: { text: 'hello' }, help: "Literal arguments, checked against the tool's argument schema when it runs." },
+      {
+        name: 'argumentBindings', type: 'bindings', required: false, example: { text: 'run.input.text' },
+        help:
+          "Arguments taken from the node's input document: each name maps to a dot path; a binding wins over a literal " +
+          'argument of the same name, and a path that resolves to nothing fails the attempt.',
+      },
+      {
+        name: 'allowedUrls', type: 'stringList', required: false, format: 'httpUrl', itemNoun: 'URL', example: ['https://example.com/api/'],
+        help: 'Absolute http(s) URL prefixes the tool may reach; required (non-empty) by tools that fetch URLs, refused by the others.',
+      },
+    ],
+  }),
+  Condition: kind({
+    kind: 'Condition', group: 'flow', fact: 'path', starter: {},
+    summary: "Routes by its out-edges' conditions; passes its predecessor's output through.",
+    output: "its single predecessor's output, verbatim ({} with several predecessors).",
+    config: [
+      {
+        name: 'path', type: 'dotPath', required: false, example: 'output.result.risky',
+        help:
+          "Dot path its conditional out-edges compare when they name none. It reads this node's output envelope, whose output " +
+          "is the predecessor's output (e.g. output.json.score).",
+      },
+    ],
+  }),
+  Parallel: kind({
+    kind: 'Parallel', group: 'flow', fact: null, starter: {},
+    summary: 'A fan-out label: every satisfied out-edge starts its branch.',
+    output: "its single predecessor's output, verbatim.",
+    config: [],
+  }),
+  Join: kind({
+    kind: 'Join', group: 'flow', fact: 'joinPolicy', starter: {},
+    summary: 'A fan-in label: collects its inbound branches by its join policy.',
+    output: '{ <sourceKey>: <envelope>, … } over its satisfied inbound edges.',
+    config: [],
+  }),
+  Pause: kind({
+    kind: 'Pause', group: 'human', fact: 'allowedDecisions', starter: { prompt: 'Approve this result?', allowedDecisions: ['Approve', 'Reject'] },
+    summary: 'Waits for a person to decide; out-edges route on output.decision.',
+    output: '{ decision, comment, payload }.',
+    config: [
+      { name: 'prompt', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Approve the change?', help: 'The question the person sees.' },
+      {
+        name: 'allowedDecisions', type: 'enumList', required: true, values: ['Approve', 'Reject'], unique: true, minItems: 1, example: ['Approve', 'Reject'],
+        help: 'The decisions offered; each needs an out-edge that fires on it.',
+      },
+      { name: 'requireComment', type: 'boolean', required: false, default: false, example: true, help: 'A decision must carry a comment.' },
+    ],
+  }),
+  End: kind({
+    kind: 'End', group: 'flow', fact: 'outcome', starter: { outcome: 'done' },
+    summary: "Finishes the run: the first End to succeed gives the run's output.",
+    output: '{ outcome, result }.',
+    config: [
+      { name: 'outcome', type: 'string', required: true, nonBlank: true, example: 'approved', help: 'Names how the run ended (output.outcome).' },
+      {
+        name: 'resultPath', type: 'dotPath', required: false, defaultText: 'the whole input document', example: 'input.output.text',
+        help: "Dot path into the node's input document whose value is output.result (null when it resolves to nothing).",
+      },
+      publishToChat,
+    ],
+  }),
+  ChatInput: kind({
+    kind: 'ChatInput', group: 'human', fact: 'prompt', chatOnly: true, starter: { prompt: 'What would you like to change?' },
+    summary: 'Waits for the next message of the conversation (Chat graphs only).',
+    output: '{ decision: "Answer", text }.',
+    config: [{ name: 'prompt', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Anything else?', help: 'What the person is asked.' }],
+  }),
+  DecisionModel: kind({
+    kind: 'DecisionModel', group: 'model', maxAttempts: 3, fact: 'labels', starter: { question: 'Does the input need a human review?', labels: ['yes', 'no'] },
+    summary: 'A model picks one of fixed labels (temperature 0); out-edges route on output.choice.',
+    output: '{ choice, confidence, held, provider, usage }.',
+    config: [
+      { name: 'question', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Is the text a complaint?', help: 'What the model decides.' },
+      {
+        name: 'labels', type: 'stringList', required: true, minItems: 2, maxItems: 32, maxLength: 64, unique: true, nonBlank: true, itemNoun: 'label',
+        example: ['yes', 'no'], help: 'The answers to choose from: 2–32 distinct labels of at most 64 characters. An answer outside them fails the attempt.',
+      },
+      model,
+      inputBindings,
+      {
+        name: 'minConfidence', type: 'number', required: false, min: 0, max: 1, example: 0.8,
+        help:
+          'With it, an answer less confident than this (or with no confidence) succeeds held: its out-edges wait until an ' +
+          'operator retries the node or overrides an edge.',
+      },
+    ],
+  }),
+  Loop: kind({
+    kind: 'Loop', group: 'child', fact: 'body', starter: { maxIterations: 3 },
+    summary: 'Runs a body definition as a child run per iteration, feeding each the previous output.',
+    output: '{ iterations, exitReason, last, results }.',
+    config: [
+      { name: 'body', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition each iteration runs.' },
+      { name: 'maxIterations', type: 'integer', required: true, min: 1, max: 1000, example: 5, help: 'Most iterations (1–1000).' },
+      {
+        name: 'exitCondition', type: 'condition', required: false, members: CONDITION_MEMBER_SPECS, example: { path: 'output.result.done', op: 'Eq', value: true },
+        help: "Stop once this holds on an iteration's envelope (its output is the body run's output).",
+      },
+      inputBinding,
+    ],
+  }),
+  Subworkflow: kind({
+    kind: 'Subworkflow', group: 'child', fact: 'definitionId', starter: {},
+    summary: 'Runs another definition as a child run (nesting depth ≤ 5).',
+    output: "the child run's output.",
+    config: [{ name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition to run.' }, inputBinding],
+  }),
+};
