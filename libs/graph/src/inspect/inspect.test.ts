@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Graph } from '../model';
+import { parseJsonExact } from '../conditions';
 import { parseGraph } from '../parse';
 import { OPTS, baseline } from '../parse/fixtures/builders';
 import { canonicalEight } from '../parse/fixtures/canonical-eight';
@@ -106,6 +107,18 @@ describe('toMermaid / toDot', () => {
         expect(de).toMatch(/^(?:[^"\\\n\r]|\\.)*$/);
       }),
     );
+  });
+
+  it('show a condition value exactly, even an integer a double cannot hold', () => {
+    const doc = parseJsonExact(
+      '{"nodes":[{"key":"start","kind":"Start"},{"key":"r","kind":"Condition","config":{"path":"output.n"}},' +
+        '{"key":"a","kind":"End","config":{"outcome":"a"}},{"key":"b","kind":"End","config":{"outcome":"b"}}],' +
+        '"edges":[{"key":"e1","from":"start","to":"r"},{"key":"big","from":"r","to":"a","condition":{"op":"Gt","value":9007199254740993}},' +
+        '{"key":"rest","from":"r","to":"b","default":true}]}',
+    );
+    const g = graphOf(doc);
+    expect(toMermaid(g)).toContain(`|"${mermaidEscape('output.n Gt 9007199254740993')}"|`);
+    expect(toDot(g)).toContain('[label="output.n Gt 9007199254740993"]');
   });
 
   it('draw default edges dashed and label them default', () => {

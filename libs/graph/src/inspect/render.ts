@@ -4,6 +4,7 @@
  * no character of it (quotes, brackets, pipes, newlines, backslashes, `<>`, …) can end
  * the string it sits in.
  */
+import { stringifyJsonExact } from '../conditions/exact-json';
 import type { EdgeCondition, Graph, GraphEdge, GraphNode } from '../model';
 
 /** The text an edge shows: its label, else its condition, else `default` for a default edge. */
@@ -14,7 +15,7 @@ export function edgeText(e: GraphEdge): string | null {
 }
 
 export function conditionText(c: EdgeCondition): string {
-  return c.op === 'Exists' || c.op === 'NotExists' ? `${c.path} ${c.op}` : `${c.path} ${c.op} ${JSON.stringify(c.value)}`;
+  return c.op === 'Exists' || c.op === 'NotExists' ? `${c.path} ${c.op}` : `${c.path} ${c.op} ${stringifyJsonExact(c.value)}`;
 }
 
 function nodeText(n: GraphNode): string {
