@@ -12,6 +12,8 @@ import type {
   Definition,
   DefinitionSummary,
   EdgeOverride,
+  GraphDescription,
+  GraphRendering,
   GraphValidation,
   Health,
   MessageAccepted,
@@ -292,6 +294,11 @@ export function createRestClient(o: RestClientOptions) {
       delete: (defId: string) => call<null>('DELETE', `/v1/definitions/${id(defId)}`),
       /** `POST /v1/definitions/{id}/duplicate` → 201 "<name> (copy)" */
       duplicate: (defId: string) => call<Definition>('POST', `/v1/definitions/${id(defId)}/duplicate`),
+      /** `GET /v1/definitions/{id}/render?format=mermaid|dot` → `{ format, text, version }` of the current version */
+      render: (defId: string, format: 'mermaid' | 'dot' = 'mermaid') =>
+        call<GraphRendering>('GET', `/v1/definitions/${id(defId)}/render`, undefined, { format }),
+      /** `GET /v1/definitions/{id}/describe` → the current version's nodes, edges and analysis */
+      describe: (defId: string) => call<GraphDescription>('GET', `/v1/definitions/${id(defId)}/describe`),
       /** `POST /v1/definitions/validate` → `{ valid, errors, warnings }` */
       validate: (graph: unknown) => call<GraphValidation>('POST', '/v1/definitions/validate', { graph }),
     },

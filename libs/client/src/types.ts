@@ -72,6 +72,67 @@ export interface Definition extends DefinitionSummary {
   graph: unknown;
 }
 
+/** `GET /v1/definitions/{id}/render`: the current version as diagram text. */
+export interface GraphRendering {
+  format: 'mermaid' | 'dot';
+  text: string;
+  version: number;
+}
+
+/** One node of {@link GraphDescription}: defaults filled in, with its edges and depth. */
+export interface NodeDescription {
+  index: number;
+  key: string;
+  kind: NodeKind;
+  label: string;
+  joinPolicy: 'All' | 'Any' | 'First' | { quorum: number };
+  maxAttempts: number;
+  timeoutSeconds: number | null;
+  onError: 'FailRun' | 'Continue';
+  human: boolean;
+  inline: boolean;
+  child: boolean;
+  lane: 'llm' | 'tool' | null;
+  inbound: string[];
+  outbound: string[];
+  /** longest path from the Start, in edges; null when unreachable */
+  depth: number | null;
+}
+
+/** One edge of {@link GraphDescription}. */
+export interface EdgeDescription {
+  index: number;
+  key: string;
+  from: string;
+  to: string;
+  label: string | null;
+  kind: 'unconditional' | 'conditional' | 'default';
+  condition: { path: string; op: string; value: unknown } | null;
+}
+
+/** `GET /v1/definitions/{id}/describe`: the current version described. */
+export interface GraphDescription {
+  schemaVersion: 1;
+  kind: 'Standard' | 'Chat';
+  version: number;
+  nodes: NodeDescription[];
+  edges: EdgeDescription[];
+  analysis: {
+    start: string | null;
+    ends: string[];
+    fanOut: string[];
+    joins: string[];
+    human: string[];
+    children: string[];
+    routers: string[];
+    topologicalOrder: string[];
+    depth: number;
+    tools: string[];
+    nodeCount: number;
+    edgeCount: number;
+  };
+}
+
 /** `POST /v1/definitions/validate`. */
 export interface GraphValidation {
   valid: boolean;

@@ -18,6 +18,8 @@ export const ROUTE_SCOPES = {
 
   'GET /v1/definitions': 'read',
   'GET /v1/definitions/{id}': 'read',
+  'GET /v1/definitions/{id}/render': 'read',
+  'GET /v1/definitions/{id}/describe': 'read',
   'POST /v1/definitions': 'define',
   'PUT /v1/definitions/{id}': 'define',
   'DELETE /v1/definitions/{id}': 'define',

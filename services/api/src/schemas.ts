@@ -73,6 +73,70 @@ export const ValidationSchema = z
   .object({ valid: z.boolean(), errors: z.array(IssueSchema), warnings: z.array(IssueSchema) })
   .openapi('GraphValidation');
 
+/** `GET /v1/definitions/{id}/render`: the diagram syntax. */
+export const RenderQuery = z.object({
+  format: z.enum(['mermaid', 'dot']).default('mermaid').openapi({ description: 'mermaid (flowchart LR) or dot (Graphviz)', example: 'mermaid' }),
+});
+
+export const RenderSchema = z
+  .object({ format: z.enum(['mermaid', 'dot']), text: z.string(), version: z.number().int() })
+  .openapi('GraphRendering');
+
+const JoinPolicySchema = z.union([z.enum(['All', 'Any', 'First']), z.object({ quorum: z.number().int() })]);
+const ConditionSchema = z.object({ path: z.string(), op: z.string(), value: JsonSchema });
+
+export const GraphDescriptorSchema = z
+  .object({
+    schemaVersion: z.literal(1),
+    kind: z.enum(['Standard', 'Chat']),
+    version: z.number().int().openapi({ description: 'the definition version described' }),
+    nodes: z.array(
+      z.object({
+        index: z.number().int(),
+        key: z.string(),
+        kind: z.string(),
+        label: z.string(),
+        joinPolicy: JoinPolicySchema,
+        maxAttempts: z.number().int(),
+        timeoutSeconds: z.number().int().nullable(),
+        onError: z.enum(['FailRun', 'Continue']),
+        human: z.boolean(),
+        inline: z.boolean(),
+        child: z.boolean(),
+        lane: z.enum(['llm', 'tool']).nullable(),
+        inbound: z.array(z.string()),
+        outbound: z.array(z.string()),
+        depth: z.number().int().nullable().openapi({ description: 'longest path from the Start, in edges' }),
+      }),
+    ),
+    edges: z.array(
+      z.object({
+        index: z.number().int(),
+        key: z.string(),
+        from: z.string(),
+        to: z.string(),
+        label: z.string().nullable(),
+        kind: z.enum(['unconditional', 'conditional', 'default']),
+        condition: ConditionSchema.nullable(),
+      }),
+    ),
+    analysis: z.object({
+      start: z.string().nullable(),
+      ends: z.array(z.string()),
+      fanOut: z.array(z.string()),
+      joins: z.array(z.string()),
+      human: z.array(z.string()),
+      children: z.array(z.string()),
+      routers: z.array(z.string()),
+      topologicalOrder: z.array(z.string()),
+      depth: z.number().int(),
+      tools: z.array(z.string()),
+      nodeCount: z.number().int(),
+      edgeCount: z.number().int(),
+    }),
+  })
+  .openapi('GraphDescriptor');
+
 export const StartRunBody = z.object({
   requestId: z.string().min(1).max(200).optional(),
   input: JsonSchema.optional(),

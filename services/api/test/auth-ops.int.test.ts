@@ -105,6 +105,8 @@ describe('ops', () => {
         'POST /v1/definitions',
         'GET /v1/definitions',
         'GET /v1/definitions/{id}',
+        'GET /v1/definitions/{id}/render',
+        'GET /v1/definitions/{id}/describe',
         'PUT /v1/definitions/{id}',
         'DELETE /v1/definitions/{id}',
         'POST /v1/definitions/{id}/duplicate',

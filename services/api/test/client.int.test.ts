@@ -220,6 +220,39 @@ describe('definitions', () => {
   });
 });
 
+describe('rendering and describing a definition', () => {
+  it('renders the current version as Mermaid or DOT and describes it, and refuses an unknown format, id or tenant', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'drawn', graph: lineGraph() });
+    const mermaid = await c.definitions.render(def.id);
+    expect(mermaid.format).toBe('mermaid');
+    expect(mermaid.version).toBe(1);
+    expect(mermaid.text.split('\n')[0]).toBe('flowchart LR');
+    const dot = await c.definitions.render(def.id, 'dot');
+    expect(dot).toMatchObject({ format: 'dot', version: 1 });
+    expect(dot.text).toMatch(/^digraph /);
+    expect(dot.text).toContain('n0 -> n1');
+
+    const d = await c.definitions.describe(def.id);
+    expect(d.version).toBe(1);
+    expect(d.nodes.map((n) => n.key)).toEqual(lineGraph().nodes.map((n) => n.key));
+    expect(d.analysis).toMatchObject({ start: lineGraph().nodes[0]!.key, nodeCount: 2, edgeCount: 1 });
+
+    // a new version is what both read next
+    const g2 = { ...lineGraph(), nodes: [{ ...lineGraph().nodes[0]!, label: 'Begin here' }, lineGraph().nodes[1]!] };
+    await c.definitions.update(def.id, { graph: g2, version: 1 });
+    expect((await c.definitions.render(def.id)).text).toContain('Begin here');
+    expect((await c.definitions.describe(def.id)).version).toBe(2);
+
+    const bad = await c.send('GET', `/v1/definitions/${def.id}/render`, { query: { format: 'png' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('ValidationFailed');
+    expect(await refusal(c.definitions.describe('3f0c7d5e-0000-4000-8000-000000000000'))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(c.definitions.render('not-a-uuid'))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(client(KEYS.b).definitions.describe(def.id))).toMatchObject({ status: 404, code: 'NotFound' });
+  });
+});
+
 describe('runs and gates', () => {
   it('starts idempotently by Idempotency-Key, lists, reads run and node, pages events, streams SSE, decides, and refuses RequestIdReused, DefinitionInUse and GateAlreadyDecided', async () => {
     const c = client();

@@ -85,6 +85,8 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/definitions', path: () => '/v1/definitions' },
   { method: 'POST', template: '/v1/definitions/validate', path: () => '/v1/definitions/validate', body: { graph: lineGraph() } },
   { method: 'GET', template: '/v1/definitions/{id}', path: (i) => `/v1/definitions/${i.def}` },
+  { method: 'GET', template: '/v1/definitions/{id}/render', path: (i) => `/v1/definitions/${i.def}/render?format=dot` },
+  { method: 'GET', template: '/v1/definitions/{id}/describe', path: (i) => `/v1/definitions/${i.def}/describe` },
   { method: 'PUT', template: '/v1/definitions/{id}', path: (i) => `/v1/definitions/${i.def}`, body: { name: 'renamed', version: 1 } },
   { method: 'DELETE', template: '/v1/definitions/{id}', path: (i) => `/v1/definitions/${i.def}` },
   { method: 'POST', template: '/v1/definitions/{id}/duplicate', path: (i) => `/v1/definitions/${i.def}/duplicate` },
@@ -201,6 +203,8 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
   it('answers the owner on the same requests: each route’s success (the control for the 404s above)', async () => {
     const expected: Record<string, number | string> = {
       'GET /v1/definitions/{id}': 200,
+      'GET /v1/definitions/{id}/render': 200,
+      'GET /v1/definitions/{id}/describe': 200,
       'PUT /v1/definitions/{id}': 200,
       'POST /v1/definitions/{id}/duplicate': 201,
       'POST /v1/definitions/{id}/runs': 202,

@@ -5,6 +5,7 @@ import {
   decodePageCursor,
   deleteDefinition,
   getDefinition,
+  getDefinitionPlanGraph,
   insertDefinition,
   listDefinitions,
   updateDefinition,
@@ -69,6 +70,15 @@ describe('definitions store', () => {
     const read = await getDefinition(db.pool, 't1', d.id);
     expect(String((read?.graph as { big: unknown }).big)).toBe('9007199254740993'); // a JsonNumber holding the exact token
     expect(await getDefinition(db.pool, 't2', d.id)).toBeNull();
+  });
+
+  it('reads the parsed graph model a run would pin, at the current version, for the owning tenant only', async () => {
+    const d = await insertDefinition(db.pool, newDef('t1', 'plan'));
+    expect(await getDefinitionPlanGraph(db.pool, 't1', d.id)).toEqual({ version: 1, planGraph: PLAN });
+    const plan2 = { ...PLAN, kind: 'Chat' };
+    await updateDefinition(db.pool, 't1', d.id, 1, { planGraphJson: JSON.stringify(plan2) });
+    expect(await getDefinitionPlanGraph(db.pool, 't1', d.id)).toEqual({ version: 2, planGraph: plan2 });
+    expect(await getDefinitionPlanGraph(db.pool, 't2', d.id)).toBeNull();
   });
 
   it('updates only at the expected version and tells a conflict from an absent row', async () => {

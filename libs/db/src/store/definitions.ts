@@ -213,6 +213,20 @@ export async function getDefinition(db: Queryable, tenantId: string, id: string)
 }
 
 /**
+ * The parsed graph model (`plan_graph`) of a definition of the tenant — what a run started
+ * now would pin — with its version; null when absent or another tenant's.
+ */
+export async function getDefinitionPlanGraph(db: Queryable, tenantId: string, id: string): Promise<{ version: number; planGraph: unknown } | null> {
+  const res = await db.query<{ version: number; plan_graph: string }>(
+    `SELECT version, plan_graph::text AS plan_graph FROM definitions WHERE id = $1 AND tenant_id = $2`,
+    [id, tenantId],
+  );
+  const row = res.rows[0];
+  if (!row) return null;
+  return { version: row.version, planGraph: exactJson(openJsonText(row.plan_graph, definitionGraphAt(id, row.version, 'plan_graph'))) };
+}
+
+/**
  * A page of the tenant's definitions, newest first, without graphs.
  * `after` is a decoded cursor; reads one row past `limit` to know whether a next page exists.
  */

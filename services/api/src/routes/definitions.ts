@@ -9,11 +9,13 @@ import {
   deleteDefinition,
   duplicateDefinition,
   getDefinition,
+  getDefinitionPlanGraph,
   insertDefinition,
   listDefinitions,
   updateDefinition,
   type DefinitionPatch,
 } from '@flowline/db';
+import { describe, toDot, toMermaid, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import {
   DefinitionInUseError,
@@ -30,9 +32,12 @@ import {
   DefinitionListSchema,
   DefinitionSchema,
   ErrorSchema,
+  GraphDescriptorSchema,
   GraphInvalidSchema,
   IdParam,
   PageQuery,
+  RenderQuery,
+  RenderSchema,
   UpdateDefinitionBody,
   ValidateBody,
   ValidationSchema,
@@ -78,6 +83,24 @@ const duplicateDef = createRoute({
   method: 'post', path: '/v1/definitions/{id}/duplicate', tags, security,
   request: { params: IdParam },
   responses: { 201: jsonContent(DefinitionSchema, 'the copy, named "<name> (copy)"'), ...errorResponses },
+});
+const renderDef = createRoute({
+  method: 'get', path: '/v1/definitions/{id}/render', tags, security,
+  description:
+    'The current version drawn as a Mermaid flowchart (left to right) or a Graphviz DOT digraph. Node ids are synthetic ' +
+    '(n0, n1, … in document order); labels read "<label> (<kind>: <key>)"; an edge shows its label, else its condition, ' +
+    'a default edge reads "default" and is dashed. Every label is escaped for its syntax.',
+  request: { params: IdParam, query: RenderQuery },
+  responses: { 200: jsonContent(RenderSchema, '{ format, text, version }'), ...errorResponses },
+});
+const describeDef = createRoute({
+  method: 'get', path: '/v1/definitions/{id}/describe', tags, security,
+  description:
+    'The current version described: every node with its defaults filled in, lane, in- and out-edges and depth from the ' +
+    'Start; every edge with its kind and condition; and an analysis (start, ends, fan-outs, joins, human waits, child runs, ' +
+    'routers, topological order, depth, tools used).',
+  request: { params: IdParam },
+  responses: { 200: jsonContent(GraphDescriptorSchema, 'the graph descriptor'), ...errorResponses },
 });
 const validateDef = createRoute({
   method: 'post', path: '/v1/definitions/validate', tags, security,
@@ -136,6 +159,25 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     const row = await getDefinition(pool, c.get('tenant'), id);
     if (!row) throw new NotFoundError('definition');
     return sendJson(200, definition(row));
+  });
+
+  const planGraphOf = async (c: { get(k: 'tenant'): string }, rawId: string) => {
+    const id = requireUuid(rawId, 'definition');
+    const found = await getDefinitionPlanGraph(pool, c.get('tenant'), id);
+    if (!found) throw new NotFoundError('definition');
+    return { version: found.version, graph: found.planGraph as Graph };
+  };
+
+  app.openapi(renderDef, async (c) => {
+    const { format } = c.req.valid('query');
+    const { version, graph } = await planGraphOf(c, c.req.valid('param').id);
+    return sendJson(200, { format, text: format === 'dot' ? toDot(graph) : toMermaid(graph), version });
+  });
+
+  app.openapi(describeDef, async (c) => {
+    const { version, graph } = await planGraphOf(c, c.req.valid('param').id);
+    const d = describe(graph);
+    return sendJson(200, { schemaVersion: d.schemaVersion, kind: d.kind, version, nodes: d.nodes, edges: d.edges, analysis: d.analysis });
   });
 
   app.openapi(putDef, async (c) => {
