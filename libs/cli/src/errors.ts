@@ -3,6 +3,7 @@
  * line on stderr plus an exit code. API refusals never print a stack.
  */
 import { ApiRequestError, LiveRequestError } from '@flowline/client';
+import type { Issue } from '@flowline/graph';
 import { EXIT, type CliIo, type ExitCode } from './io';
 import { issueLine } from './format';
 
@@ -36,11 +37,30 @@ export class FollowTimeoutError extends Error {
   }
 }
 
+/** A local graph file that fails the parser: every keyed error (exit 1, as the API's GraphInvalid). */
+export class LocalGraphInvalidError extends Error {
+  readonly code = 'GraphInvalid';
+  constructor(
+    file: string,
+    readonly details: Issue[],
+    readonly warnings: Issue[],
+  ) {
+    super(`${file} is not a valid graph: ${details.length} error${details.length === 1 ? '' : 's'}`);
+    this.name = 'LocalGraphInvalidError';
+  }
+}
+
 /** Prints `err` as `code: message` (plus keyed details) and returns the exit code. */
 export function reportError(err: unknown, io: CliIo): ExitCode {
   if (err instanceof ApiRequestError) {
     io.stderr(`${err.code}: ${err.message}\n`);
     if (Array.isArray(err.details)) for (const d of err.details) io.stderr(`  ${issueLine(d)}\n`);
+    return EXIT.refused;
+  }
+  if (err instanceof LocalGraphInvalidError) {
+    io.stderr(`${err.code}: ${err.message}\n`);
+    for (const d of err.details) io.stderr(`  ${issueLine(d)}\n`);
+    for (const w of err.warnings) io.stderr(`  warning ${issueLine(w)}\n`);
     return EXIT.refused;
   }
   if (err instanceof UsageError) {

@@ -44,12 +44,17 @@ const gateGraph = {
 let c: CliCluster;
 let files: string;
 
-/** Runs `flowline --url <cluster> --key <key> …argv` in-process. */
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+/** Runs `flowline …argv` in-process, in the files folder, with `env`. */
+async function runCli(argv: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(['--url', c.url, '--key', KEY, ...argv], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), cwd: files });
+  const code = await main(argv, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), cwd: files, env });
   return { code, out: out.join(''), err: err.join('') };
+}
+
+/** Runs `flowline --url <cluster> --key <key> …argv` in-process. */
+function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  return runCli(['--url', c.url, '--key', KEY, ...argv]);
 }
 
 function file(name: string, value: unknown): string {
@@ -118,6 +123,80 @@ describe('flowline definitions', () => {
     expect(JSON.parse((await cli('--json', 'definitions', 'get', copy.out.trim())).out).graphHash).toBe(
       JSON.parse((await cli('--json', 'definitions', 'get', id)).out).graphHash,
     );
+  });
+});
+
+describe('flowline definitions describe and render', () => {
+  const routed = {
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'route', kind: 'Condition', label: 'Big?', config: { path: 'output.input.n' } },
+      { key: 'big', kind: 'End', config: { outcome: 'big' } },
+      { key: 'small', kind: 'End', config: { outcome: 'small' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: 'route' },
+      { key: 'huge', from: 'route', to: 'big', condition: { op: 'Gt', value: 9007199254740992 } },
+      { key: 'rest', from: 'route', to: 'small', default: true },
+    ],
+  };
+
+  it("describes and renders a local file with the server's parser, exactly, without the API", async () => {
+    writeFileSync(join(files, 'routed.json'), JSON.stringify(routed).replace('9007199254740992', '9007199254740993'));
+    // no server at this URL: a local file never reaches the API
+    const offline = (...argv: string[]) => runCli(['--url', 'http://127.0.0.1:9', ...argv]);
+    const d = await offline('definitions', 'describe', 'routed.json');
+    expect(d).toMatchObject({ code: 0, err: '' });
+    expect(d.out).toMatch(/^start\s+start$/m);
+    expect(d.out).toMatch(/^ends\s+big, small$/m);
+    expect(d.out).toMatch(/^route\s+Condition\s+Big\?\s+All\s+1\s+inline\s+1$/m);
+    expect(d.out).toMatch(/^huge\s+route\s+big\s+conditional\s+-\s+output\.input\.n Gt 9007199254740993$/m);
+    const json = JSON.parse((await offline('definitions', 'describe', 'routed.json', '--format', 'json')).out);
+    expect(json.analysis).toMatchObject({ start: 'start', routers: ['route'], nodeCount: 4, edgeCount: 3 });
+
+    const m = await offline('definitions', 'render', 'routed.json');
+    expect(m.code).toBe(0);
+    expect(m.out.split('\n')[0]).toBe('flowchart LR');
+    expect(m.out).toContain('n1 -.->|"default"| n3');
+    const dot = await offline('definitions', 'render', 'routed.json', '--format', 'dot');
+    expect(dot.out).toMatch(/^digraph /);
+    expect(dot.out).toContain('n1 -> n2 [label="output.input.n Gt 9007199254740993"];');
+    expect(JSON.parse((await offline('--json', 'definitions', 'render', 'routed.json')).out)).toMatchObject({ format: 'mermaid', version: null });
+  });
+
+  it('refuses an invalid local file with every keyed error and exit 1, and a tool the environment does not register', async () => {
+    // a Condition with one out-edge, an End without its outcome
+    const bad = {
+      nodes: [...routed.nodes.slice(0, 3), { key: 'small', kind: 'End' }],
+      edges: [...routed.edges.slice(0, 2), { key: 'e2', from: 'start', to: 'small' }],
+    };
+    for (const cmd of ['describe', 'render']) {
+      const r = await runCli(['definitions', cmd, file(`bad-${cmd}.json`, bad)]);
+      expect(r.code).toBe(1);
+      expect(r.out).toBe('');
+      expect(r.err).toMatch(/^GraphInvalid: bad-\w+\.json is not a valid graph: 2 errors\n/);
+      expect(r.err).toContain('  route: ');
+      expect(r.err).toContain('  small: ');
+    }
+    const tool = file('test-tool.json', toolGraph({ toolName: 'test_fail' }));
+    expect((await runCli(['definitions', 'describe', tool])).err).toMatch(/unknown tool 'test_fail'/);
+    expect(await runCli(['definitions', 'describe', tool], { WF_TEST_TOOLS: '1' })).toMatchObject({ code: 0 });
+    expect(await runCli(['definitions', 'render', tool], { MAX_NODES_PER_DEFINITION: 'many' })).toMatchObject({ code: 2, err: expect.stringMatching(/MAX_NODES_PER_DEFINITION/) });
+    expect(await runCli(['definitions', 'render', 'missing.json'])).toMatchObject({ code: 2, err: expect.stringMatching(/^UsageError: cannot read graph missing\.json/) });
+  });
+
+  it('describes and renders a saved definition through the API, and refuses an unknown one', async () => {
+    const id = (await cli('definitions', 'create', 'drawn', file('drawn.json', routed))).out.trim();
+    const d = await cli('definitions', 'describe', id);
+    expect(d.code).toBe(0);
+    expect(d.out).toMatch(/^version\s+1$/m);
+    expect(d.out).toMatch(/^routers\s+route$/m);
+    expect(JSON.parse((await cli('--json', 'definitions', 'describe', id)).out)).toMatchObject({ version: 1, analysis: { ends: ['big', 'small'] } });
+    expect((await cli('definitions', 'render', id, '--format', 'dot')).out).toMatch(/^digraph /);
+    expect(JSON.parse((await cli('--json', 'definitions', 'render', id)).out)).toMatchObject({ format: 'mermaid', version: 1 });
+    const missing = await cli('definitions', 'render', NO_RUN);
+    expect(missing).toMatchObject({ code: 1, err: expect.stringMatching(/^NotFound: /) });
+    expect((await cli('definitions', 'render', id, '--format', 'png')).code).toBe(2);
   });
 });
 

@@ -1,9 +1,10 @@
-/** `flowline definitions list | get | create | validate`. */
+/** `flowline definitions list | get | create | validate | describe | render`. */
 import type { Command } from 'commander';
 import { positiveInt, readGraphFile } from '../args';
 import { fields, issueLine, pretty, table } from '../format';
 import { EXIT } from '../io';
 import type { Session, Wrap } from '../session';
+import { registerGraphViews } from './graph-views';
 
 export function registerDefinitions(program: Command, s: Session, wrap: Wrap): void {
   const defs = program.command('definitions').alias('defs').description('saved graphs');
@@ -83,5 +84,6 @@ export function registerDefinitions(program: Command, s: Session, wrap: Wrap): v
         return r.valid ? EXIT.ok : EXIT.refused;
       }),
     );
-}
 
+  registerGraphViews(defs, s, wrap);
+}
