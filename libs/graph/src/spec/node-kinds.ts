@@ -225,7 +225,11 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
         name: 'resultPath', type: 'dotPath', required: false, defaultText: 'the whole input document', example: 'input.output.text',
         help: "Dot path into the node's input document whose value is output.result (null when it resolves to nothing).",
       },
-      publishToChat,
+      {
+        name: 'publishToChat', type: 'boolean', required: false, chatOnly: true, example: false,
+        defaultText: 'true in a Chat graph (false says so explicitly); nothing publishes in a Standard graph',
+        help: "Post the run's result (output.result) to the conversation as an assistant message (Chat graphs only).",
+      },
     ],
   }),
   ChatInput: kind({
