@@ -48,6 +48,8 @@ export interface E2eCluster {
 export interface StartOptions {
   dispatchers?: number;
   toolWorkers?: number;
+  /** LLM workers (the built-in scripted provider unless LLM_BASE_URL is set); default 0 */
+  llmWorkers?: number;
   /** extra environment for every process */
   env?: Record<string, string>;
 }
@@ -64,6 +66,7 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
     processes.push({ label: `dispatcher-${i}`, service: 'dispatcher', env: { DISPATCHER_ID: `dispatcher-${i}` } });
   }
   for (let i = 1; i <= (o.toolWorkers ?? 1); i++) processes.push({ label: `worker-tool-${i}`, service: 'worker-tool' });
+  for (let i = 1; i <= (o.llmWorkers ?? 0); i++) processes.push({ label: `worker-llm-${i}`, service: 'worker-llm' });
   const cluster = startCluster({
     rootDir,
     databaseUrl: db.url,
