@@ -1,5 +1,5 @@
 // Lint rules that hold the architecture of CONVENTIONS.md without anyone remembering:
-// libs/graph is pure (zod and ajv only), no import cycles, no deep imports across
+// libs/graph is pure (zod, ajv and re2js only), no import cycles, no deep imports across
 // packages, no floating promises.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -33,14 +33,15 @@ export default tseslint.config(
     },
   },
   {
-    // The pure core: no IO, no clock, no node builtins, nothing but zod and ajv.
+    // The pure core: no IO, no clock, no node builtins, nothing but zod, ajv and re2js (the
+    // linear-time engine user regular expressions run on; pure JS, no native build).
     files: ['libs/graph/src/**/*.ts'],
     ignores: ['libs/graph/src/**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
           deepImport,
-          { regex: '^(?!(zod|ajv|ajv-formats)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only zod, ajv and its own files.' },
+          { regex: '^(?!(zod|ajv|ajv-formats|re2js)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only zod, ajv, re2js and its own files.' },
         ],
       }],
       'no-restricted-globals': ['error',

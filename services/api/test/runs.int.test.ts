@@ -113,6 +113,33 @@ describe('starting a run', () => {
     expect(none.rowCount).toBe(0);
   });
 
+  it('answers a run start against an exponential pattern quickly, whatever the input length (patterns run on RE2)', async () => {
+    const evil = { type: 'object', properties: { name: { type: 'string', pattern: '^(a+)+$' } } };
+    const graph = lineGraph({ inputSchema: evil });
+    graph.nodes[0] = { key: 'start', kind: 'Start', config: { inputSchema: evil } } as never;
+    const defId = await createDefinition(h, graph, 'redos');
+    for (const n of [30, 900]) {
+      const began = performance.now();
+      const r = await h.call('POST', `/v1/definitions/${defId}/runs`, { body: { input: { name: `${'a'.repeat(n)}!` } } });
+      // a liveness bound: the backtracking engine takes minutes at 30 characters
+      expect(performance.now() - began).toBeLessThan(2_000);
+      expect(r.status).toBe(400);
+      expect(r.body.error.details.map((d: { key: string }) => d.key)).toEqual(['inputSchema', 'start.config.inputSchema']);
+    }
+    expect((await h.call('POST', `/v1/definitions/${defId}/runs`, { body: { input: { name: 'a'.repeat(900) } } })).status).toBe(202);
+  });
+
+  it('refuses a definition whose pattern RE2 cannot run, keyed to the node with the pattern’s schema path', async () => {
+    const graph = lineGraph();
+    graph.nodes[0] = { key: 'start', kind: 'Start', config: { inputSchema: { properties: { x: { pattern: '(a)\\1' } } } } } as never;
+    const r = await h.call('POST', '/v1/definitions', { body: { name: 'backref', graph } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('GraphInvalid');
+    expect(r.body.error.details).toEqual([
+      { key: 'start', message: expect.stringContaining('config.inputSchema is not a valid JSON Schema: /properties/x/pattern is refused') },
+    ]);
+  });
+
   it('answers 404 for an unknown, malformed or other-tenant definition', async () => {
     const defId = await createDefinition(h, lineGraph(), 'mine');
     expect((await h.call('POST', `/v1/definitions/${defId}/runs`, { body: {}, token: KEYS.b })).status).toBe(404);

@@ -14,7 +14,7 @@ describe('checkSchema', () => {
 
   it('reports an unresolvable $ref and a broken pattern', () => {
     expect(checkSchema({ $ref: '#/definitions/nope' })).toMatch(/resolve reference/);
-    expect(checkSchema({ type: 'string', pattern: '(' })).toMatch(/Invalid regular expression/);
+    expect(checkSchema({ type: 'string', pattern: '(' })).toMatch(/^\/pattern is refused: .*missing closing \)/);
   });
 
   it('refuses non-schema values', () => {

@@ -1,14 +1,17 @@
 /**
  * A small ajv wrapper: JSON Schema draft 2020-12 (draft-07 documents accepted via their
  * `$schema`), formats from ajv-formats, strict mode off so common real-world schemas
- * compile. Each distinct schema (by canonical JSON) is compiled once and cached; the
- * cache is bounded (least recently used entries are dropped).
+ * compile. Every `pattern` / `patternProperties` runs on RE2 (linear time, see
+ * linear-regexp.ts); a schema with a pattern RE2 cannot run does not compile, and its
+ * error names the pattern's JSON Pointer. Each distinct schema (by canonical JSON) is
+ * compiled once and cached; the cache is bounded (least recently used entries are dropped).
  */
 import Ajv2020 from 'ajv/dist/2020';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import draft7MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json';
 import { canonicalJson, hasExactNumbers } from './canonical-json';
+import { findUnsupportedPattern, linearRegExp } from './linear-regexp';
 
 /** Maximum number of compiled schemas kept. */
 export const SCHEMA_CACHE_LIMIT = 500;
@@ -20,7 +23,7 @@ const cache = new Map<string, Compiled>();
 
 function ajv(): Ajv2020 {
   if (ajvInstance === null) {
-    const instance = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+    const instance = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, code: { regExp: linearRegExp } });
     // keywords:false — the formatMinimum/… keywords need ajv-formats' own ajv copy.
     addFormats(instance, { keywords: false });
     instance.addMetaSchema(draft7MetaSchema);
@@ -52,7 +55,10 @@ function compile(schema: unknown): Compiled {
     let plain: unknown = undefined;
     try {
       plain = JSON.parse(key);
-      result = { ok: true, validate: instance.compile(plain as object) };
+      const unsupported = findUnsupportedPattern(plain);
+      result = unsupported
+        ? { ok: false, error: `${unsupported.pointer} is refused: patterns run on RE2 (linear time), which cannot run it: ${unsupported.error}` }
+        : { ok: true, validate: instance.compile(plain as object) };
     } catch (err) {
       result = { ok: false, error: messageOf(err) };
     } finally {
