@@ -31,6 +31,8 @@ import type {
   DecideBody,
   SteerBody,
   Whoami,
+  RunControls,
+  ActOptions,
 } from './types';
 
 /** Options of {@link createRestClient}. */
@@ -209,6 +211,7 @@ export function createRestClient(o: RestClientOptions) {
   }
 
   const id = encodeURIComponent;
+  const idem = (opts?: ActOptions) => (opts?.idempotencyKey !== undefined ? { 'idempotency-key': opts.idempotencyKey } : undefined);
   const run = (runId: string) => `/v1/runs/${id(runId)}`;
   const node = (runId: string, nodeKey: string) => `${run(runId)}/nodes/${id(nodeKey)}`;
   const conversation = (conversationId: string) => `/v1/conversations/${id(conversationId)}`;
@@ -245,32 +248,38 @@ export function createRestClient(o: RestClientOptions) {
     /** `GET /v1/runs/{id}/stream` (SSE) */
     stream,
     /** `POST /v1/runs/{id}/cancel` → 202 (idempotent) */
-    cancel: (runId: string, b: { reason?: string } = {}) =>
-      call<Accepted>('POST', `${run(runId)}/cancel`, b.reason === undefined ? undefined : b),
+    cancel: (runId: string, b: { reason?: string } = {}, opts?: ActOptions) =>
+      call<Accepted>('POST', `${run(runId)}/cancel`, b.reason === undefined ? undefined : b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/decide` → 202 */
-    decide: (runId: string, nodeKey: string, b: DecideBody) => call<Accepted>('POST', `${node(runId, nodeKey)}/decide`, b),
+    decide: (runId: string, nodeKey: string, b: DecideBody, opts?: ActOptions) =>
+      call<Accepted>('POST', `${node(runId, nodeKey)}/decide`, b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/steer` → 202 */
-    steer: (runId: string, nodeKey: string, b: SteerBody) => call<Accepted>('POST', `${node(runId, nodeKey)}/steer`, b),
+    steer: (runId: string, nodeKey: string, b: SteerBody, opts?: ActOptions) =>
+      call<Accepted>('POST', `${node(runId, nodeKey)}/steer`, b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/pause` → 202 */
-    pause: (runId: string) => call<Accepted>('POST', `${run(runId)}/pause`),
+    pause: (runId: string, opts?: ActOptions) => call<Accepted>('POST', `${run(runId)}/pause`, undefined, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/resume` → 202 */
-    resume: (runId: string) => call<Accepted>('POST', `${run(runId)}/resume`),
+    resume: (runId: string, opts?: ActOptions) => call<Accepted>('POST', `${run(runId)}/resume`, undefined, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/step` → 202 `{ accepted, stepId, coalesced }` (paused runs only) */
-    step: (runId: string, b: StepBody) => call<StepAccepted>('POST', `${run(runId)}/step`, b),
+    step: (runId: string, b: StepBody, opts?: ActOptions) => call<StepAccepted>('POST', `${run(runId)}/step`, b, undefined, idem(opts)),
     /** `PUT /v1/runs/{id}/breakpoints` → 200 `{ nodeKeys }` (replaces the set) */
-    setBreakpoints: (runId: string, nodeKeys: string[]) => call<Breakpoints>('PUT', `${run(runId)}/breakpoints`, { nodeKeys }),
+    setBreakpoints: (runId: string, nodeKeys: string[], opts?: ActOptions) =>
+      call<Breakpoints>('PUT', `${run(runId)}/breakpoints`, { nodeKeys }, undefined, idem(opts)),
     /** `PUT /v1/runs/{id}/edges/{edgeKey}/override` → 200; `null` clears the override */
-    overrideEdge: (runId: string, edgeKey: string, verdict: boolean | null) =>
-      call<EdgeOverride>('PUT', `${run(runId)}/edges/${id(edgeKey)}/override`, { verdict }),
+    overrideEdge: (runId: string, edgeKey: string, verdict: boolean | null, opts?: ActOptions) =>
+      call<EdgeOverride>('PUT', `${run(runId)}/edges/${id(edgeKey)}/override`, { verdict }, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/skip` → 202 (Pending nodes only) */
-    skip: (runId: string, nodeKey: string) => call<Accepted>('POST', `${node(runId, nodeKey)}/skip`),
+    skip: (runId: string, nodeKey: string, opts?: ActOptions) => call<Accepted>('POST', `${node(runId, nodeKey)}/skip`, undefined, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/retry` → 202 (a Failed node or a held decision) */
-    retry: (runId: string, nodeKey: string) => call<Accepted>('POST', `${node(runId, nodeKey)}/retry`),
+    retry: (runId: string, nodeKey: string, opts?: ActOptions) => call<Accepted>('POST', `${node(runId, nodeKey)}/retry`, undefined, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/complete` `{ output }` → 202 (operator completion) */
-    complete: (runId: string, nodeKey: string, output: unknown) => call<Accepted>('POST', `${node(runId, nodeKey)}/complete`, { output }),
+    complete: (runId: string, nodeKey: string, output: unknown, opts?: ActOptions) =>
+      call<Accepted>('POST', `${node(runId, nodeKey)}/complete`, { output }, undefined, idem(opts)),
     /** `PUT /v1/runs/{id}/nodes/{key}/input` `{ input }` → 200 (Pending nodes only) */
-    setInput: (runId: string, nodeKey: string, input: unknown) =>
-      call<NodeInputOverride>('PUT', `${node(runId, nodeKey)}/input`, { input }),
+    setInput: (runId: string, nodeKey: string, input: unknown, opts?: ActOptions) =>
+      call<NodeInputOverride>('PUT', `${node(runId, nodeKey)}/input`, { input }, undefined, idem(opts)),
+    /** `GET /v1/runs/{id}/controls`: paused, breakpoints, edge overrides, an unconsumed step */
+    controls: (runId: string) => call<RunControls>('GET', `${run(runId)}/controls`),
   };
 
   return {

@@ -331,3 +331,19 @@ export interface Whoami {
   /** false when the server runs single-tenant without keys */
   authRequired: boolean;
 }
+
+/** `GET /v1/runs/{id}/controls`: what operators set on a run. */
+export interface RunControls {
+  paused: boolean;
+  /** node keys admission stops before */
+  breakpoints: string[];
+  /** edge key → forced verdict */
+  edgeOverrides: Record<string, boolean>;
+  /** the one-shot step allowance not consumed yet */
+  step: { mode: 'one' | 'wave' | 'node'; nodeKey: string | null } | null;
+}
+
+/** Options of an operator act: the `Idempotency-Key` header naming the act. */
+export interface ActOptions {
+  idempotencyKey?: string;
+}

@@ -32,6 +32,7 @@ export const ROUTE_SCOPES = {
   'GET /v1/runs/{id}/nodes/{key}': 'read',
   'GET /v1/runs/{id}/events': 'read',
   'GET /v1/runs/{id}/stream': 'read',
+  'GET /v1/runs/{id}/controls': 'read',
   'POST /v1/runs/{id}/nodes/{key}/decide': 'run',
 
   'POST /v1/runs/{id}/cancel': 'operate',

@@ -301,6 +301,18 @@ export const BreakpointsSchema = z.object({ nodeKeys: z.array(z.string()) }).ope
 
 export const EdgeOverrideBody = z.object({ verdict: z.boolean().nullable() });
 
+export const RunControlsSchema = z
+  .object({
+    paused: z.boolean(),
+    breakpoints: z.array(z.string()).openapi({ description: 'node keys admission stops before' }),
+    edgeOverrides: z.record(z.string(), z.boolean()).openapi({ description: 'edge key → forced verdict' }),
+    step: z
+      .object({ mode: z.enum(['one', 'wave', 'node']), nodeKey: z.string().nullable() })
+      .nullable()
+      .openapi({ description: 'the one-shot step allowance not consumed yet, if any' }),
+  })
+  .openapi('RunControls');
+
 export const EdgeOverrideSchema = z
   .object({ edgeKey: z.string(), verdict: z.boolean().nullable() })
   .openapi('EdgeOverride');

@@ -117,6 +117,7 @@ describe('ops', () => {
         'GET /v1/runs/{id}/nodes/{key}',
         'GET /v1/runs/{id}/events',
         'GET /v1/runs/{id}/stream',
+        'GET /v1/runs/{id}/controls',
         'POST /v1/runs/{id}/cancel',
         'POST /v1/runs/{id}/nodes/{key}/decide',
         'POST /v1/runs/{id}/nodes/{key}/steer',

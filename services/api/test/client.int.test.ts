@@ -390,7 +390,10 @@ describe('operator verbs', () => {
     expect(await c.runs.skip(runId, 'c')).toEqual({ accepted: true });
     expect(await c.runs.overrideEdge(runId, 'gd', false)).toEqual({ edgeKey: 'gd', verdict: false });
     expect(await refusal(c.runs.overrideEdge(runId, 'nope', true))).toMatchObject({ status: 404, code: 'NotFound' });
-    expect(await c.runs.complete(runId, 'b', { by: 'operator' })).toEqual({ accepted: true });
+    // the controls read back what was set (the console's breakpoint and override toggles read them)
+    expect(await c.runs.controls(runId)).toEqual({ paused: true, breakpoints: ['b'], edgeOverrides: { gd: false }, step: null });
+    expect(await refusal(client(KEYS.b).runs.controls(runId))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await c.runs.complete(runId, 'b', { by: 'operator' }, { idempotencyKey: randomUUID() })).toEqual({ accepted: true });
     expect(await refusal(c.runs.complete(runId, 'gate', {}))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
     expect(await c.runs.decide(runId, 'gate', { operationId: randomUUID(), decision: 'Approve' })).toEqual({ accepted: true });
 

@@ -41,6 +41,7 @@ import {
   EdgeOverrideSchema,
   EdgeParam,
   ErrorSchema,
+  RunControlsSchema,
   IdParam,
   NodeInputBody,
   NodeInputSchema,
@@ -80,6 +81,11 @@ const conflict = (what: string) => ({ 409: jsonContent(ErrorSchema, what) });
 const accepted = (what: string) => ({ 202: jsonContent(AcceptedSchema, what) });
 
 const routes = {
+  controls: createRoute({
+    method: 'get', path: '/v1/runs/{id}/controls', tags, security, request: { params: IdParam },
+    description: 'What operators set on the run: paused, breakpoints, edge overrides and an unconsumed step allowance.',
+    responses: { 200: jsonContent(RunControlsSchema, 'the run’s operator controls'), ...errorResponses },
+  }),
   steer: createRoute({
     method: 'post', path: '/v1/runs/{id}/nodes/{key}/steer', tags, security,
     request: { params: NodeParam, ...body(SteerBody) },
@@ -172,6 +178,14 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
   const { pool } = deps;
   const maxSteers = deps.limits.maxSteersPerNode;
   const wake = (runId: string) => publishWake(deps, runId);
+
+  app.openapi(routes.controls, async (c) => {
+    const runId = requireUuid(c.req.valid('param').id, 'run');
+    const controls = await getRunControls(pool, c.get('tenant'), runId);
+    if (!controls) throw new NotFoundError('run');
+    const step = controls.stepAllowance ? { mode: controls.stepAllowance.mode, nodeKey: controls.stepAllowance.nodeKey ?? null } : null;
+    return sendJson(200, { paused: controls.paused, breakpoints: controls.breakpoints, edgeOverrides: controls.edgeOverrides, step });
+  });
 
   app.openapi(routes.steer, async (c) => {
     const p = c.req.valid('param');

@@ -62,3 +62,47 @@ export function useRunPages(filter: RunsSearch) {
     refetchInterval: LIST_POLL_MS,
   });
 }
+
+/** A run with its node runs and pinned graph; `pollMs` while the live channel is down. */
+export function useRunDetail(runId: string | undefined, pollMs: number | false) {
+  const client = useClient();
+  return useQuery({ queryKey: keys.run(runId ?? ''), queryFn: () => client.runs.get(runId!), enabled: !!runId, refetchInterval: pollMs });
+}
+
+/** One node run with its documents and steering. */
+export function useNodeDetail(runId: string | undefined, nodeKey: string | undefined, pollMs: number | false) {
+  const client = useClient();
+  return useQuery({
+    queryKey: keys.node(runId ?? '', nodeKey ?? ''),
+    queryFn: () => client.runs.node(runId!, nodeKey!),
+    enabled: !!runId && !!nodeKey,
+    refetchInterval: pollMs,
+  });
+}
+
+/**
+ * The run's events, paging forward from `afterSeq` 0: each page starts after the last seq
+ * of the one before; a `truncated` page means newer events exist that are not loaded yet.
+ */
+export function useEventPages(runId: string | undefined, pollMs: number | false) {
+  const client = useClient();
+  return useInfiniteQuery({
+    queryKey: keys.events(runId ?? ''),
+    queryFn: ({ pageParam }) => client.runs.events(runId!, { afterSeq: pageParam }),
+    initialPageParam: 0,
+    getNextPageParam: (last, _all, lastParam) => (last.truncated ? (last.events.at(-1)?.seq ?? lastParam) : undefined),
+    enabled: !!runId,
+    refetchInterval: pollMs,
+  });
+}
+
+/** What operators set on the run (breakpoints, edge overrides, an unconsumed step). */
+export function useRunControls(runId: string | undefined, pollMs: number | false, enabled = true) {
+  const client = useClient();
+  return useQuery({
+    queryKey: ['run', runId ?? '', 'controls'],
+    queryFn: () => client.runs.controls(runId!),
+    enabled: enabled && !!runId,
+    refetchInterval: pollMs,
+  });
+}

@@ -1,18 +1,78 @@
-/** The run view: the run's summary and its node runs. */
-import { Link, getRouteApi } from '@tanstack/react-router';
-import { useQuery } from '@tanstack/react-query';
-import { keys, useDefinitionIndex } from '../api/queries';
-import { useClient } from '../session/session';
-import { StatusBadge } from '../ui/status';
+/**
+ * The run view (`/run?runId&nodeKey&edgeKey&tab`): the graph the run PINNED with each
+ * node's live status, a notice when the definition changed since, the node table, the
+ * events and the output; the selected node's panel on the right. Kept current by the live
+ * channel (live/use-run-live.ts), polling every 3 s while it is down.
+ */
+import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
+import type { NodeRunSummary, RunDetail } from '@flowline/client';
+import { useDefinition, useDefinitionIndex, useRunControls, useRunDetail } from '../api/queries';
+import type { RunTab } from '../app/search';
+import { graphToCanvas } from '../graph/canvas';
+import { RunGraph } from '../graph/RunGraph';
+import { useRunLive } from '../live/use-run-live';
+import { StatusBadge, TERMINAL_RUN_STATUSES } from '../ui/status';
 import { EmptyState, Loading, RefusalNote, ShortId, Time, durationText } from '../ui/primitives';
+import { JsonDoc } from '../ui/JsonDoc';
+import { EventsTab } from './EventsTab';
+import { NodePanel } from './NodePanel';
+import { NodeTable } from './NodeTable';
+import { RunActions } from './RunActions';
+import { EdgePanel } from './EdgePanel';
 
 const route = getRouteApi('/run');
 
+const TABS: Array<{ id: RunTab; label: string }> = [
+  { id: 'nodes', label: 'Nodes' },
+  { id: 'events', label: 'Events' },
+  { id: 'output', label: 'Output' },
+];
+
+/** `maxAttempts` of a node in the pinned document, when it sets one. */
+function maxAttemptsOf(graph: unknown, key: string): number | undefined {
+  const n = ((graph as { nodes?: unknown[] })?.nodes ?? []).find((x) => (x as { key?: unknown }).key === key) as { maxAttempts?: unknown } | undefined;
+  return typeof n?.maxAttempts === 'number' ? n.maxAttempts : undefined;
+}
+
+function DefinitionNotice({ detail }: { detail: RunDetail }) {
+  const def = useDefinition(detail.run.definitionId);
+  if (!def.data || def.data.graphHash === detail.run.graphHash) return null;
+  return (
+    <div className="notice" role="note" data-testid="definition-changed">
+      The definition <strong>{def.data.name}</strong> has changed since this run started (now v{def.data.version}). This
+      view draws the graph the run pinned, which is the one it runs on.
+    </div>
+  );
+}
+
+function WaitingCallout({ runId, waiting }: { runId: string; waiting: NodeRunSummary[] }) {
+  if (waiting.length === 0) return null;
+  return (
+    <div className="notice notice-warn" role="status">
+      Waiting on a person:{' '}
+      {waiting.map((n, i) => (
+        <span key={n.nodeKey}>
+          {i > 0 ? ', ' : ''}
+          <Link to="/run" search={{ runId, nodeKey: n.nodeKey }}>
+            {n.nodeKey}
+          </Link>{' '}
+          ({n.pendingDecisionKind === 'Answer' ? 'an answer' : n.pendingDecisionKind === 'Operator' ? 'an operator' : 'a decision'})
+        </span>
+      ))}
+    </div>
+  );
+}
+
 export function RunPage() {
-  const { runId } = route.useSearch();
-  const client = useClient();
+  const search = route.useSearch();
+  const { runId, nodeKey, edgeKey } = search;
+  const tab: RunTab = search.tab ?? 'nodes';
+  const navigate = useNavigate({ from: '/run' });
+  const live = useRunLive(runId);
+  const run = useRunDetail(runId, live.pollMs);
   const defs = useDefinitionIndex();
-  const run = useQuery({ queryKey: keys.run(runId ?? ''), queryFn: () => client.runs.get(runId!), enabled: !!runId, refetchInterval: 3_000 });
+  const controls = useRunControls(runId, live.pollMs);
+
   if (!runId) {
     return (
       <div className="page">
@@ -22,56 +82,128 @@ export function RunPage() {
       </div>
     );
   }
+  const select = (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab }) =>
+    void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false });
+  const detail = run.data;
   const now = run.dataUpdatedAt || Date.now();
+  const labels = detail ? new Map(graphToCanvas(detail.graph).doc.nodes.map((n) => [n.key, n.label])) : new Map<string, string>();
+  const selectedRun = detail?.nodeRuns.find((n) => n.nodeKey === nodeKey);
+  const docNode = detail && nodeKey ? graphToCanvas(detail.graph).byKey.get(nodeKey) : undefined;
+  const edge = detail && edgeKey ? graphToCanvas(detail.graph).doc.edges.find((e) => e.key === edgeKey) : undefined;
+  const runLive = !!detail && !TERMINAL_RUN_STATUSES.has(detail.run.status) && detail.run.status !== 'Cancelling';
+  const waiting = detail?.nodeRuns.filter((n) => n.status === 'WaitingForApproval' || n.pendingDecisionKind === 'Operator') ?? [];
+
   return (
-    <div className="page">
+    <div className="page page-wide run-page">
       <RefusalNote error={run.error} title="Could not read the run" />
       {run.isPending ? <Loading label="Reading the run" /> : null}
-      {run.data ? (
+      {detail ? (
         <>
           <div className="page-head">
             <div>
+              <div className="crumbs small">
+                <Link to="/runs">Runs</Link> <span aria-hidden="true">/</span> <span className="mono">{runId.slice(0, 8)}</span>
+              </div>
               <h1 className="run-title">
-                <StatusBadge status={run.data.run.status} /> <span className="mono">{runId.slice(0, 8)}</span>
+                <span>Run</span> <ShortId id={runId} /> <StatusBadge status={detail.run.status} />
+                {detail.run.paused ? <span className="chip chip-warn">paused</span> : null}
               </h1>
-              <p className="muted">
-                {defs.get(run.data.run.definitionId)?.name ?? 'definition'} · <ShortId id={runId} /> · started{' '}
-                <Time iso={run.data.run.startedAt ?? run.data.run.createdAt} now={now} />
+              <p className="muted run-meta">
+                <Link to="/runs" search={{ definitionId: detail.run.definitionId }}>
+                  {defs.get(detail.run.definitionId)?.name ?? `definition ${detail.run.definitionId.slice(0, 8)}`}
+                </Link>{' '}
+                · created <Time iso={detail.run.createdAt} now={now} /> · {durationText(detail.run.startedAt, detail.run.finishedAt, now)}
+                {detail.run.conversationId ? <> · conversation <span className="mono">{detail.run.conversationId}</span></> : null}
+                {detail.run.failureClass !== 'None' ? (
+                  <>
+                    {' '}
+                    · <span className="failure">{detail.run.failureClass}</span> {detail.run.reason}
+                  </>
+                ) : null}
               </p>
             </div>
+            <div className="run-head-right">
+              <RunActions run={detail.run} />
+              <span className={`live-badge ${live.mode}`} data-live-mode={live.mode}>
+                {live.mode === 'live' ? 'Live' : TERMINAL_RUN_STATUSES.has(detail.run.status) ? 'Finished' : 'Polling every 3 s'}
+              </span>
+            </div>
           </div>
-          <div className="card table-card">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Node</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="num">
-                    Attempt
-                  </th>
-                  <th scope="col" className="num">
-                    Duration
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {run.data.nodeRuns.map((n) => (
-                  <tr key={n.nodeKey} data-node-key={n.nodeKey} data-status={n.status}>
-                    <td className="mono">{n.nodeKey}</td>
-                    <td>{n.kind}</td>
-                    <td>
-                      <StatusBadge status={n.status} size="sm" />
-                    </td>
-                    <td className="num">{n.attempt}</td>
-                    <td className="num">{durationText(n.startedAt, n.finishedAt, now)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+          <RefusalNote error={live.refusal} title="Live updates refused; polling instead" />
+          <DefinitionNotice detail={detail} />
+          <WaitingCallout runId={runId} waiting={waiting} />
+          <div className={`run-body${nodeKey || edge ? ' with-panel' : ''}`}>
+            <div className="run-main">
+              <div className="card graph-card">
+                <RunGraph
+                  graph={detail.graph}
+                  nodeRuns={detail.nodeRuns}
+                  nodeKey={nodeKey}
+                  edgeKey={edgeKey}
+                  onSelectNode={(k) => select({ nodeKey: k, edgeKey: undefined })}
+                  onSelectEdge={(k) => select({ edgeKey: k, nodeKey: undefined })}
+                />
+              </div>
+              <div className="card tabs-card">
+                <div className="tabs" role="tablist" aria-label="Run details">
+                  {TABS.map((t) => (
+                    <button
+                      key={t.id}
+                      type="button"
+                      role="tab"
+                      id={`tab-${t.id}`}
+                      aria-selected={tab === t.id}
+                      aria-controls={`panel-${t.id}`}
+                      tabIndex={tab === t.id ? 0 : -1}
+                      className={`tab${tab === t.id ? ' is-active' : ''}`}
+                      onClick={() => select({ tab: t.id })}
+                      onKeyDown={(e) => {
+                        const i = TABS.findIndex((x) => x.id === tab);
+                        const next = e.key === 'ArrowRight' ? TABS[(i + 1) % TABS.length] : e.key === 'ArrowLeft' ? TABS[(i + TABS.length - 1) % TABS.length] : undefined;
+                        if (next) {
+                          select({ tab: next.id });
+                          document.getElementById(`tab-${next.id}`)?.focus();
+                        }
+                      }}
+                    >
+                      {t.label}
+                      {t.id === 'nodes' ? <span className="tab-count">{detail.nodeRuns.length}</span> : null}
+                    </button>
+                  ))}
+                </div>
+                <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
+                  {tab === 'nodes' ? <NodeTable runId={runId} nodeRuns={detail.nodeRuns} labels={labels} selected={nodeKey} now={now} /> : null}
+                  {tab === 'events' ? <EventsTab runId={runId} pollMs={live.pollMs} /> : null}
+                  {tab === 'output' ? (
+                    <div className="output-tab">
+                      <JsonDoc title="Run output" value={detail.output} emptyText="no End has succeeded yet" />
+                    </div>
+                  ) : null}
+                </div>
+              </div>
+            </div>
+            {nodeKey ? (
+              <NodePanel
+                key={nodeKey}
+                runId={runId}
+                nodeKey={nodeKey}
+                summary={selectedRun}
+                docNode={docNode}
+                maxAttempts={maxAttemptsOf(detail.graph, nodeKey)}
+                pollMs={live.pollMs}
+                now={now}
+                onClose={() => select({ nodeKey: undefined })}
+                controls={controls.data}
+                runLive={runLive}
+              />
+            ) : null}
+            {edge && !nodeKey ? (
+              <EdgePanel key={edge.key} runId={runId} edge={edge} controls={controls.data} runLive={runLive} onClose={() => select({ edgeKey: undefined })} />
+            ) : null}
           </div>
         </>
       ) : null}
     </div>
   );
 }
+

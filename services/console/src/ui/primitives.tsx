@@ -106,8 +106,18 @@ export function ShortId({ id }: { id: string }) {
           });
         }}
       >
-        {copied ? '✓' : '⧉'}
+        {copied ? '✓' : <CopyIcon />}
       </button>
     </span>
+  );
+}
+
+/** Two overlapping sheets (drawn, so it does not depend on the fonts installed). */
+export function CopyIcon() {
+  return (
+    <svg width="12" height="12" viewBox="0 0 16 16" aria-hidden="true" focusable="false">
+      <rect x="5" y="5" width="9" height="9" rx="1.5" fill="none" stroke="currentColor" strokeWidth="1.5" />
+      <path d="M3.5 11H3a1 1 0 0 1-1-1V3a1 1 0 0 1 1-1h7a1 1 0 0 1 1 1v.5" fill="none" stroke="currentColor" strokeWidth="1.5" />
+    </svg>
   );
 }

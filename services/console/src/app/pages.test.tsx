@@ -1,0 +1,105 @@
+// @vitest-environment happy-dom
+import { describe, expect, it } from 'vitest';
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { fakeApi, refuse } from '../test/fake-api';
+import { renderApp } from '../test/render';
+
+const DEF = 'dddddddd-0000-4000-8000-000000000001';
+const RUN = 'rrrrrrrr-0000-4000-8000-000000000001'.replace(/r/g, 'a');
+const iso = '2026-01-01T00:00:00.000Z';
+const graph = {
+  nodes: [
+    { key: 'start', kind: 'Start', config: { defaultInput: { requiresReview: true } } },
+    { key: 'review', kind: 'Pause', label: 'Human review', config: { prompt: 'Approve the analysis?', allowedDecisions: ['Approve', 'Reject'] } },
+    { key: 'done', kind: 'End', config: { outcome: 'completed' } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'review' },
+    { key: 'e2', from: 'review', to: 'done', condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } },
+  ],
+};
+const definition = { id: DEF, name: 'canonical', description: 'the canonical graph', kind: 'Standard', version: 2, nodeCount: 3, graphHash: 'h-now', createdAt: iso, updatedAt: iso };
+const run = (status: string) => ({
+  id: RUN, definitionId: DEF, status, failureClass: 'None', reason: null, paused: false, requestId: 'r', parentRunId: null,
+  conversationId: null, createdAt: iso, startedAt: iso, finishedAt: null, graphHash: 'h-then',
+});
+const nodeRun = (nodeKey: string, kind: string, status: string, pendingDecisionKind: string | null = null) => ({
+  nodeKey, kind, status, attempt: status === 'Pending' ? 0 : 1, failureClass: 'None', reason: null, pendingDecisionKind, childRunId: null, startedAt: null, finishedAt: null,
+});
+
+function api() {
+  return fakeApi({
+    'GET /v1/whoami': () => ({ body: { tenant: 'acme', scopes: ['read', 'run', 'operate', 'define'], authRequired: false } }),
+    'GET /v1/definitions': () => ({ body: { items: [definition], nextCursor: null } }),
+    'GET /v1/definitions/*': () => ({ body: { ...definition, graph } }),
+    'GET /v1/runs': ({ url }) => ({ body: { items: url.searchParams.get('status') === 'Failed' ? [] : [run('WaitingForApproval')], nextCursor: null } }),
+    'GET /v1/runs/*': () => ({
+      body: { run: run('WaitingForApproval'), nodeRuns: [nodeRun('start', 'Start', 'Succeeded'), nodeRun('review', 'Pause', 'WaitingForApproval', 'Approve'), nodeRun('done', 'End', 'Pending')], output: null, graph },
+    }),
+    'GET /v1/runs/*/controls': () => ({ body: { paused: false, breakpoints: [], edgeOverrides: {}, step: null } }),
+    'GET /v1/runs/*/nodes/*': () => ({
+      body: { ...nodeRun('review', 'Pause', 'WaitingForApproval', 'Approve'), input: null, output: null, error: null, steering: [], notBefore: null },
+    }),
+    'GET /v1/runs/*/events': () => ({ body: { events: [], limit: 200, truncated: false } }),
+  });
+}
+
+describe('the runs list', () => {
+  it('reads its filters from the URL and sends them to the API', async () => {
+    const a = api();
+    renderApp('/console/runs?status=Failed', a);
+    expect(await screen.findByText('No run matches these filters')).toBeTruthy();
+    expect(a.calls.some((c) => c.startsWith('GET /v1/runs?status=Failed&limit=50'))).toBe(true);
+    expect((screen.getByLabelText('Status') as HTMLSelectElement).value).toBe('Failed');
+  });
+
+  it('lists runs newest first with their status and definition name, linking each to its view', async () => {
+    renderApp('/console/runs', api());
+    await screen.findAllByText('canonical');
+    const row = await waitFor(() => document.querySelector<HTMLElement>(`tr[data-run-id="${RUN}"]`)!);
+    expect(row.getAttribute('data-status')).toBe('WaitingForApproval');
+    expect(within(row).getByRole('link').getAttribute('href')).toBe(`/console/run?runId=${RUN}`);
+  });
+});
+
+describe('starting a run from a definition', () => {
+  it('prefills the input from the Start node’s defaultInput and shows a refusal as code: message', async () => {
+    const a = api();
+    a.on('POST /v1/definitions/*/runs', () => refuse(400, 'InputInvalid', 'run input does not match the inputSchema'));
+    renderApp('/console/definitions', a);
+    await userEvent.click(await screen.findByRole('link', { name: 'Start run of canonical' }));
+    const dialog = await screen.findByRole('dialog');
+    const input = (await within(dialog).findByLabelText('Run input (JSON)')) as HTMLTextAreaElement;
+    expect(JSON.parse(input.value)).toEqual({ requiresReview: true });
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Start run' }));
+    expect((await within(dialog).findByRole('alert')).textContent).toContain('InputInvalid');
+    const sent = a.sent.find((s) => s.route === `POST /v1/definitions/${DEF}/runs`)!;
+    const body = sent.body as { requestId: string; input: unknown };
+    expect(body.input).toEqual({ requiresReview: true });
+    expect(sent.headers.get('idempotency-key')).toBe(body.requestId);
+  });
+});
+
+describe('the run view', () => {
+  it('draws the pinned graph with live statuses, says the definition changed, and answers the Pause from the pinned graph', async () => {
+    const a = api();
+    a.on('POST /v1/runs/*/nodes/*/decide', () => ({ status: 202, body: { accepted: true } }));
+    renderApp(`/console/run?runId=${RUN}&nodeKey=review`, a);
+    // the run view is a lazy chunk: give it time to load
+    const notice = await screen.findByTestId('definition-changed', {}, { timeout: 5000 });
+    expect(notice.textContent).toContain('has changed since this run started');
+    await waitFor(() => expect(document.querySelector('[data-node-key="review"].graph-node')?.getAttribute('data-status')).toBe('WaitingForApproval'));
+    const panel = document.querySelector('[data-node-panel="review"]') as HTMLElement;
+    expect(within(panel).getByText('Approve the analysis?')).toBeTruthy();
+    await userEvent.click(within(panel).getByRole('button', { name: 'Approve' }));
+    await waitFor(() => expect(a.sent.some((s) => s.route === `POST /v1/runs/${RUN}/nodes/review/decide`)).toBe(true));
+  });
+
+  it('keeps the selected tab in the URL', async () => {
+    const view = renderApp(`/console/run?runId=${RUN}&tab=events`, api());
+    expect((await screen.findByRole('tab', { name: 'Events' })).getAttribute('aria-selected')).toBe('true');
+    await userEvent.click(screen.getByRole('tab', { name: /Nodes/ }));
+    await waitFor(() => expect(view.history.location.search).toContain('tab=nodes'));
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * The run's events, oldest first, paging forward from afterSeq 0. When the last page was
+ * truncated the NEWEST events are the ones missing, and the banner says exactly that.
+ */
+import type { LiveEvent } from '@flowline/client';
+import { useEventPages } from '../api/queries';
+import { Loading, RefusalNote } from '../ui/primitives';
+
+function detailText(d: unknown): string {
+  if (d === null || d === undefined) return '';
+  if (typeof d === 'object' && Object.keys(d).length === 0) return '';
+  return JSON.stringify(d);
+}
+
+export function EventsTab({ runId, pollMs }: { runId: string; pollMs: number | false }) {
+  const pages = useEventPages(runId, pollMs);
+  const events: LiveEvent[] = pages.data?.pages.flatMap((p) => p.events) ?? [];
+  return (
+    <div className="events">
+      <RefusalNote error={pages.error} title="Could not read the events" />
+      {pages.isPending ? <Loading label="Reading events" /> : null}
+      {pages.hasNextPage ? (
+        <div className="notice notice-warn replay-banner" role="status">
+          Showing the first {events.length} events: newer events exist and are not shown yet.{' '}
+          <button type="button" className="btn btn-sm" onClick={() => void pages.fetchNextPage()} disabled={pages.isFetchingNextPage}>
+            {pages.isFetchingNextPage ? 'Loading…' : 'Load newer events'}
+          </button>
+        </div>
+      ) : null}
+      <ol className="event-list" aria-label="Events">
+        {events.map((e) => (
+          <li key={e.seq} className={`event event-${e.kind.split('.')[0]}`} data-seq={e.seq} data-kind={e.kind}>
+            <span className="event-seq mono">#{e.seq}</span>
+            <time className="event-at mono small" dateTime={e.at}>
+              {new Date(e.at).toLocaleTimeString(undefined, { hour12: false, fractionalSecondDigits: 3 } as Intl.DateTimeFormatOptions)}
+            </time>
+            <span className="event-kind">{e.kind}</span>
+            <span className="event-node mono">{e.nodeKey ?? ''}</span>
+            <code className="event-detail">{detailText(e.detail)}</code>
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}

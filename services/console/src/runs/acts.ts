@@ -1,0 +1,36 @@
+/**
+ * Operator acts as mutations: each act gets its id when the operator acts (`operationId`
+ * in the body where the contract has one, and the `Idempotency-Key` header always), a
+ * refusal stays on screen as `code: message` until the next try, and a success re-reads
+ * the run at once (the live channel would too, a moment later).
+ */
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { FlowlineClient } from '@flowline/client';
+import { newOperationId } from '../api/operation';
+import { useClient } from '../session/session';
+
+/** An act on run `runId`: `fn(client, operationId, args)`. */
+export function useAct<A = void>(runId: string, fn: (client: FlowlineClient, operationId: string, args: A) => Promise<unknown>) {
+  const client = useClient();
+  const qc = useQueryClient();
+  const m = useMutation({
+    mutationFn: ({ operationId, args }: { operationId: string; args: A }) => fn(client, operationId, args),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['run', runId] }),
+  });
+  return {
+    /** acts now, under a fresh operation id */
+    run: (args: A) => m.mutate({ operationId: newOperationId(), args }),
+    /** acts and resolves true on success (dialogs close on it) */
+    runAsync: async (args: A) => {
+      try {
+        await m.mutateAsync({ operationId: newOperationId(), args });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    pending: m.isPending,
+    error: m.error,
+    reset: m.reset,
+  };
+}

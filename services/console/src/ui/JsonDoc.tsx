@@ -1,0 +1,39 @@
+/** A JSON document, collapsible, monospace, with a copy button (react-json-view-lite). */
+import { useState } from 'react';
+import { JsonView, collapseAllNested, defaultStyles } from 'react-json-view-lite';
+import 'react-json-view-lite/dist/index.css';
+
+const STYLE = { ...defaultStyles, container: 'json-view', basicChildStyle: 'json-row' };
+
+export function JsonDoc({ title, value, open = true, emptyText = 'null' }: { title: string; value: unknown; open?: boolean; emptyText?: string }) {
+  const [copied, setCopied] = useState(false);
+  const isObject = value !== null && typeof value === 'object';
+  return (
+    <details className="json-doc" open={open}>
+      <summary>
+        <span className="json-doc-title">{title}</span>
+        <button
+          type="button"
+          className="icon-button"
+          aria-label={`Copy ${title} as JSON`}
+          onClick={(e) => {
+            e.preventDefault();
+            void navigator.clipboard?.writeText(JSON.stringify(value, null, 2)).then(() => {
+              setCopied(true);
+              setTimeout(() => setCopied(false), 1200);
+            });
+          }}
+        >
+          {copied ? 'copied' : 'copy'}
+        </button>
+      </summary>
+      <div className="json-doc-body">
+        {isObject ? (
+          <JsonView data={value as object} shouldExpandNode={collapseAllNested} style={STYLE} aria-label={title} />
+        ) : (
+          <pre className="json-scalar">{value === undefined || value === null ? emptyText : JSON.stringify(value, null, 2)}</pre>
+        )}
+      </div>
+    </details>
+  );
+}
