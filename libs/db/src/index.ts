@@ -27,3 +27,5 @@ export { recordResults } from './store/node-results';
 export type { NodeResultInput } from './store/node-results';
 export * from './store/operator';
 export * from './store/conversations';
+export { NestedConnectionError, withTransaction, rollback } from './store/transaction';
+export type { Tx } from './store/transaction';

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { refuseNestedConnections } from './store/transaction';
 
 /** Options of {@link createPool}. */
 export interface PoolOptions {
@@ -14,6 +15,12 @@ export interface PoolOptions {
   connectionTimeoutMs?: number;
   /** shown in pg_stat_activity @default 'flowline' */
   applicationName?: string;
+  /**
+   * refuse, with `NestedConnectionError`, a connection asked for from inside one of this
+   * pool's transaction bodies (a deadlock under load); costs CPU on every promise, so tests
+   * turn it on @default false
+   */
+  refuseNestedConnections?: boolean;
   /** receives errors of idle pooled clients (a dropped connection); they are otherwise swallowed */
   onIdleError?: (err: Error) => void;
 }
@@ -36,6 +43,7 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
     ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     types: { getTypeParser: typeParser },
   });
+  if (opts.refuseNestedConnections) refuseNestedConnections(pool);
   pool.on('error', (err) => opts.onIdleError?.(err));
   // pg-pool listens for errors only on idle clients. A checked-out client between
   // statements that the server terminates (Postgres restart, pg_terminate_backend) would

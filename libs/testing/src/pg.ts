@@ -48,7 +48,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await admin.end();
   }
   const url = withDatabase(adminUrl, name);
-  const pool = createPool(url, { max: 10, applicationName: 'flowline-test' });
+  const pool = createPool(url, { max: 10, applicationName: 'flowline-test', refuseNestedConnections: true });
   let dropped = false;
   return {
     url,

@@ -11,6 +11,7 @@ import { exactJson } from './definitions';
 import { createRun, type DefinitionForRun, type RunSeed } from './runs-api';
 import { openJson, openJsonText, openText, sealJsonText, sealText, type Sealed } from '../crypto';
 import { nodeDocAt } from './run-snapshots';
+import { rollback, withTransaction, type Rollback, type Tx } from './transaction';
 
 /** Where a message's text or attachments live. */
 function messageAt(id: string, column: 'text' | 'attachments'): Sealed {
@@ -94,8 +95,8 @@ export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<Sen
     conversationId: p.conversationId,
     shardCount: p.shardCount,
     prepare: p.prepare,
-    beforeCommit: async (client, runId) => {
-      await client.query(
+    beforeCommit: async (tx, runId) => {
+      await tx.query(
         `INSERT INTO messages (id, tenant_id, conversation_id, role, text, attachments, run_id, request_id, created_at)
          VALUES ($1, $2, $3, 'user', $4, $5::jsonb, $6, $7, now())`,
         [
@@ -224,57 +225,55 @@ export async function publishNodeOutputs(
 ): Promise<{ published: PublishOutcome[]; skipped: PublishItem[]; failed: { item: PublishItem; error: unknown }[] }> {
   const out = { published: [] as PublishOutcome[], skipped: [] as PublishItem[], failed: [] as { item: PublishItem; error: unknown }[] };
   for (const item of items) {
-    const client = await pool.connect();
     try {
-      await client.query('BEGIN');
-      // the run row first, as flowline_apply locks it (runs, then node_runs): no lock-order deadlock
-      await client.query(`SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, [item.runId]);
-      const cas = await client.query<{ tenant_id: string; conversation_id: string }>(
-        `UPDATE node_runs n SET published_attempt = $3
-         FROM runs r
-         WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND n.publishes
-           AND n.status = 'Succeeded' AND n.attempt = $3 AND n.published_attempt IS DISTINCT FROM $3
-           AND r.conversation_id IS NOT NULL AND r.status NOT IN ('Cancelling', 'Cancelled')
-         RETURNING r.tenant_id, r.conversation_id`,
-        [item.runId, item.nodeKey, item.attempt],
-      );
-      const bound = cas.rows[0];
-      if (!bound || item.text === null) {
-        await client.query(bound ? 'COMMIT' : 'ROLLBACK');
-        out.skipped.push(item);
-        continue;
-      }
-      await client.query(
-        `INSERT INTO conversations (tenant_id, id, bound_run_id, created_at, updated_at)
-         VALUES ($1, $2, NULL, now(), now()) ON CONFLICT (tenant_id, id) DO NOTHING`,
-        [bound.tenant_id, bound.conversation_id],
-      );
-      const messageId = publishedMessageId(item.runId, item.nodeKey, item.attempt);
-      await client.query(
-        `INSERT INTO messages (id, tenant_id, conversation_id, role, text, run_id, node_key, attempt, created_at)
-         VALUES ($1, $2, $3, 'assistant', $4, $5, $6, $7, now())
-         ON CONFLICT (id) DO NOTHING`,
-        [messageId, bound.tenant_id, bound.conversation_id, sealText(item.text, messageAt(messageId, 'text')), item.runId, item.nodeKey, item.attempt],
-      );
-      const run = await client.query<{ last_seq: number }>(
-        `UPDATE runs SET last_seq = last_seq + 1, version = version + 1 WHERE id = $1 RETURNING last_seq`,
-        [item.runId],
-      );
-      const seq = run.rows[0]!.last_seq;
-      await client.query(
-        `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, $2, 'node.published', $3, now(), $4::jsonb)`,
-        [item.runId, seq, item.nodeKey, JSON.stringify({ messageId })],
-      );
-      await client.query('COMMIT');
-      out.published.push({ runId: item.runId, nodeKey: item.nodeKey, attempt: item.attempt, messageId, seq });
+      const done = await withTransaction(pool, (tx) => publishOne(tx, item));
+      if (done) out.published.push(done);
+      else out.skipped.push(item);
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
       out.failed.push({ item, error });
-    } finally {
-      client.release();
     }
   }
   return out;
+}
+
+/** One item of {@link publishNodeOutputs} inside its transaction; null when skipped (rolled back unless stamped). */
+async function publishOne(tx: Tx, item: PublishItem): Promise<PublishOutcome | null | Rollback<PublishOutcome | null>> {
+  // the run row first, as flowline_apply locks it (runs, then node_runs): no lock-order deadlock
+  await tx.query(`SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, [item.runId]);
+  const cas = await tx.query<{ tenant_id: string; conversation_id: string }>(
+    `UPDATE node_runs n SET published_attempt = $3
+     FROM runs r
+     WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND n.publishes
+       AND n.status = 'Succeeded' AND n.attempt = $3 AND n.published_attempt IS DISTINCT FROM $3
+       AND r.conversation_id IS NOT NULL AND r.status NOT IN ('Cancelling', 'Cancelled')
+     RETURNING r.tenant_id, r.conversation_id`,
+    [item.runId, item.nodeKey, item.attempt],
+  );
+  const bound = cas.rows[0];
+  if (!bound) return rollback(null);
+  if (item.text === null) return null;
+  await tx.query(
+    `INSERT INTO conversations (tenant_id, id, bound_run_id, created_at, updated_at)
+     VALUES ($1, $2, NULL, now(), now()) ON CONFLICT (tenant_id, id) DO NOTHING`,
+    [bound.tenant_id, bound.conversation_id],
+  );
+  const messageId = publishedMessageId(item.runId, item.nodeKey, item.attempt);
+  await tx.query(
+    `INSERT INTO messages (id, tenant_id, conversation_id, role, text, run_id, node_key, attempt, created_at)
+     VALUES ($1, $2, $3, 'assistant', $4, $5, $6, $7, now())
+     ON CONFLICT (id) DO NOTHING`,
+    [messageId, bound.tenant_id, bound.conversation_id, sealText(item.text, messageAt(messageId, 'text')), item.runId, item.nodeKey, item.attempt],
+  );
+  const run = await tx.query<{ last_seq: number }>(
+    `UPDATE runs SET last_seq = last_seq + 1, version = version + 1 WHERE id = $1 RETURNING last_seq`,
+    [item.runId],
+  );
+  const seq = run.rows[0]!.last_seq;
+  await tx.query(
+    `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, $2, 'node.published', $3, now(), $4::jsonb)`,
+    [item.runId, seq, item.nodeKey, JSON.stringify({ messageId })],
+  );
+  return { runId: item.runId, nodeKey: item.nodeKey, attempt: item.attempt, messageId, seq };
 }
 
 /** A Succeeded publishing node row whose publish never landed (found by the heal scan). */

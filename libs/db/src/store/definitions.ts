@@ -6,6 +6,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { parseJsonExact } from '@flowline/graph';
 import { encryptionEnabled, openJsonText, sealJsonText, type Sealed } from '../crypto';
+import { rollback, withTransaction } from './transaction';
 
 /** Run statuses that pin a definition against deletion (anything not terminal). */
 export const DEFINITION_PINNING_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
@@ -335,32 +336,15 @@ export async function deleteDefinition(
   tenantId: string,
   id: string,
 ): Promise<'deleted' | 'inUse' | 'notFound'> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const locked = await client.query(`SELECT 1 FROM definitions WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [
-      id,
-      tenantId,
-    ]);
-    if (!locked.rowCount) {
-      await client.query('ROLLBACK');
-      return 'notFound';
-    }
-    const live = await client.query(
+  return withTransaction(pool, async (tx) => {
+    const locked = await tx.query(`SELECT 1 FROM definitions WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [id, tenantId]);
+    if (!locked.rowCount) return rollback('notFound' as const);
+    const live = await tx.query(
       `SELECT 1 FROM runs WHERE definition_id = $1 AND tenant_id = $2 AND status = ANY($3::text[]) LIMIT 1`,
       [id, tenantId, DEFINITION_PINNING_STATUSES],
     );
-    if (live.rowCount) {
-      await client.query('ROLLBACK');
-      return 'inUse';
-    }
-    await client.query(`DELETE FROM definitions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
-    await client.query('COMMIT');
-    return 'deleted';
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+    if (live.rowCount) return rollback('inUse' as const);
+    await tx.query(`DELETE FROM definitions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
+    return 'deleted' as const;
+  });
 }

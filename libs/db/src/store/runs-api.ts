@@ -8,6 +8,7 @@
  * Every read is tenant-scoped: another tenant's run reads as absent.
  */
 import type { Pool, PoolClient } from 'pg';
+import { rollback, withTransaction, type Tx } from './transaction';
 import { randomUUID } from 'node:crypto';
 import { publishesToChat, type Graph } from '@flowline/graph';
 import { definitionGraphAt, encodePageCursor, exactJson, type DefinitionRow, type KeysetPage } from './definitions';
@@ -158,7 +159,7 @@ export interface CreateRunParams {
    * `conversationId`) the conversation binding are written (not on a replay, not when the
    * conversation is busy); throwing rolls the whole run back.
    */
-  beforeCommit?: (client: PoolClient, runId: string) => Promise<void>;
+  beforeCommit?: (tx: Tx, runId: string) => Promise<void>;
 }
 
 export type CreateRunResult =
@@ -173,7 +174,7 @@ export type CreateRunResult =
 const FINISHED_RUN_STATUSES = ['Completed', 'Failed', 'Cancelled'] as const;
 
 /** The conversation's bound run, or undefined when the conversation has no row yet. */
-async function boundRunOf(db: Queryable, tenantId: string, conversationId: string): Promise<string | null | undefined> {
+async function boundRunOf(db: Queryable | Tx, tenantId: string, conversationId: string): Promise<string | null | undefined> {
   const res = await db.query<{ bound_run_id: string | null }>(
     `SELECT bound_run_id FROM conversations WHERE tenant_id = $1 AND id = $2`,
     [tenantId, conversationId],
@@ -183,7 +184,7 @@ async function boundRunOf(db: Queryable, tenantId: string, conversationId: strin
 
 /**
  * One live run per conversation (CONTRACT §5): binds `runId` to the conversation by a
- * compare-and-set on `bound_run_id`. Inputs: the binding read earlier in this transaction
+ * compare-and-set on `bound_run_id`. Inputs: the binding read before the run was inserted
  * (`expected`; undefined = no conversation row). Guard: the row still holds `expected`
  * and that run is terminal — a missing row is inserted, and a concurrent first binding
  * conflicts on (tenant_id, id) and loses because `expected` said there was no row. The
@@ -192,13 +193,13 @@ async function boundRunOf(db: Queryable, tenantId: string, conversationId: strin
  * fails. Result: true when bound, false when the conversation is busy.
  */
 async function bindConversation(
-  client: PoolClient,
+  tx: Tx,
   tenantId: string,
   conversationId: string,
   runId: string,
   expected: string | null | undefined,
 ): Promise<boolean> {
-  const bound = await client.query(
+  const bound = await tx.query(
     `INSERT INTO conversations (tenant_id, id, bound_run_id, created_at, updated_at)
      VALUES ($1, $2, $3, now(), now())
      ON CONFLICT (tenant_id, id) DO UPDATE SET bound_run_id = EXCLUDED.bound_run_id, updated_at = now()
@@ -213,7 +214,7 @@ async function bindConversation(
 
 /** The run holding `requestId` for the tenant, if any. */
 export async function findRunByRequestId(
-  db: Queryable,
+  db: Queryable | Tx,
   tenantId: string,
   requestId: string,
 ): Promise<{ id: string; definitionId: string } | null> {
@@ -231,39 +232,75 @@ function replayOf(existing: { id: string; definitionId: string }, definitionId: 
     : { kind: 'requestIdReused', runId: existing.id };
 }
 
+/** What a creation can be answered from before it writes anything. */
+interface CreationPrecheck {
+  /** the run already holding the request id */
+  existing: { id: string; definitionId: string } | null;
+  /** the conversation's binding (undefined: no conversation row) */
+  bound: string | null | undefined;
+  /** true when the bound run is still live (the conversation is busy) */
+  busy: boolean;
+}
+
+/*
+ * Inputs: $1 tenant, $2 request id (null: none), $3 conversation id (null: none), $4 finished statuses.
+ * Result: one row — the run holding the request id (if any), the conversation row's existence and
+ * bound run, and whether that run is live. One statement, so both come from one snapshot: a twin
+ * committed in between is seen by both reads or by neither (a replay is answered before RunBusy).
+ */
+const PRECHECK_SQL = `
+SELECT rq.id AS run_id, rq.definition_id, cv.id IS NOT NULL AS has_conversation, cv.bound_run_id,
+       EXISTS (SELECT 1 FROM runs b WHERE b.id = cv.bound_run_id AND b.status <> ALL($4::text[])) AS busy
+FROM (SELECT 1) AS one
+LEFT JOIN runs rq ON $2::text IS NOT NULL AND rq.tenant_id = $1 AND rq.request_id = $2
+LEFT JOIN conversations cv ON $3::text IS NOT NULL AND cv.tenant_id = $1 AND cv.id = $3`;
+
+async function precheckCreation(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
+  // named: parsed and planned once per connection (it answers every replay of a burst)
+  const res = await db.query({
+    name: 'flowline_create_precheck',
+    text: PRECHECK_SQL,
+    values: [p.tenantId, p.requestId, p.conversationId, FINISHED_RUN_STATUSES],
+  });
+  const r = res.rows[0];
+  return {
+    existing: r?.run_id ? { id: r.run_id, definitionId: r.definition_id } : null,
+    bound: r?.has_conversation ? r.bound_run_id : undefined,
+    busy: r?.busy === true,
+  };
+}
+
 /**
  * Creates a run in ONE transaction: run row (Pending, wake_at = now(), pinned graph and
  * hash, last_seq 1), one Pending node row per graph node, and event `run.created` at
  * seq 1. Idempotency rests on the unique (tenant_id, request_id) index: the insert is
  * ON CONFLICT DO NOTHING, and a conflict (a concurrent or earlier twin) is answered from
- * the existing row — same definition → replayed, another → requestIdReused.
+ * the existing row, read back in the same transaction — same definition → replayed,
+ * another → requestIdReused.
  *
  * With a `conversationId` the run is also bound to the conversation
  * ({@link bindConversation}, whichever route started it); when the bound run is still
  * live the transaction rolls back and the answer is `runBusy`. A replay is answered
  * before the binding is tried, so a requestId replayed while its own run is live still
  * gets that run.
+ *
+ * Under a burst on one key, every request but the first is answered by one read before
+ * any transaction (the precheck), and the transaction uses its own connection only: a
+ * twin waiting on the first's uncommitted insert holds one connection, never two.
  */
 export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateRunResult> {
-  if (p.requestId !== null) {
-    const existing = await findRunByRequestId(pool, p.tenantId, p.requestId);
-    if (existing) return replayOf(existing, p.definitionId);
-  }
-  const expectedBinding = p.conversationId === null ? undefined : await boundRunOf(pool, p.tenantId, p.conversationId);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const def = await client.query(
+  const pre = await precheckCreation(pool, p);
+  if (pre.existing) return replayOf(pre.existing, p.definitionId);
+  if (p.conversationId !== null && pre.busy) return { kind: 'runBusy', runId: pre.bound ?? null };
+  return withTransaction(pool, async (tx) => {
+    const def = await tx.query(
       `SELECT id, tenant_id, name, description, kind, version, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash, node_count, created_at,
               updated_at
        FROM definitions WHERE id = $1 AND tenant_id = $2 FOR SHARE`,
       [p.definitionId, p.tenantId],
     );
     const d = def.rows[0];
-    if (!d) {
-      await client.query('ROLLBACK');
-      return { kind: 'definitionNotFound' };
-    }
+    if (!d) return rollback<CreateRunResult>({ kind: 'definitionNotFound' });
     const planGraph = exactJson(openJsonText(d.plan_graph, definitionGraphAt(d.id, d.version, 'plan_graph'))) as Graph;
     const seed = p.prepare({
       id: d.id,
@@ -282,8 +319,9 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
     const runId = randomUUID();
     const shard = shardOfRun(runId, p.shardCount);
     // Copies the pinned graph from the locked definition row: the run keeps this copy forever
-    // (sealed, it stays bound to the definition row and version it came from).
-    const inserted = await client.query(
+    // (sealed, it stays bound to the definition row and version it came from). A twin's
+    // uncommitted insert of the same request id makes this statement wait for its outcome.
+    const inserted = await tx.query(
       `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at)
        SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now()
@@ -293,16 +331,16 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId],
     );
     if (!inserted.rowCount) {
-      await client.query('ROLLBACK');
-      const existing = p.requestId === null ? null : await findRunByRequestId(pool, p.tenantId, p.requestId);
+      // READ COMMITTED: this later statement sees the twin that won the insert
+      const existing = p.requestId === null ? null : await findRunByRequestId(tx, p.tenantId, p.requestId);
       if (!existing) throw new Error('run insert conflicted but no run holds the request id');
-      return replayOf(existing, p.definitionId);
+      return rollback(replayOf(existing, p.definitionId));
     }
     // a run bound to a conversation marks the nodes that publish their answer to it
     const publishing = new Set(
       p.conversationId === null ? [] : planGraph.nodes.filter((n) => publishesToChat(planGraph, n)).map((n) => n.key),
     );
-    await client.query(
+    await tx.query(
       `INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit, publishes)
        SELECT $1, k, kd, 'Pending', 0, l, pub FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[]) AS t(k, kd, l, pub)`,
       [
@@ -313,23 +351,17 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
         seed.nodes.map((n) => publishing.has(n.key)),
       ],
     );
-    await client.query(
+    await tx.query(
       `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $2::jsonb)`,
       [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId })],
     );
-    if (p.conversationId !== null && !(await bindConversation(client, p.tenantId, p.conversationId, runId, expectedBinding))) {
-      await client.query('ROLLBACK');
-      return { kind: 'runBusy', runId: (await boundRunOf(pool, p.tenantId, p.conversationId)) ?? null };
+    if (p.conversationId !== null && !(await bindConversation(tx, p.tenantId, p.conversationId, runId, pre.bound))) {
+      // READ COMMITTED: this later statement sees the binding that won
+      return rollback<CreateRunResult>({ kind: 'runBusy', runId: (await boundRunOf(tx, p.tenantId, p.conversationId)) ?? null });
     }
-    if (p.beforeCommit) await p.beforeCommit(client, runId);
-    await client.query('COMMIT');
+    if (p.beforeCommit) await p.beforeCommit(tx, runId);
     return { kind: 'created', runId, shard };
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** One run of the tenant with its pinned graph and output; null when absent. */
@@ -465,21 +497,6 @@ export async function listRunEvents(
   };
 }
 
-async function inTransaction<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const out = await body(client);
-    await client.query('COMMIT');
-    return out;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
-}
-
 /**
  * Cancel request. Guard: the run is the tenant's and live (Pending, Running,
  * WaitingForApproval). Effect: status Cancelling, cancel_reason, version + 1,
@@ -492,7 +509,7 @@ export async function requestCancel(
   runId: string,
   reason: string | null,
 ): Promise<{ outcome: 'cancelling' | 'noop'; shard: number } | null> {
-  return inTransaction(pool, async (client) => {
+  return withTransaction(pool, async (client) => {
     const upd = await client.query<{ shard: number }>(
       `UPDATE runs SET status = 'Cancelling', cancel_reason = $3, version = version + 1, wake_at = now()
        WHERE id = $1 AND tenant_id = $2 AND status = ANY($4::text[])
@@ -531,7 +548,7 @@ export async function recordDecision(
   operationId: string,
   decisionJson: string,
 ): Promise<{ shard: number } | null> {
-  return inTransaction(pool, async (client) => {
+  return withTransaction(pool, async (client) => {
     const upd = await client.query(
       `UPDATE node_runs n SET decision = $4::jsonb
        FROM runs r
