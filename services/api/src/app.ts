@@ -22,6 +22,23 @@ import { registerStreamRoute } from './routes/stream';
 import { registerWhoamiRoute } from './routes/whoami';
 import { registerConsole } from './console';
 
+/**
+ * The OpenAPI document's header. `servers` is relative: the document describes the server
+ * that serves it, wherever it is reached (a client generator resolves it against the URL
+ * it read the document from).
+ */
+export const OPENAPI_DOCUMENT_CONFIG = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Flowline API',
+    version: '1',
+    description:
+      'Durable workflow graphs: definitions, runs, operator verbs, conversations and the ops probes. ' +
+      'Keyed routes take `Authorization: Bearer <key>`; errors answer `{ error: { code, message, details? } }`.',
+  },
+  servers: [{ url: '/', description: 'the server that serves this document' }],
+};
+
 /** Builds the API app; `app.request(...)` runs it in-process, `@hono/node-server` serves it. */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({
@@ -64,18 +81,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   documentScopes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  for (const path of ['/openapi.json', '/docs']) {
-    app.openAPIRegistry.registerPath({
-      method: 'get',
-      path,
-      tags: ['ops'],
-      responses: { 200: { description: path === '/docs' ? 'API docs UI' : 'this OpenAPI 3.1 document' } },
-    });
-  }
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: { title: 'Flowline API', version: '1', description: 'Durable workflow graphs (CONTRACT.md §5).' },
+  app.openAPIRegistry.registerPath({
+    method: 'get', path: '/openapi.json', tags: ['ops'], security: [],
+    operationId: 'getOpenApiDocument', summary: 'This OpenAPI 3.1 document',
+    responses: { 200: { description: 'this OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
   });
+  app.openAPIRegistry.registerPath({
+    method: 'get', path: '/docs', tags: ['ops'], security: [],
+    operationId: 'getApiDocsUi', summary: 'The API docs UI (HTML) over this document',
+    responses: { 200: { description: 'API docs UI', content: { 'text/html': { schema: { type: 'string' } } } } },
+  });
+  app.doc31('/openapi.json', OPENAPI_DOCUMENT_CONFIG);
   app.get('/docs', swaggerUI({ url: '/openapi.json' }));
   if (deps.consoleDir) registerConsole(app, deps.consoleDir);
   return app;

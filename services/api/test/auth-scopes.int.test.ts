@@ -171,7 +171,7 @@ describe('the scope table', () => {
     expect(scopeTableMismatches(app).unrouted).toContain('POST /v1/runs/{id}/cancel');
   });
 
-  it('documents each keyed route’s scope and 403 answer in the OpenAPI document; ops routes need no key', async () => {
+  it('documents each keyed route’s scope and 403 answer in the OpenAPI document; ops routes declare that they need no key (security: [])', async () => {
     const doc = (await h.call('GET', '/openapi.json', { token: null })).body;
     const declared: Record<string, string> = ROUTE_SCOPES;
     let keyed = 0;
@@ -179,7 +179,7 @@ describe('the scope table', () => {
       for (const [method, op] of Object.entries(ops)) {
         const route = `${method.toUpperCase()} ${path}`;
         if (OPS_ROUTES.includes(route)) {
-          expect({ route, security: op.security, forbidden: op.responses['403'] }).toEqual({ route, security: undefined, forbidden: undefined });
+          expect({ route, security: op.security, forbidden: op.responses['403'] }).toEqual({ route, security: [], forbidden: undefined });
           continue;
         }
         keyed++;

@@ -113,6 +113,7 @@ const MessageListSchema = z
 
 const sendRoute = createRoute({
   method: 'post', path: '/v1/conversations/{id}/messages', tags, security,
+  operationId: 'sendConversationMessage', summary: 'Send a message to a conversation (starts a run)',
   description:
     'Starts a run of the Chat definition bound to the conversation, with run input `{ text, attachments? }` and the ' +
     'user message as its trigger. `requestId` is the idempotency key (never expires): the same send again answers ' +
@@ -127,11 +128,13 @@ const sendRoute = createRoute({
 });
 const messagesRoute = createRoute({
   method: 'get', path: '/v1/conversations/{id}/messages', tags, security,
+  operationId: 'listConversationMessages', summary: "List a conversation's messages, oldest first",
   request: { params: ConversationReadParam, query: PageQuery },
   responses: { 200: jsonContent(MessageListSchema, 'messages, oldest first (published answers included)'), ...errorResponses },
 });
 const runsRoute = createRoute({
   method: 'get', path: '/v1/conversations/{id}/runs', tags, security,
+  operationId: 'listConversationRuns', summary: "List a conversation's runs, newest first",
   request: { params: ConversationReadParam, query: PageQuery },
   responses: { 200: jsonContent(RunListSchema, 'runs bound to the conversation, newest first'), ...errorResponses },
 });

@@ -51,21 +51,25 @@ const jsonBody = <T>(schema: T) => ({ content: { 'application/json': { schema } 
 
 const createDef = createRoute({
   method: 'post', path: '/v1/definitions', tags, security,
+  operationId: 'createDefinition', summary: 'Create a definition from a graph document',
   request: { body: jsonBody(CreateDefinitionBody) },
   responses: { 201: jsonContent(DefinitionSchema, 'created'), ...errorResponses, 400: jsonContent(GraphInvalidSchema, 'graph invalid or bad body') },
 });
 const listDefs = createRoute({
   method: 'get', path: '/v1/definitions', tags, security,
+  operationId: 'listDefinitions', summary: 'List definitions (without their graphs)',
   request: { query: PageQuery },
   responses: { 200: jsonContent(DefinitionListSchema, 'newest first, no graph'), ...errorResponses },
 });
 const getDef = createRoute({
   method: 'get', path: '/v1/definitions/{id}', tags, security,
+  operationId: 'getDefinition', summary: 'Get a definition with its graph',
   request: { params: IdParam },
   responses: { 200: jsonContent(DefinitionSchema, 'the definition with its graph'), ...errorResponses },
 });
 const putDef = createRoute({
   method: 'put', path: '/v1/definitions/{id}', tags, security,
+  operationId: 'updateDefinition', summary: 'Update a definition (optimistic on its version)',
   request: { params: IdParam, body: jsonBody(UpdateDefinitionBody) },
   responses: {
     200: jsonContent(DefinitionSchema, 'updated, version + 1'),
@@ -76,16 +80,19 @@ const putDef = createRoute({
 });
 const deleteDef = createRoute({
   method: 'delete', path: '/v1/definitions/{id}', tags, security,
+  operationId: 'deleteDefinition', summary: 'Delete a definition no live run pins',
   request: { params: IdParam },
   responses: { 204: { description: 'deleted' }, ...errorResponses, 409: jsonContent(ErrorSchema, 'DefinitionInUse') },
 });
 const duplicateDef = createRoute({
   method: 'post', path: '/v1/definitions/{id}/duplicate', tags, security,
+  operationId: 'duplicateDefinition', summary: 'Copy a definition under a new id',
   request: { params: IdParam },
   responses: { 201: jsonContent(DefinitionSchema, 'the copy, named "<name> (copy)"'), ...errorResponses },
 });
 const renderDef = createRoute({
   method: 'get', path: '/v1/definitions/{id}/render', tags, security,
+  operationId: 'renderDefinition', summary: "Draw a definition's graph as Mermaid or DOT text",
   description:
     'The current version drawn as a Mermaid flowchart (left to right) or a Graphviz DOT digraph. Node ids are synthetic ' +
     '(n0, n1, … in document order); labels read "<label> (<kind>: <key>)"; an edge shows its label, else its condition, ' +
@@ -95,6 +102,7 @@ const renderDef = createRoute({
 });
 const describeDef = createRoute({
   method: 'get', path: '/v1/definitions/{id}/describe', tags, security,
+  operationId: 'describeDefinition', summary: "Describe a definition's parsed graph: nodes, edges, analysis",
   description:
     'The current version described: every node with its defaults filled in, lane, in- and out-edges and depth from the ' +
     'Start; every edge with its kind and condition; and an analysis (start, ends, fan-outs, joins, human waits, child runs, ' +
@@ -104,6 +112,7 @@ const describeDef = createRoute({
 });
 const validateDef = createRoute({
   method: 'post', path: '/v1/definitions/validate', tags, security,
+  operationId: 'validateGraph', summary: 'Validate a graph document without saving it',
   request: { body: jsonBody(ValidateBody) },
   responses: { 200: jsonContent(ValidationSchema, 'valid = no errors'), ...errorResponses },
 });

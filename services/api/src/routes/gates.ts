@@ -27,6 +27,7 @@ export const MAX_ANSWER_CHARS = 32_768;
 
 const decideRoute = createRoute({
   method: 'post', path: '/v1/runs/{id}/nodes/{key}/decide', tags: ['gates'], security: [{ bearer: [] }],
+  operationId: 'decideNode', summary: 'Decide a waiting Pause or answer a ChatInput',
   request: { params: NodeParam, body: { content: { 'application/json': { schema: DecideBody } }, required: true } },
   responses: {
     202: jsonContent(AcceptedSchema, 'decision recorded (or the same decision replayed)'),

@@ -83,41 +83,50 @@ const accepted = (what: string) => ({ 202: jsonContent(AcceptedSchema, what) });
 const routes = {
   controls: createRoute({
     method: 'get', path: '/v1/runs/{id}/controls', tags, security, request: { params: IdParam },
+    operationId: 'getRunControls', summary: "Read a run's operator controls: paused, breakpoints, edge overrides, step",
     description: 'What operators set on the run: paused, breakpoints, edge overrides and an unconsumed step allowance.',
     responses: { 200: jsonContent(RunControlsSchema, 'the run’s operator controls'), ...errorResponses },
   }),
   steer: createRoute({
     method: 'post', path: '/v1/runs/{id}/nodes/{key}/steer', tags, security,
+    operationId: 'steerNode', summary: 'Steer a queued or running Agent or LlmCall',
     request: { params: NodeParam, ...body(SteerBody) },
     responses: { ...accepted('steering recorded (or replayed)'), ...errorResponses, ...conflict('SteerLimitReached, NodeStateConflict or OperationIdReused') },
   }),
   pause: createRoute({
     method: 'post', path: '/v1/runs/{id}/pause', tags, security, request: { params: IdParam },
+    operationId: 'pauseRun', summary: 'Pause admission of new work in a run',
     responses: { ...accepted('run paused (idempotent)'), ...errorResponses, ...conflict('RunStateConflict: run finished or cancelling') },
   }),
   resume: createRoute({
     method: 'post', path: '/v1/runs/{id}/resume', tags, security, request: { params: IdParam },
+    operationId: 'resumeRun', summary: 'Resume a paused run',
     responses: { ...accepted('run resumed (idempotent)'), ...errorResponses },
   }),
   step: createRoute({
     method: 'post', path: '/v1/runs/{id}/step', tags, security, request: { params: IdParam, ...body(StepBody) },
+    operationId: 'stepRun', summary: 'Let a paused run take one step',
     responses: { 202: jsonContent(StepAcceptedSchema, 'allowance standing (coalesced with an identical outstanding one)'), ...errorResponses, ...conflict('RunNotPaused') },
   }),
   breakpoints: createRoute({
     method: 'put', path: '/v1/runs/{id}/breakpoints', tags, security, request: { params: IdParam, ...body(BreakpointsBody) },
+    operationId: 'setBreakpoints', summary: "Replace a run's breakpoints",
     responses: { 200: jsonContent(BreakpointsSchema, 'breakpoints replaced'), ...errorResponses },
   }),
   override: createRoute({
     method: 'put', path: '/v1/runs/{id}/edges/{edgeKey}/override', tags, security,
+    operationId: 'overrideEdge', summary: "Force or clear an edge's verdict in a run",
     request: { params: EdgeParam, ...body(EdgeOverrideBody) },
     responses: { 200: jsonContent(EdgeOverrideSchema, 'override standing'), ...errorResponses, ...conflict('RunStateConflict') },
   }),
   skip: createRoute({
     method: 'post', path: '/v1/runs/{id}/nodes/{key}/skip', tags, security, request: { params: NodeParam },
+    operationId: 'skipNode', summary: 'Skip a pending node',
     responses: { ...accepted('skip requested'), ...errorResponses, ...conflict('NodeStateConflict: not Pending') },
   }),
   retry: createRoute({
     method: 'post', path: '/v1/runs/{id}/nodes/{key}/retry', tags, security, request: { params: NodeParam },
+    operationId: 'retryNode', summary: 'Retry a failed node (or a held DecisionModel)',
     description:
       'A Failed node (or a held decision) → Pending with maxAttempts more attempts. A run Failed by it reopens and the nodes ' +
       'its failure cancelled return to Pending. On a Cancelled run only a survivor of the cancel (a node whose worker never ' +
@@ -126,10 +135,12 @@ const routes = {
   }),
   complete: createRoute({
     method: 'post', path: '/v1/runs/{id}/nodes/{key}/complete', tags, security, request: { params: NodeParam, ...body(CompleteBody) },
+    operationId: 'completeNode', summary: "Complete a node with an operator's output",
     responses: { ...accepted('operator completion requested'), ...errorResponses, ...conflict('NodeStateConflict') },
   }),
   input: createRoute({
     method: 'put', path: '/v1/runs/{id}/nodes/{key}/input', tags, security, request: { params: NodeParam, ...body(NodeInputBody) },
+    operationId: 'setNodeInput', summary: "Replace a pending node's input",
     responses: { 200: jsonContent(NodeInputSchema, 'input replaced'), ...errorResponses, ...conflict('NodeStateConflict: not Pending') },
   }),
 };

@@ -12,19 +12,23 @@ import { ErrorSchema, ToolListSchema, errorResponses, jsonContent } from '../sch
 const StatusSchema = z.object({ status: z.string() }).openapi('Health');
 
 const healthz = createRoute({
-  method: 'get', path: '/healthz', tags: ['ops'],
+  method: 'get', path: '/healthz', tags: ['ops'], security: [],
+  operationId: 'getHealth', summary: 'Liveness: the process answers',
   responses: { 200: jsonContent(StatusSchema, 'the process is alive') },
 });
 const readyz = createRoute({
-  method: 'get', path: '/readyz', tags: ['ops'],
+  method: 'get', path: '/readyz', tags: ['ops'], security: [],
+  operationId: 'getReadiness', summary: 'Readiness: Postgres and Redis answer',
   responses: { 200: jsonContent(StatusSchema, 'Postgres and Redis answer'), 503: jsonContent(ErrorSchema, 'not ready') },
 });
 const metrics = createRoute({
-  method: 'get', path: '/metrics', tags: ['ops'],
+  method: 'get', path: '/metrics', tags: ['ops'], security: [],
+  operationId: 'getMetrics', summary: 'Prometheus metrics of this API process',
   responses: { 200: { content: { 'text/plain': { schema: z.string() } }, description: 'Prometheus text format' } },
 });
 const tools = createRoute({
   method: 'get', path: '/v1/tools', tags: ['tools'], security: [{ bearer: [] }],
+  operationId: 'listTools', summary: 'List the tools a Tool node may name',
   responses: { 200: jsonContent(ToolListSchema, 'what a Tool node may name'), ...errorResponses },
 });
 

@@ -46,6 +46,7 @@ const security = [{ bearer: [] }];
 
 const startRun = createRoute({
   method: 'post', path: '/v1/definitions/{id}/runs', tags, security,
+  operationId: 'startRun', summary: 'Start a run of a definition (idempotent on requestId)',
   request: {
     params: IdParam,
     headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
@@ -59,26 +60,31 @@ const startRun = createRoute({
 });
 const listRunsRoute = createRoute({
   method: 'get', path: '/v1/runs', tags, security,
+  operationId: 'listRuns', summary: 'List runs, newest first',
   request: { query: RunListQuery },
   responses: { 200: jsonContent(RunListSchema, 'newest first'), ...errorResponses },
 });
 const getRunRoute = createRoute({
   method: 'get', path: '/v1/runs/{id}', tags, security,
+  operationId: 'getRun', summary: 'Get a run: summary, node runs, output and pinned graph',
   request: { params: IdParam },
   responses: { 200: jsonContent(RunDetailSchema, 'run, node runs, output, pinned graph'), ...errorResponses },
 });
 const getNodeRoute = createRoute({
   method: 'get', path: '/v1/runs/{id}/nodes/{key}', tags, security,
+  operationId: 'getNodeRun', summary: 'Get one node run with its input, output and steering',
   request: { params: NodeParam },
   responses: { 200: jsonContent(NodeRunDetailSchema, 'node run with documents'), ...errorResponses },
 });
 const eventsRoute = createRoute({
   method: 'get', path: '/v1/runs/{id}/events', tags, security,
+  operationId: 'listRunEvents', summary: "Read a run's events after a seq",
   request: { params: IdParam, query: EventsQuery },
   responses: { 200: jsonContent(EventPageSchema, 'events after afterSeq (exclusive)'), ...errorResponses },
 });
 const cancelRoute = createRoute({
   method: 'post', path: '/v1/runs/{id}/cancel', tags, security,
+  operationId: 'cancelRun', summary: 'Cancel a run (idempotent)',
   description:
     'Idempotent (202 again, and a no-op on a finished run). The run reads Cancelling while its work drains: ' +
     'children are cancelled before the parent; each Queued/Running worker node is sent its cancel and stays live ' +

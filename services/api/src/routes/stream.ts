@@ -22,6 +22,7 @@ import { IdParam, errorResponses } from '../schemas';
 
 const streamRoute = createRoute({
   method: 'get', path: '/v1/runs/{id}/stream', tags: ['runs'], security: [{ bearer: [] }],
+  operationId: 'streamRunChanges', summary: "Follow a run's change pings as Server-Sent Events",
   request: {
     params: IdParam,
     query: z.object({ afterSeq: z.coerce.number().int().min(0).optional() }),

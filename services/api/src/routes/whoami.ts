@@ -20,6 +20,7 @@ const WhoamiSchema = z
 
 const whoami = createRoute({
   method: 'get', path: '/v1/whoami', tags: ['session'], security: [{ bearer: [] }],
+  operationId: 'getWhoami', summary: "The calling key's tenant and scopes",
   responses: { 200: jsonContent(WhoamiSchema, 'the tenant and scopes of the key'), ...errorResponses },
 });
 
