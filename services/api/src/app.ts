@@ -1,6 +1,6 @@
 /**
  * The Hono app: middleware order is load-bearing —
- * metrics → auth (/v1 only; 401) → the route's scope check (403, route-scopes.ts) → 413 body
+ * keep-alive guard (an unread body is drained or the connection closed) → metrics → auth (/v1 only; 401) → the route's scope check (403, route-scopes.ts) → 413 body
  * limit → lossless JSON parse → zod route validators.
  * Every error leaves through the one `onError` mapping (errors.ts).
  */
@@ -11,6 +11,8 @@ import { assertEveryRouteScoped, authMiddleware, createAuthenticator, documentSc
 import { limitBody, parseBody } from './body';
 import type { AppDeps, AppEnv } from './context';
 import { ApiError, ValidationFailedError, errorResponse } from './errors';
+import { DEFAULT_EDGE_OPTIONS } from './edge/config';
+import { keepAliveGuard } from './edge/keep-alive';
 import { createMetrics } from './metrics';
 import { registerConversationRoutes } from './routes/conversations';
 import { registerDefinitionRoutes } from './routes/definitions';
@@ -61,6 +63,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.notFound((c) => c.json({ error: { code: 'NotFound', message: 'no such route' } }, 404));
 
+  // first: every answer, refusals included, leaves the connection reusable (edge/keep-alive.ts)
+  app.use('*', keepAliveGuard(deps.edge ?? DEFAULT_EDGE_OPTIONS));
   app.use('*', metrics.middleware);
   app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
   installScopeChecks(app);

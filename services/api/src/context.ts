@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { ToolCatalog } from '@flowline/graph';
 import type { ApiKeyScope } from '@flowline/runtime';
 import type { ApiKeyTable } from './auth';
+import type { EdgeOptions } from './edge/config';
 
 /** A tool as `GET /v1/tools` lists it (CONTRACT §8). */
 export interface ToolCatalogEntry {
@@ -48,6 +49,8 @@ export interface AppDeps {
   logger: Logger;
   /** the console's built assets, served at `/console`; absent = no console route */
   consoleDir?: string | null;
+  /** request hygiene and rate limits; the defaults of `edgeConfigSchema` when absent */
+  edge?: EdgeOptions;
 }
 
 /** Hono env: per-request variables. */

@@ -11,10 +11,12 @@ import { createLogger, installShutdown, loadConfig, toCoreOptions } from '@flowl
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from './app';
 import { apiConfigSchema } from './config';
+import { edgeConfigSchema, toEdgeOptions } from './edge/config';
 import { attachLive, liveConfigSchema, toLiveOptions } from './live';
 
 const cfg = loadConfig(apiConfigSchema);
 const liveCfg = loadConfig(liveConfigSchema);
+const edgeCfg = loadConfig(edgeConfigSchema);
 const logger = createLogger('api', { level: cfg.LOG_LEVEL });
 const shutdown = installShutdown({ logger });
 // process-wide: libs/db seals and opens graphs and documents with it (CONTRACT §7)
@@ -67,6 +69,7 @@ const app = createApp({
   queuePrefix: cfg.QUEUE_PREFIX,
   logger,
   consoleDir: cfg.CONSOLE_DIST_DIR ?? fileURLToPath(new URL('../../console/dist', import.meta.url)),
+  edge: toEdgeOptions(edgeCfg),
 });
 
 const server = serve({ fetch: app.fetch, port: cfg.PORT }, (info) => {

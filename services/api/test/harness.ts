@@ -8,7 +8,7 @@ import { createTestDatabase, createTestRedis, type TestDatabase } from '@flowlin
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from '../src/app';
 import type { ApiKeyTable } from '../src/auth';
-import type { ApiLimits } from '../src/context';
+import type { ApiLimits, AppDeps } from '../src/context';
 
 export const KEYS = { a: 'key-tenant-a', b: 'key-tenant-b' } as const;
 
@@ -37,6 +37,7 @@ export interface CallOptions {
 export async function startHarness(
   limits: Partial<ApiLimits> = {},
   apiKeys: ApiKeyTable | null | undefined = undefined,
+  extra: Partial<Pick<AppDeps, 'edge'>> = {},
 ): Promise<Harness> {
   const db = await createTestDatabase();
   const tr = createTestRedis();
@@ -59,6 +60,7 @@ export async function startHarness(
     tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
     queuePrefix: tr.prefix,
     logger: pino({ level: 'silent' }),
+    ...extra,
   });
   return {
     app,
