@@ -1,0 +1,86 @@
+/**
+ * What a stored document may hold. Documents live in Postgres `jsonb` (and ids, names and
+ * messages in `text`), which refuse three things JSON and JavaScript allow: U+0000 in a
+ * string or a member name, a lone UTF-16 surrogate (`"\ud800"`), and numbers outside
+ * `numeric`'s range (more than {@link MAX_STORED_INTEGER_DIGITS} digits before the point
+ * or {@link MAX_STORED_SCALE} after it, e.g. `1e200000`, `0.1e-999999`). Callers refuse
+ * such a value where it enters (the API answers 400 naming its path) instead of letting
+ * the database refuse it later.
+ */
+import { JsonNumber } from '../conditions/exact-json';
+
+/** Most digits before the decimal point Postgres `numeric` (and so `jsonb`) stores. */
+export const MAX_STORED_INTEGER_DIGITS = 131_072;
+/** Most digits after the decimal point Postgres `numeric` stores (its display scale). */
+export const MAX_STORED_SCALE = 16_383;
+
+/** One value that cannot be stored: where (dot path from the root, '' for the root) and why. */
+export interface UnstorableValue {
+  path: string;
+  message: string;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why `text` cannot be stored as text, or null when it can. */
+export function unstorableText(text: string): string | null {
+  if (text.includes('\u0000')) return 'contains U+0000 (NUL), which cannot be stored';
+  if (LONE_SURROGATE.test(text)) return 'contains a lone UTF-16 surrogate (not valid Unicode), which cannot be stored';
+  return null;
+}
+
+const NUMBER_TOKEN = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/** Why the JSON number token `text` is outside Postgres `numeric`'s range, or null when it fits. */
+export function unstorableNumber(text: string): string | null {
+  const m = NUMBER_TOKEN.exec(text);
+  if (!m) return null;
+  const intPart = m[1] ?? '';
+  const fraction = m[2] ?? '';
+  const exponent = Number(m[3] ?? '0');
+  const significant = (intPart + fraction).replace(/^0+/, '');
+  const scale = Math.max(0, fraction.length - exponent);
+  const integerDigits = significant === '' ? 0 : significant.length - fraction.length + exponent;
+  if (integerDigits > MAX_STORED_INTEGER_DIGITS || scale > MAX_STORED_SCALE) {
+    return `number is out of the storable range (at most ${MAX_STORED_INTEGER_DIGITS} digits before the decimal point and ${MAX_STORED_SCALE} after it)`;
+  }
+  return null;
+}
+
+/** A path segment as shown in a path: unstorable characters escaped, never echoed raw. */
+function segment(key: string): string {
+  return unstorableText(key) === null ? key : JSON.stringify(key).slice(1, -1);
+}
+
+const join = (path: string, key: string) => (path === '' ? segment(key) : `${path}.${segment(key)}`);
+
+/**
+ * The values of a parsed JSON document (plain values and {@link JsonNumber}s, as
+ * `parseJsonExact` returns them) that cannot be stored, in document order, at most
+ * `limit` of them. Empty when the whole document can be stored.
+ * @param root the path prefix of the document (e.g. `input`)
+ */
+export function unstorableValues(value: unknown, root = '', limit = 10): UnstorableValue[] {
+  const found: UnstorableValue[] = [];
+  const visit = (v: unknown, path: string): void => {
+    if (found.length >= limit) return;
+    if (typeof v === 'string') {
+      const why = unstorableText(v);
+      if (why !== null) found.push({ path, message: `string ${why}` });
+    } else if (v instanceof JsonNumber) {
+      const why = unstorableNumber(v.text);
+      if (why !== null) found.push({ path, message: why });
+    } else if (Array.isArray(v)) {
+      for (let i = 0; i < v.length && found.length < limit; i++) visit(v[i], join(path, String(i)));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, member] of Object.entries(v)) {
+        if (found.length >= limit) return;
+        const why = unstorableText(k);
+        if (why !== null) found.push({ path: join(path, k), message: `member name ${why}` });
+        else visit(member, join(path, k));
+      }
+    }
+  };
+  visit(value, root);
+  return found;
+}
