@@ -4,8 +4,8 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { parseJsonExact, stringifyJsonExact } from '@flowline/graph';
-import { MalformedJsonError, PayloadTooLargeError } from './errors';
+import { parseJsonExact, stringifyJsonExact, unstorableValues } from '@flowline/graph';
+import { MalformedJsonError, PayloadTooLargeError, ValidationFailedError } from './errors';
 import type { AppEnv } from './context';
 
 /** Largest accepted request body, bytes (1 MiB). */
@@ -27,7 +27,10 @@ export function limitBody(): MiddlewareHandler<AppEnv> {
 /**
  * Parses a JSON body with `parseJsonExact` into the `body` variable; malformed JSON → 400.
  * An empty body reads as `{}` so that bodiless POSTs sent with a JSON content type pass
- * the route validators.
+ * the route validators. A body holding anything Postgres cannot store (U+0000 or a lone
+ * surrogate in a string or member name, a number beyond `numeric`'s range) → 400
+ * `ValidationFailed` naming each such value's path: every body member ends up in a
+ * `jsonb` or `text` column, so it is refused here, before any route reads it.
  */
 export function parseBody(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -44,6 +47,13 @@ export function parseBody(): MiddlewareHandler<AppEnv> {
       parsed = parseJsonExact(text);
     } catch {
       throw new MalformedJsonError();
+    }
+    const unstorable = unstorableValues(parsed);
+    if (unstorable.length > 0) {
+      throw new ValidationFailedError(
+        'the body holds values that cannot be stored',
+        unstorable.map((u) => ({ key: u.path === '' ? null : u.path, message: u.message })),
+      );
     }
     c.set('body', parsed);
     await next();

@@ -2,6 +2,7 @@
  * Row → resource mapping (CONTRACT §8 exact shapes). Timestamps are ISO 8601 UTC.
  */
 import type { DefinitionListRow, DefinitionRow, NodeRunDetailRow, NodeRunSummaryRow, RunSummaryRow } from '@flowline/db';
+import { KEY_PATTERN, unstorableText } from '@flowline/graph';
 import { NotFoundError, ValidationFailedError } from './errors';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -10,6 +11,17 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export function requireUuid(id: string, what: string): string {
   if (!UUID_RE.test(id)) throw new NotFoundError(what);
   return id.toLowerCase();
+}
+
+/** The node or edge key of a path, or 404 when it cannot be a key (CONTRACT §1.1 charset; checked before any query). */
+export function requireKey(key: string, what: 'node' | 'edge'): string {
+  if (!KEY_PATTERN.test(key)) throw new NotFoundError(what);
+  return key;
+}
+
+/** True when a client-chosen id can be stored (no U+0000, no lone surrogate). */
+export function isStorableId(id: string): boolean {
+  return unstorableText(id) === null;
 }
 
 export function isUuid(id: string): boolean {

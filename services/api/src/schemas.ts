@@ -28,9 +28,14 @@ export const NodeParam = IdParam.extend({
   key: z.string().openapi({ param: { name: 'key', in: 'path' } }),
 });
 
-/** `limit` (default 50, clamped to 1..200) and an opaque `cursor`. */
+/** Largest value of a Postgres `integer` (versions, sequence numbers): larger numbers are refused at the edge (400). */
+export const INT4_MAX = 2_147_483_647;
+/** Smallest value of a Postgres `integer`. */
+export const INT4_MIN = -2_147_483_648;
+
+/** `limit` (default 50, clamped to 1..200; beyond a 32-bit integer 400) and an opaque `cursor`. */
 export const PageQuery = z.object({
-  limit: z.coerce.number().int().optional().openapi({ example: 50 }),
+  limit: z.coerce.number().int().min(INT4_MIN).max(INT4_MAX).optional().openapi({ example: 50 }),
   cursor: z.string().optional(),
 });
 
@@ -64,7 +69,7 @@ export const UpdateDefinitionBody = z.object({
   name: z.string().min(1).max(200).optional(),
   description: z.string().max(4000).nullable().optional(),
   graph: GraphDocSchema.optional(),
-  version: z.number().int().min(1),
+  version: z.number().int().min(1).max(INT4_MAX),
 });
 
 export const ValidateBody = z.object({ graph: GraphDocSchema });
@@ -224,8 +229,8 @@ export const NodeRunDetailSchema = z
   .openapi('NodeRunDetail');
 
 export const EventsQuery = z.object({
-  afterSeq: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().optional(),
+  afterSeq: z.coerce.number().int().min(0).max(INT4_MAX).optional(),
+  limit: z.coerce.number().int().min(INT4_MIN).max(INT4_MAX).optional(),
 });
 
 export const EventSchema = z

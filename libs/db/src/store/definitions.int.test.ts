@@ -65,6 +65,16 @@ describe('definitions store', () => {
     expect(decodePageCursor(Buffer.from('2026-01-01T00:00:00.000000|nope').toString('base64url'))).toBeNull();
   });
 
+  it('refuses cursors whose timestamp names no instant (month 13, February 30, year 0000, hour 24) and reads a real one', async () => {
+    const id = '00000000-0000-4000-8000-000000000000';
+    for (const date of ['9999-99-99T99:99:99.999999', '2026-13-01T00:00:00.000000', '2026-02-30T00:00:00.000000', '0000-01-01T00:00:00.000000', '2026-01-01T24:00:00.000000']) {
+      expect({ date, cursor: decodePageCursor(Buffer.from(`${date}|${id}`).toString('base64url')) }).toEqual({ date, cursor: null });
+    }
+    const real = decodePageCursor(Buffer.from(`2024-02-29T23:59:59.999999|${id}`).toString('base64url'));
+    expect(real).toEqual({ createdKey: '2024-02-29T23:59:59.999999', id });
+    expect((await listDefinitions(db.pool, 't1', 5, real)).items).toEqual(expect.any(Array));
+  });
+
   it('keeps the stored document exact and scopes reads to the tenant', async () => {
     const d = await insertDefinition(db.pool, newDef('t1', 'exact'));
     const read = await getDefinition(db.pool, 't1', d.id);

@@ -132,12 +132,25 @@ export function encodePageCursor(createdKey: string, id: string): string {
 
 const CURSOR_RE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6})\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
-/** Decodes a cursor made by {@link encodePageCursor}; null when malformed. */
+/**
+ * Decodes a cursor made by {@link encodePageCursor}; null when malformed, including a
+ * timestamp that names no instant (month 13, February 30, year 0000, hour 24): such a
+ * cursor was never issued and Postgres would refuse it.
+ */
 export function decodePageCursor(cursor: string): { createdKey: string; id: string } | null {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const m = CURSOR_RE.exec(text);
-  if (!m?.[1] || !m[2]) return null;
+  if (!m?.[1] || !m[2] || !isUtcInstant(m[1])) return null;
   return { createdKey: m[1], id: m[2] };
+}
+
+/** True when `YYYY-MM-DDTHH:MM:SS.ffffff` names a real instant of years 0001–9999. */
+function isUtcInstant(key: string): boolean {
+  const [y, mo, d, h, mi, s] = [0, 5, 8, 11, 14, 17].map((at) => Number(key.slice(at, at + (at === 0 ? 4 : 2)))) as [number, number, number, number, number, number];
+  const t = new Date(0);
+  t.setUTCFullYear(y, mo - 1, d);
+  t.setUTCHours(h, mi, s);
+  return y >= 1 && t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && t.getUTCHours() === h && t.getUTCMinutes() === mi && t.getUTCSeconds() === s;
 }
 
 /**

@@ -24,7 +24,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { ApiError, NotFoundError } from '../errors';
 import { sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
-import { iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
+import { isStorableId, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, PageQuery, RunListSchema, errorResponses, jsonContent } from '../schemas';
 
@@ -67,6 +67,7 @@ const ConversationParam = z.object({
     .string()
     .min(1)
     .max(MAX_CONVERSATION_ID_CHARS)
+    .refine(isStorableId, 'must not contain U+0000 or a lone UTF-16 surrogate')
     .openapi({ param: { name: 'id', in: 'path' }, description: 'client-chosen conversation id, 1–128 characters' }),
 });
 /** GET params: any string (an id that cannot exist reads as not found). */
@@ -153,7 +154,7 @@ function message(m: MessageRow) {
 
 /** The conversation id of a read, or 404 when it cannot name a conversation of the tenant. */
 async function requireConversation(deps: AppDeps, tenantId: string, id: string): Promise<string> {
-  if (id.length < 1 || id.length > MAX_CONVERSATION_ID_CHARS) throw new NotFoundError('conversation');
+  if (id.length < 1 || id.length > MAX_CONVERSATION_ID_CHARS || !isStorableId(id)) throw new NotFoundError('conversation');
   if (!(await conversationExists(deps.pool, tenantId, id))) throw new NotFoundError('conversation');
   return id;
 }

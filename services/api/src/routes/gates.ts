@@ -18,7 +18,7 @@ import {
   ValidationFailedError,
 } from '../errors';
 import { bodyMember, jsonText, sendJson } from '../body';
-import { requireUuid } from '../present';
+import { requireKey, requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { AcceptedSchema, DecideBody, ErrorSchema, NodeParam, errorResponses, jsonContent } from '../schemas';
 
@@ -90,6 +90,7 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
   app.openapi(decideRoute, async (c) => {
     const p = c.req.valid('param');
     const runId = requireUuid(p.id, 'run');
+    requireKey(p.key, 'node');
     const tenant = c.get('tenant');
     const body = c.req.valid('json');
     const payload = bodyMember(c, 'payload');

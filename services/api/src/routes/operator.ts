@@ -30,7 +30,7 @@ import type { Context } from 'hono';
 import type { AppDeps, AppEnv } from '../context';
 import { ApiError, NodeStateConflictError, NotFoundError, ValidationFailedError } from '../errors';
 import { bodyMember, jsonText, sendJson } from '../body';
-import { requireUuid } from '../present';
+import { requireKey, requireUuid } from '../present';
 import { publishWake } from '../wake';
 import {
   AcceptedSchema,
@@ -153,6 +153,7 @@ function graphMembers(graph: unknown, member: 'nodes' | 'edges'): Array<Record<s
 }
 
 async function requireNode(deps: AppDeps, tenant: string, runId: string, key: string) {
+  requireKey(key, 'node');
   const run = await getRunHead(deps.pool, tenant, runId);
   if (!run) throw new NotFoundError('run');
   const node = await getNodeRun(deps.pool, runId, key);
@@ -271,6 +272,7 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     const runId = requireUuid(p.id, 'run');
     const tenant = c.get('tenant');
     const { verdict } = c.req.valid('json');
+    requireKey(p.edgeKey, 'edge');
     const run = await getRunDetail(pool, tenant, runId);
     if (!run) throw new NotFoundError('run');
     const edge = graphMembers(run.graph, 'edges').find((e) => e.key === p.edgeKey);

@@ -20,7 +20,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError, RequestIdReusedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
-import { isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
+import { isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { RunBusyError } from './conversations';
 import {
@@ -162,7 +162,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     const id = requireUuid(p.id, 'run');
     const run = await getRunHead(pool, c.get('tenant'), id);
     if (!run) throw new NotFoundError('run');
-    const node = await getNodeRun(pool, id, p.key);
+    const node = await getNodeRun(pool, id, requireKey(p.key, 'node'));
     if (!node) throw new NotFoundError('node');
     return sendJson(200, nodeRunDetail(node));
   });

@@ -18,15 +18,22 @@ import { sharedChangeFeed } from '../live/change-feed';
 import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError } from '../errors';
 import { requireUuid } from '../present';
-import { IdParam, errorResponses } from '../schemas';
+import { INT4_MAX, IdParam, errorResponses } from '../schemas';
 
 const streamRoute = createRoute({
   method: 'get', path: '/v1/runs/{id}/stream', tags: ['runs'], security: [{ bearer: [] }],
   operationId: 'streamRunChanges', summary: "Follow a run's change pings as Server-Sent Events",
   request: {
     params: IdParam,
-    query: z.object({ afterSeq: z.coerce.number().int().min(0).optional() }),
-    headers: z.object({ 'last-event-id': z.string().optional() }),
+    query: z.object({ afterSeq: z.coerce.number().int().min(0).max(INT4_MAX).optional() }),
+    headers: z.object({
+      'last-event-id': z
+        .string()
+        .regex(/^\s*\d{0,10}\s*$/, 'must be an event seq (a non-negative integer)')
+        .refine((v) => v.trim() === '' || Number(v) <= INT4_MAX, `must be at most ${INT4_MAX}`)
+        .optional()
+        .openapi({ description: 'resume after this seq (an `id:` this stream sent); an empty value is ignored' }),
+    }),
   },
   responses: {
     200: { content: { 'text/event-stream': { schema: z.string() } }, description: 'runChanged frames' },
@@ -49,8 +56,8 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     const runId = requireUuid(c.req.valid('param').id, 'run');
     const tenant = c.get('tenant');
     if (!(await getRunHead(deps.pool, tenant, runId))) throw new NotFoundError('run');
-    const lastEventId = Number.parseInt(c.req.valid('header')['last-event-id'] ?? '', 10);
-    let seq = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (c.req.valid('query').afterSeq ?? 0);
+    const lastEventId = (c.req.valid('header')['last-event-id'] ?? '').trim();
+    let seq = lastEventId !== '' ? Number(lastEventId) : (c.req.valid('query').afterSeq ?? 0);
 
     const feed = sharedChangeFeed(deps.redis, deps.queuePrefix, deps.logger);
     // subscribed before the first read: a change committed after it is pinged to this stream
