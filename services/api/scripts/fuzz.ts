@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { KEYS, startHarness } from '../test/harness';
-import { caseOf, routesOf, runCase, targetedCases, type FuzzFailure, type FuzzTally } from '../test/fuzz/fuzz-cases';
+import { caseOf, routesOf, runCase, runCases, targetedCases, type FuzzFailure, type FuzzTally } from '../test/fuzz/fuzz-cases';
 import { createFixtures } from '../test/fuzz/fixtures';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3000' }, seed: { type: 'string', default: '1' } } });
@@ -30,10 +30,7 @@ try {
   for (const [i, route] of routes.entries()) {
     const tally: FuzzTally = { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
     const own = await createFixtures(h);
-    for (const c of fc.sample(caseOf(route, own, KEYS.a), { numRuns: runs, seed: seed + i })) {
-      const f = await runCase(h, route, c, tally);
-      if (f) failures.push(f);
-    }
+    failures.push(...(await runCases(h, route, fc.sample(caseOf(route, own, KEYS.a), { numRuns: runs, seed: seed + i }), tally)));
     rows.push([route.label, tally]);
     console.log(`${route.label.padEnd(48)} 2xx ${String(tally['2xx']).padStart(5)}  4xx ${String(tally['4xx']).padStart(5)}  5xx ${String(tally['5xx']).padStart(5)}`);
   }

@@ -20,7 +20,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError, RequestIdReusedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
-import { isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
+import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { RunBusyError } from './conversations';
 import {
@@ -139,8 +139,8 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       filter.definitionId = q.definitionId.toLowerCase();
     }
     if (q.conversationId !== undefined) {
-      // no conversation id is longer than 128 characters: such a filter matches no run
-      if (q.conversationId.length > 128) return sendJson(200, { items: [], nextCursor: null });
+      // no conversation id is longer than 128 characters or holds NUL: such a filter matches no run
+      if (q.conversationId.length > 128 || !isStorableId(q.conversationId)) return sendJson(200, { items: [], nextCursor: null });
       filter.conversationId = q.conversationId;
     }
     const page = await listRuns(pool, c.get('tenant'), filter, pageLimit(q.limit), requireCursor(q.cursor, decodePageCursor));

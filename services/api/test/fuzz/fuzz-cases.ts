@@ -258,6 +258,7 @@ const queryValue: Record<string, fc.Arbitrary<string>> = {
   cursor: craftedCursor,
   status: fc.oneof(fc.constantFrom('Pending', 'Running', 'Completed', 'running', ''), nastyString),
   definitionId: fc.oneof(fc.uuid(), nastyString),
+  conversationId: fc.oneof(fc.constantFrom('\u0000', 'a\u0000', '\ud800'), nastyString),
 };
 
 function queryString(names: string[]): fc.Arbitrary<string> {
@@ -372,16 +373,30 @@ export async function runCase(h: Harness, route: FuzzRoute, c: FuzzCase, tally: 
   return null;
 }
 
+/** Runs `cases` of one route, `inFlight` at a time; returns the failures. */
+export async function runCases(h: Harness, route: FuzzRoute, cases: FuzzCase[], tally: FuzzTally, inFlight = 4): Promise<FuzzFailure[]> {
+  const failures: FuzzFailure[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < cases.length) {
+      const f = await runCase(h, route, cases[next++]!, tally);
+      if (f) failures.push(f);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return failures;
+}
+
 // ------------------------------------------------------------------ targeted cases
 
-/** The known bad classes of issue 12 item 4, each as requests that must answer 4xx (never 5xx). */
-export function targetedCases(f: Fixtures, token: string): Array<{ route: string; request: FuzzCase }> {
+/** The known bad classes of issue 12 item 4, each as a request that must answer a keyed 400 or 404 (or `expect`). */
+export function targetedCases(f: Fixtures, token: string): Array<{ route: string; request: FuzzCase; expect?: number[] }> {
   const auth = { authorization: `Bearer ${token}` };
   const json = { ...auth, 'content-type': 'application/json' };
   const post = (label: string, path: string, body: string, method = 'POST') => ({ route: label, request: { method, path, headers: json, body } });
   const get = (label: string, path: string, headers: Record<string, string> = {}) => ({ route: label, request: { method: 'GET', path, headers: { ...auth, ...headers } } });
   const cursor = (s: string) => Buffer.from(s).toString('base64url');
-  const out: Array<{ route: string; request: FuzzCase }> = [];
+  const out: Array<{ route: string; request: FuzzCase; expect?: number[] }> = [];
   for (const bad of ['"a\\u0000b"', '"\\ud800"', '"x\\udfff"', '0.1e-999999', '1e131072', '1e-16384']) {
     out.push(post('POST /v1/definitions/{id}/runs', `/v1/definitions/${f.defId}/runs`, `{"input":{"v":${bad}}}`));
     if (bad.startsWith('"')) out.push(post('POST /v1/definitions/{id}/runs', `/v1/definitions/${f.defId}/runs`, `{"input":{${bad}:1}}`));
@@ -422,5 +437,7 @@ export function targetedCases(f: Fixtures, token: string): Array<{ route: string
     }
   }
   out.push(get('GET /v1/conversations/{id}/messages', `/v1/conversations/${f.convId}/messages?cursor=${cursor('m:9999999999999999')}`));
+  // a list filter naming no possible conversation matches no run (200, empty), like a malformed definitionId
+  for (const bad of ['%00', 'a%00b']) out.push({ ...get('GET /v1/runs', `/v1/runs?conversationId=${bad}`), expect: [200] });
   return out;
 }
