@@ -33,4 +33,15 @@ describe('createShutdown', () => {
     await s.shutdown('test');
     expect(codes).toEqual([1]);
   });
+
+  it('runs every releaser, then exits with the code a self-requested shutdown asks for', async () => {
+    const order: string[] = [];
+    const codes: number[] = [];
+    const s = createShutdown({ exit: (c) => void codes.push(c) });
+    s.onShutdown(() => void order.push('pool'));
+    s.onShutdown(() => void order.push('worker'));
+    await s.shutdown('a fault the process drained after', 3);
+    expect(order).toEqual(['worker', 'pool']);
+    expect(codes).toEqual([3]);
+  });
 });

@@ -16,8 +16,12 @@ export interface ShutdownOptions {
 export interface Shutdown {
   /** registers a releaser; releasers run in reverse registration order (last opened, first closed) */
   onShutdown(releaser: Releaser, name?: string): void;
-  /** runs every releaser within the grace period, then exits (0, or 1 on error/timeout) */
-  shutdown(reason: string): Promise<void>;
+  /**
+   * Runs every releaser within the grace period, then exits: 0, or 1 on a releaser error or
+   * timeout, or `exitCode` when given (a shutdown the process asked for itself because it
+   * cannot go on, e.g. a fault it drained after; the supervisor sees a failure).
+   */
+  shutdown(reason: string, exitCode?: number): Promise<void>;
   /** binds SIGTERM and SIGINT; a second signal exits at once with 1 */
   installSignalHandlers(): void;
 }
@@ -29,8 +33,8 @@ export function createShutdown(opts: ShutdownOptions = {}): Shutdown {
   const graceMs = opts.graceMs ?? 10_000;
   let running: Promise<void> | null = null;
 
-  const runAll = async (reason: string) => {
-    opts.logger?.info({ reason }, 'shutting down');
+  const runAll = async (reason: string, exitCode: number) => {
+    opts.logger?.info({ reason, exitCode }, 'shutting down');
     let failed = false;
     const work = (async () => {
       for (const r of [...releasers].reverse()) {
@@ -49,15 +53,15 @@ export function createShutdown(opts: ShutdownOptions = {}): Shutdown {
     ]);
     clearTimeout(timer);
     if (timedOut) opts.logger?.error({ graceMs }, 'shutdown grace period exceeded');
-    exit(timedOut || failed ? 1 : 0);
+    exit(exitCode !== 0 ? exitCode : timedOut || failed ? 1 : 0);
   };
 
   return {
     onShutdown(fn, name = `releaser-${releasers.length + 1}`) {
       releasers.push({ name, fn });
     },
-    shutdown(reason) {
-      running ??= runAll(reason);
+    shutdown(reason, exitCode = 0) {
+      running ??= runAll(reason, exitCode);
       return running;
     },
     installSignalHandlers() {

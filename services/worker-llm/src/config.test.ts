@@ -36,4 +36,13 @@ describe('worker-llm config', () => {
     const set = parseConfig(llmWorkerConfigSchema, { ATTACHMENT_RESOLVER_MODULE: './resolver.mjs', MAX_ATTACHMENT_TEXT_BYTES: '1024' });
     expect(set.ok && set.value).toMatchObject({ ATTACHMENT_RESOLVER_MODULE: './resolver.mjs', MAX_ATTACHMENT_TEXT_BYTES: 1_024 });
   });
+
+  it('defaults the model discovery options and refuses a retry ceiling under its floor', () => {
+    const ok = parseConfig(llmWorkerConfigSchema, {});
+    expect(ok.ok && ok.value).toMatchObject({ LLM_MODELS_TIMEOUT_MS: 5_000, LLM_MODELS_RETRY_MIN_MS: 1_000, LLM_MODELS_RETRY_MAX_MS: 30_000 });
+    const bad = parseConfig(llmWorkerConfigSchema, { LLM_MODELS_RETRY_MIN_MS: '5000', LLM_MODELS_RETRY_MAX_MS: '1000' });
+    expect(bad.ok ? [] : bad.issues).toEqual([expect.stringMatching(/^LLM_MODELS_RETRY_MAX_MS: must be at least LLM_MODELS_RETRY_MIN_MS/)]);
+    const tooShort = parseConfig(llmWorkerConfigSchema, { LLM_MODELS_TIMEOUT_MS: '5' });
+    expect(tooShort.ok ? '' : tooShort.issues.join('\n')).toContain('LLM_MODELS_TIMEOUT_MS');
+  });
 });

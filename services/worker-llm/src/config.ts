@@ -48,6 +48,9 @@ export const llmWorkerOwnOptions = {
   LLM_STREAM: flag('1 streams completions (token deltas feed the live activity)', '1'),
   LLM_LOGPROBS: flag('1 asks the default provider for token log-probabilities (DecisionModel confidence); 0 for servers that refuse them', '1'),
   LLM_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(600_000).describe('client-side timeout of one model request, ms'),
+  LLM_MODELS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000).describe('LLM_MODEL unset: timeout of one GET /models of the default provider, ms'),
+  LLM_MODELS_RETRY_MIN_MS: z.coerce.number().int().min(10).max(3_600_000).default(1_000).describe('LLM_MODEL unset: first retry of GET /models while the provider does not answer or lists no model, ms (doubles per try)'),
+  LLM_MODELS_RETRY_MAX_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000).describe('LLM_MODEL unset: longest wait between GET /models retries, ms (≥ LLM_MODELS_RETRY_MIN_MS)'),
   LLM_ADMISSION_LEASE_MS: z.coerce.number().int().min(100).default(30_000).describe('admission slot lease (renewed while a call runs), ms'),
   LLM_ACTIVITY_MAXLEN: z.coerce.number().int().min(10).default(2_000).describe('approximate entries kept per invocation activity stream'),
   LLM_ACTIVITY_TTL_SECONDS: z.coerce.number().int().min(1).default(600).describe('TTL of an invocation activity stream, seconds'),
@@ -80,6 +83,10 @@ export const llmWorkerConfigSchema = defineConfig({
   ...logOptions,
   ...llmWorkerOwnOptions,
 }).transform((v, ctx) => {
+  if (v.LLM_MODELS_RETRY_MAX_MS < v.LLM_MODELS_RETRY_MIN_MS) {
+    ctx.addIssue({ code: 'custom', path: ['LLM_MODELS_RETRY_MAX_MS'], message: 'must be at least LLM_MODELS_RETRY_MIN_MS' });
+    return z.NEVER;
+  }
   const providers = parseProviders(v.LLM_PROVIDERS);
   if (!providers.ok) {
     // A root-level issue: the config loader prints no value for it.

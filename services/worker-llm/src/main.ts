@@ -2,13 +2,17 @@
  * worker-llm process: config → Redis → providers and tool registry → BullMQ worker on
  * the llm lane → graceful shutdown (SIGTERM: stop taking jobs, let in-flight calls
  * finish within SHUTDOWN_GRACE_MS, interrupt the rest, exit 0). Without LLM_BASE_URL
- * the built-in deterministic `scripted` provider answers.
+ * the built-in deterministic `scripted` provider answers. With LLM_BASE_URL and no
+ * LLM_MODEL the provider's GET /models names the model: several models stop the boot
+ * (or, found later, shut the worker down with exit 1); no answer yet keeps asking in the
+ * background.
  */
 import { Redis } from 'ioredis';
 import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
 import { createToolRegistry } from '@flowline/tools';
 import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
+import { ambiguityMessage } from './providers/model-discovery';
 import { createProviderRegistry } from './providers/registry';
 import { createLlmWorker } from './worker';
 
@@ -44,7 +48,24 @@ const providers = createProviderRegistry({
   logprobs: config.LLM_LOGPROBS,
   timeoutMs: config.LLM_REQUEST_TIMEOUT_MS,
   onErrorDetail: (invocationId, detail) => logger.debug({ invocationId, ...detail }, 'model provider error'),
+  logger,
+  discovery: {
+    timeoutMs: config.LLM_MODELS_TIMEOUT_MS,
+    retryMinMs: config.LLM_MODELS_RETRY_MIN_MS,
+    retryMaxMs: config.LLM_MODELS_RETRY_MAX_MS,
+    // the worker cannot choose: it drains what it runs and exits 1 (its next boot says why)
+    onAmbiguous: () => void shutdown.shutdown('LLM_MODEL is unset and the provider serves several models', 1),
+  },
 });
+
+if (providers.discovery) {
+  const found = await providers.discovery.refresh();
+  if (found.kind === 'ambiguous') {
+    // As loadConfig reports an invalid option: the message names LLM_MODEL and the ids.
+    process.stderr.write(`invalid configuration:\n  ${ambiguityMessage(found.models)}\n`);
+    process.exit(1);
+  }
+}
 
 const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
 redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
@@ -71,8 +92,11 @@ shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
 shutdown.onShutdown(() => worker.stop(), 'llm-worker');
+shutdown.onShutdown(() => providers.discovery?.stop(), 'model-discovery');
 
 await worker.start();
+// the provider may start after the worker: keep asking until it names the model
+providers.discovery?.start();
 logger.info(
   { concurrency: config.LANE_CONCURRENCY, prefix: config.QUEUE_PREFIX, defaultProvider: providers.defaultName },
   'worker-llm ready',

@@ -1,27 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeLaneQueues, createLaneQueues, enqueueWork, type LaneQueues } from '@flowline/queue';
 import { cleanupRedisPrefix, startFakeLlm, testRedisUrl, uniquePrefix, waitFor, type FakeLlmServer } from '@flowline/testing';
-import { llmItem, returnValueOf } from './helpers';
+import { llmItem, returnValueOf, spawnLlmWorker } from './helpers';
 
 const prefix = uniquePrefix();
 const url = testRedisUrl();
-const serviceDir = fileURLToPath(new URL('..', import.meta.url));
-
-async function startWorker(baseUrl: string, graceMs: number): Promise<{ child: ChildProcess; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: serviceDir,
-    env: { ...process.env, REDIS_URL: url, QUEUE_PREFIX: prefix, LLM_BASE_URL: baseUrl, LLM_MODEL: 'm', SHUTDOWN_GRACE_MS: String(graceMs), LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await waitFor(() => output.includes('worker-llm ready'), { timeoutMs: 30_000, description: `worker ready; output so far: ${output}` });
-  return { child, exited };
+function startWorker(baseUrl: string, graceMs: number) {
+  return spawnLlmWorker({ REDIS_URL: url, QUEUE_PREFIX: prefix, LLM_BASE_URL: baseUrl, LLM_MODEL: 'm', SHUTDOWN_GRACE_MS: String(graceMs) });
 }
 
 describe('worker-llm process shutdown', () => {

@@ -143,7 +143,7 @@ export async function laneOverhead(redisUrl: string, calls: number, warmup = 30)
   const queues = createLaneQueues(producer, prefix);
   try {
     await Promise.all([toolWorker.start(), llmWorker.start(), sub.subscribe(wakeChannel(prefix))]);
-    const target = providers.resolve(null);
+    const target = await providers.resolve(null);
     const direct: Record<Lane, () => Promise<unknown>> = {
       tool: () =>
         registry.invoke('echo', { hello: 'world' }, { signal: new AbortController().signal, allowedUrls: [], attempt: 1, invocationId: randomUUID() }),

@@ -58,4 +58,36 @@ describe('fake OpenAI-compatible server', () => {
     await waitFor(() => fake.inFlight() === 0 && fake.abortedCount() === 2, { description: 'both aborted' });
     expect(fake.maxInFlight()).toBe(2);
   });
+
+  it('lists its models on GET /models: the default one, several, none, or 503 while loading', async () => {
+    const list = async () => {
+      const res = await fetch(`${fake.url}/models`);
+      return res.status === 200 ? ((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id) : res.status;
+    };
+    const before = fake.modelListCount();
+    expect(await list()).toEqual(['fake-model']);
+    fake.setModels(['a', 'b']);
+    expect(await list()).toEqual(['a', 'b']);
+    fake.setModels([]);
+    expect(await list()).toEqual([]);
+    fake.setModels(null);
+    expect(await list()).toBe(503);
+    fake.setModels(['fake-model']);
+    expect(fake.modelListCount()).toBe(before + 4);
+    expect(fake.requests.some((r) => r.path.endsWith('/models'))).toBe(false);
+  });
+
+  it('listens on a chosen port, so its URL can be handed out before it starts', async () => {
+    const probe = await startFakeLlm();
+    const port = probe.port;
+    await probe.close();
+    const late = await startFakeLlm({ port, models: ['late-model'] });
+    try {
+      expect(late.url).toBe(`http://127.0.0.1:${port}/v1`);
+      const res = await fetch(`${late.url}/models`);
+      expect(((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toEqual(['late-model']);
+    } finally {
+      await late.close();
+    }
+  });
 });

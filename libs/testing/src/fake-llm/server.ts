@@ -3,7 +3,10 @@
  * (node:http on 127.0.0.1, port 0). `POST /v1/chat/completions` answers from a
  * queue of scripted replies (or a handler), streaming as Server-Sent Events when
  * the request says `stream: true`; errors, retry-after and hangs are injectable.
- * It records every request and counts in-flight requests and the most seen at once.
+ * `GET /v1/models` lists the models it was given (none, one or several; or 503 while
+ * `models` is null). It records every completion request and counts in-flight requests
+ * and the most seen at once. With `port` it listens on a chosen port, so a test can hand
+ * that URL to a worker before the server starts.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,8 +20,12 @@ export interface FakeLlmServer {
   enqueue(...replies: FakeReply[]): void;
   /** answers every request with `handler` (queued replies are ignored while set); null restores the queue */
   setHandler(handler: FakeHandler | null): void;
-  /** every request received so far */
+  /** every chat-completion request received so far */
   readonly requests: FakeLlmRequest[];
+  /** what `GET /models` lists from now on; null answers 503 (a server still loading) */
+  setModels(models: string[] | null): void;
+  /** `GET /models` requests received so far */
+  modelListCount(): number;
   /** requests whose reply has not finished */
   inFlight(): number;
   /** the most requests in flight at once since start (or {@link resetCounters}) */
@@ -34,6 +41,10 @@ export interface FakeLlmOptions {
   replies?: FakeReply[];
   /** reply when the queue is empty @default { content: "ok" } */
   fallback?: FakeReply;
+  /** model ids `GET /models` lists; null answers 503 @default ["fake-model"] */
+  models?: string[] | null;
+  /** port to listen on (127.0.0.1) @default 0, any free port */
+  port?: number;
 }
 
 const isError = (r: FakeReply): r is Extract<FakeReply, { status: number }> => 'status' in r;
@@ -87,6 +98,20 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   let maxInFlight = 0;
   let aborted = 0;
   let completionId = 0;
+  let models: string[] | null = options.models === undefined ? ['fake-model'] : options.models;
+  let modelLists = 0;
+
+  function listModels(res: ServerResponse) {
+    modelLists++;
+    if (models === null) {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'loading model', type: 'unavailable_error' } }));
+      return;
+    }
+    const data = models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' }));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ object: 'list', data }));
+  }
 
   async function answer(res: ServerResponse, record: FakeLlmRequest, reply: FakeReply, closed: Promise<void>) {
     const model = typeof record.body.model === 'string' ? record.body.model : 'fake-model';
@@ -164,6 +189,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       });
       try {
         const path = (req.url ?? '/').split('?')[0] ?? '/';
+        if (req.method === 'GET' && path.endsWith('/models')) {
+          listModels(res);
+          return;
+        }
         if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
           res.writeHead(404, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ error: { message: 'not found' } }));
@@ -182,7 +211,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       }
     })();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const port = (server.address() as AddressInfo).port;
 
   return {
@@ -191,6 +223,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     enqueue: (...replies) => void queue.push(...replies),
     setHandler: (h) => void (handler = h),
     requests,
+    setModels: (list) => void (models = list === null ? null : [...list]),
+    modelListCount: () => modelLists,
     inFlight: () => inFlight,
     maxInFlight: () => maxInFlight,
     abortedCount: () => aborted,

@@ -65,7 +65,7 @@ function feedBack(result: Json): string {
 /** Runs an Agent node; returns its output document. */
 export async function runAgent(ctx: NodeContext): Promise<Json> {
   const config = readConfig(agentConfigSchema, 'Agent', ctx.item.config);
-  const target = ctx.resolveModel(config.model);
+  const target = await ctx.resolveModel(config.model);
   const offered = new Map<string, LlmToolSpec>();
   for (const name of config.tools ?? []) {
     const def = ctx.tools.get(name);

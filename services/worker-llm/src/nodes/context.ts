@@ -15,7 +15,7 @@ export interface NodeContext {
   /** ATTACHMENT_RESOLVER_MODULE and MAX_ATTACHMENT_TEXT_BYTES (`includeAttachments`) */
   attachments: AttachmentSettings;
   /** the provider and model a node's `model` pin resolves to */
-  resolveModel(pin: string | null | undefined): ModelTarget;
+  resolveModel(pin: string | null | undefined): Promise<ModelTarget>;
   /** one model call: waits for provider admission, streams deltas to the activity feed */
   call(target: ModelTarget, request: Omit<LlmRequest, 'model'>): Promise<LlmResponse>;
   /** the read-only tool registry (Agent) */

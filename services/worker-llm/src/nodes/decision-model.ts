@@ -75,7 +75,7 @@ function choiceOf(text: string, labels: readonly string[]): string | null {
 export async function runDecisionModel(ctx: NodeContext): Promise<Json> {
   const config = readConfig(decisionConfigSchema, 'DecisionModel', ctx.item.config);
   const data = resolveBindings(config.inputBindings, ctx.item.input);
-  const target = ctx.resolveModel(config.model);
+  const target = await ctx.resolveModel(config.model);
   const labelList = config.labels.map((l) => `- ${l}`).join('\n');
   const response = await ctx.call(target, {
     messages: [

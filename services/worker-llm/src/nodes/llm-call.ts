@@ -18,7 +18,7 @@ import type { NodeContext } from './context';
 export async function runLlmCall(ctx: NodeContext): Promise<Json> {
   const config = readConfig(llmCallConfigSchema, 'LlmCall', ctx.item.config);
   const data = resolveBindings(config.inputBindings, ctx.item.input);
-  const target = ctx.resolveModel(config.model);
+  const target = await ctx.resolveModel(config.model);
   const attached = await nodeAttachments(ctx, config.includeAttachments);
   const messages: LlmMessage[] = [];
   if (config.systemPrompt) messages.push({ role: 'system', content: config.systemPrompt });

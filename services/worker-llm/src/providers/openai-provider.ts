@@ -179,6 +179,10 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): LlmProvider {
 
   return {
     name: opts.name,
+    async listModels({ timeoutMs }) {
+      const page = await client.models.list({ timeout: timeoutMs });
+      return page.data.map((m) => m.id).filter((id) => typeof id === 'string' && id.length > 0);
+    },
     async complete(request, options) {
       const startedAt = Date.now();
       const params = buildParams(request, allowLogprobs);

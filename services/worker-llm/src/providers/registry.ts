@@ -3,10 +3,14 @@
  * `default`), or the built-in `scripted` one when it is unset; LLM_PROVIDERS names
  * more endpoints. A node's `model` pin `"<provider>/<model>"` picks a named provider
  * when the prefix is one of its names; any other pin is a model of the default
- * provider (model names may contain slashes themselves).
+ * provider (model names may contain slashes themselves). With `LLM_BASE_URL` and no
+ * default model (`LLM_MODEL`, or a model on an LLM_PROVIDERS entry named `default`), the
+ * provider's `GET /models` names it (model-discovery.ts).
  */
 import { z } from 'zod';
-import { llmInvalid } from '../errors';
+import { pino, type Logger } from 'pino';
+import { llmFailed, llmInvalid } from '../errors';
+import { ambiguityMessage, createModelDiscovery, type ModelDiscovery } from './model-discovery';
 import { createOpenAiProvider, type OpenAiProviderOptions } from './openai-provider';
 import { createScriptedProvider } from './scripted-provider';
 import type { LlmProvider } from './types';
@@ -58,16 +62,32 @@ export interface ProviderRegistryOptions {
   logprobs?: boolean;
   timeoutMs?: number;
   onErrorDetail?: OpenAiProviderOptions['onErrorDetail'];
+  /** model discovery of the default provider (used only when it has no default model) */
+  discovery?: {
+    /** LLM_MODELS_RETRY_MIN_MS @default 1000 */
+    retryMinMs?: number;
+    /** LLM_MODELS_RETRY_MAX_MS @default 30000 */
+    retryMaxMs?: number;
+    /** LLM_MODELS_TIMEOUT_MS: one `GET /models` @default 5000 */
+    timeoutMs?: number;
+    /** the provider listed several models while the worker ran */
+    onAmbiguous?(models: string[]): void;
+  };
+  /** discovery's log lines @default silent */
+  logger?: Logger;
 }
 
 export interface ProviderRegistry {
   /** name of the provider a node without a provider prefix uses */
   readonly defaultName: string;
+  /** the default provider's model discovery; null when a default model is configured or there is no LLM_BASE_URL */
+  readonly discovery: ModelDiscovery | null;
   /**
    * @param pin the node's `model` config member, or null
-   * @throws LlmError ValidationFailed when no model can be chosen
+   * @throws LlmError ValidationFailed when no model can be chosen; NodeFailed (retryable)
+   *   while model discovery has not named the default provider's model yet
    */
-  resolve(pin: string | null | undefined): ModelTarget;
+  resolve(pin: string | null | undefined): Promise<ModelTarget>;
 }
 
 interface Entry {
@@ -98,31 +118,40 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
     });
   }
   let defaultName: string;
+  let discovery: ModelDiscovery | null = null;
   if (opts.baseUrl) {
     defaultName = 'default';
     const named = entries.get('default');
-    entries.set('default', {
-      provider: createOpenAiProvider({
-        name: 'default',
-        baseUrl: opts.baseUrl,
-        apiKey: opts.apiKey ?? null,
-        stream: opts.stream,
-        logprobs: opts.logprobs ?? named?.logprobs,
-        timeoutMs: opts.timeoutMs,
-        onErrorDetail: opts.onErrorDetail,
-      }),
-      model: opts.defaultModel ?? named?.model ?? null,
-      limits: named?.limits ?? defaults,
+    const provider = createOpenAiProvider({
+      name: 'default',
+      baseUrl: opts.baseUrl,
+      apiKey: opts.apiKey ?? null,
+      stream: opts.stream,
       logprobs: opts.logprobs ?? named?.logprobs,
+      timeoutMs: opts.timeoutMs,
+      onErrorDetail: opts.onErrorDetail,
     });
+    const model = opts.defaultModel ?? named?.model ?? null;
+    entries.set('default', { provider, model, limits: named?.limits ?? defaults, logprobs: opts.logprobs ?? named?.logprobs });
+    if (model === null) discovery = discoveryOf(provider, opts);
   } else {
     defaultName = 'scripted';
     if (!entries.has('scripted')) entries.set('scripted', { provider: createScriptedProvider(), model: 'scripted', limits: defaults });
   }
 
+  /** The default provider's model when no default is configured: what discovery says, asked again while it waits. */
+  async function discovered(): Promise<string> {
+    const state = discovery ? await discovery.refresh() : null;
+    if (state?.kind === 'resolved') return state.model;
+    if (state?.kind === 'ambiguous') throw llmInvalid(ambiguityMessage(state.models));
+    if (state?.why === 'empty') throw llmFailed('no model to call yet: LLM_MODEL is unset and the provider lists no model');
+    throw llmFailed('the model provider is unavailable: LLM_MODEL is unset and the provider does not answer GET /models yet');
+  }
+
   return {
     defaultName,
-    resolve(pin) {
+    discovery,
+    async resolve(pin) {
       let name = defaultName;
       let model: string | null = null;
       if (pin) {
@@ -137,9 +166,22 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
       }
       const entry = entries.get(name);
       if (!entry) throw llmInvalid(`no model provider named ${name} is configured`);
-      const chosen = name === 'scripted' ? 'scripted' : (model ?? entry.model ?? opts.defaultModel ?? null);
+      let chosen = name === 'scripted' ? 'scripted' : (model ?? entry.model ?? opts.defaultModel ?? null);
+      if (!chosen && name === 'default' && discovery) chosen = await discovered();
       if (!chosen) throw llmInvalid(`no model configured for provider ${name}: pin one on the node or set LLM_MODEL`);
       return { provider: entry.provider, model: chosen, key: `${name}/${chosen}`, limits: entry.limits };
     },
   };
+}
+
+function discoveryOf(provider: LlmProvider, opts: ProviderRegistryOptions): ModelDiscovery {
+  const d = opts.discovery ?? {};
+  const timeoutMs = d.timeoutMs ?? 5_000;
+  return createModelDiscovery({
+    list: () => provider.listModels?.({ timeoutMs }) ?? Promise.resolve([]),
+    retryMinMs: d.retryMinMs ?? 1_000,
+    retryMaxMs: d.retryMaxMs ?? 30_000,
+    logger: opts.logger ?? pino({ level: 'silent' }),
+    onAmbiguous: d.onAmbiguous,
+  });
 }

@@ -95,4 +95,10 @@ export interface LlmProvider {
    * @throws LlmError with the failure class of the provider's error (CONTRACT §4)
    */
   complete(request: LlmRequest, options: CompleteOptions): Promise<LlmResponse>;
+  /**
+   * The ids of the models the endpoint serves (`GET /models`); absent on providers that
+   * have no such list.
+   * @throws when the endpoint does not answer (or answers an error) within `timeoutMs`
+   */
+  listModels?(options: { timeoutMs: number }): Promise<string[]>;
 }
