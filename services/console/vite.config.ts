@@ -36,7 +36,15 @@ const api = process.env.FLOWLINE_API_URL ?? 'http://127.0.0.1:3000';
 export default defineConfig({
   base: '/console/',
   plugins: [react(), precompress()],
-  build: { outDir: 'dist', emptyOutDir: true, sourcemap: false, target: 'es2022', chunkSizeWarningLimit: 800 },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    sourcemap: false,
+    target: 'es2022',
+    chunkSizeWarningLimit: 800,
+    // modules run in source order across chunks: src/zod-jitless.ts must run before any schema is built
+    rolldownOptions: { output: { strictExecutionOrder: true } },
+  },
   server: {
     proxy: {
       '/v1': api,

@@ -33,6 +33,7 @@ import type {
   Whoami,
   RunControls,
   ActOptions,
+  Conversation,
 } from './types';
 
 /** Options of {@link createRestClient}. */
@@ -317,6 +318,8 @@ export function createRestClient(o: RestClientOptions) {
       list: () => call<Page<ToolCatalogEntry>>('GET', '/v1/tools'),
     },
     conversations: {
+      /** `GET /v1/conversations`, newest first; `definitionId` keeps those whose bound run is of it */
+      list: (q: { definitionId?: string; limit?: number; cursor?: string } = {}) => call<Page<Conversation>>('GET', '/v1/conversations', undefined, q),
       /** `POST /v1/conversations/{id}/messages` → 202 `{ runId, messageId }`; 409 `RunBusy` */
       send: (conversationId: string, b: SendMessageBody) => call<MessageAccepted>('POST', `${conversation(conversationId)}/messages`, b),
       /** `GET /v1/conversations/{id}/messages`, oldest first (published answers included) */

@@ -347,3 +347,15 @@ export interface RunControls {
 export interface ActOptions {
   idempotencyKey?: string;
 }
+
+/** A conversation of `GET /v1/conversations`. */
+export interface Conversation {
+  id: string;
+  /** the run the last accepted message started */
+  boundRunId: string | null;
+  /** the bound run's definition */
+  definitionId: string | null;
+  boundRunStatus: Named<RunStatus> | null;
+  createdAt: string;
+  updatedAt: string;
+}

@@ -47,6 +47,7 @@ export const ROUTE_SCOPES = {
   'PUT /v1/runs/{id}/nodes/{key}/input': 'operate',
   'POST /v1/runs/{id}/nodes/{key}/steer': 'operate',
 
+  'GET /v1/conversations': 'read',
   'POST /v1/conversations/{id}/messages': 'run',
   'GET /v1/conversations/{id}/messages': 'read',
   'GET /v1/conversations/{id}/runs': 'read',

@@ -132,6 +132,7 @@ describe('ops', () => {
         'PUT /v1/runs/{id}/nodes/{key}/input',
         'GET /v1/tools',
         'GET /v1/whoami',
+        'GET /v1/conversations',
         'POST /v1/conversations/{id}/messages',
         'GET /v1/conversations/{id}/messages',
         'GET /v1/conversations/{id}/runs',

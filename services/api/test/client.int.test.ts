@@ -501,6 +501,7 @@ describe('conversations', () => {
     const runs = await c.conversations.runs(conv, { limit: 10 });
     expect(runs.items.map((r) => [r.id, r.conversationId])).toEqual([[sent.runId, conv]]);
     expect(await refusal(c.conversations.messages(`none-${randomUUID()}`))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect((await c.conversations.list()).items.some((x) => x.boundRunId === sent.runId)).toBe(true);
 
     await waitForRun(c, sent.runId, (d) => nodeStatus(d, 'ask') === 'WaitingForApproval', 'chat input open');
     expect((await c.runs.get(sent.runId)).nodeRuns.find((n) => n.nodeKey === 'ask')?.pendingDecisionKind).toBe('Answer');

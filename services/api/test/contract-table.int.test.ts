@@ -131,6 +131,7 @@ const ROUTES: Row[] = [
   { method: 'PUT', template: '/v1/runs/{id}/nodes/{key}/input', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 't2'}/input`, body: { input: { edited: 1 } } },
   { method: 'GET', template: '/v1/tools', path: () => '/v1/tools' },
   { method: 'GET', template: '/v1/whoami', path: () => '/v1/whoami' },
+  { method: 'GET', template: '/v1/conversations', path: () => '/v1/conversations' },
   {
     method: 'POST',
     template: '/v1/conversations/{id}/messages',
@@ -302,9 +303,11 @@ describe('lists (§8: limit defaults to 50, clamped to 200)', () => {
       `INSERT INTO messages (id, tenant_id, conversation_id, role, text)
        SELECT gen_random_uuid(), 'tenantC', 'bulk-conv', 'user', 'm' || g FROM generate_series(1, 210) g`,
     );
+    // 210 conversations created in one statement: one created_at, so the cursor walks ties by id
+    await q(`INSERT INTO conversations (tenant_id, id) SELECT 'tenantC', 'bulk-' || g FROM generate_series(1, 210) g`);
   });
 
-  it.each(['/v1/definitions', '/v1/runs', '/v1/conversations/bulk-conv/messages', '/v1/conversations/bulk-conv/runs'])(
+  it.each(['/v1/definitions', '/v1/runs', '/v1/conversations', '/v1/conversations/bulk-conv/messages', '/v1/conversations/bulk-conv/runs'])(
     '%s answers 50 items by default and at most 200 for a larger limit, with a next cursor',
     async (path) => {
       const dflt = await h.call('GET', path, { token: KEY_C });

@@ -261,6 +261,42 @@ describe('POST /v1/definitions/{id}/runs with a conversationId', () => {
   });
 });
 
+describe('GET /v1/conversations', () => {
+  it('lists the tenant’s conversations newest first with their bound run, filtered by definition, paged by limit and cursor', async () => {
+    const def = await createDefinition(h, chatReplyGraph(), 'chat-list');
+    const ids = [conv(), conv(), conv()];
+    const runs: string[] = [];
+    for (const id of ids) {
+      const r = await send(id, { definitionId: def, text: 'hi', requestId: `${id}-1` });
+      expect(r.status).toBe(202);
+      runs.push(r.body.runId);
+    }
+    await finish(runs[0]!);
+    const all = await h.call('GET', `/v1/conversations?definitionId=${def}`);
+    expect(all.status).toBe(200);
+    expect(all.body.items.map((c: { id: string; boundRunId: string; definitionId: string; boundRunStatus: string }) => [c.id, c.boundRunId, c.definitionId, c.boundRunStatus])).toEqual([
+      [ids[2], runs[2], def, 'Pending'],
+      [ids[1], runs[1], def, 'Pending'],
+      [ids[0], runs[0], def, 'Completed'],
+    ]);
+    expect(all.body.items[0]).toEqual({ id: ids[2], boundRunId: runs[2], definitionId: def, boundRunStatus: 'Pending', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    const first = await h.call('GET', `/v1/conversations?definitionId=${def}&limit=2`);
+    expect(first.body.items.map((c: { id: string }) => c.id)).toEqual([ids[2], ids[1]]);
+    const rest = await h.call('GET', `/v1/conversations?definitionId=${def}&limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`);
+    expect(rest.body).toEqual({ items: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
+    // unfiltered lists include them; another tenant sees none of them
+    const mine = (await h.call('GET', '/v1/conversations?limit=200')).body.items.map((c: { id: string }) => c.id);
+    expect(mine).toEqual(expect.arrayContaining(ids));
+    const theirs = (await h.call('GET', '/v1/conversations?limit=200', { token: KEYS.b })).body.items.map((c: { id: string }) => c.id);
+    expect(theirs.filter((id: string) => ids.includes(id))).toEqual([]);
+    expect((await h.call('GET', '/v1/conversations?definitionId=not-a-uuid')).body).toEqual({ items: [], nextCursor: null });
+    expect((await h.call('GET', '/v1/conversations?cursor=garbage')).status).toBe(400);
+    // a cursor naming an id Postgres cannot hold is malformed, not a 500
+    const nul = Buffer.from('c:2026-01-01T00:00:00.000000|a\u0000b', 'utf8').toString('base64url');
+    expect((await h.call('GET', `/v1/conversations?cursor=${nul}`)).status).toBe(400);
+  });
+});
+
 describe('GET /v1/conversations/{id}/messages', () => {
   it('lists user and published assistant messages oldest first, paged by limit and cursor', async () => {
     const id = conv();

@@ -310,3 +310,64 @@ export async function findUnpublished(db: Queryable, shards: number[], limit: nu
     output: exactJson(openJsonText(r.output, nodeDocAt(r.run_id, r.node_key, 'output'))),
   }));
 }
+
+/** A conversation in a list: its bound run (the last one a message started) and that run's definition and status. */
+export interface ConversationRow {
+  id: string;
+  boundRunId: string | null;
+  definitionId: string | null;
+  boundRunStatus: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Opaque cursor of a conversation page: the last row's creation time (µs) and id. */
+export function encodeConversationCursor(createdKey: string, id: string): string {
+  return Buffer.from(`c:${createdKey}|${id}`, 'utf8').toString('base64url');
+}
+
+/** The position a conversation cursor names, or null when malformed. */
+export function decodeConversationCursor(cursor: string): { createdKey: string; id: string } | null {
+  // the id is any text a conversation id can be, never U+0000 (Postgres cannot hold it)
+  const m = /^c:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6})\|([^\u0000]{1,128})$/su.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m?.[1] && m[2] ? { createdKey: m[1], id: m[2] } : null;
+}
+
+/**
+ * A page of the tenant's conversations, newest first, keyset over (created_at desc, id
+ * desc); with `definitionId`, only those whose bound run is of that definition. Reads one
+ * row past the limit to know whether another page exists.
+ */
+export async function listConversations(
+  db: Queryable,
+  tenantId: string,
+  filter: { definitionId?: string },
+  limit: number,
+  after: { createdKey: string; id: string } | null,
+): Promise<{ items: ConversationRow[]; nextCursor: string | null }> {
+  const res = await db.query(
+    `SELECT c.id, c.bound_run_id, r.definition_id, r.status AS bound_run_status, c.created_at, c.updated_at,
+            to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key
+     FROM conversations c
+     LEFT JOIN runs r ON r.id = c.bound_run_id
+     WHERE c.tenant_id = $1
+       AND ($2::uuid IS NULL OR r.definition_id = $2)
+       AND ($3::timestamp IS NULL OR (c.created_at, c.id) < (($3::timestamp AT TIME ZONE 'UTC'), $4::text))
+     ORDER BY c.created_at DESC, c.id DESC
+     LIMIT $5`,
+    [tenantId, filter.definitionId ?? null, after?.createdKey ?? null, after?.id ?? null, limit + 1],
+  );
+  const rows = res.rows.slice(0, limit);
+  const last = rows[rows.length - 1];
+  return {
+    items: rows.map((r) => ({
+      id: r.id,
+      boundRunId: r.bound_run_id,
+      definitionId: r.definition_id ?? null,
+      boundRunStatus: r.bound_run_status ?? null,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    })),
+    nextCursor: res.rows.length > limit && last ? encodeConversationCursor(last.created_key, last.id) : null,
+  };
+}

@@ -12,7 +12,9 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import {
   conversationExists,
+  decodeConversationCursor,
   decodeMessageCursor,
+  listConversations,
   decodePageCursor,
   listMessages,
   listRuns,
@@ -24,7 +26,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { ApiError, NotFoundError } from '../errors';
 import { sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
-import { isStorableId, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
+import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, PageQuery, RunListSchema, errorResponses, jsonContent } from '../schemas';
 
@@ -140,6 +142,30 @@ const runsRoute = createRoute({
   responses: { 200: jsonContent(RunListSchema, 'runs bound to the conversation, newest first'), ...errorResponses },
 });
 
+const ConversationSchema = z
+  .object({
+    id: z.string(),
+    boundRunId: z.string().nullable().openapi({ description: 'the run the last accepted message started' }),
+    definitionId: z.string().nullable().openapi({ description: 'the definition of the bound run' }),
+    boundRunStatus: z.string().nullable(),
+    createdAt: z.string().openapi({ format: 'date-time' }),
+    updatedAt: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('Conversation');
+
+const ConversationListQuery = PageQuery.extend({
+  definitionId: z.string().optional().openapi({ description: 'only conversations whose bound run is of this definition' }),
+});
+
+const listRoute = createRoute({
+  method: 'get', path: '/v1/conversations', tags, security,
+  request: { query: ConversationListQuery },
+  responses: {
+    200: jsonContent(z.object({ items: z.array(ConversationSchema), nextCursor: z.string().nullable() }).openapi('ConversationList'), 'newest first'),
+    ...errorResponses,
+  },
+});
+
 function message(m: MessageRow) {
   return {
     id: m.id,
@@ -202,6 +228,21 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
         break;
     }
     return sendJson(202, { runId: res.runId, messageId: res.messageId }, { location: `/v1/runs/${res.runId}` });
+  });
+
+  app.openapi(listRoute, async (c) => {
+    const q = c.req.valid('query');
+    // a malformed definition id matches no conversation
+    if (q.definitionId !== undefined && !isUuid(q.definitionId)) return sendJson(200, { items: [], nextCursor: null });
+    const page = await listConversations(
+      pool,
+      c.get('tenant'),
+      q.definitionId !== undefined ? { definitionId: q.definitionId.toLowerCase() } : {},
+      pageLimit(q.limit),
+      requireCursor(q.cursor, decodeConversationCursor),
+    );
+    const items = page.items.map((r) => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) }));
+    return sendJson(200, { items, nextCursor: page.nextCursor });
   });
 
   app.openapi(messagesRoute, async (c) => {

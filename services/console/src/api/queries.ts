@@ -106,3 +106,13 @@ export function useRunControls(runId: string | undefined, pollMs: number | false
     refetchInterval: pollMs,
   });
 }
+
+/** Conversations, newest first (of one definition's bound runs when `definitionId` is given). */
+export function useConversations(definitionId: string | undefined) {
+  const client = useClient();
+  return useQuery({
+    queryKey: keys.conversations(definitionId),
+    queryFn: () => client.conversations.list({ limit: 100, ...(definitionId ? { definitionId } : {}) }),
+    refetchInterval: LIST_POLL_MS,
+  });
+}

@@ -1,6 +1,6 @@
 /**
  * The console's routes under `/console`. Sections are path segments, selections are search
- * params (app/search.ts). The run view is code-split; a later section
+ * params (app/search.ts). The run view and the chat page are code-split; a later section
  * (the graph editor, issue #14) adds one more lazy route here and one entry to the shell's
  * SECTIONS, without touching the rest.
  */
@@ -13,7 +13,7 @@ import {
   type RouterHistory,
 } from '@tanstack/react-router';
 import { Shell } from './Shell';
-import { parseDefinitionsSearch, parseRunSearch, parseRunsSearch } from './search';
+import { parseChatSearch, parseDefinitionsSearch, parseRunSearch, parseRunsSearch } from './search';
 import { RunsPage } from '../runs/RunsPage';
 import { DefinitionsPage } from '../definitions/DefinitionsPage';
 
@@ -48,7 +48,14 @@ export const definitionsRoute = createRoute({
   component: DefinitionsPage,
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute]);
+export const chatRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/chat',
+  validateSearch: parseChatSearch,
+  component: lazyRouteComponent(() => import('../chat/ChatPage'), 'ChatPage'),
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute, chatRoute]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */
 export function createConsoleRouter(history?: RouterHistory) {

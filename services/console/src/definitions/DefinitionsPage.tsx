@@ -34,6 +34,11 @@ function Row({ d, canRun, now }: { d: DefinitionSummary; canRun: boolean; now: n
         <Link to="/runs" search={{ definitionId: d.id }} className="btn btn-ghost btn-sm">
           Runs
         </Link>
+        {d.kind === 'Chat' ? (
+          <Link to="/chat" search={{ definitionId: d.id }} className="btn btn-sm" aria-label={`Open the chat of ${d.name}`}>
+            Open chat
+          </Link>
+        ) : null}
         {canRun && d.kind !== 'Chat' ? (
           <Link to="/definitions" search={{ start: d.id }} className="btn btn-primary btn-sm" aria-label={`Start run of ${d.name}`}>
             Start run

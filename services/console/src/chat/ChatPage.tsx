@@ -1,0 +1,321 @@
+/**
+ * The chat page (`/chat?definitionId&conversationId`) for Chat graphs: the definition's
+ * conversations, a conversation's messages (the user's and the answers nodes published),
+ * a composer, and the bound run's status card. The composer answers the bound run's
+ * waiting ChatInput when there is one, else sends a message that starts a run; a 409
+ * RunBusy is explained (one live run per conversation) with a link to that run.
+ */
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
+import { isApiRequestError, type ConversationMessage, type RunDetail } from '@flowline/client';
+import { keys, useConversations, useDefinitionIndex, useRunDetail } from '../api/queries';
+import { newOperationId } from '../api/operation';
+import { refusalOf } from '../api/refusal';
+import { readGraphDoc } from '../definitions/graph-doc';
+import { useRunLive } from '../live/use-run-live';
+import { useCan, useClient } from '../session/session';
+import { StatusBadge, TERMINAL_RUN_STATUSES } from '../ui/status';
+import { EmptyState, Loading, RefusalNote, Time } from '../ui/primitives';
+
+const route = getRouteApi('/chat');
+
+function newConversationId(): string {
+  return `c-${crypto.randomUUID().slice(0, 13)}`;
+}
+
+/** Every message of the conversation, oldest first (pages read on until the newest). */
+function useMessages(conversationId: string | undefined, pollMs: number | false) {
+  const client = useClient();
+  const q = useInfiniteQuery({
+    queryKey: keys.messages(conversationId ?? ''),
+    queryFn: async ({ pageParam }) => {
+      try {
+        return await client.conversations.messages(conversationId!, { limit: 200, ...(pageParam ? { cursor: pageParam } : {}) });
+      } catch (err) {
+        // a conversation nobody wrote to yet does not exist on the server
+        if (isApiRequestError(err, 'NotFound')) return { items: [] as ConversationMessage[], nextCursor: null };
+        throw err;
+      }
+    },
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+    enabled: !!conversationId,
+    refetchInterval: pollMs,
+  });
+  const { hasNextPage, isFetchingNextPage, fetchNextPage } = q;
+  useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage) void fetchNextPage();
+  }, [hasNextPage, isFetchingNextPage, fetchNextPage]);
+  return q;
+}
+
+/** The conversation's newest run (the bound one). */
+function useBoundRunId(conversationId: string | undefined) {
+  const client = useClient();
+  return useQuery({
+    queryKey: keys.conversationRuns(conversationId ?? ''),
+    queryFn: async () => {
+      try {
+        return (await client.conversations.runs(conversationId!, { limit: 1 })).items[0]?.id ?? null;
+      } catch (err) {
+        if (isApiRequestError(err, 'NotFound')) return null;
+        throw err;
+      }
+    },
+    enabled: !!conversationId,
+  });
+}
+
+/** The node of the bound run waiting for a chat answer, with its prompt from the pinned graph. */
+function waitingInput(detail: RunDetail | undefined): { nodeKey: string; prompt: string | null } | null {
+  const n = detail?.nodeRuns.find((r) => r.status === 'WaitingForApproval' && r.pendingDecisionKind === 'Answer');
+  if (!detail || !n) return null;
+  const prompt = readGraphDoc(detail.graph).nodes.find((x) => x.key === n.nodeKey)?.config.prompt;
+  return { nodeKey: n.nodeKey, prompt: typeof prompt === 'string' ? prompt : null };
+}
+
+function Thread({ messages, pending }: { messages: ConversationMessage[]; pending: boolean }) {
+  const end = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    // Chromium's scrollIntoView answers a promise: never hand it back as the effect's cleanup
+    void end.current?.scrollIntoView?.({ block: 'end' });
+  }, [messages.length]);
+  return (
+    <ol className="thread" aria-label="Messages" aria-live="polite">
+      {messages.map((m) => (
+        <li key={m.id} className={`bubble bubble-${m.role}`} data-role={m.role}>
+          <div className="bubble-text">{m.text}</div>
+          <div className="bubble-meta">
+            {m.role === 'assistant' && m.nodeKey ? <span className="mono">{m.nodeKey}</span> : null} <Time iso={m.createdAt} />
+          </div>
+        </li>
+      ))}
+      {pending ? (
+        <li className="bubble bubble-assistant bubble-typing" aria-label="the run is working">
+          <span className="typing" /> <span className="typing" /> <span className="typing" />
+        </li>
+      ) : null}
+      <div ref={end} />
+    </ol>
+  );
+}
+
+function Composer({ definitionId, conversationId, detail, onSent }: { definitionId: string; conversationId: string; detail: RunDetail | undefined; onSent(): void }) {
+  const client = useClient();
+  const canRun = useCan('run');
+  const [text, setText] = useState('');
+  const id = useId();
+  const input = waitingInput(detail);
+  const send = useMutation({
+    mutationFn: async (t: string) => {
+      const operationId = newOperationId();
+      if (input && detail) {
+        await client.runs.decide(detail.run.id, input.nodeKey, { operationId, decision: 'Answer', payload: { text: t } }, { idempotencyKey: operationId });
+      } else {
+        await client.conversations.send(conversationId, { definitionId, text: t, requestId: operationId });
+      }
+    },
+    onSuccess: () => {
+      setText('');
+      onSent();
+    },
+  });
+  if (!canRun) return <p className="muted composer-note">This key can read the conversation but not write to it (it lacks the run scope).</p>;
+  const busy = send.error && isApiRequestError(send.error, 'RunBusy') ? refusalOf(send.error) : null;
+  const busyRun = busy && isApiRequestError(send.error) ? ((send.error.details as Array<{ runId?: string }> | undefined)?.[0]?.runId ?? null) : null;
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (text.trim()) send.mutate(text);
+      }}
+    >
+      {input ? (
+        <p className="composer-context">
+          The run asks: <strong>{input.prompt ?? input.nodeKey}</strong> — your message answers it.
+        </p>
+      ) : null}
+      {busy ? (
+        <div className="refusal" role="alert">
+          <code className="refusal-code">{busy.code}</code>
+          <span className="refusal-message">
+            {busy.message}. A conversation runs one run at a time: this message can start once that run finishes
+            {busyRun ? (
+              <>
+                {' '}
+                (<Link to="/run" search={{ runId: busyRun }}>open the run</Link>)
+              </>
+            ) : null}
+            .
+          </span>
+        </div>
+      ) : (
+        <RefusalNote error={send.error} title="Not sent" />
+      )}
+      <div className="composer-row">
+        <label htmlFor={id} className="visually-hidden">
+          Message
+        </label>
+        <textarea
+          id={id}
+          rows={2}
+          placeholder={input ? 'Answer the run…' : 'Write a message…'}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey) {
+              e.preventDefault();
+              if (text.trim()) send.mutate(text);
+            }
+          }}
+        />
+        <button type="submit" className="btn btn-primary" disabled={send.isPending || !text.trim()}>
+          {input ? 'Answer' : 'Send'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function RunCard({ detail, refusal }: { detail: RunDetail | undefined; refusal: unknown }) {
+  if (!detail) return <p className="muted small">No run yet: the first message starts one.</p>;
+  const waiting = detail.nodeRuns.filter((n) => n.status === 'WaitingForApproval');
+  const running = detail.nodeRuns.filter((n) => n.status === 'Running' || n.status === 'Queued');
+  return (
+    <div className="run-card" data-run-id={detail.run.id} data-status={detail.run.status}>
+      <div className="run-card-head">
+        <StatusBadge status={detail.run.status} />
+        <Link to="/run" search={{ runId: detail.run.id }} className="small">
+          Open run
+        </Link>
+      </div>
+      <dl className="facts">
+        <div>
+          <dt>Started</dt>
+          <dd>
+            <Time iso={detail.run.createdAt} />
+          </dd>
+        </div>
+        <div>
+          <dt>Nodes</dt>
+          <dd>
+            {detail.nodeRuns.filter((n) => n.status === 'Succeeded').length}/{detail.nodeRuns.length} done
+          </dd>
+        </div>
+      </dl>
+      {running.length > 0 ? <p className="small">Working: {running.map((n) => n.nodeKey).join(', ')}</p> : null}
+      {waiting.length > 0 ? <p className="small">Waiting on: {waiting.map((n) => n.nodeKey).join(', ')}</p> : null}
+      {detail.run.failureClass !== 'None' ? (
+        <p className="small failure">
+          {detail.run.failureClass}: {detail.run.reason}
+        </p>
+      ) : null}
+      <RefusalNote error={refusal} />
+    </div>
+  );
+}
+
+export function ChatPage() {
+  const search = route.useSearch();
+  const navigate = useNavigate({ from: '/chat' });
+  const qc = useQueryClient();
+  const defs = useDefinitionIndex();
+  const chatDefs = useMemo(() => [...defs.values()].filter((d) => d.kind === 'Chat'), [defs]);
+  const definitionId = search.definitionId ?? chatDefs[0]?.id;
+  const conversationId = search.conversationId;
+  const conversations = useConversations(definitionId);
+  const bound = useBoundRunId(conversationId);
+  const live = useRunLive(bound.data ?? undefined);
+  const run = useRunDetail(bound.data ?? undefined, live.pollMs);
+  const messages = useMessages(conversationId, live.pollMs);
+  const pickerId = useId();
+
+  // a change of the bound run (a node published, the run ended) re-reads the messages
+  const runVersion = run.dataUpdatedAt;
+  useEffect(() => {
+    if (conversationId && runVersion) void qc.invalidateQueries({ queryKey: keys.messages(conversationId) });
+  }, [qc, conversationId, runVersion]);
+
+  const items = messages.data?.pages.flatMap((p) => p.items) ?? [];
+  const working = !!run.data && !TERMINAL_RUN_STATUSES.has(run.data.run.status) && !waitingInput(run.data) && run.data.run.status !== 'WaitingForApproval';
+
+  return (
+    <div className="page page-wide chat-page">
+      <div className="page-head">
+        <div>
+          <h1>Chat</h1>
+          <p className="muted">Conversations with Chat graphs: each message starts a run; published answers come back here.</p>
+        </div>
+      </div>
+      {chatDefs.length === 0 && !defs.size ? <Loading label="Reading definitions" /> : null}
+      {defs.size > 0 && chatDefs.length === 0 ? (
+        <EmptyState title="No Chat definition">A definition with "kind": "Chat" gets a chat page here.</EmptyState>
+      ) : null}
+      {definitionId ? (
+        <div className="chat-layout">
+          <aside className="card chat-side" aria-label="Conversations">
+            <label htmlFor={pickerId}>Chat graph</label>
+            <select id={pickerId} value={definitionId} onChange={(e) => void navigate({ search: { definitionId: e.target.value } })}>
+              {chatDefs.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.name}
+                </option>
+              ))}
+            </select>
+            <button type="button" className="btn btn-primary" onClick={() => void navigate({ search: { definitionId, conversationId: newConversationId() } })}>
+              New conversation
+            </button>
+            <RefusalNote error={conversations.error} />
+            <ul className="conversation-list">
+              {conversations.data?.items.map((c) => (
+                <li key={c.id}>
+                  <Link
+                    to="/chat"
+                    search={{ definitionId, conversationId: c.id }}
+                    className={`conversation${c.id === conversationId ? ' is-active' : ''}`}
+                    aria-current={c.id === conversationId ? 'page' : undefined}
+                  >
+                    <span className="mono conversation-id">{c.id}</span>
+                    {c.boundRunStatus ? <StatusBadge status={c.boundRunStatus} size="sm" /> : null}
+                    <Time iso={c.updatedAt} />
+                  </Link>
+                </li>
+              ))}
+            </ul>
+            {conversations.data?.items.length === 0 ? <p className="muted small">No conversation yet.</p> : null}
+          </aside>
+          <section className="card chat-main" aria-label="Conversation">
+            {conversationId ? (
+              <>
+                <div className="chat-head">
+                  <h2 className="mono">{conversationId}</h2>
+                </div>
+                <RefusalNote error={messages.error} title="Could not read the messages" />
+                {items.length === 0 && !messages.isPending ? <EmptyState title="New conversation">Send the first message to start a run.</EmptyState> : null}
+                <Thread messages={items} pending={working} />
+                <Composer
+                  definitionId={definitionId}
+                  conversationId={conversationId}
+                  detail={run.data}
+                  onSent={() => {
+                    void qc.invalidateQueries({ queryKey: keys.conversationRuns(conversationId) });
+                    void qc.invalidateQueries({ queryKey: keys.messages(conversationId) });
+                    void qc.invalidateQueries({ queryKey: ['conversations'] });
+                  }}
+                />
+              </>
+            ) : (
+              <EmptyState title="Pick a conversation">Or start a new one.</EmptyState>
+            )}
+          </section>
+          <aside className="card chat-run" aria-label="Bound run">
+            <h2>Run</h2>
+            {conversationId ? <RunCard detail={run.data} refusal={run.error ?? live.refusal} /> : <p className="muted small">—</p>}
+          </aside>
+        </div>
+      ) : null}
+    </div>
+  );
+}
