@@ -69,10 +69,13 @@ export function registerConsole(app: OpenAPIHono<AppEnv>, distDir: string): void
     method: 'get',
     path: `${CONSOLE_PATH}/`,
     tags: ['ops'],
-    description: 'The web console (HTML; every path under /console/ is one of its views). Signs in with an API key.',
+    security: [],
+    operationId: 'getConsole',
+    summary: 'The web console (HTML)',
+    description: 'The web console: every path under /console/ is one of its views. It signs in with an API key.',
     responses: {
-      200: { description: 'the console' },
-      503: { description: 'ConsoleNotBuilt: the console assets were not built' },
+      200: { description: 'the console', content: { 'text/html': { schema: { type: 'string' } } } },
+      503: { description: 'ConsoleNotBuilt: the console assets were not built', content: { 'application/json': { schema: { type: 'object' } } } },
     },
   });
 }

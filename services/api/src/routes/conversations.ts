@@ -159,6 +159,7 @@ const ConversationListQuery = PageQuery.extend({
 
 const listRoute = createRoute({
   method: 'get', path: '/v1/conversations', tags, security,
+  operationId: 'listConversations', summary: 'List conversations, newest first',
   request: { query: ConversationListQuery },
   responses: {
     200: jsonContent(z.object({ items: z.array(ConversationSchema), nextCursor: z.string().nullable() }).openapi('ConversationList'), 'newest first'),
