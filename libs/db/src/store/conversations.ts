@@ -328,9 +328,9 @@ export function encodeConversationCursor(createdKey: string, id: string): string
 
 /** The position a conversation cursor names, or null when malformed. */
 export function decodeConversationCursor(cursor: string): { createdKey: string; id: string } | null {
+  const m = /^c:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6})\|(.{1,128})$/su.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   // the id is any text a conversation id can be, never U+0000 (Postgres cannot hold it)
-  const m = /^c:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6})\|([^\u0000]{1,128})$/su.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  return m?.[1] && m[2] ? { createdKey: m[1], id: m[2] } : null;
+  return m?.[1] && m[2] && !m[2].includes('\u0000') ? { createdKey: m[1], id: m[2] } : null;
 }
 
 /**
