@@ -177,3 +177,60 @@ describe('decide racing cancel', () => {
     expect(outcomes).toHaveLength(6);
   }, 150_000);
 });
+
+/**
+ * Start → Tool `slow` (wait) → Tool `target` (echo) → End: edge `e2` leaves `slow`, so its
+ * overrides are written while its source is Running.
+ */
+function overrideGraph(ms: number) {
+  return {
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'slow', kind: 'Tool', config: { toolName: 'wait', arguments: { ms } } },
+      { key: 'target', kind: 'Tool', config: { toolName: 'echo', arguments: { ok: true } } },
+      { key: 'end', kind: 'End', config: { outcome: 'done' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: 'slow' },
+      { key: 'e2', from: 'slow', to: 'target' },
+      { key: 'e3', from: 'target', to: 'end' },
+    ],
+  };
+}
+
+describe('edge overrides written in quick succession', () => {
+  const REPETITIONS = 50;
+  /** each sequence of verdicts is written back to back while `slow` runs */
+  const sequences: Array<{ name: string; writes: Array<boolean | null> }> = [
+    { name: 'set then clear', writes: [false, null] },
+    { name: 'clear then set', writes: [true, null, false] },
+    { name: 'three alternating writes', writes: [false, true, false] },
+    { name: 'three alternating writes ending cleared', writes: [true, false, null] },
+  ];
+
+  it.each(sequences)('the final state equals the last write: $name, $writes, 50 runs across two dispatchers', async ({ writes }) => {
+    const defId = await c.api.createDefinition('override', overrideGraph(2500));
+    const last = writes.at(-1)!;
+    const trial = async () => {
+      const runId = await c.api.startRun(defId, {});
+      await c.api.waitForRun(runId, (v) => nodeOf(v, 'slow')?.status === 'Running', 30_000, 'slow running');
+      for (const verdict of writes) {
+        const r = await c.api.send('PUT', `/v1/runs/${runId}/edges/e2/override`, { verdict });
+        expect([r.status, r.body]).toEqual([200, { edgeKey: 'e2', verdict }]);
+      }
+      const end = await c.api.waitForRun(runId, (v) => ['Completed', 'Failed', 'Cancelled'].includes(v.run.status), 30_000, 'run ended');
+      // the premise: every write landed while `slow` was still running (2.5 s leaves room on a loaded host)
+      const events = await c.api.events(runId);
+      const lastWrite = Math.max(...events.filter((e) => e.kind === 'node.overridden').map((e) => e.seq));
+      const slowDone = events.find((e) => e.kind === 'node.completed' && e.nodeKey === 'slow')?.seq;
+      expect(slowDone).toBeGreaterThan(lastWrite);
+      const controls = await c.db.pool.query<{ edge_overrides: Record<string, boolean> }>(`SELECT edge_overrides FROM runs WHERE id = $1`, [runId]);
+      return { runId, target: nodeOf(end, 'target')?.status, run: end.run.status, standing: controls.rows[0]!.edge_overrides['e2'] ?? null };
+    };
+    const outcomes = [];
+    for (let i = 0; i < REPETITIONS; i += 10) outcomes.push(...(await Promise.all(Array.from({ length: 10 }, trial))));
+    const expected = last === false ? { target: 'Skipped', run: 'Cancelled', standing: false } : { target: 'Succeeded', run: 'Completed', standing: last };
+    const wrong = outcomes.filter((o) => o.target !== expected.target || o.run !== expected.run || o.standing !== expected.standing);
+    expect(wrong).toEqual([]);
+  }, 300_000);
+});

@@ -9,6 +9,9 @@ import type { GraphIndex } from './graph-index';
 
 export type EdgeVerdict = 'Satisfied' | 'Dead' | 'Pending' | 'Held';
 
+/** Source statuses whose out-edges are Pending: nothing is decided about them yet. */
+const LIVE_SOURCE: ReadonlySet<NodeRunState['status']> = new Set(['Pending', 'Queued', 'Running', 'WaitingForApproval']);
+
 /** What routing needs to read: rows by key, overrides, and a per-source fired-edge cache. */
 export interface RoutingView {
   index: GraphIndex;
@@ -30,24 +33,22 @@ export function overrideOf(view: RoutingView, edge: GraphEdge): boolean | undefi
   return typeof v === 'boolean' ? v : undefined;
 }
 
-/** The verdict of one edge. An override wins over everything. */
+/**
+ * The verdict of one edge. An operator override replaces the verdict of a SETTLED source
+ * (its condition's answer, a held DecisionModel's hold, a dead source's death). While the
+ * source is live (Pending, Queued, Running, WaitingForApproval) the edge is Pending whatever
+ * the override says: the override standing when the source settles is the one that acts.
+ * So overrides written one after another while the source runs take effect as the last one
+ * says, however the dispatcher's ticks fall between them: were an override to act at once,
+ * a tick landing between `false` and `null` would skip the target for good.
+ */
 export function edgeVerdict(view: RoutingView, edge: GraphEdge): EdgeVerdict {
+  const row = view.rows.get(edge.from);
+  if (row && LIVE_SOURCE.has(row.status)) return 'Pending';
   const forced = overrideOf(view, edge);
   if (forced !== undefined) return forced ? 'Satisfied' : 'Dead';
-  const row = view.rows.get(edge.from);
   if (!row) return 'Dead';
-  switch (row.status) {
-    case 'Pending':
-    case 'Queued':
-    case 'Running':
-    case 'WaitingForApproval':
-      return 'Pending';
-    case 'Skipped':
-    case 'Cancelled':
-      return 'Dead';
-    default:
-      break;
-  }
+  if (row.status === 'Skipped' || row.status === 'Cancelled') return 'Dead';
   if (!routesOnEnvelope(view.index.nodeByKey.get(edge.from), row)) return 'Dead';
   if (row.status === 'Succeeded' && row.held) {
     // The operator chose once any out-edge of the held node is overridden: the rest are dead.

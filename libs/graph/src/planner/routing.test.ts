@@ -69,9 +69,15 @@ describe('edge verdicts', () => {
     for (const s of ['Failed', 'Skipped', 'Cancelled'] as const) expect(verdicts(settled(s, { v: 1 }))).toEqual(['Dead', 'Dead', 'Dead']);
   });
 
-  it('lets an override win over the condition and the source status', () => {
+  it('lets an override win over the condition and the status of a settled source', () => {
     expect(verdicts(settled('Succeeded', { v: 1 }), { c1: false, c2: true })).toEqual(['Dead', 'Satisfied', 'Dead']);
-    expect(verdicts(settled('Running', {}), { d: true })).toEqual(['Pending', 'Pending', 'Satisfied']);
+    for (const s of ['Failed', 'Skipped', 'Cancelled'] as const) expect(verdicts(settled(s, { v: 1 }), { d: true })).toEqual(['Dead', 'Dead', 'Satisfied']);
+  });
+
+  it('keeps an overridden edge Pending while its source is live: the override acts once the source settles', () => {
+    for (const s of ['Pending', 'Queued', 'Running', 'WaitingForApproval'] as const) {
+      expect(verdicts(settled(s, {}), { c1: true, c2: false, d: true })).toEqual(['Pending', 'Pending', 'Pending']);
+    }
   });
 
   it('holds every out-edge of a held DecisionModel until one is overridden', () => {

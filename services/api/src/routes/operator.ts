@@ -116,6 +116,11 @@ const routes = {
   override: createRoute({
     method: 'put', path: '/v1/runs/{id}/edges/{edgeKey}/override', tags, security,
     operationId: 'overrideEdge', summary: "Force or clear an edge's verdict in a run",
+    description:
+      'Replaces the verdict of the edge once its source has settled: true opens it, false makes it dead ' +
+      '(skips cascade), null removes the override (the condition decides again). While the source is still ' +
+      'Pending, Queued, Running or waiting on a person the edge waits whatever the override says, and the ' +
+      'override standing when the source settles is the one that acts: of several writes made meanwhile, the last wins.',
     request: { params: EdgeParam, ...body(EdgeOverrideBody) },
     responses: { 200: jsonContent(EdgeOverrideSchema, 'override standing'), ...errorResponses, ...conflict('RunStateConflict') },
   }),
