@@ -1,13 +1,21 @@
 /**
  * Micro-benchmarks of the pure core (no assertions): validations/s of the canonical
- * eight-node graph through parseGraph, and plan calls/s on a 200-node run mid-flight
- * (Start → 197 parallel Tools → End, half of them settled, results landing).
+ * eight-node graph through parseGraph, plan calls/s on a 200-node run mid-flight
+ * (Start → 197 parallel Tools → End, half of them settled, results landing), and the
+ * exact-number JSON pair (parseJson / stringifyJson, the codec of every document boundary)
+ * against native JSON and the exact JS parser and writer, on a ~4 KB and a ~64 KB document.
  * Run: npm run bench -w libs/graph
  */
 import {
   applyPlanToSnapshot,
   DEFAULT_CORE_OPTIONS,
+  hasExactNumbers,
+  JsonNumber,
+  parseJson,
+  parseJsonExact,
   plan,
+  stringifyJson,
+  stringifyJsonExact,
   type Graph,
   type GraphEdge,
   type GraphNode,
@@ -60,6 +68,35 @@ const landing: RunSnapshot = {
   results: queued.slice(98, 118).map((n) => ({ invocationId: n.invocationId!, nodeKey: n.nodeKey, outcome: { ok: true, output: { r: 1 }, startedAt: 5, finishedAt: 6 } })),
 };
 
+/** An input document of `n` upstream envelopes: ids, timestamps, text, small numbers (as nodes produce). */
+function inputDocument(n: number): Record<string, unknown> {
+  const upstream: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) {
+    upstream[`step-${i}`] = {
+      status: 'succeeded',
+      attempt: 1,
+      branch: null,
+      output: {
+        id: `3f2a9c1e-6b7d-4e8f-9a0b-${String(100000000000 + i)}`,
+        at: '2024-05-01T12:34:56.789Z',
+        text: 'The quick brown fox jumps over the lazy dog, 42 times.',
+        score: 0.875 + i / 1000,
+        count: i * 17,
+        tags: ['alpha', 'beta', i % 2 === 0],
+      },
+    };
+  }
+  return { run: { input: { q: 'what is up', limit: 10 } }, upstream, input: null };
+}
+const smallDoc = inputDocument(13);
+const largeDoc = inputDocument(210);
+const smallText = JSON.stringify(smallDoc);
+const largeText = JSON.stringify(largeDoc);
+const exactSmallText = smallText.replace('"limit":10', '"limit":9007199254740993');
+const exactSmallDoc = parseJsonExact(exactSmallText);
+if (!(((exactSmallDoc as { run: { input: { limit: unknown } } }).run.input.limit) instanceof JsonNumber)) throw new Error('bench doc has no exact number');
+const kb = (t: string) => `${(t.length / 1024).toFixed(1)} KB`;
+
 const rows = [
   measure('parseGraph, canonical eight-node graph', () => {
     const r = parseGraph(canonicalEight(), { maxNodes: 200, tools: BUILTIN_TOOLS });
@@ -68,6 +105,19 @@ const rows = [
   measure('plan, 200-node fan-out mid-run, idle tick', () => void plan(mid, ctx(10))),
   measure('plan, 200-node fan-out mid-run, 20 results landing', () => void plan(landing, ctx(10))),
   measure('plan, 200-node fan-out, first tick (queues 197)', () => void plan(snapshotOf(graph), ctx(1))),
+  ...[smallText, largeText].flatMap((text) => [
+    measure(`JSON.parse, ${kb(text)} document (native baseline)`, () => void JSON.parse(text)),
+    measure(`parseJson, ${kb(text)} document without exact numbers (scan + JSON.parse)`, () => void parseJson(text)),
+    measure(`parseJsonExact, ${kb(text)} document (JS parser)`, () => void parseJsonExact(text)),
+  ]),
+  measure(`parseJson, ${kb(exactSmallText)} document holding one exact number (scan + JS parser)`, () => void parseJson(exactSmallText)),
+  ...[smallDoc, largeDoc].flatMap((doc) => [
+    measure(`JSON.stringify, ${kb(JSON.stringify(doc))} document (native baseline)`, () => void JSON.stringify(doc)),
+    measure(`stringifyJson, ${kb(JSON.stringify(doc))} document without exact numbers`, () => void stringifyJson(doc)),
+    measure(`stringifyJsonExact, ${kb(JSON.stringify(doc))} document (JS writer)`, () => void stringifyJsonExact(doc)),
+    measure(`hasExactNumbers walk, ${kb(JSON.stringify(doc))} document (queue wire check)`, () => void hasExactNumbers(doc)),
+  ]),
+  measure(`stringifyJson, ${kb(exactSmallText)} document holding one exact number (native, then JS writer)`, () => void stringifyJson(exactSmallDoc)),
 ];
 
 console.log(`| benchmark | ops/s | µs/op |\n|---|---:|---:|`);

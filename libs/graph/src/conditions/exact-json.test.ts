@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareExactNumbers } from './compare';
-import { DEFAULT_MAX_JSON_DEPTH, JsonNumber, JsonSyntaxError, parseJsonExact, stringifyJsonExact } from './exact-json';
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  JsonNumber,
+  JsonSyntaxError,
+  mayHoldInexactNumber,
+  parseJson,
+  parseJsonExact,
+  stringifyJson,
+  stringifyJsonExact,
+} from './exact-json';
 
 function syntaxError(text: string): JsonSyntaxError {
   try {
@@ -208,5 +217,129 @@ describe('stringifyJsonExact', () => {
     a.self = a;
     expect(() => stringifyJsonExact(a)).toThrow(TypeError);
     expect(() => stringifyJsonExact(undefined)).toThrow(TypeError);
+  });
+
+  it('indents as JSON.stringify does for any JSON value and indent', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer({ min: -2, max: 12 }), (v, indent) => {
+        expect(stringifyJsonExact(v, indent)).toBe(JSON.stringify(v, null, indent));
+      }),
+      { numRuns: 500 },
+    );
+    expect(stringifyJsonExact({ a: [new JsonNumber('9007199254740993'), {}], b: [] }, 2)).toBe(
+      '{\n  "a": [\n    9007199254740993,\n    {}\n  ],\n  "b": []\n}',
+    );
+  });
+});
+
+/** `digits` with a decimal point after the first `point` of them (none at 0 or past the end). */
+const withPoint = (digits: string, point: number): string =>
+  point <= 0 || point >= digits.length ? digits : `${digits.slice(0, point)}.${digits.slice(point)}`;
+
+/**
+ * A JSON number token: up to 30 integer digits with an optional fraction and exponent, or
+ * 15 to 18 digits with an optional point, about where a double stops being exact.
+ */
+const numberToken = fc.oneof(
+  fc
+    .tuple(
+      fc.boolean(),
+      fc.stringMatching(/^(0|[1-9][0-9]{0,29})$/),
+      fc.option(fc.stringMatching(/^[0-9]{1,25}$/)),
+      fc.option(fc.stringMatching(/^[eE][+-]?[0-9]{1,3}$/)),
+    )
+    .map(([neg, int, frac, exp]) => `${neg ? '-' : ''}${int}${frac === null ? '' : `.${frac}`}${exp ?? ''}`),
+  fc
+    .tuple(
+      fc.boolean(),
+      fc.integer({ min: 15, max: 18 }).chain((n) => fc.stringMatching(new RegExp(`^[1-9][0-9]{${n - 1}}$`))),
+      fc.option(fc.nat({ max: 17 })),
+    )
+    .map(([neg, digits, point]) => `${neg ? '-' : ''}${withPoint(digits, point ?? 0)}`),
+);
+
+/** JSON text of a document whose numbers are arbitrary tokens (several of them beyond a double). */
+const documentWithNumberTokens = fc
+  .tuple(fc.array(fc.tuple(fc.string(), numberToken), { maxLength: 6 }), fc.jsonValue())
+  .map(
+    ([members, rest]) =>
+      `{${members.map(([k, t], i) => `${JSON.stringify(`${k}${i}`)}: ${t}, `).join('')}"rest": ${JSON.stringify(rest)}, "list": [${members.map(([, t]) => t).join(',')}]}`,
+  );
+
+describe('parseJson and stringifyJson (the native fast paths)', () => {
+  it('parses any one number token, alone or among strings, to exactly what parseJsonExact returns', () => {
+    fc.assert(
+      fc.property(numberToken, fc.string(), (token, s) => {
+        for (const text of [token, `{"s": ${JSON.stringify(s)}, "n": ${token}}`, `[${JSON.stringify(s)},\n ${token}]`]) {
+          expect(parseJson(text)).toStrictEqual(parseJsonExact(text));
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('parses any document to exactly what parseJsonExact returns, whatever its number tokens', () => {
+    fc.assert(
+      fc.property(documentWithNumberTokens, (text) => {
+        expect(parseJson(text)).toStrictEqual(parseJsonExact(text));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('flags every text that holds a token no double equals (the scan never lets JSON.parse round one)', () => {
+    for (const text of ['9007199254740993', '{"a": 9007199254740993}', '[1,\n  -12345678901234567]', '{"x":1e400}', '[0.1000000000000000055511151231257827]']) {
+      expect(mayHoldInexactNumber(text), text).toBe(true);
+      expect(parseJson(text)).toStrictEqual(parseJsonExact(text));
+    }
+  });
+
+  it('leaves documents of ordinary numbers, ids, dates and digit-laden strings to JSON.parse', () => {
+    const doc = {
+      id: '3e4f0c2a-1b2c-4d5e-8f90-123456789012',
+      at: '2024-05-01T12:34:56.789Z',
+      phone: 'call 12345678901234567',
+      counts: [0, -1, 2.5, 123456789012345, -0.000001],
+      nested: { ratio: 0.3333333333333, ok: true, none: null },
+    };
+    expect(mayHoldInexactNumber(JSON.stringify(doc))).toBe(false);
+    expect(mayHoldInexactNumber(JSON.stringify(doc, null, 2))).toBe(false);
+  });
+
+  it('throws a SyntaxError for malformed text on either path', () => {
+    expect(() => parseJson('{"a": 1')).toThrow(SyntaxError);
+    expect(() => parseJson('{"a": 12345678901234567')).toThrow(SyntaxError);
+  });
+
+  it('writes exactly what stringifyJsonExact writes, with or without exact numbers and indentation', () => {
+    fc.assert(
+      fc.property(fc.oneof(documentWithNumberTokens, numberToken), fc.constantFrom(undefined, 0, 2), (text, indent) => {
+        const value = parseJsonExact(text);
+        expect(stringifyJson(value, indent)).toBe(stringifyJsonExact(value, indent));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('writes plain values as JSON.stringify does and bigints verbatim', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(stringifyJson(v)).toBe(JSON.stringify(v));
+      }),
+      { numRuns: 300 },
+    );
+    expect(stringifyJson({ n: 2n ** 64n, m: [new JsonNumber('1e400')] })).toBe('{"n":18446744073709551616,"m":[1e400]}');
+  });
+
+  it('round-trips a document with big numbers through stringifyJson and parseJson unchanged', () => {
+    const text = '{"big":9007199254740993,"neg":-9007199254740997,"d":0.1000000000000000055511151231257827,"small":[1,2.5]}';
+    expect(stringifyJson(parseJson(text))).toBe(text);
+  });
+
+  it('refuses a cycle and a top-level undefined with a TypeError', () => {
+    const a: Record<string, unknown> = {};
+    a.self = a;
+    expect(() => stringifyJson(a)).toThrow(TypeError);
+    expect(() => stringifyJson(undefined)).toThrow(TypeError);
   });
 });

@@ -16,21 +16,34 @@
  * - Objects are ordinary objects (`Object.prototype`), keys in document order, a repeated
  *   key keeps its last value, and `"__proto__"` becomes an own data property, exactly
  *   like `JSON.parse`.
+ *
+ * Documents travel through {@link parseJson} / {@link stringifyJson}: the same results as
+ * the exact pair, but native `JSON.parse` / `JSON.stringify` do the work whenever the text
+ * (a cheap scan) or the value (a JsonNumber met while writing) holds no number a double
+ * cannot carry, so the JS parser and writer run only for the rare document that needs them.
  */
 
 /** Deepest array/object nesting `parseJsonExact` accepts unless told otherwise. */
 export const DEFAULT_MAX_JSON_DEPTH = 1000;
 
 /**
+ * How many times a {@link JsonNumber} was written by plain `JSON.stringify`: a change
+ * across one synchronous `JSON.stringify` call tells {@link stringifyJson} that its text
+ * is lossy and must be written again exactly.
+ */
+let lossyWrites = 0;
+
+/**
  * A JSON number token kept as written because no double equals it. `toJSON()` makes
  * plain `JSON.stringify` write the nearest double (LOSSY fallback); use
- * {@link stringifyJsonExact} to write the text back verbatim.
+ * {@link stringifyJson} or {@link stringifyJsonExact} to write the text back verbatim.
  */
 export class JsonNumber {
   /** @param text a valid JSON number token */
   constructor(readonly text: string) {}
   /** The nearest double (lossy). */
   toJSON(): number {
+    lossyWrites++;
     return Number(this.text);
   }
   /** The nearest double (lossy). */
@@ -355,17 +368,71 @@ export function parseJsonExact(text: string, options: ParseJsonExactOptions = {}
   return new Parser(text).parse(options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH);
 }
 
+/*
+ * A number token (it follows the start of the text, `:`, `,` or `[`, then whitespace)
+ * spelled with 16 or more digits-or-points, or with an exponent. Any token of at most 15
+ * significant digits without exponent names its double's value exactly (a double holds
+ * every 15-digit decimal), so text that never matches is read right by JSON.parse. A
+ * string that happens to contain such a pattern only costs the exact parser.
+ */
+const MAY_HOLD_INEXACT_NUMBER = /(?:^|[:,[])\s*-?(?:[0-9.]{16}|[0-9]+(?:\.[0-9]+)?[eE])/;
 
 /**
- * `JSON.stringify(value)` without indentation, except that {@link JsonNumber}s are
- * written as their token text and bigints as their decimal digits (both verbatim).
- * Everything else follows `JSON.stringify` (toJSON, undefined/function members
- * dropped, non-finite numbers as null). Recursive: refuses nesting deeper than
+ * True when JSON text may hold a number token a double cannot carry exactly (see
+ * {@link parseJson}); false guarantees `JSON.parse(text)` equals `parseJsonExact(text)`.
+ */
+export function mayHoldInexactNumber(text: string): boolean {
+  return MAY_HOLD_INEXACT_NUMBER.test(text);
+}
+
+/**
+ * Parses JSON text losslessly, as {@link parseJsonExact} does, through native `JSON.parse`
+ * when a scan finds no number token that could need a {@link JsonNumber} (16+ digits or an
+ * exponent). Malformed text throws a `SyntaxError` (a {@link JsonSyntaxError} from the
+ * exact parser, the engine's own from `JSON.parse`).
+ */
+export function parseJson(text: string): unknown {
+  return MAY_HOLD_INEXACT_NUMBER.test(text) ? parseJsonExact(text) : JSON.parse(text);
+}
+
+/**
+ * Writes `value` as {@link stringifyJsonExact} does (JsonNumbers and bigints verbatim),
+ * through native `JSON.stringify` unless the value holds one of them: the native text is
+ * kept when writing it met no JsonNumber, and is written again by the exact writer
+ * otherwise (or when `JSON.stringify` refuses a bigint). `indent` as `JSON.stringify`'s
+ * space argument, in spaces.
+ * @throws TypeError for a cycle, too deep a value, or a top-level value JSON cannot hold
+ */
+export function stringifyJson(value: unknown, indent?: number): string {
+  const before = lossyWrites;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value, null, indent);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+  }
+  return text !== undefined && lossyWrites === before ? text : stringifyJsonExact(value, indent);
+}
+
+/**
+ * `JSON.stringify(value, null, indent)`, except that {@link JsonNumber}s are written as
+ * their token text and bigints as their decimal digits (both verbatim). Everything else
+ * follows `JSON.stringify` (toJSON, undefined/function members dropped, non-finite numbers
+ * as null, `indent` spaces per level, at most 10). Recursive: refuses nesting deeper than
  * {@link DEFAULT_MAX_JSON_DEPTH} and cycles with a TypeError.
  * @throws TypeError for a cycle, too deep a value, or a top-level value JSON cannot hold
  */
-export function stringifyJsonExact(value: unknown): string {
+export function stringifyJsonExact(value: unknown, indent = 0): string {
+  const step = ' '.repeat(Math.min(10, Math.max(0, Math.floor(indent))));
   const seen = new Set<object>();
+  // one container's members joined as JSON.stringify lays them out at `depth`
+  const layout = (open: string, parts: string[], close: string, depth: number): string => {
+    if (parts.length === 0) return open + close;
+    if (step === '') return `${open}${parts.join(',')}${close}`;
+    const inner = `\n${step.repeat(depth + 1)}`;
+    return `${open}${inner}${parts.join(`,${inner}`)}\n${step.repeat(depth)}${close}`;
+  };
+  const colon = step === '' ? ':' : ': ';
   const write = (v: unknown, key: string, depth: number): string | undefined => {
     if (v instanceof JsonNumber) return v.text;
     if (typeof v === 'bigint') return v.toString();
@@ -392,15 +459,15 @@ export function stringifyJsonExact(value: unknown): string {
         if (Array.isArray(v)) {
           const parts: string[] = [];
           for (let i = 0; i < v.length; i++) parts.push(write(v[i], String(i), depth + 1) ?? 'null');
-          out = `[${parts.join(',')}]`;
+          out = layout('[', parts, ']', depth);
         } else {
           const parts: string[] = [];
           const o = v as Record<string, unknown>;
           for (const k of Object.keys(o)) {
             const s = write(o[k], k, depth + 1);
-            if (s !== undefined) parts.push(`${JSON.stringify(k)}:${s}`);
+            if (s !== undefined) parts.push(`${JSON.stringify(k)}${colon}${s}`);
           }
-          out = `{${parts.join(',')}}`;
+          out = layout('{', parts, '}', depth);
         }
         seen.delete(v);
         return out;

@@ -9,7 +9,10 @@ export type { ExactNumber } from './compare';
 export {
   JsonNumber,
   JsonSyntaxError,
+  mayHoldInexactNumber,
+  parseJson,
   parseJsonExact,
+  stringifyJson,
   stringifyJsonExact,
   DEFAULT_MAX_JSON_DEPTH,
 } from './exact-json';

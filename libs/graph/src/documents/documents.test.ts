@@ -12,7 +12,8 @@ import {
   startOutput,
   utf8ByteLength,
 } from './index';
-import type { OutputEnvelope } from '../model';
+import type { Json, OutputEnvelope } from '../model';
+import { JsonNumber } from '../conditions/exact-json';
 
 const cond = (path: string, value: string | number | boolean) => ({ path, op: 'Eq' as const, value });
 
@@ -56,6 +57,11 @@ describe('output size', () => {
   it('counts UTF-8 bytes, astral characters as four', () => {
     expect(utf8ByteLength('"a"')).toBe(3);
     expect(utf8ByteLength({ t: 'é😀' })).toBe('{"t":""}'.length + 2 + 4);
+  });
+
+  it('counts a number a double cannot hold as the digits that are stored', () => {
+    const token = '123456789012345678901234567890';
+    expect(utf8ByteLength({ n: new JsonNumber(token) } as unknown as Json)).toBe(`{"n":${token}}`.length);
   });
 
   it('fails an envelope over the cap OutputTooLarge and passes one at the cap', () => {

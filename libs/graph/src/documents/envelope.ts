@@ -4,6 +4,7 @@
  */
 import type { EnvelopeStatus, FailureClass, GraphEdge, Json, OutputEnvelope } from '../model';
 import { deriveBranch } from './branch';
+import { stringifyJson } from '../conditions/exact-json';
 
 export interface EnvelopeInput {
   status: EnvelopeStatus;
@@ -42,9 +43,9 @@ export function utf8StringByteLength(text: string): number {
   return bytes;
 }
 
-/** UTF-8 bytes of the JSON serialisation of `value` (what the size caps count). */
+/** UTF-8 bytes of the JSON serialisation of `value` as stored (exact numbers verbatim; what the size caps count). */
 export function utf8ByteLength(value: Json | OutputEnvelope | string): number {
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null');
+  const text = typeof value === 'string' ? value : value === undefined ? 'null' : stringifyJson(value);
   return utf8StringByteLength(text);
 }
 

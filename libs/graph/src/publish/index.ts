@@ -7,6 +7,7 @@
  */
 import type { Graph, GraphNode, Json, NodeKind, OutputEnvelope, RunStatus } from '../model';
 import type { PlanResult } from '../planner/types';
+import { stringifyJson } from '../conditions/exact-json';
 
 /** Kinds whose config may carry `publishToChat`. */
 export const PUBLISHING_KINDS: ReadonlySet<NodeKind> = new Set(['LlmCall', 'Agent', 'End']);
@@ -37,7 +38,7 @@ export function graphPublishes(graph: Graph): boolean {
 
 /**
  * The message text of a node's output: LlmCall/Agent → `output.text`; End → `result`
- * (a string as is, anything else as JSON). null when there is nothing to say (a missing
+ * (a string as is, anything else as JSON, numbers exact). null when there is nothing to say (a missing
  * or non-string `text`, a null `result`).
  */
 export function publishedText(kind: NodeKind, output: Json): string | null {
@@ -45,7 +46,7 @@ export function publishedText(kind: NodeKind, output: Json): string | null {
   if (kind === 'End') {
     const result = output.result;
     if (result === undefined || result === null) return null;
-    return typeof result === 'string' ? result : JSON.stringify(result);
+    return typeof result === 'string' ? result : stringifyJson(result);
   }
   const text = output.text;
   return typeof text === 'string' ? text : null;

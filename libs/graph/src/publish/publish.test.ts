@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Graph } from '../model';
+import { JsonNumber } from '../conditions/exact-json';
+import type { Graph, Json } from '../model';
 import { drive, edge, graphOf, node, ok, snapshotOf, step, withResult } from '../planner/test-kit';
 import type { PlanResult } from '../planner/types';
 import { graphPublishes, publicationOfRow, publicationsOf, publishedText, publishesToChat } from './index';
@@ -110,6 +111,11 @@ describe('publishedText', () => {
     expect(publishedText('End', { outcome: 'done', result: null })).toBeNull();
     expect(publishedText('End', null)).toBeNull();
     expect(publishedText('LlmCall', ['x'])).toBeNull();
+  });
+
+  it('writes an End result with numbers a double cannot hold digit for digit', () => {
+    const result = { id: new JsonNumber('9007199254740993') } as unknown as Json;
+    expect(publishedText('End', { outcome: 'done', result })).toBe('{"id":9007199254740993}');
   });
 });
 

@@ -52,14 +52,27 @@ export function canonicalJson(value: unknown): string {
   return out.join('');
 }
 
-/** Does `value` hold a lossless-parser JsonNumber or a bigint anywhere? Iterative. */
+/**
+ * Does `value` hold a lossless-parser JsonNumber or a bigint anywhere? Iterative; only
+ * containers are stacked (one push each, so an array of any length is fine).
+ */
 export function hasExactNumbers(value: unknown): boolean {
-  const stack: unknown[] = [value];
+  const stack: object[] = [];
+  const visit = (v: unknown): boolean => {
+    if (typeof v === 'bigint') return true;
+    if (v !== null && typeof v === 'object') stack.push(v);
+    return false;
+  };
+  if (visit(value)) return true;
   while (stack.length > 0) {
-    const v = stack.pop();
-    if (v instanceof JsonNumber || typeof v === 'bigint') return true;
-    if (Array.isArray(v)) stack.push(...v);
-    else if (v !== null && typeof v === 'object') stack.push(...Object.values(v));
+    const v = stack.pop()!;
+    if (v instanceof JsonNumber) return true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) if (visit(v[i])) return true;
+    } else {
+      const o = v as Record<string, unknown>;
+      for (const k of Object.keys(o)) if (visit(o[k])) return true;
+    }
   }
   return false;
 }
