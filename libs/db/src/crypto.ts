@@ -13,9 +13,11 @@
  * JSON text. Reading a plaintext value (written before the key was set) returns it as is
  * (mixed mode). A stored envelope whose tag does not verify — tampered, moved to another
  * row, or another key — or an envelope read without a key is an {@link EncryptedValueError}
- * naming the table, column and row, never the content.
+ * naming the table, column and row, never the content. Plaintexts are written and read
+ * through the codec of json-codec.ts, so numbers stay exact under the seal.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { decodeJson, encodeJson } from './json-codec';
 
 /** Where a value lives: its AAD is `table.column.row` (a composite row joins its parts with `/`). */
 export interface Sealed {
@@ -128,7 +130,7 @@ export function isEnvelope(v: unknown): v is Envelope {
 /** The value to store for `value` (a JSON value): its envelope with a key, else `value` itself. */
 export function sealJson<T>(value: T, where: Sealed): T | Envelope {
   if (key === null || value === undefined) return value;
-  return encrypt(JSON.stringify(value), where);
+  return encrypt(encodeJson(value), where);
 }
 
 /**
@@ -146,7 +148,7 @@ export function sealJsonText(text: string | null, where: Sealed, extra?: Record<
 /** A stored JSON value as read (pg-parsed): the decrypted value for an envelope, else as is. */
 export function openJson<T = unknown>(stored: unknown, where: Sealed): T {
   if (!isEnvelope(stored)) return stored as T;
-  return JSON.parse(decrypt(stored, where)) as T;
+  return decodeJson(decrypt(stored, where)) as T;
 }
 
 /** The plaintext JSON text of an envelope object (for exact parsing), else null. */

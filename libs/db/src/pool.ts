@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { refuseNestedConnections } from './store/transaction';
+import { decodeJson } from './json-codec';
 
 /** Options of {@link createPool}. */
 export interface PoolOptions {
@@ -28,7 +29,8 @@ export interface PoolOptions {
 /**
  * A pg Pool for Flowline: TCP keepalive on, `idle_in_transaction_session_timeout` set so
  * a hung client releases its row and advisory locks, optional `statement_timeout`.
- * `int8` (e.g. `count(*)`) is parsed to a JS number.
+ * `int8` (e.g. `count(*)`) is parsed to a JS number; `json` and `jsonb` values are decoded
+ * with their numbers exact ({@link decodeJson}).
  */
 export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
@@ -54,8 +56,11 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
 }
 
 const INT8_OID = 20;
+const JSON_OID = 114;
+const JSONB_OID = 3802;
 function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
   if (oid === INT8_OID) return (v: string) => Number(v);
+  if (oid === JSON_OID || oid === JSONB_OID) return decodeJson;
   return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
 }
 

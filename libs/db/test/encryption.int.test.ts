@@ -11,7 +11,6 @@ import {
   appendSteer,
   applyPlans,
   configureEncryption,
-  createRun,
   duplicateDefinition,
   EncryptedValueError,
   exactJson,
@@ -30,9 +29,8 @@ import {
   recordResults,
   sendMessage,
   updateDefinition,
-  type LoadedSnapshot,
 } from '../src';
-import { emptyPlan, gnode, insertDefinition as insertPlainDefinition, insertRun as insertPlainRun } from './fixtures';
+import { createRunOf, emptyPlan, gnode, insertDefinition as insertPlainDefinition, insertRun as insertPlainRun, snapshotOfRun } from './fixtures';
 
 /** Put in every document; must never appear in a raw row. */
 const MARK = 'PLAINTEXT-MARKER-7f3c';
@@ -82,23 +80,8 @@ async function newDefinition(name = 'enc'): Promise<string> {
   return d.id;
 }
 
-async function newRun(definitionId: string, input: unknown = { q: MARK }): Promise<string> {
-  const r = await createRun(db.pool, {
-    tenantId: TENANT,
-    definitionId,
-    requestId: null,
-    conversationId: null,
-    shardCount: 8,
-    prepare: seed(input),
-  });
-  if (r.kind !== 'created') throw new Error(r.kind);
-  return r.runId;
-}
-
-async function snap(runId: string): Promise<LoadedSnapshot> {
-  const [s] = await loadSnapshots(db.pool, [runId], { maxConcurrentRuns: 100 });
-  return s!;
-}
+const newRun = (definitionId: string, input: unknown = { q: MARK }) => createRunOf(db.pool, definitionId, GRAPH, JSON.stringify(input), TENANT);
+const snap = (runId: string) => snapshotOfRun(db.pool, runId);
 
 /** Every row of the store's tables as text: what someone reading the database sees. */
 async function rawDump(): Promise<string> {
@@ -257,7 +240,7 @@ describe('with ENCRYPTION_KEY set', () => {
     ]);
     const ask = s.nodes.find((n) => n.nodeKey === 'ask')!;
     expect(ask.steering).toEqual([{ operationId: 'op-s', message: `m ${MARK}`, atUtc: 5, attempt: 1, applied: false }]);
-    expect(s.nodes.find((n) => n.nodeKey === 'end')!.inputOverride).toEqual({ input: { x: MARK, n: Number(BIG) } });
+    expect(s.nodes.find((n) => n.nodeKey === 'end')!.inputOverride).toEqual(exactJson(`{"input":{"x":"${MARK}","n":${BIG}}}`));
     expect(s.nodes.find((n) => n.nodeKey === 'gate')!.decision).toEqual(decision);
 
     const end = await getNodeRun(db.pool, rid, 'end');

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Graph, GraphNode, NodeKind, PlanResult } from '@flowline/graph';
 import type { Pool } from 'pg';
+import { createRun, loadSnapshots, type LoadedSnapshot } from '../src';
 
 export function gnode(key: string, kind: NodeKind, maxAttempts = 1): GraphNode {
   return {
@@ -100,4 +101,24 @@ export function emptyPlan(over: Partial<PlanResult> = {}): PlanResult {
     wakeAt: null,
     ...over,
   };
+}
+
+/** Creates a run of `definitionId` through the store's createRun: input `inputJson`, one node row per node of `graph`. */
+export async function createRunOf(pool: Pool, definitionId: string, graph: Graph, inputJson: string, tenantId = 't1'): Promise<string> {
+  const r = await createRun(pool, {
+    tenantId,
+    definitionId,
+    requestId: null,
+    conversationId: null,
+    shardCount: 8,
+    prepare: () => ({ inputJson, nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })) }),
+  });
+  if (r.kind !== 'created') throw new Error(r.kind);
+  return r.runId;
+}
+
+/** The planner snapshot of one run, as a dispatcher loads it. */
+export async function snapshotOfRun(pool: Pool, runId: string): Promise<LoadedSnapshot> {
+  const [s] = await loadSnapshots(pool, [runId], { maxConcurrentRuns: 100 });
+  return s!;
 }

@@ -4,9 +4,9 @@
  * Every statement is tenant-scoped: a row of another tenant reads as absent.
  */
 import type { Pool, PoolClient } from 'pg';
-import { parseJsonExact } from '@flowline/graph';
 import { encryptionEnabled, openJsonText, sealJsonText, type Sealed } from '../crypto';
 import { rollback, withTransaction } from './transaction';
+import { decodeJson } from '../json-codec';
 
 /** Run statuses that pin a definition against deletion (anything not terminal). */
 export const DEFINITION_PINNING_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
@@ -115,11 +115,12 @@ function sealGraphs(graphJson: string, planGraphJson: string, definitionId: stri
 }
 
 /**
- * A jsonb column selected as `::text`, parsed losslessly (numbers a double cannot hold
- * stay exact, as `JsonNumber`), so documents round-trip through the API unchanged.
+ * A jsonb column selected as `::text` (to open a sealed value), decoded by the codec
+ * (numbers a double cannot hold stay exact, as `JsonNumber`), so documents round-trip
+ * through the API unchanged.
  */
 export function exactJson(text: string | null | undefined): unknown {
-  return text === null || text === undefined ? null : parseJsonExact(text);
+  return text === null || text === undefined ? null : decodeJson(text);
 }
 
 /**

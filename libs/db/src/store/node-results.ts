@@ -2,6 +2,7 @@
 import type { WorkOutcome } from '@flowline/graph';
 import type { Pool, PoolClient } from 'pg';
 import { encryptionEnabled, sealJson } from '../crypto';
+import { encodeJson } from '../json-codec';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -38,6 +39,6 @@ export async function recordResults(db: Queryable, results: NodeResultInput[]): 
         outcome: sealJson(r.outcome, { table: 'node_results', column: 'outcome', row: r.invocationId }),
       }))
     : results;
-  const res = await db.query<{ invocation_id: string }>(RECORD_SQL, [JSON.stringify(rows)]);
+  const res = await db.query<{ invocation_id: string }>(RECORD_SQL, [encodeJson(rows)]);
   return res.rows.map((r) => r.invocation_id);
 }

@@ -7,6 +7,7 @@
 import type { PlanResult, RunSnapshot } from '@flowline/graph';
 import type { Pool, PoolClient } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
+import { encodeJson } from '../json-codec';
 import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
@@ -206,7 +207,7 @@ async function runBatch(
   const res = await db.query<{ outcome: { applied: string[]; conflicted: string[] } }>({
     name: 'flowline_apply',
     text: APPLY_SQL,
-    values: [JSON.stringify({ shardCount: opts.shardCount, items })],
+    values: [encodeJson({ shardCount: opts.shardCount, items })],
   });
   return res.rows[0]!.outcome;
 }

@@ -13,6 +13,7 @@ import type {
 import type { Pool, PoolClient } from 'pg';
 import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnreadableRun, type Sealed } from '../crypto';
 import { definitionGraphAt } from './definitions';
+import { decodeJson } from '../json-codec';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -222,7 +223,7 @@ function openRow(row: LoadRow): void {
     const cacheKey = `${where.row}|${(row.graph as unknown as { tag: string }).tag}`;
     let graph = planCache.get(cacheKey);
     if (graph === undefined) {
-      graph = deepFreeze(JSON.parse(openEnvelopeText(row.graph, where)!) as Graph);
+      graph = deepFreeze(decodeJson(openEnvelopeText(row.graph, where)!) as Graph);
       if (planCache.size >= PLAN_CACHE_MAX) planCache.clear();
       planCache.set(cacheKey, graph);
     }
