@@ -1,5 +1,6 @@
 export * from './names';
 export * from './schemas';
+export * from './wire';
 export * from './lane-queue';
 export * from './live';
 export * from './lane-worker';

@@ -7,7 +7,8 @@ import { Queue, type JobsOptions, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Lane, WorkItem } from '@flowline/graph';
 import { DEFAULT_QUEUE_PREFIX, LANES, cancelChannel, jobIdFor, queueNameFor, wakeChannel } from './names';
-import type { CancelMessage, WakeMessage, WorkReturn } from './schemas';
+import type { CancelMessage, WakeMessageWire, WorkReturn } from './schemas';
+import { toWire, type Wire } from './wire';
 
 /**
  * Default options of every lane job. `attempts: 1`: BullMQ never retries, the
@@ -44,16 +45,19 @@ export function laneWorkerOptions(lockMs: number = DEFAULT_WORKER_LOCK_MS): Part
   return { ...LANE_WORKER_OPTIONS, lockDuration: lockMs, stalledInterval: lockMs };
 }
 
+/** A lane queue: work items in, work returns out, each in its wire form (wire.ts). */
+export type LaneQueue = Queue<Wire<WorkItem>, Wire<WorkReturn>>;
+
 /** The queue of each lane. */
-export type LaneQueues = Readonly<Record<Lane, Queue<WorkItem, WorkReturn>>>;
+export type LaneQueues = Readonly<Record<Lane, LaneQueue>>;
 
 /**
  * A BullMQ queue for one lane.
  * @param redis connection (BullMQ duplicates nothing for a Queue; share one client)
  * @param prefix BullMQ key prefix; @default DEFAULT_QUEUE_PREFIX
  */
-export function createLaneQueue(redis: Redis, lane: Lane, prefix: string = DEFAULT_QUEUE_PREFIX): Queue<WorkItem, WorkReturn> {
-  return new Queue<WorkItem, WorkReturn>(queueNameFor(lane), {
+export function createLaneQueue(redis: Redis, lane: Lane, prefix: string = DEFAULT_QUEUE_PREFIX): LaneQueue {
+  return new Queue<Wire<WorkItem>, Wire<WorkReturn>>(queueNameFor(lane), {
     connection: redis,
     prefix,
     defaultJobOptions: DEFAULT_JOB_OPTIONS,
@@ -71,9 +75,9 @@ export async function closeLaneQueues(queues: LaneQueues): Promise<void> {
 }
 
 /**
- * Puts work items on their lanes, one `addBulk` per lane. Idempotent: the job id is
- * the invocation id, so an item whose job already exists (waiting, active or still
- * retained after finishing) adds nothing.
+ * Puts work items on their lanes (in their wire form), one `addBulk` per lane. Idempotent:
+ * the job id is the invocation id, so an item whose job already exists (waiting, active or
+ * still retained after finishing) adds nothing.
  * @returns the number of items handed to BullMQ
  */
 export async function enqueueWork(queues: LaneQueues, items: readonly WorkItem[]): Promise<number> {
@@ -88,7 +92,7 @@ export async function enqueueWork(queues: LaneQueues, items: readonly WorkItem[]
       queues[lane].addBulk(
         laneItems.map((item) => ({
           name: item.kind,
-          data: item,
+          data: toWire(item),
           opts: { jobId: jobIdFor(item.invocationId) },
         })),
       ),
@@ -106,6 +110,6 @@ export async function publishCancellations(redis: Redis, messages: readonly Canc
 }
 
 /** Publishes a wake-up for a run whose job just finished. */
-export async function publishWake(redis: Redis, message: WakeMessage, prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
+export async function publishWake(redis: Redis, message: WakeMessageWire, prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
   await redis.publish(wakeChannel(prefix), JSON.stringify(message));
 }

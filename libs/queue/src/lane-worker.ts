@@ -15,7 +15,11 @@ import type { Redis } from 'ioredis';
 import type { Lane, WorkItem } from '@flowline/graph';
 import { laneWorkerOptions, publishWake } from './lane-queue';
 import { cancelChannel, DEFAULT_QUEUE_PREFIX, queueNameFor } from './names';
-import { cancelMessageSchema, parseMessage, startsOnAdmission, type WakeMessage, type WorkReturn } from './schemas';
+import { cancelMessageSchema, parseMessage, startsOnAdmission, type WakeMessageWire, type WorkReturn } from './schemas';
+import { toWire, type Wire } from './wire';
+
+/** A lane job as a worker gets it: work item and return value in their wire form (wire.ts). */
+export type LaneJob = Job<Wire<WorkItem>, Wire<WorkReturn>>;
 
 /** The slice of a pino logger the shell writes to. */
 export interface LaneLogger {
@@ -61,8 +65,12 @@ export interface LaneWorkerOptions {
     /** retryable: the engine runs the node again on another worker */
     interrupted(): Error;
   };
-  /** Runs one job; `begin(item)` arms the signal that fires on deadline, cancel or shutdown. */
-  process(job: Job<WorkItem, WorkReturn>, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn>;
+  /**
+   * Runs one job; `begin(item)` arms the signal that fires on deadline, cancel or shutdown.
+   * The job's data is in its wire form (read it with `parseWorkItem`); the shell stores the
+   * returned outcome in its wire form.
+   */
+  process(job: LaneJob, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn>;
 }
 
 export interface LaneWorker {
@@ -72,7 +80,7 @@ export interface LaneWorker {
   stop(): Promise<void>;
   /** invocations currently running */
   inFlight(): number;
-  readonly worker: Worker<WorkItem, WorkReturn>;
+  readonly worker: Worker<Wire<WorkItem>, Wire<WorkReturn>>;
 }
 
 /** A call still running this long after it started gets its start reported on its own. */
@@ -135,7 +143,7 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
     return invocation;
   }
 
-  const worker = new Worker<WorkItem, WorkReturn>(queueNameFor(lane), (job) => opts.process(job, begin), {
+  const worker = new Worker<Wire<WorkItem>, Wire<WorkReturn>>(queueNameFor(lane), async (job) => toWire(await opts.process(job, begin)), {
     connection: opts.redis,
     prefix,
     concurrency: opts.concurrency,
@@ -143,7 +151,7 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
     ...laneWorkerOptions(opts.lockDurationMs),
   });
 
-  function report(message: WakeMessage): void {
+  function report(message: WakeMessageWire): void {
     const p = publishWake(opts.redis, message, prefix)
       .catch((err: unknown) => log.warn({ err, runId: message.runId }, 'report to the dispatcher failed; its in-flight check heals it'))
       .finally(() => pendingWakes.delete(p));

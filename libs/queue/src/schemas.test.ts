@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { WorkItem } from '@flowline/graph';
+import { JsonNumber, type WorkItem } from '@flowline/graph';
 import {
   admittedAt,
+  fromWire,
+  parseWorkItem,
+  toWire,
   cancelChannel,
   cancelMessageSchema,
   jobIdFor,
@@ -52,6 +55,38 @@ describe('work item schema', () => {
   it('refuses a payload without an invocation id', () => {
     const { invocationId: _drop, ...rest } = item;
     expect(workItemSchema.safeParse(rest).success).toBe(false);
+  });
+
+  it('accepts exact numbers (JsonNumber) anywhere in its documents and keeps them as they are', () => {
+    const big = new JsonNumber('9007199254740993');
+    const exact = { ...item, config: { toolName: 'echo', arguments: { a: [big] } }, input: { ...item.input, run: { input: { big } } } } as never;
+    const parsed = workItemSchema.safeParse(exact);
+    expect(parsed.success).toBe(true);
+    expect((parsed.data!.input.run.input as { big: unknown }).big).toBe(big);
+  });
+});
+
+describe('queue wire form', () => {
+  it('hands BullMQ a work item without exact numbers as it is', () => {
+    expect(toWire(item)).toBe(item);
+    expect(fromWire(item)).toBe(item);
+  });
+
+  it('carries a work item with exact numbers as its ids and exact text, and reads it back equal', () => {
+    const exact = { ...item, input: { ...item.input, run: { input: { big: new JsonNumber('-9007199254740993') } } } } as unknown as WorkItem;
+    const wire = toWire(exact);
+    expect(wire).toEqual({
+      runId: item.runId,
+      nodeKey: item.nodeKey,
+      invocationId: item.invocationId,
+      exactJson: expect.stringContaining('"big":-9007199254740993'),
+    });
+    expect(parseWorkItem(JSON.parse(JSON.stringify(wire))).data).toEqual(exact);
+  });
+
+  it('reads an exact text that is not JSON as an invalid work item', () => {
+    const ids = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId };
+    expect(parseWorkItem({ ...ids, exactJson: '{"lane":' }).success).toBe(false);
   });
 });
 

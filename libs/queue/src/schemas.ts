@@ -1,11 +1,14 @@
 /**
  * Zod schemas of what crosses Redis: the job payload (a planner `WorkItem`), the job
  * return value (a worker's outcome keyed by invocation), and the cancel and wake
- * messages. Each side parses what it reads; nothing trusts Redis content blindly.
+ * messages. Each side parses what it reads; nothing trusts Redis content blindly. Job
+ * payloads and return values travel in their wire form (wire.ts), which
+ * {@link parseWorkItem} / {@link parseWorkReturn} read.
  */
 import { z } from 'zod';
 import {
   FAILURE_CLASSES,
+  JsonNumber,
   NODE_KINDS,
   type InputDocument,
   type Lane,
@@ -15,8 +18,15 @@ import {
   type WorkItem,
   type WorkOutcome,
 } from '@flowline/graph';
+import { fromWire, type Wire } from './wire';
 
-export const jsonSchema: z.ZodType<Json> = z.json() as z.ZodType<Json>;
+/**
+ * Any JSON value, exact numbers included: a `JsonNumber` (a number a double cannot hold,
+ * as the lossless parser reads it) is accepted and kept as it is, wherever it sits.
+ */
+export const jsonSchema: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.instanceof(JsonNumber), z.array(jsonSchema), z.record(z.string(), jsonSchema)]),
+) as z.ZodType<Json>;
 export const jsonObjectSchema: z.ZodType<JsonObject> = z.record(z.string(), jsonSchema);
 
 const failureClassSchema = z.enum(FAILURE_CLASSES);
@@ -87,6 +97,16 @@ export const workReturnSchema: z.ZodType<WorkReturn> = z.object({
   outcome: workOutcomeSchema,
 });
 
+/** A job payload (its wire form, as BullMQ hands it to a worker) read as a work item. */
+export function parseWorkItem(data: unknown): z.ZodSafeParseResult<WorkItem> {
+  return workItemSchema.safeParse(fromWire(data));
+}
+
+/** A job return value (its wire form, as BullMQ or a wake message carries it) read as a work return. */
+export function parseWorkReturn(data: unknown): z.ZodSafeParseResult<WorkReturn> {
+  return workReturnSchema.safeParse(fromWire(data));
+}
+
 /**
  * Job progress of a lane whose node starts at its admission, not when BullMQ hands the
  * job to a worker: an LLM job taken by a worker may still wait for provider capacity
@@ -149,7 +169,8 @@ export interface WorkFailureReport {
  * what happened to its job — its outcome (`ret`), its start, or its failure — so the
  * run's owner learns it from this one message; like every message it is a hint, and the
  * dispatcher's in-flight check heals one that is lost. A failure of a job whose run the
- * worker cannot name (a stalled job) has no `runId`.
+ * worker cannot name (a stalled job) has no `runId`. This is the message as read; a worker
+ * publishes the outcome in its wire form ({@link WakeMessageWire}).
  */
 export interface WakeMessage {
   runId?: string;
@@ -158,10 +179,13 @@ export interface WakeMessage {
   failed?: WorkFailureReport;
 }
 
+/** A wake message as published: the outcome (`ret`) in its wire form (wire.ts). */
+export type WakeMessageWire = Omit<WakeMessage, 'ret'> & { ret?: Wire<WorkReturn> };
+
 export const wakeMessageSchema: z.ZodType<WakeMessage> = z
   .object({
     runId: idSchema.optional(),
-    ret: workReturnSchema.optional(),
+    ret: z.preprocess(fromWire, workReturnSchema).optional(),
     started: z.object({ invocationId: idSchema, nodeKey: z.string().min(1), at: z.number() }).optional(),
     failed: z.object({ invocationId: idSchema, reason: z.string(), at: z.number() }).optional(),
   })

@@ -1,9 +1,27 @@
+/**
+ * Lane queues against real Redis: idempotent enqueue, key layout, and CONTRACT §1.2 across
+ * Redis — a work item and a work return holding numbers a double cannot hold cross BullMQ
+ * (which writes with JSON.stringify and reads with JSON.parse) and the wake channel exact.
+ */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import type { WorkItem } from '@flowline/graph';
-import { cleanupRedisPrefix, testRedisUrl, uniquePrefix } from '@flowline/testing';
-import { closeLaneQueues, createLaneQueues, enqueueWork, type LaneQueues } from '../src/index';
+import { JsonNumber, type WorkItem } from '@flowline/graph';
+import { cleanupRedisPrefix, testRedisUrl, uniquePrefix, waitFor } from '@flowline/testing';
+import {
+  closeLaneQueues,
+  createLaneQueues,
+  createLaneWorker,
+  enqueueWork,
+  parseMessage,
+  parseWorkItem,
+  parseWorkReturn,
+  wakeChannel,
+  wakeMessageSchema,
+  type LaneQueues,
+  type WakeMessage,
+  type WorkReturn,
+} from '../src/index';
 
 const redisUrl = testRedisUrl();
 const prefix = uniquePrefix();
@@ -24,7 +42,26 @@ function workItem(lane: 'llm' | 'tool', invocationId: string): WorkItem {
   };
 }
 
-describe('enqueueWork against real Redis', () => {
+const BIG = '9007199254740993';
+const big = (text = BIG) => new JsonNumber(text);
+
+/** A tool work item whose config and input document hold numbers a double cannot hold. */
+function exactItem(invocationId: string): WorkItem {
+  return {
+    ...workItem('tool', invocationId),
+    nodeKey: 'echo',
+    config: { toolName: 'echo', arguments: { n: big('-123456789012345678901234567890') } } as never,
+    input: {
+      run: { input: { big: big() } },
+      upstream: { start: { status: 'succeeded', attempt: 1, branch: null, output: { input: { big: big() } } } },
+      input: { status: 'succeeded', attempt: 1, branch: null, output: { d: big('0.1000000000000000055511151231257827') } },
+    } as never,
+  };
+}
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+describe('lane queues against real Redis', () => {
   let redis: Redis;
   let queues: LaneQueues;
 
@@ -56,5 +93,71 @@ describe('enqueueWork against real Redis', () => {
     const keys = await redis.keys(`${prefix}:node.tool:*`);
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.every((k) => k.startsWith(prefix))).toBe(true);
+  });
+
+  it('reads back a work item with big numbers exactly as it was enqueued', async () => {
+    const item = exactItem(randomUUID());
+    await enqueueWork(queues, [item]);
+    const job = await queues.tool.getJob(item.invocationId);
+    // the ids stay readable in the wire form
+    expect(job?.data).toMatchObject({ runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId });
+    const parsed = parseWorkItem(job?.data);
+    expect(parsed.success).toBe(true);
+    expect(parsed.data).toEqual(item);
+  });
+
+  it('returns a worker outcome with big numbers exactly, in the stored return value and in the wake report', async () => {
+    const reports: WakeMessage[] = [];
+    const sub = redis.duplicate();
+    await sub.subscribe(wakeChannel(prefix));
+    sub.on('message', (_c: string, raw: string) => {
+      const m = parseMessage(wakeMessageSchema, raw);
+      if (m?.ret) reports.push(m);
+    });
+    const worker = createLaneWorker({
+      lane: 'tool',
+      redis,
+      logger: silent,
+      prefix,
+      concurrency: 1,
+      errors: { cancelled: () => new Error('cancelled'), timeout: () => new Error('timeout'), interrupted: () => new Error('interrupted') },
+      async process(job, begin) {
+        const parsed = parseWorkItem(job.data);
+        if (!parsed.success) throw new Error('not a work item');
+        const item = parsed.data;
+        begin(item).release();
+        const output = { result: { echoed: item.input.run.input, more: big('1e400') } } as never;
+        return { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId, outcome: { ok: true, output, startedAt: 1, finishedAt: 2 } };
+      },
+    });
+    const item = exactItem(randomUUID());
+    const expected: WorkReturn = {
+      runId: item.runId,
+      nodeKey: item.nodeKey,
+      invocationId: item.invocationId,
+      outcome: { ok: true, output: { result: { echoed: { big: big() }, more: big('1e400') } } as never, startedAt: 1, finishedAt: 2 },
+    };
+    try {
+      await worker.start();
+      await enqueueWork(queues, [item]);
+      await waitFor(async () => (await queues.tool.getJob(item.invocationId))?.finishedOn !== undefined, {
+        timeoutMs: 10_000,
+        description: 'job finished',
+      });
+      // read back from Redis as a dispatcher's in-flight check does
+      const raw = await redis.hget(`${prefix}:node.tool:${item.invocationId}`, 'returnvalue');
+      const stored = parseWorkReturn(JSON.parse(raw!));
+      expect(stored.success).toBe(true);
+      expect(stored.data).toEqual(expected);
+      // (the worker also takes the job the test above left waiting)
+      const report = await waitFor(() => reports.find((r) => r.ret?.invocationId === item.invocationId) ?? false, {
+        timeoutMs: 10_000,
+        description: 'wake report',
+      });
+      expect(report.ret).toEqual(expected);
+    } finally {
+      await worker.stop();
+      await sub.quit();
+    }
   });
 });

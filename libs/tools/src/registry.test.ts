@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { JsonNumber, type JsonObject } from '@flowline/graph';
 import { ToolError, createToolRegistry, type InvokeContext } from './index';
 
 function ctx(overrides: Partial<InvokeContext> = {}): InvokeContext {
@@ -42,6 +43,15 @@ describe('tool registry', () => {
   it('echo returns its arguments', async () => {
     const registry = await createToolRegistry();
     expect(await registry.invoke('echo', { a: 1, b: [true, null] }, ctx())).toEqual({ a: 1, b: [true, null] });
+  });
+
+  it('echo returns numbers a double cannot hold exactly, and arguments holding them are judged by their nearest double', async () => {
+    const registry = await createToolRegistry();
+    const args = { big: new JsonNumber('9007199254740993'), list: [new JsonNumber('-1e400'), 2] } as unknown as JsonObject;
+    expect(await registry.invoke('echo', args, ctx())).toEqual(args);
+    expect(await registry.invoke('json_extract', { value: args, path: 'big' }, ctx())).toEqual(new JsonNumber('9007199254740993'));
+    // wait's `ms` must be an integer: a JsonNumber spelling one is accepted
+    expect(await registry.invoke('wait', { ms: new JsonNumber('0e5') } as unknown as JsonObject, ctx())).toEqual({ waitedMs: 0 });
   });
 
   it('json_extract returns the value at a dot path, or null when missing', async () => {

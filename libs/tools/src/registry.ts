@@ -7,7 +7,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { Json, JsonObject } from '@flowline/graph';
+import { hasExactNumbers, parseJson, stringifyJson, type Json, type JsonObject } from '@flowline/graph';
 import { counterTool, echoTool, jsonExtractTool, testFailTool, waitTool } from './builtins/basic-tools';
 import { createHttpFetchTool, type HttpFetchOptions } from './builtins/http-fetch';
 import { createReadFileTool } from './builtins/read-file';
@@ -83,10 +83,11 @@ async function loadModule(spec: string): Promise<ToolDefinition[]> {
   return mod.tools.map((tool) => checkDefinition(tool, spec));
 }
 
+/** A tool's result as a plain JSON value (numbers a double cannot hold stay exact). */
 function toJson(value: unknown): Json {
   if (value === undefined) return null;
   try {
-    return JSON.parse(JSON.stringify(value)) as Json;
+    return parseJson(stringifyJson(value)) as Json;
   } catch (cause) {
     throw toolFailed('the tool returned a value that is not JSON', cause);
   }
@@ -143,7 +144,8 @@ export async function createToolRegistry(options: ToolRegistryOptions = {}): Pro
     async invoke(name, args, ctx) {
       const entry = tools.get(name);
       if (entry === undefined) throw toolInvalid(`unknown tool ${name}`);
-      if (!entry.validate(args)) {
+      // schema keywords judge exact numbers by their nearest double; the tool gets them exact
+      if (!entry.validate(hasExactNumbers(args) ? JSON.parse(stringifyJson(args)) : args)) {
         // ajv messages name the member and the rule, never the value.
         const details = (entry.validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
         throw toolInvalid(`tool ${name}: invalid arguments: ${details.join('; ')}`);

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JsonNumber } from '@flowline/graph';
 import { ToolError, createToolRegistry, type InvokeContext, type ToolRegistry } from '../src/index';
 
 async function failureOf(promise: Promise<unknown>): Promise<ToolError> {
@@ -21,6 +22,8 @@ describe('http_fetch against a local server', () => {
       const url = req.url ?? '/';
       if (url === '/ok/json') {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"a":1}');
+      } else if (url === '/ok/exact') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":9007199254740993}');
       } else if (url === '/ok/text') {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
       } else if (url === '/ok/redirect-inside') {
@@ -67,6 +70,10 @@ describe('http_fetch against a local server', () => {
       body: '{"a":1}',
       json: { a: 1 },
     });
+  });
+
+  it('parses a JSON body with numbers a double cannot hold exactly', async () => {
+    expect(await open.invoke('http_fetch', { url: `${base}/ok/exact` }, ctx())).toMatchObject({ json: { id: new JsonNumber('9007199254740993') } });
   });
 
   it('returns a 4xx answer as a result', async () => {

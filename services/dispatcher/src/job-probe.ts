@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Lane } from '@flowline/graph';
-import { admittedAt, jobIdFor, LANES, queueNameFor, startsOnAdmission, workReturnSchema, type WorkReturn } from '@flowline/queue';
+import { admittedAt, jobIdFor, LANES, parseWorkReturn, queueNameFor, startsOnAdmission, type WorkReturn } from '@flowline/queue';
 
 export type JobFate =
   | { state: 'missing' }
@@ -33,7 +33,7 @@ async function probeLane(redis: Redis, prefix: string, lane: Lane, invocationId:
   if (r[0] === 0) return { state: 'missing' };
   const [, locked, processedOn, finishedOn, failedReason, returnvalue, progress] = r as [number, number, string, string, string, string, string];
   if (finishedOn) {
-    const ret = returnvalue ? workReturnSchema.safeParse(safeJson(returnvalue)) : null;
+    const ret = returnvalue ? parseWorkReturn(safeJson(returnvalue)) : null;
     if (ret?.success) return { state: 'completed', ret: ret.data, finishedOn: Number(finishedOn) };
     return { state: 'failed', reason: failedReason || 'job failed', finishedOn: Number(finishedOn) };
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InputDocument } from '@flowline/graph';
+import { JsonNumber, type InputDocument } from '@flowline/graph';
 import { cutToBytes, dataBlock, joinParts, resolveBindings, steeringSection } from './prompt';
 
 const doc: InputDocument = {
@@ -19,6 +19,10 @@ describe('prompt composition', () => {
     expect(dataBlock('Input data', { a: 1 }, 1000)).toBe('## Input data\n```json\n{\n  "a": 1\n}\n```');
     const cut = dataBlock('Upstream outputs', { big: 'x'.repeat(500) }, 100);
     expect(cut).toMatch(/```\n\[truncated: showing the first 100 of \d+ bytes\]$/);
+  });
+
+  it('writes numbers a double cannot hold digit for digit in a data block', () => {
+    expect(dataBlock('Input data', { id: new JsonNumber('9007199254740993') }, 1000)).toBe('## Input data\n```json\n{\n  "id": 9007199254740993\n}\n```');
   });
 
   it('numbers steering oldest first under a final heading, and adds nothing without steering', () => {

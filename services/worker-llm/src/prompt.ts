@@ -5,7 +5,7 @@
  * the final `## Operator steering` section of a steered row. A row nobody steered
  * gets no steering section at all.
  */
-import { resolvePath, type InputDocument, type Json, type JsonObject } from '@flowline/graph';
+import { resolvePath, stringifyJson, type InputDocument, type Json, type JsonObject } from '@flowline/graph';
 import { llmInvalid } from './errors';
 
 /** Marker line appended when a data block was cut to its byte budget. */
@@ -24,11 +24,11 @@ export function cutToBytes(text: string, budget: number): { text: string; bytes:
 }
 
 /**
- * `## <title>` followed by `value` as JSON in a fenced block, cut to `budgetBytes`
- * with {@link truncationMarker} after the fence when it did not fit.
+ * `## <title>` followed by `value` as JSON (numbers exact) in a fenced block, cut to
+ * `budgetBytes` with {@link truncationMarker} after the fence when it did not fit.
  */
 export function dataBlock(title: string, value: unknown, budgetBytes: number): string {
-  const json = JSON.stringify(value ?? null, null, 2);
+  const json = stringifyJson(value ?? null, 2);
   const cut = cutToBytes(json, budgetBytes);
   const marker = cut.bytes < cut.totalBytes ? `\n${truncationMarker(cut.bytes, cut.totalBytes)}` : '';
   return `## ${title}\n\`\`\`json\n${cut.text}\n\`\`\`${marker}`;

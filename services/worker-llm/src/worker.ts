@@ -9,17 +9,17 @@
  * BullMQ job means the worker itself broke. After a job finishes the worker publishes
  * a wake for its run.
  */
-import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Json, WorkItem, WorkOutcome } from '@flowline/graph';
 import {
   DEFAULT_QUEUE_PREFIX,
   createLaneWorker,
+  parseWorkItem,
   workIdsOf,
-  workItemSchema,
   type AdmissionProgress,
   type LaneInvocation,
+  type LaneJob,
   type LaneWorker,
   type WorkReturn,
 } from '@flowline/queue';
@@ -111,7 +111,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     signal: AbortSignal,
     feed: ActivityFeed,
     jobLog: Logger,
-    job: Job<WorkItem, WorkReturn>,
+    job: LaneJob,
     started: JobStart,
   ): NodeContext {
     // On this lane (ADMISSION_START_LANES) the node starts at its first admission, not at
@@ -167,7 +167,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     signal: AbortSignal,
     feed: ActivityFeed,
     jobLog: Logger,
-    job: Job<WorkItem, WorkReturn>,
+    job: LaneJob,
   ): Promise<WorkOutcome> {
     const runner = item.lane === 'llm' ? RUNNERS[item.kind] : undefined;
     if (!runner) throw llmInvalid(`a ${item.kind} node cannot run on the llm lane`);
@@ -176,9 +176,9 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     return { ok: true, output, startedAt: started.at, finishedAt: now() };
   }
 
-  async function processJob(job: Job<WorkItem, WorkReturn>, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn> {
+  async function processJob(job: LaneJob, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn> {
     const pickedUpAt = now();
-    const parsed = workItemSchema.safeParse(job.data);
+    const parsed = parseWorkItem(job.data);
     if (!parsed.success) {
       const ids = workIdsOf(job.data);
       if (ids === null) throw new Error('the job payload is not a work item');

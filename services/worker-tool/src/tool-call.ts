@@ -6,11 +6,12 @@
  */
 import { z } from 'zod';
 import type { InputDocument, Json, JsonObject } from '@flowline/graph';
+import { jsonSchema } from '@flowline/queue';
 import { resolveDotPath, toolInvalid } from '@flowline/tools';
 
 const toolConfigSchema = z.object({
   toolName: z.string().min(1),
-  arguments: z.record(z.string(), z.json()).nullish(),
+  arguments: z.record(z.string(), jsonSchema).nullish(),
   argumentBindings: z.record(z.string(), z.string()).nullish(),
   allowedUrls: z.array(z.string()).nullish(),
 });

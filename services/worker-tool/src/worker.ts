@@ -6,11 +6,10 @@
  * failed BullMQ job means the worker itself broke. After a job finishes the worker
  * publishes a wake for its run so the owning dispatcher settles it at once.
  */
-import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkItem, WorkOutcome } from '@flowline/graph';
-import { createLaneWorker, workIdsOf, workItemSchema, type LaneInvocation, type LaneWorker, type WorkReturn } from '@flowline/queue';
+import { createLaneWorker, parseWorkItem, workIdsOf, type LaneInvocation, type LaneJob, type LaneWorker, type WorkReturn } from '@flowline/queue';
 import { ToolError, toolFailed, toolInvalid, type ToolRegistry } from '@flowline/tools';
 import { resolveToolCall } from './tool-call';
 
@@ -61,9 +60,9 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     return { ok: true, output: { result }, startedAt, finishedAt: now() };
   }
 
-  async function processJob(job: Job<WorkItem, WorkReturn>, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn> {
+  async function processJob(job: LaneJob, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn> {
     const startedAt = now();
-    const parsed = workItemSchema.safeParse(job.data);
+    const parsed = parseWorkItem(job.data);
     if (!parsed.success) {
       const ids = workIdsOf(job.data);
       // Without ids nobody could settle an outcome: that is a broken producer, fail the job.

@@ -10,7 +10,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import type { Json, JsonObject } from '@flowline/graph';
+import { parseJson, type Json, type JsonObject } from '@flowline/graph';
 import { ToolError, abortError, toolFailed, toolInvalid } from '../tool-error';
 import type { ToolDefinition } from '../tool-definition';
 import { isPrivateAddress, isUrlAllowed, normalizeAllowedUrls } from './address-policy';
@@ -100,7 +100,7 @@ function toResult(url: URL, hop: Hop): JsonObject {
   const result: JsonObject = { url: url.href, status: hop.status, contentType: hop.contentType, body };
   if (hop.contentType !== null && /[/+]json\b/i.test(hop.contentType)) {
     try {
-      result.json = JSON.parse(body) as Json;
+      result.json = parseJson(body) as Json;
     } catch {
       // not JSON after all: `body` carries the text
     }

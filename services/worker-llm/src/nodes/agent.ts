@@ -10,7 +10,7 @@
  * spent — offers no tools, so the model must answer. Tool calls are recorded
  * `{ name, arguments?, ok, error? }` (arguments only when small; results never).
  */
-import { memberNamed, NODE_KIND_SPECS, type Json, type JsonObject } from '@flowline/graph';
+import { memberNamed, NODE_KIND_SPECS, parseJson, stringifyJson, type Json, type JsonObject } from '@flowline/graph';
 import { ToolError } from '@flowline/tools';
 import { nodeAttachments } from '../attachment-resolver';
 import { abortErrorOf, llmFailed } from '../errors';
@@ -49,7 +49,7 @@ export interface ToolCallRecord {
 
 function parseArguments(raw: string): JsonObject | null {
   try {
-    const value: unknown = JSON.parse(raw.trim() === '' ? '{}' : raw);
+    const value: unknown = parseJson(raw.trim() === '' ? '{}' : raw);
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : null;
   } catch {
     return null;
@@ -57,7 +57,7 @@ function parseArguments(raw: string): JsonObject | null {
 }
 
 function feedBack(result: Json): string {
-  const text = JSON.stringify(result);
+  const text = stringifyJson(result);
   const cut = cutToBytes(text, TOOL_RESULT_MAX_BYTES);
   return cut.bytes < cut.totalBytes ? `${cut.text}\n${truncationMarker(cut.bytes, cut.totalBytes)}` : text;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { JsonNumber } from '@flowline/graph';
 import { readJsonAnswer, stripThinking, sumUsage } from './answer';
 
 describe('reading answers', () => {
@@ -17,6 +18,10 @@ describe('reading answers', () => {
   it('parses an object leniently without a schema and is null for text', () => {
     expect(readJsonAnswer('{"a":1}', null, null)).toEqual({ a: 1 });
     expect(readJsonAnswer('hello', null, null)).toBeNull();
+  });
+
+  it('keeps numbers of the answer a double cannot hold exact', () => {
+    expect(readJsonAnswer('{"id":9007199254740993,"ok":true}', schema, 'stop')).toEqual({ id: new JsonNumber('9007199254740993'), ok: true });
   });
 
   it('adds usage member by member, null only when every call left it null', () => {

@@ -4,7 +4,7 @@
  * attempt did not). The reason names the finish reason and the schema rule broken,
  * never the model's text. Usage of several calls adds up member by member.
  */
-import { validateJson, type Json, type JsonObject } from '@flowline/graph';
+import { parseJson, validateJson, type Json, type JsonObject } from '@flowline/graph';
 import { llmFailed } from '../errors';
 import type { LlmUsage } from '../providers/types';
 
@@ -17,7 +17,7 @@ export function stripThinking(text: string): string {
 
 function parseObject(text: string): JsonObject | null {
   try {
-    const value: unknown = JSON.parse(stripThinking(text).trim());
+    const value: unknown = parseJson(stripThinking(text).trim());
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : null;
   } catch {
     return null;

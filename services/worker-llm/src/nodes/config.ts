@@ -5,10 +5,11 @@
  */
 import { z } from 'zod';
 import type { JsonObject } from '@flowline/graph';
+import { jsonObjectSchema } from '@flowline/queue';
 import { llmInvalid } from '../errors';
 import type { LlmSampling } from '../providers/types';
 
-const schemaObject = z.record(z.string(), z.json()) as z.ZodType<JsonObject>;
+const schemaObject: z.ZodType<JsonObject> = jsonObjectSchema;
 const bindings = z.record(z.string(), z.string());
 const common = {
   model: z.string().min(1).nullish(),
