@@ -4,7 +4,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { parseJsonExact, stringifyJsonExact, unstorableValues } from '@flowline/graph';
+import { parseJsonExact, stringifyJson, unstorableValues } from '@flowline/graph';
 import { MalformedJsonError, PayloadTooLargeError, ValidationFailedError } from './errors';
 import type { AppEnv } from './context';
 
@@ -66,9 +66,9 @@ export function bodyMember(c: { get(key: 'body'): unknown }, key: string): unkno
   return b !== null && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>)[key] : undefined;
 }
 
-/** JSON text of a value, lossless for big numbers. */
+/** JSON text of a value, lossless for big numbers (native JSON.stringify when it holds none). */
 export function jsonText(value: unknown): string {
-  return stringifyJsonExact(value);
+  return stringifyJson(value);
 }
 
 /**
