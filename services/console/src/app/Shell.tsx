@@ -8,7 +8,7 @@ import { useSession } from '../session/session';
 import { useLiveConnected } from '../live/connection';
 
 interface Section {
-  to: '/runs' | '/definitions' | '/chat';
+  to: '/runs' | '/definitions' | '/chat' | '/editor';
   label: string;
   icon: string;
 }
@@ -18,6 +18,7 @@ export const SECTIONS: Section[] = [
   { to: '/runs', label: 'Runs', icon: '▤' },
   { to: '/definitions', label: 'Definitions', icon: '◇' },
   { to: '/chat', label: 'Chat', icon: '✉' },
+  { to: '/editor', label: 'Editor', icon: '✎' },
 ];
 
 function LiveIndicator() {

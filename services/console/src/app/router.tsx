@@ -16,6 +16,7 @@ import { Shell } from './Shell';
 import { parseChatSearch, parseDefinitionsSearch, parseRunSearch, parseRunsSearch } from './search';
 import { RunsPage } from '../runs/RunsPage';
 import { DefinitionsPage } from '../definitions/DefinitionsPage';
+import { parseEditorSearch } from '../editor/search';
 
 const rootRoute = createRootRoute({ component: Shell });
 
@@ -55,7 +56,14 @@ export const chatRoute = createRoute({
   component: lazyRouteComponent(() => import('../chat/ChatPage'), 'ChatPage'),
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute, chatRoute]);
+export const editorRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/editor',
+  validateSearch: parseEditorSearch,
+  component: lazyRouteComponent(() => import('../editor/EditorPage'), 'EditorPage'),
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute, chatRoute, editorRoute]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */
 export function createConsoleRouter(history?: RouterHistory) {

@@ -1,0 +1,209 @@
+/**
+ * The canvas (@xyflow/react): per-kind node cards (kind, label, the one fact that matters,
+ * the server's issues), edges drawn by connecting handles with their label or condition
+ * on the edge, default edges dashed, an edge or node with an error outlined red and with a
+ * warning amber. Connecting goes through `connect` (a second unconditional edge over one
+ * pair is refused at the gesture); a node dropped from the palette lands where it is dropped.
+ */
+import { memo, useCallback, useMemo, type DragEvent } from 'react';
+import {
+  Background,
+  Controls,
+  Handle,
+  MarkerType,
+  MiniMap,
+  Position,
+  ReactFlow,
+  applyEdgeChanges,
+  applyNodeChanges,
+  useReactFlow,
+  type Connection,
+  type EdgeChange,
+  type NodeChange,
+  type NodeProps,
+} from '@xyflow/react';
+import { NODE_KIND_SPECS, NODE_KINDS, type NodeKind } from '@flowline/graph';
+import { configOf, kindOf, type CanvasModel, type FlowEdge, type FlowNode } from '../model/canvas';
+import { addNode, connect, removeElements } from '../model/edit';
+import { levelOf, type IssueIndex } from '../model/issues';
+import type { Selection } from '../inspector/Inspector';
+import { PALETTE_MIME } from '../Palette';
+
+/** The fact a card shows for its kind (model, tool, decisions, join policy, …). */
+export function factOf(doc: Record<string, unknown>): string | null {
+  const kind = kindOf(doc);
+  if (!kind || !(kind in NODE_KIND_SPECS)) return null;
+  const fact = NODE_KIND_SPECS[kind].fact;
+  if (fact === null) return null;
+  if (fact === 'joinPolicy') {
+    const j = doc.joinPolicy;
+    return `join ${j && typeof j === 'object' ? `quorum ${(j as { quorum?: unknown }).quorum}` : typeof j === 'string' ? j : 'All'}`;
+  }
+  const v = configOf(doc)[fact];
+  if (v === undefined || v === null) return fact === 'model' ? 'default model' : null;
+  if (Array.isArray(v)) return v.join(' · ');
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+interface CardData extends Record<string, unknown> {
+  doc: Record<string, unknown>;
+  issue: 'error' | 'warning' | null;
+  issueCount: number;
+}
+
+const NodeCard = memo(function NodeCard({ id, data, selected }: NodeProps<FlowNode & { data: CardData }>) {
+  const d = data as CardData;
+  const kind = kindOf(d.doc);
+  const spec = kind && kind in NODE_KIND_SPECS ? NODE_KIND_SPECS[kind] : null;
+  const label = typeof d.doc.label === 'string' && d.doc.label !== '' ? d.doc.label : id;
+  const fact = factOf(d.doc);
+  return (
+    <div
+      className={`node-card group-${spec?.group ?? 'flow'}${selected ? ' is-selected' : ''}${d.issue ? ` has-${d.issue}` : ''}`}
+      data-node-key={id}
+      data-issue={d.issue ?? undefined}
+    >
+      {kind !== 'Start' ? <Handle type="target" position={Position.Left} aria-label={`into ${id}`} /> : null}
+      <div className="node-card-top">
+        <span className="node-kind">{kind ?? '?'}</span>
+        {d.issue ? (
+          <span className={`node-issue is-${d.issue}`} title={`${d.issueCount} ${d.issue === 'error' ? 'problem' : 'note'}${d.issueCount === 1 ? '' : 's'}`}>
+            {d.issue === 'error' ? '!' : '?'} {d.issueCount}
+          </span>
+        ) : null}
+      </div>
+      <div className="node-label">{label}</div>
+      {fact ? <div className="node-fact mono">{fact}</div> : label !== id ? <div className="node-fact mono muted">{id}</div> : null}
+      {kind !== 'End' ? <Handle type="source" position={Position.Right} aria-label={`out of ${id}`} /> : null}
+    </div>
+  );
+});
+
+const nodeTypes = { flow: NodeCard };
+
+/** The text an edge shows: its label, else its condition, else "default" for a default edge. */
+export function edgeText(doc: Record<string, unknown>): string | undefined {
+  if (typeof doc.label === 'string' && doc.label !== '') return doc.label;
+  const c = doc.condition as { path?: unknown; op?: unknown; value?: unknown } | null | undefined;
+  if (c && typeof c === 'object') {
+    const op = typeof c.op === 'string' ? c.op : '?';
+    const valueless = /exists$/i.test(op);
+    return `${typeof c.path === 'string' ? `${c.path} ` : ''}${op}${valueless ? '' : ` ${JSON.stringify(c.value)}`}`;
+  }
+  return doc.default === true ? 'default' : undefined;
+}
+
+interface Props {
+  model: CanvasModel;
+  setModel(f: (m: CanvasModel) => CanvasModel): void;
+  issues: IssueIndex;
+  selection: Selection;
+  select(s: Selection): void;
+  onRefused(reason: string): void;
+}
+
+export function FlowCanvas({ model, setModel, issues, selection, select, onRefused }: Props) {
+  const rf = useReactFlow();
+  const nodes = useMemo(
+    () =>
+      model.nodes.map((n) => {
+        const level = levelOf(issues, n.id);
+        const selected = selection?.kind === 'node' && selection.key === n.id;
+        const data: CardData = { doc: n.data.doc, issue: level, issueCount: issues.byKey.get(n.id)?.length ?? 0 };
+        return { ...n, selected, data } as FlowNode;
+      }),
+    [model.nodes, issues, selection],
+  );
+  const edges = useMemo(
+    () =>
+      model.edges.map((e): FlowEdge => {
+        const doc = e.data?.doc ?? {};
+        const level = levelOf(issues, e.id);
+        const selected = selection?.kind === 'edge' && selection.key === e.id;
+        const text = edgeText(doc);
+        return {
+          ...e,
+          selected,
+          ...(text !== undefined ? { label: text } : {}),
+          className: [level ? `has-${level}` : '', doc.default === true ? 'is-default' : '', doc.condition ? 'is-conditional' : ''].filter(Boolean).join(' '),
+          markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
+          labelBgPadding: [6, 3],
+          labelBgBorderRadius: 4,
+          interactionWidth: 16,
+        };
+      }),
+    [model.edges, issues, selection],
+  );
+
+  const onNodesChange = useCallback(
+    (changes: NodeChange<FlowNode>[]) => {
+      const removed = changes.flatMap((c) => (c.type === 'remove' ? [c.id] : []));
+      const rest = changes.filter((c) => c.type === 'position' || c.type === 'dimensions');
+      for (const c of changes) if (c.type === 'select' && c.selected) select({ kind: 'node', key: c.id });
+      if (removed.length > 0) setModel((m) => removeElements(m, removed, []));
+      if (rest.length > 0) setModel((m) => ({ ...m, nodes: applyNodeChanges(rest, m.nodes) }));
+    },
+    [setModel, select],
+  );
+  const onEdgesChange = useCallback(
+    (changes: EdgeChange<FlowEdge>[]) => {
+      const removed = changes.flatMap((c) => (c.type === 'remove' ? [c.id] : []));
+      for (const c of changes) if (c.type === 'select' && c.selected) select({ kind: 'edge', key: c.id });
+      if (removed.length > 0) setModel((m) => ({ ...m, edges: applyEdgeChanges(removed.map((id) => ({ type: 'remove', id })), m.edges) }));
+    },
+    [setModel, select],
+  );
+  const onConnect = useCallback(
+    (c: Connection) => {
+      setModel((m) => {
+        const r = connect(m, c.source, c.target, c.sourceHandle);
+        if (!r.ok) {
+          onRefused(r.reason);
+          return m;
+        }
+        select({ kind: 'edge', key: r.added[0]! });
+        return r.model;
+      });
+    },
+    [setModel, onRefused, select],
+  );
+  const onDrop = useCallback(
+    (e: DragEvent) => {
+      const kind = e.dataTransfer.getData(PALETTE_MIME);
+      if (!(NODE_KINDS as readonly string[]).includes(kind)) return;
+      e.preventDefault();
+      const at = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+      setModel((m) => {
+        const r = addNode(m, kind as NodeKind, { x: Math.round(at.x - 110), y: Math.round(at.y - 30) });
+        select({ kind: 'node', key: r.key });
+        return r.model;
+      });
+    },
+    [rf, setModel, select],
+  );
+
+  return (
+    <div className="canvas" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
+        onEdgesChange={onEdgesChange}
+        onConnect={onConnect}
+        onPaneClick={() => select(null)}
+        deleteKeyCode={['Delete', 'Backspace']}
+        fitView
+        fitViewOptions={{ padding: 0.15, maxZoom: 1.1, minZoom: 0.55 }}
+        minZoom={0.1}
+        proOptions={{ hideAttribution: true }}
+        snapToGrid
+        snapGrid={[2, 2]}
+      >
+        <Background gap={20} size={1} />
+        <MiniMap pannable zoomable ariaLabel="Overview" />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+    </div>
+  );
+}

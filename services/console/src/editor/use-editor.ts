@@ -1,0 +1,125 @@
+/**
+ * The editor's state: the canvas model, the definition's name / description / version, what
+ * was last saved (dirty = the document or the names differ from it), the server's verdict on
+ * the current document (`POST /v1/definitions/validate`, debounced, the only authority) and
+ * the save (create, or update with the version read: a 409 VersionConflict is kept for the
+ * page to offer a reload).
+ */
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { isApiRequestError, type Definition, type GraphValidation } from '@flowline/client';
+import { useClient } from '../session/session';
+import { canvasToGraph, graphToCanvas, type CanvasModel } from './model/canvas';
+import { NO_ISSUES, placeIssues, type IssueIndex } from './model/issues';
+
+/** Delay between the last change and its validation. */
+export const VALIDATE_DEBOUNCE_MS = 350;
+
+/** What the editor holds besides the canvas. */
+export interface EditorMeta {
+  definitionId: string | null;
+  name: string;
+  description: string;
+  version: number | null;
+}
+
+/** The starter of a blank definition: Start → End. */
+export const BLANK_GRAPH = {
+  schemaVersion: 1,
+  kind: 'Standard',
+  nodes: [
+    { key: 'start', kind: 'Start', position: { x: 0, y: 0 } },
+    { key: 'end', kind: 'End', config: { outcome: 'done' }, position: { x: 310, y: 0 } },
+  ],
+  edges: [{ key: 'start-end', from: 'start', to: 'end' }],
+};
+
+const textOf = (m: CanvasModel) => JSON.stringify(canvasToGraph(m));
+
+export interface Loaded {
+  meta: EditorMeta;
+  graph: unknown;
+  /** the saved text the document is compared with (null: nothing saved yet) */
+  saved: boolean;
+}
+
+export function useEditorState(initial: Loaded) {
+  const client = useClient();
+  const [model, setModelState] = useState<CanvasModel>(() => graphToCanvas(initial.graph));
+  const [meta, setMeta] = useState<EditorMeta>(initial.meta);
+  // what is on the server: the document text and the names; a laid-out or new graph differs from it (dirty)
+  const [savedText, setSavedText] = useState<string | null>(() => (initial.saved && model.laidOut.length === 0 ? textOf(model) : null));
+  const [savedMeta, setSavedMeta] = useState<EditorMeta>(initial.meta);
+  const [validation, setValidation] = useState<GraphValidation | null>(null);
+  const [validating, setValidating] = useState(false);
+  const [validateError, setValidateError] = useState<unknown>(null);
+
+  const text = useMemo(() => textOf(model), [model]);
+  // positions never change a verdict: validate only when the document without positions changes
+  const semanticText = useMemo(() => JSON.stringify(canvasToGraph(model), (k, v: unknown) => (k === 'position' ? undefined : v)), [model]);
+  const dirty = savedText === null || text !== savedText || meta.name !== savedMeta.name || meta.description !== savedMeta.description;
+
+  const latest = useRef(0);
+  const validateNow = useCallback(async (): Promise<GraphValidation | null> => {
+    const ticket = ++latest.current;
+    setValidating(true);
+    try {
+      const v = await client.definitions.validate(JSON.parse(semanticText));
+      if (ticket === latest.current) {
+        setValidation(v);
+        setValidateError(null);
+      }
+      return v;
+    } catch (err) {
+      if (ticket === latest.current) setValidateError(err);
+      return null;
+    } finally {
+      if (ticket === latest.current) setValidating(false);
+    }
+  }, [client, semanticText]);
+
+  useEffect(() => {
+    const t = setTimeout(() => void validateNow(), VALIDATE_DEBOUNCE_MS);
+    return () => clearTimeout(t);
+  }, [validateNow]);
+
+  const issues: IssueIndex = useMemo(() => (validation ? placeIssues(model, validation) : NO_ISSUES), [model, validation]);
+
+  const setModel = useCallback((next: CanvasModel | ((m: CanvasModel) => CanvasModel)) => setModelState(next), []);
+
+  /** Replaces everything with a loaded definition (after a reload, open or save). */
+  const load = useCallback((l: Loaded) => {
+    const m = graphToCanvas(l.graph);
+    setModelState(m);
+    setMeta(l.meta);
+    setSavedMeta(l.meta);
+    setSavedText(l.saved && m.laidOut.length === 0 ? textOf(m) : null);
+    setValidation(null);
+  }, []);
+
+  /** Creates or updates; resolves with the definition, throws the refusal (409 VersionConflict included). */
+  const save = useCallback(async (): Promise<Definition> => {
+    const graph = canvasToGraph(model);
+    const body = { name: meta.name.trim() || 'Untitled', description: meta.description.trim() === '' ? null : meta.description };
+    const d =
+      meta.definitionId === null
+        ? await client.definitions.create({ ...body, graph })
+        : await client.definitions.update(meta.definitionId, { ...body, graph, version: meta.version ?? 1 });
+    const nextMeta: EditorMeta = { definitionId: d.id, name: d.name, description: d.description ?? '', version: d.version };
+    setMeta(nextMeta);
+    setSavedMeta(nextMeta);
+    setSavedText(JSON.stringify(graph));
+    return d;
+  }, [client, model, meta]);
+
+  return { model, setModel, meta, setMeta, text, dirty, validation, validating, validateError, validateNow, issues, save, load };
+}
+
+export type EditorState = ReturnType<typeof useEditorState>;
+
+/** The definition a loaded answer describes. */
+export function loadedOf(d: Definition): Loaded {
+  return { meta: { definitionId: d.id, name: d.name, description: d.description ?? '', version: d.version }, graph: d.graph, saved: true };
+}
+
+/** True for a save refused because the definition changed since it was read. */
+export const isVersionConflict = (err: unknown) => isApiRequestError(err, 'VersionConflict');
