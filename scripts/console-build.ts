@@ -19,6 +19,8 @@ const SOURCES = [
   'libs/graph/src',
   'libs/queue/src/live.ts',
   'libs/queue/src/names.ts',
+  // the editor bundles the samples
+  'scripts/samples',
 ];
 
 function newestMtime(path: string): number {

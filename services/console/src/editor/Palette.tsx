@@ -29,7 +29,7 @@ export function Palette({ onAdd, chat }: { onAdd(kind: NodeKind): void; chat: bo
                 <li key={k}>
                   <button
                     type="button"
-                    className={`palette-item group-${g}`}
+                    className={`palette-item group-${g}${off ? ' is-off' : ''}`}
                     draggable
                     onDragStart={(e) => {
                       e.dataTransfer.setData(PALETTE_MIME, k);
@@ -42,7 +42,6 @@ export function Palette({ onAdd, chat }: { onAdd(kind: NodeKind): void; chat: bo
                   >
                     <span className="palette-dot" aria-hidden="true" />
                     {k}
-                    {off ? <span className="palette-note">Chat</span> : null}
                   </button>
                 </li>
               );

@@ -63,7 +63,7 @@ const NodeCard = memo(function NodeCard({ id, data, selected }: NodeProps<FlowNo
       data-node-key={id}
       data-issue={d.issue ?? undefined}
     >
-      {kind !== 'Start' ? <Handle type="target" position={Position.Left} aria-label={`into ${id}`} /> : null}
+      {kind !== 'Start' ? <Handle type="target" position={Position.Left} /> : null}
       <div className="node-card-top">
         <span className="node-kind">{kind ?? '?'}</span>
         {d.issue ? (
@@ -74,7 +74,7 @@ const NodeCard = memo(function NodeCard({ id, data, selected }: NodeProps<FlowNo
       </div>
       <div className="node-label">{label}</div>
       {fact ? <div className="node-fact mono">{fact}</div> : label !== id ? <div className="node-fact mono muted">{id}</div> : null}
-      {kind !== 'End' ? <Handle type="source" position={Position.Right} aria-label={`out of ${id}`} /> : null}
+      {kind !== 'End' ? <Handle type="source" position={Position.Right} /> : null}
     </div>
   );
 });

@@ -171,11 +171,12 @@ function EdgePanel({ model, setModel, edgeKey, select, issues, pickers }: Props 
           select({ kind: 'edge', key: next });
         }}
       />
-      <MemberField spec={EDGE_LABEL} value={doc.label} onChange={(v) => setModel((m) => setEdgeMember(m, edgeKey, 'label', v))} pickers={pickers} />
+      <MemberField spec={{ ...EDGE_LABEL, example: undefined }} value={doc.label} onChange={(v) => setModel((m) => setEdgeMember(m, edgeKey, 'label', v))} pickers={pickers} />
       <MemberField spec={EDGE_DEFAULT} value={doc.default} onChange={(v) => setModel((m) => setEdgeMember(m, edgeKey, 'default', v))} pickers={pickers} />
       <section aria-label="Condition" className="inspector-section">
         <h3>Condition</h3>
-        {CONDITION_MEMBER_SPECS.map((m) => (
+        {doc.default === true && !cond ? <p className="muted small">A default edge carries no condition.</p> : null}
+        {doc.default === true && !cond ? null : CONDITION_MEMBER_SPECS.map((m) => (
           <MemberField key={m.name} spec={m.name === 'value' ? { ...m, type: 'scalar' } : m} value={cond?.[m.name]} onChange={(v) => setCond(m.name, v)} pickers={pickers} />
         ))}
         {cond ? (

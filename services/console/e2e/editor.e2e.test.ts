@@ -1,0 +1,206 @@
+/**
+ * The graph editor in real headless Chromium (Debian's, through playwright-core) against a
+ * whole cluster (API serving the built console, a dispatcher, tool and LLM workers on the
+ * scripted provider): a graph built from the palette, the server's keyed error on the right
+ * element and gone once fixed, save, start with an input, the run view showing the run
+ * completed; a 409 on save offering a reload; every sample opened, validated and run to a
+ * terminal status; no serious or critical axe-core violation. Screenshots go to
+ * `services/console/artifacts/`.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { ensureConsoleBuilt } from '../../../scripts/console-build';
+import { startE2eCluster, type E2eCluster } from '../../../tests/e2e/cluster-harness';
+import { SAMPLES } from '../src/editor/samples';
+import { launchChromium } from './browser';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const rootDir = join(here, '..', '..', '..');
+const artifacts = join(here, '..', 'artifacts');
+
+let c: E2eCluster;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  await ensureConsoleBuilt(rootDir);
+  c = await startE2eCluster({ dispatchers: 1, toolWorkers: 1, llmWorkers: 1, env: { LLM_BASE_URL: '' } });
+  browser = await launchChromium();
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await c?.close();
+});
+
+async function openPage(path: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.setDefaultTimeout(20_000);
+  await page.goto(`${c.cluster.apiUrl}/console${path}`);
+  return page;
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `editor-${name}.png`) });
+const node = (page: Page, key: string) => page.locator(`.react-flow__node[data-id="${key}"]`);
+
+/** Drags a connection from `from`'s out-handle to `to`'s in-handle. */
+async function wire(page: Page, from: string, to: string): Promise<void> {
+  const a = await node(page, from).locator('.react-flow__handle.source').boundingBox();
+  const b = await node(page, to).locator('.react-flow__handle.target').boundingBox();
+  if (!a || !b) throw new Error(`no handles for ${from} → ${to}`);
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await page.mouse.down();
+  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 6 });
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 6 });
+  await page.mouse.up();
+}
+
+async function fit(page: Page): Promise<void> {
+  await page.locator('.react-flow__controls-fitview').click();
+  await page.waitForTimeout(300);
+}
+
+/** Waits for the server's verdict on the current document to be in. */
+async function validated(page: Page, state: 'valid' | 'invalid'): Promise<void> {
+  await page.locator(`.validation-strip[data-state="${state}"]`).waitFor();
+}
+
+async function typeJson(page: Page, testId: string, text: string): Promise<void> {
+  const content = page.locator(`[data-testid="${testId}"] .cm-content`);
+  await content.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+async function runCompletes(page: Page): Promise<string> {
+  await page.waitForURL(/\/console\/run\?runId=/);
+  const runId = new URL(page.url()).searchParams.get('runId')!;
+  await page.locator('.run-title').getByText('Completed').waitFor({ timeout: 45_000 });
+  return runId;
+}
+
+describe('the graph editor in a browser', () => {
+  it('builds Start → LlmCall → Condition → two Ends from the palette, shows the keyed error on the Condition until fixed, saves, starts with an input and the run completes', async () => {
+    const page = await openPage('/editor?new=palette');
+    await node(page, 'end').waitFor();
+    // the blank starter's End goes: the graph is built from the palette
+    await node(page, 'end').click();
+    await page.keyboard.press('Delete');
+    await expect(node(page, 'end').count()).resolves.toBe(0);
+    await node(page, 'start').click();
+    for (const kind of ['LlmCall', 'Condition', 'End']) await page.getByRole('button', { name: `Add ${kind}` }).click();
+    await fit(page);
+    await wire(page, 'start', 'llm-call');
+    await wire(page, 'llm-call', 'condition');
+    await wire(page, 'condition', 'end');
+    // one out-edge: the server's keyed error sits on the Condition and is listed in the strip
+    await node(page, 'condition').locator('.node-card[data-issue="error"]').waitFor();
+    const listed = page.locator('.issue-list[aria-label="Errors"] .issue[data-issue-key="condition"]', { hasText: 'out-edge' });
+    await listed.first().waitFor();
+    await shot(page, 'condition-error');
+    // clicking the listed error selects the Condition; give it a path and its second End
+    await listed.first().click();
+    await page.locator('.inspector-head h2', { hasText: 'condition' }).waitFor();
+    await page.locator('[data-testid="member-path"] input').fill('output.json.ok');
+    await page.getByRole('button', { name: 'Add End' }).click();
+    await fit(page);
+    await wire(page, 'condition', 'end-2');
+    await validated(page, 'valid');
+    await node(page, 'condition').locator('.node-card:not([data-issue])').waitFor();
+    await page.getByLabel('Definition name').fill('Built in the browser');
+    await shot(page, 'built');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByTestId('editor-status').getByText('v1 · saved').waitFor();
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
+    await typeJson(page, 'run-input', '{"text": "hello from the editor"}');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    const runId = await runCompletes(page);
+    await shot(page, 'run-completed');
+    const run = await c.api.getRun(runId);
+    expect(run.run.status).toBe('Completed');
+    expect(run.nodeRuns.map((n) => `${n.nodeKey}:${n.status}`).sort()).toEqual(
+      ['condition:Succeeded', 'end-2:Succeeded', 'end:Skipped', 'llm-call:Succeeded', 'start:Succeeded'].sort(),
+    );
+    await page.close();
+  }, 150_000);
+
+  it('refuses a second unconditional edge over one pair at the gesture', async () => {
+    const page = await openPage('/editor?new=twice');
+    await node(page, 'end').waitFor();
+    await fit(page);
+    await wire(page, 'start', 'end');
+    await page.getByRole('status').getByText(/already has an unconditional edge/).waitFor();
+    await expect(page.locator('.react-flow__edge').count()).resolves.toBe(1);
+    await page.close();
+  }, 60_000);
+
+  it('offers a reload when the definition changed in another tab (409), and shows the saved version after it', async () => {
+    const id = await c.api.createDefinition('Edited twice', SAMPLES.find((s) => s.id === 'hello-echo')!.graph);
+    const page = await openPage(`/editor?definitionId=${id}`);
+    await node(page, 'echo').waitFor();
+    // laid out on open: dirty, so saving is possible; first another tab saves version 2
+    await c.api.client.definitions.update(id, { name: 'Renamed elsewhere', version: 1 });
+    await page.getByLabel('Definition name').fill('Renamed here');
+    await validated(page, 'valid');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'This definition changed elsewhere' });
+    await dialog.waitFor();
+    await shot(page, 'conflict');
+    await dialog.getByRole('button', { name: 'Reload the saved version' }).click();
+    await expect(page.getByLabel('Definition name').inputValue()).resolves.toBe('Renamed elsewhere');
+    await page.getByTestId('editor-status').getByText(/^v2/).waitFor();
+    await page.close();
+  }, 60_000);
+
+  it.each(SAMPLES.map((s) => [s.name, s] as const))('opens the sample %s, validates it with no error, saves it and runs it to a terminal status', async (_n, s) => {
+    const page = await openPage(`/editor?sample=${s.id}`);
+    await page.locator('.react-flow__node').first().waitFor();
+    await validated(page, 'valid');
+    await expect(page.locator('.issue-list').count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByTestId('editor-status').getByText('v1 · saved').waitFor();
+    if ((s.graph as { kind?: string }).kind === 'Chat') {
+      // a Chat graph runs from a conversation message
+      const id = new URL(page.url()).searchParams.get('definitionId')!;
+      const sent = await c.api.send('POST', `/v1/conversations/editor-${s.id}/messages`, { definitionId: id, text: 'hello', requestId: `editor-${s.id}` });
+      expect(sent.status).toBe(202);
+      const done = await c.api.waitForRun(sent.body.runId as string, (v) => ['Completed', 'Failed', 'Cancelled'].includes(v.run.status), 45_000);
+      expect(done.run.status).toBe('Completed');
+    } else {
+      await page.getByRole('button', { name: 'Start', exact: true }).click();
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await runCompletes(page);
+    }
+    await page.close();
+  }, 90_000);
+
+  it('has no serious or critical axe-core violation in the editor', async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
+    const page = await context.newPage();
+    await page.goto(`${c.cluster.apiUrl}/console/editor?sample=review-gate`);
+    await validated(page, 'valid');
+    const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    await page.evaluate(axeSource);
+    const check = async (what: string) => {
+      const r = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
+        violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>;
+      };
+      const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      expect(bad.map((v) => `${what}: ${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`)).toEqual([]);
+    };
+    await check('graph settings');
+    await node(page, 'review').click();
+    await check('a Pause selected');
+    await page.locator('.react-flow__edge').first().click({ force: true });
+    await check('an edge selected');
+    await page.getByRole('button', { name: 'New' }).click();
+    await check('the New dialog');
+    await shot(page, 'new-dialog');
+    await context.close();
+  }, 60_000);
+});
