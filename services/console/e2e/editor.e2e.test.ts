@@ -152,8 +152,8 @@ describe('the graph editor in a browser', () => {
     await dialog.waitFor();
     await shot(page, 'conflict');
     await dialog.getByRole('button', { name: 'Reload the saved version' }).click();
-    await expect(page.getByLabel('Definition name').inputValue()).resolves.toBe('Renamed elsewhere');
     await page.getByTestId('editor-status').getByText(/^v2/).waitFor();
+    await page.waitForFunction(() => document.querySelector<HTMLInputElement>('input[aria-label="Definition name"]')?.value === 'Renamed elsewhere');
     await page.close();
   }, 60_000);
 

@@ -173,7 +173,8 @@ function EditorCore({ initial }: { initial: Loaded }) {
     ['inputSchema', model.rest.inputSchema],
     [`${start?.id ?? 'start'}.config.inputSchema`, start ? configOf(start.data.doc).inputSchema : undefined],
   ];
-  const graphJson = useMemo(() => canvasToGraph(model), [model]);
+  // only the JSON view reads the whole document
+  const graphJson = useMemo(() => (showJson ? canvasToGraph(model) : null), [model, showJson]);
   const hasErrors = issues.errorCount > 0;
   const chat = model.rest.kind === 'Chat';
   const saved = meta.definitionId !== null;

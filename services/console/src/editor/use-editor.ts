@@ -35,6 +35,32 @@ export const BLANK_GRAPH = {
 
 const textOf = (m: CanvasModel) => JSON.stringify(canvasToGraph(m));
 
+/** How long the model must stay unchanged before its document text is derived again. */
+export const SETTLE_MS = 120;
+
+/** `value`, once it has not changed for {@link SETTLE_MS} (the first value at once). */
+function useSettled<T>(value: T): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    if (settled === value) return;
+    const t = setTimeout(() => setSettled(value), SETTLE_MS);
+    return () => clearTimeout(t);
+  }, [value, settled]);
+  return settled;
+}
+
+/** A model holding only the element keys (what placing issues reads). */
+function keysModel(keys: string): CanvasModel {
+  const [nodes = '', edges = ''] = keys.split('\u0000');
+  const list = (s: string) => (s === '' ? [] : s.split('\n'));
+  return {
+    nodes: list(nodes).map((id) => ({ id, type: 'flow', position: { x: 0, y: 0 }, data: { doc: {} } })),
+    edges: list(edges).map((id) => ({ id, source: '', target: '', data: { doc: {} } })),
+    rest: {},
+    laidOut: [],
+  };
+}
+
 export interface Loaded {
   meta: EditorMeta;
   graph: unknown;
@@ -53,9 +79,12 @@ export function useEditorState(initial: Loaded) {
   const [validating, setValidating] = useState(false);
   const [validateError, setValidateError] = useState<unknown>(null);
 
-  const text = useMemo(() => textOf(model), [model]);
+  // the document text is derived once the model has been still for SETTLE_MS: a drag's
+  // burst of moves never pays for serialising the whole document
+  const settled = useSettled(model);
+  const text = useMemo(() => textOf(settled), [settled]);
   // positions never change a verdict: validate only when the document without positions changes
-  const semanticText = useMemo(() => JSON.stringify(canvasToGraph(model), (k, v: unknown) => (k === 'position' ? undefined : v)), [model]);
+  const semanticText = useMemo(() => JSON.stringify(canvasToGraph(settled), (k, v: unknown) => (k === 'position' ? undefined : v)), [settled]);
   const dirty = savedText === null || text !== savedText || meta.name !== savedMeta.name || meta.description !== savedMeta.description;
 
   const latest = useRef(0);
@@ -82,7 +111,12 @@ export function useEditorState(initial: Loaded) {
     return () => clearTimeout(t);
   }, [validateNow]);
 
-  const issues: IssueIndex = useMemo(() => (validation ? placeIssues(model, validation) : NO_ISSUES), [model, validation]);
+  // issues follow the element keys, not their positions: the same index while nodes only move
+  const elementKeys = useMemo(() => `${settled.nodes.map((n) => n.id).join('\n')}\u0000${settled.edges.map((e) => e.id).join('\n')}`, [settled]);
+  const issues: IssueIndex = useMemo(
+    () => (validation ? placeIssues(keysModel(elementKeys), validation) : NO_ISSUES),
+    [elementKeys, validation],
+  );
 
   const setModel = useCallback((next: CanvasModel | ((m: CanvasModel) => CanvasModel)) => setModelState(next), []);
 

@@ -5,7 +5,7 @@
  * warning amber. Connecting goes through `connect` (a second unconditional edge over one
  * pair is refused at the gesture); a node dropped from the palette lands where it is dropped.
  */
-import { memo, useCallback, useMemo, type DragEvent } from 'react';
+import { memo, useCallback, useMemo, useRef, type DragEvent } from 'react';
 import {
   Background,
   Controls,
@@ -104,16 +104,28 @@ interface Props {
 
 export function FlowCanvas({ model, setModel, issues, selection, select, onRefused }: Props) {
   const rf = useReactFlow();
-  const nodes = useMemo(
-    () =>
-      model.nodes.map((n) => {
-        const level = levelOf(issues, n.id);
-        const selected = selection?.kind === 'node' && selection.key === n.id;
-        const data: CardData = { doc: n.data.doc, issue: level, issueCount: issues.byKey.get(n.id)?.length ?? 0 };
-        return { ...n, selected, data } as FlowNode;
-      }),
-    [model.nodes, issues, selection],
-  );
+  // a drawn node keeps its identity while its source node, selection and issues are unchanged,
+  // so a drag re-renders the dragged card only
+  const drawn = useRef(new Map<string, { src: FlowNode; selected: boolean; issues: unknown; out: FlowNode }>());
+  const nodes = useMemo(() => {
+    const cache = drawn.current;
+    const next = new Map<string, { src: FlowNode; selected: boolean; issues: unknown; out: FlowNode }>();
+    const out = model.nodes.map((n) => {
+      const selected = selection?.kind === 'node' && selection.key === n.id;
+      const own = issues.byKey.get(n.id);
+      const hit = cache.get(n.id);
+      if (hit && hit.src === n && hit.selected === selected && hit.issues === own) {
+        next.set(n.id, hit);
+        return hit.out;
+      }
+      const data: CardData = { doc: n.data.doc, issue: levelOf(issues, n.id), issueCount: own?.length ?? 0 };
+      const drawnNode = { ...n, selected, data } as FlowNode;
+      next.set(n.id, { src: n, selected, issues: own, out: drawnNode });
+      return drawnNode;
+    });
+    drawn.current = next;
+    return out;
+  }, [model.nodes, issues, selection]);
   const edges = useMemo(
     () =>
       model.edges.map((e): FlowEdge => {
@@ -197,8 +209,7 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
         fitViewOptions={{ padding: 0.15, maxZoom: 1.1, minZoom: 0.55 }}
         minZoom={0.1}
         proOptions={{ hideAttribution: true }}
-        snapToGrid
-        snapGrid={[2, 2]}
+        onlyRenderVisibleElements
       >
         <Background gap={20} size={1} />
         <MiniMap pannable zoomable ariaLabel="Overview" />

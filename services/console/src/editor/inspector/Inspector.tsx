@@ -3,7 +3,7 @@
  * description) and its node settings, the selected edge's members, or — with nothing
  * selected — the graph's settings (name, description, kind, chat block, schemas).
  */
-import { useState } from 'react';
+import { memo, useState } from 'react';
 import { CHAT_MEMBER_SPECS, CONDITION_MEMBER_SPECS, EDGE_MEMBER_SPECS, GRAPH_MEMBER_SPECS, NODE_KIND_SPECS, NODE_MEMBER_SPECS, type MemberSpec } from '@flowline/graph';
 import { configOf, kindOf, type CanvasModel, type Doc } from '../model/canvas';
 import { keyProblem, renameEdge, renameNode, setConfigMember, setEdgeMember, setGraphMember, setNodeMember } from '../model/edit';
@@ -258,7 +258,34 @@ function GraphPanel({ model, setModel, meta, setMeta, issues, pickers }: Props) 
   );
 }
 
-export function Inspector(props: Props) {
+/** The document the panel shows: the selected node's or edge's, else the graph's other members. */
+function shownDoc(p: Props): unknown {
+  const s = p.selection;
+  if (s?.kind === 'node') return p.model.nodes.find((n) => n.id === s.key)?.data.doc;
+  if (s?.kind === 'edge') return p.model.edges.find((e) => e.id === s.key)?.data?.doc;
+  return p.model.rest;
+}
+
+/**
+ * Re-renders only when what it shows changed: a drag moves nodes (new model, same documents)
+ * and must not redraw every field.
+ */
+export const Inspector = memo(
+  InspectorPanel,
+  (a, b) =>
+    a.selection === b.selection &&
+    a.issues === b.issues &&
+    a.meta === b.meta &&
+    a.pickers === b.pickers &&
+    a.setModel === b.setModel &&
+    a.setMeta === b.setMeta &&
+    a.select === b.select &&
+    a.model.nodes.length === b.model.nodes.length &&
+    a.model.edges.length === b.model.edges.length &&
+    shownDoc(a) === shownDoc(b),
+);
+
+function InspectorPanel(props: Props) {
   const s = props.selection;
   return (
     <aside className="inspector" aria-label="Inspector">
