@@ -9,6 +9,7 @@ import { createPool, migrate, type Pool } from '@flowline/db';
 import { startFakeLlm, uniquePrefix, type FakeLlmServer } from '@flowline/testing';
 import { ensureDatabase, freePort } from '../../scripts/cluster-infra';
 import { startCluster, waitForApi, type Cluster, type ManagedProcess, type ProcessSpec } from '../../scripts/cluster';
+import { ExitLedger } from './exit-ledger';
 import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './private-infra';
 import { CHAOS_SCHEMA_SQL } from './tools/effects-tool';
 
@@ -39,10 +40,8 @@ export interface ChaosCluster {
   killable: string[];
   /** SIGKILL one process; the supervisor starts it again */
   kill(label: string): Promise<void>;
-  /** exits the harness did not cause (crashes), by label */
-  unexpectedExits: Map<string, number>;
-  /** one line per unexpected exit: wall-clock time, label, exit code or signal */
-  exitLog: string[];
+  /** every exit judged: only the harness's own kills -9 are expected (a violation otherwise) */
+  exits: ExitLedger;
   close(): Promise<void>;
 }
 
@@ -67,9 +66,7 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
   }
 
   let stopping = false;
-  const injected = new Set<string>();
-  const unexpectedExits = new Map<string, number>();
-  const exitLog: string[] = [];
+  const exits = new ExitLedger();
   const cluster = startCluster({
     rootDir: ROOT_DIR,
     databaseUrl,
@@ -94,13 +91,7 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
   const supervise = (m: ManagedProcess): void => {
     void m.exited.then((code) => {
       if (stopping) return;
-      const label = m.spec.label;
-      // A crash is an exit by code (or another signal) even when a kill was just requested.
-      const wasInjected = injected.delete(label) && m.proc.signalCode === 'SIGKILL';
-      if (!wasInjected) {
-        unexpectedExits.set(label, (unexpectedExits.get(label) ?? 0) + 1);
-        exitLog.push(`${new Date().toISOString()} ${label} exited (code ${code}, signal ${m.proc.signalCode})`);
-      }
+      exits.exited(m.spec.label, code, m.proc.signalCode);
       setTimeout(() => {
         if (!stopping) supervise(cluster.launch(m.spec));
       }, 200);
@@ -110,6 +101,7 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
 
   const close = async () => {
     stopping = true;
+    exits.stopping();
     await cluster.stop(5000);
     await pool.end().catch(() => undefined);
     await redis.stop();
@@ -141,11 +133,10 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
     async kill(label) {
       const p = cluster.processes.get(label);
       if (!p || p.proc.exitCode !== null || p.proc.signalCode !== null) return;
-      injected.add(label);
+      exits.killing(label);
       await cluster.kill(label, 'SIGKILL');
     },
-    unexpectedExits,
-    exitLog,
+    exits,
     close,
   };
 }

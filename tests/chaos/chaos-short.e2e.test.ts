@@ -31,6 +31,7 @@ describe('the short chaos run', () => {
       invocationStartedTwice: 0,
       duplicateNodeOutcomes: 0,
       effectsNotOnce: 0,
+      unexpectedProcessExits: 0,
     });
   }, 170_000);
 });

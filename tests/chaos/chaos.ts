@@ -30,6 +30,12 @@ export interface ChaosOptions {
   onLine?: (line: string) => void;
 }
 
+/** The SQL invariants, plus the process exits the harness did not cause (0 allowed). */
+export type ChaosViolations = Violations & {
+  /** exits other than a kill -9 the harness delivered (a crash, an exit by code, another signal) */
+  unexpectedProcessExits: number;
+};
+
 export interface ChaosReport {
   options: ChaosOptions;
   workload: Omit<WorkloadFigures, 'posted'> & { postedRuns: number };
@@ -37,7 +43,7 @@ export interface ChaosReport {
   unexpectedExits: Record<string, number>;
   exitLog: string[];
   observations: Observations;
-  violations: Violations;
+  violations: ChaosViolations;
   totalViolations: number;
   elapsedMs: number;
 }
@@ -87,15 +93,18 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     workload.stop();
     log(live === 0 ? `all runs terminal ${Date.now() - faults.lastFaultAt} ms after the last fault` : `${live} runs still live at the deadline`);
 
-    const violations = await checkInvariants(c.pool, workload.figures.posted, faults.lastFaultAt, terminalWithinMs);
+    const violations: ChaosViolations = {
+      ...(await checkInvariants(c.pool, workload.figures.posted, faults.lastFaultAt, terminalWithinMs)),
+      unexpectedProcessExits: c.exits.total(),
+    };
     const observations = await observe(c.pool, faults.lastFaultAt);
     const { posted, ...rest } = workload.figures;
     return {
       options: o,
       workload: { ...rest, postedRuns: posted.length },
       faults,
-      unexpectedExits: Object.fromEntries(c.unexpectedExits),
-      exitLog: c.exitLog,
+      unexpectedExits: Object.fromEntries(c.exits.unexpected),
+      exitLog: [...c.exits.log],
       observations,
       violations,
       totalViolations: Object.values(violations).reduce((a, b) => a + b, 0),

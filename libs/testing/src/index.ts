@@ -6,3 +6,5 @@ export type { TestRedis } from './redis';
 export { waitFor } from './wait-for';
 export type { WaitForOptions } from './wait-for';
 export * from './fake-llm';
+export { spawnService } from './spawn-service';
+export type { ServiceProcess, SpawnServiceOptions } from './spawn-service';

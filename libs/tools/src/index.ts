@@ -2,6 +2,8 @@ export * from './tool-error';
 export type * from './tool-definition';
 export * from './dot-path';
 export * from './registry';
+export { ToolModuleFault, attributeLeakedError, installLeakedErrorPolicy, runInFaultScope } from './fault-scope';
+export type { LeakAttribution, LeakedErrorPolicyOptions } from './fault-scope';
 export { MAX_WAIT_MS, sleep } from './builtins/basic-tools';
 export { createHttpFetchTool, type HttpFetchOptions } from './builtins/http-fetch';
 export { createReadFileTool, DEFAULT_MAX_FILE_BYTES } from './builtins/read-file';

@@ -11,6 +11,7 @@ import { hasExactNumbers, parseJson, stringifyJson, type Json, type JsonObject }
 import { counterTool, echoTool, jsonExtractTool, testFailTool, waitTool } from './builtins/basic-tools';
 import { createHttpFetchTool, type HttpFetchOptions } from './builtins/http-fetch';
 import { createReadFileTool } from './builtins/read-file';
+import { runInFaultScope } from './fault-scope';
 import { ToolError, abortError, throwIfAborted, toolFailed, toolInvalid } from './tool-error';
 import type { ToolCatalogEntry, ToolContext, ToolDefinition } from './tool-definition';
 
@@ -152,8 +153,9 @@ export async function createToolRegistry(options: ToolRegistryOptions = {}): Pro
       }
       throwIfAborted(ctx.signal);
       try {
-        // A result that arrived wins even if the signal fired meanwhile.
-        return toJson(await entry.def.run(args, { ...ctx, filesRoot }));
+        // A result that arrived wins even if the signal fired meanwhile. An error the tool
+        // leaks outside this call fails it ToolModuleFault (fault-scope.ts).
+        return toJson(await runInFaultScope(name, ctx.invocationId, () => entry.def.run(args, { ...ctx, filesRoot })));
       } catch (error) {
         if (ctx.signal.aborted) throw abortError(ctx.signal);
         throw describeError(name, error);

@@ -17,16 +17,19 @@ export const TOOL_ERROR_CODES = {
   Interrupted: 'ToolInterrupted',
 } as const satisfies Record<ToolFailureClass, string>;
 
+/** Every code a ToolError carries: one per failure class, plus the codes of its subclasses. */
+export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[ToolFailureClass] | 'ToolModuleFault';
+
 /** A tool failure with a stable `code` and the failure class to report. */
 export class ToolError extends Error {
-  readonly code: (typeof TOOL_ERROR_CODES)[ToolFailureClass];
+  readonly code: ToolErrorCode;
   readonly failureClass: ToolFailureClass;
 
-  constructor(failureClass: ToolFailureClass, message: string, options?: { cause?: unknown }) {
+  constructor(failureClass: ToolFailureClass, message: string, options?: { cause?: unknown; code?: ToolErrorCode }) {
     super(message, options);
     this.name = 'ToolError';
     this.failureClass = failureClass;
-    this.code = TOOL_ERROR_CODES[failureClass];
+    this.code = options?.code ?? TOOL_ERROR_CODES[failureClass];
   }
 
   /** true when the engine may retry the node (NodeFailed, Timeout, Interrupted). */

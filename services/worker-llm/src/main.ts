@@ -9,7 +9,7 @@
  */
 import { Redis } from 'ioredis';
 import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
-import { createToolRegistry } from '@flowline/tools';
+import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
@@ -93,6 +93,8 @@ shutdown.onShutdown(async () => {
 }, 'redis');
 shutdown.onShutdown(() => worker.stop(), 'llm-worker');
 shutdown.onShutdown(() => providers.discovery?.stop(), 'model-discovery');
+// an Agent's tools include TOOL_MODULES: a leaked error fails its call, then the worker drains and exits 1
+installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });
 
 await worker.start();
 // the provider may start after the worker: keep asking until it names the model

@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { JsonObject, NodeKind, WorkItem } from '@flowline/graph';
 import type { LaneQueues, WorkReturn } from '@flowline/queue';
-import { waitFor, type FakeLlmServer, type FakeReply } from '@flowline/testing';
+import { spawnService, waitFor, type FakeLlmServer, type FakeReply, type ServiceProcess } from '@flowline/testing';
 
 /** An llm-lane work item with sensible defaults. */
 export function llmItem(kind: NodeKind, config: JsonObject, overrides: Partial<WorkItem> = {}): WorkItem {
@@ -66,28 +65,9 @@ export function messageText(body: Record<string, unknown>, role: string, index =
   return typeof m?.content === 'string' ? m.content : '';
 }
 
-/** A worker-llm process (src/main.ts) and everything it printed. */
-export interface WorkerProcess {
-  child: ChildProcess;
-  /** resolves with the exit code */
-  exited: Promise<number | null>;
-  /** stdout and stderr so far, interleaved */
-  output(): string;
-}
-
 const serviceDir = fileURLToPath(new URL('..', import.meta.url));
 
 /** Spawns worker-llm with `env` over the test environment; `ready` waits for its ready line. */
-export async function spawnLlmWorker(env: Record<string, string>, ready = true): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: serviceDir,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  if (ready) await waitFor(() => output.includes('worker-llm ready'), { timeoutMs: 30_000, description: `worker ready; output so far: ${output}` });
-  return { child, exited, output: () => output };
+export function spawnLlmWorker(env: Record<string, string>, ready = true): Promise<ServiceProcess> {
+  return spawnService({ cwd: serviceDir, env, readyText: ready ? 'worker-llm ready' : null });
 }

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeLaneQueues, createLaneQueues, enqueueWork, type LaneQueues } from '@flowline/queue';
-import { cleanupRedisPrefix, startFakeLlm, testRedisUrl, uniquePrefix, waitFor, type FakeLlmServer } from '@flowline/testing';
-import { llmItem, returnValueOf, spawnLlmWorker, type WorkerProcess } from './helpers';
+import { cleanupRedisPrefix, startFakeLlm, testRedisUrl, uniquePrefix, waitFor, type FakeLlmServer, type ServiceProcess } from '@flowline/testing';
+import { llmItem, returnValueOf, spawnLlmWorker } from './helpers';
 
 const url = testRedisUrl();
 
@@ -18,7 +18,7 @@ describe('worker-llm with LLM_BASE_URL and no LLM_MODEL (the provider’s GET /m
   const prefix = uniquePrefix();
   let producer: Redis;
   let queues: LaneQueues;
-  const started: WorkerProcess[] = [];
+  const started: ServiceProcess[] = [];
   const fakes: FakeLlmServer[] = [];
 
   beforeAll(() => {
@@ -42,7 +42,7 @@ describe('worker-llm with LLM_BASE_URL and no LLM_MODEL (the provider’s GET /m
     await cleanupRedisPrefix(prefix, url);
   });
 
-  async function worker(baseUrl: string, ready = true): Promise<WorkerProcess> {
+  async function worker(baseUrl: string, ready = true): Promise<ServiceProcess> {
     const w = await spawnLlmWorker(
       { REDIS_URL: url, QUEUE_PREFIX: prefix, LLM_BASE_URL: baseUrl, LLM_MODEL: '', LLM_MODELS_RETRY_MIN_MS: '50', LLM_MODELS_RETRY_MAX_MS: '200' },
       ready,

@@ -1,11 +1,13 @@
 /**
  * worker-tool process: config → Redis → tool registry → BullMQ worker on the tool
  * lane → graceful shutdown (SIGTERM: stop taking jobs, let in-flight calls finish
- * within SHUTDOWN_GRACE_MS, interrupt the rest, exit 0).
+ * within SHUTDOWN_GRACE_MS, interrupt the rest, exit 0). An error a tool module leaks
+ * (uncaught 'error' event, unhandled rejection) fails the call it belongs to and drains
+ * the worker the same way, then exits 1 (installLeakedErrorPolicy).
  */
 import { Redis } from 'ioredis';
 import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
-import { createToolRegistry } from '@flowline/tools';
+import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { toolModulesOf, toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
 
@@ -44,6 +46,7 @@ shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
 shutdown.onShutdown(() => worker.stop(), 'tool-worker');
+installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });
 
 await worker.start();
 logger.info(

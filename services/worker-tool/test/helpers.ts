@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import type { JsonObject, WorkItem } from '@flowline/graph';
 import type { LaneQueues, WorkReturn } from '@flowline/queue';
-import { waitFor } from '@flowline/testing';
+import { spawnService, waitFor, type ServiceProcess } from '@flowline/testing';
 
 /** A Tool work item with sensible defaults. */
 export function toolItem(config: JsonObject, overrides: Partial<WorkItem> = {}): WorkItem {
@@ -35,4 +36,11 @@ export async function returnValueOf(queues: LaneQueues, invocationId: string, ti
     },
     { timeoutMs, description: `job ${invocationId} to finish` },
   );
+}
+
+const serviceDir = fileURLToPath(new URL('..', import.meta.url));
+
+/** Spawns worker-tool with `env` over the test environment and waits for its ready line. */
+export function spawnToolWorker(env: Record<string, string>): Promise<ServiceProcess> {
+  return spawnService({ cwd: serviceDir, env, readyText: 'worker-tool ready', readyTimeoutMs: 20_000 });
 }

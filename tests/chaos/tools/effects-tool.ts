@@ -41,6 +41,13 @@ function poolOf(): pg.Pool {
   return pool;
 }
 
+/** Closes the pool (tests; the worker process never needs to). */
+export async function endEffectsPool(): Promise<void> {
+  const p = pool;
+  pool = null;
+  await p?.end();
+}
+
 export const chaosEffectTool: ToolDefinition = {
   name: 'chaos_effect',
   description: 'Chaos test tool: records one effect per invocation id in chaos.effects (idempotent) and logs the execution.',
@@ -56,6 +63,13 @@ export const chaosEffectTool: ToolDefinition = {
     const node = args.node as string;
     const client = await poolOf().connect();
     let broken = false;
+    // The pool listens for errors on idle clients only. A Postgres restart while this call
+    // holds the client makes pg emit 'error' on it (besides failing the query in flight):
+    // unheard, that event would crash the worker process. The client is then discarded.
+    const onError = () => {
+      broken = true;
+    };
+    client.on('error', onError);
     try {
       await client.query('begin');
       await client.query('insert into chaos.executions (invocation_id, run_tag, node_key, attempt) values ($1, $2, $3, $4)', [
@@ -74,6 +88,7 @@ export const chaosEffectTool: ToolDefinition = {
       broken = true;
       throw err;
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   },
