@@ -24,7 +24,8 @@ export type FailureClass =
   | 'ValidationFailed'
   | 'Cancelled'
   | 'Interrupted'
-  | 'CapacityRejected';
+  | 'CapacityRejected'
+  | 'Internal';
 
 /** Node kind (§1.1). */
 export type NodeKind =

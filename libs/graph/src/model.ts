@@ -156,6 +156,12 @@ export const FAILURE_CLASSES = [
   'Cancelled',
   'Interrupted',
   'CapacityRejected',
+  /**
+   * An addition to CONTRACT §4: the store kept refusing the run's tick (APPLY_FAILURE_LIMIT
+   * times in a row), so the run was quarantined — Failed, its live work cancelled — instead
+   * of being retried forever. Never a node's class, never retryable.
+   */
+  'Internal',
 ] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['NodeFailed', 'Timeout', 'Interrupted']);

@@ -29,6 +29,17 @@ export function unstorableText(text: string): string | null {
   return null;
 }
 
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what it finds
+const UNSTORABLE_CHARACTERS = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `text` with each U+0000 and lone surrogate replaced by U+FFFD, so it can be stored: for
+ * messages (failure reasons) that are shown, never parsed. Unchanged when storable.
+ */
+export function storableText(text: string): string {
+  return unstorableText(text) === null ? text : text.replace(UNSTORABLE_CHARACTERS, '\ufffd');
+}
+
 const NUMBER_TOKEN = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 /** Why the JSON number token `text` is outside Postgres `numeric`'s range, or null when it fits. */

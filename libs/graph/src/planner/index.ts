@@ -3,6 +3,7 @@
  * deterministic, plus the routing pieces it is built from.
  */
 export { plan } from './plan';
+export { quarantine, QUARANTINE_CANCEL_PREFIX } from './quarantine';
 export { applyPlanToSnapshot } from './apply';
 export { admission } from './admission';
 export type { Admission } from './admission';

@@ -4,6 +4,7 @@
  * run failure a FailRun node causes at once.
  */
 import { buildEnvelope, checkOutputSize } from '../documents/envelope';
+import { storableText, unstorableValues } from '../documents/storable';
 import { RETRYABLE_FAILURE_CLASSES, type FailureClass, type Json, type RetryBackoff } from '../model';
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
@@ -13,7 +14,12 @@ export const RUN_FAILURE_CANCEL_PREFIX = 'run failed at node ';
 
 const isObject = (v: Json): v is { [k: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Settle `key` Succeeded with `output` (or fail it OutputTooLarge / ValidationFailed). */
+/**
+ * Settle `key` Succeeded with `output`, or fail it: OutputTooLarge over the size cap;
+ * ValidationFailed when the envelope holds what the store cannot keep (U+0000 or a lone
+ * surrogate in a string or member name, a number beyond `numeric` — a worker's document is
+ * judged here, so no such output ever reaches a commit) or misses the node's outputSchema.
+ */
 export function settleSuccess(st: PlanState, key: string, output: Json, finishedAt = st.now): void {
   const row = st.row(key);
   const node = st.index.nodeByKey.get(key);
@@ -24,6 +30,8 @@ export function settleSuccess(st: PlanState, key: string, output: Json, finished
   if (held) envelope.branch = null;
   const tooLarge = checkOutputSize(envelope, st.ctx.options.maxOutputJsonBytes);
   if (tooLarge) return settleFailure(st, key, tooLarge.class, tooLarge.reason);
+  const unstorable = unstorableValues(envelope, '', 1)[0];
+  if (unstorable) return settleFailure(st, key, 'ValidationFailed', `output cannot be stored: at ${unstorable.path}, ${unstorable.message}`);
   if (node.outputSchema) {
     const v = validateJson(node.outputSchema, output);
     if (!v.valid) return settleFailure(st, key, 'ValidationFailed', `output does not match outputSchema: ${v.errors.join('; ')}`);
@@ -54,7 +62,9 @@ export function backoffMs(b: RetryBackoff, failedAttempt: number): number {
  * reads Failed (a retryable class becomes AttemptsExhausted, the cause kept in reason),
  * and a FailRun node fails the run at once.
  */
-export function settleFailure(st: PlanState, key: string, cls: FailureClass, reason: string): void {
+export function settleFailure(st: PlanState, key: string, cls: FailureClass, message: string): void {
+  // a worker's message may carry what the store cannot keep (NUL from a tool's error text)
+  const reason = storableText(message);
   const row = st.row(key);
   const node = st.index.nodeByKey.get(key);
   if (!row || !node) return;
@@ -95,7 +105,8 @@ export function settleFailure(st: PlanState, key: string, cls: FailureClass, rea
 }
 
 /** Write the terminal Failed row (no retry judgement) and fail the run unless onError is Continue. */
-export function failNode(st: PlanState, key: string, cls: FailureClass, reason: string, cause: FailureClass = cls): void {
+export function failNode(st: PlanState, key: string, cls: FailureClass, message: string, cause: FailureClass = cls): void {
+  const reason = storableText(message);
   const row = st.row(key);
   const node = st.index.nodeByKey.get(key);
   if (!row || !node) return;

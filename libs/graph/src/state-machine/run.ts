@@ -17,6 +17,7 @@ export const RUN_EVENTS = [
   'requestCancel',
   'cancel',
   'reopen',
+  'quarantine',
 ] as const;
 export type RunEvent = (typeof RUN_EVENTS)[number];
 
@@ -43,4 +44,6 @@ export const RUN_TRANSITIONS = {
   cancel: { Pending: 'Cancelled', Running: 'Cancelled', WaitingForApproval: 'Cancelled', Cancelling: 'Cancelled' },
   /** retry/complete of the failing node reopens a Failed run; of the last cancel survivor, a Cancelled one */
   reopen: { Failed: 'Running', Cancelled: 'Running' },
+  /** the store kept refusing the run's tick (APPLY_FAILURE_LIMIT): Failed `Internal`, live work cancelled (run.failed) */
+  quarantine: { Pending: 'Failed', Running: 'Failed', WaitingForApproval: 'Failed', Cancelling: 'Failed' },
 } as const satisfies Record<RunEvent, Partial<Record<RunStatus, RunStatus>>>;

@@ -69,6 +69,10 @@ WaitingForApproval cancel Cancelled
 Cancelling cancel Cancelled
 Failed reopen Running
 Cancelled reopen Running
+Pending quarantine Failed
+Running quarantine Failed
+WaitingForApproval quarantine Failed
+Cancelling quarantine Failed
 `;
 
 function spec(text: string): Map<string, string> {
@@ -206,10 +210,10 @@ describe('run state machine', () => {
     expect(nextRunStatus('WaitingForApproval', 'unpark')).toBe('Running');
   });
 
-  it('drains a Cancelling run only into Cancelled', () => {
-    expect(runEventsFrom('Cancelling')).toEqual(['cancel']);
+  it('drains a Cancelling run only into Cancelled, unless the run is quarantined (Failed)', () => {
+    expect(runEventsFrom('Cancelling')).toEqual(['cancel', 'quarantine']);
     const out = RUN_STATUSES.filter((to) => canTransitionRun('Cancelling', to));
-    expect(out).toEqual(['Cancelled']);
+    expect(out).toEqual(['Failed', 'Cancelled']);
   });
 
   it('answers canTransitionRun as "some event moves from to to"', () => {
