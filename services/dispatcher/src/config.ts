@@ -35,6 +35,11 @@ export const dispatcherOwnOptions = {
     0,
     'a job start alone is committed after this long (0: at once); a quick outcome arriving first commits with it in one tick',
   ),
+  APPLY_FAILURE_LIMIT: int(
+    3,
+    1,
+    "failed applies of one run's tick in a row after which the run is quarantined (Failed, class Internal) instead of retried by every sweep",
+  ),
   SNAPSHOT_CACHE_RUNS: int(50_000, 0, 'most runs whose snapshot the shard owner keeps between ticks (0: read every tick)'),
 };
 

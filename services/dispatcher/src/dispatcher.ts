@@ -19,6 +19,7 @@ import { tickRuns, type TickStats } from './tick';
 import { createEffects } from './effects';
 import { createPublisher } from './publish';
 import { SnapshotCache } from './snapshot-cache';
+import { ApplyFailures } from './quarantine';
 
 export interface DispatcherDeps {
   config: DispatcherConfig;
@@ -40,6 +41,10 @@ export interface DispatcherTotals {
   /** runs planned from the snapshot cache / read from Postgres */
   cached: number;
   loaded: number;
+  /** run plans the store refused (each retried by the sweep until APPLY_FAILURE_LIMIT) */
+  applyFailures: number;
+  /** runs ended Failed `Internal` after APPLY_FAILURE_LIMIT refused applies */
+  quarantined: number;
 }
 
 export interface Dispatcher {
@@ -70,13 +75,24 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const queues = createLaneQueues(redis, c.QUEUE_PREFIX);
   const pending = new PendingWork({ startDelayMs: c.DISPATCH_START_DELAY_MS });
   const cache = new SnapshotCache(c.SNAPSHOT_CACHE_RUNS);
+  const failures = new ApplyFailures(c.APPLY_FAILURE_LIMIT);
   /** a foreign change: the run is read afresh on its next tick */
   const changedElsewhere = (runIds: string[]) => {
     const own = runIds.filter((id) => owns(id));
     for (const id of own) cache.drop(id);
     pending.markReady(own);
   };
-  const totals: DispatcherTotals = { ticks: 0, applied: 0, conflicted: 0, healed: 0, commits: 0, cached: 0, loaded: 0 };
+  const totals: DispatcherTotals = {
+    ticks: 0,
+    applied: 0,
+    conflicted: 0,
+    healed: 0,
+    commits: 0,
+    cached: 0,
+    loaded: 0,
+    applyFailures: 0,
+    quarantined: 0,
+  };
   let running = false;
   let sweeps = 0;
 
@@ -108,6 +124,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       lost: () => {
         pending.retainRuns(owns);
         cache.retain(owns);
+        failures.retain(owns);
       },
     },
     log,
@@ -157,6 +174,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     slotRetryMs: Math.max(1000, 2 * c.DISPATCH_SWEEP_MS),
     afterCommit: effects.afterCommit,
     cache,
+    failures,
     log,
   };
 
@@ -175,6 +193,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         totals.commits += s.statements;
         totals.cached += s.cached;
         totals.loaded += s.loaded;
+        totals.applyFailures += s.failed;
+        totals.quarantined += s.quarantined;
         if (s.applied || s.conflicted) log.debug(s, 'tick');
       } catch (err) {
         // Reports stay in the inbox; the runs go back to the ready set for the next try.

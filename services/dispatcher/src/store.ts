@@ -7,6 +7,7 @@ import {
   applyPlans,
   claimShards,
   dueRuns,
+  forceQuarantine,
   findRunsWithInflightWork,
   loadSnapshots,
   reconcileInlineRunning,
@@ -30,6 +31,8 @@ export interface DispatchStore {
   loadSnapshots(runIds: string[]): Promise<LoadedSnapshot[]>;
   /** one transaction; each run guarded on its own */
   applyPlans(items: { snapshot: LoadedSnapshot; plan: PlanResult }[]): Promise<ApplyOutcome>;
+  /** ends a run Failed `Internal` writing no node row or document; false when already terminal */
+  forceQuarantine(runId: string, reason: string): Promise<boolean>;
   dueRuns(shards: number[], limit: number): Promise<string[]>;
   inflight(shards: number[]): Promise<InflightWork[]>;
   reconcileInlineRunning(shards: number[]): Promise<void>;
@@ -50,6 +53,7 @@ export function createDispatchStore(pool: Pool, o: StoreOptions): DispatchStore 
   return {
     loadSnapshots: (runIds) => loadSnapshots(pool, runIds, { maxConcurrentRuns: o.maxConcurrentRuns }),
     applyPlans: (items) => applyPlans(pool, items, { shardCount: o.shardCount }),
+    forceQuarantine: (runId, reason) => forceQuarantine(pool, runId, reason),
     dueRuns: (shards, limit) => dueRuns(pool, shards, limit),
     inflight: async (shards) => {
       const rows = await findRunsWithInflightWork(pool, shards);

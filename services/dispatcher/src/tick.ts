@@ -12,6 +12,7 @@ import type { Logger } from '@flowline/runtime';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';
 import { committedState, type SnapshotCache } from './snapshot-cache';
+import { describeRefusal, quarantineRuns, type ApplyFailures } from './quarantine';
 
 export interface CommittedPlan {
   snapshot: RunSnapshot;
@@ -28,6 +29,8 @@ export interface TickDeps {
   afterCommit(committed: CommittedPlan[]): Promise<void>;
   /** the owner's snapshots of its runs: a cached run is planned without a read */
   cache: SnapshotCache;
+  /** failed applies per run (APPLY_FAILURE_LIMIT): a run past the limit is quarantined */
+  failures: ApplyFailures;
   log: Logger;
 }
 
@@ -41,11 +44,13 @@ export interface TickStats {
   cached: number;
   /** apply statements sent (each its own transaction) */
   statements: number;
+  /** runs ended Failed `Internal` because the store kept refusing their ticks */
+  quarantined: number;
 }
 
 /** Ticks `runIds` (already taken from the ready set). */
 export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats> {
-  const stats: TickStats = { loaded: 0, applied: 0, conflicted: 0, skipped: 0, failed: 0, cached: 0, statements: 0 };
+  const stats: TickStats = { loaded: 0, applied: 0, conflicted: 0, skipped: 0, failed: 0, cached: 0, statements: 0, quarantined: 0 };
   const owned = runIds.filter((id) => d.owns(id));
   if (owned.length === 0) return stats;
   const snapshots: LoadedSnapshot[] = [];
@@ -93,10 +98,17 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
   stats.conflicted = outcome.conflicted.length;
   stats.skipped += outcome.skipped.length;
   stats.failed = outcome.failed.length;
-  for (const f of outcome.failed) d.log.error({ err: f.error, runId: f.runId }, 'plan could not be applied; the sweep retries it');
+  for (const id of outcome.applied) d.failures.clear(id);
+  const exhausted: { snapshot: LoadedSnapshot; error: unknown }[] = [];
+  for (const f of outcome.failed) {
+    d.cache.drop(f.runId);
+    const failures = d.failures.record(f.runId);
+    d.log.warn({ err: describeRefusal(f.error), runId: f.runId, failures, limit: d.failures.limit }, 'plan could not be applied; the sweep retries it');
+    const planned = toApply.find((c) => c.snapshot.run.id === f.runId);
+    if (planned && d.failures.exhausted(f.runId)) exhausted.push({ snapshot: planned.snapshot, error: f.error });
+  }
   // A conflicted run changed under us (API intent, peer): its reports stay and it ticks again.
   for (const id of outcome.conflicted) d.cache.drop(id);
-  for (const f of outcome.failed) d.cache.drop(f.runId);
   if (outcome.conflicted.length) d.pending.markReady(outcome.conflicted);
   const done = new Set([...outcome.applied, ...outcome.skipped]);
   const committed = toApply.filter((c) => done.has(c.snapshot.run.id));
@@ -106,7 +118,13 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
     const id = c.snapshot.run.id;
     d.cache.set(id, committedState(c.loaded, c.snapshot, c.plan, applied.has(id)));
   }
-  await d.afterCommit(committed.filter((c) => applied.has(c.snapshot.run.id)));
+  const effects: CommittedPlan[] = committed.filter((c) => applied.has(c.snapshot.run.id));
+  if (exhausted.length > 0) {
+    const q = await quarantineRuns(d, exhausted, ctx);
+    stats.quarantined = q.quarantined;
+    effects.push(...q.committed);
+  }
+  await d.afterCommit(effects);
   return stats;
 }
 

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { createRun, insertDefinition } from '@flowline/db';
 import type { Graph, GraphNode, GraphEdge, JsonObject } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
-import { createToolRegistry } from '@flowline/tools';
+import { createToolRegistry, type ToolRegistryOptions } from '@flowline/tools';
 // The real worker of the tool lane, run in-process (tests only; services never import each other).
 import { createToolWorker } from '../../worker-tool/src/worker';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@flowline/testing';
@@ -180,8 +180,8 @@ export async function startMismatches(db: TestDatabase, runIds: string[]): Promi
 }
 
 /** Starts the real tool-lane worker (services/worker-tool) in this process. */
-export async function startToolWorker(h: Harness, concurrency = 8): Promise<() => Promise<void>> {
-  const registry = await createToolRegistry({ testTools: true });
+export async function startToolWorker(h: Harness, concurrency = 8, tools: ToolRegistryOptions = {}): Promise<() => Promise<void>> {
+  const registry = await createToolRegistry({ testTools: true, ...tools });
   const connection = new Redis(h.redis.url, { maxRetriesPerRequest: null });
   const worker = createToolWorker({
     redis: connection,

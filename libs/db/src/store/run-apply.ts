@@ -147,8 +147,9 @@ const APPLY_SQL = 'SELECT flowline_apply($1::jsonb) AS outcome';
  * Commits many runs' plans in one transaction (one statement). Plans with nothing to write
  * are skipped without a statement; an empty plan whose wake moved is a wake-only write.
  * Node patches of one plan must name distinct nodes. Invocation and child-run ids must be uuids.
- * If the batch raises (a malformed item), each item is retried alone so one bad run cannot
- * stall the others; those that raise again are reported in `failed`.
+ * If the batch raises (an item the store refuses), each item is retried alone so one bad run
+ * cannot stall the others; those that raise again are reported in `failed`, as is an item
+ * that cannot even be built (e.g. a time outside the Date range).
  */
 export async function applyPlans(
   db: Queryable,
@@ -158,7 +159,13 @@ export async function applyPlans(
   const out: ApplyOutcome = { applied: [], conflicted: [], skipped: [], failed: [] };
   const batch: Array<Record<string, unknown>> = [];
   for (const item of items) {
-    const a = toApplyItem(item);
+    let a: Record<string, unknown> | null;
+    try {
+      a = toApplyItem(item);
+    } catch (error) {
+      out.failed.push({ runId: item.snapshot.run.id, error });
+      continue;
+    }
     if (a) batch.push(a);
     else out.skipped.push(item.snapshot.run.id);
   }
@@ -210,4 +217,35 @@ async function runBatch(
     values: [encodeJson({ shardCount: opts.shardCount, items })],
   });
   return res.rows[0]!.outcome;
+}
+
+/*
+ * Input: $1 run id, $2 reason. Guard: the run is not terminal.
+ * Effect: Failed, class Internal, the reason, finished_at, version + 1, wake_at NULL (never
+ * ticked again), event run.failed {class, reason} at last_seq + 1, and every unapplied intent
+ * and durable result of the run marked applied. Node rows are left as they are.
+ * Result: one row when the run was ended.
+ */
+const FORCE_QUARANTINE_SQL = `
+WITH r AS (
+  UPDATE runs SET status = 'Failed', failure_class = 'Internal', reason = $2, finished_at = now(),
+                  version = version + 1, last_seq = last_seq + 1, wake_at = NULL
+  WHERE id = $1 AND status NOT IN ('Completed', 'Failed', 'Cancelled')
+  RETURNING id, last_seq),
+e AS (
+  INSERT INTO events (run_id, seq, kind, node_key, at, detail)
+  SELECT id, last_seq, 'run.failed', NULL, now(), jsonb_build_object('class', 'Internal', 'reason', $2::text) FROM r),
+i AS (UPDATE intents SET applied_at = now() WHERE run_id IN (SELECT id FROM r) AND applied_at IS NULL),
+x AS (UPDATE node_results SET applied_at = now() WHERE run_id IN (SELECT id FROM r) AND applied_at IS NULL)
+SELECT id FROM r`;
+
+/**
+ * The last resort of a quarantine, when the store refused even the run's quarantine plan:
+ * ends the run Failed `Internal` with `reason` by one statement that writes no node row and
+ * no document (see FORCE_QUARANTINE_SQL). True when it ended the run, false when the run
+ * was already terminal (or is gone).
+ */
+export async function forceQuarantine(db: Queryable, runId: string, reason: string): Promise<boolean> {
+  const res = await db.query(FORCE_QUARANTINE_SQL, [runId, reason]);
+  return (res.rowCount ?? 0) > 0;
 }
