@@ -179,6 +179,32 @@ describe('the graph editor in a browser', () => {
     await page.close();
   }, 90_000);
 
+  it('exports a saved definition as Mermaid and DOT through the API, and the canvas as a PNG', async () => {
+    const id = await c.api.createDefinition('Exported', SAMPLES.find((s) => s.id === 'score-triage')!.graph);
+    const page = await openPage(`/editor?definitionId=${id}`);
+    await validated(page, 'valid');
+    // opened laid out: saved once so the export names what is stored
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByTestId('editor-status').getByText('v2 · saved').waitFor();
+    const take = async (format: string) => {
+      await page.locator('.menu > summary', { hasText: 'Export' }).click();
+      const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: format, exact: true }).click()]);
+      const path = join(artifacts, `editor-export-${file.suggestedFilename()}`);
+      await file.saveAs(path);
+      return { name: file.suggestedFilename(), body: readFileSync(path) };
+    };
+    const mermaid = await take('Mermaid');
+    expect(mermaid.name).toBe('Exported.mmd');
+    expect(mermaid.body.toString('utf8')).toMatch(/^flowchart LR\n/);
+    const dot = await take('DOT');
+    expect(dot.body.toString('utf8')).toMatch(/^digraph /);
+    const png = await take('PNG');
+    expect(png.name).toBe('Exported.png');
+    expect(png.body.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect(png.body.length).toBeGreaterThan(2000);
+    await page.close();
+  }, 60_000);
+
   it('has no serious or critical axe-core violation in the editor', async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
     const page = await context.newPage();

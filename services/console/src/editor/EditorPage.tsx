@@ -57,6 +57,8 @@ function EditorCore({ initial }: { initial: Loaded }) {
   const [actionError, setActionError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [showJson, setShowJson] = useState(false);
+  const exportMenu = useRef<HTMLDetailsElement>(null);
+  const closeExport = () => exportMenu.current?.removeAttribute('open');
   const dirtyRef = useRef(dirty);
   dirtyRef.current = dirty;
 
@@ -209,16 +211,16 @@ function EditorCore({ initial }: { initial: Loaded }) {
           <button type="button" className={`btn btn-sm${showJson ? ' is-on' : ''}`} aria-pressed={showJson} onClick={() => setShowJson((v) => !v)}>
             JSON
           </button>
-          <details className="menu">
+          <details className="menu" ref={exportMenu}>
             <summary className="btn btn-sm">Export</summary>
             <div className="menu-items">
-              <button type="button" className="btn btn-sm btn-ghost" disabled={!saved || dirty} title={!saved || dirty ? 'Save first' : undefined} onClick={() => void exportText('mermaid')}>
+              <button type="button" className="btn btn-sm btn-ghost" disabled={!saved || dirty} title={!saved || dirty ? 'Save first' : undefined} onClick={() => void exportText('mermaid').finally(closeExport)}>
                 Mermaid
               </button>
-              <button type="button" className="btn btn-sm btn-ghost" disabled={!saved || dirty} title={!saved || dirty ? 'Save first' : undefined} onClick={() => void exportText('dot')}>
+              <button type="button" className="btn btn-sm btn-ghost" disabled={!saved || dirty} title={!saved || dirty ? 'Save first' : undefined} onClick={() => void exportText('dot').finally(closeExport)}>
                 DOT
               </button>
-              <button type="button" className="btn btn-sm btn-ghost" onClick={() => void exportPng()}>
+              <button type="button" className="btn btn-sm btn-ghost" onClick={() => void exportPng().finally(closeExport)}>
                 PNG
               </button>
             </div>

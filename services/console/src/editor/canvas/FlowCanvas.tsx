@@ -133,9 +133,14 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
         const level = levelOf(issues, e.id);
         const selected = selection?.kind === 'edge' && selection.key === e.id;
         const text = edgeText(doc);
+        // inline SVG styles: the PNG export clones the drawing, and class styles do not reach SVG clones
+        const stroke = level === 'error' ? '#dc2626' : level === 'warning' ? '#d97706' : selected ? '#4f46e5' : doc.condition ? '#6366f1' : '#94a3b8';
         return {
           ...e,
           selected,
+          style: { stroke, strokeWidth: level === 'error' || selected ? 2.2 : 1.4, ...(doc.default === true ? { strokeDasharray: '6 4' } : {}) },
+          labelStyle: { fill: level === 'error' ? '#dc2626' : '#3b4352', fontFamily: 'ui-monospace, monospace', fontSize: 11 },
+          labelBgStyle: { fill: '#ffffff', stroke: '#e2e5eb' },
           ...(text !== undefined ? { label: text } : {}),
           className: [level ? `has-${level}` : '', doc.default === true ? 'is-default' : '', doc.condition ? 'is-conditional' : ''].filter(Boolean).join(' '),
           markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
