@@ -5,8 +5,11 @@
  * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
  * (and tests/bench/RESULTS.md with --record).
  *
- *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,peers,live]
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,peers,live,console]
  *                    [--peers name,name | --no-peers] [--reinstall] [--record]
+ *
+ * `console` (only when named in --only) runs the web console's figures in headless
+ * Chromium: `npm run bench -w @flowline/console` (services/console/bench).
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -102,6 +105,12 @@ log(
     .map((x) => x.toFixed(2))
     .join(' ')}; free ${(freemem() / 2 ** 30).toFixed(1)} GiB`,
 );
+
+// the console's figures run only when asked for, on their own cluster
+if (only?.has('console')) {
+  execFileSync('npm', ['run', 'bench', '-w', '@flowline/console', ...(mode === 'quick' ? ['--', '--quick'] : [])], { cwd: rootDir, stdio: 'inherit' });
+  if (only.size === 1) process.exit(0);
+}
 
 const pgServer = await startPostgres();
 const redisServer = await startRedis();

@@ -14,6 +14,7 @@ export type * from './types';
 export { LiveRequestError, createLiveClient } from './live';
 export type { LiveClient, LiveClientOptions, RunChange, RunSubscription } from './live';
 export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue/live';
+export { LIVE_EVENTS } from '@flowline/queue/live';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends RestClientOptions {

@@ -76,13 +76,13 @@ function waitingInput(detail: RunDetail | undefined): { nodeKey: string; prompt:
 }
 
 function Thread({ messages, pending }: { messages: ConversationMessage[]; pending: boolean }) {
-  const end = useRef<HTMLDivElement>(null);
+  const list = useRef<HTMLOListElement>(null);
   useEffect(() => {
-    // Chromium's scrollIntoView answers a promise: never hand it back as the effect's cleanup
-    void end.current?.scrollIntoView?.({ block: 'end' });
-  }, [messages.length]);
+    const el = list.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [messages.length, pending]);
   return (
-    <ol className="thread" aria-label="Messages" aria-live="polite">
+    <ol className="thread" aria-label="Messages" aria-live="polite" ref={list}>
       {messages.map((m) => (
         <li key={m.id} className={`bubble bubble-${m.role}`} data-role={m.role}>
           <div className="bubble-text">{m.text}</div>
@@ -96,7 +96,6 @@ function Thread({ messages, pending }: { messages: ConversationMessage[]; pendin
           <span className="typing" /> <span className="typing" /> <span className="typing" />
         </li>
       ) : null}
-      <div ref={end} />
     </ol>
   );
 }

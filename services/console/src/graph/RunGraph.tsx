@@ -4,7 +4,7 @@
  * zooms. Node objects are reused while their overlaid data is unchanged, so a status
  * change re-renders one node, not the graph.
  */
-import { memo, useMemo, useRef } from 'react';
+import { memo, useCallback, useMemo, useRef } from 'react';
 import {
   Background,
   BackgroundVariant,
@@ -15,10 +15,11 @@ import {
   type Edge,
   type Node,
   type NodeProps,
+  type ReactFlowInstance,
 } from '@xyflow/react';
 import '@xyflow/react/dist/base.css';
 import type { NodeRunSummary } from '@flowline/client';
-import { graphToCanvas } from './canvas';
+import { NODE_HEIGHT, NODE_WIDTH, graphToCanvas } from './canvas';
 import { overlayRun, type NodeView, type OverlaidEdge, type OverlaidNode } from './overlay';
 import { StatusBadge, statusLabel, toneOf } from '../ui/status';
 import { KIND_GLYPH } from '../ui/kinds';
@@ -46,6 +47,18 @@ const FlowNode = memo(function FlowNode({ data }: NodeProps<FlowNodeType>) {
 
 const NODE_TYPES = { flow: FlowNode };
 
+/** Below this zoom labels are hard to read: a larger graph is shown at it, centred on what matters. */
+const MIN_LEGIBLE_ZOOM = 0.6;
+
+/** Where a run's attention is: a node waiting on a person, else one in flight, else the last to settle. */
+function focusOf(nodeRuns: readonly NodeRunSummary[]): string | undefined {
+  return (
+    nodeRuns.find((n) => n.status === 'WaitingForApproval')?.nodeKey ??
+    nodeRuns.find((n) => n.status === 'Running' || n.status === 'Queued')?.nodeKey ??
+    nodeRuns.filter((n) => n.status === 'Succeeded' || n.status === 'Failed').at(-1)?.nodeKey
+  );
+}
+
 function sameView(a: NodeView, b: NodeView): boolean {
   return a.status === b.status && a.attempt === b.attempt && a.selected === b.selected && a.label === b.label && a.pendingDecisionKind === b.pendingDecisionKind;
 }
@@ -62,6 +75,7 @@ export interface RunGraphProps {
 export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSelectEdge }: RunGraphProps) {
   const canvas = graphToCanvas(graph);
   const previous = useRef(new Map<string, FlowNodeType>());
+  const previousEdges = useRef(new Map<string, Edge>());
   const { nodes, edges } = useMemo(() => {
     const o = overlayRun(canvas, nodeRuns, { nodeKey, edgeKey });
     const next = new Map<string, FlowNodeType>();
@@ -79,18 +93,46 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
       return node;
     });
     previous.current = next;
-    const edges: Edge[] = o.edges.map((e: OverlaidEdge) => ({ ...e, ariaLabel: `edge ${e.id} from ${e.source} to ${e.target}${e.label ? `: ${e.label}` : ''}` }));
+    const nextEdges = new Map<string, Edge>();
+    const edges: Edge[] = o.edges.map((e: OverlaidEdge) => {
+      const old = previousEdges.current.get(e.id);
+      const edge =
+        old && old.className === e.className && old.animated === e.animated && old.selected === e.selected
+          ? old
+          : { ...e, ariaLabel: `edge ${e.id} from ${e.source} to ${e.target}${e.label ? `: ${e.label}` : ''}` };
+      nextEdges.set(e.id, edge);
+      return edge;
+    });
+    previousEdges.current = nextEdges;
     return { nodes, edges };
   }, [canvas, nodeRuns, nodeKey, edgeKey]);
 
+  const box = useRef<HTMLDivElement>(null);
+  const frontier = useRef<string | undefined>(undefined);
+  frontier.current = nodeKey ?? focusOf(nodeRuns);
+  // the whole graph when it fits at a legible zoom; else legible, centred on the selected node or the run's frontier
+  const onInit = useCallback(
+    (rf: ReactFlowInstance<FlowNodeType, Edge>) => {
+      const width = box.current?.clientWidth ?? 800;
+      const height = box.current?.clientHeight ?? 400;
+      const fits = Math.min(width / (canvas.width + 80), height / (canvas.height + 80));
+      if (fits >= MIN_LEGIBLE_ZOOM) {
+        void rf.fitView({ padding: 0.12, maxZoom: 1.15 });
+        return;
+      }
+      const focus = canvas.nodes.find((n) => n.id === frontier.current) ?? canvas.nodes[0];
+      if (focus) void rf.setCenter(focus.position.x + NODE_WIDTH / 2, focus.position.y + NODE_HEIGHT / 2, { zoom: MIN_LEGIBLE_ZOOM });
+    },
+    [canvas],
+  );
+
   return (
-    <div className="run-graph" data-testid="run-graph" style={{ height: Math.max(260, Math.min(540, canvas.height + 150)) }}>
+    <div className="run-graph" data-testid="run-graph" ref={box} style={{ height: Math.max(260, Math.min(540, canvas.height + 150)) }}>
       <ReactFlow
         nodes={nodes}
         edges={edges}
         nodeTypes={NODE_TYPES}
-        fitView
-        fitViewOptions={{ padding: 0.12, maxZoom: 1.15, minZoom: 0.5 }}
+        onInit={onInit}
         minZoom={0.15}
         nodesDraggable={false}
         nodesConnectable={false}

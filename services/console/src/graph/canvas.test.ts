@@ -40,7 +40,7 @@ describe('graphToCanvas', () => {
   it('places the nodes where the shared layered layout puts them, left to right', () => {
     const g = graph();
     const c = graphToCanvas(g);
-    const layout = layoutGraph(g, { nodeWidth: NODE_WIDTH, nodeHeight: NODE_HEIGHT, rankGap: 92, nodeGap: 26 });
+    const layout = layoutGraph(g, { nodeWidth: NODE_WIDTH, nodeHeight: NODE_HEIGHT, rankGap: 64, nodeGap: 26 });
     for (const n of c.nodes) expect(n.position).toEqual({ x: layout.byKey.get(n.id)!.x, y: layout.byKey.get(n.id)!.y });
     expect(c.nodes.find((n) => n.id === 'review')!.position.x).toBeGreaterThan(c.nodes.find((n) => n.id === 'check')!.position.x);
   });

@@ -9,7 +9,7 @@
 import { layoutGraph } from '@flowline/graph';
 import { readGraphDoc, type DocEdge, type DocNode, type GraphDoc } from '../definitions/graph-doc';
 
-export const NODE_WIDTH = 176;
+export const NODE_WIDTH = 168;
 export const NODE_HEIGHT = 60;
 
 export interface CanvasNode {
@@ -85,7 +85,7 @@ export function graphToCanvas(graph: unknown): Canvas {
   const doc = readGraphDoc(graph);
   const stored = doc.nodes.map((n) => storedPosition(graph, n.key));
   const useStored = doc.nodes.length > 0 && stored.every((p) => p !== null);
-  const layout = useStored ? null : layoutGraph(doc, { nodeWidth: NODE_WIDTH, nodeHeight: NODE_HEIGHT, rankGap: 92, nodeGap: 26 });
+  const layout = useStored ? null : layoutGraph(doc, { nodeWidth: NODE_WIDTH, nodeHeight: NODE_HEIGHT, rankGap: 64, nodeGap: 26 });
   const seen = new Set<string>();
   const nodes: CanvasNode[] = [];
   doc.nodes.forEach((n, i) => {

@@ -1,6 +1,7 @@
 /**
  * A run kept current: `subscribeRun` on the live channel (the client re-reads the events
- * route from its watermark on every ping), and on every change the run's queries re-read —
+ * route from its watermark on every ping), and on every ping (as it arrives, not after the
+ * client's events read) and every change the run's queries re-read —
  * coalesced, so a burst of pings costs one read in flight plus one after it, never a queue
  * of them and never a cancelled read. While the socket is down (or the subscription was
  * refused) the view polls every {@link RUN_POLL_MS}; the next successful subscribe (its
@@ -8,6 +9,7 @@
  */
 import { useEffect, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
+import { LIVE_EVENTS, type RunChangedPing } from '@flowline/client';
 import { useClient } from '../session/session';
 import { useLiveConnected } from './connection';
 
@@ -67,9 +69,14 @@ export function useRunLive(runId: string | undefined): RunLive {
     sub.ready.catch((error: unknown) => setRefusal({ runId, error }));
     const socket = client.live().socket;
     const down = () => setSubscribedTo(null);
+    const pinged = (p: RunChangedPing | undefined) => {
+      if (p?.runId === runId) refresh.kick();
+    };
     socket.on('disconnect', down);
+    socket.on(LIVE_EVENTS.runChanged, pinged);
     return () => {
       socket.off('disconnect', down);
+      socket.off(LIVE_EVENTS.runChanged, pinged);
       refresh.stop();
       setSubscribedTo(null);
       void sub.close();

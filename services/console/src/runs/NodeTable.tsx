@@ -1,11 +1,42 @@
-/** The node runs of a run, in the pinned document's order; a row selects its node. */
-import { Link } from '@tanstack/react-router';
+/**
+ * The node runs of a run, in the pinned document's order; a row's button selects its node.
+ * Rows are memoised on what they show: a status change re-renders one row, and the table
+ * holds no router link per row (each would re-render on every URL change).
+ */
+import { memo } from 'react';
 import type { NodeRunSummary } from '@flowline/client';
 import { StatusBadge } from '../ui/status';
 import { durationText } from '../ui/primitives';
 import { KIND_GLYPH } from '../ui/kinds';
 
-export function NodeTable({ runId, nodeRuns, labels, selected, now }: { runId: string; nodeRuns: readonly NodeRunSummary[]; labels: ReadonlyMap<string, string>; selected?: string | undefined; now: number }) {
+const Row = memo(function Row({ n, label, selected, now, onSelect }: { n: NodeRunSummary; label: string | undefined; selected: boolean; now: number; onSelect(key: string): void }) {
+  return (
+    <tr data-node-key={n.nodeKey} data-status={n.status} className={selected ? 'is-selected' : undefined}>
+      <td>
+        <button type="button" className="link-button row-link" aria-pressed={selected} onClick={() => onSelect(n.nodeKey)}>
+          {label ?? n.nodeKey}
+        </button>
+        {label && label !== n.nodeKey ? <span className="mono muted small"> {n.nodeKey}</span> : null}
+      </td>
+      <td>
+        <span aria-hidden="true" className="muted">
+          {KIND_GLYPH[n.kind] ?? '•'}{' '}
+        </span>
+        {n.kind}
+      </td>
+      <td>
+        <StatusBadge status={n.status} size="sm" />
+      </td>
+      <td className="num">{n.attempt}</td>
+      <td className="num">{durationText(n.startedAt, n.finishedAt, now)}</td>
+      <td className="small wrap">
+        {n.failureClass !== 'None' ? <span className="failure">{n.failureClass}</span> : null} {n.reason ?? ''}
+      </td>
+    </tr>
+  );
+});
+
+export function NodeTable({ nodeRuns, labels, selected, now, onSelect }: { nodeRuns: readonly NodeRunSummary[]; labels: ReadonlyMap<string, string>; selected?: string | undefined; now: number; onSelect(key: string): void }) {
   return (
     <table className="table table-compact">
       <thead>
@@ -24,33 +55,7 @@ export function NodeTable({ runId, nodeRuns, labels, selected, now }: { runId: s
       </thead>
       <tbody>
         {nodeRuns.map((n) => (
-          <tr key={n.nodeKey} data-node-key={n.nodeKey} data-status={n.status} className={selected === n.nodeKey ? 'is-selected' : undefined}>
-            <td>
-              <Link
-                to="/run"
-                search={(prev) => ({ ...prev, runId, nodeKey: n.nodeKey, edgeKey: undefined })}
-                className="row-link"
-                aria-current={selected === n.nodeKey ? 'true' : undefined}
-              >
-                {labels.get(n.nodeKey) ?? n.nodeKey}
-              </Link>
-              {labels.get(n.nodeKey) && labels.get(n.nodeKey) !== n.nodeKey ? <span className="mono muted small"> {n.nodeKey}</span> : null}
-            </td>
-            <td>
-              <span aria-hidden="true" className="muted">
-                {KIND_GLYPH[n.kind] ?? '•'}{' '}
-              </span>
-              {n.kind}
-            </td>
-            <td>
-              <StatusBadge status={n.status} size="sm" />
-            </td>
-            <td className="num">{n.attempt}</td>
-            <td className="num">{durationText(n.startedAt, n.finishedAt, now)}</td>
-            <td className="small wrap">
-              {n.failureClass !== 'None' ? <span className="failure">{n.failureClass}</span> : null} {n.reason ?? ''}
-            </td>
-          </tr>
+          <Row key={n.nodeKey} n={n} label={labels.get(n.nodeKey)} selected={selected === n.nodeKey} now={n.finishedAt ? 0 : now} onSelect={onSelect} />
         ))}
       </tbody>
     </table>

@@ -4,6 +4,7 @@
  * events and the output; the selected node's panel on the right. Kept current by the live
  * channel (live/use-run-live.ts), polling every 3 s while it is down.
  */
+import { useCallback, useMemo } from 'react';
 import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import type { NodeRunSummary, RunDetail } from '@flowline/client';
 import { useDefinition, useDefinitionIndex, useRunControls, useRunDetail } from '../api/queries';
@@ -71,6 +72,14 @@ export function RunPage() {
   const live = useRunLive(runId);
   const run = useRunDetail(runId, live.pollMs);
   const defs = useDefinitionIndex();
+  const select = useCallback(
+    (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab }) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false }),
+    [navigate],
+  );
+  const selectNode = useCallback((k: string | undefined) => select({ nodeKey: k, edgeKey: undefined }), [select]);
+  const selectEdge = useCallback((k: string | undefined) => select({ edgeKey: k, nodeKey: undefined }), [select]);
+  const graph = run.data?.graph;
+  const labels = useMemo(() => new Map(graph === undefined ? [] : graphToCanvas(graph).doc.nodes.map((n) => [n.key, n.label])), [graph]);
   const controls = useRunControls(runId, live.pollMs);
 
   if (!runId) {
@@ -82,11 +91,8 @@ export function RunPage() {
       </div>
     );
   }
-  const select = (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab }) =>
-    void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false });
   const detail = run.data;
   const now = run.dataUpdatedAt || Date.now();
-  const labels = detail ? new Map(graphToCanvas(detail.graph).doc.nodes.map((n) => [n.key, n.label])) : new Map<string, string>();
   const selectedRun = detail?.nodeRuns.find((n) => n.nodeKey === nodeKey);
   const docNode = detail && nodeKey ? graphToCanvas(detail.graph).byKey.get(nodeKey) : undefined;
   const edge = detail && edgeKey ? graphToCanvas(detail.graph).doc.edges.find((e) => e.key === edgeKey) : undefined;
@@ -132,18 +138,18 @@ export function RunPage() {
           <RefusalNote error={live.refusal} title="Live updates refused; polling instead" />
           <DefinitionNotice detail={detail} />
           <WaitingCallout runId={runId} waiting={waiting} />
+          <div className="card graph-card">
+            <RunGraph
+              graph={detail.graph}
+              nodeRuns={detail.nodeRuns}
+              nodeKey={nodeKey}
+              edgeKey={edgeKey}
+              onSelectNode={selectNode}
+              onSelectEdge={selectEdge}
+            />
+          </div>
           <div className={`run-body${nodeKey || edge ? ' with-panel' : ''}`}>
             <div className="run-main">
-              <div className="card graph-card">
-                <RunGraph
-                  graph={detail.graph}
-                  nodeRuns={detail.nodeRuns}
-                  nodeKey={nodeKey}
-                  edgeKey={edgeKey}
-                  onSelectNode={(k) => select({ nodeKey: k, edgeKey: undefined })}
-                  onSelectEdge={(k) => select({ edgeKey: k, nodeKey: undefined })}
-                />
-              </div>
               <div className="card tabs-card">
                 <div className="tabs" role="tablist" aria-label="Run details">
                   {TABS.map((t) => (
@@ -172,7 +178,7 @@ export function RunPage() {
                   ))}
                 </div>
                 <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
-                  {tab === 'nodes' ? <NodeTable runId={runId} nodeRuns={detail.nodeRuns} labels={labels} selected={nodeKey} now={now} /> : null}
+                  {tab === 'nodes' ? <NodeTable nodeRuns={detail.nodeRuns} labels={labels} selected={nodeKey} now={now} onSelect={selectNode} /> : null}
                   {tab === 'events' ? <EventsTab runId={runId} pollMs={live.pollMs} /> : null}
                   {tab === 'output' ? (
                     <div className="output-tab">

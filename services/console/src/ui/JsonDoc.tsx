@@ -9,31 +9,32 @@ export function JsonDoc({ title, value, open = true, emptyText = 'null' }: { tit
   const [copied, setCopied] = useState(false);
   const isObject = value !== null && typeof value === 'object';
   return (
-    <details className="json-doc" open={open}>
-      <summary>
-        <span className="json-doc-title">{title}</span>
-        <button
-          type="button"
-          className="icon-button"
-          aria-label={`Copy ${title} as JSON`}
-          onClick={(e) => {
-            e.preventDefault();
-            void navigator.clipboard?.writeText(JSON.stringify(value, null, 2)).then(() => {
-              setCopied(true);
-              setTimeout(() => setCopied(false), 1200);
-            });
-          }}
-        >
-          {copied ? 'copied' : 'copy'}
-        </button>
-      </summary>
-      <div className="json-doc-body">
-        {isObject ? (
-          <JsonView data={value as object} shouldExpandNode={collapseAllNested} style={STYLE} aria-label={title} />
-        ) : (
-          <pre className="json-scalar">{value === undefined || value === null ? emptyText : JSON.stringify(value, null, 2)}</pre>
-        )}
-      </div>
-    </details>
+    <div className="json-doc">
+      <button
+        type="button"
+        className="icon-button json-copy"
+        aria-label={`Copy ${title} as JSON`}
+        onClick={() => {
+          void navigator.clipboard?.writeText(JSON.stringify(value, null, 2)).then(() => {
+            setCopied(true);
+            setTimeout(() => setCopied(false), 1200);
+          });
+        }}
+      >
+        {copied ? 'copied' : 'copy'}
+      </button>
+      <details open={open}>
+        <summary>
+          <span className="json-doc-title">{title}</span>
+        </summary>
+        <div className="json-doc-body">
+          {isObject ? (
+            <JsonView data={value as object} shouldExpandNode={collapseAllNested} style={STYLE} aria-label={title} />
+          ) : (
+            <pre className="json-scalar">{value === undefined || value === null ? emptyText : JSON.stringify(value, null, 2)}</pre>
+          )}
+        </div>
+      </details>
+    </div>
   );
 }

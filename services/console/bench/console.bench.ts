@@ -1,0 +1,228 @@
+/**
+ * `npm run bench -w @flowline/console` (also `npm run bench -- --only console`): the
+ * console's figures in headless Chromium against a real cluster — never a timed test.
+ *
+ * 1. initial JavaScript: gzip bytes of the entry script and its module preloads (what a
+ *    first visit downloads before any view; the run view, the chat page and a later
+ *    editor are separate chunks);
+ * 2. a 200-node run's view interactive: from navigation start until all 200 graph nodes
+ *    are drawn with their statuses, and until a click on a node has opened its panel
+ *    (cold browser context each repetition);
+ * 3. a 200-node run progressing (9 chains of 22 `wait` tools, ~100 node changes per
+ *    second, measured from the run's events): how far the view is behind each commit
+ *    (the time a node is drawn Succeeded minus its `node.completed` event's commit time,
+ *    same host clock), and how fast a click on a node opens its panel meanwhile.
+ *
+ *   --quick: fewer repetitions
+ * Writes services/console/artifacts/bench.json.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { parseArgs } from 'node:util';
+import type { Browser, Page } from 'playwright-core';
+import { waitFor } from '@flowline/testing';
+import { launchChromium } from '../e2e/browser';
+import { KEYS, artifactsDir, rootDir, startConsoleCluster, type ConsoleCluster } from '../e2e/console-cluster';
+
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const REPS = flags.quick ? 3 : 5;
+const CHAINS = 9;
+const CHAIN_LENGTH = 22;
+const WAIT_MS = 200;
+const log = (s: string) => process.stderr.write(`[console bench] ${s}\n`);
+
+const chainLength = (c: number) => (c === CHAINS - 1 ? CHAIN_LENGTH - 1 : CHAIN_LENGTH);
+const nodeKey = (c: number, i: number) => `c${c}_${String(i).padStart(2, '0')}`;
+
+/**
+ * Start → `gate` (a Pause: the run holds until it is approved, so the view can be open
+ * before anything moves) → 9 chains of `wait` Tools (22, the last 21) → End: 200 nodes.
+ */
+function wideGraph(waitMs: number) {
+  const nodes: unknown[] = [
+    { key: 'start', kind: 'Start' },
+    { key: 'gate', kind: 'Pause', config: { prompt: 'go?', allowedDecisions: ['Approve'] } },
+  ];
+  const edges: unknown[] = [{ key: 'e_gate', from: 'start', to: 'gate' }];
+  for (let c = 0; c < CHAINS; c++) {
+    for (let i = 0; i < chainLength(c); i++) {
+      const key = nodeKey(c, i);
+      nodes.push({ key, kind: 'Tool', config: { toolName: 'wait', arguments: { ms: waitMs } } });
+      edges.push({
+        key: `e_${key}`,
+        from: i === 0 ? 'gate' : nodeKey(c, i - 1),
+        to: key,
+        ...(i === 0 ? { condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } } : {}),
+      });
+    }
+    edges.push({ key: `e_end_${c}`, from: nodeKey(c, chainLength(c) - 1), to: 'end' });
+  }
+  nodes.push({ key: 'end', kind: 'End', config: { outcome: 'done' } });
+  return { schemaVersion: 1, nodes, edges };
+}
+
+/** Starts a run of `definitionId` and approves its gate once it waits. */
+async function startAndRelease(c: ConsoleCluster, definitionId: string, beforeRelease?: () => Promise<void>): Promise<string> {
+  const { runId } = await c.admin.runs.start(definitionId, {});
+  await waitFor(async () => (await c.admin.runs.get(runId)).run.status === 'WaitingForApproval', { timeoutMs: 30_000, intervalMs: 100, description: 'gate waits' });
+  await beforeRelease?.();
+  await c.admin.runs.decide(runId, 'gate', { operationId: `release-${runId}`, decision: 'Approve' });
+  return runId;
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+/** gzip bytes of what `index.html` loads before any view. */
+function initialJs(): { files: Array<{ file: string; gzipBytes: number }>; totalGzipBytes: number } {
+  const dist = join(rootDir, 'services', 'console', 'dist');
+  const html = readFileSync(join(dist, 'index.html'), 'utf8');
+  const refs = [...html.matchAll(/<(?:script[^>]*src|link[^>]*rel="modulepreload"[^>]*href)="\/console\/([^"]+\.js)"/g)].map((m) => m[1]!);
+  const files = [...new Set(refs)].map((file) => ({ file, gzipBytes: gzipSync(readFileSync(join(dist, file)), { level: 9 }).length }));
+  return { files, totalGzipBytes: files.reduce((s, f) => s + f.gzipBytes, 0) };
+}
+
+/** A page signed in with the admin key (sessionStorage set before the app loads). */
+async function signedInPage(browser: Browser): Promise<Page> {
+  const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  await ctx.addInitScript((key) => sessionStorage.setItem('flowline.apiKey', key), KEYS.admin);
+  return ctx.newPage();
+}
+
+/**
+ * In-page code is passed as text: tsx would wrap named functions inside an evaluate
+ * callback in a helper the page does not have.
+ */
+const CLICK_LATENCY = `(key) => new Promise((resolve) => {
+  const el = document.querySelector('.react-flow__node[data-id="' + key + '"]');
+  if (!el) return resolve(NaN);
+  const t0 = performance.now();
+  const obs = new MutationObserver(() => {
+    if (document.querySelector('[data-node-panel="' + key + '"]')) { obs.disconnect(); resolve(performance.now() - t0); }
+  });
+  obs.observe(document.body, { subtree: true, childList: true });
+  el.click();
+  if (document.querySelector('[data-node-panel="' + key + '"]')) { obs.disconnect(); resolve(performance.now() - t0); }
+})`;
+
+const RECORD_SUCCEEDED = `(() => {
+  const seen = {};
+  const scan = () => { for (const el of document.querySelectorAll('.graph-node[data-status="Succeeded"]')) { const k = el.getAttribute('data-node-key'); if (!(k in seen)) seen[k] = Date.now(); } };
+  new MutationObserver(scan).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
+  scan();
+  window.__succeededAt = seen;
+})()`;
+
+/** Clicks node `key` in the page and answers the ms until its panel is in the DOM. */
+function clickLatency(page: Page, key: string): Promise<number> {
+  return page.evaluate(`(${CLICK_LATENCY})(${JSON.stringify(key)})`) as Promise<number>;
+}
+
+async function interactive(c: ConsoleCluster, browser: Browser, runId: string) {
+  const rendered: number[] = [];
+  const clickable: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    const page = await signedInPage(browser);
+    await page.goto(`${c.baseUrl}/console/run?runId=${runId}`);
+    await page.waitForFunction(() => document.querySelectorAll('.graph-node[data-status="Succeeded"]').length === 200, undefined, { timeout: 30_000, polling: 'raf' });
+    const drawnAt = await page.evaluate(() => performance.now());
+    const click = await clickLatency(page, nodeKey(4, 10));
+    rendered.push(drawnAt);
+    clickable.push(drawnAt + click);
+    await page.context().close();
+  }
+  return { renderedMs: rendered, interactiveMs: clickable };
+}
+
+async function progressing(c: ConsoleCluster, browser: Browser, definitionId: string) {
+  const page = await signedInPage(browser);
+  const { runId } = await c.admin.runs.start(definitionId, {});
+  await waitFor(async () => (await c.admin.runs.get(runId)).run.status === 'WaitingForApproval', { timeoutMs: 30_000, intervalMs: 100, description: 'gate waits' });
+  // the view is open and live before anything moves
+  await page.goto(`${c.baseUrl}/console/run?runId=${runId}`);
+  await page.locator('.graph-node[data-node-key="gate"][data-status="WaitingForApproval"]').waitFor({ timeout: 30_000 });
+  await page.locator('[data-live-mode="live"]').waitFor({ timeout: 30_000 });
+  await page.evaluate(RECORD_SUCCEEDED);
+  const released = Date.now();
+  await c.admin.runs.decide(runId, 'gate', { operationId: `release-${runId}`, decision: 'Approve' });
+  const started = released;
+  const clicks: number[] = [];
+  let i = 0;
+  for (;;) {
+    const detail = await c.admin.runs.get(runId);
+    if (detail.run.status === 'Completed' || detail.run.status === 'Failed') break;
+    if (Date.now() - started > 120_000) throw new Error('the 200-node run did not finish in 2 minutes');
+    clicks.push(await clickLatency(page, nodeKey(i % CHAINS, (i * 7) % (CHAIN_LENGTH - 1))));
+    i++;
+    await page.waitForTimeout(250);
+  }
+  await page.waitForFunction(() => document.querySelectorAll('.graph-node[data-status="Succeeded"]').length === 200, undefined, { timeout: 10_000 });
+  const seenAt = await page.evaluate(() => (window as unknown as { __succeededAt: Record<string, number> }).__succeededAt);
+  const events = await c.admin.runs.allEvents(runId);
+  const completedAt = new Map(events.filter((e) => e.kind === 'node.completed' && e.nodeKey).map((e) => [e.nodeKey!, Date.parse(e.at)]));
+  const lags = [...completedAt].filter(([k, at]) => seenAt[k] !== undefined && at >= released).map(([k, at]) => seenAt[k]! - at);
+  const nodeEvents = events.filter((e) => ['node.queued', 'node.started', 'node.completed'].includes(e.kind));
+  const times = nodeEvents.map((e) => Date.parse(e.at));
+  const spanS = (Math.max(...times) - Math.min(...times)) / 1000;
+  await page.context().close();
+  return {
+    runId,
+    nodeChanges: nodeEvents.length,
+    spanSeconds: spanS,
+    changesPerSecond: nodeEvents.length / spanS,
+    lagMs: { p50: quantile(lags, 0.5), p95: quantile(lags, 0.95), max: Math.max(...lags), n: lags.length },
+    clickMs: { p50: quantile(clicks, 0.5), p95: quantile(clicks, 0.95), max: Math.max(...clicks), n: clicks.length },
+  };
+}
+
+const js = initialJs();
+log(`initial JavaScript: ${(js.totalGzipBytes / 1000).toFixed(1)} kB gzip over ${js.files.length} files`);
+const c = await startConsoleCluster({ env: { LANE_CONCURRENCY: '16', MAX_TOTAL_ATTEMPTS: '1000' }, dispatchers: 1 });
+let browser: Browser | null = null;
+try {
+  browser = await launchChromium();
+  const fast = await c.admin.definitions.create({ name: 'bench-200-fast', graph: wideGraph(0) });
+  const paced = await c.admin.definitions.create({ name: 'bench-200-paced', graph: wideGraph(WAIT_MS) });
+  const done = { runId: await startAndRelease(c, fast.id) };
+  await waitFor(async () => (await c.admin.runs.get(done.runId)).run.status === 'Completed', { timeoutMs: 120_000, intervalMs: 500, description: '200-node run completed' });
+  log('200-node run completed; measuring the view');
+  const inter = await interactive(c, browser, done.runId);
+  log(`interactive: ${inter.interactiveMs.map((x) => x.toFixed(0)).join(', ')} ms`);
+  const prog = await progressing(c, browser, paced.id);
+  log(`progressing: ${prog.changesPerSecond.toFixed(0)} changes/s, lag p95 ${prog.lagMs.p95.toFixed(0)} ms, click p95 ${prog.clickMs.p95.toFixed(0)} ms`);
+  const result = {
+    at: new Date().toISOString(),
+    command: `npm run bench -w @flowline/console${flags.quick ? ' -- --quick' : ''}`,
+    chromium: browser.version(),
+    initialJs: js,
+    view200: {
+      reps: REPS,
+      renderedMs: { median: quantile(inter.renderedMs, 0.5), max: Math.max(...inter.renderedMs), all: inter.renderedMs },
+      interactiveMs: { median: quantile(inter.interactiveMs, 0.5), max: Math.max(...inter.interactiveMs), all: inter.interactiveMs },
+    },
+    progressing: prog,
+  };
+  mkdirSync(artifactsDir, { recursive: true });
+  writeFileSync(join(artifactsDir, 'bench.json'), `${JSON.stringify(result, null, 2)}\n`);
+  const kb = (b: number) => `${(b / 1000).toFixed(1)} kB`;
+  process.stdout.write(
+    [
+      '',
+      '| figure | target | measured |',
+      '|---|---|---|',
+      `| initial JavaScript (gzip, entry + preloads) | ≤ 350 kB | ${kb(js.totalGzipBytes)} |`,
+      `| 200-node run view: all nodes drawn (median / max of ${REPS}, cold context) | — | ${result.view200.renderedMs.median.toFixed(0)} / ${result.view200.renderedMs.max.toFixed(0)} ms |`,
+      `| 200-node run view interactive: drawn + a click opened a node panel (median / max) | ≤ 1500 ms | ${result.view200.interactiveMs.median.toFixed(0)} / ${result.view200.interactiveMs.max.toFixed(0)} ms |`,
+      `| progressing run: node changes per second (measured from its events) | ~100 | ${prog.changesPerSecond.toFixed(0)} (${prog.nodeChanges} in ${prog.spanSeconds.toFixed(1)} s) |`,
+      `| view behind the commit (drawn Succeeded − node.completed at; p50 / p95 / max of ${prog.lagMs.n}) | ≤ 500 ms | ${prog.lagMs.p50.toFixed(0)} / ${prog.lagMs.p95.toFixed(0)} / ${prog.lagMs.max.toFixed(0)} ms |`,
+      `| click → node panel while progressing (p50 / p95 / max of ${prog.clickMs.n}) | ≤ 100 ms | ${prog.clickMs.p50.toFixed(0)} / ${prog.clickMs.p95.toFixed(0)} / ${prog.clickMs.max.toFixed(0)} ms |`,
+      '',
+    ].join('\n'),
+  );
+} finally {
+  await browser?.close();
+  await c.close();
+}

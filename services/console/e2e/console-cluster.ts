@@ -1,0 +1,87 @@
+/**
+ * The console against a whole real cluster, for the browser tests and the benchmark: the
+ * e2e harness's processes (API, dispatchers, tool worker) on a private database and Redis,
+ * with API keys (an admin key and a read-only key of one tenant), the console built first,
+ * and helpers to sign in, check accessibility with axe-core and save screenshots.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { createClient, type FlowlineClient } from '@flowline/client';
+import { startE2eCluster, type E2eCluster } from '../../../tests/e2e/cluster-harness';
+import { ensureConsoleBuilt } from '../../../scripts/console-build';
+
+export const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const artifactsDir = join(rootDir, 'services', 'console', 'artifacts');
+
+export const KEYS = { admin: 'k-console-admin', read: 'k-console-read' } as const;
+
+export interface ConsoleCluster {
+  e2e: E2eCluster;
+  baseUrl: string;
+  /** the admin key's client */
+  admin: FlowlineClient;
+  close(): Promise<void>;
+}
+
+/** Builds the console when needed, then starts the cluster with the console's keys. */
+export async function startConsoleCluster(o: { env?: Record<string, string>; dispatchers?: number } = {}): Promise<ConsoleCluster> {
+  await ensureConsoleBuilt(rootDir);
+  const files = mkdtempSync(join(tmpdir(), 'flowline-console-'));
+  writeFileSync(join(files, 'notes.md'), '# notes\nall good\n');
+  const e2e = await startE2eCluster({
+    dispatchers: o.dispatchers ?? 1,
+    env: { API_KEYS: `acme:${KEYS.admin},acme:${KEYS.read}:read`, TOOL_FILES_ROOT: files, ...o.env },
+  });
+  const baseUrl = e2e.cluster.apiUrl;
+  const admin = createClient({ baseUrl, apiKey: KEYS.admin });
+  return {
+    e2e,
+    baseUrl,
+    admin,
+    async close() {
+      admin.close();
+      await e2e.close();
+    },
+  };
+}
+
+/** Opens the console and signs in with `key`; resolves once the runs list shows. */
+export async function signIn(page: Page, baseUrl: string, key: string): Promise<void> {
+  await page.goto(`${baseUrl}/console/`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/** axe-core's serious and critical violations on the page as it is now (the context needs `bypassCSP`: axe is injected inline). */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
+  });
+}
+
+/** Saves a screenshot as a test artifact (`services/console/artifacts/<name>.png`). */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(artifactsDir, { recursive: true });
+  const path = join(artifactsDir, `${name}.png`);
+  await page.screenshot({ path });
+  return path;
+}

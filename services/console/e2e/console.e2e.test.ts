@@ -1,0 +1,208 @@
+/**
+ * The console in real headless Chromium (Debian's, driven by playwright-core) against a
+ * real cluster: sign in, start the canonical graph from the console, watch its nodes
+ * change live, approve its Pause in the decision panel, cancel a second run, a read-only
+ * key sees no action, a Chat graph answers on the chat page; axe-core finds no serious or
+ * critical violation on the runs list, the run view and the chat page. Screenshots of the
+ * run view and the chat page are saved under services/console/artifacts/.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { JsonObject } from '@flowline/graph';
+import { canonicalWithTool } from '../../../tests/e2e/graphs';
+import { launchChromium } from './browser';
+import { KEYS, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
+
+/**
+ * The canonical eight-node graph as the e2e suite runs it (its Agent an echo Tool), with
+ * a Start `defaultInput` (so "Start run" is one click) and a `warmup` Tool that waits
+ * 1.5 s after Start, so a node is visibly in flight before it succeeds.
+ */
+function canonicalForConsole(): JsonObject {
+  const doc = canonicalWithTool();
+  const nodes = doc.nodes as JsonObject[];
+  const edges = doc.edges as JsonObject[];
+  nodes[0]!.config = { defaultInput: { requiresReview: true } };
+  nodes.splice(1, 0, { key: 'warmup', kind: 'Tool', label: 'Warm up', config: { toolName: 'wait', arguments: { ms: 1500 } } });
+  const e1 = edges.find((e) => e.key === 'e1')!;
+  e1.to = 'warmup';
+  edges.splice(1, 0, { key: 'e0', from: 'warmup', to: 'analyze' });
+  return doc;
+}
+
+/** Start → ask (ChatInput) → End: the End publishes the answer to the conversation. */
+const chatGraph = {
+  kind: 'Chat',
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    { key: 'ask', kind: 'ChatInput', config: { prompt: 'and then?' } },
+    { key: 'end', kind: 'End', config: { outcome: 'answered', resultPath: 'input.output.text' } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'ask' },
+    { key: 'e2', from: 'ask', to: 'end' },
+  ],
+};
+
+/** Status changes of every graph node, recorded in the page as they are drawn. */
+const RECORD_STATUSES = () => {
+  const seen: Record<string, string[]> = {};
+  const note = (el: Element) => {
+    const key = el.getAttribute('data-node-key');
+    const status = el.getAttribute('data-status');
+    if (!key || !status) return;
+    const list = (seen[key] ??= []);
+    if (list.at(-1) !== status) list.push(status);
+  };
+  const scan = () => document.querySelectorAll('.graph-node[data-node-key]').forEach(note);
+  new MutationObserver(scan).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
+  scan();
+  (window as unknown as { __statuses: typeof seen }).__statuses = seen;
+  (window as unknown as { __noReload: boolean }).__noReload = true;
+};
+
+describe('the console in Chromium against a real cluster', () => {
+  let c: ConsoleCluster;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let canonicalId: string;
+  let chatId: string;
+  let firstRun: string;
+  let secondRun: string;
+
+  beforeAll(async () => {
+    c = await startConsoleCluster();
+    canonicalId = (await c.admin.definitions.create({ name: 'canonical', description: 'The canonical eight-node graph', graph: canonicalForConsole() })).id;
+    chatId = (await c.admin.definitions.create({ name: 'Ask and answer', description: 'A Chat graph that asks back', graph: chatGraph })).id;
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
+    page = await context.newPage();
+  }, 240_000);
+
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'fail') process.stdout.write(`${c?.e2e.lines.slice(-40).join('\n')}\n`);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await c?.close();
+  });
+
+  it('signs in with a pasted key and shows the key’s tenant and scopes', async () => {
+    await signIn(page, c.baseUrl, KEYS.admin);
+    await expect.poll(() => page.locator('.tenant-chip').innerText()).toContain('acme');
+    expect(await page.locator('.scope-chip').allInnerTexts()).toEqual(['read', 'run', 'operate', 'define']);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('starts the canonical graph from the console and shows its nodes changing live, without a reload', async () => {
+    await page.getByRole('link', { name: 'Definitions' }).click();
+    await page.getByRole('link', { name: 'Start run of canonical' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect.poll(() => dialog.getByLabel('Run input (JSON)').inputValue()).toContain('"requiresReview": true');
+    await dialog.getByRole('button', { name: 'Start run' }).click();
+    await page.waitForURL(/\/console\/run\?runId=/);
+    firstRun = new URL(page.url()).searchParams.get('runId')!;
+    await page.locator('.graph-node[data-node-key="warmup"]').waitFor();
+    await page.evaluate(RECORD_STATUSES);
+    // the Pause is reached live: warmup was seen in flight and then succeeded, review turned waiting
+    await page.locator('.graph-node[data-node-key="review"][data-status="WaitingForApproval"]').waitFor({ timeout: 30_000 });
+    const seen = await page.evaluate(() => (window as unknown as { __statuses: Record<string, string[]> }).__statuses);
+    expect(seen.warmup!.some((s) => s === 'Queued' || s === 'Running')).toBe(true);
+    expect(seen.warmup!.at(-1)).toBe('Succeeded');
+    expect(seen.warmup!.indexOf('Succeeded')).toBeGreaterThan(seen.warmup!.findIndex((s) => s === 'Queued' || s === 'Running'));
+    expect(seen.analyze!.at(-1)).toBe('Succeeded');
+    expect(seen.review!.at(-1)).toBe('WaitingForApproval');
+    expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+    expect(await page.locator('[data-live-mode]').getAttribute('data-live-mode')).toBe('live');
+  });
+
+  it('approves the Pause in the decision panel and the run completes, live', async () => {
+    await page.locator('.graph-node[data-node-key="review"]').click();
+    const panel = page.locator('[data-node-panel="review"]');
+    await expect.poll(() => panel.getByText('Approve the analysis?').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'run-view-waiting');
+    await panel.getByRole('button', { name: 'Approve' }).click();
+    await page.locator('.run-title [data-status="Completed"]').waitFor({ timeout: 30_000 });
+    for (const key of ['review', 'fanout', 'merge', 'done']) {
+      expect(await page.locator(`.graph-node[data-node-key="${key}"]`).getAttribute('data-status')).toBe('Succeeded');
+    }
+    expect(await page.locator('.graph-node[data-node-key="lookup"]').getAttribute('data-status')).toBe('Skipped');
+    expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+    await page.getByRole('tab', { name: 'Output' }).click();
+    await expect.poll(() => page.locator('.output-tab').innerText()).toContain('completed');
+    await page.getByRole('tab', { name: /Nodes/ }).click();
+    await page.evaluate(() => document.getElementById('content')?.scrollTo(0, 0));
+    await screenshot(page, 'run-view');
+    expect((await c.admin.runs.get(firstRun)).run.status).toBe('Completed');
+  });
+
+  it('cancels a second run from the console and it reads Cancelled', async () => {
+    const { runId } = await c.admin.runs.start(canonicalId, { input: { requiresReview: true } });
+    secondRun = runId;
+    await page.goto(`${c.baseUrl}/console/run?runId=${runId}`);
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel(/Reason/).fill('not needed');
+    await dialog.getByRole('button', { name: 'Cancel run' }).click();
+    await page.locator('.run-title [data-status="Cancelled"]').waitFor({ timeout: 30_000 });
+    expect((await c.admin.runs.get(runId)).run.status).toBe('Cancelled');
+  });
+
+  it('shows the runs list newest first with both runs, updated live, with no accessibility violation', async () => {
+    await page.getByRole('link', { name: 'Runs' }).first().click();
+    await page.locator(`tr[data-run-id="${secondRun}"][data-status="Cancelled"]`).waitFor();
+    const ids = await page.locator('tr[data-run-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')));
+    expect(ids.indexOf(secondRun)).toBeLessThan(ids.indexOf(firstRun));
+    // a run started elsewhere appears, and its status changes in its row, without a reload
+    const { runId } = await c.admin.runs.start(canonicalId, { input: { requiresReview: true } });
+    await page.locator(`tr[data-run-id="${runId}"][data-status="WaitingForApproval"]`).waitFor({ timeout: 30_000 });
+    await c.admin.runs.cancel(runId);
+    await page.locator(`tr[data-run-id="${runId}"][data-status="Cancelled"]`).waitFor({ timeout: 30_000 });
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'runs-list');
+  });
+
+  it('shows a read-only key no action: no start, decide, cancel or operator button', async () => {
+    const readOnly = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
+    const p = await readOnly.newPage();
+    try {
+      await signIn(p, c.baseUrl, KEYS.read);
+      expect(await p.locator('.scope-chip').allInnerTexts()).toEqual(['read']);
+      await p.goto(`${c.baseUrl}/console/definitions`);
+      await p.locator(`tr[data-definition-id="${canonicalId}"]`).waitFor();
+      expect(await p.getByRole('link', { name: /Start run/ }).count()).toBe(0);
+      const { runId } = await c.admin.runs.start(canonicalId, { input: { requiresReview: true } });
+      await p.goto(`${c.baseUrl}/console/run?runId=${runId}&nodeKey=review`);
+      await p.locator('.graph-node[data-node-key="review"][data-status="WaitingForApproval"]').waitFor({ timeout: 30_000 });
+      await p.locator('[data-node-panel="review"]').getByText('lacks the run scope').waitFor();
+      for (const name of ['Approve', 'Reject', 'Cancel run', 'Pause', 'Resume', 'Breakpoint', 'Skip', 'Retry', 'Complete…', 'Steer…', 'Edit input…']) {
+        expect({ name, count: await p.getByRole('button', { name, exact: true }).count() }).toEqual({ name, count: 0 });
+      }
+      await p.locator('.react-flow__edge').first().click({ force: true });
+      expect(await p.getByRole('button', { name: /Force/ }).count()).toBe(0);
+      await c.admin.runs.cancel(runId);
+    } finally {
+      await readOnly.close();
+    }
+  });
+
+  it('answers in the chat page: a message starts the Chat graph, the run asks back, the answer is published', async () => {
+    await page.goto(`${c.baseUrl}/console/chat?definitionId=${chatId}`);
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.waitForURL(/conversationId=/);
+    await page.getByLabel('Message', { exact: true }).fill('hello there');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('The run asks:').waitFor({ timeout: 30_000 });
+    await page.getByLabel('Message', { exact: true }).fill('the answer is 42');
+    await page.getByRole('button', { name: 'Answer' }).click();
+    await page.locator('.bubble-assistant', { hasText: 'the answer is 42' }).waitFor({ timeout: 30_000 });
+    await page.locator('.run-card[data-status="Completed"]').waitFor({ timeout: 30_000 });
+    const roles = await page.locator('.thread .bubble[data-role]').evaluateAll((els) => els.map((e) => e.getAttribute('data-role')));
+    expect(roles).toEqual(['user', 'assistant']);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'chat');
+  });
+});
