@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { CANCEL_UNCONFIRMED_PREFIX } from '@flowline/graph';
 import { digestOf, sealJsonText } from '../crypto';
 import { nodeDocAt, steerMessageAt } from './run-snapshots';
+import { INTENT_TIME } from './runs-api';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -50,10 +51,11 @@ export async function appendSteer(
          AND jsonb_array_length(n.steering) < $8
          AND NOT n.steering @> jsonb_build_array(jsonb_build_object('operationId', $4::text))
        RETURNING n.run_id),
+     r AS (UPDATE runs SET version = version + 1, wake_at = now() WHERE id IN (SELECT run_id FROM n) RETURNING id),
+     -- timed from the locked run row (INTENT_TIME): load order is commit order
      i AS (
        INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
-       SELECT $9::uuid, run_id, 'steer', $2, jsonb_build_object('operationId', $4::text), now() FROM n),
-     r AS (UPDATE runs SET version = version + 1, wake_at = now() WHERE id IN (SELECT run_id FROM n) RETURNING id)
+       SELECT $9::uuid, id, 'steer', $2, jsonb_build_object('operationId', $4::text), ${INTENT_TIME} FROM r)
      SELECT count(*) AS n FROM r`,
     [
       runId,
@@ -233,12 +235,15 @@ export async function recordNodeIntent(
        SELECT CASE WHEN $7::text IS NULL THEN i.payload = $5::jsonb ELSE i.payload->>'dg' = $7::text END AS same
        FROM intents i, n
        WHERE i.run_id = n.run_id AND i.node_key = $2 AND i.kind = $4 AND i.applied_at IS NULL),
+     r AS (
+       UPDATE runs SET version = version + 1, wake_at = now()
+       WHERE id IN (SELECT run_id FROM n) AND NOT EXISTS (SELECT 1 FROM pend) RETURNING id),
+     -- timed from the locked run row (INTENT_TIME): load order is commit order
      i AS (
        INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
-       SELECT $6::uuid, run_id, $4, $2, $5::jsonb, clock_timestamp() FROM n WHERE NOT EXISTS (SELECT 1 FROM pend)
-       RETURNING run_id),
-     r AS (UPDATE runs SET version = version + 1, wake_at = now() WHERE id IN (SELECT run_id FROM i) RETURNING id)
-     SELECT 'recorded' AS outcome FROM r
+       SELECT $6::uuid, id, $4, $2, $5::jsonb, ${INTENT_TIME} FROM r
+       RETURNING run_id)
+     SELECT 'recorded' AS outcome FROM i
      UNION ALL SELECT CASE WHEN bool_or(same) THEN 'duplicate' ELSE 'pendingOther' END FROM pend HAVING count(*) > 0`,
     sealedIntentParams(runId, nodeKey, tenantId, kind, payloadJson, randomUUID()),
   );

@@ -18,6 +18,16 @@ import { eventDetailAt } from './run-apply';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
+/**
+ * The time an intent is stamped with (`intents.created_at`, the order the dispatcher loads
+ * and the planner applies intents in). Every intent writer takes it in a statement that runs
+ * after its transaction locked the run row (each bumps `runs.version`), and holds that lock
+ * until commit: so of two intents of one run, the one committed later has the later time —
+ * load order is commit order. `now()` (the transaction's start) would not be: a transaction
+ * that began first can commit after one that began later.
+ */
+export const INTENT_TIME = 'clock_timestamp()';
+
 /** Statuses a cancel request acts on; Cancelling and terminal runs make it a no-op. */
 export const CANCELLABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval'] as const;
 
@@ -501,7 +511,7 @@ export async function listRunEvents(
  * Cancel request. Guard: the run is the tenant's and live (Pending, Running,
  * WaitingForApproval). Effect: status Cancelling, cancel_reason, version + 1,
  * wake_at = now(), plus a `cancel` intent — in one transaction. A Cancelling or terminal
- * run is a no-op (`'noop'`).
+ * run is a no-op (`'noop'`). Like every intent, it is timed by {@link INTENT_TIME}.
  */
 export async function requestCancel(
   pool: Pool,
@@ -519,7 +529,7 @@ export async function requestCancel(
     const row = upd.rows[0];
     if (row) {
       await client.query(
-        `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at) VALUES ($1, $2, 'cancel', NULL, $3::jsonb, now())`,
+        `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at) VALUES ($1, $2, 'cancel', NULL, $3::jsonb, ${INTENT_TIME})`,
         [randomUUID(), runId, JSON.stringify({ reason })],
       );
       return { outcome: 'cancelling' as const, shard: row.shard };
@@ -558,13 +568,14 @@ export async function recordDecision(
       [runId, nodeKey, tenantId, sealJsonText(decisionJson, nodeDocAt(runId, nodeKey, 'decision'))],
     );
     if (!upd.rowCount) return null;
-    await client.query(
-      `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at) VALUES ($1, $2, 'decide', $3, $4::jsonb, now())`,
-      [randomUUID(), runId, nodeKey, JSON.stringify({ operationId })],
-    );
+    // the run row first: the intent is timed once this transaction holds it (INTENT_TIME)
     const run = await client.query<{ shard: number }>(
       `UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $1 RETURNING shard`,
       [runId],
+    );
+    await client.query(
+      `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at) VALUES ($1, $2, 'decide', $3, $4::jsonb, ${INTENT_TIME})`,
+      [randomUUID(), runId, nodeKey, JSON.stringify({ operationId })],
     );
     return { shard: run.rows[0]!.shard };
   });
