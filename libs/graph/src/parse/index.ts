@@ -1,4 +1,4 @@
-export { parseGraph, validateGraph } from './parse-graph';
+export { definitionReferences, parseGraph, validateGraph } from './parse-graph';
 export type { GraphValidation, ParseOptions, ParseResult, ToolCatalog } from './types';
 export { normaliseOp } from './condition';
 export { dotPathError, KEY_PATTERN } from './util';

@@ -27,6 +27,8 @@ export interface GraphContext {
   kind: GraphKind;
   acceptsAttachments: boolean;
   tools: ToolCatalog;
+  /** existing definition ids (lower case); absent = references not judged */
+  definitions?: ReadonlySet<string> | undefined;
 }
 
 export interface NodeParse {
@@ -152,6 +154,10 @@ function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors
       errors.push(`config.allowedUrls applies only to tools that require it; ${q(config.toolName)} does not`);
     }
   }
+  const reference = definitionReferenceOf(kind, config);
+  if (ctx.definitions !== undefined && reference !== null && !ctx.definitions.has(reference.toLowerCase())) {
+    errors.push(`unknown definition ${q(reference)} (not found in this tenant)`);
+  }
   if (kind === 'Agent' && Array.isArray(config.tools)) {
     const seen = new Set<string>();
     for (const t of config.tools as string[]) {
@@ -162,6 +168,13 @@ function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors
       else if (tool.requiresAllowedUrls) warnings.push(`tool ${q(t)} needs an allowedUrls list an Agent cannot carry; it is not offered to the model`);
     }
   }
+}
+
+/** The definition a Subworkflow (`config.definitionId`) or Loop (`config.body`) names, or null. */
+export function definitionReferenceOf(kind: unknown, config: unknown): string | null {
+  if (!isObject(config)) return null;
+  const ref = kind === 'Subworkflow' ? config.definitionId : kind === 'Loop' ? config.body : undefined;
+  return typeof ref === 'string' ? ref : null;
 }
 
 function listTools(tools: ToolCatalog): string {

@@ -8,7 +8,7 @@ import type { Graph, GraphKind, GraphNode, Issue, JsonObject } from '../model';
 import { CHAT_MEMBER_SPECS, GRAPH_MEMBER_SPECS } from '../spec/document';
 import { schemaObject } from './member-check';
 import { parseEdge } from './edge';
-import { isNodeKind, parseNode } from './node';
+import { definitionReferenceOf, isNodeKind, parseNode } from './node';
 import type { GraphContext } from './node';
 import { checkGraphRules } from './rules';
 import type { RuleEdge } from './rules';
@@ -33,6 +33,22 @@ export function parseGraph(doc: unknown, opts: ParseOptions): ParseResult {
     const detail = err instanceof RangeError ? 'the document is too deeply nested' : err instanceof Error ? err.message : String(err);
     return { ok: false, errors: [{ key: null, message: `the graph could not be validated: ${detail}` }], warnings: [] };
   }
+}
+
+/**
+ * The definition ids a graph document names (Subworkflow `config.definitionId`, Loop
+ * `config.body`), each once, as written; read from the raw document so a caller can look
+ * them all up in one query before {@link parseGraph} judges them (`opts.definitions`).
+ */
+export function definitionReferences(doc: unknown): string[] {
+  const nodes = isObject(doc) && hasOwn(doc, 'nodes') && Array.isArray(doc.nodes) ? doc.nodes : [];
+  const refs = new Set<string>();
+  for (const n of nodes) {
+    if (!isObject(n)) continue;
+    const ref = definitionReferenceOf(hasOwn(n, 'kind') ? n.kind : undefined, hasOwn(n, 'config') ? n.config : undefined);
+    if (ref !== null) refs.add(ref);
+  }
+  return [...refs];
 }
 
 /** The validate route's answer: `valid` is true when there is no error (warnings never refuse). */
@@ -63,7 +79,12 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
 
   const out = new Issues();
   const header = parseHeader(doc, out);
-  const ctx: GraphContext = { kind: header.kind, acceptsAttachments: header.chat?.acceptsAttachments === true, tools: opts.tools };
+  const ctx: GraphContext = {
+    kind: header.kind,
+    acceptsAttachments: header.chat?.acceptsAttachments === true,
+    tools: opts.tools,
+    definitions: opts.definitions,
+  };
 
   // Keys: one namespace for nodes and edges; the first declaration wins. A key outside
   // the charset is an error but still identifies its element, so the rules judge it too.

@@ -3,11 +3,18 @@ import type { Graph, Issue } from '../model';
 /** Tools a Tool node may name (GET /v1/tools); `http_fetch` is the one that requires `allowedUrls`. */
 export type ToolCatalog = ReadonlyMap<string, { requiresAllowedUrls: boolean }>;
 
-/** What the parser needs from its caller: the node cap and the live tool catalog. */
+/** What the parser needs from its caller: the node cap, the live tool catalog and the definitions that exist. */
 export interface ParseOptions {
   /** MAX_NODES_PER_DEFINITION; `Infinity` re-parses a stored graph uncapped. */
   maxNodes: number;
   tools: ToolCatalog;
+  /**
+   * The ids (lower case) of the tenant's definitions among those the graph names
+   * ({@link definitionReferences}): a Subworkflow `config.definitionId` or Loop
+   * `config.body` outside it is an error keyed to the node. Absent: references are not
+   * judged (a stored graph re-parsed).
+   */
+  definitions?: ReadonlySet<string>;
 }
 
 /** Outcome of {@link parseGraph}: the graph with defaults filled in, or every error at once. */
