@@ -10,7 +10,7 @@ import type { Issue } from '@flowline/graph';
 /** Base of every error the API answers with on purpose. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503,
     readonly code: string,
     message: string,
     readonly details?: unknown[],
@@ -83,6 +83,18 @@ export class VersionConflictError extends ApiError {
 export class DefinitionInUseError extends ApiError {
   constructor() {
     super(409, 'DefinitionInUse', 'a live run pins this definition');
+  }
+}
+
+/** A delete of a definition that other definitions of the tenant name (Subworkflow, Loop). */
+export class DefinitionReferencedError extends ApiError {
+  constructor(referencedBy: Array<{ id: string; name: string }>) {
+    super(
+      409,
+      'DefinitionReferenced',
+      'other definitions name this one (Subworkflow or Loop); change or delete them first',
+      referencedBy.map((r) => ({ definitionId: r.id, name: r.name })),
+    );
   }
 }
 

@@ -9,9 +9,12 @@ import { jsonText } from './body';
 
 export type GraphCheck = { ok: true; graph: Graph; warnings: Issue[] } | { ok: false; errors: Issue[]; warnings: Issue[] };
 
-/** Parses and validates a graph document against the node cap and the live tool catalog. */
-export function checkGraph(doc: unknown, maxNodes: number, tools: ToolCatalog): GraphCheck {
-  return parseGraph(doc, { maxNodes, tools });
+/**
+ * Parses and validates a graph document against the node cap, the live tool catalog and,
+ * when given, the tenant's definitions among those it names (Subworkflow, Loop).
+ */
+export function checkGraph(doc: unknown, maxNodes: number, tools: ToolCatalog, definitions?: ReadonlySet<string>): GraphCheck {
+  return parseGraph(doc, definitions === undefined ? { maxNodes, tools } : { maxNodes, tools, definitions });
 }
 
 /** sha256 (hex) of the canonical JSON of the document as submitted. */

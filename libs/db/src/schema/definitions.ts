@@ -26,8 +26,20 @@ export const definitions = pgTable(
     /** sha256 of the canonical JSON of `graph` */
     graphHash: text('graph_hash').notNull(),
     nodeCount: integer('node_count').notNull(),
+    /**
+     * The definitions this one names (Subworkflow `definitionId`, Loop `body`), kept in the
+     * clear beside a possibly sealed graph so a delete can refuse while another definition
+     * of the tenant still names it.
+     */
+    refs: uuid('refs')
+      .array()
+      .notNull()
+      .default(sql`'{}'::uuid[]`),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('definitions_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id)],
+  (t) => [
+    index('definitions_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id),
+    index('definitions_refs_idx').using('gin', t.refs),
+  ],
 );

@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@flowline/testing';
 import {
+  DefinitionRefsMissingError,
   decodePageCursor,
   deleteDefinition,
+  duplicateDefinition,
+  existingDefinitionIds,
   getDefinition,
   getDefinitionPlanGraph,
   insertDefinition,
@@ -118,6 +121,55 @@ describe('definitions store', () => {
     } finally {
       creator.release();
     }
+  });
+
+  it('refuses to write a definition naming one the tenant does not have, and records the refs it names', async () => {
+    const child = await insertDefinition(db.pool, newDef('t1', 'child'));
+    const other = await insertDefinition(db.pool, newDef('t2', 'other-tenant'));
+    const missing = randomUUID();
+    await expect(insertDefinition(db.pool, { ...newDef('t1', 'bad'), refs: [child.id, missing] })).rejects.toMatchObject({
+      code: 'DefinitionRefsMissing',
+      missing: [missing],
+    });
+    await expect(insertDefinition(db.pool, { ...newDef('t1', 'cross'), refs: [other.id] })).rejects.toBeInstanceOf(DefinitionRefsMissingError);
+    const parent = await insertDefinition(db.pool, { ...newDef('t1', 'parent'), refs: [child.id.toUpperCase()] });
+    const stored = await db.pool.query(`SELECT refs FROM definitions WHERE id = $1`, [parent.id]);
+    expect(stored.rows[0].refs).toEqual([child.id]);
+    await expect(updateDefinition(db.pool, 't1', parent.id, 1, { refs: [missing] })).rejects.toMatchObject({ missing: [missing] });
+    expect((await getDefinition(db.pool, 't1', parent.id))?.version).toBe(1);
+    expect(await existingDefinitionIds(db.pool, 't1', [child.id.toUpperCase(), missing, 'not-a-uuid', other.id])).toEqual(new Set([child.id]));
+  });
+
+  it('refuses to delete a definition another definition of the tenant names, until that one stops naming it', async () => {
+    const child = await insertDefinition(db.pool, newDef('t1', 'named'));
+    const parent = await insertDefinition(db.pool, { ...newDef('t1', 'namer'), refs: [child.id] });
+    const copy = await duplicateDefinition(db.pool, 't1', parent.id, randomUUID(), (n) => `${n} (copy)`);
+    expect(await deleteDefinition(db.pool, 't1', child.id)).toEqual({
+      referencedBy: [
+        { id: parent.id, name: 'namer' },
+        { id: copy!.id, name: 'namer (copy)' },
+      ],
+    });
+    expect(await updateDefinition(db.pool, 't1', parent.id, 1, { refs: [] })).toMatchObject({ version: 2 });
+    expect(await deleteDefinition(db.pool, 't1', copy!.id)).toBe('deleted');
+    expect(await deleteDefinition(db.pool, 't1', child.id)).toBe('deleted');
+  });
+
+  it('waits for a definition write naming the definition, then refuses the delete; a write after the delete is refused', async () => {
+    const child = await insertDefinition(db.pool, newDef('t1', 'raced'));
+    const writer = await db.pool.connect();
+    try {
+      await writer.query('BEGIN');
+      const parentId = (await insertDefinition(writer, { ...newDef('t1', 'racer'), refs: [child.id] })).id;
+      const deleting = deleteDefinition(db.pool, 't1', child.id);
+      await writer.query('COMMIT');
+      expect(await deleting).toEqual({ referencedBy: [{ id: parentId, name: 'racer' }] });
+    } finally {
+      writer.release();
+    }
+    const lone = await insertDefinition(db.pool, newDef('t1', 'lone'));
+    expect(await deleteDefinition(db.pool, 't1', lone.id)).toBe('deleted');
+    await expect(insertDefinition(db.pool, { ...newDef('t1', 'late'), refs: [lone.id] })).rejects.toBeInstanceOf(DefinitionRefsMissingError);
   });
 
   it('deletes an unpinned definition once, then reports it absent', async () => {

@@ -1,6 +1,7 @@
 /**
  * SQL for the `definitions` aggregate as the API uses it: create, read, keyset list,
- * version-guarded update, guarded delete (refused while a live run pins the definition).
+ * version-guarded update, guarded delete (refused while a live run pins the definition or
+ * another definition of the tenant names it).
  * Every statement is tenant-scoped: a row of another tenant reads as absent.
  */
 import type { Pool, PoolClient } from 'pg';
@@ -41,7 +42,52 @@ export interface NewDefinition {
   planGraphJson: string;
   graphHash: string;
   nodeCount: number;
+  /**
+   * The definitions the graph names (lower-case ids, Subworkflow/Loop): each must exist in
+   * the tenant when the row is written, else {@link DefinitionRefsMissingError}. Default none.
+   */
+  refs?: readonly string[];
 }
+
+/**
+ * A definition write naming definitions that no longer exist in the tenant (one was deleted
+ * between the caller's check and the write). `missing` lists them.
+ */
+export class DefinitionRefsMissingError extends Error {
+  readonly code = 'DefinitionRefsMissing' as const;
+  constructor(readonly missing: string[]) {
+    super(`referenced definitions not found: ${missing.join(', ')}`);
+    this.name = 'DefinitionRefsMissingError';
+  }
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Which of `ids` name a definition of the tenant (one query; ids that cannot be a
+ * definition id are simply absent). Returned lower-cased.
+ */
+export async function existingDefinitionIds(db: Queryable, tenantId: string, ids: readonly string[]): Promise<Set<string>> {
+  const wanted = [...new Set(ids.filter((id) => UUID_RE.test(id)).map((id) => id.toLowerCase()))];
+  if (wanted.length === 0) return new Set();
+  const res = await db.query<{ id: string }>(`SELECT id FROM definitions WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, wanted]);
+  return new Set(res.rows.map((r) => r.id));
+}
+
+/** The ids among `refs` that name no definition of the tenant now. */
+async function missingRefs(db: Queryable, tenantId: string, refs: readonly string[]): Promise<string[]> {
+  const present = await existingDefinitionIds(db, tenantId, refs);
+  return refs.filter((r) => !present.has(r.toLowerCase()));
+}
+
+/**
+ * A CTE that key-share locks the tenant's definitions among `$refs` (so a concurrent delete
+ * of one waits for this write, then sees it and refuses), and the guard that all exist.
+ */
+const refsGuard = (tenant: string, refs: string) => ({
+  cte: `present AS (SELECT id FROM definitions WHERE tenant_id = ${tenant} AND id = ANY(${refs}::uuid[]) FOR KEY SHARE)`,
+  check: `(SELECT count(*) FROM present) = cardinality(${refs}::uuid[])`,
+});
 
 export interface KeysetPage<T> {
   items: T[];
@@ -182,9 +228,9 @@ export async function duplicateDefinition(
       1,
     );
     const res = await db.query<RawRow>(
-      `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
+      `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
                                 created_at, updated_at)
-       SELECT $3, tenant_id, $4, description, kind, 1, $5::jsonb, $6::jsonb, graph_hash, node_count, now(), now()
+       SELECT $3, tenant_id, $4, description, kind, 1, $5::jsonb, $6::jsonb, graph_hash, node_count, refs, now(), now()
        FROM definitions WHERE id = $1 AND tenant_id = $2
        RETURNING ${COLUMNS}, graph::text AS graph`,
       [sourceId, tenantId, newId, nameOf(source.name), graph, plan],
@@ -193,9 +239,9 @@ export async function duplicateDefinition(
     return row ? toRow(row) : null;
   }
   const res = await db.query<RawRow>(
-    `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
+    `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
                               created_at, updated_at)
-     SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, now(), now()
+     SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, refs, now(), now()
      FROM definitions WHERE id = $1 AND tenant_id = $2
      RETURNING ${COLUMNS}, graph::text AS graph`,
     [sourceId, tenantId, newId, nameOf(source.name)],
@@ -207,14 +253,21 @@ export async function duplicateDefinition(
 /** Inserts a definition at version 1. */
 export async function insertDefinition(db: Queryable, d: NewDefinition): Promise<DefinitionRow> {
   const [graph, plan] = sealGraphs(d.graphJson, d.planGraphJson, d.id, 1);
+  const refs = [...new Set((d.refs ?? []).map((r) => r.toLowerCase()))];
+  const guard = refsGuard('$2', '$10');
+  // Inputs: the row and its refs. Guard: every ref is a definition of the tenant (key-share locked). Result: the row, or none.
   const res = await db.query<RawRow>(
-    `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count,
+    `WITH ${guard.cte}
+     INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
                               created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, now(), now())
+     SELECT $1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, $10::uuid[], now(), now()
+     WHERE ${guard.check}
      RETURNING ${COLUMNS}, graph::text AS graph`,
-    [d.id, d.tenantId, d.name, d.description, d.kind, graph, plan, d.graphHash, d.nodeCount],
+    [d.id, d.tenantId, d.name, d.description, d.kind, graph, plan, d.graphHash, d.nodeCount, refs],
   );
-  return toRow(res.rows[0]!);
+  const row = res.rows[0];
+  if (!row) throw new DefinitionRefsMissingError(await missingRefs(db, d.tenantId, refs));
+  return toRow(row);
 }
 
 /** One definition of the tenant, with its graph; null when absent or another tenant's. */
@@ -275,6 +328,8 @@ export interface DefinitionPatch {
   planGraphJson?: string;
   graphHash?: string;
   nodeCount?: number;
+  /** the definitions the new graph names (see {@link NewDefinition.refs}); with a new graph */
+  refs?: readonly string[];
 }
 
 /**
@@ -307,8 +362,11 @@ export async function updateDefinition(
     if (graphJson !== null) graphJson = sealJsonText(graphJson, definitionGraphAt(id, expectVersion + 1));
     if (planGraphJson !== null) planGraphJson = sealPlanGraph(planGraphJson, id, expectVersion + 1);
   }
+  const refs = patch.refs === undefined ? null : [...new Set(patch.refs.map((r) => r.toLowerCase()))];
+  const guard = refsGuard('$2', 'COALESCE($12, ARRAY[]::uuid[])');
   const res = await db.query<RawRow>(
-    `UPDATE definitions SET
+    `WITH ${guard.cte}
+     UPDATE definitions SET
        name = COALESCE($4, name),
        description = CASE WHEN $5::boolean THEN $6 ELSE description END,
        kind = COALESCE($7, kind),
@@ -316,9 +374,10 @@ export async function updateDefinition(
        graph_hash = COALESCE($9, graph_hash),
        node_count = COALESCE($10, node_count),
        plan_graph = COALESCE($11::jsonb, plan_graph),
+       refs = COALESCE($12::uuid[], refs),
        version = version + 1,
        updated_at = now()
-     WHERE id = $1 AND tenant_id = $2 AND version = $3
+     WHERE id = $1 AND tenant_id = $2 AND version = $3 AND ${guard.check}
      RETURNING ${COLUMNS}, graph::text AS graph`,
     [
       id,
@@ -332,16 +391,27 @@ export async function updateDefinition(
       patch.graphHash ?? null,
       patch.nodeCount ?? null,
       planGraphJson,
+      refs,
     ],
   );
   const row = res.rows[0];
   if (row) return toRow(row);
-  const exists = await db.query(`SELECT 1 FROM definitions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
-  return exists.rowCount ? 'conflict' : null;
+  const exists = await db.query<{ version: number }>(`SELECT version FROM definitions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
+  const current = exists.rows[0];
+  if (!current) return null;
+  if (current.version === expectVersion && refs !== null) {
+    const missing = await missingRefs(db, tenantId, refs);
+    if (missing.length > 0) throw new DefinitionRefsMissingError(missing);
+  }
+  return 'conflict';
 }
 
+/** What {@link deleteDefinition} did: deleted, or why not (a live run pins it, absent, other definitions name it). */
+export type DeleteDefinitionResult = 'deleted' | 'inUse' | 'notFound' | { referencedBy: Array<{ id: string; name: string }> };
+
 /**
- * Deletes a definition unless a live run pins it.
+ * Deletes a definition unless a live run pins it or another definition of the tenant names
+ * it (Subworkflow/Loop; up to 20 of them are returned).
  * Locks the row first (FOR UPDATE) so it serialises with run creation, which holds the
  * row FOR SHARE: the live-run check below then sees every run committed before it.
  */
@@ -349,16 +419,22 @@ export async function deleteDefinition(
   pool: Pool,
   tenantId: string,
   id: string,
-): Promise<'deleted' | 'inUse' | 'notFound'> {
-  return withTransaction(pool, async (tx) => {
+): Promise<DeleteDefinitionResult> {
+  return withTransaction<DeleteDefinitionResult>(pool, async (tx) => {
     const locked = await tx.query(`SELECT 1 FROM definitions WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [id, tenantId]);
-    if (!locked.rowCount) return rollback('notFound' as const);
+    if (!locked.rowCount) return rollback<DeleteDefinitionResult>('notFound');
     const live = await tx.query(
       `SELECT 1 FROM runs WHERE definition_id = $1 AND tenant_id = $2 AND status = ANY($3::text[]) LIMIT 1`,
       [id, tenantId, DEFINITION_PINNING_STATUSES],
     );
-    if (live.rowCount) return rollback('inUse' as const);
+    if (live.rowCount) return rollback<DeleteDefinitionResult>('inUse');
+    // after the row lock: a write naming this definition either committed before it (seen here) or waits and then finds it gone
+    const referrers = await tx.query<{ id: string; name: string }>(
+      `SELECT id, name FROM definitions WHERE tenant_id = $1 AND $2::uuid = ANY(refs) AND id <> $2::uuid ORDER BY created_at, id LIMIT 20`,
+      [tenantId, id],
+    );
+    if (referrers.rowCount) return rollback<DeleteDefinitionResult>({ referencedBy: referrers.rows });
     await tx.query(`DELETE FROM definitions WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
-    return 'deleted' as const;
+    return 'deleted';
   });
 }

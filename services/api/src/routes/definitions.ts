@@ -6,7 +6,9 @@ import type { OpenAPIHono} from '@hono/zod-openapi';
 import { createRoute } from '@hono/zod-openapi';
 import {
   decodePageCursor,
+  DefinitionRefsMissingError,
   deleteDefinition,
+  existingDefinitionIds,
   duplicateDefinition,
   getDefinition,
   getDefinitionPlanGraph,
@@ -15,10 +17,11 @@ import {
   updateDefinition,
   type DefinitionPatch,
 } from '@flowline/db';
-import { describe, toDot, toMermaid, type Graph } from '@flowline/graph';
+import { definitionReferences, describe, toDot, toMermaid, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import {
   DefinitionInUseError,
+  DefinitionReferencedError,
   GraphInvalidError,
   NotFoundError,
   ValidationFailedError,
@@ -80,9 +83,13 @@ const putDef = createRoute({
 });
 const deleteDef = createRoute({
   method: 'delete', path: '/v1/definitions/{id}', tags, security,
-  operationId: 'deleteDefinition', summary: 'Delete a definition no live run pins',
+  operationId: 'deleteDefinition', summary: 'Delete a definition no live run pins and no other definition names',
   request: { params: IdParam },
-  responses: { 204: { description: 'deleted' }, ...errorResponses, 409: jsonContent(ErrorSchema, 'DefinitionInUse') },
+  responses: {
+    204: { description: 'deleted' },
+    ...errorResponses,
+    409: jsonContent(ErrorSchema, 'DefinitionInUse (a live run pins it) or DefinitionReferenced (other definitions name it; details list them)'),
+  },
 });
 const duplicateDef = createRoute({
   method: 'post', path: '/v1/definitions/{id}/duplicate', tags, security,
@@ -127,25 +134,39 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     }
     return doc;
   };
-  const parseOrThrow = (doc: unknown) => {
-    const res = checkGraph(doc, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+  /** The graph check with the definitions it names looked up in the tenant (one query for all of them). */
+  const check = async (tenant: string, doc: unknown) => {
+    const named = definitionReferences(doc);
+    const existing = named.length > 0 ? await existingDefinitionIds(pool, tenant, named) : new Set<string>();
+    return checkGraph(doc, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), existing);
+  };
+  const parseOrThrow = async (tenant: string, doc: unknown) => {
+    const res = await check(tenant, doc);
     if (!res.ok) throw new GraphInvalidError(res.errors, res.warnings);
-    return res.graph;
+    return { graph: res.graph, refs: definitionReferences(res.graph).map((r) => r.toLowerCase()) };
+  };
+  /** A referenced definition was deleted between the check and the write: answer the check as it reads now. */
+  const refsRace = async (tenant: string, doc: unknown, err: unknown): Promise<never> => {
+    if (!(err instanceof DefinitionRefsMissingError)) throw err;
+    const res = await check(tenant, doc);
+    if (!res.ok) throw new GraphInvalidError(res.errors, res.warnings);
+    throw err;
   };
 
   // validate is registered before `{id}` routes so its path never reads as an id
-  app.openapi(validateDef, (c) => {
-    const res = checkGraph(graphOf(c, true), deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+  app.openapi(validateDef, async (c) => {
+    const res = await check(c.get('tenant'), graphOf(c, true));
     return sendJson(200, { valid: res.ok, errors: res.ok ? [] : res.errors, warnings: res.warnings });
   });
 
   app.openapi(createDef, async (c) => {
     const body = c.req.valid('json');
     const doc = graphOf(c, true);
-    const graph = parseOrThrow(doc);
+    const tenant = c.get('tenant');
+    const { graph, refs } = await parseOrThrow(tenant, doc);
     const row = await insertDefinition(pool, {
       id: randomUUID(),
-      tenantId: c.get('tenant'),
+      tenantId: tenant,
       name: body.name,
       description: body.description ?? null,
       kind: graph.kind,
@@ -153,7 +174,8 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
       planGraphJson: jsonText(graph),
       graphHash: graphHash(doc),
       nodeCount: graph.nodes.length,
-    });
+      refs,
+    }).catch((err: unknown) => refsRace(tenant, doc, err));
     return sendJson(201, definition(row), { location: `/v1/definitions/${row.id}` });
   });
 
@@ -196,15 +218,17 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     if (body.name !== undefined) patch.name = body.name;
     if (body.description !== undefined) patch.description = body.description;
     const doc = graphOf(c, false);
+    const tenant = c.get('tenant');
     if (doc !== undefined) {
-      const graph = parseOrThrow(doc);
+      const { graph, refs } = await parseOrThrow(tenant, doc);
+      patch.refs = refs;
       patch.kind = graph.kind;
       patch.graphJson = jsonText(doc);
       patch.planGraphJson = jsonText(graph);
       patch.graphHash = graphHash(doc);
       patch.nodeCount = graph.nodes.length;
     }
-    const res = await updateDefinition(pool, c.get('tenant'), id, body.version, patch);
+    const res = await updateDefinition(pool, tenant, id, body.version, patch).catch((err: unknown) => refsRace(tenant, doc, err));
     if (res === null) throw new NotFoundError('definition');
     if (res === 'conflict') throw new VersionConflictError(body.version);
     return sendJson(200, definition(res));
@@ -215,6 +239,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     const res = await deleteDefinition(pool, c.get('tenant'), id);
     if (res === 'notFound') throw new NotFoundError('definition');
     if (res === 'inUse') throw new DefinitionInUseError();
+    if (res !== 'deleted') throw new DefinitionReferencedError(res.referencedBy);
     return c.body(null, 204);
   });
 
