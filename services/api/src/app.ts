@@ -1,7 +1,8 @@
 /**
  * The Hono app: middleware order is load-bearing —
- * keep-alive guard (an unread body is drained or the connection closed) → metrics → auth (/v1 only; 401) → the route's scope check (403, route-scopes.ts) → 413 body
- * limit → lossless JSON parse → zod route validators.
+ * keep-alive guard (an unread body is drained or the connection closed) → metrics → auth
+ * (/v1 only; 401) → the route's scope check (403, route-scopes.ts) → the tenant's rate limit
+ * (429, edge/rate-limit.ts) → 413 body limit → lossless JSON parse → zod route validators.
  * Every error leaves through the one `onError` mapping (errors.ts).
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
@@ -13,6 +14,7 @@ import type { AppDeps, AppEnv } from './context';
 import { ApiError, ValidationFailedError, errorResponse } from './errors';
 import { DEFAULT_EDGE_OPTIONS } from './edge/config';
 import { keepAliveGuard } from './edge/keep-alive';
+import { documentRateLimits, rateLimit } from './edge/rate-limit';
 import { createMetrics } from './metrics';
 import { registerConversationRoutes } from './routes/conversations';
 import { registerDefinitionRoutes } from './routes/definitions';
@@ -64,10 +66,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.notFound((c) => c.json({ error: { code: 'NotFound', message: 'no such route' } }, 404));
 
   // first: every answer, refusals included, leaves the connection reusable (edge/keep-alive.ts)
-  app.use('*', keepAliveGuard(deps.edge ?? DEFAULT_EDGE_OPTIONS));
+  const edge = deps.edge ?? DEFAULT_EDGE_OPTIONS;
+  app.use('*', keepAliveGuard(edge));
   app.use('*', metrics.middleware);
   app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
   installScopeChecks(app);
+  if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
   app.use('/v1/*', limitBody());
   app.use('/v1/*', parseBody());
 
@@ -83,6 +87,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   // a keyed route without a declared scope would answer any key: refuse to build
   assertEveryRouteScoped(app);
   documentScopes(app);
+  if (edge.rateLimit) documentRateLimits(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.openAPIRegistry.registerPath({

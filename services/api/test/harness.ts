@@ -14,6 +14,8 @@ export const KEYS = { a: 'key-tenant-a', b: 'key-tenant-b' } as const;
 
 export interface Harness {
   app: ReturnType<typeof createApp>;
+  /** what the app was built from (a second replica is `createApp({ ...deps })`) */
+  deps: AppDeps;
   db: TestDatabase;
   redis: Redis;
   prefix: string;
@@ -44,7 +46,7 @@ export async function startHarness(
   const redis = new Redis(tr.url, { maxRetriesPerRequest: 3 });
   const tools = await createToolRegistry({ testTools: true });
   const keys = apiKeys !== undefined ? apiKeys : new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
-  const app = createApp({
+  const deps: AppDeps = {
     pool: db.pool,
     redis,
     apiKeys: keys,
@@ -61,9 +63,11 @@ export async function startHarness(
     queuePrefix: tr.prefix,
     logger: pino({ level: 'silent' }),
     ...extra,
-  });
+  };
+  const app = createApp(deps);
   return {
     app,
+    deps,
     db,
     redis,
     prefix: tr.prefix,

@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_EDGE_OPTIONS } from '../src/edge/config';
 import { scopedRoutes } from '../src/route-scopes';
 import { KEYS, startHarness, type Harness } from './harness';
 
@@ -37,7 +38,7 @@ async function startServer(edge?: { bodyDrainMaxBytes: number; bodyDrainTimeoutM
       [KEYS.a, 'tenantA'],
       [READ_ONLY, { tenant: 'tenantA', scopes: ['read'] }],
     ]),
-    edge ? { edge } : {},
+    edge ? { edge: { ...DEFAULT_EDGE_OPTIONS, ...edge } } : {},
   );
   const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as http.Server;
   if (!server.listening) await once(server, 'listening');
