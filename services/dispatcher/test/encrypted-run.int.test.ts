@@ -1,12 +1,13 @@
 /**
  * ENCRYPTION_KEY end to end: a dispatcher (and the store the API uses) with a key drives a
  * run through a tool worker and a Subworkflow child run to Completed, while every graph and
- * document row stays ciphertext and the store reads the results back.
+ * document row stays ciphertext and the store reads the results back — numbers a double
+ * cannot hold included (CONTRACT §1.2).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configureEncryption, getNodeRun, getRunDetail, insertDefinition } from '@flowline/db';
-import type { Graph } from '@flowline/graph';
+import { JsonNumber, type Graph, type GraphEdge, type JsonObject } from '@flowline/graph';
 import { waitFor } from '@flowline/testing';
 import { createHarness, edge, node, runStatuses, startToolWorker, TENANT, toolChain, type Harness } from './harness';
 
@@ -87,5 +88,39 @@ describe('a run with ENCRYPTION_KEY set', () => {
     expect(detail!.graph).toEqual(parent);
     expect(detail!.output).toMatchObject({ outcome: 'done' });
     expect(JSON.stringify(detail!.output)).toContain(MARK);
+  });
+
+  it('routes 2^53+1 through the Gt 2^53 edge and echoes it exactly, with every document sealed', async () => {
+    const big = new JsonNumber('9007199254740993');
+    const on = (from: string, to: string, op: 'Gt' | 'Lte'): GraphEdge => ({
+      ...edge(from, to),
+      condition: { path: 'output.input.big', op, value: 9007199254740992 },
+    });
+    const graph: Graph = {
+      schemaVersion: 1,
+      kind: 'Standard',
+      chat: null,
+      inputSchema: null,
+      outputSchema: null,
+      nodes: [
+        node('start', 'Start', {}),
+        node('cond', 'Condition', {}),
+        node('tool', 'Tool', { toolName: 'echo', argumentBindings: { big: 'run.input.big' } }, 3),
+        node('gt', 'End', { outcome: 'gt', resultPath: 'input.output.result' }),
+        node('lte', 'End', { outcome: 'lte' }),
+      ],
+      edges: [edge('start', 'cond'), on('cond', 'tool', 'Gt'), on('cond', 'lte', 'Lte'), edge('tool', 'gt')],
+    };
+    const [runId] = await h.createRuns(graph, [{ big } as unknown as JsonObject]);
+    await waitFor(async () => (await runStatuses(h.db, [runId!])).get(runId!) === 'Completed', {
+      timeoutMs: 30_000,
+      description: 'run completed',
+    });
+
+    const raw = await h.db.pool.query<{ t: string }>(`SELECT json_agg(x)::text AS t FROM node_runs x WHERE run_id = $1`, [runId]);
+    expect(raw.rows[0]!.t).not.toContain('9007199254740993');
+    expect((await getNodeRun(h.db.pool, runId!, 'lte'))!.status).toBe('Skipped');
+    expect(((await getNodeRun(h.db.pool, runId!, 'tool'))!.output as { output: unknown }).output).toEqual({ result: { big } });
+    expect((await getRunDetail(h.db.pool, TENANT, runId!))!.output).toEqual({ outcome: 'gt', result: { big } });
   });
 });

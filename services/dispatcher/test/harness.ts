@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createRun, insertDefinition } from '@flowline/db';
-import type { Graph, GraphNode, GraphEdge, JsonObject } from '@flowline/graph';
+import { stringifyJson, type Graph, type GraphNode, type GraphEdge, type JsonObject } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
 import { createToolRegistry, type ToolRegistryOptions } from '@flowline/tools';
 // The real worker of the tool lane, run in-process (tests only; services never import each other).
@@ -60,7 +60,7 @@ export async function createHarness(): Promise<Harness> {
     },
     async createRuns(graph, inputs) {
       const definitionId = randomUUID();
-      const doc = JSON.stringify(graph);
+      const doc = stringifyJson(graph);
       await insertDefinition(db.pool, {
         id: definitionId,
         tenantId: TENANT,
@@ -81,7 +81,7 @@ export async function createHarness(): Promise<Harness> {
           conversationId: null,
           shardCount: SHARD_COUNT,
           prepare: () => ({
-            inputJson: JSON.stringify(input),
+            inputJson: stringifyJson(input),
             nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
           }),
         });
