@@ -29,7 +29,7 @@ describe('the served OpenAPI document', () => {
     const ops = operations(doc);
     expect(ops.length).toBeGreaterThanOrEqual(Object.keys(ROUTE_SCOPES).length);
     const lacking = ops.filter(({ op }) => !op.operationId || !op.summary?.trim()).map((o) => o.route);
-    expect(lacking, 'add `operationId` and `summary` to these routes\' createRoute({...})').toEqual([]);
+    expect(lacking, 'add `operationId` and `summary` to these routes\' createRoute({...}), then run `npm run docs:gen`').toEqual([]);
     const ids = ops.map(({ op }) => op.operationId);
     expect(new Set(ids).size, `duplicate operationId among ${ids.join(', ')}`).toBe(ids.length);
   });
