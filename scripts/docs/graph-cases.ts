@@ -13,6 +13,8 @@ export interface RuleCase {
   graph: unknown;
   /** show only the issues keyed to this node or edge (others the small graph raises are beside the point) */
   key?: string;
+  /** the tenant's definitions the parser is told exist (default: references are not judged) */
+  definitions?: string[];
   /** parse with this MAX_NODES_PER_DEFINITION (default: the deployment default) */
   maxNodes?: number;
 }
@@ -130,6 +132,12 @@ export const RULE_CASES: readonly RuleCase[] = [
     group: 'config',
     rule: 'A literal `arguments.url` sits under one of the `allowedUrls`.',
     graph: tool({ toolName: 'http_fetch', allowedUrls: ['https://example.com/api/'], arguments: { url: 'https://example.org/' } }),
+  },
+  {
+    group: 'config',
+    rule: "A Subworkflow's `definitionId` (and a Loop's `body`) names one of the tenant's definitions.",
+    definitions: [],
+    graph: around({ key: 'child', kind: 'Subworkflow', config: { definitionId: '0b5c8a4e-7d2f-4c1a-9e3b-6f8d2a1c4e7b' } }),
   },
   { group: 'config', rule: 'An Agent offers catalog tools only.', graph: around({ key: 'agent', kind: 'Agent', config: { instructions: 'Help.', tools: ['send_email'] } }) },
   { group: 'config', rule: 'An Agent offers each tool once.', graph: around({ key: 'agent', kind: 'Agent', config: { instructions: 'Help.', tools: ['echo', 'echo'] } }) },

@@ -230,7 +230,11 @@ const GROUP_TITLES: Record<RuleCase['group'], string> = {
 };
 
 function issuesOf(c: RuleCase, tools: ToolCatalog): Issue[] {
-  const r = parseGraph(c.graph, { maxNodes: c.maxNodes ?? DEFAULT_CORE_OPTIONS.maxNodesPerDefinition, tools });
+  const r = parseGraph(c.graph, {
+    maxNodes: c.maxNodes ?? DEFAULT_CORE_OPTIONS.maxNodesPerDefinition,
+    tools,
+    ...(c.definitions ? { definitions: new Set(c.definitions) } : {}),
+  });
   const all = c.group === 'warning' ? r.warnings : r.ok ? [] : r.errors;
   const wanted = c.key === undefined ? all : all.filter((i) => i.key === c.key);
   if (wanted.length === 0 || (c.group === 'warning' && !r.ok)) {
