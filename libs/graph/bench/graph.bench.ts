@@ -68,8 +68,12 @@ const landing: RunSnapshot = {
   results: queued.slice(98, 118).map((n) => ({ invocationId: n.invocationId!, nodeKey: n.nodeKey, outcome: { ok: true, output: { r: 1 }, startedAt: 5, finishedAt: 6 } })),
 };
 
-/** An input document of `n` upstream envelopes: ids, timestamps, text, small numbers (as nodes produce). */
-function inputDocument(n: number): Record<string, unknown> {
+/**
+ * An input document of `n` upstream envelopes: ids, timestamps, text, small numbers (as nodes
+ * produce). `computed`: scores are sums of doubles (0.875 + i/1000), whose shortest texts
+ * reach 17 significant digits, so the scan checks each of them against its double.
+ */
+function inputDocument(n: number, computed = false): Record<string, unknown> {
   const upstream: Record<string, unknown> = {};
   for (let i = 0; i < n; i++) {
     upstream[`step-${i}`] = {
@@ -80,7 +84,7 @@ function inputDocument(n: number): Record<string, unknown> {
         id: `3f2a9c1e-6b7d-4e8f-9a0b-${String(100000000000 + i)}`,
         at: '2024-05-01T12:34:56.789Z',
         text: 'The quick brown fox jumps over the lazy dog, 42 times.',
-        score: 0.875 + i / 1000,
+        score: computed ? 0.875 + i / 1000 : (i % 10) / 8,
         count: i * 17,
         tags: ['alpha', 'beta', i % 2 === 0],
       },
@@ -92,6 +96,7 @@ const smallDoc = inputDocument(13);
 const largeDoc = inputDocument(210);
 const smallText = JSON.stringify(smallDoc);
 const largeText = JSON.stringify(largeDoc);
+const computedText = JSON.stringify(inputDocument(210, true));
 const exactSmallText = smallText.replace('"limit":10', '"limit":9007199254740993');
 const exactSmallDoc = parseJsonExact(exactSmallText);
 if (!(((exactSmallDoc as { run: { input: { limit: unknown } } }).run.input.limit) instanceof JsonNumber)) throw new Error('bench doc has no exact number');
@@ -111,6 +116,8 @@ const rows = [
     measure(`parseJsonExact, ${kb(text)} document (JS parser)`, () => void parseJsonExact(text)),
   ]),
   measure(`parseJson, ${kb(exactSmallText)} document holding one exact number (scan + JS parser)`, () => void parseJson(exactSmallText)),
+  measure(`JSON.parse, ${kb(computedText)} document of 17-digit doubles (native baseline)`, () => void JSON.parse(computedText)),
+  measure(`parseJson, ${kb(computedText)} document of 17-digit doubles (scan + shortest-text check per long token + JSON.parse)`, () => void parseJson(computedText)),
   ...[smallDoc, largeDoc].flatMap((doc) => [
     measure(`JSON.stringify, ${kb(JSON.stringify(doc))} document (native baseline)`, () => void JSON.stringify(doc)),
     measure(`stringifyJson, ${kb(JSON.stringify(doc))} document without exact numbers`, () => void stringifyJson(doc)),

@@ -306,6 +306,15 @@ describe('parseJson and stringifyJson (the native fast paths)', () => {
     expect(mayHoldInexactNumber(JSON.stringify(doc, null, 2))).toBe(false);
   });
 
+  it('leaves computed doubles written as their shortest text (17 digits, exponents) to JSON.parse', () => {
+    const doc = { sum: 0.1 + 0.2, big: 1e21, tiny: 5e-324, max: Number.MAX_VALUE, list: [1 / 3, -2 / 3] };
+    expect(mayHoldInexactNumber(JSON.stringify(doc))).toBe(false);
+    expect(parseJson(JSON.stringify(doc))).toStrictEqual(doc);
+    // the same values spelled otherwise need the exact parser's judgement
+    expect(mayHoldInexactNumber('{"big":1e21}')).toBe(true);
+    expect(mayHoldInexactNumber('[0.300000000000000040]')).toBe(true);
+  });
+
   it('throws a SyntaxError for malformed text on either path', () => {
     expect(() => parseJson('{"a": 1')).toThrow(SyntaxError);
     expect(() => parseJson('{"a": 12345678901234567')).toThrow(SyntaxError);

@@ -370,29 +370,36 @@ export function parseJsonExact(text: string, options: ParseJsonExactOptions = {}
 
 /*
  * A number token (it follows the start of the text, `:`, `,` or `[`, then whitespace)
- * spelled with 16 or more digits-or-points, or with an exponent. Any token of at most 15
- * significant digits without exponent names its double's value exactly (a double holds
- * every 15-digit decimal), so text that never matches is read right by JSON.parse. A
- * string that happens to contain such a pattern only costs the exact parser.
+ * spelled with 16 or more digits-or-points, or with an exponent; the group is the whole
+ * token. Any token of at most 15 significant digits without exponent names its double's
+ * value exactly (a double holds every 15-digit decimal), and so does a longer one that is
+ * the double's shortest text (`0.30000000000000004`, as JSON.stringify writes computed
+ * doubles): JSON.parse reads those right. A string that happens to contain such a pattern
+ * only costs the exact parser.
  */
-const MAY_HOLD_INEXACT_NUMBER = /(?:^|[:,[])\s*-?(?:[0-9.]{16}|[0-9]+(?:\.[0-9]+)?[eE])/;
+const LONG_NUMBER_TOKEN = /(?:^|[:,[])\s*(-?(?:[0-9.]{16}|[0-9]+(?:\.[0-9]+)?[eE])[0-9.eE+-]*)/g;
 
 /**
  * True when JSON text may hold a number token a double cannot carry exactly (see
  * {@link parseJson}); false guarantees `JSON.parse(text)` equals `parseJsonExact(text)`.
  */
 export function mayHoldInexactNumber(text: string): boolean {
-  return MAY_HOLD_INEXACT_NUMBER.test(text);
+  LONG_NUMBER_TOKEN.lastIndex = 0;
+  for (let m = LONG_NUMBER_TOKEN.exec(text); m !== null; m = LONG_NUMBER_TOKEN.exec(text)) {
+    const token = m[1]!;
+    if (String(Number(token)) !== token) return true;
+  }
+  return false;
 }
 
 /**
  * Parses JSON text losslessly, as {@link parseJsonExact} does, through native `JSON.parse`
  * when a scan finds no number token that could need a {@link JsonNumber} (16+ digits or an
- * exponent). Malformed text throws a `SyntaxError` (a {@link JsonSyntaxError} from the
+ * exponent, unless the token is its double's shortest text). Malformed text throws a `SyntaxError` (a {@link JsonSyntaxError} from the
  * exact parser, the engine's own from `JSON.parse`).
  */
 export function parseJson(text: string): unknown {
-  return MAY_HOLD_INEXACT_NUMBER.test(text) ? parseJsonExact(text) : JSON.parse(text);
+  return mayHoldInexactNumber(text) ? parseJsonExact(text) : JSON.parse(text);
 }
 
 /**
