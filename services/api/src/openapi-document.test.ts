@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import ts from 'typescript';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { EVENT_KINDS, FAILURE_CLASSES, NODE_KINDS, NODE_STATUSES, RUN_STATUSES } from '@flowline/graph';
 import { ROUTE_SCOPES } from './route-scopes';
 import { servedOpenApiDocument, type OpenApiDocument } from './openapi-document';
 
@@ -42,6 +43,20 @@ describe('the served OpenAPI document', () => {
       else expect(op.security, route).toEqual([]);
     }
     expect(doc.servers?.length).toBeGreaterThan(0);
+  });
+
+  it('names the closed vocabularies (statuses, failure classes, node and event kinds) as enums taken from the model', async () => {
+    const doc = (await servedOpenApiDocument()) as OpenApiDocument & { components: { schemas: Record<string, { enum?: unknown; properties?: Record<string, unknown> }> } };
+    const schemas = doc.components.schemas;
+    expect(schemas.RunStatus?.enum).toEqual([...RUN_STATUSES]);
+    expect(schemas.NodeStatus?.enum).toEqual([...NODE_STATUSES]);
+    expect(schemas.FailureClass?.enum).toEqual([...FAILURE_CLASSES]);
+    expect(schemas.NodeKind?.enum).toEqual([...NODE_KINDS]);
+    expect(schemas.EventKind?.enum).toEqual([...EVENT_KINDS]);
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    expect(schemas.RunSummary?.properties).toMatchObject({ status: ref('RunStatus'), failureClass: ref('FailureClass') });
+    expect(schemas.NodeRunSummary?.properties).toMatchObject({ kind: ref('NodeKind'), status: ref('NodeStatus'), failureClass: ref('FailureClass') });
+    expect(schemas.NodeRunDetail?.properties).toMatchObject({ kind: ref('NodeKind'), status: ref('NodeStatus'), failureClass: ref('FailureClass') });
   });
 
   it('passes the recommended ruleset of the Redocly linter with no error', async () => {

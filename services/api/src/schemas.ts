@@ -3,6 +3,13 @@
  * schemas validate requests and generate `GET /openapi.json`.
  */
 import { z } from '@hono/zod-openapi';
+import { EVENT_KINDS, FAILURE_CLASSES, NODE_KINDS, NODE_STATUSES, RUN_STATUSES } from '@flowline/graph';
+
+export const RunStatusSchema = z.enum(RUN_STATUSES).openapi('RunStatus');
+export const NodeStatusSchema = z.enum(NODE_STATUSES).openapi('NodeStatus');
+export const FailureClassSchema = z.enum(FAILURE_CLASSES).openapi('FailureClass');
+export const NodeKindSchema = z.enum(NODE_KINDS).openapi('NodeKind');
+export const EventKindSchema = z.enum(EVENT_KINDS).openapi('EventKind');
 
 export const IssueSchema = z.object({ key: z.string().nullable(), message: z.string() }).openapi('Issue');
 
@@ -99,7 +106,7 @@ export const GraphDescriptorSchema = z
       z.object({
         index: z.number().int(),
         key: z.string(),
-        kind: z.string(),
+        kind: NodeKindSchema,
         label: z.string(),
         joinPolicy: JoinPolicySchema,
         maxAttempts: z.number().int(),
@@ -154,8 +161,8 @@ export const RunSummarySchema = z
   .object({
     id: z.string(),
     definitionId: z.string(),
-    status: z.string(),
-    failureClass: z.string(),
+    status: RunStatusSchema,
+    failureClass: FailureClassSchema,
     reason: z.string().nullable(),
     paused: z.boolean(),
     requestId: z.string().nullable(),
@@ -169,9 +176,7 @@ export const RunSummarySchema = z
   .openapi('RunSummary');
 
 export const RunListQuery = PageQuery.extend({
-  status: z
-    .enum(['Pending', 'Running', 'WaitingForApproval', 'Completed', 'Failed', 'Cancelled', 'Cancelling'])
-    .optional(),
+  status: RunStatusSchema.optional(),
   definitionId: z.string().optional(),
   conversationId: z
     .string()
@@ -186,10 +191,10 @@ export const RunListSchema = z
 export const NodeRunSummarySchema = z
   .object({
     nodeKey: z.string(),
-    kind: z.string(),
-    status: z.string(),
+    kind: NodeKindSchema,
+    status: NodeStatusSchema,
     attempt: z.number().int(),
-    failureClass: z.string(),
+    failureClass: FailureClassSchema,
     reason: z.string().nullable(),
     pendingDecisionKind: z.string().nullable(),
     childRunId: z.string().nullable(),
@@ -213,15 +218,15 @@ export const SteerEntrySchema = z.object({
 export const NodeRunDetailSchema = z
   .object({
     nodeKey: z.string(),
-    kind: z.string(),
-    status: z.string(),
+    kind: NodeKindSchema,
+    status: NodeStatusSchema,
     attempt: z.number().int(),
-    failureClass: z.string(),
+    failureClass: FailureClassSchema,
     reason: z.string().nullable(),
     pendingDecisionKind: z.string().nullable(),
     input: JsonSchema,
     output: JsonSchema,
-    error: z.object({ class: z.string(), reason: z.string().nullable() }).nullable(),
+    error: z.object({ class: FailureClassSchema, reason: z.string().nullable() }).nullable(),
     steering: z.array(SteerEntrySchema),
     childRunId: z.string().nullable(),
     notBefore: Timestamp.nullable(),
@@ -234,7 +239,7 @@ export const EventsQuery = z.object({
 });
 
 export const EventSchema = z
-  .object({ seq: z.number().int(), kind: z.string(), nodeKey: z.string().nullable(), at: Timestamp, detail: JsonSchema })
+  .object({ seq: z.number().int(), kind: EventKindSchema, nodeKey: z.string().nullable(), at: Timestamp, detail: JsonSchema })
   .openapi('RunEvent');
 
 export const EventPageSchema = z
