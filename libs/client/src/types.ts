@@ -73,6 +73,25 @@ export interface Definition extends DefinitionSummary {
   graph: unknown;
 }
 
+/** One saved version of a definition in a list (no graph): `GET /v1/definitions/{id}/versions`. */
+export interface DefinitionVersionSummary {
+  definitionId: string;
+  version: number;
+  /** the name saved with this version */
+  name: string;
+  description: string | null;
+  kind: 'Standard' | 'Chat';
+  nodeCount: number;
+  graphHash: string;
+  /** when this version was saved */
+  createdAt: string;
+}
+
+/** One saved version with its graph document: `GET /v1/definitions/{id}/versions/{version}`. */
+export interface DefinitionVersion extends DefinitionVersionSummary {
+  graph: unknown;
+}
+
 /** `GET /v1/definitions/{id}/render`: the current version as diagram text. */
 export interface GraphRendering {
   format: 'mermaid' | 'dot';
@@ -145,6 +164,8 @@ export interface GraphValidation {
 export interface RunSummary {
   id: string;
   definitionId: string;
+  /** the definition version the run pinned */
+  definitionVersion: number;
   status: RunStatus;
   failureClass: FailureClass;
   reason: string | null;
