@@ -61,6 +61,31 @@ describe('the runs list', () => {
     expect(row.getAttribute('data-status')).toBe('WaitingForApproval');
     expect(within(row).getByRole('link').getAttribute('href')).toBe(`/console/run?runId=${RUN}`);
   });
+
+  it('notes a run’s reason, and its failure class only where the status does not already say it', async () => {
+    const a = api();
+    a.on('GET /v1/runs', () => ({
+      body: {
+        items: [
+          { ...run('Cancelled'), failureClass: 'Cancelled', reason: 'not needed' },
+          { ...run('Failed'), id: RUN.replace(/a/g, 'b'), failureClass: 'Timeout', reason: 'node slow timed out' },
+        ],
+        nextCursor: null,
+      },
+    }));
+    renderApp('/console/runs', a);
+    const cancelled = await waitFor(() => {
+      const tr = document.querySelector<HTMLElement>(`tr[data-run-id="${RUN}"]`);
+      if (!tr) throw new Error('no row yet');
+      return tr;
+    });
+    const notes = cancelled.querySelector('td:last-child')!.textContent!;
+    expect(notes).toContain('not needed');
+    expect(notes).not.toContain('Cancelled');
+    const failed = document.querySelector<HTMLElement>(`tr[data-run-id="${RUN.replace(/a/g, 'b')}"]`)!;
+    expect(failed.querySelector('td:last-child')!.textContent).toContain('Timeout');
+    expect(failed.querySelector('td:last-child')!.textContent).toContain('node slow timed out');
+  });
 });
 
 describe('starting a run from a definition', () => {
