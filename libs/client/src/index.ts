@@ -5,13 +5,13 @@
  * `unsubscribeRun`, `live()`).
  */
 import type { NodeActivity } from '@flowline/queue/live';
-import { createLiveClient, type LiveClient, type RunChange, type RunSubscription } from './live';
+import { createLiveClient, LATEST_SEQ, type LiveClient, type RunChange, type RunSubscription } from './live';
 import { createRestClient, type RestClientOptions } from './rest';
 
 export { ApiRequestError, createRestClient, isApiRequestError } from './rest';
 export type { RestClient, RestClientOptions, Page, EventPage, RawResponse, SendOptions, StreamOptions } from './rest';
 export type * from './types';
-export { LiveRequestError, createLiveClient } from './live';
+export { LATEST_SEQ, LiveRequestError, createLiveClient } from './live';
 export type { LiveClient, LiveClientOptions, RunChange, RunSubscription } from './live';
 export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue/live';
 export { LIVE_EVENTS } from '@flowline/queue/live';
@@ -39,8 +39,8 @@ export function createClient(o: ClientOptions) {
     ...rest,
     /** the live connection (created on first use) */
     live: liveClient,
-    /** subscribes to a run's changes from `afterSeq`; see {@link RunChange} */
-    subscribeRun: (runId: string, afterSeq: number, onChange: (c: RunChange) => void): RunSubscription =>
+    /** subscribes to a run's changes from `afterSeq` (or from its latest seq: `'latest'`); see {@link RunChange} */
+    subscribeRun: (runId: string, afterSeq: number | typeof LATEST_SEQ, onChange: (c: RunChange) => void): RunSubscription =>
       liveClient().subscribeRun(runId, afterSeq, onChange),
     /** `unsubscribeRun`: leaves the run's room (and its activity feeds); local subscriptions of the run stop */
     unsubscribeRun: (runId: string): Promise<void> => liveClient().unsubscribeRun(runId),

@@ -19,6 +19,12 @@ import {
 } from '@flowline/queue/live';
 import type { RestClient } from './rest';
 
+/** `subscribeRun(runId, LATEST_SEQ, …)`: from the run's current last seq, replaying nothing. */
+export const LATEST_SEQ = 'latest' as const;
+
+/** The highest seq the events store holds (a Postgres integer). */
+const MAX_SEQ = 2_147_483_647;
+
 /** What a subscriber is handed: new events past the previous watermark, in seq order. */
 export interface RunChange {
   runId: string;
@@ -106,9 +112,16 @@ export function createLiveClient(o: LiveClientOptions) {
     return socket.timeout(ACK_TIMEOUT_MS).emitWithAck(event, payload);
   }
 
-  /** Subscribes to a run; `onChange` gets the snapshot, then every batch of new events. */
-  function subscribeRun(runId: string, afterSeq: number, onChange: (c: RunChange) => void): RunSubscription {
-    let watermark = afterSeq;
+  /**
+   * Subscribes to a run; `onChange` gets the snapshot, then every batch of new events.
+   * `afterSeq` {@link LATEST_SEQ} (`'latest'`) starts at the run's current last seq: the
+   * snapshot replays nothing and only later changes are read (a view that reads the run's
+   * state itself need not page through its whole history first).
+   */
+  function subscribeRun(runId: string, afterSeq: number | typeof LATEST_SEQ, onChange: (c: RunChange) => void): RunSubscription {
+    // from the latest: asked as the highest seq there can be, the server answers no replay and its last seq as the watermark
+    let fromLatest = afterSeq === LATEST_SEQ;
+    let watermark = afterSeq === LATEST_SEQ ? 0 : afterSeq;
     let pinged = 0;
     let closed = false;
     let reading = false;
@@ -148,7 +161,7 @@ export function createLiveClient(o: LiveClientOptions) {
     const subscribe = async (): Promise<void> => {
       let answer: unknown;
       try {
-        answer = await request(LIVE_EVENTS.subscribeRun, { runId, afterSeq: watermark });
+        answer = await request(LIVE_EVENTS.subscribeRun, { runId, afterSeq: fromLatest ? MAX_SEQ : watermark });
       } catch (err) {
         // ack timeout or disconnect: the reconnect handler subscribes again
         onError(err);
@@ -169,6 +182,8 @@ export function createLiveClient(o: LiveClientOptions) {
       const snapshot = answer as RunSnapshot;
       const fresh = snapshot.events.filter((e) => e.seq > watermark);
       watermark = Math.max(watermark, snapshot.watermark);
+      // a re-subscribe (after a reconnect) catches up from this watermark
+      fromLatest = false;
       onChange({ runId, events: fresh, watermark, snapshot });
       settle?.resolve(snapshot);
       if (snapshot.replayTruncated || pinged > watermark) await catchUp();

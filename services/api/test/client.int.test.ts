@@ -468,6 +468,13 @@ describe('operator verbs', () => {
     const sub = c.subscribeRun(runId, 0, (ch) => changes.push(ch));
     const snapshot = await sub.ready;
     expect(snapshot).toMatchObject({ status: 'Running', queued: 1, running: 0 });
+    // from the latest seq: no replay, the watermark is the run's last seq
+    const before = (await c.runs.allEvents(runId)).at(-1)!.seq;
+    const fromLatest = c.subscribeRun(runId, 'latest', () => undefined);
+    expect((await fromLatest.ready).events).toEqual([]);
+    expect(fromLatest.watermark()).toBeGreaterThanOrEqual(before);
+    expect(fromLatest.watermark()).toBeLessThanOrEqual((await c.runs.allEvents(runId)).at(-1)!.seq);
+    await fromLatest.close();
     await expect(c.streamNodeActivity(runId, 'llm', () => undefined)).rejects.toMatchObject({ code: 'NodeStateConflict' });
     // what a worker's job start reports, keeping the invocation the dispatcher queued
     const flipped = await db.pool.query<{ invocation_id: string }>(

@@ -5,15 +5,19 @@
  * 1. initial JavaScript: gzip bytes of the entry script and its module preloads (what a
  *    first visit downloads before any view; the run view, the chat page and a later
  *    editor are separate chunks);
- * 2. a 200-node run's view interactive: from navigation start until all 200 graph nodes
- *    are drawn with their statuses, and until a click on a node has opened its panel
- *    (cold browser context each repetition);
+ * 2. a 200-node run's view interactive: from navigation start until the view shows the
+ *    run's statuses (every graph node React Flow draws — those in the viewport — and
+ *    every node-table row drawn — those in its scroll box — reads Succeeded) and until a
+ *    click on a drawn graph node has opened its panel (cold browser context each
+ *    repetition);
  * 3. a 200-node run progressing (9 chains of 22 `wait` tools, ~100 node changes per
  *    second, measured from the run's events): how far the view is behind each commit
- *    (the time a node is drawn Succeeded minus its `node.completed` event's commit time,
- *    same host clock), and how fast a click on a node opens its panel meanwhile.
+ *    (the time a node first shows Succeeded, in the table or the graph, minus its
+ *    `node.completed` event's commit time, same host clock), and how fast a click on a
+ *    drawn graph node opens its panel meanwhile.
  *
  *   --quick: fewer repetitions
+ * Builds the app first when `dist` is missing or older than its sources.
  * Writes services/console/artifacts/bench.json.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -23,6 +27,7 @@ import { parseArgs } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { waitFor } from '@flowline/testing';
 import { launchChromium } from '../e2e/browser';
+import { ensureConsoleBuilt } from '../../../scripts/console-build';
 import { KEYS, artifactsDir, rootDir, startConsoleCluster, type ConsoleCluster } from '../e2e/console-cluster';
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
@@ -96,9 +101,11 @@ async function signedInPage(browser: Browser): Promise<Page> {
  * In-page code is passed as text: tsx would wrap named functions inside an evaluate
  * callback in a helper the page does not have.
  */
-const CLICK_LATENCY = `(key) => new Promise((resolve) => {
-  const el = document.querySelector('.react-flow__node[data-id="' + key + '"]');
+const CLICK_LATENCY = `(i) => new Promise((resolve) => {
+  const drawn = [...document.querySelectorAll('.react-flow__node[data-id^="c"]')];
+  const el = drawn[i % Math.max(1, drawn.length)];
   if (!el) return resolve(NaN);
+  const key = el.getAttribute('data-id');
   const t0 = performance.now();
   const obs = new MutationObserver(() => {
     if (document.querySelector('[data-node-panel="' + key + '"]')) { obs.disconnect(); resolve(performance.now() - t0); }
@@ -110,16 +117,27 @@ const CLICK_LATENCY = `(key) => new Promise((resolve) => {
 
 const RECORD_SUCCEEDED = `(() => {
   const seen = {};
-  const scan = () => { for (const el of document.querySelectorAll('.graph-node[data-status="Succeeded"]')) { const k = el.getAttribute('data-node-key'); if (!(k in seen)) seen[k] = Date.now(); } };
+  const scan = () => { for (const el of document.querySelectorAll('[data-node-key][data-status="Succeeded"]')) { const k = el.getAttribute('data-node-key'); if (!(k in seen)) seen[k] = Date.now(); } };
   new MutationObserver(scan).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
   scan();
   window.__succeededAt = seen;
 })()`;
 
-/** Clicks node `key` in the page and answers the ms until its panel is in the DOM. */
-function clickLatency(page: Page, key: string): Promise<number> {
-  return page.evaluate(`(${CLICK_LATENCY})(${JSON.stringify(key)})`) as Promise<number>;
+/** Clicks the `i`-th drawn chain node of the graph and answers the ms until its panel is in the DOM. */
+function clickLatency(page: Page, i: number): Promise<number> {
+  return page.evaluate(`(${CLICK_LATENCY})(${i})`) as Promise<number>;
 }
+
+/**
+ * The view shows the run's statuses: each graph node drawn (React Flow draws those in the
+ * viewport) and each node-table row drawn (the table draws the rows in its scroll box's
+ * view) reads Succeeded, and the table stands for all 200 (`aria-rowcount` 201).
+ */
+const ALL_SUCCEEDED = () => {
+  const table = document.querySelector('table.node-table');
+  const drawn = [...document.querySelectorAll('.graph-node'), ...document.querySelectorAll('tr[data-node-key]')];
+  return table?.getAttribute('aria-rowcount') === '201' && drawn.length > 0 && drawn.every((e) => e.getAttribute('data-status') === 'Succeeded');
+};
 
 async function interactive(c: ConsoleCluster, browser: Browser, runId: string) {
   const rendered: number[] = [];
@@ -127,9 +145,10 @@ async function interactive(c: ConsoleCluster, browser: Browser, runId: string) {
   for (let r = 0; r < REPS; r++) {
     const page = await signedInPage(browser);
     await page.goto(`${c.baseUrl}/console/run?runId=${runId}`);
-    await page.waitForFunction(() => document.querySelectorAll('.graph-node[data-status="Succeeded"]').length === 200, undefined, { timeout: 30_000, polling: 'raf' });
+    await page.waitForFunction(ALL_SUCCEEDED, undefined, { timeout: 30_000, polling: 'raf' });
     const drawnAt = await page.evaluate(() => performance.now());
-    const click = await clickLatency(page, nodeKey(4, 10));
+    const click = await clickLatency(page, r);
+    if (!Number.isFinite(click)) throw new Error('the 200-node view drew no chain node to click');
     rendered.push(drawnAt);
     clickable.push(drawnAt + click);
     await page.context().close();
@@ -155,14 +174,17 @@ async function progressing(c: ConsoleCluster, browser: Browser, definitionId: st
     const detail = await c.admin.runs.get(runId);
     if (detail.run.status === 'Completed' || detail.run.status === 'Failed') break;
     if (Date.now() - started > 120_000) throw new Error('the 200-node run did not finish in 2 minutes');
-    clicks.push(await clickLatency(page, nodeKey(i % CHAINS, (i * 7) % (CHAIN_LENGTH - 1))));
+    const click = await clickLatency(page, i * 7);
+    if (!Number.isFinite(click)) throw new Error('the progressing view drew no chain node to click');
+    clicks.push(click);
     i++;
     await page.waitForTimeout(250);
   }
-  await page.waitForFunction(() => document.querySelectorAll('.graph-node[data-status="Succeeded"]').length === 200, undefined, { timeout: 10_000 });
+  await page.waitForFunction(ALL_SUCCEEDED, undefined, { timeout: 10_000 });
   const seenAt = await page.evaluate(() => (window as unknown as { __succeededAt: Record<string, number> }).__succeededAt);
   const events = await c.admin.runs.allEvents(runId);
   const completedAt = new Map(events.filter((e) => e.kind === 'node.completed' && e.nodeKey).map((e) => [e.nodeKey!, Date.parse(e.at)]));
+  // a node is timed when it was on screen (drawn in the graph's viewport or the table's view) as it completed
   const lags = [...completedAt].filter(([k, at]) => seenAt[k] !== undefined && at >= released).map(([k, at]) => seenAt[k]! - at);
   const nodeEvents = events.filter((e) => ['node.queued', 'node.started', 'node.completed'].includes(e.kind));
   const times = nodeEvents.map((e) => Date.parse(e.at));
@@ -178,6 +200,8 @@ async function progressing(c: ConsoleCluster, browser: Browser, definitionId: st
   };
 }
 
+// the figures are of the current sources: build the app first when dist is missing or stale
+await ensureConsoleBuilt(rootDir, log);
 const js = initialJs();
 log(`initial JavaScript: ${(js.totalGzipBytes / 1000).toFixed(1)} kB gzip over ${js.files.length} files`);
 const c = await startConsoleCluster({ env: { LANE_CONCURRENCY: '16', MAX_TOTAL_ATTEMPTS: '1000' }, dispatchers: 1 });
@@ -214,10 +238,10 @@ try {
       '| figure | target | measured |',
       '|---|---|---|',
       `| initial JavaScript (gzip, entry + preloads) | ≤ 350 kB | ${kb(js.totalGzipBytes)} |`,
-      `| 200-node run view: all nodes drawn (median / max of ${REPS}, cold context) | — | ${result.view200.renderedMs.median.toFixed(0)} / ${result.view200.renderedMs.max.toFixed(0)} ms |`,
-      `| 200-node run view interactive: drawn + a click opened a node panel (median / max) | ≤ 1500 ms | ${result.view200.interactiveMs.median.toFixed(0)} / ${result.view200.interactiveMs.max.toFixed(0)} ms |`,
+      `| 200-node run view: every status on screen (median / max of ${REPS}, cold context) | — | ${result.view200.renderedMs.median.toFixed(0)} / ${result.view200.renderedMs.max.toFixed(0)} ms |`,
+      `| 200-node run view interactive: statuses on screen + a click opened a node panel (median / max) | ≤ 1500 ms | ${result.view200.interactiveMs.median.toFixed(0)} / ${result.view200.interactiveMs.max.toFixed(0)} ms |`,
       `| progressing run: node changes per second (measured from its events) | ~100 | ${prog.changesPerSecond.toFixed(0)} (${prog.nodeChanges} in ${prog.spanSeconds.toFixed(1)} s) |`,
-      `| view behind the commit (drawn Succeeded − node.completed at; p50 / p95 / max of ${prog.lagMs.n}) | ≤ 500 ms | ${prog.lagMs.p50.toFixed(0)} / ${prog.lagMs.p95.toFixed(0)} / ${prog.lagMs.max.toFixed(0)} ms |`,
+      `| view behind the commit (shown Succeeded − node.completed at; p50 / p95 / max of ${prog.lagMs.n}) | ≤ 500 ms | ${prog.lagMs.p50.toFixed(0)} / ${prog.lagMs.p95.toFixed(0)} / ${prog.lagMs.max.toFixed(0)} ms |`,
       `| click → node panel while progressing (p50 / p95 / max of ${prog.clickMs.n}) | ≤ 100 ms | ${prog.clickMs.p50.toFixed(0)} / ${prog.clickMs.p95.toFixed(0)} / ${prog.clickMs.max.toFixed(0)} ms |`,
       '',
     ].join('\n'),

@@ -3,8 +3,9 @@
  * real cluster: sign in, start the canonical graph from the console, watch its nodes
  * change live, approve its Pause in the decision panel, cancel a second run, a read-only
  * key sees no action, a Chat graph answers on the chat page; axe-core finds no serious or
- * critical violation on the runs list, the run view and the chat page. Screenshots of the
- * run view and the chat page are saved under services/console/artifacts/.
+ * critical violation on the runs list, the run view and the chat page; every selection
+ * (filters, run, node, edge, tab, definition, conversation) survives a reload. Screenshots
+ * of the run view and the chat page are saved under services/console/artifacts/.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -205,4 +206,52 @@ describe('the console in Chromium against a real cluster', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'chat');
   });
+
+  it('keeps every selection in the URL: a reload shows the same filters, run, node, edge, tab and conversation', async () => {
+    /** reloads the page, checking that it really was a new document */
+    const reload = async () => {
+      await page.evaluate(() => ((window as unknown as { __beforeReload: boolean }).__beforeReload = true));
+      await page.reload();
+      expect(await page.evaluate(() => (window as unknown as { __beforeReload?: boolean }).__beforeReload)).toBeUndefined();
+    };
+    // the runs list's filters
+    await page.goto(`${c.baseUrl}/console/runs`);
+    await page.getByLabel('Status', { exact: true }).selectOption('Cancelled');
+    await page.waitForURL(/status=Cancelled/);
+    await page.getByLabel('Definition', { exact: true }).selectOption(canonicalId);
+    await page.waitForURL(/definitionId=/);
+    await reload();
+    await page.locator(`tr[data-run-id="${secondRun}"]`).waitFor();
+    expect(await page.getByLabel('Status', { exact: true }).inputValue()).toBe('Cancelled');
+    await expect.poll(() => page.getByLabel('Definition', { exact: true }).inputValue()).toBe(canonicalId);
+    expect(await page.locator(`tr[data-run-id="${firstRun}"]`).count()).toBe(0);
+
+    // the run view's run, node and tab
+    await page.goto(`${c.baseUrl}/console/run?runId=${firstRun}`);
+    await page.locator('.graph-node[data-node-key="review"]').click();
+    await page.locator('[data-node-panel="review"]').waitFor();
+    await page.getByRole('tab', { name: 'Events' }).click();
+    await page.waitForURL(/tab=events/);
+    expect(new URL(page.url()).searchParams.get('nodeKey')).toBe('review');
+    await reload();
+    await page.locator('[data-node-panel="review"]').waitFor();
+    expect(await page.getByRole('tab', { name: 'Events' }).getAttribute('aria-selected')).toBe('true');
+    expect(await page.locator('.graph-node[data-node-key="review"]').getAttribute('class')).toContain('is-selected');
+
+    // an edge
+    await page.locator('.react-flow__edge').first().click({ force: true });
+    await page.waitForURL(/edgeKey=/);
+    const edgeKey = new URL(page.url()).searchParams.get('edgeKey')!;
+    await reload();
+    await page.locator(`[data-edge-panel="${edgeKey}"]`).waitFor();
+
+    // the chat page's definition and conversation
+    await page.goto(`${c.baseUrl}/console/chat?definitionId=${chatId}`);
+    await page.locator('.conversation').first().click();
+    await page.waitForURL(/conversationId=/);
+    const conversationId = new URL(page.url()).searchParams.get('conversationId')!;
+    await reload();
+    await page.locator('.conversation[aria-current="page"]', { hasText: conversationId }).waitFor();
+    await page.locator('.bubble-assistant', { hasText: 'the answer is 42' }).waitFor();
+  }, 90_000);
 });

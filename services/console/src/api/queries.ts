@@ -3,8 +3,8 @@
  * never builds a URL). Keys are arrays rooted at the resource, so one invalidation of
  * `['run', runId]` refreshes everything about a run.
  */
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
-import type { DefinitionSummary } from '@flowline/client';
+import { useInfiniteQuery, useQuery, type QueryClient } from '@tanstack/react-query';
+import type { DefinitionSummary, FlowlineClient } from '@flowline/client';
 import { useClient } from '../session/session';
 import type { RunsSearch } from '../app/search';
 
@@ -67,6 +67,11 @@ export function useRunPages(filter: RunsSearch) {
 export function useRunDetail(runId: string | undefined, pollMs: number | false) {
   const client = useClient();
   return useQuery({ queryKey: keys.run(runId ?? ''), queryFn: () => client.runs.get(runId!), enabled: !!runId, refetchInterval: pollMs });
+}
+
+/** Starts reading run `runId` into `qc` before any page asks for it (the app's first render of a linked run view). */
+export function prefetchRunDetail(qc: QueryClient, client: FlowlineClient, runId: string): void {
+  void qc.prefetchQuery({ queryKey: keys.run(runId), queryFn: () => client.runs.get(runId) });
 }
 
 /** One node run with its documents and steering. */

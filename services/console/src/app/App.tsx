@@ -3,6 +3,7 @@ import { useMemo, useState } from 'react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { RouterProvider, type RouterHistory } from '@tanstack/react-router';
 import { isFinalRefusal } from '../api/refusal';
+import { prefetchRunDetail } from '../api/queries';
 import { SessionGate, useSession, type ConsoleConfig } from '../session/session';
 import { SignIn } from '../session/SignIn';
 import { Loading } from '../ui/primitives';
@@ -24,12 +25,16 @@ export function createQueryClient(): QueryClient {
 
 function SignedIn({ history }: { history?: RouterHistory }) {
   const session = useSession();
+  const [router] = useState(() => createConsoleRouter(history));
   // a new key is a new world: fresh cache, fresh router
   const queryClient = useMemo(() => {
-    void session;
-    return createQueryClient();
-  }, [session]);
-  const [router] = useState(() => createConsoleRouter(history));
+    const qc = createQueryClient();
+    // a linked run view: its run is read while the shell renders, not after the page mounts
+    const at = router.latestLocation;
+    const runId = (at.search as { runId?: unknown }).runId;
+    if (at.pathname.replace(/\/+$/, '').endsWith('/run') && typeof runId === 'string' && runId !== '') prefetchRunDetail(qc, session.client, runId);
+    return qc;
+  }, [session, router]);
   return (
     <QueryClientProvider client={queryClient}>
       <RouterProvider router={router} />

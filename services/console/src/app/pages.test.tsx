@@ -61,6 +61,31 @@ describe('the runs list', () => {
     expect(row.getAttribute('data-status')).toBe('WaitingForApproval');
     expect(within(row).getByRole('link').getAttribute('href')).toBe(`/console/run?runId=${RUN}`);
   });
+
+  it('notes a run’s reason, and its failure class only where the status does not already say it', async () => {
+    const a = api();
+    a.on('GET /v1/runs', () => ({
+      body: {
+        items: [
+          { ...run('Cancelled'), failureClass: 'Cancelled', reason: 'not needed' },
+          { ...run('Failed'), id: RUN.replace(/a/g, 'b'), failureClass: 'Timeout', reason: 'node slow timed out' },
+        ],
+        nextCursor: null,
+      },
+    }));
+    renderApp('/console/runs', a);
+    const cancelled = await waitFor(() => {
+      const tr = document.querySelector<HTMLElement>(`tr[data-run-id="${RUN}"]`);
+      if (!tr) throw new Error('no row yet');
+      return tr;
+    });
+    const notes = cancelled.querySelector('td:last-child')!.textContent!;
+    expect(notes).toContain('not needed');
+    expect(notes).not.toContain('Cancelled');
+    const failed = document.querySelector<HTMLElement>(`tr[data-run-id="${RUN.replace(/a/g, 'b')}"]`)!;
+    expect(failed.querySelector('td:last-child')!.textContent).toContain('Timeout');
+    expect(failed.querySelector('td:last-child')!.textContent).toContain('node slow timed out');
+  });
 });
 
 describe('starting a run from a definition', () => {
@@ -87,7 +112,7 @@ describe('the run view', () => {
     a.on('POST /v1/runs/*/nodes/*/decide', () => ({ status: 202, body: { accepted: true } }));
     renderApp(`/console/run?runId=${RUN}&nodeKey=review`, a);
     // the run view is a lazy chunk: give it time to load
-    const notice = await screen.findByTestId('definition-changed', {}, { timeout: 5000 });
+    const notice = await screen.findByTestId('definition-changed', {}, { timeout: 15_000 });
     expect(notice.textContent).toContain('has changed since this run started');
     // the version the run pinned opens read-only in the editor
     expect(screen.getByRole('link', { name: 'v1' }).getAttribute('href')).toBe(`/console/editor?definitionId=${DEF}&version=1`);
@@ -96,6 +121,33 @@ describe('the run view', () => {
     expect(within(panel).getByText('Approve the analysis?')).toBeTruthy();
     await userEvent.click(within(panel).getByRole('button', { name: 'Approve' }));
     await waitFor(() => expect(a.sent.some((s) => s.route === `POST /v1/runs/${RUN}/nodes/review/decide`)).toBe(true));
+  });
+
+  it('selects a graph node from the keyboard: Tab reaches it, Enter opens its panel', async () => {
+    const view = renderApp(`/console/run?runId=${RUN}`, api());
+    await waitFor(() => expect(document.querySelector('.react-flow__node[data-id="review"]')).toBeTruthy(), { timeout: 15_000 });
+    const node = document.querySelector('.react-flow__node[data-id="review"]') as HTMLElement;
+    expect(node.getAttribute('tabindex')).toBe('0');
+    node.focus();
+    await userEvent.keyboard('{Enter}');
+    await waitFor(() => expect(view.history.location.search).toContain('nodeKey=review'));
+    expect(await screen.findByRole('complementary', { name: 'Node review' })).toBeTruthy();
+  });
+
+  it('says the run view polls only when it is not followed live, and never repeats the header’s Live', async () => {
+    renderApp(`/console/run?runId=${RUN}`, api());
+    const head = await waitFor(
+      () => {
+        const el = document.querySelector<HTMLElement>('[data-live-mode]');
+        if (!el) throw new Error('no run head yet');
+        return el;
+      },
+      { timeout: 15_000 },
+    );
+    // component tests have no socket: the run view polls, and says so once
+    expect(head.getAttribute('data-live-mode')).toBe('polling');
+    expect(await screen.findByText('Polling every 3 s')).toBeTruthy();
+    expect(screen.queryAllByText('Live', { exact: true }).length).toBeLessThanOrEqual(1);
   });
 
   it('keeps the selected tab in the URL', async () => {

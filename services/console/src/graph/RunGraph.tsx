@@ -2,9 +2,10 @@
  * The run's pinned graph, left to right, with each node's live status. Read-only: a click
  * on a node or an edge selects it (the selection goes to the URL); the canvas pans and
  * zooms. Node objects are reused while their overlaid data is unchanged, so a status
- * change re-renders one node, not the graph.
+ * change re-renders one node, not the graph; only the nodes and edges in the viewport are
+ * in the DOM (a 200-node run draws the part on screen, not 200 measured nodes).
  */
-import { memo, useCallback, useMemo, useRef } from 'react';
+import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import {
   Background,
   BackgroundVariant,
@@ -47,8 +48,24 @@ const FlowNode = memo(function FlowNode({ data }: NodeProps<FlowNodeType>) {
 
 const NODE_TYPES = { flow: FlowNode };
 
-/** Below this zoom labels are hard to read: a larger graph is shown at it, centred on what matters. */
-const MIN_LEGIBLE_ZOOM = 0.6;
+/** The least zoom a whole graph is shown at: below it labels are hard to read. */
+export const MIN_FIT_ZOOM = 0.5;
+/** A graph too wide for {@link MIN_FIT_ZOOM} is shown at this zoom, centred on what matters. */
+export const LEGIBLE_ZOOM = 0.75;
+/** The most a small graph is enlarged to fill the view. */
+const MAX_FIT_ZOOM = 1.15;
+const FIT_PADDING = 32;
+
+/** The zoom a canvas is first shown at in a box `width` wide: the whole graph when that is legible, else {@link LEGIBLE_ZOOM}. */
+export function initialZoom(canvasWidth: number, boxWidth: number): number {
+  const fit = boxWidth / (canvasWidth + 2 * FIT_PADDING);
+  return fit >= MIN_FIT_ZOOM ? Math.min(MAX_FIT_ZOOM, fit) : LEGIBLE_ZOOM;
+}
+
+/** The graph box's height for that zoom: the whole graph's height, no empty bands, within bounds. */
+export function graphBoxHeight(canvasHeight: number, zoom: number): number {
+  return Math.round(Math.max(180, Math.min(560, canvasHeight * zoom + 2 * FIT_PADDING)));
+}
 
 /** Where a run's attention is: a node waiting on a person, else one in flight, else the last to settle. */
 function focusOf(nodeRuns: readonly NodeRunSummary[]): string | undefined {
@@ -87,6 +104,9 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
           : {
               ...n,
               data: { ...n.data },
+              // known up front: drawn (and its edges routed) before it is measured
+              width: NODE_WIDTH,
+              height: NODE_HEIGHT,
               ariaLabel: `${n.data.label} (${n.data.kind}): ${statusLabel(n.data.status)}`,
             };
       next.set(n.id, node);
@@ -94,10 +114,10 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
     });
     previous.current = next;
     const nextEdges = new Map<string, Edge>();
-    const edges: Edge[] = o.edges.map((e: OverlaidEdge) => {
+    const edges: Edge[] = o.edges.map(({ flowing: _flowing, ...e }: OverlaidEdge) => {
       const old = previousEdges.current.get(e.id);
       const edge =
-        old && old.className === e.className && old.animated === e.animated && old.selected === e.selected
+        old && old.className === e.className && old.selected === e.selected
           ? old
           : { ...e, ariaLabel: `edge ${e.id} from ${e.source} to ${e.target}${e.label ? `: ${e.label}` : ''}` };
       nextEdges.set(e.id, edge);
@@ -110,30 +130,51 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
   const box = useRef<HTMLDivElement>(null);
   const frontier = useRef<string | undefined>(undefined);
   frontier.current = nodeKey ?? focusOf(nodeRuns);
+  const [boxWidth, setBoxWidth] = useState<number | null>(null);
+  useLayoutEffect(() => setBoxWidth(box.current?.clientWidth ?? null), []);
+  const zoom = initialZoom(canvas.width, boxWidth ?? 1000);
   // the whole graph when it fits at a legible zoom; else legible, centred on the selected node or the run's frontier
   const onInit = useCallback(
     (rf: ReactFlowInstance<FlowNodeType, Edge>) => {
-      const width = box.current?.clientWidth ?? 800;
-      const height = box.current?.clientHeight ?? 400;
-      const fits = Math.min(width / (canvas.width + 80), height / (canvas.height + 80));
-      if (fits >= MIN_LEGIBLE_ZOOM) {
-        void rf.fitView({ padding: 0.12, maxZoom: 1.15 });
+      const width = box.current?.clientWidth ?? 1000;
+      const z = initialZoom(canvas.width, width);
+      const xs = canvas.nodes.map((n) => n.position.x);
+      const ys = canvas.nodes.map((n) => n.position.y);
+      const minX = Math.min(...xs);
+      const midY = (Math.min(...ys) + Math.max(...ys) + NODE_HEIGHT) / 2;
+      if (canvas.nodes.length === 0) return;
+      if ((canvas.width + 2 * FIT_PADDING) * z <= width) {
+        void rf.setCenter(minX + canvas.width / 2, midY, { zoom: z });
         return;
       }
-      const focus = canvas.nodes.find((n) => n.id === frontier.current) ?? canvas.nodes[0];
-      if (focus) void rf.setCenter(focus.position.x + NODE_WIDTH / 2, focus.position.y + NODE_HEIGHT / 2, { zoom: MIN_LEGIBLE_ZOOM });
+      const focus = canvas.nodes.find((n) => n.id === frontier.current) ?? canvas.nodes[0]!;
+      void rf.setCenter(focus.position.x + NODE_WIDTH / 2, midY, { zoom: z });
     },
     [canvas],
   );
+  // Enter or Space on a focused node (Tab reaches each one) selects it, as a click does
+  const onKeyDown = useCallback(
+    (e: KeyboardEvent<HTMLDivElement>) => {
+      if (e.key !== 'Enter' && e.key !== ' ') return;
+      const el = (e.target as HTMLElement).closest('.react-flow__node, .react-flow__edge');
+      const id = el?.getAttribute('data-id');
+      if (!el || !id) return;
+      e.preventDefault();
+      if (el.classList.contains('react-flow__node')) onSelectNode(id === nodeKey ? undefined : id);
+      else onSelectEdge(id === edgeKey ? undefined : id);
+    },
+    [nodeKey, edgeKey, onSelectNode, onSelectEdge],
+  );
 
   return (
-    <div className="run-graph" data-testid="run-graph" ref={box} style={{ height: Math.max(260, Math.min(540, canvas.height + 150)) }}>
+    <div className="run-graph" data-testid="run-graph" ref={box} onKeyDown={onKeyDown} style={{ height: graphBoxHeight(canvas.height, zoom) }}>
       <ReactFlow
         nodes={nodes}
         edges={edges}
         nodeTypes={NODE_TYPES}
         onInit={onInit}
         minZoom={0.15}
+        onlyRenderVisibleElements
         nodesDraggable={false}
         nodesConnectable={false}
         edgesFocusable
@@ -148,7 +189,8 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
         proOptions={{ hideAttribution: false }}
       >
         <Background variant={BackgroundVariant.Dots} gap={18} size={1} color="#d5d9e0" />
-        <Controls showInteractive={false} position="bottom-right" />
+        {/* top left, across: a wide graph fills the box from edge to edge, and its ends stay clear */}
+        <Controls showInteractive={false} position="top-left" orientation="horizontal" />
       </ReactFlow>
     </div>
   );

@@ -3,6 +3,7 @@ import { layoutGraph } from '@flowline/graph';
 import type { NodeRunSummary } from '@flowline/client';
 import { canvasConversions, edgeText, graphToCanvas, NODE_HEIGHT, NODE_WIDTH } from './canvas';
 import { overlayRun } from './overlay';
+import { LEGIBLE_ZOOM, MIN_FIT_ZOOM, graphBoxHeight, initialZoom } from './RunGraph';
 
 const graph = () => ({
   nodes: [
@@ -89,12 +90,14 @@ describe('overlayRun', () => {
     expect(o.nodes.find((n) => n.id === 'check')!.data.label).toBe('Needs review?');
   });
 
-  it('reads edges as taken, dead or pending from their ends, and animates the out-edges of a running node', () => {
+  it('reads edges as taken, dead or pending from their ends, and marks the out-edges of a running node flowing (a class, never an animated edge)', () => {
     const c = graphToCanvas(graph());
     const o = overlayRun(c, [nodeRun('start', 'Succeeded'), nodeRun('check', 'Succeeded'), nodeRun('review', 'Running'), nodeRun('auto', 'Skipped'), nodeRun('done', 'Pending')]);
-    const state = Object.fromEntries(o.edges.map((e) => [e.id, [e.data.state, e.animated]]));
+    const state = Object.fromEntries(o.edges.map((e) => [e.id, [e.data.state, e.flowing]]));
     expect(state).toEqual({ e1: ['taken', false], risky: ['taken', false], safe: ['dead', false], yes: ['pending', true] });
     expect(o.edges.find((e) => e.id === 'safe')!.className).toBe('edge-dead');
+    expect(o.edges.find((e) => e.id === 'yes')!.className).toBe('edge-pending edge-flowing');
+    expect(o.edges.some((e) => 'animated' in e)).toBe(false);
     const cancelled = overlayRun(c, [nodeRun('start', 'Succeeded'), nodeRun('check', 'Cancelled')]);
     expect(cancelled.edges.find((e) => e.id === 'risky')!.data.state).toBe('dead');
   });
@@ -107,5 +110,21 @@ describe('overlayRun', () => {
     expect(o.edges.filter((e) => e.selected).map((e) => e.id)).toEqual(['yes']);
     o.nodes[0]!.position.x = -1;
     expect(JSON.stringify(c.nodes)).toBe(snapshot);
+  });
+});
+
+describe('the run graph’s first view', () => {
+  it('shows a whole graph when it is legible so, enlarging a small one a little, and a wide one at a legible zoom', () => {
+    expect(initialZoom(400, 1100)).toBe(1.15);
+    const canonical = initialZoom(2024, 1120);
+    expect(canonical).toBeGreaterThanOrEqual(MIN_FIT_ZOOM);
+    expect(canonical).toBeCloseTo(1120 / (2024 + 64), 5);
+    expect(initialZoom(5500, 1120)).toBe(LEGIBLE_ZOOM);
+  });
+
+  it('sizes the box to the graph’s height at that zoom, within bounds: no empty bands', () => {
+    expect(graphBoxHeight(146, 0.54)).toBe(Math.round(Math.max(180, 146 * 0.54 + 64)));
+    expect(graphBoxHeight(400, 1)).toBe(464);
+    expect(graphBoxHeight(5000, 1)).toBe(560);
   });
 });

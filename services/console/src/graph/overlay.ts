@@ -2,8 +2,9 @@
  * A run's live state drawn over its pinned graph's canvas: each node gets its node run's
  * status, attempt and breakpoint/selection flags; each edge reads taken (its source settled
  * and its target went on), dead (its target was skipped, or its source never ran) or
- * pending, and flows while its source runs. Pure: the same inputs give equal output, and
- * the cached canvas is never mutated.
+ * pending, and reads flowing (`edge-flowing`, a static style: an animated edge repaints the
+ * whole edge layer every frame, which starves a busy view) while its source runs. Pure: the
+ * same inputs give equal output, and the cached canvas is never mutated.
  */
 import type { NodeRunSummary } from '@flowline/client';
 import type { Canvas } from './canvas';
@@ -33,7 +34,8 @@ export interface OverlaidEdge {
   source: string;
   target: string;
   label?: string;
-  animated: boolean;
+  /** true while its source runs (drawn by the `edge-flowing` class, never animated) */
+  flowing: boolean;
   selected: boolean;
   className: string;
   data: { state: EdgeState; conditional: boolean };
@@ -76,14 +78,15 @@ export function overlayRun(
   });
   const edges = canvas.edges.map((c): OverlaidEdge => {
     const state = edgeState(runs.get(c.source)?.status, runs.get(c.target)?.status);
+    const flowing = runs.get(c.source)?.status === 'Running';
     return {
       id: c.id,
       source: c.source,
       target: c.target,
       ...(c.text ? { label: c.text } : {}),
-      animated: runs.get(c.source)?.status === 'Running',
+      flowing,
       selected: selection.edgeKey === c.id,
-      className: `edge-${state}`,
+      className: flowing ? `edge-${state} edge-flowing` : `edge-${state}`,
       data: { state, conditional: c.edge.condition !== null || c.edge.isDefault },
     };
   });

@@ -9,7 +9,7 @@
  */
 import { useEffect, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { LIVE_EVENTS, type RunChangedPing } from '@flowline/client';
+import { LATEST_SEQ, LIVE_EVENTS, type RunChangedPing } from '@flowline/client';
 import { useClient } from '../session/session';
 import { useLiveConnected } from './connection';
 
@@ -62,7 +62,8 @@ export function useRunLive(runId: string | undefined): RunLive {
   useEffect(() => {
     if (!runId) return;
     const refresh = coalesce(() => qc.refetchQueries({ queryKey: ['run', runId], type: 'active' }, { cancelRefetch: false }));
-    const sub = client.subscribeRun(runId, 0, (change) => {
+    // from the run's latest seq: the view reads the run itself, it need not page through its history first
+    const sub = client.subscribeRun(runId, LATEST_SEQ, (change) => {
       if (change.snapshot) setSubscribedTo(runId);
       refresh.kick();
     });

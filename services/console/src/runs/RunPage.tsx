@@ -131,11 +131,14 @@ export function RunPage() {
                 ) : null}
               </p>
             </div>
-            <div className="run-head-right">
+            <div className="run-head-right" data-live-mode={live.mode}>
               <RunActions run={detail.run} />
-              <span className={`live-badge ${live.mode}`} data-live-mode={live.mode}>
-                {live.mode === 'live' ? 'Live' : TERMINAL_RUN_STATUSES.has(detail.run.status) ? 'Finished' : 'Polling every 3 s'}
-              </span>
+              {/* the header already says Live; only a run that is not followed live says so */}
+              {live.mode === 'polling' && runLive ? (
+                <span className="live-badge polling" role="status">
+                  Polling every 3 s
+                </span>
+              ) : null}
             </div>
           </div>
           <RefusalNote error={live.refusal} title="Live updates refused; polling instead" />

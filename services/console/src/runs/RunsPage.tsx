@@ -105,7 +105,9 @@ function RunRow({ run, definitionName, now }: { run: RunSummary; definitionName:
             ↳ <ShortId id={run.parentRunId} />
           </span>
         ) : null}
-        {run.failureClass !== 'None' ? <span className="failure">{run.failureClass}</span> : null}
+        {/* the failure class where the status does not already say it (a Cancelled run's is Cancelled), then why */}
+        {run.failureClass !== 'None' && run.failureClass !== run.status ? <span className="failure">{run.failureClass}</span> : null}
+        {run.reason ? <span className="run-reason"> {run.reason}</span> : null}
       </td>
     </tr>
   );
