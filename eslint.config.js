@@ -62,9 +62,9 @@ const pendingMoves = {
 const zones = (allowed = []) => ['error', { basePath: root, zones: zoneList.filter((z) => !allowed.includes(z.from)) }];
 
 const deepImport = {
-  // subpaths a package's exports map declares are public (`@flowline/queue/live`: the live
-  // channel's vocabulary without BullMQ/ioredis, for browser code)
-  group: ['@flowline/*/*', '!@flowline/queue/live'],
+  // subpaths a package's exports map declares are public (`@flowline/queue/protocol`: names,
+  // schemas, the live vocabulary and the signal publisher without BullMQ/ioredis, for browser code)
+  group: ['@flowline/*/*', '!@flowline/queue/protocol'],
   message: 'Import a package through its public surface (src/index.ts or a declared export), never a deep path.',
 };
 
@@ -139,11 +139,30 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: [
-          { name: '@flowline/queue', message: 'browser-safe: import @flowline/queue/live (no BullMQ, no ioredis).' },
+          { name: '@flowline/queue', message: 'browser-safe: import @flowline/queue/protocol (no BullMQ, no ioredis).' },
           { name: 'bullmq', message: 'browser-safe: the client never reaches BullMQ.' },
           { name: 'ioredis', message: 'browser-safe: the client never reaches ioredis.' },
         ],
         patterns: [deepImport, { regex: '^node:', message: 'browser-safe: no node builtins in the client.' }],
+      }],
+    },
+  },
+  {
+    // The queue protocol (libs/queue/src/protocol) is transport-free: the browser client imports
+    // it, so neither BullMQ nor ioredis nor node builtins nor the lane code of ../transport.
+    files: ['libs/queue/src/protocol/**/*.ts'],
+    ignores: ['libs/queue/src/protocol/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [
+          { name: 'bullmq', message: 'the queue protocol is transport-free: BullMQ code lives in libs/queue/src/transport.' },
+          { name: 'ioredis', message: 'the queue protocol is transport-free: it takes a connection by its shape (SignalConnection).' },
+        ],
+        patterns: [
+          deepImport,
+          { regex: '^node:', message: 'the queue protocol is browser-safe: no node builtins.' },
+          { regex: '^\\.\\./transport(/|$)', message: 'the queue protocol never imports the BullMQ lane code.' },
+        ],
       }],
     },
   },

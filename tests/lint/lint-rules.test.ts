@@ -58,6 +58,16 @@ describe('the lint configuration', () => {
     ]);
   }, LINT_TIMEOUT_MS);
 
+  it('refuses BullMQ, ioredis, node builtins and the lane code in the queue protocol', async () => {
+    const messages = await messagesOf(fixture('protocol-transport.ts'), 'libs/queue/src/protocol/lint-fixture.ts');
+    expect(messages.map((m) => `${m.line} ${m.ruleId}`)).toEqual([
+      '2 no-restricted-imports',
+      '3 no-restricted-imports',
+      '4 no-restricted-imports',
+      '5 no-restricted-imports',
+    ]);
+  }, LINT_TIMEOUT_MS);
+
   it('refuses a lib importing a service through an extensionless relative path', async () => {
     const messages = await messagesOf(fixture('lib-imports-service.ts'), 'libs/db/src/lint-fixture.ts');
     expect(messages).toEqual([expect.objectContaining({ line: 2, ruleId: 'import-x/no-restricted-paths', message: expect.stringContaining('A lib never imports a service.') })]);

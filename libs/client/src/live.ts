@@ -16,7 +16,7 @@ import {
   type NodeActivity,
   type RunChangedPing,
   type RunSnapshot,
-} from '@flowline/queue/live';
+} from '@flowline/queue/protocol';
 import type { RestClient } from './rest';
 
 /** What a subscriber is handed: new events past the previous watermark, in seq order. */

@@ -8,7 +8,7 @@
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { CancelWork, PlannedEvent, WorkItem } from '@flowline/graph';
-import { changeKindOf, changesChannel, enqueueWork, jobIdFor, LANES, publishCancellations, wakeChannel } from '@flowline/queue';
+import { changeKindOf, enqueueWork, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
 import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
@@ -48,10 +48,7 @@ export function createEffects(d: EffectsDeps) {
         d.pending.markReady([id]);
       } else remote.push(id);
     }
-    if (remote.length === 0) return;
-    const p = d.redis.pipeline();
-    for (const runId of remote) p.publish(wakeChannel(d.prefix), JSON.stringify({ runId }));
-    await p.exec();
+    await publishWakes(d.redis, remote.map((runId) => ({ runId })), d.prefix);
   }
 
   /**
@@ -102,7 +99,7 @@ export function createEffects(d: EffectsDeps) {
       publishCancellations(d.redis, cancels, d.prefix),
       withdraw(cancelled),
       wake(wakes),
-      publishPings(d.redis, pings, d.prefix),
+      publishChangePings(d.redis, pings, d.prefix),
       d.publish?.(committed),
     ]);
     for (const r of results) {
@@ -115,12 +112,4 @@ export function createEffects(d: EffectsDeps) {
 
 function kindOf(e: PlannedEvent): ChangeKind {
   return changeKindOf(e.kind);
-}
-
-/** Every API replica subscribes to `changesChannel(prefix)` and relays to its sockets and SSE streams. */
-async function publishPings(redis: Redis, pings: ChangePing[], prefix: string): Promise<void> {
-  if (pings.length === 0) return;
-  const p = redis.pipeline();
-  for (const ping of pings) p.publish(changesChannel(prefix), JSON.stringify(ping));
-  await p.exec();
 }
