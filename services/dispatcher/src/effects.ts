@@ -7,13 +7,12 @@
  */
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { CancelWork, PlannedEvent, WorkItem } from '@flowline/graph';
+import { withdrawnResult, type CancelWork, type PlannedEvent, type WorkItem } from '@flowline/graph';
 import { changeKindOf, enqueueWork, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
 import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
 import type { PendingWork } from './pending-work';
-import { withdrawn } from './inflight-check';
 
 /** A content-free change ping `{ runId, seq, kind }` (libs/queue live.ts owns its shape and channel). */
 type ChangePing = RunChangedPing;
@@ -66,7 +65,7 @@ export function createEffects(d: EffectsDeps) {
           const state = await job.getState();
           if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return;
           if ((await d.queues[lane].remove(job.id!)) !== 1) return;
-          if (d.owns(c.runId)) d.pending.addResult(c.runId, withdrawn(c.invocationId, c.nodeKey, Date.now()));
+          if (d.owns(c.runId)) d.pending.addResult(c.runId, withdrawnResult(c.invocationId, c.nodeKey, Date.now()));
           return;
         }
       }),

@@ -4,7 +4,7 @@
  * its own (advisory try-lock, version, node status+attempt); a run whose guard fails is
  * reported conflicted and none of its writes land, while the others commit.
  */
-import type { PlanResult, RunSnapshot } from '@flowline/graph';
+import { isEmptyPlan, type PlanResult, type RunSnapshot } from '@flowline/graph';
 import type { Pool, PoolClient } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
@@ -41,19 +41,6 @@ export interface ApplyOutcome {
 
 const RUN_TIME_FIELDS = ['startedAt', 'finishedAt'] as const;
 const NODE_TIME_FIELDS = ['notBefore', 'deadlineAt', 'queuedAt', 'startedAt', 'finishedAt'] as const;
-
-/** True when the plan changes nothing in the store (its wake aside). */
-export function isEmptyPlan(plan: PlanResult): boolean {
-  return (
-    (plan.run === null || Object.values(plan.run.set).every((v) => v === undefined)) &&
-    plan.nodes.length === 0 &&
-    plan.events.length === 0 &&
-    plan.startChildren.length === 0 &&
-    plan.cancelChildren.length === 0 &&
-    plan.consumedIntentIds.length === 0 &&
-    plan.consumedInvocationIds.length === 0
-  );
-}
 
 function iso(ms: number | null | undefined): string | null | undefined {
   return ms === null || ms === undefined ? ms : new Date(ms).toISOString();
