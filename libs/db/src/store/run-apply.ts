@@ -9,6 +9,7 @@ import type { Pool, PoolClient } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
 import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
+import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -217,7 +218,7 @@ const FORCE_QUARANTINE_SQL = `
 WITH r AS (
   UPDATE runs SET status = 'Failed', failure_class = 'Internal', reason = $2, finished_at = now(),
                   version = version + 1, last_seq = last_seq + 1, wake_at = NULL
-  WHERE id = $1 AND status NOT IN ('Completed', 'Failed', 'Cancelled')
+  WHERE id = $1 AND status NOT IN (${TERMINAL_RUN_STATUSES_SQL})
   RETURNING id, last_seq),
 e AS (
   INSERT INTO events (run_id, seq, kind, node_key, at, detail)
