@@ -48,6 +48,7 @@ const pendingMoves = {
   'libs/cli/test/cluster.ts': ['./services/api', './services/dispatcher'],
   'services/api/test/client.int.test.ts': ['./services/dispatcher', './services/worker-tool'],
   'services/api/test/live-dispatcher.int.test.ts': ['./services/dispatcher'],
+  'services/console/bench/console.bench.ts': ['./scripts', './tests'],
   'services/console/bench/editor.bench.ts': ['./scripts', './tests'],
   'services/console/e2e/console-cluster.ts': ['./scripts', './tests'],
   'services/console/e2e/console.e2e.test.ts': ['./tests'],
