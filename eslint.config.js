@@ -1,20 +1,77 @@
 // Lint rules that hold the architecture of CONVENTIONS.md without anyone remembering:
-// libs/graph is pure (zod, ajv and re2js only), no import cycles, no deep imports across
-// packages, no floating promises.
+// libs/graph is pure (ajv and re2js only; no clock, no randomness), no import cycles, no
+// deep imports across packages, packages reach each other only through their exports maps, the
+// browser client reaches neither BullMQ nor ioredis, no floating promises.
+// tests/lint/lint-rules.test.ts lints a deliberately bad fixture for each rule with this config.
+import fs from 'node:fs';
+import path from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import reactHooks from 'eslint-plugin-react-hooks';
 
+const root = import.meta.dirname;
+
+/**
+ * The workspace packages (libs/*, services/*) and, for each, the files its `exports` map makes
+ * public: the only files another package may import. A service declares no exports.
+ */
+const packages = ['libs', 'services'].flatMap((dir) =>
+  fs.readdirSync(path.join(root, dir), { withFileTypes: true })
+    .filter((e) => e.isDirectory() && fs.existsSync(path.join(root, dir, e.name, 'package.json')))
+    .map((e) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(root, dir, e.name, 'package.json'), 'utf8'));
+      const exportsMap = typeof manifest.exports === 'string' ? { '.': manifest.exports } : (manifest.exports ?? {});
+      return { dir: `./${dir}/${e.name}`, kind: dir, publicFiles: Object.values(exportsMap).filter((v) => typeof v === 'string') };
+    }));
+
+/**
+ * `import-x/no-restricted-paths` zones over resolved paths (the resolver below makes them see
+ * extensionless TypeScript imports): a lib never imports a service; services never import each
+ * other; a package reaches another lib only through that lib's exports map (not its src files
+ * nor its test harness); a package's code and tests never import the black-box suites (tests/)
+ * or the repository scripts (scripts/): shared harnesses live in libs/testing.
+ */
+const zoneList = packages.flatMap((target) => [
+  ...packages.filter((from) => from.dir !== target.dir).map((from) => from.kind === 'services'
+    ? { target: target.dir, from: from.dir, message: target.kind === 'libs' ? 'A lib never imports a service.' : 'Services never import each other.' }
+    : { target: target.dir, from: from.dir, except: from.publicFiles, message: 'Import another package through its exports map (@flowline/<name>), never its src files or test harness.' }),
+  { target: target.dir, from: './tests', message: 'A package never imports the black-box suites of tests/: shared harnesses live in libs/testing.' },
+  { target: target.dir, from: './scripts', message: 'A package never imports the repository scripts: shared harnesses live in libs/testing.' },
+]);
+
+/**
+ * Imports that cross the zones above today, each a harness still to move to libs/testing (or the
+ * test to tests/): importer → the package dirs it may still reach. Nothing new goes here.
+ */
+const pendingMoves = {
+  'libs/cli/test/cluster.ts': ['./services/api', './services/dispatcher'],
+  'services/api/test/client.int.test.ts': ['./services/dispatcher', './services/worker-tool'],
+  'services/api/test/live-dispatcher.int.test.ts': ['./services/dispatcher'],
+  'services/console/bench/console.bench.ts': ['./scripts', './tests'],
+  'services/console/bench/editor.bench.ts': ['./scripts', './tests'],
+  'services/console/e2e/console-cluster.ts': ['./scripts', './tests'],
+  'services/console/e2e/console.e2e.test.ts': ['./tests'],
+  'services/console/e2e/editor.e2e.test.ts': ['./scripts', './tests'],
+  'services/dispatcher/test/harness.ts': ['./services/worker-tool'],
+  'services/dispatcher/test/llm-admission.int.test.ts': ['./services/worker-llm'],
+  'services/worker-llm/test/canonical-agent.e2e.test.ts': ['./libs/graph', './tests'],
+  'services/worker-llm/test/lane-overhead.bench.ts': ['./tests'],
+  'services/worker-llm/test/llm-cluster.ts': ['./scripts', './tests'],
+  'services/worker-llm/test/steer.e2e.test.ts': ['./tests'],
+};
+const zones = (allowed = []) => ['error', { basePath: root, zones: zoneList.filter((z) => !allowed.includes(z.from)) }];
+
 const deepImport = {
-  // subpaths a package's exports map declares are public (`@flowline/queue/live`: the live
-  // channel's vocabulary without BullMQ/ioredis, for browser code)
-  group: ['@flowline/*/*', '!@flowline/queue/live'],
+  // subpaths a package's exports map declares are public (`@flowline/queue/protocol`: names,
+  // schemas, the live vocabulary and the signal publisher without BullMQ/ioredis, for browser code)
+  group: ['@flowline/*/*', '!@flowline/queue/protocol'],
   message: 'Import a package through its public surface (src/index.ts or a declared export), never a deep path.',
 };
 
 export default tseslint.config(
-  { ignores: ['eslint.config.js', '**/node_modules/**', '**/dist/**', '**/coverage/**', 'tests/bench/peers/**', 'libs/db/drizzle/**'] },
+  // tests/lint/fixtures/ hold deliberately bad files that tests/lint/lint-rules.test.ts lints with ignore: false
+  { ignores: ['eslint.config.js', '**/node_modules/**', '**/dist/**', '**/coverage/**', 'tests/bench/peers/**', 'libs/db/drizzle/**', 'tests/lint/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -23,17 +80,31 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     plugins: { 'import-x': importX },
+    settings: {
+      // import-x parses only files of these extensions when it follows an import (no-cycle
+      // walks their imports): TypeScript files included, with the TypeScript parser.
+      'import-x/extensions': ['.ts', '.tsx', '.cts', '.mts', '.js', '.jsx', '.cjs', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx', '.cts', '.mts'] },
+      'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
+      // unrs-resolver with TypeScript's extensions and conditions, so no-cycle and
+      // no-restricted-paths follow extensionless relative imports and workspace packages
+      // (symlinked in node_modules, resolved to their real paths under libs/ and services/).
+      'import-x/resolver-next': [createNodeResolver({
+        extensions: ['.ts', '.tsx', '.d.ts', '.js', '.jsx', '.mjs', '.cjs', '.json', '.node'],
+        conditionNames: ['types', 'import', 'node', 'default'],
+      })],
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'import-x/no-cycle': ['error', { maxDepth: 10 }],
+      'import-x/no-cycle': ['error', { maxDepth: 10, ignoreExternal: true }],
       'import-x/no-self-import': 'error',
       'no-restricted-imports': ['error', { patterns: [deepImport] }],
     },
   },
   {
-    // The pure core: no IO, no clock, no node builtins, nothing but zod, ajv and re2js (the
+    // The pure core: no IO, no clock, no node builtins, nothing but ajv and re2js (the
     // linear-time engine user regular expressions run on; pure JS, no native build).
     files: ['libs/graph/src/**/*.ts'],
     ignores: ['libs/graph/src/**/*.test.ts'],
@@ -41,7 +112,7 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         patterns: [
           deepImport,
-          { regex: '^(?!(zod|ajv|ajv-formats|re2js)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only zod, ajv, re2js and its own files.' },
+          { regex: '^(?!(ajv|ajv-formats|re2js)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only ajv, re2js (its declared dependencies) and its own files.' },
         ],
       }],
       'no-restricted-globals': ['error',
@@ -49,10 +120,15 @@ export default tseslint.config(
         { name: 'setTimeout', message: 'libs/graph is pure: time is an argument.' },
         { name: 'setInterval', message: 'libs/graph is pure: time is an argument.' },
         { name: 'fetch', message: 'libs/graph is pure: no IO.' },
+        { name: 'Date', message: 'libs/graph is pure: time is an argument (an epoch-ms number or an ISO string).' },
+        { name: 'performance', message: 'libs/graph is pure: time is an argument.' },
+        { name: 'crypto', message: 'libs/graph is pure: ids and randomness are arguments.' },
       ],
       'no-restricted-properties': ['error',
-        { object: 'Date', property: 'now', message: 'libs/graph is pure: time is an argument.' },
         { object: 'Math', property: 'random', message: 'libs/graph is pure: randomness is an argument.' },
+        { object: 'globalThis', property: 'Date', message: 'libs/graph is pure: time is an argument.' },
+        { object: 'globalThis', property: 'performance', message: 'libs/graph is pure: time is an argument.' },
+        { object: 'globalThis', property: 'crypto', message: 'libs/graph is pure: ids and randomness are arguments.' },
       ],
     },
   },
@@ -63,8 +139,31 @@ export default tseslint.config(
     ignores: ['libs/client/src/**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        paths: [{ name: '@flowline/queue', message: 'browser-safe: import @flowline/queue/live (no BullMQ, no ioredis).' }],
+        paths: [
+          { name: '@flowline/queue', message: 'browser-safe: import @flowline/queue/protocol (no BullMQ, no ioredis).' },
+          { name: 'bullmq', message: 'browser-safe: the client never reaches BullMQ.' },
+          { name: 'ioredis', message: 'browser-safe: the client never reaches ioredis.' },
+        ],
         patterns: [deepImport, { regex: '^node:', message: 'browser-safe: no node builtins in the client.' }],
+      }],
+    },
+  },
+  {
+    // The queue protocol (libs/queue/src/protocol) is transport-free: the browser client imports
+    // it, so neither BullMQ nor ioredis nor node builtins nor the lane code of ../transport.
+    files: ['libs/queue/src/protocol/**/*.ts'],
+    ignores: ['libs/queue/src/protocol/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [
+          { name: 'bullmq', message: 'the queue protocol is transport-free: BullMQ code lives in libs/queue/src/transport.' },
+          { name: 'ioredis', message: 'the queue protocol is transport-free: it takes a connection by its shape (SignalConnection).' },
+        ],
+        patterns: [
+          deepImport,
+          { regex: '^node:', message: 'the queue protocol is browser-safe: no node builtins.' },
+          { regex: '^\\.\\./transport(/|$)', message: 'the queue protocol never imports the BullMQ lane code.' },
+        ],
       }],
     },
   },
@@ -80,25 +179,14 @@ export default tseslint.config(
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
   },
   {
-    // Libraries never import services; services never import each other.
-    files: ['libs/**/*.ts'],
-    rules: {
-      'import-x/no-restricted-paths': ['error', { zones: [{ target: './libs', from: './services', message: 'A lib never imports a service.' }] }],
-    },
+    // Package boundaries (zones above), with the pending moves as narrow per-file exceptions.
+    files: ['libs/**/*.{ts,tsx}', 'services/**/*.{ts,tsx}'],
+    rules: { 'import-x/no-restricted-paths': zones() },
   },
-  {
-    files: ['services/*/src/**/*.{ts,tsx}'],
-    rules: {
-      'import-x/no-restricted-paths': ['error', {
-        zones: ['api', 'console', 'dispatcher', 'worker-llm', 'worker-tool'].map((s) => ({
-          target: `./services/${s}`,
-          from: './services',
-          except: [`./${s}`],
-          message: 'Services never import each other.',
-        })),
-      }],
-    },
-  },
+  ...Object.entries(pendingMoves).map(([file, allowed]) => ({
+    files: [file],
+    rules: { 'import-x/no-restricted-paths': zones(allowed) },
+  })),
   {
     files: ['**/*.test.ts', '**/*.test.tsx', 'tests/**/*.ts', 'libs/testing/**/*.ts', 'services/console/e2e/**/*.ts', 'services/console/bench/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },

@@ -17,8 +17,7 @@ const SOURCES = [
   'services/console/package.json',
   'libs/client/src',
   'libs/graph/src',
-  'libs/queue/src/live.ts',
-  'libs/queue/src/names.ts',
+  'libs/queue/src/protocol',
   // the editor bundles the samples
   'scripts/samples',
 ];

@@ -7,7 +7,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EVENT_KINDS, FAILURE_CLASSES, NODE_STATUSES, RUN_STATUSES, parseGraph, parseJsonExact } from '@flowline/graph';
-import { LIVE_EVENTS, liveErrorCodeSchema } from '@flowline/queue/live';
+import { LIVE_EVENTS, liveErrorCodeSchema } from '@flowline/queue/protocol';
 import { createToolRegistry } from '@flowline/tools';
 import { REPO_ROOT, codeBlocks, linkProblems, userDocs } from '../../scripts/docs/markdown-read';
 

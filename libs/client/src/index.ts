@@ -4,7 +4,7 @@
  * the socket connects on the first live use (`subscribeRun`, `streamNodeActivity`,
  * `unsubscribeRun`, `live()`).
  */
-import type { NodeActivity } from '@flowline/queue/live';
+import type { NodeActivity } from '@flowline/queue/protocol';
 import { createLiveClient, LATEST_SEQ, type LiveClient, type RunChange, type RunSubscription } from './live';
 import { createRestClient, type RestClientOptions } from './rest';
 
@@ -13,8 +13,8 @@ export type { RestClient, RestClientOptions, Page, EventPage, RawResponse, SendO
 export type * from './types';
 export { LATEST_SEQ, LiveRequestError, createLiveClient } from './live';
 export type { LiveClient, LiveClientOptions, RunChange, RunSubscription } from './live';
-export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue/live';
-export { LIVE_EVENTS } from '@flowline/queue/live';
+export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue/protocol';
+export { LIVE_EVENTS } from '@flowline/queue/protocol';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends RestClientOptions {

@@ -16,7 +16,7 @@ import {
   type NodeActivity,
   type RunChangedPing,
   type RunSnapshot,
-} from '@flowline/queue/live';
+} from '@flowline/queue/protocol';
 import type { RestClient } from './rest';
 
 /** `subscribeRun(runId, LATEST_SEQ, …)`: from the run's current last seq, replaying nothing. */

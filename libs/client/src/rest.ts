@@ -4,7 +4,7 @@
  * is the raw request for callers that assert refusals themselves (it never throws on a
  * status).
  */
-import type { LiveEvent, RunChangedPing } from '@flowline/queue/live';
+import type { LiveEvent, RunChangedPing } from '@flowline/queue/protocol';
 import type {
   Accepted,
   Breakpoints,

@@ -18,7 +18,7 @@ export * from './store/definition-versions';
 export * from './store/runs-api';
 export { loadSnapshots, SLOT_HOLDING_RUN_STATUSES } from './store/run-snapshots';
 export type { LoadedSnapshot, LoadSnapshotsOptions } from './store/run-snapshots';
-export { applyPlans, forceQuarantine, isEmptyPlan, toApplyItem } from './store/run-apply';
+export { applyPlans, forceQuarantine, toApplyItem } from './store/run-apply';
 export type { ApplyItem, ApplyOptions, ApplyOutcome } from './store/run-apply';
 export { dueRuns, setWake } from './store/run-wake';
 export { claimShards, releaseShards } from './store/shard-leases';

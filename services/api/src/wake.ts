@@ -3,13 +3,13 @@
  * (libs/queue). The committed `wake_at` is the guarantee; the signal only saves a sweep
  * interval, so a failed publish is logged, never surfaced.
  */
-import { wakeChannel } from '@flowline/queue';
+import { publishWake as publishWakeSignal } from '@flowline/queue';
 import type { AppDeps } from './context';
 
 /** Publishes `{ runId }` on the wake channel; never throws. */
 export async function publishWake(deps: Pick<AppDeps, 'redis' | 'queuePrefix' | 'logger'>, runId: string): Promise<void> {
   try {
-    await deps.redis.publish(wakeChannel(deps.queuePrefix), JSON.stringify({ runId }));
+    await publishWakeSignal(deps.redis, { runId }, deps.queuePrefix);
   } catch (err) {
     deps.logger.warn({ runId, err }, 'wake publish failed; the dispatcher sweep will pick the run up');
   }

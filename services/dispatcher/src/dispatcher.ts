@@ -6,15 +6,15 @@
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
-import { runLoop, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
+import { runLoop, systemClock, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES } from '@flowline/queue';
-import type { WorkItem } from '@flowline/graph';
+import { interruptedResult, type WorkItem } from '@flowline/graph';
 import { coreOptionsOf, type DispatcherConfig } from './config';
 import { createDispatchStore, type DispatchStore } from './store';
 import { PendingWork } from './pending-work';
 import { LeaseKeeper } from './lease-keeper';
 import { JobFeed } from './job-feed';
-import { checkInflight, interrupted } from './inflight-check';
+import { checkInflight } from './inflight-check';
 import { tickRuns, type TickStats } from './tick';
 import { createEffects } from './effects';
 import { createPublisher } from './publish';
@@ -29,6 +29,8 @@ export interface DispatcherDeps {
   log: Logger;
   /** replaces the Postgres port (tests) */
   store?: DispatchStore;
+  /** the planner's clock (deadlines, backoff, wake times); shard leases use the database clock. @default systemClock */
+  clock?: Clock;
 }
 
 export interface DispatcherTotals {
@@ -163,7 +165,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         }
       }
     }
-    if (ref && owns(ref.runId)) pending.addResult(ref.runId, interrupted(invocationId, ref.nodeKey, reason, at));
+    if (ref && owns(ref.runId)) pending.addResult(ref.runId, interruptedResult(invocationId, ref.nodeKey, reason, at));
   }
 
   const tickDeps = {
@@ -172,6 +174,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     options: coreOptionsOf(c),
     owns,
     slotRetryMs: Math.max(1000, 2 * c.DISPATCH_SWEEP_MS),
+    clock: deps.clock ?? systemClock,
     afterCommit: effects.afterCommit,
     cache,
     failures,

@@ -7,13 +7,12 @@
  */
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { CancelWork, PlannedEvent, WorkItem } from '@flowline/graph';
-import { changeKindOf, changesChannel, enqueueWork, jobIdFor, LANES, publishCancellations, wakeChannel } from '@flowline/queue';
+import { withdrawnResult, type CancelWork, type PlannedEvent, type WorkItem } from '@flowline/graph';
+import { changeKindOf, enqueueWork, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
 import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
 import type { PendingWork } from './pending-work';
-import { withdrawn } from './inflight-check';
 
 /** A content-free change ping `{ runId, seq, kind }` (libs/queue live.ts owns its shape and channel). */
 type ChangePing = RunChangedPing;
@@ -48,10 +47,7 @@ export function createEffects(d: EffectsDeps) {
         d.pending.markReady([id]);
       } else remote.push(id);
     }
-    if (remote.length === 0) return;
-    const p = d.redis.pipeline();
-    for (const runId of remote) p.publish(wakeChannel(d.prefix), JSON.stringify({ runId }));
-    await p.exec();
+    await publishWakes(d.redis, remote.map((runId) => ({ runId })), d.prefix);
   }
 
   /**
@@ -69,7 +65,7 @@ export function createEffects(d: EffectsDeps) {
           const state = await job.getState();
           if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return;
           if ((await d.queues[lane].remove(job.id!)) !== 1) return;
-          if (d.owns(c.runId)) d.pending.addResult(c.runId, withdrawn(c.invocationId, c.nodeKey, Date.now()));
+          if (d.owns(c.runId)) d.pending.addResult(c.runId, withdrawnResult(c.invocationId, c.nodeKey, Date.now()));
           return;
         }
       }),
@@ -102,7 +98,7 @@ export function createEffects(d: EffectsDeps) {
       publishCancellations(d.redis, cancels, d.prefix),
       withdraw(cancelled),
       wake(wakes),
-      publishPings(d.redis, pings, d.prefix),
+      publishChangePings(d.redis, pings, d.prefix),
       d.publish?.(committed),
     ]);
     for (const r of results) {
@@ -115,12 +111,4 @@ export function createEffects(d: EffectsDeps) {
 
 function kindOf(e: PlannedEvent): ChangeKind {
   return changeKindOf(e.kind);
-}
-
-/** Every API replica subscribes to `changesChannel(prefix)` and relays to its sockets and SSE streams. */
-async function publishPings(redis: Redis, pings: ChangePing[], prefix: string): Promise<void> {
-  if (pings.length === 0) return;
-  const p = redis.pipeline();
-  for (const ping of pings) p.publish(changesChannel(prefix), JSON.stringify(ping));
-  await p.exec();
 }

@@ -11,11 +11,10 @@
  *   worker reported its admission; a job waiting for provider capacity is left alone).
  */
 import type { Redis } from 'ioredis';
-import type { WorkItem, WorkResult } from '@flowline/graph';
+import { inflightWorkItem, interruptedResult, withdrawnResult, type WorkItem } from '@flowline/graph';
 import type { Logger } from 'pino';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';
-import { workItemFor } from './work-items';
 import { probeJob } from './job-probe';
 
 export interface InflightCheckDeps {
@@ -26,27 +25,6 @@ export interface InflightCheckDeps {
   enqueue(items: WorkItem[]): Promise<void>;
   defaultTimeoutMs: number;
   log: Logger;
-}
-
-/** An Interrupted outcome for an invocation whose job failed or whose worker died. */
-export function interrupted(invocationId: string, nodeKey: string, reason: string, at: number): WorkResult {
-  return {
-    invocationId,
-    nodeKey,
-    outcome: { ok: false, failureClass: 'Interrupted', reason: `worker interrupted: ${reason}`, startedAt: null, finishedAt: at },
-  };
-}
-
-/**
- * A Cancelled outcome for cancelled work no worker ever took (its job was withdrawn from
- * the lane, or is gone): nothing runs it, which confirms the cancel.
- */
-export function withdrawn(invocationId: string, nodeKey: string, at: number): WorkResult {
-  return {
-    invocationId,
-    nodeKey,
-    outcome: { ok: false, failureClass: 'Cancelled', reason: 'withdrawn from its queue before a worker took it', startedAt: null, finishedAt: at },
-  };
 }
 
 /** Checks the in-flight work of `shards`; returns how many invocations needed healing. */
@@ -68,10 +46,10 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
           d.pending.addResult(row.runId, { invocationId: row.invocationId, nodeKey: row.nodeKey, outcome: fate.ret.outcome });
           break;
         case 'failed':
-          d.pending.addResult(row.runId, interrupted(row.invocationId, row.nodeKey, fate.reason, fate.finishedOn));
+          d.pending.addResult(row.runId, interruptedResult(row.invocationId, row.nodeKey, fate.reason, fate.finishedOn));
           break;
         case 'orphaned':
-          d.pending.addResult(row.runId, interrupted(row.invocationId, row.nodeKey, 'the worker holding the job is gone', Date.now()));
+          d.pending.addResult(row.runId, interruptedResult(row.invocationId, row.nodeKey, 'the worker holding the job is gone', Date.now()));
           break;
         case 'running':
           if (row.status !== 'Queued') return;
@@ -92,10 +70,10 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
     for (const m of missing) {
       const snap = snapshots.find((s) => s.run.id === m.runId);
       if (snap?.run.status === 'Cancelling') {
-        d.pending.addResult(m.runId, withdrawn(m.invocationId, m.nodeKey, now));
+        d.pending.addResult(m.runId, withdrawnResult(m.invocationId, m.nodeKey, now));
         continue;
       }
-      const item = snap ? workItemFor(snap, m.nodeKey, d.defaultTimeoutMs, now) : null;
+      const item = snap ? inflightWorkItem(snap, m.nodeKey, d.defaultTimeoutMs, now) : null;
       if (item && item.invocationId === m.invocationId) items.push(item);
     }
     await d.enqueue(items);

@@ -1,12 +1,12 @@
 /**
  * Reads one lane job's fate in a single atomic Redis step, including the case BullMQ
  * itself only notices on a surviving worker's stalled check: a started job whose lock
- * lapsed (its worker died). Knows BullMQ's key layout (`<prefix>:<queue>:<jobId>` hash,
- * `…:lock` string) — the layout `Job.fromId` and the workers' lock renewal use.
+ * lapsed (its worker died). The job's hash and lock keys come from libs/queue
+ * (`laneJobKey`, `laneJobLockKey`: the layout `Job.fromId` and the workers' lock renewal use).
  */
 import type { Redis } from 'ioredis';
 import type { Lane } from '@flowline/graph';
-import { admittedAt, jobIdFor, LANES, parseWorkReturn, queueNameFor, startsOnAdmission, type WorkReturn } from '@flowline/queue';
+import { admittedAt, laneJobKey, laneJobLockKey, LANES, parseWorkReturn, startsOnAdmission, type WorkReturn } from '@flowline/queue';
 
 export type JobFate =
   | { state: 'missing' }
@@ -28,8 +28,7 @@ return {1, redis.call('EXISTS', KEYS[2]), f[1] or '', f[2] or '', f[3] or '', f[
 `;
 
 async function probeLane(redis: Redis, prefix: string, lane: Lane, invocationId: string): Promise<JobFate> {
-  const jobKey = `${prefix}:${queueNameFor(lane)}:${jobIdFor(invocationId)}`;
-  const r = (await redis.eval(PROBE, 2, jobKey, `${jobKey}:lock`)) as (number | string)[];
+  const r = (await redis.eval(PROBE, 2, laneJobKey(lane, invocationId, prefix), laneJobLockKey(lane, invocationId, prefix))) as (number | string)[];
   if (r[0] === 0) return { state: 'missing' };
   const [, locked, processedOn, finishedOn, failedReason, returnvalue, progress] = r as [number, number, string, string, string, string, string];
   if (finishedOn) {

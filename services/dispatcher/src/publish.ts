@@ -17,7 +17,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { publicationOfRow, publicationsOf, type NodeKind, type OutputEnvelope } from '@flowline/graph';
 import { findUnpublished, publishNodeOutputs, type PublishItem } from '@flowline/db';
-import { changesChannel, type RunChangedPing } from '@flowline/queue';
+import { publishChangePings, type RunChangedPing } from '@flowline/queue';
 import type { CommittedPlan } from './tick';
 
 export interface PublisherDeps {
@@ -80,14 +80,13 @@ export function createPublisher(d: PublisherDeps) {
       }
     }
     if (res.published.length === 0) return 0;
-    const p = d.redis.pipeline();
+    const pings: RunChangedPing[] = [];
     for (const pub of res.published) {
       d.dropCached(pub.runId);
       d.log.info({ runId: pub.runId, nodeKey: pub.nodeKey, messageId: pub.messageId }, 'node published to chat');
-      const ping: RunChangedPing = { runId: pub.runId, seq: pub.seq, kind: 'node' };
-      p.publish(changesChannel(d.prefix), JSON.stringify(ping));
+      pings.push({ runId: pub.runId, seq: pub.seq, kind: 'node' });
     }
-    await p.exec();
+    await publishChangePings(d.redis, pings, d.prefix);
     return res.published.length;
   }
 

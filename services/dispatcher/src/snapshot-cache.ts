@@ -11,10 +11,8 @@
  * states a later tick can plan from alone: not Pending (tenant slots are counted at load),
  * not terminal, no child runs, no unapplied intents or durable results.
  */
-import { applyPlanToSnapshot, type PlanResult } from '@flowline/graph';
-import { isEmptyPlan, type LoadedSnapshot } from '@flowline/db';
-
-const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
+import { applyPlanToSnapshot, committedCounters, TERMINAL_RUN_STATUSES, type PlanResult } from '@flowline/graph';
+import type { LoadedSnapshot } from '@flowline/db';
 
 /**
  * The snapshot a committed plan leaves in the store, or null when it cannot be known
@@ -32,15 +30,10 @@ export function committedState(loaded: LoadedSnapshot, planned: LoadedSnapshot, 
   if (loaded.results.some((r) => !consumedInv.has(r.invocationId))) return null;
   if (loaded.intents.some((i) => !consumedIntents.has(i.id))) return null;
   const next = applyPlanToSnapshot(planned, plan);
-  if (next.run.status === 'Pending' || TERMINAL.has(next.run.status)) return null;
-  const changed = wrote && !isEmptyPlan(plan);
+  if (next.run.status === 'Pending' || TERMINAL_RUN_STATUSES.has(next.run.status)) return null;
   return {
     ...next,
-    run: {
-      ...next.run,
-      version: changed ? loaded.run.version + 1 : loaded.run.version,
-      lastSeq: changed ? loaded.run.lastSeq + plan.events.length : loaded.run.lastSeq,
-    },
+    run: { ...next.run, ...committedCounters(loaded.run, plan, wrote) },
     results: [],
     started: [],
     intents: [],

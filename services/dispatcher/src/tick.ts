@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreOptions, PlanContext, PlanResult, RunSnapshot } from '@flowline/graph';
 import { plan } from '@flowline/graph';
-import { isEmptyPlan, type LoadedSnapshot } from '@flowline/db';
-import type { Logger } from '@flowline/runtime';
+import type { LoadedSnapshot } from '@flowline/db';
+import type { Clock, Logger } from '@flowline/runtime';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';
 import { committedState, type SnapshotCache } from './snapshot-cache';
@@ -24,8 +24,13 @@ export interface TickDeps {
   pending: PendingWork;
   options: CoreOptions;
   owns(runId: string): boolean;
-  /** how long a Pending run without a tenant slot waits before it asks again */
+  /** how long a Pending run without a tenant slot waits before it asks again (the plan's `slotRetryMs`) */
   slotRetryMs: number;
+  /**
+   * The planner's clock (`PlanContext.now`: deadlines, backoff, wake times). Lease expiry is
+   * judged by the database clock, never this one.
+   */
+  clock: Clock;
   afterCommit(committed: CommittedPlan[]): Promise<void>;
   /** the owner's snapshots of its runs: a cached run is planned without a read */
   cache: SnapshotCache;
@@ -69,19 +74,12 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
     snapshots.push(...loaded);
   }
 
-  const ctx: PlanContext = { now: Date.now(), options: d.options, newId: randomUUID };
+  const ctx: PlanContext = { now: d.clock.now(), options: d.options, newId: randomUUID, slotRetryMs: d.slotRetryMs };
   const toApply: { snapshot: LoadedSnapshot; plan: PlanResult; loaded: LoadedSnapshot }[] = [];
   for (const raw of snapshots) {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;
     rememberInflight(d.pending, snapshot);
-    let result = plan(snapshot, ctx);
-    // A Pending run waiting for a tenant slot asks again after a pause: the plan alone would
-    // clear its wake (nothing signals a freed slot), and leaving it due would let many
-    // waiting runs crowd the sweep's batch ahead of deadlines and retries.
-    if (snapshot.run.status === 'Pending' && !snapshot.runSlotAvailable && isEmptyPlan(result)) {
-      result = { ...result, wakeAt: ctx.now + d.slotRetryMs };
-    }
-    toApply.push({ snapshot, plan: result, loaded: raw });
+    toApply.push({ snapshot, plan: plan(snapshot, ctx), loaded: raw });
   }
   if (toApply.length === 0) return stats;
 

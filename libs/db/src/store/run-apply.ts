@@ -4,11 +4,12 @@
  * its own (advisory try-lock, version, node status+attempt); a run whose guard fails is
  * reported conflicted and none of its writes land, while the others commit.
  */
-import type { PlanResult, RunSnapshot } from '@flowline/graph';
+import { isEmptyPlan, type PlanResult, type RunSnapshot } from '@flowline/graph';
 import type { Pool, PoolClient } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
 import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
+import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -41,19 +42,6 @@ export interface ApplyOutcome {
 
 const RUN_TIME_FIELDS = ['startedAt', 'finishedAt'] as const;
 const NODE_TIME_FIELDS = ['notBefore', 'deadlineAt', 'queuedAt', 'startedAt', 'finishedAt'] as const;
-
-/** True when the plan changes nothing in the store (its wake aside). */
-export function isEmptyPlan(plan: PlanResult): boolean {
-  return (
-    (plan.run === null || Object.values(plan.run.set).every((v) => v === undefined)) &&
-    plan.nodes.length === 0 &&
-    plan.events.length === 0 &&
-    plan.startChildren.length === 0 &&
-    plan.cancelChildren.length === 0 &&
-    plan.consumedIntentIds.length === 0 &&
-    plan.consumedInvocationIds.length === 0
-  );
-}
 
 function iso(ms: number | null | undefined): string | null | undefined {
   return ms === null || ms === undefined ? ms : new Date(ms).toISOString();
@@ -230,7 +218,7 @@ const FORCE_QUARANTINE_SQL = `
 WITH r AS (
   UPDATE runs SET status = 'Failed', failure_class = 'Internal', reason = $2, finished_at = now(),
                   version = version + 1, last_seq = last_seq + 1, wake_at = NULL
-  WHERE id = $1 AND status NOT IN ('Completed', 'Failed', 'Cancelled')
+  WHERE id = $1 AND status NOT IN (${TERMINAL_RUN_STATUSES_SQL})
   RETURNING id, last_seq),
 e AS (
   INSERT INTO events (run_id, seq, kind, node_key, at, detail)

@@ -14,6 +14,7 @@ import type { Pool, PoolClient } from 'pg';
 import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnreadableRun, type Sealed } from '../crypto';
 import { definitionGraphAt } from './definitions';
 import { decodeJson } from '../json-codec';
+import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
@@ -101,7 +102,7 @@ SELECT
      ORDER BY c.created_at, c.id), '[]'::json)
    FROM runs c
    WHERE c.parent_run_id = r.id
-     AND (c.status NOT IN ('Completed', 'Failed', 'Cancelled')
+     AND (c.status NOT IN (${TERMINAL_RUN_STATUSES_SQL})
           OR c.id IN (SELECT n.child_run_id FROM node_runs n WHERE n.run_id = r.id AND n.child_run_id IS NOT NULL))
   ) AS children
 FROM target r JOIN live USING (tenant_id)

@@ -12,6 +12,7 @@ import type { Admission } from './admission';
 import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { cancelNode, failNode, settleSuccess } from './settle';
+import { workItemOf } from './work-item';
 
 /** Deepest nesting of child runs (CONTRACT §2: depth ≤ 5). */
 export const MAX_NESTING_DEPTH = 5;
@@ -111,23 +112,9 @@ function queueWork(st: PlanState, node: GraphNode, doc: InputDocument): void {
     held: false,
     pendingDecisionKind: null,
   });
-  const steering = row.steering
-    .filter((s) => s.applied)
-    .sort((a, b) => a.atUtc - b.atUtc)
-    .map((s) => s.message);
-  st.enqueue.push({
-    lane,
-    runId: st.run.id,
-    nodeKey: node.key,
-    kind: node.kind,
-    invocationId,
-    attempt,
-    config: node.config,
-    input: doc,
-    deadlineAt,
-    steering,
-    outputSchema: node.outputSchema,
-  });
+  // the job is built from the row as just written, like a rebuild after Redis lost it
+  const item = workItemOf(st.run.id, node, st.row(node.key)!, deadlineAt);
+  if (item) st.enqueue.push(item);
   st.emit('node.queued', node.key, { attempt, invocationId, lane });
 }
 

@@ -15,3 +15,6 @@ export { backoffMs, RUN_FAILURE_CANCEL_PREFIX } from './settle';
 export { CANCEL_UNCONFIRMED_PREFIX, RUN_CANCEL_PREFIX } from './drain';
 export { MAX_NESTING_DEPTH } from './admit';
 export { snapshotProblem } from './validate-snapshot';
+export { committedCounters, isEmptyPlan } from './plan-result';
+export { appliedSteering, inflightWorkItem, workItemOf } from './work-item';
+export { interruptedResult, withdrawnResult } from './work-results';

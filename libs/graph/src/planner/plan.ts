@@ -2,13 +2,14 @@
  * `plan(snapshot, ctx)`: the pure, deterministic tick decision. In order:
  * start a Pending run (tenant slot permitting) → operator intents → WorkStarted →
  * WorkResults → child runs → deadlines → drain (Cancelling: waits for lane workers to
- * confirm, up to CANCEL_DRAIN_GRACE_MS) or the admission fixpoint → status recompute → wakeAt. It never throws: a snapshot it cannot read yields a
+ * confirm, up to CANCEL_DRAIN_GRACE_MS) or the admission fixpoint → status recompute → wakeAt (a Pending run without a tenant slot: `ctx.slotRetryMs` later). It never throws: a snapshot it cannot read yields a
  * Failed run with a reason.
  */
 import { TERMINAL_RUN_STATUSES } from '../model';
 import { advance } from './advance';
 import { applyIntents } from './intents';
 import { PlanState } from './plan-state';
+import { isEmptyPlan } from './plan-result';
 import { recompute } from './recompute';
 import { failRunIfAnyFailed } from './settle';
 import { applyChildren, applyDeadlines, applyResults, applyStarted } from './results';
@@ -46,7 +47,13 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
   }
   if (st.run.status === 'Running' || st.run.status === 'WaitingForApproval') advance(st);
   recompute(st);
-  return finish(st);
+  return askForSlotAgain(snapshot, ctx, finish(st));
+}
+
+/** A Pending run still without a tenant slot asks again after `ctx.slotRetryMs` (see PlanContext). */
+function askForSlotAgain(snapshot: RunSnapshot, ctx: PlanContext, result: PlanResult): PlanResult {
+  if (ctx.slotRetryMs === undefined || snapshot.run.status !== 'Pending' || snapshot.runSlotAvailable || !isEmptyPlan(result)) return result;
+  return { ...result, wakeAt: ctx.now + ctx.slotRetryMs };
 }
 
 function finish(st: PlanState): PlanResult {

@@ -12,7 +12,7 @@
  *   the unreached ends — failure class GateRejected when a Pause was rejected (the
  *   place to look, not a causal proof), None otherwise.
  */
-import { TERMINAL_RUN_STATUSES, type Json, type RunStatus } from '../model';
+import { TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type Json, type RunStatus } from '../model';
 import { validateJson } from '../schema';
 import { edgeVerdict } from './edge-verdict';
 import type { PlanState } from './plan-state';
@@ -24,7 +24,7 @@ export function recompute(st: PlanState): void {
   if (st.run.status === 'Pending' || st.run.status === 'Completed' || st.run.status === 'Cancelled') return;
   if (failRunIfAnyFailed(st)) return;
   if (TERMINAL_RUN_STATUSES.has(st.run.status)) return;
-  const live = [...st.rows.values()].some((r) => !['Succeeded', 'Failed', 'Skipped', 'Cancelled'].includes(r.status));
+  const live = [...st.rows.values()].some((r) => !TERMINAL_NODE_STATUSES.has(r.status));
   if (live) return setLiveStatus(st, waitsOnPerson(st) ? 'WaitingForApproval' : 'Running');
   const ends = st.snapshot.graph.nodes.filter((n) => n.kind === 'End');
   const winner = ends

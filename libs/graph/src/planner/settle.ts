@@ -5,7 +5,7 @@
  */
 import { buildEnvelope, checkOutputSize } from '../documents/envelope';
 import { storableText, unstorableValues } from '../documents/storable';
-import { RETRYABLE_FAILURE_CLASSES, type FailureClass, type Json, type RetryBackoff } from '../model';
+import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type RetryBackoff } from '../model';
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
 
@@ -180,7 +180,7 @@ export function cancelNode(st: PlanState, key: string, reason: string): void {
     const startedNow = st.startChildren.findIndex((c) => c.childRunId === row.childRunId);
     const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
     if (startedNow >= 0) st.startChildren.splice(startedNow, 1);
-    else if (!child || !['Completed', 'Failed', 'Cancelled'].includes(child.status)) st.cancelChildren.push(row.childRunId);
+    else if (!child || !TERMINAL_RUN_STATUSES.has(child.status)) st.cancelChildren.push(row.childRunId);
   }
   st.update(key, {
     status: 'Cancelled',

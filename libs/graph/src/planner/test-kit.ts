@@ -3,7 +3,7 @@
  * a deterministic context, and a driver that feeds scripted outcomes back to `plan`.
  * Not exported from the package surface.
  */
-import { DEFAULT_CORE_OPTIONS, type CoreOptions, type FailureClass, type Graph, type GraphEdge, type GraphNode, type Json, type NodeKind } from '../model';
+import { DEFAULT_CORE_OPTIONS, TERMINAL_RUN_STATUSES, type CoreOptions, type FailureClass, type Graph, type GraphEdge, type GraphNode, type Json, type NodeKind } from '../model';
 import { applyPlanToSnapshot } from './apply';
 import { plan } from './plan';
 import type { NodeRunState, PlanContext, PlanResult, RunSnapshot, WorkItem, WorkOutcome } from './types';
@@ -150,7 +150,7 @@ export function drive(
     results.push(r.result);
     snap = r.snap;
     outstanding = r.result.enqueue;
-    if (['Completed', 'Failed', 'Cancelled'].includes(snap.run.status) && outstanding.length === 0) {
+    if (TERMINAL_RUN_STATUSES.has(snap.run.status) && outstanding.length === 0) {
       return { snap, results, terminal: true };
     }
     now = Math.max(now + 1, r.result.wakeAt ?? now + 1);

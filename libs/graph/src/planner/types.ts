@@ -166,10 +166,22 @@ export interface RunSnapshot {
 }
 
 export interface PlanContext {
+  /**
+   * The planner's clock reading, epoch ms (the dispatcher's runtime `Clock`): it judges node
+   * deadlines, backoff (`notBefore`), the plan's wake time and the times events record.
+   * Shard leases are judged by the database clock instead (libs/db shard-leases).
+   */
   now: number;
   options: CoreOptions;
   /** fresh invocation / child-run ids */
   newId: () => string;
+  /**
+   * How long a Pending run without a tenant slot waits before it asks again, ms. Without it
+   * the plan of such a run clears its wake (nothing signals a freed slot); with it the plan
+   * wakes the run again `slotRetryMs` later instead of leaving it due, where many waiting runs
+   * would crowd the sweep's batch ahead of deadlines and retries. Absent: no retry wake.
+   */
+  slotRetryMs?: number;
 }
 
 // ---------------------------------------------------------------- decisions

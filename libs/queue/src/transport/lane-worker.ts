@@ -13,10 +13,20 @@
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Lane, WorkItem } from '@flowline/graph';
-import { laneWorkerOptions, publishWake } from './lane-queue';
-import { cancelChannel, DEFAULT_QUEUE_PREFIX, queueNameFor } from './names';
-import { cancelMessageSchema, parseMessage, startsOnAdmission, type WakeMessageWire, type WorkReturn } from './schemas';
-import { toWire, type Wire } from './wire';
+import {
+  cancelChannel,
+  cancelMessageSchema,
+  DEFAULT_QUEUE_PREFIX,
+  parseMessage,
+  publishWake,
+  queueNameFor,
+  startsOnAdmission,
+  toWire,
+  type WakeMessageWire,
+  type Wire,
+  type WorkReturn,
+} from '../protocol';
+import { laneWorkerOptions } from './lane-queue';
 
 /** A lane job as a worker gets it: work item and return value in their wire form (wire.ts). */
 export type LaneJob = Job<Wire<WorkItem>, Wire<WorkReturn>>;

@@ -7,8 +7,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { Lane } from '@flowline/graph';
-import { jobIdFor, queueNameFor } from './names';
-import { admittedAt, startsOnAdmission } from './schemas';
+import { jobIdFor, queueNameFor } from '../protocol/names';
+import { admittedAt, startsOnAdmission } from '../protocol/schemas';
 
 export type LaneJobFact =
   | { state: 'missing' }

@@ -1,5 +1,5 @@
 /**
- * Queue, job-id and channel naming: the one place that knows how Flowline lays its
+ * Queue, job-id, job-key and channel naming: the one place that knows how Flowline lays its
  * transport out in Redis. Every BullMQ key of a lane queue is `<prefix>:<queue>:…`;
  * the default prefix is a Redis Cluster hash tag, so all keys of every lane live in
  * one slot and BullMQ's multi-key Lua scripts work on a cluster.
@@ -48,6 +48,19 @@ export function jobIdFor(invocationId: string): string {
     throw new InvalidJobIdError('invocation id must not be an integer');
   }
   return invocationId;
+}
+
+/**
+ * The Redis key of a lane job's hash in BullMQ's layout, `<prefix>:<queue>:<jobId>`: the
+ * key `Job.fromId` reads and a worker's job writes.
+ */
+export function laneJobKey(lane: Lane, invocationId: string, prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${prefix}:${queueNameFor(lane)}:${jobIdFor(invocationId)}`;
+}
+
+/** The Redis key of a lane job's lock (`<job key>:lock`), held and renewed by the worker running it. */
+export function laneJobLockKey(lane: Lane, invocationId: string, prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${laneJobKey(lane, invocationId, prefix)}:lock`;
 }
 
 /**

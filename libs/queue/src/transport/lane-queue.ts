@@ -6,9 +6,7 @@
 import { Queue, type JobsOptions, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Lane, WorkItem } from '@flowline/graph';
-import { DEFAULT_QUEUE_PREFIX, LANES, cancelChannel, jobIdFor, queueNameFor, wakeChannel } from './names';
-import type { CancelMessage, WakeMessageWire, WorkReturn } from './schemas';
-import { toWire, type Wire } from './wire';
+import { DEFAULT_QUEUE_PREFIX, LANES, jobIdFor, queueNameFor, toWire, type Wire, type WorkReturn } from '../protocol';
 
 /**
  * Default options of every lane job. `attempts: 1`: BullMQ never retries, the
@@ -99,17 +97,4 @@ export async function enqueueWork(queues: LaneQueues, items: readonly WorkItem[]
     ),
   );
   return items.length;
-}
-
-/** Publishes cancellations for in-flight invocations (workers abort matching calls). */
-export async function publishCancellations(redis: Redis, messages: readonly CancelMessage[], prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  if (messages.length === 0) return;
-  const pipeline = redis.pipeline();
-  for (const message of messages) pipeline.publish(cancelChannel(prefix), JSON.stringify(message));
-  await pipeline.exec();
-}
-
-/** Publishes a wake-up for a run whose job just finished. */
-export async function publishWake(redis: Redis, message: WakeMessageWire, prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  await redis.publish(wakeChannel(prefix), JSON.stringify(message));
 }
