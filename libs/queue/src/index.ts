@@ -4,3 +4,4 @@ export * from './wire';
 export * from './lane-queue';
 export * from './live';
 export * from './lane-worker';
+export * from './dispatch-window';

@@ -15,3 +15,5 @@ export { backoffMs, RUN_FAILURE_CANCEL_PREFIX } from './settle';
 export { CANCEL_UNCONFIRMED_PREFIX, RUN_CANCEL_PREFIX } from './drain';
 export { MAX_NESTING_DEPTH } from './admit';
 export { snapshotProblem } from './validate-snapshot';
+export { EMPTY_WINDOW_STATE, MAX_TENANT_WEIGHT, parseTenantWeights, planRelease, TenantWeightsError, windowCapacity } from './release-window';
+export type { ReleaseDecision, ReleaseFacts, WindowState, WindowTenant } from './release-window';
