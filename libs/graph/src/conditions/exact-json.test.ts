@@ -43,7 +43,10 @@ const almostJson = fc.oneof(
   ),
 );
 
-describe('parseJsonExact', () => {
+/** thousands of generated documents per property: seconds on an idle host, far more on a loaded 2-core one */
+const PROPERTY_TIMEOUT_MS = 180_000;
+
+describe('parseJsonExact', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('parses what JSON.parse parses, to the same values, for any JSON value', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (v) => {
@@ -187,7 +190,7 @@ describe('parseJsonExact', () => {
   });
 });
 
-describe('stringifyJsonExact', () => {
+describe('stringifyJsonExact', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('writes what JSON.stringify writes for any JSON value', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (v) => {
@@ -266,7 +269,7 @@ const documentWithNumberTokens = fc
       `{${members.map(([k, t], i) => `${JSON.stringify(`${k}${i}`)}: ${t}, `).join('')}"rest": ${JSON.stringify(rest)}, "list": [${members.map(([, t]) => t).join(',')}]}`,
   );
 
-describe('parseJson and stringifyJson (the native fast paths)', () => {
+describe('parseJson and stringifyJson (the native fast paths)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('parses any one number token, alone or among strings, to exactly what parseJsonExact returns', () => {
     fc.assert(
       fc.property(numberToken, fc.string(), (token, s) => {
