@@ -2,3 +2,4 @@ export * from './protocol';
 export * from './transport/lane-queue';
 export * from './transport/lane-worker';
 export * from './transport/job-facts';
+export * from './transport/dispatch-window';

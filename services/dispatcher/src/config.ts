@@ -14,7 +14,7 @@ import {
   logOptions,
   toCoreOptions,
 } from '@flowline/runtime';
-import type { CoreOptions } from '@flowline/graph';
+import { parseTenantWeights, type CoreOptions, type Lane } from '@flowline/graph';
 
 const int = (def: number, min: number, description: string) =>
   z.coerce.number().int().min(min).default(def).describe(description);
@@ -41,6 +41,23 @@ export const dispatcherOwnOptions = {
     "failed applies of one run's tick in a row after which the run is quarantined (Failed, class Internal) instead of retried by every sweep",
   ),
   SNAPSHOT_CACHE_RUNS: int(50_000, 0, 'most runs whose snapshot the shard owner keeps between ticks (0: read every tick)'),
+  LANE_WINDOW_TOOL: int(
+    32,
+    1,
+    "dispatch window of the tool lane: ready tool work is handed to BullMQ only while fewer jobs than this wait on the lane; the rest stays Queued, held per tenant and released by weighted round robin",
+  ),
+  LANE_WINDOW_LLM: int(32, 1, 'dispatch window of the llm lane (see LANE_WINDOW_TOOL)'),
+  TENANT_WEIGHTS: z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      try {
+        parseTenantWeights(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .describe("tenants' shares of the dispatch window as tenant=weight pairs (a=3,b=1), weights 1–1000; an unlisted tenant weighs 1"),
 };
 
 export const dispatcherConfigSchema = defineConfig({
@@ -57,4 +74,14 @@ export type DispatcherConfig = z.output<typeof dispatcherConfigSchema>;
 /** The options the planner reads. */
 export function coreOptionsOf(c: DispatcherConfig): CoreOptions {
   return toCoreOptions(c);
+}
+
+/** The dispatch window's target waiting depth of each lane. */
+export function laneWindowsOf(c: DispatcherConfig): Record<Lane, number> {
+  return { tool: c.LANE_WINDOW_TOOL, llm: c.LANE_WINDOW_LLM };
+}
+
+/** TENANT_WEIGHTS, already validated at boot. */
+export function tenantWeightsOf(c: DispatcherConfig): Record<string, number> {
+  return parseTenantWeights(c.TENANT_WEIGHTS);
 }

@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import { runLoop, systemClock, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES } from '@flowline/queue';
 import { interruptedResult, type WorkItem } from '@flowline/graph';
-import { coreOptionsOf, type DispatcherConfig } from './config';
+import { coreOptionsOf, laneWindowsOf, tenantWeightsOf, type DispatcherConfig } from './config';
 import { createDispatchStore, type DispatchStore } from './store';
 import { PendingWork } from './pending-work';
 import { LeaseKeeper } from './lease-keeper';
@@ -20,6 +20,7 @@ import { createEffects } from './effects';
 import { createPublisher } from './publish';
 import { SnapshotCache } from './snapshot-cache';
 import { ApplyFailures } from './quarantine';
+import { createReleaseWindow, type TenantWork } from './release-window';
 
 export interface DispatcherDeps {
   config: DispatcherConfig;
@@ -47,6 +48,10 @@ export interface DispatcherTotals {
   applyFailures: number;
   /** runs ended Failed `Internal` after APPLY_FAILURE_LIMIT refused applies */
   quarantined: number;
+  /** jobs this replica released from the dispatch window to their lanes */
+  released: number;
+  /** window releases that lost their compare-and-set to a peer (read again) */
+  releaseConflicts: number;
 }
 
 export interface Dispatcher {
@@ -84,7 +89,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     for (const id of own) cache.drop(id);
     pending.markReady(own);
   };
-  const totals: DispatcherTotals = {
+  const totals: Omit<DispatcherTotals, 'released' | 'releaseConflicts'> = {
     ticks: 0,
     applied: 0,
     conflicted: 0,
@@ -100,13 +105,19 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   const owns = (runId: string) => leases.owns(store.shardOf(runId));
   const publisher = createPublisher({ pool: deps.pool, redis, prefix: c.QUEUE_PREFIX, dropCached: (id) => cache.drop(id), log });
-  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, pending, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, log });
+  const window = createReleaseWindow({ redis, prefix: c.QUEUE_PREFIX, queues, targets: laneWindowsOf(c), weights: tenantWeightsOf(c), log });
+  /** space may have freed on a lane: release held work (any run's, any tenant's) */
+  const nudgeWindow = () => {
+    if (running) void window.nudge().catch((err: unknown) => log.warn({ err }, 'dispatch window release failed; the next trigger retries'));
+  };
+  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, log });
   const inflightDeps = {
     store,
     redis,
     prefix: c.QUEUE_PREFIX,
     pending,
-    enqueue: (items: WorkItem[]) => effects.enqueue(items),
+    enqueue: (work: TenantWork[]) => effects.enqueue(work),
+    heldAmong: (ids: string[]) => window.heldAmong(ids),
     defaultTimeoutMs: c.DEFAULT_NODE_TIMEOUT_SECONDS * 1000,
     log,
   };
@@ -143,10 +154,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         if (owns(ref.runId)) pending.addStarted(ref.runId, { invocationId, nodeKey: ref.nodeKey, at });
       },
       completed: (ret) => {
-        if (owns(ret.runId)) pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
+        if (!owns(ret.runId)) return;
+        pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
+        nudgeWindow();
       },
       failed: (invocationId, reason, at, runId) => {
         if (runId !== null && !owns(runId)) return;
+        nudgeWindow();
         void onFailed(invocationId, reason, at).catch((err: unknown) => log.warn({ err, invocationId }, 'failed-job lookup failed'));
       },
     },
@@ -215,6 +229,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async runOnce() {
       const shards = [...leases.shards];
       if (shards.length === 0) return false;
+      // backstop: space freed by jobs whose reports reached other replicas, or was lost
+      nudgeWindow();
       const due = (await store.dueRuns(shards, c.DISPATCH_BATCH_SIZE * 5)).filter(owns);
       // due by the database clock: a foreign change (or our own timer); read it afresh
       for (const id of due) cache.drop(id);
@@ -232,6 +248,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     running = false;
     await Promise.allSettled(loops.map((l) => l.stop()));
     pending.interrupt();
+    await window.idle();
     cache.clear();
     await leases.relinquish({ release }).catch((err: unknown) => log.warn({ err }, 'lease release failed'));
     await feed.stop();
@@ -257,7 +274,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     stop: () => shutdown(true),
     halt: () => shutdown(false),
     ownedShards: () => [...leases.shards].sort((a, b) => a - b),
-    totals: () => ({ ...totals }),
+    totals: () => {
+      const w = window.totals();
+      return { ...totals, released: w.released, releaseConflicts: w.conflicts };
+    },
     isCached: (runId) => cache.has(runId),
   };
 }

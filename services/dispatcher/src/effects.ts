@@ -7,12 +7,13 @@
  */
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { withdrawnResult, type CancelWork, type PlannedEvent, type WorkItem } from '@flowline/graph';
-import { changeKindOf, enqueueWork, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
+import { withdrawnResult, type CancelWork, type PlannedEvent } from '@flowline/graph';
+import { changeKindOf, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
 import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
 import type { PendingWork } from './pending-work';
+import type { ReleaseWindow, TenantWork } from './release-window';
 
 /** A content-free change ping `{ runId, seq, kind }` (libs/queue live.ts owns its shape and channel). */
 type ChangePing = RunChangedPing;
@@ -22,6 +23,8 @@ export interface EffectsDeps {
   queues: LaneQueues;
   prefix: string;
   pending: PendingWork;
+  /** the dispatch window: queued work is held there and released to its lane as space frees */
+  window: ReleaseWindow;
   owns(runId: string): boolean;
   /** forgets this replica's cached snapshot of a run another run's commit changed */
   dropCached(runId: string): void;
@@ -31,11 +34,11 @@ export interface EffectsDeps {
 }
 
 export function createEffects(d: EffectsDeps) {
-  /** Enqueues items and learns their invocations. */
-  async function enqueue(items: WorkItem[]): Promise<void> {
-    if (items.length === 0) return;
-    for (const it of items) d.pending.rememberInvocation(it.invocationId, { runId: it.runId, nodeKey: it.nodeKey });
-    await enqueueWork(d.queues, items);
+  /** Learns the items' invocations and hands them to the dispatch window (released at once when their lane has room). */
+  async function enqueue(work: TenantWork[]): Promise<void> {
+    if (work.length === 0) return;
+    for (const { item: it } of work) d.pending.rememberInvocation(it.invocationId, { runId: it.runId, nodeKey: it.nodeKey });
+    await d.window.submit(work);
   }
 
   /** Ticks a run here when this replica owns it, else asks its owner through the wake channel. */
@@ -73,7 +76,7 @@ export function createEffects(d: EffectsDeps) {
   }
 
   async function afterCommit(committed: CommittedPlan[]): Promise<void> {
-    const items = committed.flatMap((c) => c.plan.enqueue);
+    const items = committed.flatMap((c) => c.plan.enqueue.map((item) => ({ tenantId: c.snapshot.run.tenantId, item })));
     const cancelled = committed.flatMap((c) => c.plan.cancel.map((w) => ({ ...w, runId: c.snapshot.run.id })));
     const cancels = cancelled.map((w) => ({ invocationId: w.invocationId, reason: w.reason }));
     const wakes: string[] = [];

@@ -1,7 +1,8 @@
 /**
  * Heals lost transport (ARCHITECTURE principle 1): every committed Queued/Running
  * lane node of the given shards is compared with its BullMQ job.
- * - job missing (Redis flushed, add lost after commit) → enqueue again, SAME invocation id;
+ * - job missing and not held by the dispatch window (Redis flushed, add lost after commit,
+ *   a releasing dispatcher died between its pop and its add) → held again, SAME invocation id;
  *   on a Cancelling run nothing is enqueued: the job is gone, so the cancel is confirmed;
  * - job failed (worker died: stalled with maxStalledCount 0, or threw) → Interrupted result;
  * - job completed → its return value is the result;
@@ -16,13 +17,17 @@ import type { Logger } from 'pino';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';
 import { probeJob } from './job-probe';
+import type { TenantWork } from './release-window';
 
 export interface InflightCheckDeps {
   store: DispatchStore;
   redis: Redis;
   prefix: string;
   pending: PendingWork;
-  enqueue(items: WorkItem[]): Promise<void>;
+  /** hands work to the dispatch window */
+  enqueue(work: TenantWork[]): Promise<void>;
+  /** which invocations wait in the dispatch window (not on their lane yet, by design) */
+  heldAmong(invocationIds: string[]): Promise<Set<string>>;
   defaultTimeoutMs: number;
   log: Logger;
 }
@@ -31,7 +36,7 @@ export interface InflightCheckDeps {
 export async function checkInflight(d: InflightCheckDeps, shards: number[]): Promise<number> {
   if (shards.length === 0) return 0;
   const rows = await d.store.inflight(shards);
-  const missing: typeof rows = [];
+  const absent: typeof rows = [];
   let healed = 0;
   await Promise.all(
     rows.map(async (row) => {
@@ -40,7 +45,7 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
       const fate = await probeJob(d.redis, d.prefix, row.invocationId);
       switch (fate.state) {
         case 'missing':
-          missing.push(row);
+          absent.push(row);
           return;
         case 'completed':
           d.pending.addResult(row.runId, { invocationId: row.invocationId, nodeKey: row.nodeKey, outcome: fate.ret.outcome });
@@ -62,11 +67,13 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
       healed++;
     }),
   );
+  const held = absent.length > 0 ? await d.heldAmong(absent.map((r) => r.invocationId)) : new Set<string>();
+  const missing = absent.filter((r) => !held.has(r.invocationId));
   if (missing.length > 0) {
     const runIds = [...new Set(missing.map((m) => m.runId))];
     const snapshots = await d.store.loadSnapshots(runIds);
     const now = Date.now();
-    const items: WorkItem[] = [];
+    const items: TenantWork[] = [];
     for (const m of missing) {
       const snap = snapshots.find((s) => s.run.id === m.runId);
       if (snap?.run.status === 'Cancelling') {
@@ -74,7 +81,7 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
         continue;
       }
       const item = snap ? inflightWorkItem(snap, m.nodeKey, d.defaultTimeoutMs, now) : null;
-      if (item && item.invocationId === m.invocationId) items.push(item);
+      if (snap && item && item.invocationId === m.invocationId) items.push({ tenantId: snap.run.tenantId, item });
     }
     await d.enqueue(items);
     d.log.info({ count: items.length }, 're-enqueued in-flight work missing from BullMQ');

@@ -62,7 +62,11 @@ describe('cancelling work no worker has taken', () => {
   it('withdraws a waiting job from its lane and ends the run Cancelled at once, with no survivor', async () => {
     const [runId] = await h.createRuns(toolChain('echo'), [{}]);
     const invocationId = await queuedTool(runId!);
-    expect(await (await Job.fromId(queues.tool, jobIdFor(invocationId)))?.getState()).toBe('waiting');
+    // the job reaches its lane after the commit (released by the dispatch window)
+    await waitFor(async () => (await (await Job.fromId(queues.tool, jobIdFor(invocationId)))?.getState()) === 'waiting', {
+      timeoutMs: 10_000,
+      description: 'job waiting on the lane',
+    });
 
     expect(await requestCancel(h.db.pool, TENANT, runId!, 'operator')).toMatchObject({ outcome: 'cancelling' });
     await publishWake(h.conn, { runId: runId! }, h.redis.prefix);
@@ -75,6 +79,10 @@ describe('cancelling work no worker has taken', () => {
     const [runId] = await h.createRuns(toolChain('echo'), [{}]);
     const invocationId = await queuedTool(runId!);
     // the transport lost the job (as after a FLUSHALL); only the in-flight check can notice
+    await waitFor(async () => (await Job.fromId(queues.tool, jobIdFor(invocationId))) !== undefined, {
+      timeoutMs: 10_000,
+      description: 'job on the lane',
+    });
     expect(await queues.tool.remove(jobIdFor(invocationId))).toBe(1);
 
     expect(await requestCancel(h.db.pool, TENANT, runId!, 'operator')).toMatchObject({ outcome: 'cancelling' });

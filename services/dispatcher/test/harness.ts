@@ -25,7 +25,8 @@ export interface Harness {
   /** shared command connection (queues, publishes) */
   conn: Redis;
   startDispatcher(id: string, overrides?: Partial<Record<keyof DispatcherConfig, string>>): Promise<Dispatcher>;
-  createRuns(graph: Graph, inputs: JsonObject[]): Promise<string[]>;
+  /** Creates a definition of `graph` and one run per input, all of `tenantId` (default {@link TENANT}). */
+  createRuns(graph: Graph, inputs: JsonObject[], tenantId?: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -58,12 +59,12 @@ export async function createHarness(): Promise<Harness> {
       await d.start();
       return d;
     },
-    async createRuns(graph, inputs) {
+    async createRuns(graph, inputs, tenantId = TENANT) {
       const definitionId = randomUUID();
       const doc = stringifyJson(graph);
       await insertDefinition(db.pool, {
         id: definitionId,
-        tenantId: TENANT,
+        tenantId,
         name: `test-${definitionId}`,
         description: null,
         kind: graph.kind,
@@ -75,7 +76,7 @@ export async function createHarness(): Promise<Harness> {
       const ids: string[] = [];
       for (const input of inputs) {
         const r = await createRun(db.pool, {
-          tenantId: TENANT,
+          tenantId,
           definitionId,
           requestId: null,
           conversationId: null,

@@ -18,3 +18,5 @@ export { snapshotProblem } from './validate-snapshot';
 export { committedCounters, isEmptyPlan } from './plan-result';
 export { appliedSteering, inflightWorkItem, workItemOf } from './work-item';
 export { interruptedResult, withdrawnResult } from './work-results';
+export { EMPTY_WINDOW_STATE, MAX_TENANT_WEIGHT, parseTenantWeights, planRelease, TenantWeightsError, windowCapacity } from './release-window';
+export type { ReleaseDecision, ReleaseFacts, WindowState, WindowTenant } from './release-window';

@@ -1,0 +1,229 @@
+/**
+ * The dispatch window's shared state in Redis (issue #16): per lane, a hold of ready work
+ * per tenant that has not been handed to BullMQ yet, and the round robin's memory. Every
+ * dispatcher reads and writes the same keys, so releases are fair across replicas.
+ *
+ * Layout (all under the BullMQ prefix, a hash tag, so every key lives in one cluster slot):
+ * - `<prefix>:window:<lane>:items`    hash invocationId → held job (`{ kind, data }` JSON)
+ * - `<prefix>:window:<lane>:q:<tenant>` list of held invocation ids, oldest first
+ * - `<prefix>:window:<lane>:tenants`  set of tenants whose list is not empty
+ * - `<prefix>:window:<lane>:state`    hash `v` (version) and `s` (WindowState JSON)
+ * - `<prefix>:window:<lane>:released` sorted set invocationId → release time (Redis clock, ms),
+ *   until its add returned, at most {@link RELEASE_GRACE_MS}: an item popped but not yet added
+ *   to its lane counts as held
+ *
+ * An item is held once: never while held, just released, or already a job on its lane.
+ * A release is a compare-and-set: it pops what the caller decided only while the state's
+ * version is the one the caller read, and bumps it; a pop is atomic, so no two dispatchers
+ * ever take the same item. Holding is idempotent by invocation id. What the hold loses
+ * (Redis flushed, a dispatcher dying between the pop and its `addBulk`) is still Queued in
+ * Postgres: the owner's in-flight check finds it neither held, nor released within the grace,
+ * nor on its lane, and holds it again.
+ */
+import type { Redis } from 'ioredis';
+import type { Lane, WindowState, WorkItem } from '@flowline/graph';
+import { EMPTY_WINDOW_STATE } from '@flowline/graph';
+import { jobIdFor, queueNameFor } from '../protocol/names';
+import { toWire, type Wire } from '../protocol/wire';
+
+/** What a dispatcher reads before deciding a release. */
+export interface LaneWindowFacts {
+  lane: Lane;
+  /** the state version a release must match */
+  version: number;
+  state: WindowState;
+  /** jobs waiting on the BullMQ lane (not yet taken by a worker), plus those released but not yet added */
+  waiting: number;
+  /** held items per tenant (a withdrawn item may still be counted until it is popped) */
+  tenants: { tenantId: string; backlog: number }[];
+}
+
+/** A held job as BullMQ takes it. */
+export interface HeldJob {
+  name: string;
+  data: Wire<WorkItem>;
+  opts: { jobId: string };
+}
+
+/**
+ * How long a released item counts as held while its `addBulk` may still be on its way, ms
+ * (the releasing dispatcher clears the stamp once its add returned; a stamp outlives that only
+ * when the dispatcher died in between).
+ */
+export const RELEASE_GRACE_MS = 5_000;
+
+// Returns {version, stateJson, waiting, tenant1, len1, …}. KEYS: tenants, state, wait, released.
+// ARGV[1]: the tenant list key prefix, ARGV[2]: grace ms. Waiting counts the jobs on the lane
+// plus those released but not yet added (so two dispatchers releasing at once do not both
+// see the same free space).
+const FACTS_TAIL = `
+local t = redis.call('TIME')
+local since = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[2])
+local waiting = redis.call('LLEN', KEYS[3]) + redis.call('ZCOUNT', KEYS[4], since, '+inf')
+local out = {tonumber(redis.call('HGET', KEYS[2], 'v') or '0'), redis.call('HGET', KEYS[2], 's') or '', waiting}
+for _, t in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  out[#out + 1] = t
+  out[#out + 1] = redis.call('LLEN', ARGV[1] .. t)
+end
+return out
+`;
+
+// Holds items, then reads the facts. KEYS: tenants, state, wait, released, items.
+// ARGV: list key prefix, grace ms, job key prefix, then (tenant, invocationId, job JSON) triples.
+// An id is held once: not while it is held, released within the grace, or already a job on the lane.
+const HOLD = `
+local ht = redis.call('TIME')
+local hsince = tonumber(ht[1]) * 1000 + math.floor(tonumber(ht[2]) / 1000) - tonumber(ARGV[2])
+for i = 4, #ARGV, 3 do
+  local id = ARGV[i + 1]
+  local recent = redis.call('ZSCORE', KEYS[4], id)
+  if not (recent and tonumber(recent) >= hsince) and redis.call('EXISTS', ARGV[3] .. id) == 0
+     and redis.call('HSETNX', KEYS[5], id, ARGV[i + 2]) == 1 then
+    redis.call('RPUSH', ARGV[1] .. ARGV[i], id)
+    redis.call('SADD', KEYS[1], ARGV[i])
+  end
+end
+${FACTS_TAIL}`;
+
+// The compare-and-set release. KEYS: tenants, state, items, released. ARGV: expected version,
+// new state JSON, list key prefix, grace ms, then (tenant, count) pairs. Returns false when the
+// version moved (a peer released first), else the popped jobs (ids withdrawn meanwhile are
+// skipped); each popped id is stamped in KEYS[4] with the Redis clock, stamps past the grace pruned.
+const RELEASE = `
+if tonumber(redis.call('HGET', KEYS[2], 'v') or '0') ~= tonumber(ARGV[1]) then return false end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for i = 5, #ARGV, 2 do
+  local list = ARGV[3] .. ARGV[i]
+  local ids = redis.call('LPOP', list, tonumber(ARGV[i + 1]))
+  if ids then
+    for _, id in ipairs(ids) do
+      local job = redis.call('HGET', KEYS[3], id)
+      if job then
+        redis.call('HDEL', KEYS[3], id)
+        redis.call('ZADD', KEYS[4], now, id)
+        out[#out + 1] = job
+      end
+    end
+  end
+  if redis.call('LLEN', list) == 0 then redis.call('SREM', KEYS[1], ARGV[i]) end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[4]))
+redis.call('HSET', KEYS[2], 'v', tonumber(ARGV[1]) + 1, 's', ARGV[2])
+return out
+`;
+
+// Which ids are held or were released within the grace. KEYS: items, released. ARGV: grace ms, ids.
+// Returns a 0/1 per id.
+const HELD = `
+local t = redis.call('TIME')
+local since = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[1])
+local out = {}
+for i = 2, #ARGV do
+  local at = redis.call('ZSCORE', KEYS[2], ARGV[i])
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 or (at and tonumber(at) >= since) then out[#out + 1] = 1 else out[#out + 1] = 0 end
+end
+return out
+`;
+
+/** The shared window of every lane, on one Redis connection. */
+export class WindowStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(lane: Lane, part: string): string {
+    return `${this.prefix}:window:${lane}:${part}`;
+  }
+
+  private factKeys(lane: Lane): [string, string, string, string] {
+    return [this.key(lane, 'tenants'), this.key(lane, 'state'), `${this.prefix}:${queueNameFor(lane)}:wait`, this.key(lane, 'released')];
+  }
+
+  /** Holds `entries` (all of `lane`) and returns the lane's facts, in one round trip. */
+  async hold(lane: Lane, entries: readonly { tenantId: string; item: WorkItem }[]): Promise<LaneWindowFacts> {
+    const args: (string | number)[] = [this.key(lane, 'q:'), RELEASE_GRACE_MS, `${this.prefix}:${queueNameFor(lane)}:`];
+    for (const e of entries) {
+      args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item) }));
+    }
+    const raw = (await this.redis.eval(HOLD, 5, ...this.factKeys(lane), this.key(lane, 'items'), ...args)) as unknown[];
+    return factsOf(lane, raw);
+  }
+
+  /** The lane's facts, in one round trip. */
+  async facts(lane: Lane): Promise<LaneWindowFacts> {
+    const raw = (await this.redis.eval(FACTS_TAIL, 4, ...this.factKeys(lane), this.key(lane, 'q:'), RELEASE_GRACE_MS)) as unknown[];
+    return factsOf(lane, raw);
+  }
+
+  /**
+   * Pops `take` from the holds when the state is still at `version`, writing `state`.
+   * @returns the jobs to hand BullMQ, or null when a peer released first (read again)
+   */
+  async release(lane: Lane, version: number, take: readonly { tenantId: string; count: number }[], state: WindowState): Promise<HeldJob[] | null> {
+    const args: (string | number)[] = [version, JSON.stringify(state), this.key(lane, 'q:'), RELEASE_GRACE_MS];
+    for (const t of take) args.push(t.tenantId, t.count);
+    const keys = [this.key(lane, 'tenants'), this.key(lane, 'state'), this.key(lane, 'items'), this.key(lane, 'released')];
+    const raw = (await this.redis.eval(RELEASE, 4, ...keys, ...args)) as string[] | null;
+    if (raw === null) return null;
+    return raw.map((text) => {
+      const held = JSON.parse(text) as { kind: string; data: Wire<WorkItem> };
+      return { name: held.kind, data: held.data, opts: { jobId: jobIdFor(held.data.invocationId) } };
+    });
+  }
+
+  /** Clears the release stamps of jobs now on their lane. */
+  async added(lane: Lane, jobs: readonly HeldJob[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.redis.zrem(this.key(lane, 'released'), ...jobs.map((j) => j.opts.jobId));
+  }
+
+  /** Removes held items (cancelled work); returns the ids that were still held, so never released. */
+  async withdraw(invocationIds: readonly string[]): Promise<Set<string>> {
+    const gone = new Set<string>();
+    if (invocationIds.length === 0) return gone;
+    const lanes: Lane[] = ['llm', 'tool'];
+    const p = this.redis.pipeline();
+    for (const lane of lanes) for (const id of invocationIds) p.hdel(this.key(lane, 'items'), jobIdFor(id));
+    const res = (await p.exec()) ?? [];
+    res.forEach(([, n], i) => {
+      if (n === 1) gone.add(invocationIds[i % invocationIds.length]!);
+    });
+    return gone;
+  }
+
+  /** Which of `invocationIds` wait in a hold, or were released so recently that their job may not be added yet. */
+  async heldAmong(invocationIds: readonly string[]): Promise<Set<string>> {
+    const held = new Set<string>();
+    if (invocationIds.length === 0) return held;
+    const ids = invocationIds.map(jobIdFor);
+    const lanes: Lane[] = ['llm', 'tool'];
+    const replies = await Promise.all(
+      lanes.map((lane) => this.redis.eval(HELD, 2, this.key(lane, 'items'), this.key(lane, 'released'), RELEASE_GRACE_MS, ...ids) as Promise<number[]>),
+    );
+    for (const flags of replies) flags.forEach((f, i) => f === 1 && held.add(invocationIds[i]!));
+    return held;
+  }
+}
+
+function factsOf(lane: Lane, raw: unknown[]): LaneWindowFacts {
+  const version = Number(raw[0] ?? 0);
+  const stateText = String(raw[1] ?? '');
+  const waiting = Number(raw[2] ?? 0);
+  const tenants: { tenantId: string; backlog: number }[] = [];
+  for (let i = 3; i + 1 < raw.length; i += 2) tenants.push({ tenantId: String(raw[i]), backlog: Number(raw[i + 1]) });
+  return { lane, version, state: parseState(stateText), waiting, tenants };
+}
+
+function parseState(text: string): WindowState {
+  if (text === '') return EMPTY_WINDOW_STATE;
+  try {
+    const v = JSON.parse(text) as Partial<WindowState>;
+    const deficits = v.deficits && typeof v.deficits === 'object' ? v.deficits : {};
+    return { deficits, cursor: typeof v.cursor === 'string' ? v.cursor : null };
+  } catch {
+    return EMPTY_WINDOW_STATE;
+  }
+}

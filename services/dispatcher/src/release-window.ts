@@ -1,0 +1,121 @@
+/**
+ * The dispatch window's glue (issue #16): ready work is held per tenant in the shared window
+ * (libs/queue WindowStore) and handed to its BullMQ lane only while the lane's waiting depth
+ * is under its target. What to release is decided by `planRelease` (libs/graph, pure); this
+ * module only gathers the facts, applies the decision by compare-and-set and adds the jobs.
+ *
+ * When it runs: right after a commit that queued work (so a lone tenant on an empty lane
+ * goes out in the same tick), whenever this replica hears a job of its runs finish (space
+ * freed; the window is shared, so the release may be another run's or tenant's work), and
+ * on every sweep as a backstop for space freed by jobs of runs other replicas own.
+ */
+import type { Lane, WorkItem } from '@flowline/graph';
+import { planRelease, windowCapacity } from '@flowline/graph';
+import { LANES, WindowStore, type LaneQueues, type LaneWindowFacts } from '@flowline/queue';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/** Work to hold, with the tenant its run belongs to. */
+export interface TenantWork {
+  tenantId: string;
+  item: WorkItem;
+}
+
+export interface ReleaseWindowDeps {
+  redis: Redis;
+  prefix: string;
+  queues: LaneQueues;
+  /** target waiting depth of each lane */
+  targets: Readonly<Record<Lane, number>>;
+  /** share weights; a tenant not listed weighs 1 */
+  weights: Readonly<Record<string, number>>;
+  log: Logger;
+}
+
+/** Compare-and-set attempts of one release before it is left to the next trigger. */
+const RELEASE_TRIES = 5;
+
+export interface ReleaseWindow {
+  /** Holds work and releases what fits at once. */
+  submit(work: readonly TenantWork[]): Promise<void>;
+  /** Releases what fits on every lane (coalesced: calls during a pass join the next one). */
+  nudge(): Promise<void>;
+  /** Removes held work (cancelled); returns the ids that were held and so will never run. */
+  withdraw(invocationIds: readonly string[]): Promise<Set<string>>;
+  heldAmong(invocationIds: readonly string[]): Promise<Set<string>>;
+  /** Resolves once no release pass runs (shutdown waits for it before closing the queues). */
+  idle(): Promise<void>;
+  totals(): { released: number; conflicts: number };
+}
+
+export function createReleaseWindow(d: ReleaseWindowDeps): ReleaseWindow {
+  const store = new WindowStore(d.redis, d.prefix);
+  const totals = { released: 0, conflicts: 0 };
+  let pass: Promise<void> | null = null;
+  let again = false;
+
+  /** One lane: decide from `facts`, pop by compare-and-set, add; re-read on a lost race. */
+  async function releaseLane(lane: Lane, first: LaneWindowFacts | null): Promise<void> {
+    let facts = first;
+    for (let i = 0; i < RELEASE_TRIES; i++) {
+      facts ??= await store.facts(lane);
+      if (facts.tenants.length === 0) return;
+      const decision = planRelease({
+        capacity: windowCapacity(d.targets[lane], facts.waiting),
+        tenants: facts.tenants.map((t) => ({ ...t, weight: d.weights[t.tenantId] ?? 1 })),
+        state: facts.state,
+      });
+      if (decision.take.length === 0) return;
+      const jobs = await store.release(lane, facts.version, decision.take, decision.state);
+      if (jobs === null) {
+        totals.conflicts++;
+        facts = null;
+        continue;
+      }
+      if (jobs.length > 0) {
+        await d.queues[lane].addBulk(jobs);
+        await store.added(lane, jobs);
+      }
+      totals.released += jobs.length;
+      const planned = decision.take.reduce((s, t) => s + t.count, 0);
+      // items withdrawn while held were popped as nothing: their space is still free
+      if (jobs.length === planned) return;
+      facts = null;
+    }
+  }
+
+  async function submit(work: readonly TenantWork[]): Promise<void> {
+    const byLane = new Map<Lane, TenantWork[]>();
+    for (const w of work) byLane.set(w.item.lane, [...(byLane.get(w.item.lane) ?? []), w]);
+    await Promise.all([...byLane].map(async ([lane, entries]) => releaseLane(lane, await store.hold(lane, entries))));
+  }
+
+  async function nudge(): Promise<void> {
+    if (pass) {
+      again = true;
+      return pass;
+    }
+    pass = (async () => {
+      try {
+        do {
+          again = false;
+          await Promise.all(LANES.map((lane) => releaseLane(lane, null)));
+        } while (again);
+      } finally {
+        pass = null;
+      }
+    })();
+    return pass;
+  }
+
+  return {
+    submit,
+    nudge,
+    withdraw: (ids) => store.withdraw(ids),
+    heldAmong: (ids) => store.heldAmong(ids),
+    idle: async () => {
+      await pass?.catch(() => undefined);
+    },
+    totals: () => ({ ...totals }),
+  };
+}
