@@ -47,6 +47,7 @@ const zoneList = packages.flatMap((target) => [
 const pendingMoves = {
   'libs/cli/test/cluster.ts': ['./services/api', './services/dispatcher'],
   'services/api/test/client.int.test.ts': ['./services/dispatcher', './services/worker-tool'],
+  'services/api/test/blockers.int.test.ts': ['./services/dispatcher'],
   'services/api/test/live-dispatcher.int.test.ts': ['./services/dispatcher'],
   'services/console/bench/console.bench.ts': ['./scripts', './tests'],
   'services/console/bench/editor.bench.ts': ['./scripts', './tests'],

@@ -5,7 +5,7 @@
  * `unsubscribeRun`, `live()`).
  */
 import type { NodeActivity } from '@flowline/queue/protocol';
-import { createLiveClient, LATEST_SEQ, type LiveClient, type RunChange, type RunSubscription } from './live';
+import { createLiveClient, type LATEST_SEQ, type LiveClient, type RunChange, type RunSubscription } from './live';
 import { createRestClient, type RestClientOptions } from './rest';
 
 export { ApiRequestError, createRestClient, isApiRequestError } from './rest';

@@ -12,7 +12,7 @@
  *   worker reported its admission; a job waiting for provider capacity is left alone).
  */
 import type { Redis } from 'ioredis';
-import { inflightWorkItem, interruptedResult, withdrawnResult, type WorkItem } from '@flowline/graph';
+import { inflightWorkItem, interruptedResult, withdrawnResult } from '@flowline/graph';
 import type { Logger } from 'pino';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';

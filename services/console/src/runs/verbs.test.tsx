@@ -21,7 +21,7 @@ const RUN = '11111111-2222-4333-8444-555555555555';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const summary = (over: Partial<RunSummary> = {}): RunSummary => ({
-  id: RUN, definitionId: 'd', status: 'Running', failureClass: 'None', reason: null, paused: false, requestId: null,
+  id: RUN, definitionId: 'd', definitionVersion: 1, status: 'Running', failureClass: 'None', reason: null, paused: false, requestId: null,
   parentRunId: null, conversationId: null, createdAt: '2026-01-01T00:00:00Z', startedAt: null, finishedAt: null, graphHash: 'h', ...over,
 });
 const controls = (over: Partial<RunControls> = {}): RunControls => ({ paused: false, breakpoints: [], edgeOverrides: {}, step: null, ...over });
