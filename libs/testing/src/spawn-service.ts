@@ -1,5 +1,5 @@
 /**
- * A service process (its `src/main.ts` under tsx) spawned for a test, with everything it
+ * A service process (its `src/main.ts` under tsx, or its compiled `dist/main.js`) spawned for a test, with everything it
  * printed kept, for tests of what a real process does at boot, on a signal or on a fault.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -23,11 +23,13 @@ export interface SpawnServiceOptions {
   readyText: string | null;
   /** @default 30000 */
   readyTimeoutMs?: number;
+  /** node's arguments; `['dist/main.js']` runs the compiled service @default ['--import', 'tsx', 'src/main.ts'] */
+  args?: string[];
 }
 
-/** Spawns `node --import tsx src/main.ts` in `cwd` (LOG_LEVEL info unless `env` says otherwise). */
+/** Spawns `node --import tsx src/main.ts` (or `o.args`) in `cwd` (LOG_LEVEL info unless `env` says otherwise). */
 export async function spawnService(o: SpawnServiceOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, o.args ?? ['--import', 'tsx', 'src/main.ts'], {
     cwd: o.cwd,
     env: { ...process.env, LOG_LEVEL: 'info', ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
