@@ -5,3 +5,4 @@ export * from './lane-queue';
 export * from './live';
 export * from './lane-worker';
 export * from './dispatch-window';
+export * from './lane-backlog';
