@@ -14,6 +14,7 @@ export {
 export type { Envelope, Sealed } from './crypto';
 export { migrate, migrationsHash, MIGRATIONS_FOLDER } from './migrate';
 export * from './store/definitions';
+export * from './store/definition-versions';
 export * from './store/runs-api';
 export { loadSnapshots, SLOT_HOLDING_RUN_STATUSES } from './store/run-snapshots';
 export type { LoadedSnapshot, LoadSnapshotsOptions } from './store/run-snapshots';

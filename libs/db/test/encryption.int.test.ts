@@ -16,6 +16,7 @@ import {
   exactJson,
   findUnpublished,
   getDefinition,
+  getDefinitionVersion,
   getNodeRun,
   getRunDetail,
   insertDefinition,
@@ -85,7 +86,7 @@ const snap = (runId: string) => snapshotOfRun(db.pool, runId);
 
 /** Every row of the store's tables as text: what someone reading the database sees. */
 async function rawDump(): Promise<string> {
-  const tables = ['definitions', 'runs', 'node_runs', 'events', 'intents', 'node_results', 'messages'];
+  const tables = ['definitions', 'definition_versions', 'runs', 'node_runs', 'events', 'intents', 'node_results', 'messages'];
   const parts: string[] = [];
   for (const t of tables) {
     const r = await db.pool.query<{ t: string }>(`SELECT coalesce(json_agg(x)::text, '') AS t FROM ${t} x`);
@@ -143,6 +144,11 @@ describe('with ENCRYPTION_KEY set', () => {
 
     const copy = await duplicateDefinition(db.pool, TENANT, id, randomUUID(), (n) => `${n} copy`);
     expect(copy!.graph).toEqual(exactJson(GRAPH_JSON));
+    // every recorded version is sealed to its own <id>@<version> and reads back equal
+    const versions = await db.pool.query<{ g: string }>(`SELECT graph::text AS g FROM definition_versions WHERE definition_id = ANY($1::uuid[])`, [[id, copy!.id]]);
+    expect(versions.rows).toHaveLength(3);
+    for (const v of versions.rows) expect(v.g).toContain('"$enc": "v1"');
+    for (const [d, v] of [[id, 1], [id, 2], [copy!.id, 1]] as const) expect((await getDefinitionVersion(db.pool, TENANT, d, v))!.graph).toEqual(exactJson(GRAPH_JSON));
     expect((await snap(await newRun(copy!.id))).graph).toEqual(GRAPH);
   });
 

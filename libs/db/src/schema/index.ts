@@ -1,4 +1,5 @@
 export * from './definitions';
+export * from './definition-versions';
 export * from './runs';
 export * from './node-runs';
 export * from './events';

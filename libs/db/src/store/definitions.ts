@@ -1,7 +1,9 @@
 /**
  * SQL for the `definitions` aggregate as the API uses it: create, read, keyset list,
  * version-guarded update, guarded delete (refused while a live run pins the definition or
- * another definition of the tenant names it).
+ * another definition of the tenant names it). Every write of a definition row records the
+ * version it wrote in `definition_versions` in the same statement (see
+ * ./definition-versions.ts for the reads).
  * Every statement is tenant-scoped: a row of another tenant reads as absent.
  */
 import type { Pool, PoolClient } from 'pg';
@@ -88,6 +90,16 @@ const refsGuard = (tenant: string, refs: string) => ({
   cte: `present AS (SELECT id FROM definitions WHERE tenant_id = ${tenant} AND id = ANY(${refs}::uuid[]) FOR KEY SHARE)`,
   check: `(SELECT count(*) FROM present) = cardinality(${refs}::uuid[])`,
 });
+
+/**
+ * A data-modifying CTE that records each definition row returned by the CTE `from` as its
+ * version in `definition_versions` (the graph copied as stored: a sealed graph stays sealed
+ * to `<id>@<version>`). Part of the writing statement, so the row and its version commit
+ * together or not at all.
+ */
+const recordVersion = (from: string) =>
+  `recorded AS (INSERT INTO definition_versions (definition_id, tenant_id, version, name, description, kind, graph, graph_hash, node_count, created_at)
+     SELECT id, tenant_id, version, name, description, kind, graph, graph_hash, node_count, updated_at FROM ${from})`;
 
 export interface KeysetPage<T> {
   items: T[];
@@ -228,22 +240,28 @@ export async function duplicateDefinition(
       1,
     );
     const res = await db.query<RawRow>(
-      `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
-                                created_at, updated_at)
-       SELECT $3, tenant_id, $4, description, kind, 1, $5::jsonb, $6::jsonb, graph_hash, node_count, refs, now(), now()
-       FROM definitions WHERE id = $1 AND tenant_id = $2
-       RETURNING ${COLUMNS}, graph::text AS graph`,
+      `WITH copy AS (
+         INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
+                                  created_at, updated_at)
+         SELECT $3, tenant_id, $4, description, kind, 1, $5::jsonb, $6::jsonb, graph_hash, node_count, refs, now(), now()
+         FROM definitions WHERE id = $1 AND tenant_id = $2
+         RETURNING *),
+       ${recordVersion('copy')}
+       SELECT ${COLUMNS}, graph::text AS graph FROM copy`,
       [sourceId, tenantId, newId, nameOf(source.name), graph, plan],
     );
     const row = res.rows[0];
     return row ? toRow(row) : null;
   }
   const res = await db.query<RawRow>(
-    `INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
-                              created_at, updated_at)
-     SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, refs, now(), now()
-     FROM definitions WHERE id = $1 AND tenant_id = $2
-     RETURNING ${COLUMNS}, graph::text AS graph`,
+    `WITH copy AS (
+       INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
+                                created_at, updated_at)
+       SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, refs, now(), now()
+       FROM definitions WHERE id = $1 AND tenant_id = $2
+       RETURNING *),
+     ${recordVersion('copy')}
+     SELECT ${COLUMNS}, graph::text AS graph FROM copy`,
     [sourceId, tenantId, newId, nameOf(source.name)],
   );
   const row = res.rows[0];
@@ -255,14 +273,18 @@ export async function insertDefinition(db: Queryable, d: NewDefinition): Promise
   const [graph, plan] = sealGraphs(d.graphJson, d.planGraphJson, d.id, 1);
   const refs = [...new Set((d.refs ?? []).map((r) => r.toLowerCase()))];
   const guard = refsGuard('$2', '$10');
-  // Inputs: the row and its refs. Guard: every ref is a definition of the tenant (key-share locked). Result: the row, or none.
+  // Inputs: the row and its refs. Guard: every ref is a definition of the tenant (key-share locked).
+  // Result: the row (and its version 1 recorded), or none.
   const res = await db.query<RawRow>(
-    `WITH ${guard.cte}
-     INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
-                              created_at, updated_at)
-     SELECT $1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, $10::uuid[], now(), now()
-     WHERE ${guard.check}
-     RETURNING ${COLUMNS}, graph::text AS graph`,
+    `WITH ${guard.cte},
+     created AS (
+       INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
+                                created_at, updated_at)
+       SELECT $1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, $10::uuid[], now(), now()
+       WHERE ${guard.check}
+       RETURNING *),
+     ${recordVersion('created')}
+     SELECT ${COLUMNS}, graph::text AS graph FROM created`,
     [d.id, d.tenantId, d.name, d.description, d.kind, graph, plan, d.graphHash, d.nodeCount, refs],
   );
   const row = res.rows[0];
@@ -364,8 +386,10 @@ export async function updateDefinition(
   }
   const refs = patch.refs === undefined ? null : [...new Set(patch.refs.map((r) => r.toLowerCase()))];
   const guard = refsGuard('$2', 'COALESCE($12, ARRAY[]::uuid[])');
+  // Inputs: the patch. Guard: the version read and every ref present. Result: the row at version + 1 (recorded), or none.
   const res = await db.query<RawRow>(
-    `WITH ${guard.cte}
+    `WITH ${guard.cte},
+     updated AS (
      UPDATE definitions SET
        name = COALESCE($4, name),
        description = CASE WHEN $5::boolean THEN $6 ELSE description END,
@@ -378,7 +402,9 @@ export async function updateDefinition(
        version = version + 1,
        updated_at = now()
      WHERE id = $1 AND tenant_id = $2 AND version = $3 AND ${guard.check}
-     RETURNING ${COLUMNS}, graph::text AS graph`,
+     RETURNING *),
+     ${recordVersion('updated')}
+     SELECT ${COLUMNS}, graph::text AS graph FROM updated`,
     [
       id,
       tenantId,

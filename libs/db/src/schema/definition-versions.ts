@@ -1,0 +1,33 @@
+import { sql } from 'drizzle-orm';
+import { foreignKey, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { definitions } from './definitions';
+
+/**
+ * Every saved version of a definition: one row per (definition, version), written by the
+ * same statement that writes the definition row (create, update, duplicate), removed with
+ * the definition (ON DELETE CASCADE). `graph` is the definition's `graph` value at that
+ * version as stored, so under ENCRYPTION_KEY it is the same ciphertext, sealed to the
+ * definition row and version (`definitions.graph`, `<id>@<version>`).
+ */
+export const definitionVersions = pgTable(
+  'definition_versions',
+  {
+    definitionId: uuid('definition_id').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    version: integer('version').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    /** 'Standard' | 'Chat' */
+    kind: text('kind').notNull(),
+    /** the document as submitted (sealed like `definitions.graph`) */
+    graph: jsonb('graph').notNull(),
+    graphHash: text('graph_hash').notNull(),
+    nodeCount: integer('node_count').notNull(),
+    /** when this version was saved */
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
+  },
+  (t) => [
+    primaryKey({ columns: [t.definitionId, t.version] }),
+    foreignKey({ columns: [t.definitionId], foreignColumns: [definitions.id] }).onDelete('cascade'),
+  ],
+);
