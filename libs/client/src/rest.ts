@@ -11,6 +11,8 @@ import type {
   ConversationMessage,
   Definition,
   DefinitionSummary,
+  DefinitionVersion,
+  DefinitionVersionSummary,
   EdgeOverride,
   GraphDescription,
   GraphRendering,
@@ -309,6 +311,11 @@ export function createRestClient(o: RestClientOptions) {
         call<GraphRendering>('GET', `/v1/definitions/${id(defId)}/render`, undefined, { format }),
       /** `GET /v1/definitions/{id}/describe` → the current version's nodes, edges and analysis */
       describe: (defId: string) => call<GraphDescription>('GET', `/v1/definitions/${id(defId)}/describe`),
+      /** `GET /v1/definitions/{id}/versions` → its saved versions, newest first (no graph) */
+      versions: (defId: string, q: { limit?: number; cursor?: string } = {}) =>
+        call<Page<DefinitionVersionSummary>>('GET', `/v1/definitions/${id(defId)}/versions`, undefined, q),
+      /** `GET /v1/definitions/{id}/versions/{version}` → that saved version with its graph */
+      version: (defId: string, version: number) => call<DefinitionVersion>('GET', `/v1/definitions/${id(defId)}/versions/${encodeURIComponent(String(version))}`),
       /** `POST /v1/definitions/validate` → `{ valid, errors, warnings }` */
       validate: (graph: unknown) => call<GraphValidation>('POST', '/v1/definitions/validate', { graph }),
     },

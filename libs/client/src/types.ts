@@ -73,6 +73,25 @@ export interface Definition extends DefinitionSummary {
   graph: unknown;
 }
 
+/** One saved version of a definition in a list (no graph): `GET /v1/definitions/{id}/versions`. */
+export interface DefinitionVersionSummary {
+  definitionId: string;
+  version: number;
+  /** the name saved with this version */
+  name: string;
+  description: string | null;
+  kind: 'Standard' | 'Chat';
+  nodeCount: number;
+  graphHash: string;
+  /** when this version was saved */
+  createdAt: string;
+}
+
+/** One saved version with its graph document: `GET /v1/definitions/{id}/versions/{version}`. */
+export interface DefinitionVersion extends DefinitionVersionSummary {
+  graph: unknown;
+}
+
 /** `GET /v1/definitions/{id}/render`: the current version as diagram text. */
 export interface GraphRendering {
   format: 'mermaid' | 'dot';

@@ -1,7 +1,7 @@
 /**
  * Row → resource mapping (CONTRACT §8 exact shapes). Timestamps are ISO 8601 UTC.
  */
-import type { DefinitionListRow, DefinitionRow, NodeRunDetailRow, NodeRunSummaryRow, RunSummaryRow } from '@flowline/db';
+import type { DefinitionListRow, DefinitionRow, DefinitionVersionRow, DefinitionVersionSummaryRow, NodeRunDetailRow, NodeRunSummaryRow, RunSummaryRow } from '@flowline/db';
 import { KEY_PATTERN, unstorableText } from '@flowline/graph';
 import { NotFoundError, ValidationFailedError } from './errors';
 
@@ -67,6 +67,23 @@ export function definitionSummary(r: DefinitionListRow) {
 
 export function definition(r: DefinitionRow) {
   return { ...definitionSummary(r), graph: r.graph };
+}
+
+export function definitionVersionSummary(r: DefinitionVersionSummaryRow) {
+  return {
+    definitionId: r.definitionId,
+    version: r.version,
+    name: r.name,
+    description: r.description,
+    kind: r.kind,
+    nodeCount: r.nodeCount,
+    graphHash: r.graphHash,
+    createdAt: r.createdAt.toISOString(),
+  };
+}
+
+export function definitionVersion(r: DefinitionVersionRow) {
+  return { ...definitionVersionSummary(r), graph: r.graph };
 }
 
 export function runSummary(r: RunSummaryRow) {

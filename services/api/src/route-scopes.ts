@@ -20,6 +20,8 @@ export const ROUTE_SCOPES = {
   'GET /v1/definitions/{id}': 'read',
   'GET /v1/definitions/{id}/render': 'read',
   'GET /v1/definitions/{id}/describe': 'read',
+  'GET /v1/definitions/{id}/versions': 'read',
+  'GET /v1/definitions/{id}/versions/{version}': 'read',
   'POST /v1/definitions': 'define',
   'PUT /v1/definitions/{id}': 'define',
   'DELETE /v1/definitions/{id}': 'define',

@@ -66,6 +66,30 @@ export const DefinitionListSchema = z
   .object({ items: z.array(DefinitionSummarySchema), nextCursor: z.string().nullable() })
   .openapi('DefinitionList');
 
+/** `/v1/definitions/{id}/versions/{version}`: the definition and one of its saved versions. */
+export const VersionParam = IdParam.extend({
+  version: z.string().openapi({ param: { name: 'version', in: 'path' }, example: '1' }),
+});
+
+export const DefinitionVersionSummarySchema = z
+  .object({
+    definitionId: z.string(),
+    version: z.number().int(),
+    name: z.string().openapi({ description: 'the name saved with this version' }),
+    description: z.string().nullable(),
+    kind: z.enum(['Standard', 'Chat']),
+    nodeCount: z.number().int(),
+    graphHash: z.string(),
+    createdAt: Timestamp.openapi({ description: 'when this version was saved' }),
+  })
+  .openapi('DefinitionVersionSummary');
+
+export const DefinitionVersionSchema = DefinitionVersionSummarySchema.extend({ graph: GraphDocSchema }).openapi('DefinitionVersion');
+
+export const DefinitionVersionListSchema = z
+  .object({ items: z.array(DefinitionVersionSummarySchema), nextCursor: z.string().nullable() })
+  .openapi('DefinitionVersionList');
+
 export const CreateDefinitionBody = z.object({
   name: z.string().min(1).max(200),
   description: z.string().max(4000).nullable().optional(),

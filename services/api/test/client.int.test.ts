@@ -253,6 +253,24 @@ describe('rendering and describing a definition', () => {
   });
 });
 
+describe('definition versions', () => {
+  it('lists the saved versions newest first and reads one with its graph, and refuses an unknown version or tenant', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'kept', graph: lineGraph() });
+    const g2 = { ...lineGraph(), nodes: [{ ...lineGraph().nodes[0]!, label: 'Second' }, lineGraph().nodes[1]!] };
+    await c.definitions.update(def.id, { graph: g2, version: 1 });
+    const page = await c.definitions.versions(def.id);
+    expect(page.items.map((v) => v.version)).toEqual([2, 1]);
+    expect(page.nextCursor).toBeNull();
+    const paged = await c.definitions.versions(def.id, { limit: 1 });
+    expect((await c.definitions.versions(def.id, { limit: 1, cursor: paged.nextCursor! })).items.map((v) => v.version)).toEqual([1]);
+    expect((await c.definitions.version(def.id, 1)).graph).toEqual(lineGraph());
+    expect((await c.definitions.version(def.id, 2)).graph).toEqual(g2);
+    expect(await refusal(c.definitions.version(def.id, 3))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(client(KEYS.b).definitions.versions(def.id))).toMatchObject({ status: 404, code: 'NotFound' });
+  });
+});
+
 describe('runs and gates', () => {
   it('starts idempotently by Idempotency-Key, lists, reads run and node, pages events, streams SSE, decides, and refuses RequestIdReused, DefinitionInUse and GateAlreadyDecided', async () => {
     const c = client();

@@ -1,19 +1,23 @@
 /**
- * Definition routes: CRUD, list, duplicate, validate (CONTRACT §5).
+ * Definition routes: CRUD, list, duplicate, validate, render, describe, and the saved
+ * versions of a definition (CONTRACT §5).
  */
 import { randomUUID } from 'node:crypto';
 import type { OpenAPIHono} from '@hono/zod-openapi';
 import { createRoute } from '@hono/zod-openapi';
 import {
   decodePageCursor,
+  decodeVersionCursor,
   DefinitionRefsMissingError,
   deleteDefinition,
   existingDefinitionIds,
   duplicateDefinition,
   getDefinition,
   getDefinitionPlanGraph,
+  getDefinitionVersion,
   insertDefinition,
   listDefinitions,
+  listDefinitionVersions,
   updateDefinition,
   type DefinitionPatch,
 } from '@flowline/db';
@@ -29,11 +33,13 @@ import {
 } from '../errors';
 import { bodyMember, jsonText, sendJson } from '../body';
 import { checkGraph, graphHash } from '../graph-rules';
-import { definition, definitionSummary, pageLimit, requireCursor, requireUuid } from '../present';
+import { definition, definitionSummary, definitionVersion, definitionVersionSummary, pageLimit, requireCursor, requireUuid } from '../present';
 import {
   CreateDefinitionBody,
   DefinitionListSchema,
   DefinitionSchema,
+  DefinitionVersionListSchema,
+  DefinitionVersionSchema,
   ErrorSchema,
   GraphDescriptorSchema,
   GraphInvalidSchema,
@@ -44,6 +50,8 @@ import {
   UpdateDefinitionBody,
   ValidateBody,
   ValidationSchema,
+  VersionParam,
+  INT4_MAX,
   errorResponses,
   jsonContent,
 } from '../schemas';
@@ -116,6 +124,22 @@ const describeDef = createRoute({
     'routers, topological order, depth, tools used).',
   request: { params: IdParam },
   responses: { 200: jsonContent(GraphDescriptorSchema, 'the graph descriptor'), ...errorResponses },
+});
+const listVersions = createRoute({
+  method: 'get', path: '/v1/definitions/{id}/versions', tags, security,
+  operationId: 'listDefinitionVersions', summary: "List a definition's saved versions (without their graphs)",
+  description:
+    'Every saved version of the definition, newest first: version 1 at creation, one more per update (a rename too). ' +
+    'Deleting the definition removes them. Keyset paged like the other lists.',
+  request: { params: IdParam, query: PageQuery },
+  responses: { 200: jsonContent(DefinitionVersionListSchema, 'newest first, no graph'), ...errorResponses },
+});
+const getVersion = createRoute({
+  method: 'get', path: '/v1/definitions/{id}/versions/{version}', tags, security,
+  operationId: 'getDefinitionVersion', summary: 'Get one saved version of a definition with its graph',
+  description: 'The name, description and graph document as they were saved at that version (what a run of that version pinned).',
+  request: { params: VersionParam },
+  responses: { 200: jsonContent(DefinitionVersionSchema, 'the version with its graph'), ...errorResponses },
 });
 const validateDef = createRoute({
   method: 'post', path: '/v1/definitions/validate', tags, security,
@@ -209,6 +233,25 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     const { version, graph } = await planGraphOf(c, c.req.valid('param').id);
     const d = describe(graph);
     return sendJson(200, { schemaVersion: d.schemaVersion, kind: d.kind, version, nodes: d.nodes, edges: d.edges, analysis: d.analysis });
+  });
+
+  app.openapi(listVersions, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'definition');
+    const q = c.req.valid('query');
+    const page = await listDefinitionVersions(pool, c.get('tenant'), id, pageLimit(q.limit), requireCursor(q.cursor, decodeVersionCursor));
+    if (!page) throw new NotFoundError('definition');
+    return sendJson(200, { items: page.items.map(definitionVersionSummary), nextCursor: page.nextCursor });
+  });
+
+  app.openapi(getVersion, async (c) => {
+    const params = c.req.valid('param');
+    const id = requireUuid(params.id, 'definition');
+    // a version is a positive 32-bit integer: anything else names no version (404, before any query)
+    const version = /^[1-9]\d{0,9}$/.test(params.version) ? Number(params.version) : 0;
+    if (version < 1 || version > INT4_MAX) throw new NotFoundError('definition version');
+    const row = await getDefinitionVersion(pool, c.get('tenant'), id, version);
+    if (!row) throw new NotFoundError('definition version');
+    return sendJson(200, definitionVersion(row));
   });
 
   app.openapi(putDef, async (c) => {
