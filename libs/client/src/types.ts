@@ -164,6 +164,8 @@ export interface GraphValidation {
 export interface RunSummary {
   id: string;
   definitionId: string;
+  /** the definition version the run pinned */
+  definitionVersion: number;
   status: RunStatus;
   failureClass: FailureClass;
   reason: string | null;

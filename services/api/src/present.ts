@@ -90,6 +90,7 @@ export function runSummary(r: RunSummaryRow) {
   return {
     id: r.id,
     definitionId: r.definitionId,
+    definitionVersion: r.definitionVersion,
     status: r.status,
     failureClass: r.failureClass,
     reason: r.reason,

@@ -185,6 +185,7 @@ export const RunSummarySchema = z
   .object({
     id: z.string(),
     definitionId: z.string(),
+    definitionVersion: z.number().int().openapi({ description: 'the definition version the run pinned (GET /v1/definitions/{id}/versions/{version})' }),
     status: RunStatusSchema,
     failureClass: FailureClassSchema,
     reason: z.string().nullable(),

@@ -107,6 +107,8 @@ describe('ops', () => {
         'GET /v1/definitions/{id}',
         'GET /v1/definitions/{id}/render',
         'GET /v1/definitions/{id}/describe',
+        'GET /v1/definitions/{id}/versions',
+        'GET /v1/definitions/{id}/versions/{version}',
         'PUT /v1/definitions/{id}',
         'DELETE /v1/definitions/{id}',
         'POST /v1/definitions/{id}/duplicate',

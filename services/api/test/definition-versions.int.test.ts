@@ -6,7 +6,7 @@
  * definition removes its versions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, lineGraph, pauseGraph, startHarness, type Harness } from './harness';
+import { KEYS, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -97,6 +97,19 @@ describe('definition versions', () => {
       expect({ path, status: r.status, code: r.body?.error?.code }).toEqual({ path, status: 404, code: 'NotFound' });
     }
     expect((await h.call('GET', `/v1/definitions?limit=200`, { token: KEYS.b })).body.items.map((d: { id: string }) => d.id)).not.toContain(id);
+  });
+
+  it('names on a run the version it pinned, whose graph is the one the run answers', async () => {
+    const c = await h.call('POST', '/v1/definitions', { body: { name: 'pinned', graph: pauseGraph() } });
+    const runId = await startRun(h, c.body.id);
+    expect((await h.call('PUT', `/v1/definitions/${c.body.id}`, { body: { graph: lineGraph(), version: 1 } })).status).toBe(200);
+    const run = await h.call('GET', `/v1/runs/${runId}`);
+    expect(run.body.run.definitionVersion).toBe(1);
+    const listed = await h.call('GET', `/v1/runs?definitionId=${c.body.id}`);
+    expect(listed.body.items[0].definitionVersion).toBe(1);
+    const pinned = await h.call('GET', `/v1/definitions/${c.body.id}/versions/${run.body.run.definitionVersion}`);
+    expect(pinned.body.graph).toEqual(run.body.graph);
+    expect(pinned.body.graphHash).toBe(run.body.run.graphHash);
   });
 
   it('removes the versions with the definition', async () => {

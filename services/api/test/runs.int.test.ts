@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 const RUN_SUMMARY_KEYS = [
-  'id', 'definitionId', 'status', 'failureClass', 'reason', 'paused', 'requestId', 'parentRunId', 'conversationId',
+  'id', 'definitionId', 'definitionVersion', 'status', 'failureClass', 'reason', 'paused', 'requestId', 'parentRunId', 'conversationId',
   'createdAt', 'startedAt', 'finishedAt', 'graphHash',
 ].sort();
 

@@ -45,6 +45,8 @@ export interface RunSummaryRow {
   id: string;
   tenantId: string;
   definitionId: string;
+  /** the definition version the run pinned */
+  definitionVersion: number;
   status: string;
   failureClass: string;
   reason: string | null;
@@ -95,7 +97,7 @@ export interface RunEventRow {
   detail: unknown;
 }
 
-const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.status, r.failure_class, r.reason, r.paused, r.request_id,
+const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.definition_version, r.status, r.failure_class, r.reason, r.paused, r.request_id,
   r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
   to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
@@ -105,6 +107,7 @@ function toRunRow(r: any): RunSummaryRow {
     id: r.id,
     tenantId: r.tenant_id,
     definitionId: r.definition_id,
+    definitionVersion: r.definition_version,
     status: r.status,
     failureClass: r.failure_class ?? 'None',
     reason: r.reason,
@@ -377,7 +380,7 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
 /** One run of the tenant with its pinned graph and output; null when absent. */
 export async function getRunDetail(db: Queryable, tenantId: string, runId: string): Promise<RunDetailRow | null> {
   const res = await db.query(
-    `SELECT ${RUN_COLUMNS}, r.definition_version, r.graph::text AS graph, r.output::text AS output FROM runs r
+    `SELECT ${RUN_COLUMNS}, r.graph::text AS graph, r.output::text AS output FROM runs r
      WHERE r.id = $1 AND r.tenant_id = $2`,
     [runId, tenantId],
   );
