@@ -4,7 +4,9 @@
  * scripted provider): a graph built from the palette, the server's keyed error on the right
  * element and gone once fixed, save, start with an input, the run view showing the run
  * completed; a 409 on save offering a reload; every sample opened, validated and run to a
- * terminal status; no serious or critical axe-core violation. Screenshots go to
+ * terminal status; the selection and side panel kept in the URL across a reload; a node
+ * selected and deleted by keyboard; the version list, an old version read-only and restored
+ * as a new version; no serious or critical axe-core violation. Screenshots go to
  * `services/console/artifacts/`.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -121,6 +123,9 @@ describe('the graph editor in a browser', () => {
     await page.getByRole('button', { name: 'Start run' }).click();
     const runId = await runCompletes(page);
     await shot(page, 'run-completed');
+    // the run view links to the version the run pinned, read-only in the editor
+    const pinned = page.getByRole('link', { name: 'v1', exact: true });
+    expect(new URL((await pinned.getAttribute('href'))!, c.cluster.apiUrl).searchParams.get('version')).toBe('1');
     const run = await c.api.getRun(runId);
     expect(run.run.status).toBe('Completed');
     expect(run.nodeRuns.map((n) => `${n.nodeKey}:${n.status}`).sort()).toEqual(
@@ -204,6 +209,80 @@ describe('the graph editor in a browser', () => {
     expect(png.body.length).toBeGreaterThan(2000);
     await page.close();
   }, 60_000);
+
+  it('keeps the selected node or edge and the side panel in the URL across a reload, and selects and deletes a node by keyboard', async () => {
+    const id = await c.api.createDefinition('Selected', SAMPLES.find((s) => s.id === 'hello-echo')!.graph);
+    const page = await openPage(`/editor?definitionId=${id}`);
+    await validated(page, 'valid');
+    // opened laid out: save once, so a reload is not leaving unsaved changes
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByTestId('editor-status').getByText('v2 · saved').waitFor();
+    await node(page, 'echo').click();
+    await page.waitForURL(/[?&]node=echo(&|$)/);
+    await page.reload();
+    await page.locator('.inspector-head h2', { hasText: 'echo' }).waitFor();
+    await page.locator('.react-flow__node.selected[data-id="echo"]').waitFor();
+    // the JSON panel too
+    await page.getByRole('button', { name: 'JSON', exact: true }).click();
+    await page.waitForURL(/[?&]panel=json(&|$)/);
+    await page.reload();
+    await page.getByTestId('graph-json').waitFor();
+    await page.locator('.react-flow__node.selected[data-id="echo"]').waitFor();
+    await page.getByRole('button', { name: 'JSON', exact: true }).click();
+    // an edge named by the URL opens selected
+    await page.goto(`${c.cluster.apiUrl}/console/editor?definitionId=${id}&edge=echo-end`);
+    await page.locator('.inspector-head h2', { hasText: 'echo → end' }).waitFor();
+    // keyboard: focus a card, Enter selects it, Delete removes it
+    await node(page, 'end').focus();
+    await page.keyboard.press('Enter');
+    await page.locator('.react-flow__node.selected[data-id="end"]').waitFor();
+    await page.waitForURL(/[?&]node=end(&|$)/);
+    await page.keyboard.press('Delete');
+    await expect(node(page, 'end').count()).resolves.toBe(0);
+    await page.getByTestId('editor-status').getByText(/unsaved changes/).waitFor();
+    // nothing selected any more: the inspector shows the graph's settings, the URL names no node
+    await page.locator('.inspector-head h2', { hasText: 'Settings' }).waitFor();
+    await page.waitForURL((u) => !u.searchParams.has('node'));
+    await shot(page, 'keyboard-deleted');
+    await page.close();
+  }, 90_000);
+
+  it('lists the saved versions, opens an old one read-only, and restores it as a new version', async () => {
+    const g1 = SAMPLES.find((s) => s.id === 'hello-echo')!.graph as { nodes: Array<Record<string, unknown>>; edges: unknown[] };
+    const g2 = { ...g1, nodes: g1.nodes.map((n) => (n.key === 'echo' ? { ...n, label: 'Echo twice' } : n)) };
+    const id = await c.api.createDefinition('Versioned', g1);
+    await c.api.client.definitions.update(id, { name: 'Versioned again', graph: g2, version: 1 });
+    const page = await openPage(`/editor?definitionId=${id}&panel=versions`);
+    const versions = page.getByRole('complementary', { name: 'Versions' });
+    await versions.locator('[data-version="2"][aria-current="true"]').waitFor();
+    await expect(versions.locator('[data-version]').count()).resolves.toBe(2);
+    await versions.locator('[data-version="1"]').click();
+    // the current version opened laid out (an unsaved change): opening another one asks first
+    const leave = page.getByRole('dialog', { name: 'Leave without saving?' });
+    await leave.waitFor();
+    await leave.getByRole('button', { name: 'Leave and drop changes' }).click();
+    await page.waitForURL(/[?&]version=1(&|$)/);
+    await page.getByRole('note', { name: 'Read-only version' }).waitFor();
+    await page.getByTestId('editor-status').getByText('v1 · read-only').waitFor();
+    await page.waitForFunction(() => document.querySelector<HTMLInputElement>('input[aria-label="Definition name"]')?.value === 'Versioned');
+    await expect(node(page, 'echo').locator('.node-label').textContent()).resolves.toBe('echo');
+    // read-only: selectable, but nothing is removed or saved
+    await node(page, 'echo').click();
+    await page.keyboard.press('Delete');
+    await expect(node(page, 'echo').count()).resolves.toBe(1);
+    await expect(page.getByRole('button', { name: 'Save', exact: true }).count()).resolves.toBe(0);
+    await shot(page, 'version-read-only');
+    await page.getByRole('button', { name: 'Restore this version' }).click();
+    await page.getByTestId('editor-status').getByText(/restored from v1 · unsaved changes/).waitFor();
+    await validated(page, 'valid');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByTestId('editor-status').getByText('v3 · saved').waitFor();
+    await versions.locator('[data-version="3"][aria-current="true"]').waitFor();
+    const v3 = await c.api.client.definitions.version(id, 3);
+    expect(v3.name).toBe('Versioned');
+    expect((v3.graph as typeof g1).nodes.map((n) => [n.key, n.label ?? null])).toEqual(g1.nodes.map((n) => [n.key, null]));
+    await page.close();
+  }, 90_000);
 
   it('has no serious or critical axe-core violation in the editor', async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });

@@ -22,7 +22,7 @@ const graph = {
 const definition = { id: DEF, name: 'canonical', description: 'the canonical graph', kind: 'Standard', version: 2, nodeCount: 3, graphHash: 'h-now', createdAt: iso, updatedAt: iso };
 const run = (status: string) => ({
   id: RUN, definitionId: DEF, status, failureClass: 'None', reason: null, paused: false, requestId: 'r', parentRunId: null,
-  conversationId: null, createdAt: iso, startedAt: iso, finishedAt: null, graphHash: 'h-then',
+  conversationId: null, createdAt: iso, startedAt: iso, finishedAt: null, graphHash: 'h-then', definitionVersion: 1,
 });
 const nodeRun = (nodeKey: string, kind: string, status: string, pendingDecisionKind: string | null = null) => ({
   nodeKey, kind, status, attempt: status === 'Pending' ? 0 : 1, failureClass: 'None', reason: null, pendingDecisionKind, childRunId: null, startedAt: null, finishedAt: null,
@@ -89,6 +89,8 @@ describe('the run view', () => {
     // the run view is a lazy chunk: give it time to load
     const notice = await screen.findByTestId('definition-changed', {}, { timeout: 5000 });
     expect(notice.textContent).toContain('has changed since this run started');
+    // the version the run pinned opens read-only in the editor
+    expect(screen.getByRole('link', { name: 'v1' }).getAttribute('href')).toBe(`/console/editor?definitionId=${DEF}&version=1`);
     await waitFor(() => expect(document.querySelector('[data-node-key="review"].graph-node')?.getAttribute('data-status')).toBe('WaitingForApproval'));
     const panel = document.querySelector('[data-node-panel="review"]') as HTMLElement;
     expect(within(panel).getByText('Approve the analysis?')).toBeTruthy();

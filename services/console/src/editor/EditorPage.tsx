@@ -1,8 +1,10 @@
 /**
  * The graph editor (`/console/editor`, code-split): palette, canvas and inspector, the
  * validation strip, a JSON view of the whole graph kept in sync both ways, and the flow
- * Validate → Save (409 offers a reload) → Start. The definition (`definitionId`) or sample
- * (`sample`) being edited is in the URL; leaving with unsaved changes asks first.
+ * Validate → Save (409 offers a reload) → Start, and the version list (an old version opens
+ * read-only; restoring it loads it into the canvas as an unsaved change). What is edited and
+ * what is selected or shown are in the URL (search.ts), so a reload reopens the same view;
+ * leaving with unsaved changes asks first.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { getRouteApi, useBlocker, useNavigate } from '@tanstack/react-router';
@@ -19,9 +21,11 @@ import { Palette } from './Palette';
 import { Inspector, type Selection } from './inspector/Inspector';
 import { JsonEditor } from './inspector/JsonEditor';
 import { ValidationStrip } from './ValidationStrip';
+import { VersionsPanel } from './VersionsPanel';
+import { sameEdited, type EditorPanel, type EditorSearch } from './search';
 import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, StartDialog } from './dialogs';
 import { SAMPLES } from './samples';
-import { arrange, canvasToGraph, configOf, graphToCanvas, kindOf, CARD_WIDTH } from './model/canvas';
+import { arrange, canvasToGraph, configOf, graphToCanvas, kindOf, CARD_WIDTH, type CanvasModel } from './model/canvas';
 import { addNode } from './model/edit';
 import { BLANK_GRAPH, isVersionConflict, loadedOf, useEditorState, type Loaded } from './use-editor';
 
@@ -42,7 +46,25 @@ function fileName(name: string, ext: string): string {
   return `${name.trim().replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-|-$/g, '') || 'workflow'}.${ext}`;
 }
 
-function EditorCore({ initial }: { initial: Loaded }) {
+/** The selection the URL names, when that element exists. */
+function selectionOf(search: EditorSearch, model: CanvasModel): Selection {
+  if (search.node && model.nodes.some((n) => n.id === search.node)) return { kind: 'node', key: search.node };
+  if (search.edge && model.edges.some((e) => e.id === search.edge)) return { kind: 'edge', key: search.edge };
+  return null;
+}
+
+const noop = () => undefined;
+
+interface CoreProps {
+  initial: Loaded;
+  /** the saved version shown read-only (null: editing) */
+  readOnlyVersion: number | null;
+  /** the saved version loaded into the canvas as an unsaved change (null: none) */
+  restoredFrom: number | null;
+}
+
+function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
+  const search = route.useSearch();
   const client = useClient();
   const canDefine = useCan('define');
   const canRun = useCan('run');
@@ -50,13 +72,17 @@ function EditorCore({ initial }: { initial: Loaded }) {
   const queryClient = useQueryClient();
   const rf = useReactFlow();
   const ed = useEditorState(initial);
-  const { model, setModel, meta, setMeta, dirty, issues } = ed;
-  const [selection, setSelection] = useState<Selection>(null);
+  const readOnly = readOnlyVersion !== null;
+  const { model, setModel, meta, setMeta, issues } = ed;
+  // a version shown read-only is never an unsaved change, even when it opens laid out
+  const dirty = !readOnly && ed.dirty;
+  const [selection, setSelection] = useState<Selection>(() => selectionOf(search, ed.model));
+  const [panel, setPanel] = useState<EditorPanel | null>(search.panel ?? null);
+  const showJson = panel === 'json';
   const [dialog, setDialog] = useState<DialogName>(null);
   const [notice, setNotice] = useState<{ tone: 'info' | 'error'; text: string } | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const [showJson, setShowJson] = useState(false);
   const exportMenu = useRef<HTMLDetailsElement>(null);
   const closeExport = () => exportMenu.current?.removeAttribute('open');
   const dirtyRef = useRef(dirty);
@@ -72,8 +98,7 @@ function EditorCore({ initial }: { initial: Loaded }) {
   const blocker = useBlocker({
     // a change of selection or of the same definition's URL is not leaving
     shouldBlockFn: ({ current, next }) =>
-      dirtyRef.current &&
-      !(current.pathname === next.pathname && (next.search as { definitionId?: string }).definitionId === (current.search as { definitionId?: string }).definitionId),
+      dirtyRef.current && !(current.pathname === next.pathname && sameEdited(current.search as EditorSearch, next.search as EditorSearch)),
     enableBeforeUnload: () => dirtyRef.current,
     withResolver: true,
   });
@@ -88,6 +113,22 @@ function EditorCore({ initial }: { initial: Loaded }) {
     },
     [rf],
   );
+
+  // a removed (or renamed away) element is no longer selected: the inspector falls back to the graph's settings
+  const selectionGone =
+    selection !== null && !(selection.kind === 'node' ? model.nodes.some((n) => n.id === selection.key) : model.edges.some((e) => e.id === selection.key));
+  useEffect(() => {
+    if (selectionGone) setSelection(null);
+  }, [selectionGone]);
+
+  // the selection and the side panel follow into the URL (replaced, not pushed): a reload reopens them
+  useEffect(() => {
+    const node = selection?.kind === 'node' ? selection.key : undefined;
+    const edge = selection?.kind === 'edge' ? selection.key : undefined;
+    const shown = panel ?? undefined;
+    if (search.node === node && search.edge === edge && search.panel === shown) return;
+    void navigate({ search: (prev: EditorSearch) => ({ ...prev, node, edge, panel: shown }), replace: true });
+  }, [selection, panel, search.node, search.edge, search.panel, navigate]);
 
   const addFromPalette = useCallback(
     (kind: NodeKind) => {
@@ -111,7 +152,7 @@ function EditorCore({ initial }: { initial: Loaded }) {
       setNotice({ tone: 'info', text: `Saved version ${d.version}.` });
       void queryClient.invalidateQueries({ queryKey: keys.definitions });
       queryClient.setQueryData(keys.definition(d.id), d);
-      if (meta.definitionId !== d.id) void navigate({ search: { definitionId: d.id }, replace: true });
+      if (meta.definitionId !== d.id || restoredFrom !== null) void navigate({ search: { definitionId: d.id, node: search.node, edge: search.edge, panel: search.panel }, replace: true });
     } catch (err) {
       if (isVersionConflict(err)) setDialog('conflict');
       else setActionError(err);
@@ -191,10 +232,11 @@ function EditorCore({ initial }: { initial: Loaded }) {
     <div className="editor">
       <header className="editor-bar">
         <div className="editor-title">
-          <input aria-label="Definition name" className="title-input" value={meta.name} onChange={(e) => setMeta({ ...meta, name: e.target.value })} />
+          <input aria-label="Definition name" className="title-input" value={meta.name} readOnly={readOnly} onChange={(e) => setMeta({ ...meta, name: e.target.value })} />
           <span className="muted small" data-testid="editor-status">
-            {saved ? `v${meta.version}` : 'not saved yet'}
-            {dirty ? ' · unsaved changes' : ' · saved'}
+            {readOnly ? `v${readOnlyVersion} · read-only` : saved ? `v${meta.version}` : 'not saved yet'}
+            {restoredFrom !== null && dirty ? ` · restored from v${restoredFrom}` : ''}
+            {readOnly ? '' : dirty ? ' · unsaved changes' : ' · saved'}
             {model.laidOut.length > 0 && dirty ? ' · laid out' : ''}
           </span>
         </div>
@@ -205,19 +247,29 @@ function EditorCore({ initial }: { initial: Loaded }) {
           <button type="button" className="btn btn-sm" onClick={() => setDialog('open')}>
             Open
           </button>
-          <button type="button" className="btn btn-sm" onClick={() => setModel((m) => arrange(m))}>
+          <button type="button" className="btn btn-sm" disabled={readOnly} onClick={() => setModel((m) => arrange(m))}>
             Auto-arrange
           </button>
-          <button type="button" className={`btn btn-sm${showJson ? ' is-on' : ''}`} aria-pressed={showJson} onClick={() => setShowJson((v) => !v)}>
+          <button type="button" className={`btn btn-sm${showJson ? ' is-on' : ''}`} aria-pressed={showJson} onClick={() => setPanel((v) => (v === 'json' ? null : 'json'))}>
             JSON
           </button>
+          {saved ? (
+            <button
+              type="button"
+              className={`btn btn-sm${panel === 'versions' ? ' is-on' : ''}`}
+              aria-pressed={panel === 'versions'}
+              onClick={() => setPanel((v) => (v === 'versions' ? null : 'versions'))}
+            >
+              Versions
+            </button>
+          ) : null}
           <details className="menu" ref={exportMenu}>
             <summary className="btn btn-sm">Export</summary>
             <div className="menu-items">
-              <button type="button" className="btn btn-sm btn-ghost" disabled={!saved || dirty} title={!saved || dirty ? 'Save first' : undefined} onClick={() => void exportText('mermaid').finally(closeExport)}>
+              <button type="button" className="btn btn-sm btn-ghost" disabled={!saved || dirty || readOnly} title={!saved || dirty ? 'Save first' : undefined} onClick={() => void exportText('mermaid').finally(closeExport)}>
                 Mermaid
               </button>
-              <button type="button" className="btn btn-sm btn-ghost" disabled={!saved || dirty} title={!saved || dirty ? 'Save first' : undefined} onClick={() => void exportText('dot').finally(closeExport)}>
+              <button type="button" className="btn btn-sm btn-ghost" disabled={!saved || dirty || readOnly} title={!saved || dirty ? 'Save first' : undefined} onClick={() => void exportText('dot').finally(closeExport)}>
                 DOT
               </button>
               <button type="button" className="btn btn-sm btn-ghost" onClick={() => void exportPng().finally(closeExport)}>
@@ -225,7 +277,7 @@ function EditorCore({ initial }: { initial: Loaded }) {
               </button>
             </div>
           </details>
-          {saved && canDefine ? (
+          {saved && canDefine && !readOnly ? (
             <>
               <button
                 type="button"
@@ -248,15 +300,15 @@ function EditorCore({ initial }: { initial: Loaded }) {
             </>
           ) : null}
           <span className="bar-sep" aria-hidden="true" />
-          <button type="button" className="btn btn-sm" disabled={ed.validating} onClick={() => void ed.validateNow()}>
+          <button type="button" className="btn btn-sm" disabled={ed.validating || readOnly} onClick={() => void ed.validateNow()}>
             Validate
           </button>
-          {canDefine ? (
+          {canDefine && !readOnly ? (
             <button type="button" className="btn btn-sm btn-primary" disabled={busy || hasErrors || !dirty} onClick={() => void save()} title={hasErrors ? 'Fix the errors first' : undefined}>
               {busy ? 'Saving…' : 'Save'}
             </button>
           ) : null}
-          {canRun && (model.rest.kind ?? 'Standard') !== 'Chat' ? (
+          {canRun && !readOnly && (model.rest.kind ?? 'Standard') !== 'Chat' ? (
             <button type="button" className="btn btn-sm btn-primary" disabled={!saved || dirty || hasErrors} title={dirty ? 'Save first' : undefined} onClick={() => setDialog('start')}>
               Start
             </button>
@@ -268,17 +320,51 @@ function EditorCore({ initial }: { initial: Loaded }) {
           {notice.text}
         </div>
       ) : null}
+      {readOnly && meta.definitionId ? (
+        <div className="notice readonly-banner" role="note" aria-label="Read-only version">
+          <span>
+            Version {readOnlyVersion} of this definition, read-only{meta.version !== null ? ` (the current version is v${meta.version})` : ''}.
+          </span>
+          {canDefine ? (
+            <button type="button" className="btn btn-sm btn-primary" onClick={() => void navigate({ search: { definitionId: meta.definitionId!, restore: readOnlyVersion, panel: 'versions' } })}>
+              Restore this version
+            </button>
+          ) : null}
+          <button type="button" className="btn btn-sm" onClick={() => void navigate({ search: { definitionId: meta.definitionId!, panel: 'versions' } })}>
+            Open the current version
+          </button>
+        </div>
+      ) : null}
       <RefusalNote error={actionError} />
-      <div className={`editor-body${showJson ? ' with-json' : ''}`}>
-        <Palette onAdd={addFromPalette} chat={chat} />
-        <FlowCanvas model={model} setModel={setModel} issues={issues} selection={selection} select={select} onRefused={(text) => setNotice({ tone: 'error', text })} />
-        {showJson ? (
+      <div className={`editor-body${showJson ? ' with-json' : ''}${readOnly ? ' is-readonly' : ''}`}>
+        <fieldset className="palette-fieldset" disabled={readOnly}>
+          <Palette onAdd={readOnly ? noop : addFromPalette} chat={chat} />
+        </fieldset>
+        <FlowCanvas
+          model={model}
+          setModel={setModel}
+          issues={issues}
+          selection={selection}
+          select={select}
+          readOnly={readOnly}
+          onRefused={(text) => setNotice({ tone: 'error', text })}
+        />
+        {panel === 'versions' && meta.definitionId ? (
+          <VersionsPanel
+            definitionId={meta.definitionId}
+            current={meta.version}
+            viewing={readOnlyVersion}
+            onOpen={(v) =>
+              void navigate({ search: v === meta.version ? { definitionId: meta.definitionId!, panel: 'versions' } : { definitionId: meta.definitionId!, version: v, panel: 'versions' } })
+            }
+          />
+        ) : showJson ? (
           <aside className="inspector json-view" aria-label="Graph JSON">
             <JsonEditor
               label="The whole graph (JSON)"
               value={graphJson}
               onChange={(v) => {
-                if (v && typeof v === 'object' && !Array.isArray(v)) setModel(() => graphToCanvas(v));
+                if (!readOnly && v && typeof v === 'object' && !Array.isArray(v)) setModel(() => graphToCanvas(v));
               }}
               help="Edits here redraw the canvas; canvas edits rewrite this text. Text that is not JSON changes nothing."
               minLines={20}
@@ -286,7 +372,18 @@ function EditorCore({ initial }: { initial: Loaded }) {
             />
           </aside>
         ) : (
-          <Inspector model={model} setModel={setModel} meta={meta} setMeta={setMeta} selection={selection} select={select} issues={issues} pickers={pickers} />
+          <fieldset className="inspector-fieldset" disabled={readOnly}>
+            <Inspector
+              model={model}
+              setModel={readOnly ? noop : setModel}
+              meta={meta}
+              setMeta={readOnly ? noop : setMeta}
+              selection={selection}
+              select={select}
+              issues={issues}
+              pickers={pickers}
+            />
+          </fieldset>
         )}
       </div>
       <ValidationStrip issues={issues} validating={ed.validating} error={ed.validateError} select={select} />
@@ -354,13 +451,31 @@ export function EditorPage() {
     enabled: !!search.definitionId,
     staleTime: 0,
   });
+  const older = search.version ?? search.restore;
+  const ver = useQuery({
+    queryKey: [...keys.definition(search.definitionId ?? ''), 'version', older ?? 0],
+    queryFn: () => client.definitions.version(search.definitionId!, older!),
+    enabled: !!search.definitionId && older !== undefined,
+    // a saved version never changes
+    staleTime: Infinity,
+  });
   const sample = search.sample ? SAMPLES.find((s) => s.id === search.sample) : undefined;
   let initial: Loaded | null = null;
   let identity = 'blank';
+  let readOnlyVersion: number | null = null;
+  let restoredFrom: number | null = null;
   if (search.definitionId) {
-    if (def.data && def.data.id === search.definitionId) {
-      initial = loadedOf(def.data);
-      identity = `def-${def.data.id}`;
+    const current = def.data && def.data.id === search.definitionId ? loadedOf(def.data) : null;
+    if (current && older === undefined) {
+      initial = current;
+      identity = `def-${current.meta.definitionId}`;
+    } else if (current && ver.data && ver.data.version === older) {
+      // the old version's document and names, over the current version number (a save updates from it)
+      const meta = { ...current.meta, name: ver.data.name, description: ver.data.description ?? '' };
+      initial = { meta, graph: ver.data.graph, saved: search.version !== undefined };
+      readOnlyVersion = search.version ?? null;
+      restoredFrom = search.restore ?? null;
+      identity = `${search.version !== undefined ? 'version' : 'restore'}-${current.meta.definitionId}-${older}`;
     }
   } else if (sample) {
     initial = { meta: { definitionId: null, name: sample.name, description: sample.description, version: null }, graph: sample.graph, saved: false };
@@ -372,10 +487,12 @@ export function EditorPage() {
   return (
     <div className="editor-page">
       {search.definitionId && def.isPending ? <Loading label="Reading the definition" /> : null}
+      {older !== undefined && ver.isPending ? <Loading label={`Reading version ${older}`} /> : null}
       <RefusalNote error={def.error} title="Could not open the definition" />
+      <RefusalNote error={ver.error} title={`Could not open version ${older ?? ''}`} />
       {initial ? (
         <ReactFlowProvider key={identity}>
-          <EditorCore initial={initial} />
+          <EditorCore initial={initial} readOnlyVersion={readOnlyVersion} restoredFrom={restoredFrom} />
         </ReactFlowProvider>
       ) : null}
     </div>

@@ -118,6 +118,9 @@ export function RunPage() {
                 <Link to="/runs" search={{ definitionId: detail.run.definitionId }}>
                   {defs.get(detail.run.definitionId)?.name ?? `definition ${detail.run.definitionId.slice(0, 8)}`}
                 </Link>{' '}
+                <Link to="/editor" search={{ definitionId: detail.run.definitionId, version: detail.run.definitionVersion }} title="The definition version this run pinned, read-only in the editor">
+                  v{detail.run.definitionVersion}
+                </Link>{' '}
                 · created <Time iso={detail.run.createdAt} now={now} /> · {durationText(detail.run.startedAt, detail.run.finishedAt, now)}
                 {detail.run.conversationId ? <> · conversation <span className="mono">{detail.run.conversationId}</span></> : null}
                 {detail.run.failureClass !== 'None' ? (

@@ -4,6 +4,9 @@
  * on the edge, default edges dashed, an edge or node with an error outlined red and with a
  * warning amber. Connecting goes through `connect` (a second unconditional edge over one
  * pair is refused at the gesture); a node dropped from the palette lands where it is dropped.
+ * Read-only (an old version), nodes and edges can be selected but not moved, connected or
+ * deleted. By keyboard, Tab reaches a card, Enter selects it, Delete or Backspace removes
+ * the selection and the arrow keys move it.
  */
 import { memo, useCallback, useMemo, useRef, type DragEvent } from 'react';
 import {
@@ -100,9 +103,11 @@ interface Props {
   selection: Selection;
   select(s: Selection): void;
   onRefused(reason: string): void;
+  /** selection only: no move, connect, drop or delete */
+  readOnly?: boolean;
 }
 
-export function FlowCanvas({ model, setModel, issues, selection, select, onRefused }: Props) {
+export function FlowCanvas({ model, setModel, issues, selection, select, onRefused, readOnly = false }: Props) {
   const rf = useReactFlow();
   // a drawn node keeps its identity while its source node, selection and issues are unchanged,
   // so a drag re-renders the dragged card only
@@ -154,21 +159,21 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
 
   const onNodesChange = useCallback(
     (changes: NodeChange<FlowNode>[]) => {
-      const removed = changes.flatMap((c) => (c.type === 'remove' ? [c.id] : []));
-      const rest = changes.filter((c) => c.type === 'position' || c.type === 'dimensions');
+      const removed = readOnly ? [] : changes.flatMap((c) => (c.type === 'remove' ? [c.id] : []));
+      const rest = changes.filter((c) => (c.type === 'position' && !readOnly) || c.type === 'dimensions');
       for (const c of changes) if (c.type === 'select' && c.selected) select({ kind: 'node', key: c.id });
       if (removed.length > 0) setModel((m) => removeElements(m, removed, []));
       if (rest.length > 0) setModel((m) => ({ ...m, nodes: applyNodeChanges(rest, m.nodes) }));
     },
-    [setModel, select],
+    [setModel, select, readOnly],
   );
   const onEdgesChange = useCallback(
     (changes: EdgeChange<FlowEdge>[]) => {
-      const removed = changes.flatMap((c) => (c.type === 'remove' ? [c.id] : []));
+      const removed = readOnly ? [] : changes.flatMap((c) => (c.type === 'remove' ? [c.id] : []));
       for (const c of changes) if (c.type === 'select' && c.selected) select({ kind: 'edge', key: c.id });
       if (removed.length > 0) setModel((m) => ({ ...m, edges: applyEdgeChanges(removed.map((id) => ({ type: 'remove', id })), m.edges) }));
     },
-    [setModel, select],
+    [setModel, select, readOnly],
   );
   const onConnect = useCallback(
     (c: Connection) => {
@@ -187,7 +192,7 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
   const onDrop = useCallback(
     (e: DragEvent) => {
       const kind = e.dataTransfer.getData(PALETTE_MIME);
-      if (!(NODE_KINDS as readonly string[]).includes(kind)) return;
+      if (readOnly || !(NODE_KINDS as readonly string[]).includes(kind)) return;
       e.preventDefault();
       const at = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
       setModel((m) => {
@@ -196,7 +201,7 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
         return r.model;
       });
     },
-    [rf, setModel, select],
+    [rf, setModel, select, readOnly],
   );
 
   return (
@@ -209,7 +214,9 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
         onEdgesChange={onEdgesChange}
         onConnect={onConnect}
         onPaneClick={() => select(null)}
-        deleteKeyCode={['Delete', 'Backspace']}
+        deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
+        nodesDraggable={!readOnly}
+        nodesConnectable={!readOnly}
         fitView
         fitViewOptions={{ padding: 0.15, maxZoom: 1.1, minZoom: 0.55 }}
         minZoom={0.1}
