@@ -16,7 +16,7 @@ const accepted = () => ({ status: 202, body: { accepted: true } });
 const pause = (config: Record<string, unknown>) => ({ key: 'review', kind: 'Pause', label: 'Review', config });
 
 const summary = (over: Partial<RunSummary> = {}): RunSummary => ({
-  id: RUN, definitionId: 'd', status: 'Running', failureClass: 'None', reason: null, paused: false, requestId: null,
+  id: RUN, definitionId: 'd', definitionVersion: 1, status: 'Running', failureClass: 'None', reason: null, paused: false, requestId: null,
   parentRunId: null, conversationId: null, createdAt: '2026-01-01T00:00:00Z', startedAt: null, finishedAt: null, graphHash: 'h', ...over,
 });
 const controls = (over: Partial<RunControls> = {}): RunControls => ({ paused: false, breakpoints: [], edgeOverrides: {}, step: null, ...over });
