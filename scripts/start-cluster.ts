@@ -14,6 +14,8 @@ import { ensureConsoleBuilt } from './console-build';
 
 const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const apiPort = Number(process.env.PORT ?? 3000);
+// dispatchers and workers serve /metrics, /livez and /readyz on consecutive ports from here
+const opsBasePort = Number(process.env.OPS_BASE_PORT ?? 9464);
 
 try {
   await ensureConsoleBuilt(rootDir, (line) => console.log(`flowline: ${line}`));
@@ -43,10 +45,10 @@ const cluster = startCluster({
   apiPort,
   processes: [
     { label: 'api', service: 'api' },
-    { label: 'dispatcher-1', service: 'dispatcher', env: { DISPATCHER_ID: 'dispatcher-1' } },
-    { label: 'dispatcher-2', service: 'dispatcher', env: { DISPATCHER_ID: 'dispatcher-2' } },
-    { label: 'worker-tool', service: 'worker-tool' },
-    { label: 'worker-llm', service: 'worker-llm' },
+    { label: 'dispatcher-1', service: 'dispatcher', env: { DISPATCHER_ID: 'dispatcher-1', OPS_PORT: String(opsBasePort) } },
+    { label: 'dispatcher-2', service: 'dispatcher', env: { DISPATCHER_ID: 'dispatcher-2', OPS_PORT: String(opsBasePort + 1) } },
+    { label: 'worker-tool', service: 'worker-tool', env: { OPS_PORT: String(opsBasePort + 2) } },
+    { label: 'worker-llm', service: 'worker-llm', env: { OPS_PORT: String(opsBasePort + 3) } },
   ],
 });
 
@@ -74,7 +76,11 @@ try {
   if (firstKey) headers.authorization = `Bearer ${firstKey}`;
   const seeded = await seedSamples(cluster.apiUrl, join(rootDir, 'scripts', 'samples'), headers);
   if (seeded.length) console.log(`flowline: seeded sample definitions: ${seeded.join(', ')}`);
-  console.log(`\nflowline is up:\n  console  ${cluster.apiUrl}/console/\n  API      ${cluster.apiUrl}/v1\n  docs     ${cluster.apiUrl}/docs\n  health   ${cluster.apiUrl}/healthz\n  Ctrl-C to stop\n`);
+  const metrics = [
+    `api ${cluster.apiUrl}/metrics`,
+    ...['dispatcher-1', 'dispatcher-2', 'worker-tool', 'worker-llm'].map((label, i) => `${label} http://127.0.0.1:${opsBasePort + i}/metrics`),
+  ].join('\n           ');
+  console.log(`\nflowline is up:\n  console  ${cluster.apiUrl}/console/\n  API      ${cluster.apiUrl}/v1\n  docs     ${cluster.apiUrl}/docs\n  health   ${cluster.apiUrl}/healthz\n  metrics  ${metrics}\n  Ctrl-C to stop\n`);
 } catch (err) {
   console.error(`flowline: ${(err as Error).message}`);
   await shutdown('startup failure');

@@ -3,3 +3,4 @@ export * from './transport/lane-queue';
 export * from './transport/lane-worker';
 export * from './transport/job-facts';
 export * from './transport/dispatch-window';
+export * from './transport/lane-backlog';

@@ -12,6 +12,7 @@ import {
   dispatchOptions,
   encryptionOptions,
   logOptions,
+  opsOptions,
   toCoreOptions,
 } from '@flowline/runtime';
 import { parseTenantWeights, type CoreOptions, type Lane } from '@flowline/graph';
@@ -67,6 +68,7 @@ export const dispatcherConfigSchema = defineConfig({
   ...encryptionOptions,
   ...logOptions,
   ...dispatcherOwnOptions,
+  ...opsOptions,
 });
 
 export type DispatcherConfig = z.output<typeof dispatcherConfigSchema>;

@@ -7,6 +7,7 @@ import { configureEncryption, createPool, migrate, onUnreadableRun } from '@flow
 import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
 import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
+import { startDispatcherOps } from './ops';
 
 const config = loadConfig(dispatcherConfigSchema);
 const log = createLogger('dispatcher', { level: config.LOG_LEVEL });
@@ -43,6 +44,23 @@ try {
   log.fatal({ err }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${config.DATABASE_BOOT_WAIT_MS} ms)`);
   process.exit(1);
 }
+// /readyz answers 503 from the first moment of shutdown; the ops port closes last
+let draining = false;
+if (config.OPS_PORT !== undefined) {
+  const ops = await startDispatcherOps({
+    port: config.OPS_PORT,
+    readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
+    pool,
+    redis,
+    queuePrefix: config.QUEUE_PREFIX,
+    draining: () => draining,
+    logger: log,
+  });
+  shutdown.onShutdown(() => ops.close(), 'ops-port');
+}
 const dispatcher = createDispatcher({ config, pool, redis, log });
 shutdown.onShutdown(() => dispatcher.stop(), 'dispatcher');
+shutdown.onShutdown(() => {
+  draining = true;
+}, 'readiness');
 await dispatcher.start();

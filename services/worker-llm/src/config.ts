@@ -5,7 +5,7 @@
  * a node pins one with `model: "<name>/<model>"`.
  */
 import { z } from 'zod';
-import { connectionOptions, coreOptions, defineConfig, logOptions, workerOptions } from '@flowline/runtime';
+import { connectionOptions, coreOptions, defineConfig, logOptions, opsOptions, workerOptions } from '@flowline/runtime';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { providerMapSchema, type ProviderEntry } from './providers/registry';
 
@@ -81,6 +81,7 @@ export const llmWorkerConfigSchema = defineConfig({
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
   ...logOptions,
+  ...opsOptions,
   ...llmWorkerOwnOptions,
 }).transform((v, ctx) => {
   if (v.LLM_MODELS_RETRY_MAX_MS < v.LLM_MODELS_RETRY_MIN_MS) {

@@ -3,7 +3,7 @@
  * lane's own, parsed once in main.ts.
  */
 import { z } from 'zod';
-import { connectionOptions, defineConfig, logOptions, workerOptions } from '@flowline/runtime';
+import { connectionOptions, defineConfig, logOptions, opsOptions, workerOptions } from '@flowline/runtime';
 
 const flag = (description: string) =>
   z
@@ -34,6 +34,7 @@ export const toolWorkerConfigSchema = defineConfig({
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
   ...logOptions,
+  ...opsOptions,
   ...toolWorkerOwnOptions,
 });
 

@@ -6,7 +6,7 @@
  * the worker the same way, then exits 1 (installLeakedErrorPolicy).
  */
 import { Redis } from 'ioredis';
-import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
+import { createLogger, createMetricsRegistry, installShutdown, loadConfig, startOpsServer } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { toolModulesOf, toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
@@ -45,7 +45,22 @@ const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, l
 shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
+// ops port (OPS_PORT): /readyz 503 once draining or when Redis does not answer
+let draining = false;
+if (config.OPS_PORT !== undefined) {
+  const ops = await startOpsServer({
+    port: config.OPS_PORT,
+    registry: createMetricsRegistry(),
+    readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
+    logger,
+    ready: async () => !draining && (await redis.ping()) === 'PONG',
+  });
+  shutdown.onShutdown(() => ops.close(), 'ops-port');
+}
 shutdown.onShutdown(() => worker.stop(), 'tool-worker');
+shutdown.onShutdown(() => {
+  draining = true;
+}, 'readiness');
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });
 
 await worker.start();

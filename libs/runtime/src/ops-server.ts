@@ -1,0 +1,96 @@
+/**
+ * The ops HTTP port of a process without an API (dispatchers, workers), on OPS_PORT:
+ * `GET /livez` 200 while the process answers; `GET /readyz` 200 when `ready()` resolves
+ * true, 503 otherwise (false, a throw, or no answer within the check timeout); `GET
+ * /metrics` the Prometheus text of `registry` (process defaults included). Anything else
+ * answers 404. Binds every interface: the kubelet and Prometheus reach it from outside.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { z } from 'zod';
+import type { Logger } from './logger';
+
+/** Ops-port options (dispatchers and workers). */
+export const opsOptions = {
+  OPS_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .optional()
+    .describe('port of /metrics, /livez and /readyz (unset: no ops port; 0: any free port)'),
+  READY_CHECK_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(2_000).describe('a /readyz check that takes longer answers 503, ms'),
+};
+
+export interface OpsServerOptions {
+  port: number;
+  /** what /metrics serves; default process metrics are added to it */
+  registry: Registry;
+  /** readiness: Postgres and Redis answer, the process is not draining */
+  ready: () => Promise<boolean>;
+  /** @default 2000 */
+  readyTimeoutMs?: number;
+  logger: Logger;
+}
+
+export interface OpsServer {
+  /** the bound port (the real one when `port` was 0) */
+  port: number;
+  close(): Promise<void>;
+}
+
+/** A registry with the default process metrics, for {@link startOpsServer}. */
+export function createMetricsRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+async function isReady(ready: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  try {
+    return await Promise.race([ready().catch(() => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Starts the ops server; resolves once it listens. */
+export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET') {
+      res.writeHead(405).end();
+      return;
+    }
+    if (path === '/livez') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    } else if (path === '/readyz') {
+      void isReady(o.ready, o.readyTimeoutMs ?? 2_000).then((ok) => {
+        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(ok ? '{"status":"ready"}' : '{"status":"unready"}');
+      });
+    } else if (path === '/metrics') {
+      o.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': o.registry.contentType }).end(text),
+        (err: unknown) => {
+          o.logger.warn({ err: String(err) }, 'metrics collection failed');
+          res.writeHead(500).end();
+        },
+      );
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  o.logger.info({ port }, 'ops port listening (/metrics, /livez, /readyz)');
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

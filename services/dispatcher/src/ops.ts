@@ -1,0 +1,72 @@
+/**
+ * The dispatcher's ops port (OPS_PORT): /livez, /readyz (Postgres and Redis answer, not
+ * draining) and /metrics with the lanes' backlog, which the worker pools autoscale on:
+ * `flowline_lane_queue_depth{lane}` (jobs waiting in every BullMQ structure) and
+ * `flowline_lane_oldest_wait_seconds{lane}` (age of the oldest), read at scrape time.
+ */
+import { Gauge } from 'prom-client';
+import type { Redis } from 'ioredis';
+import type { Pool } from 'pg';
+import { closeLaneQueues, createLaneQueues, LANES, readLaneBacklog } from '@flowline/queue';
+import { createMetricsRegistry, startOpsServer, type Logger, type OpsServer } from '@flowline/runtime';
+
+export interface DispatcherOpsOptions {
+  port: number;
+  readyTimeoutMs: number;
+  pool: Pool;
+  redis: Redis;
+  queuePrefix: string;
+  /** true once shutdown began: /readyz answers 503 */
+  draining: () => boolean;
+  logger: Logger;
+}
+
+export async function startDispatcherOps(o: DispatcherOpsOptions): Promise<OpsServer> {
+  const registry = createMetricsRegistry();
+  const queues = createLaneQueues(o.redis, o.queuePrefix);
+  // both gauges come from one read: concurrent collects of a scrape share it
+  let reading: Promise<void> | null = null;
+  const refresh = () =>
+    (reading ??= (async () => {
+      const now = Date.now();
+      for (const lane of LANES) {
+        const b = await readLaneBacklog(queues[lane], now);
+        depth.set({ lane }, b.depth);
+        oldest.set({ lane }, b.oldestWaitMs / 1000);
+      }
+    })().finally(() => {
+      reading = null;
+    }));
+  const depth = new Gauge({
+    name: 'flowline_lane_queue_depth',
+    help: 'jobs waiting for a worker in the lane (wait + prioritized)',
+    labelNames: ['lane'] as const,
+    registers: [registry],
+    collect: refresh,
+  });
+  const oldest = new Gauge({
+    name: 'flowline_lane_oldest_wait_seconds',
+    help: 'age of the oldest job waiting in the lane, seconds (0 when none waits)',
+    labelNames: ['lane'] as const,
+    registers: [registry],
+    collect: refresh,
+  });
+  const server = await startOpsServer({
+    port: o.port,
+    registry,
+    readyTimeoutMs: o.readyTimeoutMs,
+    logger: o.logger,
+    ready: async () => {
+      if (o.draining()) return false;
+      await o.pool.query('SELECT 1');
+      return (await o.redis.ping()) === 'PONG';
+    },
+  });
+  return {
+    port: server.port,
+    close: async () => {
+      await server.close();
+      await closeLaneQueues(queues);
+    },
+  };
+}
