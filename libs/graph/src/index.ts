@@ -10,3 +10,4 @@ export * from './schema';
 export * from './inspect';
 export * from './publish';
 export * from './layout';
+export * from './blockers';

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { edge, graphOf, node, snapshotOf } from '../planner/test-kit';
+import type { NodeRunState, RunSnapshot } from '../planner/types';
+import { blockers } from './blockers';
+import type { BlockerFacts, BlockerKind } from './types';
+
+const NOW = 10_000;
+
+/** start → work(Tool) → end */
+const chain = graphOf([node('start', 'Start'), node('work', 'Tool'), node('end', 'End')], [edge('e1', 'start', 'work'), edge('e2', 'work', 'end')]);
+
+/** A Running run with rows patched per key. */
+function running(graph = chain, rows: Record<string, Partial<NodeRunState>> = {}, run: Partial<RunSnapshot['run']> = {}): RunSnapshot {
+  const snap = snapshotOf(graph, { q: 1 }, { status: 'Running', startedAt: 100, ...run });
+  return { ...snap, nodes: snap.nodes.map((r) => ({ ...r, ...rows[r.nodeKey] })) };
+}
+const done = (at = 200): Partial<NodeRunState> => ({ status: 'Succeeded', attempt: 1, finishedAt: at, output: { status: 'succeeded', attempt: 1, branch: null, output: {} } });
+const queued = (extra: Partial<NodeRunState> = {}): Partial<NodeRunState> => ({
+  status: 'Queued', attempt: 1, invocationId: 'inv-1', queuedAt: 300, deadlineAt: NOW + 60_000, ...extra,
+});
+
+function only(snap: RunSnapshot, key: string, facts: Partial<BlockerFacts> = {}) {
+  const found = blockers(snap, { now: NOW, ...facts }).find((b) => b.nodeKey === key);
+  if (!found) throw new Error(`no blocker for ${key}`);
+  return found;
+}
+const kindOf = (snap: RunSnapshot, key: string, facts: Partial<BlockerFacts> = {}): BlockerKind => only(snap, key, facts).kind;
+
+describe('blockers', () => {
+  it('lists nothing for a finished run and skips terminal nodes of a live one', () => {
+    expect(blockers(running(chain, {}, { status: 'Completed' }), { now: NOW })).toEqual([]);
+    const keys = blockers(running(chain, { start: done() }), { now: NOW }).map((b) => b.nodeKey);
+    expect(keys).toEqual(['work', 'end']);
+  });
+
+  it('reports shardOwner for every node when the run shard lease has expired', () => {
+    const snap = running(chain, { start: done() });
+    const b = only(snap, 'work', { shard: { shard: 3, owner: 'd-1', expiresAt: NOW - 5 } });
+    expect(b).toMatchObject({ kind: 'shardOwner', since: NOW - 5, details: { shard: 3, owner: 'd-1' } });
+    expect(kindOf(snap, 'end', { shard: { shard: 3, owner: null, expiresAt: null } })).toBe('shardOwner');
+    expect(kindOf(snap, 'work', { shard: { shard: 3, owner: 'd-1', expiresAt: NOW + 5 } })).not.toBe('shardOwner');
+  });
+
+  it('reports runSlot with the tenant usage for a Pending run without a slot', () => {
+    const snap = { ...snapshotOf(chain, {}, { createdAt: 50 }), runSlotAvailable: false };
+    expect(only(snap, 'start', { slots: { live: 100, limit: 100, ahead: 2 } })).toMatchObject({
+      kind: 'runSlot', since: 50, details: { live: 100, limit: 100, ahead: 2 },
+    });
+    expect(only({ ...snap, runSlotAvailable: true }, 'start')).toMatchObject({ kind: 'tick' });
+  });
+
+  it('reports upstream with the open predecessor and since the run started', () => {
+    expect(only(running(chain), 'work')).toMatchObject({ kind: 'upstream', since: 100, details: { waitingOn: ['start'] } });
+  });
+
+  it('reports join with policy, satisfied and needed counts and the sources still open', () => {
+    const g = graphOf(
+      [node('start', 'Start'), node('a', 'Tool'), node('b', 'Tool'), node('j', 'Join', { joinPolicy: { quorum: 2 } }), node('end', 'End')],
+      [edge('s1', 'start', 'a'), edge('s2', 'start', 'b'), edge('ja', 'a', 'j'), edge('jb', 'b', 'j'), edge('je', 'j', 'end')],
+    );
+    const snap = running(g, { start: done(150), a: done(400), b: queued() });
+    expect(only(snap, 'j')).toMatchObject({ kind: 'join', since: 400, details: { waitingOn: ['b'], joinPolicy: { quorum: 2 }, satisfied: 1, needed: 2 } });
+  });
+
+  it('reports heldDecision when the only open inbound edge leaves a held DecisionModel', () => {
+    const g = graphOf([node('start', 'Start'), node('dm', 'DecisionModel'), node('end', 'End')], [edge('e1', 'start', 'dm'), edge('e2', 'dm', 'end')]);
+    const snap = running(g, { start: done(), dm: { ...done(500), held: true, pendingDecisionKind: 'Operator' } });
+    expect(only(snap, 'end')).toMatchObject({ kind: 'heldDecision', since: 500, details: { waitingOn: ['dm'] } });
+  });
+
+  it('reports timer until the retry backoff ends', () => {
+    const snap = running(chain, { start: done(), work: { status: 'Pending', attempt: 1, notBefore: NOW + 900, finishedAt: 700 } });
+    expect(only(snap, 'work')).toMatchObject({ kind: 'timer', since: 700, details: { until: NOW + 900 } });
+  });
+
+  it('reports breakpoint for an eligible node on a breakpoint, runPaused on a paused run, and tick once a step allows it', () => {
+    expect(only(running(chain, { start: done(220) }, { breakpoints: ['work'] }), 'work')).toMatchObject({ kind: 'breakpoint', since: 220 });
+    expect(kindOf(running(chain, { start: done() }, { paused: true }), 'work')).toBe('runPaused');
+    const stepped = running(chain, { start: done() }, { paused: true, stepAllowance: { id: 's', mode: 'one', nodeKey: null } });
+    expect(kindOf(stepped, 'work')).toBe('tick');
+    const otherNode = running(chain, { start: done() }, { paused: true, stepAllowance: { id: 's', mode: 'node', nodeKey: 'end' } });
+    expect(kindOf(otherNode, 'work')).toBe('runPaused');
+  });
+
+  it('reports laneBacklog with the position and depth of the queued job', () => {
+    const snap = running(chain, { start: done(), work: queued() });
+    expect(only(snap, 'work', { jobs: { 'inv-1': { state: 'waiting', position: 3, depth: 7 } } })).toMatchObject({
+      kind: 'laneBacklog', since: 300, details: { invocationId: 'inv-1', position: 3, depth: 7 },
+    });
+  });
+
+  it('reports admission for a job a worker holds while it waits for provider capacity', () => {
+    const snap = running(chain, { start: done(), work: queued() });
+    expect(kindOf(snap, 'work', { jobs: { 'inv-1': { state: 'admitting' } } })).toBe('admission');
+  });
+
+  it('reports worker for a running job with its deadline, and tick once the deadline passed', () => {
+    const snap = running(chain, { start: done(), work: queued({ status: 'Running', startedAt: 350 }) });
+    expect(only(snap, 'work', { jobs: { 'inv-1': { state: 'running' } } })).toMatchObject({
+      kind: 'worker', since: 350, details: { deadlineAt: NOW + 60_000 },
+    });
+    const late = running(chain, { start: done(), work: queued({ status: 'Running', deadlineAt: NOW - 1 }) });
+    expect(only(late, 'work')).toMatchObject({ kind: 'tick', since: NOW - 1 });
+  });
+
+  it('reports tick for a queued job missing from its lane, orphaned or finished', () => {
+    const snap = running(chain, { start: done(), work: queued() });
+    for (const state of ['missing', 'orphaned', 'finished'] as const) {
+      expect(kindOf(snap, 'work', { jobs: { 'inv-1': { state } } })).toBe('tick');
+    }
+  });
+
+  it('reports gate with the decision kind and the scope that may decide', () => {
+    const g = graphOf([node('start', 'Start'), node('p', 'Pause'), node('end', 'End')], [edge('e1', 'start', 'p'), edge('e2', 'p', 'end')]);
+    const snap = running(g, { start: done(), p: { status: 'WaitingForApproval', attempt: 1, startedAt: 600, pendingDecisionKind: 'Approve' } });
+    expect(only(snap, 'p')).toMatchObject({ kind: 'gate', since: 600, details: { decisionKind: 'Approve', scope: 'run' } });
+    expect(kindOf({ ...snap, intents: [{ id: 'i', kind: 'decide', nodeKey: 'p', operationId: 'o' }] }, 'p')).toBe('tick');
+  });
+
+  it('reports child for a Subworkflow until its child run ends', () => {
+    const g = graphOf([node('start', 'Start'), node('sub', 'Subworkflow'), node('end', 'End')], [edge('e1', 'start', 'sub'), edge('e2', 'sub', 'end')]);
+    const rows = { start: done(), sub: { status: 'Running' as const, attempt: 1, childRunId: 'c-1', startedAt: 800 } };
+    const child = { childRunId: 'c-1', nodeKey: 'sub', output: null, failureClass: 'None' as const, reason: null };
+    const snap = { ...running(g, rows), children: [{ ...child, status: 'WaitingForApproval' as const }] };
+    expect(only(snap, 'sub')).toMatchObject({ kind: 'child', since: 800, details: { childRunId: 'c-1', childStatus: 'WaitingForApproval' } });
+    expect(kindOf({ ...snap, children: [{ ...child, status: 'Completed' }] }, 'sub')).toBe('tick');
+  });
+
+  it('reports cancelDrain for in-flight work and runCancelling for unreached nodes of a Cancelling run', () => {
+    const snap = running(chain, { start: done(), work: queued({ status: 'Running', deadlineAt: NOW + 5 }) }, { status: 'Cancelling' });
+    expect(only(snap, 'work')).toMatchObject({ kind: 'cancelDrain', details: { invocationId: 'inv-1', deadlineAt: NOW + 5 } });
+    expect(kindOf(snap, 'end')).toBe('runCancelling');
+  });
+
+  it('reports tick for a node whose outcome or intent is not applied yet, and for an eligible or doomed node', () => {
+    const snap = running(chain, { start: done(), work: queued() });
+    const withResult = { ...snap, results: [{ invocationId: 'inv-1', nodeKey: 'work', outcome: { ok: true as const, output: {}, startedAt: 1, finishedAt: 2 } }] };
+    expect(kindOf(withResult, 'work')).toBe('tick');
+    expect(kindOf(running(chain, { start: done() }), 'work')).toBe('tick');
+    const skipped = running(chain, { start: done(), work: { status: 'Skipped' } });
+    expect(only(skipped, 'end').details.reason).toMatch(/skipped/);
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * "Why isn't this run moving?" — the vocabulary of `blockers(snapshot, facts)`: the one
+ * thing each non-terminal node of a run waits for, as data, with since-when.
+ * Times are epoch milliseconds.
+ */
+import type { JoinPolicy, Lane, NodeStatus, PendingDecisionKind } from '../model';
+
+export const BLOCKER_KINDS = [
+  /** the dispatcher owning the run's shard is gone (lease expired or never taken): nothing of the run moves */
+  'shardOwner',
+  /** the run is Pending: the tenant holds MAX_CONCURRENT_RUNS live runs */
+  'runSlot',
+  /** the run is Cancelling: a Queued/Running node waits for its worker to confirm the cancel (until the grace deadline) */
+  'cancelDrain',
+  /** the run is Cancelling: a Pending node will never be reached */
+  'runCancelling',
+  /** one inbound edge (a single predecessor) has not settled */
+  'upstream',
+  /** a node with several inbound edges whose join policy still misses inputs */
+  'join',
+  /** an inbound edge leaves a held DecisionModel: an operator must retry it or override an edge */
+  'heldDecision',
+  /** retry backoff: not admitted before `until` */
+  'timer',
+  /** eligible, but listed in the run's breakpoints: a step allowance admits it */
+  'breakpoint',
+  /** eligible, but the run is paused: resume or step */
+  'runPaused',
+  /** the job waits in its lane's queue: `position` of `depth` (1 = next) */
+  'laneBacklog',
+  /** a worker took the job and waits for provider capacity (tokens/min or concurrency) */
+  'admission',
+  /** a worker runs the job; `deadlineAt` bounds the attempt */
+  'worker',
+  /** Loop/Subworkflow: the child run must end */
+  'child',
+  /** Pause/ChatInput or a held DecisionModel: a person with the `run` scope must decide */
+  'gate',
+  /**
+   * nothing but a tick: eligible work, an outcome or decision waiting to be applied, a passed
+   * deadline, or a Queued job missing from its lane (the in-flight check enqueues it again)
+   */
+  'tick',
+] as const;
+export type BlockerKind = (typeof BLOCKER_KINDS)[number];
+
+/** One node's blocker. `details` is small and kind-specific; `since` is null when unknown. */
+export interface Blocker {
+  nodeKey: string;
+  status: NodeStatus;
+  kind: BlockerKind;
+  since: number | null;
+  details: BlockerDetails;
+}
+
+export type BlockerDetails = {
+  /** upstream / join / heldDecision: the inbound sources still open, document order */
+  waitingOn?: string[];
+  joinPolicy?: JoinPolicy;
+  satisfied?: number;
+  needed?: number;
+  /** runSlot */
+  live?: number;
+  limit?: number;
+  /** runSlot: Pending top-level runs of the tenant created before this one */
+  ahead?: number;
+  /** timer: when it ends */
+  until?: number;
+  /** laneBacklog / admission / worker / tick (jobs) */
+  lane?: Lane;
+  invocationId?: string;
+  position?: number | null;
+  depth?: number | null;
+  deadlineAt?: number | null;
+  /** child */
+  childRunId?: string;
+  childStatus?: string | null;
+  /** gate */
+  decisionKind?: PendingDecisionKind;
+  scope?: 'run' | 'operate';
+  /** shardOwner */
+  shard?: number;
+  owner?: string | null;
+  expiresAt?: number | null;
+  /** tick: what the next tick does */
+  reason?: string;
+};
+
+/** What a BullMQ job of a Queued/Running lane node looks like in Redis. */
+export type JobFact =
+  | { state: 'missing' }
+  /** not yet taken; position 1 = next out of the wait list, null when not in it (delayed, prioritized) */
+  | { state: 'waiting'; position: number | null; depth: number }
+  | { state: 'admitting' }
+  | { state: 'running' }
+  /** taken, lock lapsed: the worker is gone */
+  | { state: 'orphaned' }
+  | { state: 'finished' };
+
+/** Facts outside the run rows, gathered by the shell. Absent members are not judged. */
+export interface BlockerFacts {
+  now: number;
+  /** the tenant's live top-level runs against MAX_CONCURRENT_RUNS, and Pending ones ahead of this run */
+  slots?: { live: number; limit: number; ahead: number };
+  /** the run's shard lease: owner null or expiresAt ≤ now = no live owner */
+  shard?: { shard: number; owner: string | null; expiresAt: number | null };
+  /** invocation id → its job */
+  jobs?: Readonly<Record<string, JobFact>>;
+  /** child run id → its status */
+  children?: Readonly<Record<string, string>>;
+}
