@@ -34,6 +34,7 @@ import type {
   SteerBody,
   Whoami,
   RunControls,
+  RunBlockers,
   ActOptions,
   Conversation,
 } from './types';
@@ -234,6 +235,8 @@ export function createRestClient(o: RestClientOptions) {
       call<Page<RunSummary>>('GET', '/v1/runs', undefined, q),
     /** `GET /v1/runs/{id}`: summary, node runs, output, pinned graph */
     get: (runId: string) => call<RunDetail>('GET', run(runId)),
+    /** `GET /v1/runs/{id}/blockers`: what each non-terminal node waits for ("why isn't this run moving?") */
+    blockers: (runId: string) => call<RunBlockers>('GET', `${run(runId)}/blockers`),
     /** `GET /v1/runs/{id}/nodes/{key}`: node run with its documents and steering */
     node: (runId: string, nodeKey: string) => call<NodeRunDetail>('GET', node(runId, nodeKey)),
     /** `GET /v1/runs/{id}/events`: one page after `afterSeq` (exclusive) */

@@ -365,6 +365,29 @@ export interface RunControls {
   step: { mode: 'one' | 'wave' | 'node'; nodeKey: string | null } | null;
 }
 
+/** What a non-terminal node waits for (`GET /v1/runs/{id}/blockers`). */
+export type BlockerKind = Named<
+  | 'shardOwner' | 'runSlot' | 'cancelDrain' | 'runCancelling' | 'upstream' | 'join' | 'heldDecision' | 'timer'
+  | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'tick'
+>;
+
+/** One node's blocker: the one thing it waits for, since when, and kind-specific details. */
+export interface Blocker {
+  nodeKey: string;
+  status: NodeRunStatus;
+  kind: BlockerKind;
+  since: string | null;
+  details: Record<string, unknown>;
+}
+
+/** `GET /v1/runs/{id}/blockers`: one blocker per non-terminal node, document order. */
+export interface RunBlockers {
+  runId: string;
+  status: RunStatus;
+  at: string;
+  blockers: Blocker[];
+}
+
 /** Options of an operator act: the `Idempotency-Key` header naming the act. */
 export interface ActOptions {
   idempotencyKey?: string;

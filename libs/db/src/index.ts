@@ -22,6 +22,8 @@ export { applyPlans, forceQuarantine, isEmptyPlan, toApplyItem } from './store/r
 export type { ApplyItem, ApplyOptions, ApplyOutcome } from './store/run-apply';
 export { dueRuns, setWake } from './store/run-wake';
 export { claimShards, releaseShards } from './store/shard-leases';
+export { getRunBlockerFacts } from './store/blocker-facts';
+export type { RunBlockerFacts } from './store/blocker-facts';
 export { findRunsWithInflightWork, reconcileInlineRunning } from './store/reconcile';
 export type { InflightWork } from './store/reconcile';
 export { recordResults } from './store/node-results';

@@ -6,3 +6,4 @@ export * from './live';
 export * from './lane-worker';
 export * from './dispatch-window';
 export * from './lane-backlog';
+export * from './job-facts';

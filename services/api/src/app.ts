@@ -21,6 +21,7 @@ import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
 import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
+import { registerBlockerRoutes } from './routes/blockers';
 import { registerRunRoutes } from './routes/runs';
 import { registerStreamRoute } from './routes/stream';
 import { registerWhoamiRoute } from './routes/whoami';
@@ -79,6 +80,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerToolRoutes(app, deps);
   registerDefinitionRoutes(app, deps);
   registerRunRoutes(app, deps);
+  registerBlockerRoutes(app, deps);
   registerGateRoutes(app, deps);
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);

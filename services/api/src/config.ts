@@ -22,6 +22,7 @@ export const apiConfigSchema = defineConfig({
   ...encryptionOptions,
   ...logOptions,
   SHARD_COUNT: dispatchOptions.SHARD_COUNT,
+  MAX_CONCURRENT_RUNS: dispatchOptions.MAX_CONCURRENT_RUNS,
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   WF_TEST_TOOLS: z.enum(['0', '1']).default('0').describe('1 registers the test tools (test_fail)'),

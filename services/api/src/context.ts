@@ -34,6 +34,8 @@ export interface ApiLimits {
   streamPollMs: number;
   /** MAX_STEERS_PER_NODE */
   maxSteersPerNode: number;
+  /** MAX_CONCURRENT_RUNS (the run-slot blocker reads it) @default 100 */
+  maxConcurrentRuns?: number;
 }
 
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */

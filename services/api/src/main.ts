@@ -64,6 +64,7 @@ const app = createApp({
     shardCount: cfg.SHARD_COUNT,
     streamPollMs: cfg.STREAM_POLL_MS,
     maxSteersPerNode: core.maxSteersPerNode,
+    maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
   },
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
   queuePrefix: cfg.QUEUE_PREFIX,

@@ -3,7 +3,7 @@
  * schemas validate requests and generate `GET /openapi.json`.
  */
 import { z } from '@hono/zod-openapi';
-import { EVENT_KINDS, FAILURE_CLASSES, NODE_KINDS, NODE_STATUSES, RUN_STATUSES } from '@flowline/graph';
+import { BLOCKER_KINDS, EVENT_KINDS, FAILURE_CLASSES, NODE_KINDS, NODE_STATUSES, RUN_STATUSES } from '@flowline/graph';
 
 export const RunStatusSchema = z.enum(RUN_STATUSES).openapi('RunStatus');
 export const NodeStatusSchema = z.enum(NODE_STATUSES).openapi('NodeStatus');
@@ -357,3 +357,29 @@ export const CompleteBody = z.object({ output: JsonSchema });
 export const NodeInputBody = z.object({ input: JsonSchema });
 
 export const NodeInputSchema = z.object({ nodeKey: z.string(), input: JsonSchema }).openapi('NodeInputOverride');
+
+export const BlockerKindSchema = z.enum(BLOCKER_KINDS).openapi('BlockerKind');
+
+export const BlockerSchema = z
+  .object({
+    nodeKey: z.string(),
+    status: NodeStatusSchema,
+    kind: BlockerKindSchema,
+    since: Timestamp.nullable().openapi({ description: 'since when it waits for this, when known' }),
+    details: z.record(z.string(), z.unknown()).openapi({
+      description:
+        'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), ' +
+        'until (timer), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
+        'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick); times ISO 8601',
+    }),
+  })
+  .openapi('Blocker');
+
+export const RunBlockersSchema = z
+  .object({
+    runId: z.string(),
+    status: RunStatusSchema,
+    at: Timestamp.openapi({ description: 'when the answer was read (database clock)' }),
+    blockers: z.array(BlockerSchema).openapi({ description: 'one per non-terminal node, document order; empty for a finished run' }),
+  })
+  .openapi('RunBlockers');

@@ -411,6 +411,10 @@ describe('operator verbs', () => {
     // the controls read back what was set (the console's breakpoint and override toggles read them)
     expect(await c.runs.controls(runId)).toEqual({ paused: true, breakpoints: ['b'], edgeOverrides: { gd: false }, step: null });
     expect(await refusal(client(KEYS.b).runs.controls(runId))).toMatchObject({ status: 404, code: 'NotFound' });
+    // why it is not moving: the gate waits for a person
+    const why = await c.runs.blockers(runId);
+    expect(why.blockers.find((b) => b.nodeKey === 'gate')).toMatchObject({ kind: 'gate', details: { decisionKind: 'Approve' } });
+    expect(await refusal(client(KEYS.b).runs.blockers(runId))).toMatchObject({ status: 404, code: 'NotFound' });
     expect(await c.runs.complete(runId, 'b', { by: 'operator' }, { idempotencyKey: randomUUID() })).toEqual({ accepted: true });
     expect(await refusal(c.runs.complete(runId, 'gate', {}))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
     expect(await c.runs.decide(runId, 'gate', { operationId: randomUUID(), decision: 'Approve' })).toEqual({ accepted: true });

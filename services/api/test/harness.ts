@@ -18,6 +18,8 @@ export interface Harness {
   deps: AppDeps;
   db: TestDatabase;
   redis: Redis;
+  /** the Redis URL of this harness (for an in-process dispatcher) */
+  redisUrl: string;
   prefix: string;
   /** JSON request as tenant A unless `token` says otherwise (null = no Authorization). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
@@ -70,6 +72,7 @@ export async function startHarness(
     deps,
     db,
     redis,
+    redisUrl: tr.url,
     prefix: tr.prefix,
     async call(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };

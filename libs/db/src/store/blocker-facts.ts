@@ -1,0 +1,49 @@
+/** The run-level facts of "why isn't this run moving?" (GET /v1/runs/{id}/blockers): one round trip. */
+import type { Pool, PoolClient } from 'pg';
+import { SLOT_HOLDING_RUN_STATUSES } from './run-snapshots';
+
+type Queryable = Pick<Pool, 'query'> | PoolClient;
+
+export interface RunBlockerFacts {
+  /** database clock, epoch ms: leases expire on it */
+  now: number;
+  shard: number;
+  /** the shard's lease owner, null when never taken or released */
+  owner: string | null;
+  /** epoch ms; null without a lease row */
+  expiresAt: number | null;
+  /** the tenant's top-level runs holding a MAX_CONCURRENT_RUNS slot */
+  live: number;
+  /** Pending top-level runs of the tenant created before this one (0 unless it is one) */
+  ahead: number;
+}
+
+/*
+ * Inputs: $1 run id, $2 tenant, $3 slot-holding statuses. Guard: the run belongs to the tenant.
+ * Result: zero rows (unknown run) or one — the shard lease, the tenant's live top-level run
+ * count (runs_tenant_status_idx) and, for a Pending top-level run, how many Pending top-level
+ * runs of the tenant are older (they take the next free slots first).
+ */
+const FACTS_SQL = `
+SELECT flowline_ms(now()) AS now, r.shard, l.owner, flowline_ms(l.expires_at) AS expires_at,
+  (SELECT count(*) FROM runs x
+   WHERE x.tenant_id = r.tenant_id AND x.status = ANY($3::text[]) AND x.parent_run_id IS NULL)::int AS live,
+  (CASE WHEN r.status = 'Pending' AND r.parent_run_id IS NULL THEN
+     (SELECT count(*) FROM runs x
+      WHERE x.tenant_id = r.tenant_id AND x.status = 'Pending' AND x.parent_run_id IS NULL
+        AND (x.created_at, x.id) < (r.created_at, r.id))
+   ELSE 0 END)::int AS ahead
+FROM runs r LEFT JOIN shard_leases l ON l.shard = r.shard
+WHERE r.id = $1 AND r.tenant_id = $2`;
+
+/** The run-level blocker facts of `runId`, or null when the tenant has no such run. */
+export async function getRunBlockerFacts(db: Queryable, tenantId: string, runId: string): Promise<RunBlockerFacts | null> {
+  const res = await db.query<{ now: number; shard: number; owner: string | null; expires_at: number | null; live: number; ahead: number }>({
+    name: 'flowline_run_blocker_facts',
+    text: FACTS_SQL,
+    values: [runId, tenantId, SLOT_HOLDING_RUN_STATUSES],
+  });
+  const row = res.rows[0];
+  if (!row) return null;
+  return { now: Number(row.now), shard: row.shard, owner: row.owner, expiresAt: row.expires_at === null ? null : Number(row.expires_at), live: row.live, ahead: row.ahead };
+}

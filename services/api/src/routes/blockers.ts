@@ -1,0 +1,76 @@
+/**
+ * `GET /v1/runs/{id}/blockers` — "why isn't this run moving?": for each non-terminal node the
+ * one thing it waits for (libs/graph `blockers`). This route only gathers the facts: the run's
+ * snapshot, its shard lease and tenant slot usage (one query, database clock) and, for each
+ * Queued/Running lane node, its job in Redis (state, wait-list position and depth).
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
+import { getRunBlockerFacts, loadSnapshots } from '@flowline/db';
+import { blockers, LANE_OF_KIND, type Blocker, type JobFact, type RunSnapshot } from '@flowline/graph';
+import { laneJobFact } from '@flowline/queue';
+import type { AppDeps, AppEnv } from '../context';
+import { sendJson } from '../body';
+import { NotFoundError } from '../errors';
+import { requireUuid } from '../present';
+import { IdParam, RunBlockersSchema, errorResponses, jsonContent } from '../schemas';
+
+/** MAX_CONCURRENT_RUNS when the deployment passes none (CONTRACT §7). */
+const DEFAULT_MAX_CONCURRENT_RUNS = 100;
+/** Detail members holding epoch ms, answered as ISO 8601. */
+const TIME_DETAILS = ['until', 'deadlineAt', 'expiresAt'] as const;
+
+const blockersRoute = createRoute({
+  method: 'get', path: '/v1/runs/{id}/blockers', tags: ['runs'], security: [{ bearer: [] }],
+  operationId: 'getRunBlockers', summary: "Why isn't this run moving: what each non-terminal node waits for",
+  description:
+    'One blocker per non-terminal node, document order, with since-when: shardOwner (no live dispatcher owns the ' +
+    "run's shard), runSlot (the tenant holds MAX_CONCURRENT_RUNS live runs), cancelDrain / runCancelling, upstream, " +
+    'join, heldDecision, timer (retry backoff), breakpoint, runPaused, laneBacklog (position and depth in the lane), ' +
+    'admission (provider capacity), worker, child, gate (who may decide), or tick (what the next tick applies). ' +
+    'Empty for a finished run.',
+  request: { params: IdParam },
+  responses: { 200: jsonContent(RunBlockersSchema, 'the blockers of the run'), ...errorResponses },
+});
+
+/** Registers the blockers route on `app`. */
+export function registerBlockerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const maxConcurrentRuns = deps.limits.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS;
+
+  app.openapi(blockersRoute, async (c) => {
+    const runId = requireUuid(c.req.valid('param').id, 'run');
+    const facts = await getRunBlockerFacts(deps.pool, c.get('tenant'), runId);
+    if (!facts) throw new NotFoundError('run');
+    const [snap] = await loadSnapshots(deps.pool, [runId], { maxConcurrentRuns });
+    if (!snap) throw new NotFoundError('run');
+    const list = blockers(snap, {
+      now: facts.now,
+      slots: { live: facts.live, limit: maxConcurrentRuns, ahead: facts.ahead },
+      shard: { shard: facts.shard, owner: facts.owner, expiresAt: facts.expiresAt },
+      jobs: await jobFacts(deps, snap),
+    });
+    return sendJson(200, { runId, status: snap.run.status, at: new Date(facts.now).toISOString(), blockers: list.map(present) });
+  });
+}
+
+/** The Redis facts of every Queued/Running lane row's job, by invocation id. */
+async function jobFacts(deps: AppDeps, snap: RunSnapshot): Promise<Record<string, JobFact>> {
+  const out: Record<string, JobFact> = {};
+  await Promise.all(
+    snap.nodes.map(async (row) => {
+      const lane = LANE_OF_KIND[row.kind];
+      if (!lane || row.invocationId === null || (row.status !== 'Queued' && row.status !== 'Running')) return;
+      out[row.invocationId] = await laneJobFact(deps.redis, deps.queuePrefix, lane, row.invocationId);
+    }),
+  );
+  return out;
+}
+
+function present(b: Blocker) {
+  const details: Record<string, unknown> = { ...b.details };
+  for (const k of TIME_DETAILS) {
+    const v = details[k];
+    if (typeof v === 'number') details[k] = new Date(v).toISOString();
+  }
+  return { nodeKey: b.nodeKey, status: b.status, kind: b.kind, since: b.since === null ? null : new Date(b.since).toISOString(), details };
+}
