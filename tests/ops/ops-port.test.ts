@@ -62,6 +62,9 @@ describe('dispatcher ops port', () => {
       const before = (await get(port, '/metrics')).text;
       expect(before).toContain('process_cpu_seconds_total');
       expect(gauge(before, 'flowline_lane_queue_depth', 'tool')).toBe(0);
+      // the stuck-run watchdog's counter is exported from the start, one series per invariant
+      expect(before).toMatch(/^flowline_watchdog_stuck_runs_total\{invariant="runningPastDeadline"\} 0$/m);
+      expect(before).toMatch(/^flowline_watchdog_stuck_runs_total\{invariant="dueNotTicked"\} 0$/m);
       expect(gauge(before, 'flowline_lane_oldest_wait_seconds', 'tool')).toBe(0);
 
       // two waiting jobs, one of them in the prioritized set a wait-list length misses

@@ -23,6 +23,7 @@ export type { ApplyItem, ApplyOptions, ApplyOutcome } from './store/run-apply';
 export { dueRuns, setWake } from './store/run-wake';
 export { claimShards, releaseShards } from './store/shard-leases';
 export { getRunBlockerFacts } from './store/blocker-facts';
+export { stuckRunCandidates, WATCHED_RUN_STATUSES } from './store/stuck-runs';
 export type { RunBlockerFacts } from './store/blocker-facts';
 export { findRunsWithInflightWork, reconcileInlineRunning } from './store/reconcile';
 export type { InflightWork } from './store/reconcile';

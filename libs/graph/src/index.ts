@@ -11,3 +11,4 @@ export * from './inspect';
 export * from './publish';
 export * from './layout';
 export * from './blockers';
+export * from './watchdog';

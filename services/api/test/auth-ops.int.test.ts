@@ -120,6 +120,7 @@ describe('ops', () => {
         'GET /v1/runs/{id}/events',
         'GET /v1/runs/{id}/stream',
         'GET /v1/runs/{id}/controls',
+        'GET /v1/runs/{id}/blockers',
         'POST /v1/runs/{id}/cancel',
         'POST /v1/runs/{id}/nodes/{key}/decide',
         'POST /v1/runs/{id}/nodes/{key}/steer',

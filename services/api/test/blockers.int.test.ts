@@ -1,7 +1,7 @@
 /**
  * GET /v1/runs/{id}/blockers through the real app, the real dispatcher (in-process), Postgres
  * and Redis: each stuck state is constructed for real (no tool worker runs, so lane jobs wait;
- * MAX_CONCURRENT_RUNS 2; the dispatcher stopped to orphan the shards) and its blocker read back.
+ * LANE_WINDOW_TOOL 2, so a third job is held in the dispatch window; MAX_CONCURRENT_RUNS 3; the dispatcher stopped to orphan the shards) and its blocker read back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
@@ -13,7 +13,7 @@ import { dispatcherConfigSchema } from '../../dispatcher/src/config';
 import { KEYS, pauseGraph, startHarness, type Harness } from './harness';
 
 const SHARD_COUNT = 4;
-const SLOTS = 2;
+const SLOTS = 3;
 
 /** Start → t(Tool echo) → End. */
 const toolGraph = {
@@ -44,6 +44,7 @@ beforeAll(async () => {
     SHARD_LEASE_MS: '1500',
     DISPATCH_SWEEP_MS: '100',
     MAX_CONCURRENT_RUNS: String(SLOTS),
+    LANE_WINDOW_TOOL: '2',
   });
   dispatcher = createDispatcher({ config, pool: h.db.pool, redis: dispatcherRedis, log: pino({ level: 'silent' }) });
   await dispatcher.start();
@@ -110,25 +111,27 @@ describe('GET /v1/runs/{id}/blockers', () => {
     expect(done.body).toMatchObject({ status: 'Completed', blockers: [] });
   }, 60_000);
 
-  it('reports laneBacklog with position and depth, runSlot with the tenant usage, cancelDrain, and shardOwner once no dispatcher holds the shard', async () => {
+  it('reports laneBacklog on the lane and held in the dispatch window with position and depth, runSlot with the tenant usage, and shardOwner once no dispatcher holds the shard', async () => {
     const def = await define(toolGraph);
     const first = await start(def);
     const b1 = await until(first, 't', 'laneBacklog');
-    expect(b1).toMatchObject({ status: 'Queued', details: { position: 1, depth: 1 } });
+    expect(b1).toMatchObject({ status: 'Queued', details: { window: 'lane', position: 1, depth: 1 } });
     expect((await blockersOf(first))['end']).toMatchObject({ kind: 'upstream', details: { waitingOn: ['t'] } });
     const second = await start(def);
     const b2 = await until(second, 't', 'laneBacklog');
-    expect(b2.details).toMatchObject({ position: 2, depth: 2 });
+    // LANE_WINDOW_TOOL 2: both jobs are on the lane
+    expect(b2.details).toMatchObject({ window: 'lane', position: 2, depth: 2 });
 
-    // both slots held by Running runs: the next two wait for a slot, the later behind the earlier
+    // the lane holds LANE_WINDOW_TOOL (2) waiting jobs: the third is held in the dispatch window
     const third = await start(def);
-    const fourth = await start(def);
-    expect((await blockersOf(third))['start']).toMatchObject({ kind: 'runSlot', status: 'Pending', details: { live: SLOTS, limit: SLOTS, ahead: 0 } });
-    expect((await blockersOf(fourth))['t']).toMatchObject({ kind: 'runSlot', details: { ahead: 1 } });
+    const b3 = await until(third, 't', 'laneBacklog');
+    expect(b3.details).toMatchObject({ window: 'held', position: 1, depth: 1 });
 
-    expect((await h.call('POST', `/v1/runs/${second}/cancel`, { body: {} })).status).toBe(202);
-    const drain = await until(second, 't', 'cancelDrain');
-    expect(typeof drain.details.deadlineAt).toBe('string');
+    // every slot held by a Running run: the next two wait for a slot, the later behind the earlier
+    const fourth = await start(def);
+    const fifth = await start(def);
+    expect((await blockersOf(fourth))['start']).toMatchObject({ kind: 'runSlot', status: 'Pending', details: { live: SLOTS, limit: SLOTS, ahead: 0 } });
+    expect((await blockersOf(fifth))['t']).toMatchObject({ kind: 'runSlot', details: { ahead: 1 } });
 
     await dispatcher!.stop();
     dispatcher = null;

@@ -41,6 +41,8 @@ export const dispatcherOwnOptions = {
     1,
     "failed applies of one run's tick in a row after which the run is quarantined (Failed, class Internal) instead of retried by every sweep",
   ),
+  WATCHDOG_EVERY_SWEEPS: int(10, 1, 'every Nth sweep the stuck-run watchdog makes due the runs owed a tick their wake_at will not give'),
+  WATCHDOG_GRACE_MS: int(5_000, 0, 'how long past due (a deadline, a backoff end, a wake) a run must be before the watchdog acts, ms'),
   SNAPSHOT_CACHE_RUNS: int(50_000, 0, 'most runs whose snapshot the shard owner keeps between ticks (0: read every tick)'),
   LANE_WINDOW_TOOL: int(
     32,

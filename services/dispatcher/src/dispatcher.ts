@@ -21,6 +21,7 @@ import { createPublisher } from './publish';
 import { SnapshotCache } from './snapshot-cache';
 import { ApplyFailures } from './quarantine';
 import { createReleaseWindow, type TenantWork } from './release-window';
+import { emptyStuckCounts, runWatchdog, type StuckCounts } from './watchdog';
 
 export interface DispatcherDeps {
   config: DispatcherConfig;
@@ -52,6 +53,8 @@ export interface DispatcherTotals {
   released: number;
   /** window releases that lost their compare-and-set to a peer (read again) */
   releaseConflicts: number;
+  /** stuck-run watchdog findings by invariant (watchdog.ts); each run found is made due */
+  stuck: StuckCounts;
 }
 
 export interface Dispatcher {
@@ -99,6 +102,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     loaded: 0,
     applyFailures: 0,
     quarantined: 0,
+    stuck: emptyStuckCounts(),
   };
   let running = false;
   let sweeps = 0;
@@ -237,9 +241,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       pending.markReady(due);
       if (++sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) totals.healed += await checkInflight(inflightDeps, shards);
       if (sweeps % c.INFLIGHT_CHECK_EVERY_SWEEPS === 0) await publisher.heal(shards, c.DISPATCH_BATCH_SIZE);
+      if (sweeps % c.WATCHDOG_EVERY_SWEEPS === 0) await watchdogRound(shards);
       return false;
     },
   };
+
+  const watchdogDeps = { pool: deps.pool, graceMs: c.WATCHDOG_GRACE_MS, batch: c.DISPATCH_BATCH_SIZE, maxConcurrentRuns: c.MAX_CONCURRENT_RUNS, log };
+  /** Stuck runs are read afresh (their rows changed without a wake) and ticked. */
+  async function watchdogRound(shards: number[]): Promise<void> {
+    const { runIds, counts } = await runWatchdog(watchdogDeps, shards);
+    for (const k of Object.keys(counts) as Array<keyof StuckCounts>) totals.stuck[k] += counts[k];
+    const own = runIds.filter(owns);
+    for (const id of own) cache.drop(id);
+    pending.markReady(own);
+  }
 
   let loops: LoopHandle[] = [];
 
@@ -276,7 +291,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     ownedShards: () => [...leases.shards].sort((a, b) => a - b),
     totals: () => {
       const w = window.totals();
-      return { ...totals, released: w.released, releaseConflicts: w.conflicts };
+      return { ...totals, stuck: { ...totals.stuck }, released: w.released, releaseConflicts: w.conflicts };
     },
     isCached: (runId) => cache.has(runId),
   };

@@ -46,6 +46,8 @@ try {
 }
 // /readyz answers 503 from the first moment of shutdown; the ops port closes last
 let draining = false;
+// the ops port starts before the dispatcher exists: its watchdog counts read through this
+let stuckCounts: () => Readonly<Record<string, number>> | null = () => null;
 if (config.OPS_PORT !== undefined) {
   const ops = await startDispatcherOps({
     port: config.OPS_PORT,
@@ -54,11 +56,13 @@ if (config.OPS_PORT !== undefined) {
     redis,
     queuePrefix: config.QUEUE_PREFIX,
     draining: () => draining,
+    stuck: () => stuckCounts(),
     logger: log,
   });
   shutdown.onShutdown(() => ops.close(), 'ops-port');
 }
 const dispatcher = createDispatcher({ config, pool, redis, log });
+stuckCounts = () => dispatcher.totals().stuck;
 shutdown.onShutdown(() => dispatcher.stop(), 'dispatcher');
 shutdown.onShutdown(() => {
   draining = true;

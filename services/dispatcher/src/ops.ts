@@ -2,9 +2,10 @@
  * The dispatcher's ops port (OPS_PORT): /livez, /readyz (Postgres and Redis answer, not
  * draining) and /metrics with the lanes' backlog, which the worker pools autoscale on:
  * `flowline_lane_queue_depth{lane}` (jobs waiting in every BullMQ structure) and
- * `flowline_lane_oldest_wait_seconds{lane}` (age of the oldest), read at scrape time.
+ * `flowline_lane_oldest_wait_seconds{lane}` (age of the oldest), read at scrape time; and the
+ * stuck-run watchdog's findings `flowline_watchdog_stuck_runs_total{invariant}` (watchdog.ts).
  */
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { closeLaneQueues, createLaneQueues, LANES, readLaneBacklog } from '@flowline/queue';
@@ -18,6 +19,8 @@ export interface DispatcherOpsOptions {
   queuePrefix: string;
   /** true once shutdown began: /readyz answers 503 */
   draining: () => boolean;
+  /** the watchdog's findings so far by invariant (the dispatcher's totals.stuck); null before it exists */
+  stuck: () => Readonly<Record<string, number>> | null;
   logger: Logger;
 }
 
@@ -50,6 +53,21 @@ export async function startDispatcherOps(o: DispatcherOpsOptions): Promise<OpsSe
     labelNames: ['lane'] as const,
     registers: [registry],
     collect: refresh,
+  });
+  // a counter read at scrape time: it grows by what the dispatcher counted since the last scrape
+  const seen: Record<string, number> = {};
+  new Counter({
+    name: 'flowline_watchdog_stuck_runs_total',
+    help: 'stuck-run watchdog findings by invariant (runningPastDeadline, dueNotTicked); each run found was made due',
+    labelNames: ['invariant'] as const,
+    registers: [registry],
+    collect() {
+      for (const [invariant, n] of Object.entries(o.stuck() ?? {})) {
+        const delta = n - (seen[invariant] ?? 0);
+        if (delta > 0 || seen[invariant] === undefined) this.inc({ invariant }, Math.max(0, delta));
+        seen[invariant] = n;
+      }
+    },
   });
   const server = await startOpsServer({
     port: o.port,

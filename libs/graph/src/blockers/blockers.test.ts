@@ -85,7 +85,10 @@ describe('blockers', () => {
   it('reports laneBacklog with the position and depth of the queued job', () => {
     const snap = running(chain, { start: done(), work: queued() });
     expect(only(snap, 'work', { jobs: { 'inv-1': { state: 'waiting', position: 3, depth: 7 } } })).toMatchObject({
-      kind: 'laneBacklog', since: 300, details: { invocationId: 'inv-1', position: 3, depth: 7 },
+      kind: 'laneBacklog', since: 300, details: { invocationId: 'inv-1', window: 'lane', position: 3, depth: 7 },
+    });
+    expect(only(snap, 'work', { jobs: { 'inv-1': { state: 'held', position: 2, depth: 4 } } })).toMatchObject({
+      kind: 'laneBacklog', details: { window: 'held', position: 2, depth: 4 },
     });
   });
 

@@ -122,7 +122,9 @@ function judgeInFlight(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState
     case 'missing':
       return tick('its job is missing from its lane: the in-flight check enqueues it again', row.queuedAt);
     case 'waiting':
-      return at('laneBacklog', row.queuedAt, { ...base, position: job.position, depth: job.depth });
+      return at('laneBacklog', row.queuedAt, { ...base, window: 'lane', position: job.position, depth: job.depth });
+    case 'held':
+      return at('laneBacklog', row.queuedAt, { ...base, window: 'held', position: job.position, depth: job.depth });
     case 'admitting':
       return at('admission', row.queuedAt, base);
     case 'running':

@@ -26,7 +26,10 @@ export const BLOCKER_KINDS = [
   'breakpoint',
   /** eligible, but the run is paused: resume or step */
   'runPaused',
-  /** the job waits in its lane's queue: `position` of `depth` (1 = next) */
+  /**
+   * the job waits in its lane's queue: `position` of `depth` (1 = next); with `window: 'held'`
+   * it is still held in the dispatch window, `position` of `depth` among its tenant's held work
+   */
   'laneBacklog',
   /** a worker took the job and waits for provider capacity (tokens/min or concurrency) */
   'admission',
@@ -71,6 +74,8 @@ export type BlockerDetails = {
   invocationId?: string;
   position?: number | null;
   depth?: number | null;
+  /** laneBacklog: 'held' while the dispatch window holds the job, 'lane' once on the lane */
+  window?: 'held' | 'lane';
   deadlineAt?: number | null;
   /** child */
   childRunId?: string;
@@ -91,6 +96,8 @@ export type JobFact =
   | { state: 'missing' }
   /** not yet taken; position 1 = next out of the wait list, null when not in it (delayed, prioritized) */
   | { state: 'waiting'; position: number | null; depth: number }
+  /** held in the dispatch window, not yet on its lane; position among its tenant's held work */
+  | { state: 'held'; position: number | null; depth: number }
   | { state: 'admitting' }
   | { state: 'running' }
   /** taken, lock lapsed: the worker is gone */

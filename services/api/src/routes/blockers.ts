@@ -2,7 +2,8 @@
  * `GET /v1/runs/{id}/blockers` — "why isn't this run moving?": for each non-terminal node the
  * one thing it waits for (libs/graph `blockers`). This route only gathers the facts: the run's
  * snapshot, its shard lease and tenant slot usage (one query, database clock) and, for each
- * Queued/Running lane node, its job in Redis (state, wait-list position and depth).
+ * Queued/Running lane node, its job in Redis (held in the dispatch window or on its lane, with
+ * position and depth).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute } from '@hono/zod-openapi';
@@ -60,7 +61,7 @@ async function jobFacts(deps: AppDeps, snap: RunSnapshot): Promise<Record<string
     snap.nodes.map(async (row) => {
       const lane = LANE_OF_KIND[row.kind];
       if (!lane || row.invocationId === null || (row.status !== 'Queued' && row.status !== 'Running')) return;
-      out[row.invocationId] = await laneJobFact(deps.redis, deps.queuePrefix, lane, row.invocationId);
+      out[row.invocationId] = await laneJobFact(deps.redis, deps.queuePrefix, lane, row.invocationId, snap.run.tenantId);
     }),
   );
   return out;
