@@ -265,7 +265,27 @@ FROM (SELECT 1) AS one
 LEFT JOIN runs rq ON $2::text IS NOT NULL AND rq.tenant_id = $1 AND rq.request_id = $2
 LEFT JOIN conversations cv ON $3::text IS NOT NULL AND cv.tenant_id = $1 AND cv.id = $3`;
 
-async function precheckCreation(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
+/**
+ * Prechecks in flight, by pool and key: concurrent creations with the same tenant, request
+ * id and conversation share one read, so a burst of N replays of one key costs the pool one
+ * statement instead of N queued behind each other (issue #12). Sharing is safe: a run found
+ * holding the request id holds it forever (runs are never deleted, the key never moves), and
+ * every "absent" or "not busy" answer is re-decided inside the creating transaction.
+ */
+const prechecksInFlight = new WeakMap<Queryable, Map<string, Promise<CreationPrecheck>>>();
+
+function precheckCreation(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
+  let inFlight = prechecksInFlight.get(db);
+  if (!inFlight) prechecksInFlight.set(db, (inFlight = new Map()));
+  const key = JSON.stringify([p.tenantId, p.requestId, p.conversationId]);
+  const shared = inFlight.get(key);
+  if (shared) return shared;
+  const read = readPrecheck(db, p).finally(() => inFlight.delete(key));
+  inFlight.set(key, read);
+  return read;
+}
+
+async function readPrecheck(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
   // named: parsed and planned once per connection (it answers every replay of a burst)
   const res = await db.query({
     name: 'flowline_create_precheck',
@@ -278,6 +298,53 @@ async function precheckCreation(db: Queryable, p: CreateRunParams): Promise<Crea
     bound: r?.has_conversation ? r.bound_run_id : undefined,
     busy: r?.busy === true,
   };
+}
+
+/**
+ * Creation transactions in flight in this process, by pool and key (`r:` tenant + request
+ * id, `c:` tenant + conversation): a creation that finds one for its key waits for it
+ * outside any transaction and decides again, instead of opening a transaction that would
+ * sit on a pool connection waiting for the first one's row locks (issue #12: a burst of N
+ * creations on one key held every connection). Other processes are still decided by the
+ * unique index and the binding's compare-and-set inside the transaction.
+ */
+const creationsInFlight = new WeakMap<Pool, Map<string, Promise<unknown>>>();
+
+function creationKeys(p: CreateRunParams): string[] {
+  const keys: string[] = [];
+  if (p.requestId !== null) keys.push(JSON.stringify(['r', p.tenantId, p.requestId]));
+  if (p.conversationId !== null) keys.push(JSON.stringify(['c', p.tenantId, p.conversationId]));
+  return keys;
+}
+
+/**
+ * Creates a run, or answers replay/RequestIdReused/RunBusy: from one read before any
+ * transaction when it can ({@link precheckCreation}), else after the creation of the same
+ * key already in flight in this process finished, else by {@link createInTransaction}.
+ * Each wait follows a distinct creation, and one that commits settles every later
+ * precheck of its key, so the loop ends.
+ */
+export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateRunResult> {
+  let inFlight = creationsInFlight.get(pool);
+  if (!inFlight) creationsInFlight.set(pool, (inFlight = new Map()));
+  const keys = creationKeys(p);
+  for (;;) {
+    const pre = await precheckCreation(pool, p);
+    if (pre.existing) return replayOf(pre.existing, p.definitionId);
+    if (p.conversationId !== null && pre.busy) return { kind: 'runBusy', runId: pre.bound ?? null };
+    const running = keys.map((k) => inFlight.get(k)).find((c) => c !== undefined);
+    if (running) {
+      await running.catch(() => undefined);
+      continue;
+    }
+    const creation = createInTransaction(pool, p, pre);
+    for (const k of keys) inFlight.set(k, creation);
+    try {
+      return await creation;
+    } finally {
+      for (const k of keys) if (inFlight.get(k) === creation) inFlight.delete(k);
+    }
+  }
 }
 
 /**
@@ -294,14 +361,10 @@ async function precheckCreation(db: Queryable, p: CreateRunParams): Promise<Crea
  * before the binding is tried, so a requestId replayed while its own run is live still
  * gets that run.
  *
- * Under a burst on one key, every request but the first is answered by one read before
- * any transaction (the precheck), and the transaction uses its own connection only: a
- * twin waiting on the first's uncommitted insert holds one connection, never two.
+ * The transaction uses its own connection only: a twin (of another process) waiting on
+ * the first's uncommitted insert holds one connection, never two.
  */
-export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateRunResult> {
-  const pre = await precheckCreation(pool, p);
-  if (pre.existing) return replayOf(pre.existing, p.definitionId);
-  if (p.conversationId !== null && pre.busy) return { kind: 'runBusy', runId: pre.bound ?? null };
+function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPrecheck): Promise<CreateRunResult> {
   return withTransaction(pool, async (tx) => {
     const def = await tx.query(
       `SELECT id, tenant_id, name, description, kind, version, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash, node_count, created_at,
