@@ -52,6 +52,8 @@ export interface StartOptions {
   llmWorkers?: number;
   /** extra environment for every process */
   env?: Record<string, string>;
+  /** the DATABASE_URL the processes get, from the test database's (e.g. with a password in it) */
+  mapDatabaseUrl?: (url: string) => string;
 }
 
 export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster> {
@@ -69,7 +71,7 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
   for (let i = 1; i <= (o.llmWorkers ?? 0); i++) processes.push({ label: `worker-llm-${i}`, service: 'worker-llm' });
   const cluster = startCluster({
     rootDir,
-    databaseUrl: db.url,
+    databaseUrl: o.mapDatabaseUrl ? o.mapDatabaseUrl(db.url) : db.url,
     redisUrl,
     apiPort,
     queuePrefix: uniquePrefix(),

@@ -117,6 +117,22 @@ describe('config', () => {
     expect(r.issues[0]).not.toContain('short-secret');
   });
 
+  it('never echoes the userinfo of an invalid URL option, nor an unparseable URL option at all', () => {
+    const r = parseConfig(all, {
+      DATABASE_URL: 'mysql://flow:CANARY-PW1@db:3306/app',
+      REDIS_URL: 'http://:CANARY-PW2@r:6379',
+      LLM_BASE_URL: 'not a url CANARY-PW3@x',
+      TOOL_FILES_ROOT: '',
+      MAX_NODES_PER_DEFINITION: 'see postgres://u:CANARY-PW4@h/db',
+    });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const text = r.issues.join('\n');
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'LLM_BASE_URL', 'MAX_NODES_PER_DEFINITION']) expect(text).toContain(`${name}:`);
+    expect(text).not.toMatch(/CANARY/);
+    expect(text).toContain('mysql://REDACTED@db:3306/app');
+  });
+
   it('loadConfig prints every issue and exits 1 on invalid options', () => {
     const lines: string[] = [];
     let code: number | undefined;

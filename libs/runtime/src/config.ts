@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { redactUrlUserinfo } from './redact';
 
 /** The outcome of {@link parseConfig}: the typed value, or every problem named by option. */
 export type ConfigResult<T> = { ok: true; value: T } | { ok: false; issues: string[] };
@@ -15,6 +16,22 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 /**
+ * An invalid option's value as a message may echo it: a URL option (DATABASE_URL, REDIS_URL,
+ * LLM_BASE_URL…) without its userinfo — and without anything but its scheme when it does not
+ * parse, as a password may then sit anywhere in it — any other value with URL userinfo redacted.
+ */
+function shownValue(option: string, given: string): string {
+  if (!/URL$/.test(option)) return redactUrlUserinfo(given);
+  if (!URL.canParse(given)) return `${/^[a-z][a-z0-9+.-]*:/i.exec(given)?.[0] ?? ''}[unparseable URL hidden]`;
+  const u = new URL(given);
+  if (u.username || u.password) {
+    u.username = 'REDACTED';
+    u.password = '';
+  }
+  return u.toString();
+}
+
+/**
  * Validates `env` against `schema` (keys are option names, e.g. `DISPATCH_SWEEP_MS`).
  * Empty strings count as unset, so defaults apply. Never exits, never logs.
  */
@@ -26,8 +43,9 @@ export function parseConfig<S extends z.ZodType>(schema: S, env: Env): ConfigRes
   const issues = parsed.error.issues.map((i) => {
     const name = i.path.length ? i.path.map(String).join('.') : '(config)';
     const given = typeof i.path[0] === 'string' ? cleaned[i.path[0]] : undefined;
-    const secret = typeof i.path[0] === 'string' && /KEY|SECRET|PASSWORD|TOKEN/.test(i.path[0]);
-    const shown = given === undefined ? '' : secret ? ' (value hidden)' : ` (got ${JSON.stringify(given)})`;
+    const option = typeof i.path[0] === 'string' ? i.path[0] : '';
+    const secret = /KEY|SECRET|PASSWORD|TOKEN/.test(option);
+    const shown = given === undefined ? '' : secret ? ' (value hidden)' : ` (got ${JSON.stringify(shownValue(option, given))})`;
     return `${name}: ${i.message}${shown}`;
   });
   return { ok: false, issues };

@@ -16,6 +16,7 @@ export {
 } from './options';
 export type { ApiKeyGrant, ApiKeyScope } from './options';
 export { createLogger, REDACT_PATHS } from './logger';
+export { redactUrlUserinfo, serializeError } from './redact';
 export type { Logger, CreateLoggerOptions } from './logger';
 export { runLoop } from './service';
 export type { Service, RunLoopOptions, LoopHandle } from './service';

@@ -1,4 +1,7 @@
 import { pino, type Logger as PinoLogger, type LoggerOptions } from 'pino';
+import { serializeError } from './redact';
+
+const serializeErrorType = (err: Error) => (serializeError(err) as { type: string }).type;
 
 export type Logger = PinoLogger;
 
@@ -39,7 +42,9 @@ export interface CreateLoggerOptions {
 
 /**
  * A structured JSON logger named after its process or module. Secrets (API keys, tokens,
- * passwords, connection strings) are censored by path. Bind run/node/invocation ids with
+ * passwords, connection strings) are censored by path; errors under `err` or `error` are
+ * logged as their facts only ({@link serializeError}: no Postgres `detail`/`where`/`hint`,
+ * no message that quotes input, no URL userinfo). Bind run/node/invocation ids with
  * `logger.child({ runId, nodeKey, invocationId })`; never log prompts or documents.
  */
 export function createLogger(name: string, opts: CreateLoggerOptions = {}): Logger {
@@ -47,6 +52,17 @@ export function createLogger(name: string, opts: CreateLoggerOptions = {}): Logg
     name,
     level: opts.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: { err: serializeError, error: serializeError },
+    hooks: {
+      // pino makes a bare error's message the line's `msg`: log its class there instead
+      logMethod(args, method) {
+        const [first, second] = args as unknown[];
+        if (first instanceof Error && typeof second !== 'string') {
+          return method.apply(this, [{ err: first }, `${serializeErrorType(first)} thrown`]);
+        }
+        return method.apply(this, args);
+      },
+    },
     base: { pid: process.pid },
   };
   return opts.destination ? pino(options, opts.destination) : pino(options);

@@ -60,7 +60,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.onError((err, c) => {
     const { status, body } = errorResponse(err);
-    if (status >= 500 && !(err instanceof ApiError)) deps.logger.error({ err, path: c.req.path }, 'request failed');
+    // the route's pattern, not its path (path segments are the client's text); the error as
+    // its facts only (class, SQLSTATE, stack frames: libs/runtime serializeError)
+    if (status >= 500 && !(err instanceof ApiError)) {
+      deps.logger.error({ err, method: c.req.method, route: c.req.routePath, tenant: c.get('tenant') }, 'request failed');
+    }
     return c.json(body, status as 500);
   });
   app.notFound((c) => c.json({ error: { code: 'NotFound', message: 'no such route' } }, 404));

@@ -30,10 +30,10 @@ shutdown.onShutdown(() => pool.end(), 'postgres');
 try {
   await migrate(pool, {
     waitMs: cfg.DATABASE_BOOT_WAIT_MS,
-    onRetry: (err, attempt, delayMs) => logger.warn({ err: String(err), attempt, delayMs }, 'Postgres not reachable yet; retrying'),
+    onRetry: (err, attempt, delayMs) => logger.warn({ err, attempt, delayMs }, 'Postgres not reachable yet; retrying'),
   });
 } catch (err) {
-  logger.fatal({ err: String(err) }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${cfg.DATABASE_BOOT_WAIT_MS} ms)`);
+  logger.fatal({ err }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${cfg.DATABASE_BOOT_WAIT_MS} ms)`);
   process.exit(1);
 }
 

@@ -37,10 +37,10 @@ shutdown.onShutdown(() => redis.disconnect(), 'redis');
 try {
   await migrate(pool, {
     waitMs: config.DATABASE_BOOT_WAIT_MS,
-    onRetry: (err, attempt, delayMs) => log.warn({ err: String(err), attempt, delayMs }, 'Postgres not reachable yet; retrying'),
+    onRetry: (err, attempt, delayMs) => log.warn({ err, attempt, delayMs }, 'Postgres not reachable yet; retrying'),
   });
 } catch (err) {
-  log.fatal({ err: String(err) }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${config.DATABASE_BOOT_WAIT_MS} ms)`);
+  log.fatal({ err }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${config.DATABASE_BOOT_WAIT_MS} ms)`);
   process.exit(1);
 }
 const dispatcher = createDispatcher({ config, pool, redis, log });

@@ -11,7 +11,7 @@
  */
 import { quarantine, type PlanContext, type PlanResult } from '@flowline/graph';
 import type { LoadedSnapshot } from '@flowline/db';
-import type { Logger } from '@flowline/runtime';
+import { serializeError, type Logger } from '@flowline/runtime';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';
 import type { SnapshotCache } from './snapshot-cache';
@@ -95,23 +95,23 @@ export async function quarantineRuns(
   let quarantined = 0;
   for (const p of planned) {
     const runId = p.snapshot.run.id;
-    const err = describeRefusal(p.error);
     if (applied.has(runId)) {
       d.failures.clear(runId);
       d.pending.consume(runId, p.plan!.consumedInvocationIds, p.snapshot);
       d.cache.drop(runId);
       if (p.plan!.run) {
         quarantined++;
-        d.log.error({ runId, err, reason: p.reason }, 'run quarantined');
-      } else d.log.warn({ runId, err }, 'reports of an ended run dropped: the store kept refusing them');
+        // the raw error, logged as its facts (class, SQLSTATE): the reason quotes Postgres' message, which may quote content
+        d.log.error({ runId, err: p.error }, 'run quarantined');
+      } else d.log.warn({ runId, err: p.error }, 'reports of an ended run dropped: the store kept refusing them');
     } else if (refused.has(runId)) {
       const ended = await d.store.forceQuarantine(runId, p.reason);
       d.failures.clear(runId);
       d.pending.forgetRun(runId);
       d.cache.drop(runId);
       if (ended) quarantined++;
-      const quarantineErr = describeRefusal(refused.get(runId));
-      d.log.error({ runId, err, quarantineErr, reason: p.reason, ended }, 'run quarantined by the last-resort statement (its quarantine plan was refused too)');
+      const quarantineErr = serializeError(refused.get(runId));
+      d.log.error({ runId, err: p.error, quarantineErr, ended }, 'run quarantined by the last-resort statement (its quarantine plan was refused too)');
     }
   }
   // a conflicted quarantine: the run changed meanwhile; its next tick decides again

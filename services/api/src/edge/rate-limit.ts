@@ -89,7 +89,7 @@ export function rateLimit(redis: Redis, prefix: string, opts: RateLimitOptions, 
     const now = Date.now();
     if (now - warnedAt < WARN_EVERY_MS) return;
     warnedAt = now;
-    logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'rate limiter unavailable (Redis); serving requests without limits');
+    logger.warn({ err }, 'rate limiter unavailable (Redis); serving requests without limits');
   };
   return async (c, next) => {
     const kind = c.req.method === 'GET' || c.req.method === 'HEAD' ? 'read' : 'write';
