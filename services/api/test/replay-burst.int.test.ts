@@ -25,7 +25,7 @@ const BURST = 200;
 const ANSWER_BOUND_MS = 1_000;
 const READ_P99_BOUND_MS = 100;
 /** how much slower than the database-free calibration burst a replay burst may be */
-const SLACK = 3;
+const SLACK = 4;
 const KEY_A = 'burst-key-a';
 const KEY_B = 'burst-key-b';
 
