@@ -5,7 +5,7 @@
  * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
  * (and tests/bench/RESULTS.md with --record).
  *
- *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,peers,live,console]
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,fairness,peers,live,console]
  *                    [--peers name,name | --no-peers] [--reinstall] [--record]
  *
  * `console` (only when named in --only) runs the web console's figures in headless
@@ -28,6 +28,7 @@ import { w5, w6Graph, w6Once } from './lib/w5-w6';
 import { discoverPeers, incompletePeers, installPeer, runPeer } from './lib/peers';
 import { renderMarkdown, type Results } from './lib/report';
 import { spread } from './lib/stats';
+import { fairness } from './lib/fairness';
 
 const { values: flags } = parseArgs({
   options: {
@@ -64,6 +65,9 @@ const sizes = {
   peerW1: mode === 'quick' ? [10] : [10, 100],
   peerW2: mode === 'quick' ? [16] : [16, 256],
   peerW3: mode === 'quick' ? [100] : [100, 1000],
+  // issue #16: tenant A's burst, tenant B's 50 runs
+  fairnessA: mode === 'quick' ? 1000 : 5000,
+  fairnessB: 50,
 };
 const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
 const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
@@ -98,6 +102,7 @@ const results: Results = {
   peers: [],
   peersMissing: [],
   live: null,
+  fairness: null,
   errors: [],
 };
 log(
@@ -219,6 +224,13 @@ try {
       await c?.close();
     }
   }
+
+  await section('fairness', async () => {
+    // a cluster of its own: four tenants by API key, weights, no REST rate limit
+    await redis.flushall();
+    const dbUrl = await freshDatabase(pgServer.adminUrl, 'bench_fairness', false);
+    results.fairness = await fairness(dbUrl, redisServer.url, { aRuns: sizes.fairnessA, bRuns: sizes.fairnessB }, log);
+  });
 
   await section('peers', async () => {
     const chosen = flags.peers ? flags.peers.split(',').map((s) => s.trim()) : undefined;

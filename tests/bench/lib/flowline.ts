@@ -32,11 +32,12 @@ export interface BenchCluster {
   close(): Promise<void>;
 }
 
-/** Migrates `databaseUrl` and starts the processes; resolves once every shard is leased. */
+/** Migrates `databaseUrl` and starts the processes (with `env` over {@link BENCH_ENV}); resolves once every shard is leased. */
 export async function startBenchCluster(
   databaseUrl: string,
   redisUrl: string,
   dispatchers = 2,
+  env: Record<string, string> = {},
 ): Promise<BenchCluster> {
   const pool = createPool(databaseUrl, { max: 2, applicationName: 'flowline-bench-migrate' });
   await migrate(pool);
@@ -56,6 +57,7 @@ export async function startBenchCluster(
     queuePrefix: `{bench-${randomUUID().slice(0, 8)}}`,
     env: {
       ...BENCH_ENV,
+      ...env,
       ...(process.env.BENCH_CLUSTER_ENV
         ? (JSON.parse(process.env.BENCH_CLUSTER_ENV) as Record<string, string>)
         : {}),
@@ -98,12 +100,18 @@ export async function startBenchCluster(
 
 /** The REST calls the workloads make (CONTRACT §5). */
 export class Api {
-  constructor(readonly baseUrl: string) {}
+  /** @param apiKey sent as `Bearer` (the cluster's API_KEYS names its tenant); none when auth is off */
+  constructor(
+    readonly baseUrl: string,
+    private readonly apiKey?: string,
+  ) {}
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     const res = await fetch(`${this.baseUrl}${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -120,10 +128,11 @@ export class Api {
     ).id;
   }
 
-  async startRun(definitionId: string, input: unknown): Promise<string> {
+  /** Starts a run; `requestId` makes a repeated start return the same run. */
+  async startRun(definitionId: string, input: unknown, requestId: string = randomUUID()): Promise<string> {
     return (
       await this.call<{ runId: string }>('POST', `/v1/definitions/${definitionId}/runs`, {
-        requestId: randomUUID(),
+        requestId,
         input,
       })
     ).runId;

@@ -4,6 +4,7 @@ import type { W0Result } from './w0';
 import type { W5Result } from './w5-w6';
 import type { PeerOutcome } from './peers';
 import type { LanesResult } from './lanes';
+import type { FairnessResult } from './fairness';
 import { fmt, fmtSpread, spread, type Spread } from './stats';
 
 export interface Machine {
@@ -40,6 +41,8 @@ export interface Results {
   peersMissing: { peer: string; reason: string }[];
   /** live fan-out (tests/bench/live-fanout.ts): 2 API replicas, N sockets, R runs progressing */
   live: LiveFanout | null;
+  /** issue #16's fairness workload (tests/bench/lib/fairness.ts) */
+  fairness: FairnessResult | null;
   errors: string[];
 }
 
@@ -396,11 +399,45 @@ export function renderMarkdown(r: Results): string {
       `| ${l.pingsPerSec} | ${l.delayP50Ms} ms | ${l.delayP95Ms} ms |`,
     );
   }
+  if (r.fairness) out.push('', ...renderFairness(r.fairness));
   if (r.errors.length) {
     out.push('', '## Errors', '');
     for (const e of r.errors) out.push(`- ${e}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** The fairness section (issue #16's goals). */
+export function renderFairness(f: FairnessResult): string[] {
+  const w = f.weights;
+  return [
+    '## Fairness across tenants (issue #16)',
+    '',
+    `Runs of Start → three \`wait\` Tool calls of ${f.callMs} ms → End; tenant A posts ${f.aRuns} runs at once, then tenant B ${f.bRuns}; ` +
+      `dispatch window LANE_WINDOW_TOOL=${f.laneWindow}. Start → first node: the bench's clock before each POST → its first Tool node's pickup.`,
+    '',
+    table(
+      ['goal', 'figure', 'verdict'],
+      [
+        [
+          "B's start → first node p95 within 2× of B alone",
+          `${fmt(f.bBehindA.p95Ms)} ms behind A vs ${fmt(f.bAlone.p95Ms)} ms alone (${fmt(f.bP95Ratio)}×; p50 ${fmt(f.bBehindA.p50Ms)} vs ${fmt(f.bAlone.p50Ms)} ms)`,
+          verdict(f.bP95Ratio <= 2),
+        ],
+        [
+          'cluster nodes/s with B within 10% of A alone',
+          `${fmt(f.aWithBNodesPerSec)} vs ${fmt(f.aAloneNodesPerSec)} nodes/s (${fmt(f.throughputRatio)}×)`,
+          verdict(f.throughputRatio >= 0.9),
+        ],
+        [
+          `weights ${w.spec}: completed-node share within 10% of 3:1 over a busy window`,
+          `${w.heavyNodes} : ${w.lightNodes} over ${fmt(w.windowS)} s (share ${fmt(w.heavyShare)} vs 0.75)`,
+          verdict(w.heavyNodes + w.lightNodes > 0 && Math.abs(w.heavyShare - 0.75) <= 0.075),
+        ],
+      ],
+    ),
+    '',
+  ];
 }
 
 /** The "Lane overhead per call" section. */

@@ -127,12 +127,34 @@ end
 return out
 `;
 
+type Script = (numKeys: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>;
+
+/** The window's scripts, each sent once and then run by its SHA (ioredis defineCommand). */
+const SCRIPTS = {
+  flowlineWindowHold: HOLD,
+  flowlineWindowFacts: FACTS_TAIL,
+  flowlineWindowRelease: RELEASE,
+  flowlineWindowHeld: HELD,
+} as const;
+
+function scriptsOn(redis: Redis): Record<keyof typeof SCRIPTS, Script> {
+  const r = redis as unknown as Record<string, Script | undefined>;
+  for (const [name, lua] of Object.entries(SCRIPTS)) if (!r[name]) redis.defineCommand(name, { lua });
+  const bound = {} as Record<keyof typeof SCRIPTS, Script>;
+  for (const name of Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[]) bound[name] = r[name]!.bind(redis);
+  return bound;
+}
+
 /** The shared window of every lane, on one Redis connection. */
 export class WindowStore {
+  private readonly run: Record<keyof typeof SCRIPTS, Script>;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.run = scriptsOn(redis);
+  }
 
   private key(lane: Lane, part: string): string {
     return `${this.prefix}:window:${lane}:${part}`;
@@ -148,13 +170,13 @@ export class WindowStore {
     for (const e of entries) {
       args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item) }));
     }
-    const raw = (await this.redis.eval(HOLD, 5, ...this.factKeys(lane), this.key(lane, 'items'), ...args)) as unknown[];
+    const raw = (await this.run.flowlineWindowHold(5, ...this.factKeys(lane), this.key(lane, 'items'), ...args)) as unknown[];
     return factsOf(lane, raw);
   }
 
   /** The lane's facts, in one round trip. */
   async facts(lane: Lane): Promise<LaneWindowFacts> {
-    const raw = (await this.redis.eval(FACTS_TAIL, 4, ...this.factKeys(lane), this.key(lane, 'q:'), RELEASE_GRACE_MS)) as unknown[];
+    const raw = (await this.run.flowlineWindowFacts(4, ...this.factKeys(lane), this.key(lane, 'q:'), RELEASE_GRACE_MS)) as unknown[];
     return factsOf(lane, raw);
   }
 
@@ -166,7 +188,7 @@ export class WindowStore {
     const args: (string | number)[] = [version, JSON.stringify(state), this.key(lane, 'q:'), RELEASE_GRACE_MS];
     for (const t of take) args.push(t.tenantId, t.count);
     const keys = [this.key(lane, 'tenants'), this.key(lane, 'state'), this.key(lane, 'items'), this.key(lane, 'released')];
-    const raw = (await this.redis.eval(RELEASE, 4, ...keys, ...args)) as string[] | null;
+    const raw = (await this.run.flowlineWindowRelease(4, ...keys, ...args)) as string[] | null;
     if (raw === null) return null;
     return raw.map((text) => {
       const held = JSON.parse(text) as { kind: string; data: Wire<WorkItem> };
@@ -201,7 +223,7 @@ export class WindowStore {
     const ids = invocationIds.map(jobIdFor);
     const lanes: Lane[] = ['llm', 'tool'];
     const replies = await Promise.all(
-      lanes.map((lane) => this.redis.eval(HELD, 2, this.key(lane, 'items'), this.key(lane, 'released'), RELEASE_GRACE_MS, ...ids) as Promise<number[]>),
+      lanes.map((lane) => this.run.flowlineWindowHeld(2, this.key(lane, 'items'), this.key(lane, 'released'), RELEASE_GRACE_MS, ...ids) as Promise<number[]>),
     );
     for (const flags of replies) flags.forEach((f, i) => f === 1 && held.add(invocationIds[i]!));
     return held;
