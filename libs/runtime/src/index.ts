@@ -24,5 +24,5 @@ export { createShutdown, installShutdown, onShutdown } from './shutdown';
 export type { Shutdown, ShutdownOptions, Releaser } from './shutdown';
 export { systemClock } from './clock';
 export type { Clock } from './clock';
-export { opsOptions, createMetricsRegistry, startOpsServer } from './ops-server';
+export { opsOptions, createMetricsRegistry, startOpsServer, startWorkerOpsPort } from './ops-server';
 export type { OpsServer, OpsServerOptions } from './ops-server';

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
 import type { Logger } from './logger';
+import type { Shutdown } from './shutdown';
 
 /** Ops-port options (dispatchers and workers). */
 export const opsOptions = {
@@ -92,5 +93,34 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
   return {
     port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The ops port of a lane worker (none when `port` is unset): `/readyz` answers 503 once the
+ * process drains or while Redis does not answer. Registers the port's close with `shutdown`
+ * and answers the switch that marks the process draining: register that switch after the
+ * worker's stop, so it runs first (releasers run last-registered first).
+ */
+export async function startWorkerOpsPort(o: {
+  port: number | undefined;
+  readyTimeoutMs: number;
+  logger: Logger;
+  redis: { ping(): Promise<string> };
+  shutdown: Pick<Shutdown, 'onShutdown'>;
+}): Promise<() => void> {
+  let draining = false;
+  if (o.port !== undefined) {
+    const ops = await startOpsServer({
+      port: o.port,
+      registry: createMetricsRegistry(),
+      readyTimeoutMs: o.readyTimeoutMs,
+      logger: o.logger,
+      ready: async () => !draining && (await o.redis.ping()) === 'PONG',
+    });
+    o.shutdown.onShutdown(() => ops.close(), 'ops-port');
+  }
+  return () => {
+    draining = true;
   };
 }

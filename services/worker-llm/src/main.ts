@@ -8,7 +8,7 @@
  * background.
  */
 import { Redis } from 'ioredis';
-import { createLogger, createMetricsRegistry, installShutdown, loadConfig, startOpsServer } from '@flowline/runtime';
+import { createLogger, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
@@ -92,21 +92,9 @@ shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
 // ops port (OPS_PORT): /readyz 503 once draining or when Redis does not answer
-let draining = false;
-if (config.OPS_PORT !== undefined) {
-  const ops = await startOpsServer({
-    port: config.OPS_PORT,
-    registry: createMetricsRegistry(),
-    readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
-    logger,
-    ready: async () => !draining && (await redis.ping()) === 'PONG',
-  });
-  shutdown.onShutdown(() => ops.close(), 'ops-port');
-}
+const markDraining = await startWorkerOpsPort({ port: config.OPS_PORT, readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS, logger, redis, shutdown });
 shutdown.onShutdown(() => worker.stop(), 'llm-worker');
-shutdown.onShutdown(() => {
-  draining = true;
-}, 'readiness');
+shutdown.onShutdown(markDraining, 'readiness');
 shutdown.onShutdown(() => providers.discovery?.stop(), 'model-discovery');
 // an Agent's tools include TOOL_MODULES: a leaked error fails its call, then the worker drains and exits 1
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });

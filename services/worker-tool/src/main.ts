@@ -6,7 +6,7 @@
  * the worker the same way, then exits 1 (installLeakedErrorPolicy).
  */
 import { Redis } from 'ioredis';
-import { createLogger, createMetricsRegistry, installShutdown, loadConfig, startOpsServer } from '@flowline/runtime';
+import { createLogger, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { toolModulesOf, toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
@@ -46,21 +46,9 @@ shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
 // ops port (OPS_PORT): /readyz 503 once draining or when Redis does not answer
-let draining = false;
-if (config.OPS_PORT !== undefined) {
-  const ops = await startOpsServer({
-    port: config.OPS_PORT,
-    registry: createMetricsRegistry(),
-    readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
-    logger,
-    ready: async () => !draining && (await redis.ping()) === 'PONG',
-  });
-  shutdown.onShutdown(() => ops.close(), 'ops-port');
-}
+const markDraining = await startWorkerOpsPort({ port: config.OPS_PORT, readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS, logger, redis, shutdown });
 shutdown.onShutdown(() => worker.stop(), 'tool-worker');
-shutdown.onShutdown(() => {
-  draining = true;
-}, 'readiness');
+shutdown.onShutdown(markDraining, 'readiness');
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });
 
 await worker.start();
