@@ -7,20 +7,12 @@
  * rightmost). One atomic Redis step per job.
  */
 import type { Redis } from 'ioredis';
-import type { Lane } from '@flowline/graph';
+import type { JobFact, Lane } from '@flowline/graph';
 import { jobIdFor, queueNameFor } from '../protocol/names';
 import { admittedAt, startsOnAdmission } from '../protocol/schemas';
 
-export type LaneJobFact =
-  | { state: 'missing' }
-  /** position 1 = next out of the wait list; null when the job is not in it (delayed, prioritized) */
-  | { state: 'waiting'; position: number | null; depth: number }
-  /** held in the dispatch window (not yet handed to its lane): position among the tenant's held work, 1 = next */
-  | { state: 'held'; position: number | null; depth: number }
-  | { state: 'admitting' }
-  | { state: 'running' }
-  | { state: 'orphaned' }
-  | { state: 'finished' };
+/** What the lane job of a Queued/Running node looks like in Redis: the blockers' {@link JobFact}. */
+export type LaneJobFact = JobFact;
 
 // KEYS[1] job hash, KEYS[2] its lock, KEYS[3] the lane's wait list, KEYS[4] the dispatch window's
 // held items, KEYS[5] the tenant's held list (dispatch-window.ts; RPUSHed, oldest first); ARGV[1] job id.
