@@ -65,8 +65,10 @@ const zones = (allowed = []) => ['error', { basePath: root, zones: zoneList.filt
 
 const deepImport = {
   // subpaths a package's exports map declares are public (`@flowline/queue/protocol`: names,
-  // schemas, the live vocabulary and the signal publisher without BullMQ/ioredis, for browser code)
-  group: ['@flowline/*/*', '!@flowline/queue/protocol'],
+  // schemas, the live vocabulary and the signal publisher without BullMQ/ioredis;
+  // `@flowline/queue/live-wire`: the live channel's names and guards without zod, for browser code;
+  // `@flowline/client/rest`: the REST half alone, for the console's first script)
+  group: ['@flowline/*/*', '!@flowline/queue/protocol', '!@flowline/queue/live-wire', '!@flowline/client/rest'],
   message: 'Import a package through its public surface (src/index.ts or a declared export), never a deep path.',
 };
 

@@ -14,7 +14,7 @@ export type * from './types';
 export { LATEST_SEQ, LiveRequestError, createLiveClient } from './live';
 export type { LiveClient, LiveClientOptions, RunChange, RunSubscription } from './live';
 export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue/protocol';
-export { LIVE_EVENTS } from '@flowline/queue/protocol';
+export { LIVE_EVENTS } from '@flowline/queue/live-wire';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends RestClientOptions {

@@ -6,17 +6,8 @@
  * reconnect every subscription re-subscribes from its watermark, so nothing is missed.
  */
 import { io, type Socket } from 'socket.io-client';
-import {
-  LIVE_EVENTS,
-  LIVE_SOCKET_PATH,
-  liveErrorAckSchema,
-  runChangedPingSchema,
-  type LiveErrorAck,
-  type LiveEvent,
-  type NodeActivity,
-  type RunChangedPing,
-  type RunSnapshot,
-} from '@flowline/queue/protocol';
+import type { LiveEvent, NodeActivity, RunSnapshot } from '@flowline/queue/protocol';
+import { LIVE_EVENTS, LIVE_SOCKET_PATH, asLiveErrorAck, asRunChangedPing, type LiveErrorAck, type RunChangedPing } from '@flowline/queue/live-wire';
 import type { RestClient } from './rest';
 
 /** `subscribeRun(runId, LATEST_SEQ, …)`: from the run's current last seq, replaying nothing. */
@@ -76,8 +67,7 @@ export interface LiveClientOptions {
 const ACK_TIMEOUT_MS = 30_000;
 
 function asError(answer: unknown): LiveErrorAck | null {
-  const r = liveErrorAckSchema.safeParse(answer);
-  return r.success ? r.data : null;
+  return asLiveErrorAck(answer);
 }
 
 /** Creates the live client; the socket connects at once. */
@@ -98,9 +88,9 @@ export function createLiveClient(o: LiveClientOptions) {
   }
 
   socket.on(LIVE_EVENTS.runChanged, (raw: unknown) => {
-    const p = runChangedPingSchema.safeParse(raw);
-    if (!p.success) return;
-    for (const s of subs.get(p.data.runId) ?? []) s.onPing(p.data);
+    const p = asRunChangedPing(raw);
+    if (!p) return;
+    for (const s of subs.get(p.runId) ?? []) s.onPing(p);
   });
   let connectedOnce = false;
   socket.on('connect', () => {

@@ -6,23 +6,10 @@
  */
 import { z } from 'zod';
 import { DEFAULT_QUEUE_PREFIX } from './names';
+import type * as wire from './live-wire';
 
-/** Socket.IO path on the API's HTTP server. */
-export const LIVE_SOCKET_PATH = '/socket.io';
-
-/** Socket.IO event names. */
-export const LIVE_EVENTS = {
-  /** client → server, with ack: {@link subscribeRunRequestSchema} → {@link RunSnapshot} | {@link LiveErrorAck} */
-  subscribeRun: 'subscribeRun',
-  /** client → server, optional ack: `{ runId }` */
-  unsubscribeRun: 'unsubscribeRun',
-  /** client → server, with ack: `{ runId, nodeKey }` → `{ invocationId }` | {@link LiveErrorAck} */
-  streamNodeActivity: 'streamNodeActivity',
-  /** server → client: {@link RunChangedPing} */
-  runChanged: 'runChanged',
-  /** server → client: {@link NodeActivity} */
-  nodeActivity: 'nodeActivity',
-} as const;
+// the path and event names live in the zod-free module a client imports alone
+export { LIVE_EVENTS, LIVE_SOCKET_PATH } from './live-wire';
 
 /** The Socket.IO room of one run's subscribers. */
 export function runRoom(runId: string): string {
@@ -111,6 +98,12 @@ export const liveErrorAckSchema = z.object({
   error: z.object({ code: liveErrorCodeSchema, message: z.string(), retryAfterMs: z.number().optional() }),
 });
 export type LiveErrorAck = z.output<typeof liveErrorAckSchema>;
+
+/** Both ways assignable: one shape. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+/** Compile-time: the zod-free guards of live-wire.ts answer exactly the shapes these schemas parse. */
+export type LiveWireAgrees = [Assert<Same<RunChangedPing, wire.RunChangedPing>>, Assert<Same<LiveErrorAck, wire.LiveErrorAck>>];
 
 export const activityTypeSchema = z.enum(['content', 'reasoning', 'toolCall', 'phase', 'terminal']);
 export type ActivityType = z.output<typeof activityTypeSchema>;
