@@ -1,17 +1,21 @@
-import './zod-jitless';
-import { StrictMode } from 'react';
-import { createRoot } from 'react-dom/client';
-import { App } from './app/App';
-import type { ConsoleConfig } from './session/session';
+/**
+ * The console's first script, kept small: it sends the first view's reads (whoami and a
+ * linked run) and asks for the run view's code, then loads and mounts the app, so the
+ * network and the server work while the app's code is fetched and compiled.
+ */
+import { linkedRunId, startEarlyReads } from './boot/early';
+import { API_KEY_STORAGE } from './session/storage-key';
 import './styles.css';
 
-// a linked run view: fetch its chunk while the session is being checked, not after
-if (window.location.pathname.startsWith('/console/run')) void import('./runs/RunPage');
+const baseUrl = window.location.origin;
+const runId = linkedRunId(window.location);
+// a linked run view: its code loads beside the app's, not after it
+if (runId) void import('./runs/RunPage');
+const early = startEarlyReads({ baseUrl, apiKey: window.sessionStorage.getItem(API_KEY_STORAGE), runId });
+const root = document.getElementById('root')!;
 
-const config: ConsoleConfig = { baseUrl: window.location.origin, storage: window.sessionStorage };
-
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <App config={config} />
-  </StrictMode>,
-);
+import('./boot/mount')
+  .then(({ mount }) => mount(root, { baseUrl, storage: window.sessionStorage, fetch: early.fetch }))
+  .catch((err: unknown) => {
+    root.textContent = `The console could not load: ${err instanceof Error ? err.message : String(err)}. Reload the page to try again.`;
+  });

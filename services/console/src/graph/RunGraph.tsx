@@ -16,7 +16,7 @@ import {
   type Edge,
   type Node,
   type NodeProps,
-  type ReactFlowInstance,
+  type Viewport,
 } from '@xyflow/react';
 import '@xyflow/react/dist/base.css';
 import type { NodeRunSummary } from '@flowline/client';
@@ -60,6 +60,31 @@ const FIT_PADDING = 32;
 export function initialZoom(canvasWidth: number, boxWidth: number): number {
   const fit = boxWidth / (canvasWidth + 2 * FIT_PADDING);
   return fit >= MIN_FIT_ZOOM ? Math.min(MAX_FIT_ZOOM, fit) : LEGIBLE_ZOOM;
+}
+
+/** The graph box's width assumed before it is measured. */
+const GUESSED_BOX_WIDTH = 1000;
+
+/**
+ * The viewport a canvas is first shown at in a box `width` × `height`: the whole graph
+ * centred when it is legible whole, else the legible zoom centred on the `focus` node (the
+ * selected one or the run's frontier; the first node when there is none).
+ */
+export function initialViewport(
+  canvas: { width: number; nodes: ReadonlyArray<{ id: string; position: { x: number; y: number } }> },
+  width: number,
+  height: number,
+  focus: string | undefined,
+): Viewport {
+  const zoom = initialZoom(canvas.width, width);
+  if (canvas.nodes.length === 0) return { x: 0, y: 0, zoom };
+  const xs = canvas.nodes.map((n) => n.position.x);
+  const ys = canvas.nodes.map((n) => n.position.y);
+  const midY = (Math.min(...ys) + Math.max(...ys) + NODE_HEIGHT) / 2;
+  const wholeFits = (canvas.width + 2 * FIT_PADDING) * zoom <= width;
+  const focused = canvas.nodes.find((n) => n.id === focus) ?? canvas.nodes[0]!;
+  const midX = wholeFits ? Math.min(...xs) + canvas.width / 2 : focused.position.x + NODE_WIDTH / 2;
+  return { x: width / 2 - midX * zoom, y: height / 2 - midY * zoom, zoom };
 }
 
 /** The graph box's height for that zoom: the whole graph's height, no empty bands, within bounds. */
@@ -128,30 +153,16 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
   }, [canvas, nodeRuns, nodeKey, edgeKey]);
 
   const box = useRef<HTMLDivElement>(null);
-  const frontier = useRef<string | undefined>(undefined);
-  frontier.current = nodeKey ?? focusOf(nodeRuns);
+  // the canvas is drawn once the box is measured, already at its first viewport: drawn at
+  // React Flow's default and then moved, a large graph would mount one set of nodes and then
+  // another (only the nodes in the viewport are in the DOM)
   const [boxWidth, setBoxWidth] = useState<number | null>(null);
-  useLayoutEffect(() => setBoxWidth(box.current?.clientWidth ?? null), []);
-  const zoom = initialZoom(canvas.width, boxWidth ?? 1000);
-  // the whole graph when it fits at a legible zoom; else legible, centred on the selected node or the run's frontier
-  const onInit = useCallback(
-    (rf: ReactFlowInstance<FlowNodeType, Edge>) => {
-      const width = box.current?.clientWidth ?? 1000;
-      const z = initialZoom(canvas.width, width);
-      const xs = canvas.nodes.map((n) => n.position.x);
-      const ys = canvas.nodes.map((n) => n.position.y);
-      const minX = Math.min(...xs);
-      const midY = (Math.min(...ys) + Math.max(...ys) + NODE_HEIGHT) / 2;
-      if (canvas.nodes.length === 0) return;
-      if ((canvas.width + 2 * FIT_PADDING) * z <= width) {
-        void rf.setCenter(minX + canvas.width / 2, midY, { zoom: z });
-        return;
-      }
-      const focus = canvas.nodes.find((n) => n.id === frontier.current) ?? canvas.nodes[0]!;
-      void rf.setCenter(focus.position.x + NODE_WIDTH / 2, midY, { zoom: z });
-    },
-    [canvas],
-  );
+  useLayoutEffect(() => setBoxWidth(box.current?.clientWidth ?? GUESSED_BOX_WIDTH), []);
+  const boxHeight = graphBoxHeight(canvas.height, initialZoom(canvas.width, boxWidth ?? GUESSED_BOX_WIDTH));
+  // set once (lazily, the one write of a ref during render React allows): later selections and progress do not move the view
+  const firstViewport = useRef<Viewport | null>(null);
+  if (firstViewport.current === null && boxWidth !== null) firstViewport.current = initialViewport(canvas, boxWidth, boxHeight, nodeKey ?? focusOf(nodeRuns));
+  const first = firstViewport.current;
   // Enter or Space on a focused node (Tab reaches each one) selects it, as a click does
   const onKeyDown = useCallback(
     (e: KeyboardEvent<HTMLDivElement>) => {
@@ -167,12 +178,13 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
   );
 
   return (
-    <div className="run-graph" data-testid="run-graph" ref={box} onKeyDown={onKeyDown} style={{ height: graphBoxHeight(canvas.height, zoom) }}>
+    <div className="run-graph" data-testid="run-graph" ref={box} onKeyDown={onKeyDown} style={{ height: boxHeight }}>
+      {first === null ? null : (
       <ReactFlow
         nodes={nodes}
         edges={edges}
         nodeTypes={NODE_TYPES}
-        onInit={onInit}
+        defaultViewport={first}
         minZoom={0.15}
         onlyRenderVisibleElements
         nodesDraggable={false}
@@ -192,6 +204,7 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
         {/* top left, across: a wide graph fills the box from edge to edge, and its ends stay clear */}
         <Controls showInteractive={false} position="top-left" orientation="horizontal" />
       </ReactFlow>
+      )}
     </div>
   );
 }

@@ -3,7 +3,7 @@ import { layoutGraph } from '@flowline/graph';
 import type { NodeRunSummary } from '@flowline/client';
 import { canvasConversions, edgeText, graphToCanvas, NODE_HEIGHT, NODE_WIDTH } from './canvas';
 import { overlayRun } from './overlay';
-import { LEGIBLE_ZOOM, MIN_FIT_ZOOM, graphBoxHeight, initialZoom } from './RunGraph';
+import { LEGIBLE_ZOOM, MIN_FIT_ZOOM, graphBoxHeight, initialViewport, initialZoom } from './RunGraph';
 
 const graph = () => ({
   nodes: [
@@ -126,5 +126,23 @@ describe('the run graph’s first view', () => {
     expect(graphBoxHeight(146, 0.54)).toBe(Math.round(Math.max(180, 146 * 0.54 + 64)));
     expect(graphBoxHeight(400, 1)).toBe(464);
     expect(graphBoxHeight(5000, 1)).toBe(560);
+  });
+
+  it('starts centred on the whole graph when it fits, else at the legible zoom on the focused node', () => {
+    const node = (id: string, x: number, y: number) => ({ id, position: { x, y } });
+    // fits: the whole graph's middle is the box's middle
+    const small = { width: 400, nodes: [node('a', 0, 0), node('b', 232, 100)] };
+    const v = initialViewport(small, 1100, 300, undefined);
+    expect(v.zoom).toBe(1.15);
+    expect(v.x + (0 + 400 / 2) * v.zoom).toBeCloseTo(1100 / 2, 5);
+    expect(v.y + ((0 + 100 + 60) / 2) * v.zoom).toBeCloseTo(300 / 2, 5);
+    // too wide: the focused node's middle is the box's middle, whichever is focused
+    const wide = { width: 5500, nodes: [node('start', 0, 0), node('mid', 2600, 40), node('end', 5332, 0)] };
+    for (const [focus, x] of [['mid', 2600], ['end', 5332], [undefined, 0], ['gone', 0]] as const) {
+      const w = initialViewport(wide, 1120, 400, focus);
+      expect(w.zoom).toBe(LEGIBLE_ZOOM);
+      expect(w.x + (x + 84) * w.zoom).toBeCloseTo(1120 / 2, 5);
+    }
+    expect(initialViewport({ width: 0, nodes: [] }, 800, 200, undefined)).toEqual({ x: 0, y: 0, zoom: initialZoom(0, 800) });
   });
 });

@@ -7,6 +7,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { createClient, isApiRequestError, type ApiKeyScope, type FlowlineClient, type Whoami } from '@flowline/client';
 import { refusalText } from '../api/refusal';
+import { API_KEY_STORAGE } from './storage-key';
 
 /** Where the console runs: the API origin, the fetch to use and the key's storage. */
 export interface ConsoleConfig {
@@ -26,7 +27,7 @@ export interface Session {
   signOut(): void;
 }
 
-export const API_KEY_STORAGE = 'flowline.apiKey';
+export { API_KEY_STORAGE };
 
 const SessionContext = createContext<Session | null>(null);
 
@@ -66,9 +67,10 @@ function clientFor(config: ConsoleConfig, apiKey: string | null): FlowlineClient
   });
 }
 
-/** Asks whoami with `apiKey`; the state it leads to. */
-async function signIn(config: ConsoleConfig, apiKey: string | null): Promise<State> {
+/** Asks whoami with `apiKey` (after `warm` has started its reads on the new client); the state it leads to. */
+async function signIn(config: ConsoleConfig, apiKey: string | null, warm?: (client: FlowlineClient) => void): Promise<State> {
   const client = clientFor(config, apiKey);
+  warm?.(client);
   try {
     const me = await client.whoami();
     return { kind: 'signedIn', client, me, apiKey };
@@ -86,15 +88,20 @@ export function SessionGate(props: {
   children: ReactNode;
   signedOut: (p: { submit(apiKey: string): Promise<void>; refusal: string | null; busy: boolean }) => ReactNode;
   checking?: ReactNode;
+  /**
+   * Called with each new client as whoami is asked, so the first view's reads go out beside
+   * it instead of after it (a refused key's reads are dropped with its client).
+   */
+  warm?: (client: FlowlineClient) => void;
 }) {
-  const { config } = props;
+  const { config, warm } = props;
   const [state, setState] = useState<State>({ kind: 'checking' });
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
     let live = true;
     const stored = config.storage.getItem(API_KEY_STORAGE);
-    void signIn(config, stored).then((next) => {
+    void signIn(config, stored, warm).then((next) => {
       if (!live) {
         if (next.kind === 'signedIn') next.client.close();
         return;
@@ -105,17 +112,17 @@ export function SessionGate(props: {
     return () => {
       live = false;
     };
-  }, [config]);
+  }, [config, warm]);
 
   const submit = useCallback(
     async (apiKey: string) => {
       setBusy(true);
-      const next = await signIn(config, apiKey.trim());
+      const next = await signIn(config, apiKey.trim(), warm);
       setBusy(false);
       if (next.kind === 'signedIn') config.storage.setItem(API_KEY_STORAGE, apiKey.trim());
       setState(next);
     },
-    [config],
+    [config, warm],
   );
 
   const signedIn = state.kind === 'signedIn' ? state : null;
