@@ -79,8 +79,8 @@ describe.each(OVERLAYS)('infra/k8s overlay %s', (overlay) => {
       expect(c.command.slice(0, 1), d.metadata.name).toEqual(['node']);
       expect(c.command[1], d.metadata.name).toMatch(/^services\/[a-z-]+\/dist\/main\.js$/);
       expect(c.readinessProbe.httpGet.path).toBe('/readyz');
-      // the API's liveness route is /healthz; the dispatchers' and workers' ops port serves /livez
-      expect(c.livenessProbe.httpGet.path).toBe(d.metadata.name === 'flowline-api' ? '/healthz' : '/livez');
+      // every process serves /livez: the API on its PORT, dispatchers and workers on their ops port
+      expect(c.livenessProbe.httpGet.path).toBe('/livez');
       expect(c.resources.requests).toBeTruthy();
       expect(c.resources.limits).toBeTruthy();
       expect(pdbs, d.metadata.name).toContain(d.metadata.name);

@@ -54,6 +54,8 @@ export interface AppDeps {
   consoleDir?: string | null;
   /** request hygiene and rate limits; the defaults of `edgeConfigSchema` when absent */
   edge?: EdgeOptions;
+  /** true once shutdown began: `/readyz` answers 503 @default never */
+  draining?: () => boolean;
   /** the process's metrics (shared with the live channel); a fresh set when absent */
   metrics?: ApiMetrics;
 }

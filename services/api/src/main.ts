@@ -55,8 +55,11 @@ if (apiKeys === null) logger.warn('API_KEYS is unset: single tenant "default", n
 
 const core = toCoreOptions(cfg);
 const metrics = createMetrics();
+// /readyz answers 503 from the first moment of shutdown (its releaser runs first: registered last)
+let draining = false;
 const app = createApp({
   metrics,
+  draining: () => draining,
   pool,
   redis,
   apiKeys,
@@ -97,3 +100,6 @@ const live = attachLive(server as HttpServer, {
   metrics,
 });
 shutdown.onShutdown(() => live.close(), 'live');
+shutdown.onShutdown(() => {
+  draining = true;
+}, 'readiness');
