@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { logLineFormatter } from './log-lines';
 
 export type ServiceName = 'api' | 'dispatcher' | 'worker-tool' | 'worker-llm';
 
@@ -35,6 +36,8 @@ export interface ClusterOptions {
   processes: ProcessSpec[];
   /** receives every prefixed output line; default: stdout */
   onLine?: (line: string) => void;
+  /** pretty-print the services' JSON log lines (pino-pretty); `npm start` sets it when stdout is a terminal @default false */
+  pretty?: boolean;
 }
 
 export interface Cluster {
@@ -62,6 +65,7 @@ export function startCluster(o: ClusterOptions): Cluster {
     ...o.env,
   };
   let n = 0;
+  const format = logLineFormatter({ pretty: o.pretty ?? false, colorize: process.stdout.isTTY });
 
   function launch(spec: ProcessSpec): ManagedProcess {
     const color = COLORS[n++ % COLORS.length];
@@ -78,7 +82,7 @@ export function startCluster(o: ClusterOptions): Cluster {
       detached: true,
     });
     for (const stream of [proc.stdout, proc.stderr]) {
-      if (stream) createInterface({ input: stream }).on('line', (line) => onLine(`${tag} ${line}`));
+      if (stream) createInterface({ input: stream }).on('line', (line) => onLine(`${tag} ${format(line)}`));
     }
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
     const managed = { spec, proc, exited };
