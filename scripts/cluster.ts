@@ -1,12 +1,14 @@
 /**
  * A local Flowline cluster as real child processes (API, dispatchers, workers), each
- * a single `node --import tsx` process so a signal (kill -9 included) reaches the
- * service itself. Used by `npm start` and by the end-to-end tests.
+ * a single `node --import tsx` process (or plain `node dist/main.js` with `compiled`) so a
+ * signal (kill -9 included) reaches the service itself. Used by `npm start`, the end-to-end
+ * tests and the bench (compiled).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { logLineFormatter } from './log-lines';
 
 export type ServiceName = 'api' | 'dispatcher' | 'worker-tool' | 'worker-llm';
 
@@ -35,6 +37,10 @@ export interface ClusterOptions {
   processes: ProcessSpec[];
   /** receives every prefixed output line; default: stdout */
   onLine?: (line: string) => void;
+  /** pretty-print the services' JSON log lines (pino-pretty); `npm start` sets it when stdout is a terminal @default false */
+  pretty?: boolean;
+  /** run each service's compiled `services/<svc>/dist/main.js` under plain node (`npm run build` first; see {@link buildServices}) instead of its sources under tsx @default false */
+  compiled?: boolean;
 }
 
 export interface Cluster {
@@ -62,6 +68,7 @@ export function startCluster(o: ClusterOptions): Cluster {
     ...o.env,
   };
   let n = 0;
+  const format = logLineFormatter({ pretty: o.pretty ?? false, colorize: process.stdout.isTTY });
 
   function launch(spec: ProcessSpec): ManagedProcess {
     const color = COLORS[n++ % COLORS.length];
@@ -69,7 +76,8 @@ export function startCluster(o: ClusterOptions): Cluster {
     const env = { ...baseEnv, ...(spec.service === 'api' ? { PORT: String(o.apiPort) } : {}), ...spec.env };
     // CLUSTER_CPU_PROF=<dir>: every service writes a V8 CPU profile there when it exits (not allowed in NODE_OPTIONS)
     const prof = process.env.CLUSTER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.CLUSTER_CPU_PROF] : [];
-    const proc = spawn(process.execPath, [...prof, '--import', 'tsx', join('services', spec.service, 'src', 'main.ts')], {
+    const entry = o.compiled ? [join('services', spec.service, 'dist', 'main.js')] : ['--import', 'tsx', join('services', spec.service, 'src', 'main.ts')];
+    const proc = spawn(process.execPath, [...prof, ...entry], {
       cwd: o.rootDir,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,7 +86,7 @@ export function startCluster(o: ClusterOptions): Cluster {
       detached: true,
     });
     for (const stream of [proc.stdout, proc.stderr]) {
-      if (stream) createInterface({ input: stream }).on('line', (line) => onLine(`${tag} ${line}`));
+      if (stream) createInterface({ input: stream }).on('line', (line) => onLine(`${tag} ${format(line)}`));
     }
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
     const managed = { spec, proc, exited };
@@ -112,6 +120,18 @@ export function startCluster(o: ClusterOptions): Cluster {
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * `npm run build` of the given services and the libs they import (turbo: cached when nothing
+ * changed), for a cluster started with `compiled`. Throws with the build's output when it fails.
+ */
+export function buildServices(rootDir: string, services: readonly ServiceName[]): void {
+  const r = spawnSync('npx', ['turbo', 'run', 'build', '--output-logs=errors-only', ...services.map((s) => `--filter=@flowline/${s}...`)], {
+    cwd: rootDir,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`npm run build failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
 }
 
 /** Waits until `GET /healthz` answers 200. */

@@ -43,6 +43,8 @@ const cluster = startCluster({
   databaseUrl: infra.databaseUrl,
   redisUrl: infra.redisUrl,
   apiPort,
+  // a person reads a terminal: pretty lines there, JSON lines anywhere else (a pipe, a file)
+  pretty: process.stdout.isTTY === true,
   processes: [
     { label: 'api', service: 'api' },
     { label: 'dispatcher-1', service: 'dispatcher', env: { DISPATCHER_ID: 'dispatcher-1', OPS_PORT: String(opsBasePort) } },

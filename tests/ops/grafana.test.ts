@@ -10,7 +10,7 @@ import { expect, it } from 'vitest';
 
 const rootDir = fileURLToPath(new URL('../..', import.meta.url));
 const PROM_CLIENT_DEFAULTS = ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds'];
-const DECLARED_IN = ['services/dispatcher/src/ops.ts', 'services/api/src/metrics.ts'];
+const DECLARED_IN = ['services/dispatcher/src/ops.ts', 'services/dispatcher/src/metrics.ts', 'services/worker-llm/src/metrics.ts', 'services/api/src/metrics.ts'];
 
 it('every metric the dashboard queries is exported by a Flowline process', () => {
   const dash = JSON.parse(readFileSync(join(rootDir, 'infra', 'grafana', 'flowline-dashboard.json'), 'utf8')) as { panels: { targets: { expr: string }[] }[] };

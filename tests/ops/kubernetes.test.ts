@@ -66,6 +66,16 @@ describe.each(OVERLAYS)('infra/k8s overlay %s', (overlay) => {
     for (const o of objects) expect(() => validate(o), `${o.kind}/${o.metadata.name}`).not.toThrow();
   });
 
+  it('has Prometheus scrape every pod on the port that serves its /metrics', () => {
+    for (const d of byKind('Deployment')) {
+      const t = (d.spec as { template: { metadata: { annotations?: Record<string, string> }; spec: { containers: { ports?: { containerPort: number }[] }[] } } }).template;
+      const a = t.metadata.annotations ?? {};
+      expect(a['prometheus.io/scrape'], d.metadata.name).toBe('true');
+      expect(a['prometheus.io/path'], d.metadata.name).toBe('/metrics');
+      expect(t.spec.containers[0]!.ports?.map((p) => String(p.containerPort)), d.metadata.name).toContain(a['prometheus.io/port']);
+    }
+  });
+
   it('runs the compiled entry point of every service, each with probes, resources, a PDB and a grace period covering its drain', () => {
     const deployments = byKind('Deployment');
     expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['flowline-api', 'flowline-dispatcher', 'flowline-worker-llm', 'flowline-worker-tool']);
@@ -79,8 +89,8 @@ describe.each(OVERLAYS)('infra/k8s overlay %s', (overlay) => {
       expect(c.command.slice(0, 1), d.metadata.name).toEqual(['node']);
       expect(c.command[1], d.metadata.name).toMatch(/^services\/[a-z-]+\/dist\/main\.js$/);
       expect(c.readinessProbe.httpGet.path).toBe('/readyz');
-      // the API's liveness route is /healthz; the dispatchers' and workers' ops port serves /livez
-      expect(c.livenessProbe.httpGet.path).toBe(d.metadata.name === 'flowline-api' ? '/healthz' : '/livez');
+      // every process serves /livez: the API on its PORT, dispatchers and workers on their ops port
+      expect(c.livenessProbe.httpGet.path).toBe('/livez');
       expect(c.resources.requests).toBeTruthy();
       expect(c.resources.limits).toBeTruthy();
       expect(pdbs, d.metadata.name).toContain(d.metadata.name);

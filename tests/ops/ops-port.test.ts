@@ -4,7 +4,7 @@
  * Redis is cut goes unready.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -136,4 +136,59 @@ describe('worker ops port', () => {
       server.kill('SIGKILL');
     }
   }, 120_000);
+});
+
+/**
+ * A TCP proxy to `upstreamPort` on loopback; `cut()` blackholes it (every byte either way is
+ * dropped, connections stay open: a network partition, not a refused connection).
+ */
+async function startBlackholeProxy(upstreamPort: number): Promise<{ port: number; cut(): void; close(): Promise<void> }> {
+  let cut = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(upstreamPort, '127.0.0.1');
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(from);
+      from.on('data', (chunk) => {
+        if (!cut) to.write(chunk);
+      });
+      from.on('error', () => undefined);
+      from.on('close', () => to.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut: () => {
+      cut = true;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('worker readiness behind a network cut', () => {
+  it('a worker whose Redis connection is blackholed answers /readyz 503 within its check timeout, /livez still 200', async () => {
+    const upstreamPort = Number(new URL(redis.url).port || 6379);
+    const proxy = await startBlackholeProxy(upstreamPort);
+    const p = await spawnService({
+      cwd: join(rootDir, 'services', 'worker-tool'),
+      env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, QUEUE_PREFIX: redis.prefix, OPS_PORT: '0', READY_CHECK_TIMEOUT_MS: '500' },
+      readyText: 'worker-tool ready',
+      readyTimeoutMs: 60_000,
+    });
+    try {
+      const port = opsPortOf(p);
+      expect((await get(port, '/readyz')).status).toBe(200);
+      proxy.cut();
+      await waitFor(async () => (await get(port, '/readyz')).status === 503, { timeoutMs: 10_000, description: '/readyz 503 with Redis blackholed' });
+      expect((await get(port, '/livez')).status).toBe(200);
+    } finally {
+      p.child.kill('SIGKILL');
+      await proxy.close();
+    }
+  }, 90_000);
 });

@@ -342,7 +342,9 @@ export function createRestClient(o: RestClientOptions) {
     ops: {
       /** `GET /healthz` → `{ status: "ok" }` */
       healthz: () => call<Health>('GET', '/healthz'),
-      /** `GET /readyz` → `{ status: "ready" }`; 503 `NotReady` when Postgres or Redis does not answer */
+      /** `GET /livez` → `{ status: "ok" }` (the same as healthz) */
+      livez: () => call<Health>('GET', '/livez'),
+      /** `GET /readyz` → `{ status: "ready" }`; 503 `NotReady` when Postgres or Redis does not answer or the API drains */
       readyz: () => call<Health>('GET', '/readyz'),
       /** `GET /metrics`: Prometheus text */
       metrics: () => call<string>('GET', '/metrics'),

@@ -108,12 +108,14 @@ export async function startWorkerOpsPort(o: {
   logger: Logger;
   redis: { ping(): Promise<string> };
   shutdown: Pick<Shutdown, 'onShutdown'>;
+  /** what /metrics serves @default createMetricsRegistry() */
+  registry?: Registry;
 }): Promise<() => void> {
   let draining = false;
   if (o.port !== undefined) {
     const ops = await startOpsServer({
       port: o.port,
-      registry: createMetricsRegistry(),
+      registry: o.registry ?? createMetricsRegistry(),
       readyTimeoutMs: o.readyTimeoutMs,
       logger: o.logger,
       ready: async () => !draining && (await o.redis.ping()) === 'PONG',

@@ -57,7 +57,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       }
     },
   });
-  const metrics = createMetrics();
+  const metrics = deps.metrics ?? createMetrics();
+  const withMetrics: AppDeps = { ...deps, metrics };
 
   app.onError((err, c) => {
     const { status, body } = errorResponse(err);
@@ -83,7 +84,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerOpsRoutes(app, deps, metrics.registry);
   registerToolRoutes(app, deps);
   registerDefinitionRoutes(app, deps);
-  registerRunRoutes(app, deps);
+  registerRunRoutes(app, withMetrics);
   registerBlockerRoutes(app, deps);
   registerGateRoutes(app, deps);
   registerOperatorRoutes(app, deps);

@@ -8,6 +8,7 @@ import type { ToolCatalog } from '@flowline/graph';
 import type { ApiKeyScope } from '@flowline/runtime';
 import type { ApiKeyTable } from './auth';
 import type { EdgeOptions } from './edge/config';
+import type { ApiMetrics } from './metrics';
 
 /** A tool as `GET /v1/tools` lists it (CONTRACT §8). */
 export interface ToolCatalogEntry {
@@ -53,6 +54,10 @@ export interface AppDeps {
   consoleDir?: string | null;
   /** request hygiene and rate limits; the defaults of `edgeConfigSchema` when absent */
   edge?: EdgeOptions;
+  /** true once shutdown began: `/readyz` answers 503 @default never */
+  draining?: () => boolean;
+  /** the process's metrics (shared with the live channel); a fresh set when absent */
+  metrics?: ApiMetrics;
 }
 
 /** Hono env: per-request variables. */

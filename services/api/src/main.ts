@@ -13,6 +13,7 @@ import { createApp } from './app';
 import { apiConfigSchema } from './config';
 import { edgeConfigSchema, toEdgeOptions } from './edge/config';
 import { attachLive, liveConfigSchema, toLiveOptions } from './live';
+import { createMetrics } from './metrics';
 
 const cfg = loadConfig(apiConfigSchema);
 const liveCfg = loadConfig(liveConfigSchema);
@@ -53,7 +54,12 @@ const apiKeys = cfg.API_KEYS ? new Map(Object.entries(cfg.API_KEYS)) : null;
 if (apiKeys === null) logger.warn('API_KEYS is unset: single tenant "default", no authentication');
 
 const core = toCoreOptions(cfg);
+const metrics = createMetrics();
+// /readyz answers 503 from the first moment of shutdown (its releaser runs first: registered last)
+let draining = false;
 const app = createApp({
+  metrics,
+  draining: () => draining,
   pool,
   redis,
   apiKeys,
@@ -91,5 +97,9 @@ const live = attachLive(server as HttpServer, {
   eventReplayLimit: cfg.EVENT_REPLAY_LIMIT,
   options: toLiveOptions(liveCfg),
   logger,
+  metrics,
 });
 shutdown.onShutdown(() => live.close(), 'live');
+shutdown.onShutdown(() => {
+  draining = true;
+}, 'readiness');

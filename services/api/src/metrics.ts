@@ -1,12 +1,27 @@
 /**
- * Prometheus metrics: default process metrics plus an HTTP request duration histogram
- * labelled by method, matched route pattern and status.
+ * Prometheus metrics of an API process: default process metrics, the HTTP request duration
+ * histogram labelled by method, matched route pattern and status, and the engine's view from
+ * the API: `flowline_runs_created_total{tenant}`, `flowline_live_sockets` (connected
+ * live-channel sockets, read at scrape time) and `flowline_live_pings_total` (change pings
+ * written to a run's room on this replica).
  */
 import type { MiddlewareHandler } from 'hono';
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** A registry with default metrics and the request histogram, and the middleware feeding it. */
-export function createMetrics(): { registry: Registry; middleware: MiddlewareHandler } {
+/** The API's registry, the middleware feeding its request histogram, and the engine hooks. */
+export interface ApiMetrics {
+  registry: Registry;
+  middleware: MiddlewareHandler;
+  /** a run was created (not an idempotent replay) */
+  runCreated(tenant: string): void;
+  /** a change ping was written to a run's room */
+  pingSent(): void;
+  /** what `flowline_live_sockets` reads at scrape time (the live channel sets it) */
+  setSocketCount(read: () => number): void;
+}
+
+/** A registry with default metrics, the request histogram and the engine counters. */
+export function createMetrics(): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const histogram = new Histogram({
@@ -16,6 +31,26 @@ export function createMetrics(): { registry: Registry; middleware: MiddlewareHan
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  const created = new Counter({
+    name: 'flowline_runs_created_total',
+    help: 'runs created, by tenant',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
+  const pings = new Counter({
+    name: 'flowline_live_pings_total',
+    help: "change pings written to a run's room on this replica",
+    registers: [registry],
+  });
+  let sockets = () => 0;
+  new Gauge({
+    name: 'flowline_live_sockets',
+    help: 'live-channel sockets connected to this replica',
+    registers: [registry],
+    collect() {
+      this.set(sockets());
+    },
+  });
   const middleware: MiddlewareHandler = async (c, next) => {
     const end = histogram.startTimer();
     try {
@@ -24,5 +59,13 @@ export function createMetrics(): { registry: Registry; middleware: MiddlewareHan
       end({ method: c.req.method, route: c.req.routePath || 'unmatched', status: String(c.res.status) });
     }
   };
-  return { registry, middleware };
+  return {
+    registry,
+    middleware,
+    runCreated: (tenant) => created.inc({ tenant }),
+    pingSent: () => pings.inc(),
+    setSocketCount: (read) => {
+      sockets = read;
+    },
+  };
 }

@@ -21,7 +21,7 @@ function operations(doc: OpenApiDocument) {
 function allowedWarning(p: { ruleId: string; location: Array<{ pointer?: string }> }): boolean {
   if (p.ruleId === 'info-license') return true;
   const pointer = p.location[0]?.pointer ?? '';
-  return p.ruleId === 'operation-4xx-response' && /^#\/paths\/~1(healthz|readyz|metrics|openapi\.json|docs)\//.test(pointer);
+  return p.ruleId === 'operation-4xx-response' && /^#\/paths\/~1(livez|healthz|readyz|metrics|openapi\.json|docs)\//.test(pointer);
 }
 
 describe('the served OpenAPI document', () => {

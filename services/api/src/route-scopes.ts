@@ -3,7 +3,7 @@
  * without the scope → 403). `createApp` installs a scope check per entry, refuses to
  * build when a registered /v1 route has no entry (or an entry names no route), and
  * writes each route's scope into the OpenAPI document; the live channel checks its
- * events against {@link LIVE_EVENT_SCOPES}. Ops routes (`/healthz`, `/readyz`,
+ * events against {@link LIVE_EVENT_SCOPES}. Ops routes (`/livez`, `/healthz`, `/readyz`,
  * `/metrics`, `/openapi.json`, `/docs`) are outside /v1 and need no key.
  */
 import type { ApiKeyScope } from '@flowline/runtime';

@@ -23,6 +23,7 @@ describe('auth and tenancy', () => {
 
   it('serves the ops routes without a key', async () => {
     expect((await h.call('GET', '/healthz', { token: null })).body).toEqual({ status: 'ok' });
+    expect((await h.call('GET', '/livez', { token: null })).body).toEqual({ status: 'ok' });
     expect((await h.call('GET', '/readyz', { token: null })).status).toBe(200);
     expect((await h.call('GET', '/openapi.json', { token: null })).status).toBe(200);
     const docs = await h.call('GET', '/docs', { token: null });
@@ -139,6 +140,7 @@ describe('ops', () => {
         'POST /v1/conversations/{id}/messages',
         'GET /v1/conversations/{id}/messages',
         'GET /v1/conversations/{id}/runs',
+        'GET /livez',
         'GET /healthz',
         'GET /readyz',
         'GET /metrics',
@@ -186,6 +188,26 @@ describe('ops', () => {
     } finally {
       dead.disconnect();
     }
+  });
+
+  it('answers 503 on /readyz once the process drains, while /livez still answers 200', async () => {
+    let draining = false;
+    const app = createApp({
+      pool: h.db.pool,
+      redis: h.redis,
+      apiKeys: null,
+      limits: { maxNodesPerDefinition: 200, maxRunInputBytes: 65536, eventReplayLimit: 200, shardCount: 4, streamPollMs: 50, maxSteersPerNode: 5 },
+      tools: { catalog: () => [], parserCatalog: () => new Map() },
+      queuePrefix: h.prefix,
+      logger: pino({ level: 'silent' }),
+      draining: () => draining,
+    });
+    expect((await app.request('/readyz')).status).toBe(200);
+    draining = true;
+    const r = await app.request('/readyz');
+    expect(r.status).toBe(503);
+    expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/shutting down/);
+    expect((await app.request('/livez')).status).toBe(200);
   });
 
   it('answers unknown routes with 404 in the error shape', async () => {

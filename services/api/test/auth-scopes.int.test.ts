@@ -34,7 +34,7 @@ const TABLE: ApiKeyTable = new Map<string, ApiKeyGrant | string>([
   [SCOPED.readB, grant('tenantB', 'read')],
 ]);
 
-const OPS_ROUTES = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /openapi.json', 'GET /docs'];
+const OPS_ROUTES = ['GET /livez', 'GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /openapi.json', 'GET /docs'];
 
 let h: Harness;
 let lineDef: string;
@@ -145,7 +145,7 @@ describe('API key scopes over REST', () => {
   });
 
   it('serves the ops routes without a key', async () => {
-    for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) {
+    for (const path of ['/livez', '/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) {
       expect({ path, status: (await h.call('GET', path, { token: null })).status }).toEqual({ path, status: 200 });
     }
   });

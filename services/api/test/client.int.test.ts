@@ -149,6 +149,7 @@ describe('ops and tools', () => {
   it('reads liveness, readiness, metrics, the OpenAPI document, the docs UI and the tool catalog', async () => {
     const c = client();
     expect(await c.ops.healthz()).toEqual({ status: 'ok' });
+    expect(await c.ops.livez()).toEqual({ status: 'ok' });
     expect(await c.ops.readyz()).toEqual({ status: 'ready' });
     expect(await c.ops.metrics()).toMatch(/^# (HELP|TYPE) /m);
     const doc = await c.ops.openApi();

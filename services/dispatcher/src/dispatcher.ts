@@ -15,13 +15,14 @@ import { PendingWork } from './pending-work';
 import { LeaseKeeper } from './lease-keeper';
 import { JobFeed } from './job-feed';
 import { checkInflight } from './inflight-check';
-import { tickRuns, type TickStats } from './tick';
+import { tickRuns, type CommittedPlan, type TickStats } from './tick';
 import { createEffects } from './effects';
 import { createPublisher } from './publish';
 import { SnapshotCache } from './snapshot-cache';
 import { ApplyFailures } from './quarantine';
 import { createReleaseWindow, type TenantWork } from './release-window';
 import { emptyStuckCounts, runWatchdog, type StuckCounts } from './watchdog';
+import { NO_METRICS, type DispatcherMetrics } from './metrics';
 
 export interface DispatcherDeps {
   config: DispatcherConfig;
@@ -33,6 +34,8 @@ export interface DispatcherDeps {
   store?: DispatchStore;
   /** the planner's clock (deadlines, backoff, wake times); shard leases use the database clock. @default systemClock */
   clock?: Clock;
+  /** engine metrics (metrics.ts) @default NO_METRICS */
+  metrics?: DispatcherMetrics;
 }
 
 export interface DispatcherTotals {
@@ -55,6 +58,8 @@ export interface DispatcherTotals {
   releaseConflicts: number;
   /** stuck-run watchdog findings by invariant (watchdog.ts); each run found is made due */
   stuck: StuckCounts;
+  /** shard lease renewals that failed */
+  leaseRenewFailures: number;
 }
 
 export interface Dispatcher {
@@ -92,7 +97,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     for (const id of own) cache.drop(id);
     pending.markReady(own);
   };
-  const totals: Omit<DispatcherTotals, 'released' | 'releaseConflicts'> = {
+  const metrics = deps.metrics ?? NO_METRICS;
+  const totals: Omit<DispatcherTotals, 'released' | 'releaseConflicts' | 'leaseRenewFailures'> = {
     ticks: 0,
     applied: 0,
     conflicted: 0,
@@ -193,7 +199,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     owns,
     slotRetryMs: Math.max(1000, 2 * c.DISPATCH_SWEEP_MS),
     clock: deps.clock ?? systemClock,
-    afterCommit: effects.afterCommit,
+    afterCommit: async (committed: CommittedPlan[]) => {
+      await effects.afterCommit(committed);
+      metrics.committed(committed, Date.now());
+    },
     cache,
     failures,
     log,
@@ -206,8 +215,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async runOnce() {
       if (pending.readyCount === 0) return false;
       const runIds = pending.takeReady(c.DISPATCH_BATCH_SIZE);
+      const startedAt = performance.now();
       try {
         const s: TickStats = await tickRuns(tickDeps, runIds);
+        metrics.tick(performance.now() - startedAt, runIds.length);
         totals.ticks++;
         totals.applied += s.applied;
         totals.conflicted += s.conflicted;
@@ -291,7 +302,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     ownedShards: () => [...leases.shards].sort((a, b) => a - b),
     totals: () => {
       const w = window.totals();
-      return { ...totals, stuck: { ...totals.stuck }, released: w.released, releaseConflicts: w.conflicts };
+      return { ...totals, stuck: { ...totals.stuck }, released: w.released, releaseConflicts: w.conflicts, leaseRenewFailures: leases.renewFailures };
     },
     isCached: (runId) => cache.has(runId),
   };

@@ -21,6 +21,8 @@ export class LeaseKeeper {
   private relinquished = false;
   private lastConfirmedAt = 0;
   private inFlight: Promise<void> | null = null;
+  /** renewals that failed since the process started (a metric reads it) */
+  renewFailures = 0;
 
   constructor(
     private readonly store: LeaseStore,
@@ -74,6 +76,7 @@ export class LeaseKeeper {
     try {
       claimed = await this.store.claim();
     } catch (err) {
+      this.renewFailures++;
       this.log.warn({ err }, 'shard lease renewal failed');
       if (this.relinquished) return;
       if (Date.now() - this.lastConfirmedAt > this.leaseMs * 0.8) this.apply([]);

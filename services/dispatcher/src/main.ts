@@ -4,9 +4,10 @@
  */
 import { Redis } from 'ioredis';
 import { configureEncryption, createPool, migrate, onUnreadableRun } from '@flowline/db';
-import { createLogger, installShutdown, loadConfig } from '@flowline/runtime';
+import { createLogger, createMetricsRegistry, installShutdown, loadConfig } from '@flowline/runtime';
 import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
+import { createDispatcherMetrics, NO_METRICS, type DispatcherReadings } from './metrics';
 import { startDispatcherOps } from './ops';
 
 const config = loadConfig(dispatcherConfigSchema);
@@ -48,9 +49,14 @@ try {
 let draining = false;
 // the ops port starts before the dispatcher exists: its watchdog counts read through this
 let stuckCounts: () => Readonly<Record<string, number>> | null = () => null;
+let readings: DispatcherReadings | null = null;
+let metrics = NO_METRICS;
 if (config.OPS_PORT !== undefined) {
+  const registry = createMetricsRegistry();
+  metrics = createDispatcherMetrics(registry, () => readings);
   const ops = await startDispatcherOps({
     port: config.OPS_PORT,
+    registry,
     readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
     pool,
     redis,
@@ -61,8 +67,14 @@ if (config.OPS_PORT !== undefined) {
   });
   shutdown.onShutdown(() => ops.close(), 'ops-port');
 }
-const dispatcher = createDispatcher({ config, pool, redis, log });
+const dispatcher = createDispatcher({ config, pool, redis, log, metrics });
 stuckCounts = () => dispatcher.totals().stuck;
+readings = {
+  id: dispatcher.id,
+  shardsOwned: () => dispatcher.ownedShards().length,
+  leaseRenewFailures: () => dispatcher.totals().leaseRenewFailures,
+  healed: () => dispatcher.totals().healed,
+};
 shutdown.onShutdown(() => dispatcher.stop(), 'dispatcher');
 shutdown.onShutdown(() => {
   draining = true;

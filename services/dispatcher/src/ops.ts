@@ -3,16 +3,19 @@
  * draining) and /metrics with the lanes' backlog, which the worker pools autoscale on:
  * `flowline_lane_queue_depth{lane}` (jobs waiting in every BullMQ structure) and
  * `flowline_lane_oldest_wait_seconds{lane}` (age of the oldest), read at scrape time; and the
- * stuck-run watchdog's findings `flowline_watchdog_stuck_runs_total{invariant}` (watchdog.ts).
+ * stuck-run watchdog's findings `flowline_watchdog_stuck_runs_total{invariant}` (watchdog.ts);
+ * plus the engine metrics registered on `registry` by metrics.ts.
  */
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { closeLaneQueues, createLaneQueues, LANES, readLaneBacklog } from '@flowline/queue';
-import { createMetricsRegistry, startOpsServer, type Logger, type OpsServer } from '@flowline/runtime';
+import { startOpsServer, type Logger, type OpsServer } from '@flowline/runtime';
 
 export interface DispatcherOpsOptions {
   port: number;
+  /** a registry from createMetricsRegistry, with the engine metrics (metrics.ts) on it */
+  registry: Registry;
   readyTimeoutMs: number;
   pool: Pool;
   redis: Redis;
@@ -25,7 +28,7 @@ export interface DispatcherOpsOptions {
 }
 
 export async function startDispatcherOps(o: DispatcherOpsOptions): Promise<OpsServer> {
-  const registry = createMetricsRegistry();
+  const registry = o.registry;
   const queues = createLaneQueues(o.redis, o.queuePrefix);
   // both gauges come from one read: concurrent collects of a scrape share it
   let reading: Promise<void> | null = null;

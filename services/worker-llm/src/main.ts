@@ -8,12 +8,13 @@
  * background.
  */
 import { Redis } from 'ioredis';
-import { createLogger, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
+import { createLogger, createMetricsRegistry, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
 import { createProviderRegistry } from './providers/registry';
+import { createLlmWorkerMetrics } from './metrics';
 import { createLlmWorker } from './worker';
 
 const config = loadConfig(llmWorkerConfigSchema);
@@ -70,7 +71,9 @@ if (providers.discovery) {
 const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
 redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
 
+const registry = createMetricsRegistry();
 const worker = createLlmWorker({
+  metrics: createLlmWorkerMetrics(registry),
   redis,
   providers,
   tools,
@@ -92,7 +95,7 @@ shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
 // ops port (OPS_PORT): /readyz 503 once draining or when Redis does not answer
-const markDraining = await startWorkerOpsPort({ port: config.OPS_PORT, readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS, logger, redis, shutdown });
+const markDraining = await startWorkerOpsPort({ registry, port: config.OPS_PORT, readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS, logger, redis, shutdown });
 shutdown.onShutdown(() => worker.stop(), 'llm-worker');
 shutdown.onShutdown(markDraining, 'readiness');
 shutdown.onShutdown(() => providers.discovery?.stop(), 'model-discovery');

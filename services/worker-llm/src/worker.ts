@@ -34,6 +34,7 @@ import type { NodeContext } from './nodes/context';
 import { runDecisionModel } from './nodes/decision-model';
 import { runLlmCall } from './nodes/llm-call';
 import type { ProviderRegistry } from './providers/registry';
+import { NO_LLM_METRICS, type LlmWorkerMetrics } from './metrics';
 
 export interface LlmWorkerOptions {
   /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
@@ -61,6 +62,8 @@ export interface LlmWorkerOptions {
   activityTtlSeconds?: number;
   /** clock, epoch ms. @default Date.now */
   now?: () => number;
+  /** provider admission and token metrics (metrics.ts) @default NO_LLM_METRICS */
+  metrics?: LlmWorkerMetrics;
 }
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */
@@ -96,6 +99,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     maxTextBytes: opts.attachments?.maxTextBytes ?? DEFAULT_MAX_ATTACHMENT_TEXT_BYTES,
   };
   const log = opts.logger;
+  const metrics = opts.metrics ?? NO_LLM_METRICS;
   const admission = createAdmission({ redis: opts.redis, prefix, leaseMs: opts.admissionLeaseMs });
 
   const failure = (error: LlmError, startedAt: number | null): WorkOutcome => ({
@@ -132,11 +136,15 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       toolActivity: (text) => feed.push('toolCall', text),
       resolveModel: (pin) => opts.providers.resolve(pin),
       async call(target, request) {
+        const askedAt = now();
+        let waited = false;
         const lease = await admission.acquire(target.key, target.limits, signal, (waitMs) => {
+          waited = true;
           feed.push('phase', 'waiting for provider capacity');
           if (started.at === null) progress({ phase: 'waiting-for-capacity', provider: target.key });
           jobLog.info({ provider: target.key, waitMs }, 'waiting for provider capacity');
         });
+        metrics.admitted(target.key, waited ? now() - askedAt : 0);
         if (started.at === null) {
           started.at = now();
           progress({ phase: 'admitted', provider: target.key, at: started.at });
@@ -148,6 +156,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
             { ...request, model: target.model },
             { signal, invocationId: item.invocationId, onDelta: (d) => feed.push(d.type, d.text) },
           );
+          metrics.usage(target.key, response.usage);
           await lease.release(response.usage.totalTokens);
           return response;
         } catch (error) {

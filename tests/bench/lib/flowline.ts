@@ -1,14 +1,16 @@
 /**
  * A whole Flowline cluster for the bench: API, dispatchers and a tool worker as separate
- * processes (scripts/cluster), on a fresh migrated database of the bench's Postgres and
- * the bench's redis-server; plus the small REST client and waits the workloads use.
+ * processes (scripts/cluster) running the compiled services (`npm run build` output, `node
+ * services/<svc>/dist/main.js`, as production runs them), on a fresh migrated database of
+ * the bench's Postgres and the bench's redis-server; plus the small REST client and waits the
+ * workloads use.
  */
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate } from '@flowline/db';
 import { freePort } from '../../../scripts/cluster-infra';
-import { startCluster, waitForApi, type Cluster, type ProcessSpec } from '../../../scripts/cluster';
+import { buildServices, startCluster, waitForApi, type Cluster, type ProcessSpec } from '../../../scripts/cluster';
 import { sleep } from './stats';
 
 export const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -49,8 +51,11 @@ export async function startBenchCluster(
     ...names.map((n) => ({ label: n, service: 'dispatcher' as const, env: { DISPATCHER_ID: n } })),
     { label: 'worker-tool-1', service: 'worker-tool' },
   ];
+  // the measured code is what production runs: compiled JavaScript without the TypeScript loader
+  buildServices(rootDir, [...new Set(processes.map((p) => p.service))]);
   const cluster = startCluster({
     rootDir,
+    compiled: true,
     databaseUrl,
     redisUrl,
     apiPort,

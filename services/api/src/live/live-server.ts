@@ -19,6 +19,7 @@ import type { LiveOptions } from './config';
 import { createPingMerger } from './merger';
 import { createTokenBucket } from './token-bucket';
 import { registerLiveHandlers } from './handlers';
+import type { ApiMetrics } from '../metrics';
 
 /** What the live channel is built from. */
 export interface LiveDeps {
@@ -32,6 +33,8 @@ export interface LiveDeps {
   logger: Logger;
   /** the change feed to relay; defaults to the process-wide one of `redis` + prefix */
   feed?: ChangeFeed;
+  /** the API's metrics: live sockets (read at scrape time) and pings sent */
+  metrics?: Pick<ApiMetrics, 'pingSent' | 'setSocketCount'>;
 }
 
 /** The attached live channel. */
@@ -59,7 +62,9 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
 
   const merger = createPingMerger(d.options.mergeWindowMs, (ping) => {
     io.local.to(runRoom(ping.runId)).emit(LIVE_EVENTS.runChanged, ping);
+    d.metrics?.pingSent();
   });
+  d.metrics?.setSocketCount(() => io.of('/').sockets.size);
   const hasLocalSubscribers = (runId: string) => (io.of('/').adapter.rooms.get(runRoom(runId))?.size ?? 0) > 0;
   const offAny = feed.onAny((ping) => {
     if (hasLocalSubscribers(ping.runId)) merger.add(ping);

@@ -1,5 +1,6 @@
 /**
- * Operational routes (no key): liveness, readiness (Postgres + Redis), Prometheus metrics.
+ * Operational routes (no key): liveness (`/livez`, and `/healthz` as before), readiness
+ * (Postgres + Redis answer and the process is not draining), Prometheus metrics.
  * And `GET /v1/tools` (tenant-scoped like every /v1 route).
  */
 import type { OpenAPIHono} from '@hono/zod-openapi';
@@ -16,10 +17,15 @@ const healthz = createRoute({
   operationId: 'getHealth', summary: 'Liveness: the process answers',
   responses: { 200: jsonContent(StatusSchema, 'the process is alive') },
 });
+const livez = createRoute({
+  method: 'get', path: '/livez', tags: ['ops'], security: [],
+  operationId: 'getLiveness', summary: 'Liveness: the process answers (the same as /healthz)',
+  responses: { 200: jsonContent(StatusSchema, 'the process is alive') },
+});
 const readyz = createRoute({
   method: 'get', path: '/readyz', tags: ['ops'], security: [],
-  operationId: 'getReadiness', summary: 'Readiness: Postgres and Redis answer',
-  responses: { 200: jsonContent(StatusSchema, 'Postgres and Redis answer'), 503: jsonContent(ErrorSchema, 'not ready') },
+  operationId: 'getReadiness', summary: 'Readiness: Postgres and Redis answer and the process is not shutting down',
+  responses: { 200: jsonContent(StatusSchema, 'Postgres and Redis answer'), 503: jsonContent(ErrorSchema, 'not ready (a store does not answer, or the process drains)') },
 });
 const metrics = createRoute({
   method: 'get', path: '/metrics', tags: ['ops'], security: [],
@@ -42,11 +48,14 @@ function within<T>(p: Promise<T>, what: string): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Registers the ops routes (healthz, readyz, metrics) on `app`. */
+/** Registers the ops routes (livez, healthz, readyz, metrics) on `app`. */
 export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, registry: Registry): void {
   app.openapi(healthz, (c) => c.json({ status: 'ok' }, 200));
+  app.openapi(livez, (c) => c.json({ status: 'ok' }, 200));
 
   app.openapi(readyz, async (c) => {
+    // draining: the load balancer stops sending work while in-flight requests finish
+    if (deps.draining?.()) throw new NotReadyError('not ready: shutting down');
     const failures: string[] = [];
     await within(deps.pool.query('SELECT 1'), 'Postgres').catch(() => failures.push('postgres'));
     await within(deps.redis.ping(), 'Redis').catch(() => failures.push('redis'));

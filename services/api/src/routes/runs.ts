@@ -124,6 +124,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (res.kind === 'runBusy') throw new RunBusyError(res.runId);
     if (res.kind === 'created') {
       deps.logger.info({ runId: res.runId, definitionId }, 'run created');
+      deps.metrics?.runCreated(c.get('tenant'));
       await publishWake(deps, res.runId);
     }
     return sendJson(202, { runId: res.runId }, { location: `/v1/runs/${res.runId}` });
