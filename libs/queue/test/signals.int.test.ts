@@ -24,6 +24,9 @@ import {
   publishWakes,
   runChangedPingSchema,
   wakeChannel,
+  wakeChannelOf,
+  shardWakeChannel,
+  runShard,
   wakeMessageSchema,
   type LaneQueues,
 } from '../src/index';
@@ -85,5 +88,24 @@ describe('the queue protocol against real Redis', () => {
       ['change', { runId: 'b', seq: 9, kind: 'gate' }],
       ['cancel', { invocationId: 'inv-2', reason: 'run cancelled' }],
     ]);
+  });
+
+  it('routes a wake naming its run to the channel of the run shard when the sender knows SHARD_COUNT, the rest to the broadcast channel', async () => {
+    const shardSub = new Redis(redisUrl);
+    const got: { channel: string; raw: string }[] = [];
+    shardSub.on('message', (channel: string, raw: string) => got.push({ channel, raw }));
+    const runs = ['run-a', 'run-b', 'run-c', 'run-d'];
+    await shardSub.subscribe(...Array.from({ length: 4 }, (_, s) => shardWakeChannel(s, prefix)));
+    heard.length = 0;
+    await publishWakes(redis, runs.map((runId) => ({ runId })), prefix, 4);
+    await publishWake(redis, { failed: { invocationId: 'inv-9', reason: 'stalled', at: 1 } }, prefix, 4);
+    await waitFor(() => got.length >= 4 && heard.length >= 1, { timeoutMs: 10_000 });
+    await shardSub.quit();
+    expect(got.map((g) => [g.channel, JSON.parse(g.raw) as unknown])).toEqual(
+      runs.map((runId) => [shardWakeChannel(runShard(runId, 4), prefix), { runId }]),
+    );
+    // nothing naming a run reached the broadcast channel
+    expect(heard.map((h) => h.channel)).toEqual([wakeChannel(prefix)]);
+    expect(wakeChannelOf('run-a', undefined, prefix)).toBe(wakeChannel(prefix));
   });
 });

@@ -20,6 +20,8 @@ export interface ToolWorkerOptions {
   logger: Logger;
   /** @default DEFAULT_QUEUE_PREFIX */
   prefix?: string;
+  /** SHARD_COUNT: each report goes to its run's shard's wake channel; absent = the broadcast channel */
+  shardCount?: number;
   /** LANE_CONCURRENCY. @default 16 */
   concurrency?: number;
   /** SHUTDOWN_GRACE_MS: in-flight calls get this long at stop before they are aborted as Interrupted. @default 10000 */
@@ -95,6 +97,7 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     redis: opts.redis,
     logger: log,
     prefix: opts.prefix,
+    shardCount: opts.shardCount,
     concurrency: opts.concurrency ?? 16,
     shutdownGraceMs: opts.shutdownGraceMs,
     lockDurationMs: opts.lockDurationMs,

@@ -6,7 +6,7 @@
  * place. Transport-free: the connection is anything with `publish` and `pipeline` (an ioredis
  * client), so this module imports neither ioredis nor BullMQ.
  */
-import { DEFAULT_QUEUE_PREFIX, cancelChannel, wakeChannel } from './names';
+import { DEFAULT_QUEUE_PREFIX, cancelChannel, wakeChannelOf } from './names';
 import { changesChannel, type RunChangedPing } from './live';
 import type { CancelMessage, WakeMessageWire } from './schemas';
 
@@ -36,15 +36,35 @@ async function publishAll(redis: SignalConnection, channel: string, messages: re
 /**
  * Publishes wake messages: `{ runId }` says a run changed in the store (API intent, operator,
  * child, peer dispatcher); a lane worker's message also carries its job's report (outcome in
- * its wire form, start or failure). One round trip for any number of messages.
+ * its wire form, start or failure). With `shardCount` (SHARD_COUNT) each message naming its
+ * run goes to the channel of the run's shard, which only that shard's owner reads
+ * (`shardWakeChannel`); the rest go to the broadcast `wakeChannel`. One round trip for any
+ * number of messages.
  */
-export async function publishWakes(redis: SignalConnection, messages: readonly WakeMessageWire[], prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  await publishAll(redis, wakeChannel(prefix), messages);
+export async function publishWakes(
+  redis: SignalConnection,
+  messages: readonly WakeMessageWire[],
+  prefix: string = DEFAULT_QUEUE_PREFIX,
+  shardCount?: number,
+): Promise<void> {
+  if (messages.length === 0) return;
+  if (messages.length === 1) {
+    await publishWake(redis, messages[0]!, prefix, shardCount);
+    return;
+  }
+  const batch = redis.pipeline();
+  for (const m of messages) batch.publish(wakeChannelOf(m.runId, shardCount, prefix), JSON.stringify(m));
+  await batch.exec();
 }
 
 /** Publishes one wake message (see {@link publishWakes}). */
-export async function publishWake(redis: SignalConnection, message: WakeMessageWire, prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  await publishAll(redis, wakeChannel(prefix), [message]);
+export async function publishWake(
+  redis: SignalConnection,
+  message: WakeMessageWire,
+  prefix: string = DEFAULT_QUEUE_PREFIX,
+  shardCount?: number,
+): Promise<void> {
+  await redis.publish(wakeChannelOf(message.runId, shardCount, prefix), JSON.stringify(message));
 }
 
 /**
