@@ -12,6 +12,7 @@ import {
   cancelChannel,
   cancelMessageSchema,
   changesChannel,
+  runChangesChannel,
   closeLaneQueues,
   createLaneQueues,
   enqueueWork,
@@ -45,7 +46,7 @@ describe('the queue protocol against real Redis', () => {
     sub = new Redis(redisUrl);
     queues = createLaneQueues(redis, prefix);
     sub.on('message', (channel: string, raw: string) => heard.push({ channel, raw }));
-    await sub.subscribe(wakeChannel(prefix), changesChannel(prefix), cancelChannel(prefix));
+    await sub.subscribe(wakeChannel(prefix), runChangesChannel('a', prefix), runChangesChannel('b', prefix), cancelChannel(prefix));
   });
 
   afterAll(async () => {
@@ -67,7 +68,7 @@ describe('the queue protocol against real Redis', () => {
     expect(laneJobLockKey('tool', invocationId, prefix)).toBe(`${laneJobKey('tool', invocationId, prefix)}:lock`);
   });
 
-  it('publishes wakes, change pings and cancellations on their channels, in order, as their schemas read them', async () => {
+  it('publishes wakes, change pings (on their run channel) and cancellations on their channels, in order, as their schemas read them', async () => {
     heard.length = 0;
     await publishWakes(redis, [{ runId: 'a' }, { runId: 'b' }, { runId: 'c' }], prefix);
     await publishWake(redis, { failed: { invocationId: 'inv-1', reason: 'gone', at: 5 } }, prefix);
@@ -77,7 +78,7 @@ describe('the queue protocol against real Redis', () => {
     await waitFor(() => heard.length >= 7, { timeoutMs: 10_000 });
     const read = heard.map(({ channel, raw }) =>
       channel === wakeChannel(prefix) ? ['wake', parseMessage(wakeMessageSchema, raw)]
-        : channel === changesChannel(prefix) ? ['change', parseMessage(runChangedPingSchema, raw)]
+        : channel.startsWith(`${changesChannel(prefix)}:`) ? ['change', parseMessage(runChangedPingSchema, raw)]
           : ['cancel', parseMessage(cancelMessageSchema, raw)]);
     expect(read).toEqual([
       ['wake', { runId: 'a' }],

@@ -1,13 +1,13 @@
 /**
  * The one publisher of Flowline's pub/sub signals: wakes (`wakeChannel`), change pings
- * (`changesChannel`) and cancellations (`cancelChannel`). Every sender — the API after an
+ * (`runChangesChannel`) and cancellations (`cancelChannel`). Every sender — the API after an
  * intent commits, a dispatcher after its commit, a lane worker with its job's report —
  * publishes through these functions, so a channel and its message shape are written in one
  * place. Transport-free: the connection is anything with `publish` and `pipeline` (an ioredis
  * client), so this module imports neither ioredis nor BullMQ.
  */
 import { DEFAULT_QUEUE_PREFIX, cancelChannel, wakeChannelOf } from './names';
-import { changesChannel, type RunChangedPing } from './live';
+import { runChangesChannel, type RunChangedPing } from './live';
 import type { CancelMessage, WakeMessageWire } from './schemas';
 
 /** A batch of publishes sent in one round trip (an ioredis pipeline). */
@@ -69,10 +69,18 @@ export async function publishWake(
 
 /**
  * Publishes content-free change pings `{ runId, seq, kind }` after the commit that wrote their
- * events; the API replicas with a subscriber on the run relay them to sockets and SSE streams.
+ * events, each on its run's channel (`runChangesChannel`): only the API replicas with a
+ * subscriber on the run receive it and relay it to their sockets and SSE streams.
  */
 export async function publishChangePings(redis: SignalConnection, pings: readonly RunChangedPing[], prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  await publishAll(redis, changesChannel(prefix), pings);
+  if (pings.length === 0) return;
+  if (pings.length === 1) {
+    await redis.publish(runChangesChannel(pings[0]!.runId, prefix), JSON.stringify(pings[0]));
+    return;
+  }
+  const batch = redis.pipeline();
+  for (const ping of pings) batch.publish(runChangesChannel(ping.runId, prefix), JSON.stringify(ping));
+  await batch.exec();
 }
 
 /** Publishes cancellations for in-flight invocations (every lane worker aborts a matching call). */
