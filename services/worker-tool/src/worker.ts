@@ -85,7 +85,8 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     } finally {
       invocation.release();
     }
-    jobLog.info(
+    // debug: the tool lane's hot path writes no line per job at the default level (issue #19)
+    jobLog.debug(
       { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - startedAt },
       'tool invocation finished',
     );
