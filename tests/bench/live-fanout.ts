@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { io, type Socket } from 'socket.io-client';
 import { createTestDatabase, createTestRedis } from '@flowline/testing';
-import { changesChannel, LIVE_EVENTS, type RunChangedPing } from '@flowline/queue';
+import { LIVE_EVENTS, runChangesChannel, type RunChangedPing } from '@flowline/queue';
 import { createClient } from '@flowline/client';
 import { createApp } from '../../services/api/src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../../services/api/src/live';
@@ -109,7 +109,7 @@ while (performance.now() - started < SECONDS * 1000) {
   for (const b of batch) {
     seqs.set(b.id, b.seq);
     committedAt.set(`${b.id}:${b.seq}`, now);
-    p.publish(changesChannel(tr.prefix), JSON.stringify({ runId: b.id, seq: b.seq, kind: 'node' }));
+    p.publish(runChangesChannel(b.id, tr.prefix), JSON.stringify({ runId: b.id, seq: b.seq, kind: 'node' }));
   }
   await p.exec();
   commits += batch.length;

@@ -12,6 +12,7 @@ import {
   cancelChannel,
   cancelMessageSchema,
   changesChannel,
+  runChangesChannel,
   closeLaneQueues,
   createLaneQueues,
   enqueueWork,
@@ -24,6 +25,9 @@ import {
   publishWakes,
   runChangedPingSchema,
   wakeChannel,
+  wakeChannelOf,
+  shardWakeChannel,
+  runShard,
   wakeMessageSchema,
   type LaneQueues,
 } from '../src/index';
@@ -42,7 +46,7 @@ describe('the queue protocol against real Redis', () => {
     sub = new Redis(redisUrl);
     queues = createLaneQueues(redis, prefix);
     sub.on('message', (channel: string, raw: string) => heard.push({ channel, raw }));
-    await sub.subscribe(wakeChannel(prefix), changesChannel(prefix), cancelChannel(prefix));
+    await sub.subscribe(wakeChannel(prefix), runChangesChannel('a', prefix), runChangesChannel('b', prefix), cancelChannel(prefix));
   });
 
   afterAll(async () => {
@@ -64,7 +68,7 @@ describe('the queue protocol against real Redis', () => {
     expect(laneJobLockKey('tool', invocationId, prefix)).toBe(`${laneJobKey('tool', invocationId, prefix)}:lock`);
   });
 
-  it('publishes wakes, change pings and cancellations on their channels, in order, as their schemas read them', async () => {
+  it('publishes wakes, change pings (on their run channel) and cancellations on their channels, in order, as their schemas read them', async () => {
     heard.length = 0;
     await publishWakes(redis, [{ runId: 'a' }, { runId: 'b' }, { runId: 'c' }], prefix);
     await publishWake(redis, { failed: { invocationId: 'inv-1', reason: 'gone', at: 5 } }, prefix);
@@ -74,7 +78,7 @@ describe('the queue protocol against real Redis', () => {
     await waitFor(() => heard.length >= 7, { timeoutMs: 10_000 });
     const read = heard.map(({ channel, raw }) =>
       channel === wakeChannel(prefix) ? ['wake', parseMessage(wakeMessageSchema, raw)]
-        : channel === changesChannel(prefix) ? ['change', parseMessage(runChangedPingSchema, raw)]
+        : channel.startsWith(`${changesChannel(prefix)}:`) ? ['change', parseMessage(runChangedPingSchema, raw)]
           : ['cancel', parseMessage(cancelMessageSchema, raw)]);
     expect(read).toEqual([
       ['wake', { runId: 'a' }],
@@ -85,5 +89,24 @@ describe('the queue protocol against real Redis', () => {
       ['change', { runId: 'b', seq: 9, kind: 'gate' }],
       ['cancel', { invocationId: 'inv-2', reason: 'run cancelled' }],
     ]);
+  });
+
+  it('routes a wake naming its run to the channel of the run shard when the sender knows SHARD_COUNT, the rest to the broadcast channel', async () => {
+    const shardSub = new Redis(redisUrl);
+    const got: { channel: string; raw: string }[] = [];
+    shardSub.on('message', (channel: string, raw: string) => got.push({ channel, raw }));
+    const runs = ['run-a', 'run-b', 'run-c', 'run-d'];
+    await shardSub.subscribe(...Array.from({ length: 4 }, (_, s) => shardWakeChannel(s, prefix)));
+    heard.length = 0;
+    await publishWakes(redis, runs.map((runId) => ({ runId })), prefix, 4);
+    await publishWake(redis, { failed: { invocationId: 'inv-9', reason: 'stalled', at: 1 } }, prefix, 4);
+    await waitFor(() => got.length >= 4 && heard.length >= 1, { timeoutMs: 10_000 });
+    await shardSub.quit();
+    expect(got.map((g) => [g.channel, JSON.parse(g.raw) as unknown])).toEqual(
+      runs.map((runId) => [shardWakeChannel(runShard(runId, 4), prefix), { runId }]),
+    );
+    // nothing naming a run reached the broadcast channel
+    expect(heard.map((h) => h.channel)).toEqual([wakeChannel(prefix)]);
+    expect(wakeChannelOf('run-a', undefined, prefix)).toBe(wakeChannel(prefix));
   });
 });

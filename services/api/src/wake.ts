@@ -6,10 +6,10 @@
 import { publishWake as publishWakeSignal } from '@flowline/queue';
 import type { AppDeps } from './context';
 
-/** Publishes `{ runId }` on the wake channel; never throws. */
-export async function publishWake(deps: Pick<AppDeps, 'redis' | 'queuePrefix' | 'logger'>, runId: string): Promise<void> {
+/** Publishes `{ runId }` on the wake channel of the run's shard (its owner's alone); never throws. */
+export async function publishWake(deps: Pick<AppDeps, 'redis' | 'queuePrefix' | 'logger' | 'limits'>, runId: string): Promise<void> {
   try {
-    await publishWakeSignal(deps.redis, { runId }, deps.queuePrefix);
+    await publishWakeSignal(deps.redis, { runId }, deps.queuePrefix, deps.limits.shardCount);
   } catch (err) {
     deps.logger.warn({ runId, err }, 'wake publish failed; the dispatcher sweep will pick the run up');
   }

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { io as connectSocket, type Socket } from 'socket.io-client';
 import { createTestDatabase, createTestRedis, waitFor, type TestDatabase, type TestRedis } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
-import { activityStreamKey, changeKindOf, changesChannel, LIVE_EVENTS, type LiveEvent, type NodeActivity, type RunChangedPing } from '@flowline/queue';
+import { activityStreamKey, changeKindOf, LIVE_EVENTS, publishChangePings, runChangesChannel, type LiveEvent, type NodeActivity, type RunChangedPing } from '@flowline/queue';
 import { createClient, LiveRequestError, type FlowlineClient, type RunChange } from '@flowline/client';
 import { createApp } from '../src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveOptions, type LiveServer } from '../src/live';
@@ -106,7 +106,7 @@ async function commitEvents(runId: string, kinds: string[], publisher: Redis = c
     c.release();
   }
   const ping: RunChangedPing = { runId, seq: last, kind: changeKindOf(kinds.at(-1)!) };
-  await publisher.publish(changesChannel(tr.prefix), JSON.stringify(ping));
+  await publishChangePings(publisher, [ping], tr.prefix);
   return last;
 }
 
@@ -134,6 +134,9 @@ function recorder() {
     seqs: () => changes.flatMap((c) => c.events.map((e) => e.seq)),
   };
 }
+
+/** True while the replica's live server holds a room (and so a change subscription) for the run. */
+const isWatchedOn = (r: Replica, runId: string) => (r.live.io.of('/').adapter.rooms.get(`run:${runId}`)?.size ?? 0) > 0;
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -273,6 +276,37 @@ describe('pings across replicas', () => {
     expect(pings.every((seq) => published.includes(seq))).toBe(true);
     expect(published.every((seq) => pings.some((p) => p >= seq))).toBe(true);
     await sub.close();
+  });
+
+  it('costs a replica nothing for the commits of a run none of its sockets watches, from the last leave on (issue #19)', async () => {
+    const runId = await idleRun(client(A));
+    const onA = rawSocket(A);
+    const onB = rawSocket(B);
+    await Promise.all([connected(onA), connected(onB)]);
+    const pinged: number[] = [];
+    onA.on(LIVE_EVENTS.runChanged, (p: RunChangedPing) => void (p.runId === runId && pinged.push(p.seq)));
+    const baseA = A.live.feed.received();
+    const baseB = B.live.feed.received();
+    // two sockets on A, none on B
+    const second = rawSocket(A);
+    await connected(second);
+    for (const s of [onA, second]) expect(await s.timeout(5000).emitWithAck(LIVE_EVENTS.subscribeRun, { runId, afterSeq: 0 })).toMatchObject({ watermark: 1 });
+    const first = await commitEvents(runId, ['run.started']);
+    await waitFor(() => pinged.includes(first), { description: 'A relays the ping' });
+    expect(A.live.feed.received() - baseA).toBe(1);
+    expect(B.live.feed.received() - baseB).toBe(0);
+    // one socket leaves: A still receives; the last leaves: A unsubscribes and stops receiving
+    await second.timeout(5000).emitWithAck(LIVE_EVENTS.unsubscribeRun, { runId });
+    const again = await commitEvents(runId, ['node.queued']);
+    await waitFor(() => pinged.includes(again), { description: 'A relays the second ping' });
+    await onA.timeout(5000).emitWithAck(LIVE_EVENTS.unsubscribeRun, { runId });
+    expect(isWatchedOn(A, runId)).toBe(false);
+    const subscribers = async () => ((await conn.pubsub('NUMSUB', runChangesChannel(runId, tr.prefix))) as [string, number])[1];
+    await waitFor(async () => (await subscribers()) === 0, { description: 'A left the run channel' });
+    await commitEvents(runId, ['node.started', 'node.completed']);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(A.live.feed.received() - baseA).toBe(2);
+    expect(B.live.feed.received() - baseB).toBe(0);
   });
 
   it('catches a reconnecting client up from its watermark without a gap or a duplicate', async () => {

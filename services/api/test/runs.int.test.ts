@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wakeChannel } from '@flowline/queue';
+import { shardWakeChannel, wakeChannel } from '@flowline/queue';
 import { waitFor } from '@flowline/testing';
 import { KEYS, createDefinition, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
 
@@ -18,12 +18,12 @@ const RUN_SUMMARY_KEYS = [
 ].sort();
 
 describe('starting a run', () => {
-  it('answers 202 and commits run, node rows and run.created in one go, then publishes a wake', async () => {
+  it('answers 202 and commits run, node rows and run.created in one go, then publishes a wake on the run shard channel', async () => {
     const defId = await createDefinition(h, pauseGraph(), 'start');
     const sub = new Redis(h.redis.options);
     const woken: string[] = [];
-    await sub.subscribe(wakeChannel(h.prefix));
-    sub.on('message', (_ch, msg) => woken.push((JSON.parse(msg) as { runId: string }).runId));
+    await sub.psubscribe(`${wakeChannel(h.prefix)}*`);
+    sub.on('pmessage', (_p, ch, msg) => woken.push(`${ch} ${(JSON.parse(msg) as { runId: string }).runId}`));
     try {
       const r = await h.call('POST', `/v1/definitions/${defId}/runs`, { body: { input: { n: 1 } } });
       expect(r.status).toBe(202);
@@ -48,7 +48,9 @@ describe('starting a run', () => {
       ]);
       const events = await h.db.pool.query(`SELECT seq, kind FROM events WHERE run_id = $1`, [runId]);
       expect(events.rows).toEqual([{ seq: 1, kind: 'run.created' }]);
-      await waitFor(() => woken.includes(runId), { timeoutMs: 5000 });
+      // the owner of the run's shard alone hears it (issue #19)
+      await waitFor(() => woken.includes(`${shardWakeChannel(row.shard as number, h.prefix)} ${runId}`), { timeoutMs: 5000 });
+      expect(woken.filter((w) => w.endsWith(runId))).toHaveLength(1);
     } finally {
       sub.disconnect();
     }

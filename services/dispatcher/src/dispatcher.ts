@@ -60,6 +60,10 @@ export interface DispatcherTotals {
   stuck: StuckCounts;
   /** shard lease renewals that failed */
   leaseRenewFailures: number;
+  /** messages received on the wake channels (broadcast and this replica's shards) */
+  wakesReceived: number;
+  /** of those, reports and wakes naming a run of a shard this replica does not hold (work spent for a peer) */
+  wakesForeign: number;
 }
 
 export interface Dispatcher {
@@ -98,7 +102,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     pending.markReady(own);
   };
   const metrics = deps.metrics ?? NO_METRICS;
-  const totals: Omit<DispatcherTotals, 'released' | 'releaseConflicts' | 'leaseRenewFailures'> = {
+  let wakesForeign = 0;
+  /** the run is this replica's; counts a message about a run it does not own */
+  const ownsReported = (runId: string) => {
+    const own = owns(runId);
+    if (!own) wakesForeign++;
+    return own;
+  };
+  const totals: Omit<DispatcherTotals, 'released' | 'releaseConflicts' | 'leaseRenewFailures' | 'wakesReceived' | 'wakesForeign'> = {
     ticks: 0,
     applied: 0,
     conflicted: 0,
@@ -120,7 +131,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const nudgeWindow = () => {
     if (running) void window.nudge().catch((err: unknown) => log.warn({ err }, 'dispatch window release failed; the next trigger retries'));
   };
-  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, log });
+  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, shardCount: c.SHARD_COUNT, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, log });
   const inflightDeps = {
     store,
     redis,
@@ -137,6 +148,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     c.SHARD_LEASE_MS,
     {
       gained: async (shards) => {
+        // first the shards' wake channels: a report after this point arrives, one before it is healed below
+        await feed.joinShards(shards);
         const gained = new Set(shards);
         cache.retain((id) => !gained.has(store.shardOf(id)));
         await store.reconcileInlineRunning(shards);
@@ -144,7 +157,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         await publisher.heal(shards, c.DISPATCH_BATCH_SIZE);
         pending.markReady(await store.dueRuns(shards, c.DISPATCH_BATCH_SIZE * 10));
       },
-      lost: () => {
+      lost: (shards) => {
+        feed.leaveShards(shards);
         pending.retainRuns(owns);
         cache.retain(owns);
         failures.retain(owns);
@@ -158,18 +172,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     c.QUEUE_PREFIX,
     {
       // a change in the store: the run is read afresh on its next tick
-      wake: (runId) => changedElsewhere([runId]),
+      wake: (runId) => {
+        if (ownsReported(runId)) changedElsewhere([runId]);
+      },
       started: (invocationId, at, reported) => {
         const ref = pending.lookupInvocation(invocationId) ?? reported;
-        if (owns(ref.runId)) pending.addStarted(ref.runId, { invocationId, nodeKey: ref.nodeKey, at });
+        if (ownsReported(ref.runId)) pending.addStarted(ref.runId, { invocationId, nodeKey: ref.nodeKey, at });
       },
       completed: (ret) => {
-        if (!owns(ret.runId)) return;
+        if (!ownsReported(ret.runId)) return;
         pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
         nudgeWindow();
       },
       failed: (invocationId, reason, at, runId) => {
-        if (runId !== null && !owns(runId)) return;
+        if (runId !== null && !ownsReported(runId)) return;
         nudgeWindow();
         void onFailed(invocationId, reason, at).catch((err: unknown) => log.warn({ err, invocationId }, 'failed-job lookup failed'));
       },
@@ -302,7 +318,15 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     ownedShards: () => [...leases.shards].sort((a, b) => a - b),
     totals: () => {
       const w = window.totals();
-      return { ...totals, stuck: { ...totals.stuck }, released: w.released, releaseConflicts: w.conflicts, leaseRenewFailures: leases.renewFailures };
+      return {
+        ...totals,
+        stuck: { ...totals.stuck },
+        released: w.released,
+        releaseConflicts: w.conflicts,
+        wakesReceived: feed.received,
+        wakesForeign,
+        leaseRenewFailures: leases.renewFailures,
+      };
     },
     isCached: (runId) => cache.has(runId),
   };

@@ -22,6 +22,8 @@ export interface EffectsDeps {
   redis: Redis;
   queues: LaneQueues;
   prefix: string;
+  /** SHARD_COUNT: a wake goes to the channel of its run's shard */
+  shardCount: number;
   pending: PendingWork;
   /** the dispatch window: queued work is held there and released to its lane as space frees */
   window: ReleaseWindow;
@@ -50,7 +52,7 @@ export function createEffects(d: EffectsDeps) {
         d.pending.markReady([id]);
       } else remote.push(id);
     }
-    await publishWakes(d.redis, remote.map((runId) => ({ runId })), d.prefix);
+    await publishWakes(d.redis, remote.map((runId) => ({ runId })), d.prefix, d.shardCount);
   }
 
   /**

@@ -12,6 +12,11 @@
  * spends nothing: the attempt was counted when the node was queued, the deadline counts
  * from then, and a cancel reaches the waiting worker on the cancel channel.
  *
+ * Channels: the wake channel of every shard this replica holds (`shardWakeChannel`, joined on
+ * shard gain BEFORE the gained shards are reconciled, left on loss), so a report of a run
+ * reaches its owner alone; plus the broadcast `wakeChannel` for the few messages that cannot
+ * name a shard (a stalled job's failure, a sender without SHARD_COUNT).
+ *
  * Reports are hints on pub/sub: a lost one is healed by the periodic in-flight check,
  * which reads the job itself (return value, lock, the worker's admission progress).
  * BullMQ's QueueEvents stream is not read: every dispatcher would parse every event of
@@ -19,7 +24,7 @@
  * few of its own runs, which cost as much CPU per hop as the owner's whole tick.
  */
 import { Redis } from 'ioredis';
-import { parseMessage, wakeChannel, wakeMessageSchema } from '@flowline/queue';
+import { parseMessage, shardWakeChannel, wakeChannel, wakeMessageSchema } from '@flowline/queue';
 import type { WorkReturn } from '@flowline/queue';
 import type { Logger } from 'pino';
 
@@ -41,6 +46,7 @@ export interface JobFeedHandlers {
 
 export class JobFeed {
   private subscriber: Redis | null = null;
+  private messages = 0;
 
   constructor(
     private readonly redisUrl: string,
@@ -49,11 +55,17 @@ export class JobFeed {
     private readonly log: Logger,
   ) {}
 
+  /** Messages received on any wake channel since start. */
+  get received(): number {
+    return this.messages;
+  }
+
   async start(): Promise<void> {
     const sub = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
     this.subscriber = sub;
     sub.on('error', (err) => this.log.warn({ err }, 'wake subscriber error'));
     sub.on('message', (_channel: string, raw: string) => {
+      this.messages++;
       const msg = parseMessage(wakeMessageSchema, raw);
       if (!msg) return;
       if (msg.ret) this.handlers.completed(msg.ret);
@@ -64,6 +76,20 @@ export class JobFeed {
       else if (msg.runId) this.handlers.wake(msg.runId);
     });
     await sub.subscribe(wakeChannel(this.prefix));
+  }
+
+  /** Joins the wake channels of `shards` (on gain); resolves once Redis confirmed. */
+  async joinShards(shards: readonly number[]): Promise<void> {
+    if (shards.length === 0 || !this.subscriber) return;
+    await this.subscriber.subscribe(...shards.map((s) => shardWakeChannel(s, this.prefix)));
+  }
+
+  /** Leaves the wake channels of `shards` (on loss); a failure is logged, the handlers' ownership check still drops their messages. */
+  leaveShards(shards: readonly number[]): void {
+    if (shards.length === 0 || !this.subscriber) return;
+    this.subscriber
+      .unsubscribe(...shards.map((s) => shardWakeChannel(s, this.prefix)))
+      .catch((err: unknown) => this.log.warn({ err, shards }, 'leaving shard wake channels failed'));
   }
 
   async stop(): Promise<void> {

@@ -90,7 +90,7 @@ export async function createHarness(): Promise<Harness> {
         ids.push(r.runId);
       }
       // As the API does after its commit: the signal saves a sweep interval.
-      for (const runId of ids) await publishWake(conn, { runId }, redis.prefix);
+      for (const runId of ids) await publishWake(conn, { runId }, redis.prefix, SHARD_COUNT);
       return ids;
     },
     async close() {
@@ -189,6 +189,7 @@ export async function startToolWorker(h: Harness, concurrency = 8, tools: ToolRe
     registry,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' }),
     prefix: h.redis.prefix,
+    shardCount: SHARD_COUNT,
     concurrency,
     shutdownGraceMs: 500,
   });

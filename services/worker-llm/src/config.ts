@@ -5,7 +5,7 @@
  * a node pins one with `model: "<name>/<model>"`.
  */
 import { z } from 'zod';
-import { connectionOptions, coreOptions, defineConfig, logOptions, opsOptions, workerOptions } from '@flowline/runtime';
+import { connectionOptions, coreOptions, defineConfig, dispatchOptions, logOptions, opsOptions, workerOptions } from '@flowline/runtime';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { providerMapSchema, type ProviderEntry } from './providers/registry';
 
@@ -80,6 +80,8 @@ export const llmWorkerConfigSchema = defineConfig({
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
+  // the run's shard names the wake channel a report goes to (its owner's alone)
+  SHARD_COUNT: dispatchOptions.SHARD_COUNT,
   ...logOptions,
   ...opsOptions,
   ...llmWorkerOwnOptions,

@@ -79,6 +79,7 @@ const worker = createLlmWorker({
   tools,
   logger,
   prefix: config.QUEUE_PREFIX,
+  shardCount: config.SHARD_COUNT,
   concurrency: config.LANE_CONCURRENCY,
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   lockDurationMs: config.WORKER_LOCK_MS,

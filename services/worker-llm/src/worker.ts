@@ -45,6 +45,8 @@ export interface LlmWorkerOptions {
   logger: Logger;
   /** @default DEFAULT_QUEUE_PREFIX */
   prefix?: string;
+  /** SHARD_COUNT: each report goes to its run's shard's wake channel; absent = the broadcast channel */
+  shardCount?: number;
   /** LANE_CONCURRENCY. @default 8 */
   concurrency?: number;
   /** SHUTDOWN_GRACE_MS. @default 10000 */
@@ -229,6 +231,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     redis: opts.redis,
     logger: log,
     prefix,
+    shardCount: opts.shardCount,
     concurrency: opts.concurrency ?? 8,
     shutdownGraceMs: opts.shutdownGraceMs,
     lockDurationMs: opts.lockDurationMs,

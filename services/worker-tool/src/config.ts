@@ -3,7 +3,7 @@
  * lane's own, parsed once in main.ts.
  */
 import { z } from 'zod';
-import { connectionOptions, defineConfig, logOptions, opsOptions, workerOptions } from '@flowline/runtime';
+import { connectionOptions, defineConfig, dispatchOptions, logOptions, opsOptions, workerOptions } from '@flowline/runtime';
 
 const flag = (description: string) =>
   z
@@ -33,6 +33,8 @@ export const toolWorkerConfigSchema = defineConfig({
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
+  // the run's shard names the wake channel a report goes to (its owner's alone)
+  SHARD_COUNT: dispatchOptions.SHARD_COUNT,
   ...logOptions,
   ...opsOptions,
   ...toolWorkerOwnOptions,

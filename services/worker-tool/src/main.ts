@@ -33,6 +33,7 @@ const worker = createToolWorker({
   registry,
   logger,
   prefix: config.QUEUE_PREFIX,
+  shardCount: config.SHARD_COUNT,
   concurrency: config.LANE_CONCURRENCY,
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   lockDurationMs: config.WORKER_LOCK_MS,

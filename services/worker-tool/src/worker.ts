@@ -20,6 +20,8 @@ export interface ToolWorkerOptions {
   logger: Logger;
   /** @default DEFAULT_QUEUE_PREFIX */
   prefix?: string;
+  /** SHARD_COUNT: each report goes to its run's shard's wake channel; absent = the broadcast channel */
+  shardCount?: number;
   /** LANE_CONCURRENCY. @default 16 */
   concurrency?: number;
   /** SHUTDOWN_GRACE_MS: in-flight calls get this long at stop before they are aborted as Interrupted. @default 10000 */
@@ -83,7 +85,8 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     } finally {
       invocation.release();
     }
-    jobLog.info(
+    // debug: the tool lane's hot path writes no line per job at the default level (issue #19)
+    jobLog.debug(
       { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - startedAt },
       'tool invocation finished',
     );
@@ -95,6 +98,7 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     redis: opts.redis,
     logger: log,
     prefix: opts.prefix,
+    shardCount: opts.shardCount,
     concurrency: opts.concurrency ?? 16,
     shutdownGraceMs: opts.shutdownGraceMs,
     lockDurationMs: opts.lockDurationMs,

@@ -160,5 +160,8 @@ describe('tool worker (in-process, real Redis)', () => {
     });
     expect(lines.some((l) => l.includes(item.runId) && l.includes('"nodeKey":"tool1"'))).toBe(true);
     expect(logLines.join('\n')).not.toMatch(/s3cret/);
+    // the per-invocation line is at debug: nothing per job at the default level (issue #19)
+    const finished = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.msg === 'tool invocation finished');
+    expect(finished.map((l) => l.level)).toEqual([20]);
   });
 });

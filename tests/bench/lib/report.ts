@@ -237,6 +237,16 @@ export function renderMarkdown(r: Results): string {
       ]);
       rows.push([`null engine, ${ne.chains} chains at once`, `${fmt(ne.nodesPerSec)} nodes/s`, '']);
     }
+    const bw = r.w0.bareWorker;
+    if (bw) {
+      // the tool worker's CPU per W1 hop (one echo job each), same run
+      const w1Tool = r.w1.map((w) => w.cpu?.byProcess['worker-tool-1']).filter((x): x is number => typeof x === 'number');
+      rows.push([
+        `bare BullMQ worker, echo job, own process, concurrency ${bw.concurrency} (${bw.jobs} jobs one at a time)`,
+        `CPU ${fmt(bw.cpuMsPerJob)} ms per job`,
+        w1Tool.length ? `tool worker in W1: ${w1Tool.map((x) => `${fmt(x)} ms (${fmt(x / bw.cpuMsPerJob)}×)`).join(', ')} per hop` : '',
+      ]);
+    }
     out.push(table(['reference', 'throughput', 'latency'], rows), '');
     for (const n of r.w0.notes) out.push(`- ${n}`);
     out.push('');

@@ -11,6 +11,8 @@ import pg from 'pg';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { percentile } from './stats';
+import { bareWorker, type BareWorkerFigure } from './w0-bare';
+import { cpuProfileAvailable } from './hop-cpu';
 
 export interface PgbenchFigure {
   clients: number;
@@ -23,6 +25,8 @@ export interface W0Result {
   tpcb: PgbenchFigure | null;
   redis: { command: string; rps: number; p50Ms: number | null }[];
   nullEngine: { hopP50Ms: number; hopP99Ms: number; nodesPerSec: number; chains: number } | null;
+  /** issue #19: a bare BullMQ worker's CPU per echo job (compare: the W1 tool worker's CPU per hop) */
+  bareWorker?: BareWorkerFigure | null;
   notes: string[];
 }
 
@@ -125,7 +129,16 @@ export async function w0(pgUrl: string, redisUrl: string, quick: boolean): Promi
   } catch (err) {
     notes.push(`null engine failed: ${(err as Error).message}`);
   }
-  return { insertCommit, tpcb, redis, nullEngine, notes };
+  let bare: BareWorkerFigure | null = null;
+  if (cpuProfileAvailable()) {
+    try {
+      // the tool worker's lane concurrency in the bench cluster (BENCH_ENV.LANE_CONCURRENCY)
+      bare = await bareWorker(redisUrl, quick ? 200 : 500, 64);
+    } catch (err) {
+      notes.push(`bare BullMQ worker failed: ${(err as Error).message}`);
+    }
+  }
+  return { insertCommit, tpcb, redis, nullEngine, bareWorker: bare, notes };
 }
 
 /**

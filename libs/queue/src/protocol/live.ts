@@ -17,12 +17,21 @@ export function runRoom(runId: string): string {
 }
 
 /**
- * The Redis pub/sub channel of content-free change pings, published by whoever commits
- * events (dispatchers) after the commit; every API replica subscribes and relays to its
- * own sockets and SSE streams.
+ * The prefix of the change-ping channels: a run's pings go to `<prefix>:changes:<runId>`
+ * ({@link runChangesChannel}).
  */
 export function changesChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
   return `${prefix}:changes`;
+}
+
+/**
+ * The Redis pub/sub channel of one run's content-free change pings, published by whoever
+ * commits the run's events (dispatchers) after the commit. An API replica subscribes while
+ * it has a socket or SSE stream on the run (from the first one's join to the last one's
+ * leave), so a replica nobody watches the run through spends nothing on its commits.
+ */
+export function runChangesChannel(runId: string, prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${changesChannel(prefix)}:${runId}`;
 }
 
 /** The Redis stream of one LLM invocation's live deltas (XADD fields `type`, `text`). */

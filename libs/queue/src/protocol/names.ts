@@ -73,10 +73,44 @@ export function cancelChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
 }
 
 /**
- * The pub/sub channel on which workers publish `{ runId }` once an outcome is stored
- * (the job completed), so the dispatcher owning the run ticks it at once instead of
- * waiting for its sweep. Workers do not know shards, so there is one channel.
+ * The run's dispatcher shard: FNV-1a (32-bit) of the run id modulo the shard count. The
+ * same function as libs/db `shardOfRun` and the SQL `flowline_shard_of` (a test holds the
+ * three together): workers and the API route a run's wake to the channel of its shard's
+ * owner with it, without knowing who that is.
+ */
+export function runShard(runId: string, shardCount: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < runId.length; i++) {
+    h ^= runId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % shardCount;
+}
+
+/**
+ * The broadcast wake channel: every dispatcher listens. Only a message that cannot name its
+ * run's shard goes here: a stalled job's failure (its run is unknown to the worker) or a
+ * sender that does not know SHARD_COUNT.
  */
 export function wakeChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
   return `${prefix}:wake`;
+}
+
+/**
+ * The wake channel of one shard: `{ runId }` wakes and lane workers' reports of the runs of
+ * that shard. Only the dispatcher holding the shard's lease subscribes (on gain; it
+ * unsubscribes on loss), so a report costs one dispatcher, however many replicas run. A
+ * message published while no one holds the shard is lost; the new owner's in-flight check
+ * and due sweep on gain heal it.
+ */
+export function shardWakeChannel(shard: number, prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${prefix}:wake:${shard}`;
+}
+
+/**
+ * Where a wake about `runId` goes: its shard's channel when the sender knows SHARD_COUNT,
+ * else the broadcast channel.
+ */
+export function wakeChannelOf(runId: string | undefined, shardCount: number | undefined, prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return runId !== undefined && shardCount !== undefined ? shardWakeChannel(runShard(runId, shardCount), prefix) : wakeChannel(prefix);
 }

@@ -1,13 +1,13 @@
 /**
  * The one publisher of Flowline's pub/sub signals: wakes (`wakeChannel`), change pings
- * (`changesChannel`) and cancellations (`cancelChannel`). Every sender — the API after an
+ * (`runChangesChannel`) and cancellations (`cancelChannel`). Every sender — the API after an
  * intent commits, a dispatcher after its commit, a lane worker with its job's report —
  * publishes through these functions, so a channel and its message shape are written in one
  * place. Transport-free: the connection is anything with `publish` and `pipeline` (an ioredis
  * client), so this module imports neither ioredis nor BullMQ.
  */
-import { DEFAULT_QUEUE_PREFIX, cancelChannel, wakeChannel } from './names';
-import { changesChannel, type RunChangedPing } from './live';
+import { DEFAULT_QUEUE_PREFIX, cancelChannel, wakeChannelOf } from './names';
+import { runChangesChannel, type RunChangedPing } from './live';
 import type { CancelMessage, WakeMessageWire } from './schemas';
 
 /** A batch of publishes sent in one round trip (an ioredis pipeline). */
@@ -36,23 +36,51 @@ async function publishAll(redis: SignalConnection, channel: string, messages: re
 /**
  * Publishes wake messages: `{ runId }` says a run changed in the store (API intent, operator,
  * child, peer dispatcher); a lane worker's message also carries its job's report (outcome in
- * its wire form, start or failure). One round trip for any number of messages.
+ * its wire form, start or failure). With `shardCount` (SHARD_COUNT) each message naming its
+ * run goes to the channel of the run's shard, which only that shard's owner reads
+ * (`shardWakeChannel`); the rest go to the broadcast `wakeChannel`. One round trip for any
+ * number of messages.
  */
-export async function publishWakes(redis: SignalConnection, messages: readonly WakeMessageWire[], prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  await publishAll(redis, wakeChannel(prefix), messages);
+export async function publishWakes(
+  redis: SignalConnection,
+  messages: readonly WakeMessageWire[],
+  prefix: string = DEFAULT_QUEUE_PREFIX,
+  shardCount?: number,
+): Promise<void> {
+  if (messages.length === 0) return;
+  if (messages.length === 1) {
+    await publishWake(redis, messages[0]!, prefix, shardCount);
+    return;
+  }
+  const batch = redis.pipeline();
+  for (const m of messages) batch.publish(wakeChannelOf(m.runId, shardCount, prefix), JSON.stringify(m));
+  await batch.exec();
 }
 
 /** Publishes one wake message (see {@link publishWakes}). */
-export async function publishWake(redis: SignalConnection, message: WakeMessageWire, prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  await publishAll(redis, wakeChannel(prefix), [message]);
+export async function publishWake(
+  redis: SignalConnection,
+  message: WakeMessageWire,
+  prefix: string = DEFAULT_QUEUE_PREFIX,
+  shardCount?: number,
+): Promise<void> {
+  await redis.publish(wakeChannelOf(message.runId, shardCount, prefix), JSON.stringify(message));
 }
 
 /**
  * Publishes content-free change pings `{ runId, seq, kind }` after the commit that wrote their
- * events; the API replicas with a subscriber on the run relay them to sockets and SSE streams.
+ * events, each on its run's channel (`runChangesChannel`): only the API replicas with a
+ * subscriber on the run receive it and relay it to their sockets and SSE streams.
  */
 export async function publishChangePings(redis: SignalConnection, pings: readonly RunChangedPing[], prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  await publishAll(redis, changesChannel(prefix), pings);
+  if (pings.length === 0) return;
+  if (pings.length === 1) {
+    await redis.publish(runChangesChannel(pings[0]!.runId, prefix), JSON.stringify(pings[0]));
+    return;
+  }
+  const batch = redis.pipeline();
+  for (const ping of pings) batch.publish(runChangesChannel(ping.runId, prefix), JSON.stringify(ping));
+  await batch.exec();
 }
 
 /** Publishes cancellations for in-flight invocations (every lane worker aborts a matching call). */

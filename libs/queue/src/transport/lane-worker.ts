@@ -1,7 +1,7 @@
 /**
  * The lifecycle every lane worker shares: a BullMQ Worker with the lane options, a
  * subscription to the cancel channel (a cancel may overtake its job, so recent ones are
- * remembered), reports to the run's dispatcher on the wake channel (the job's outcome
+ * remembered), reports to the run's dispatcher on its shard's wake channel (the job's outcome
  * when it is stored, its start once it has run for `startReportDelayMs`, its failure),
  * and a graceful stop that lets in-flight calls finish within a grace period, then
  * interrupts them. The lane supplies only how one job runs.
@@ -58,6 +58,11 @@ export interface LaneWorkerOptions {
   logger: LaneLogger;
   /** @default DEFAULT_QUEUE_PREFIX */
   prefix?: string;
+  /**
+   * SHARD_COUNT: reports go to the wake channel of the run's shard, read by its owner alone.
+   * Absent: the broadcast wake channel, which every dispatcher reads.
+   */
+  shardCount?: number;
   /** LANE_CONCURRENCY */
   concurrency: number;
   /** SHUTDOWN_GRACE_MS. @default 10000 */
@@ -162,7 +167,7 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
   });
 
   function report(message: WakeMessageWire): void {
-    const p = publishWake(opts.redis, message, prefix)
+    const p = publishWake(opts.redis, message, prefix, opts.shardCount)
       .catch((err: unknown) => log.warn({ err, runId: message.runId }, 'report to the dispatcher failed; its in-flight check heals it'))
       .finally(() => pendingWakes.delete(p));
     pendingWakes.add(p);

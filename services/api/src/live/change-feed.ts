@@ -1,38 +1,55 @@
 /**
- * The replica's one subscription to the change channel (libs/queue `changesChannel`):
- * every committed change is pinged there by its committer, and this feed hands each
- * valid ping to the Socket.IO relay and to the SSE streams watching that run. Malformed
- * messages are dropped (logged), never thrown. One feed per (Redis client, prefix), so
- * the socket server and the SSE route share one subscriber connection.
+ * The replica's subscriptions to change pings (libs/queue `runChangesChannel`): every
+ * committed change is pinged on its run's channel by its committer, and this feed subscribes
+ * to a run's channel while something of this replica watches the run (from the first
+ * `watch` to the last unwatch), handing each valid ping to the run's watchers and to the
+ * `onAny` listeners. A replica nobody watches a run through spends nothing on its commits
+ * (issue #19). Malformed messages are dropped (logged), never thrown. One feed per (Redis
+ * client, prefix), so the socket server and the SSE route share one subscriber connection.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { changesChannel, runChangedPingSchema, type RunChangedPing } from '@flowline/queue';
+import { runChangedPingSchema, runChangesChannel, type RunChangedPing } from '@flowline/queue';
 
 type Listener = (ping: RunChangedPing) => void;
 
+/** Stops one watch; `ready` resolves once the run's channel subscription is active. */
+export interface Unwatch {
+  (): void;
+  readonly ready: Promise<void>;
+}
+
 /** A replica's change-ping source. */
 export interface ChangeFeed {
-  /** resolves once the channel subscription is active */
+  /** resolves once the subscriber connection is up */
   readonly ready: Promise<void>;
-  /** calls `fn` for every ping of `runId`; returns the unwatch function */
-  watch(runId: string, fn: Listener): () => void;
-  /** calls `fn` for every ping; returns the remove function */
+  /**
+   * Calls `fn` for every ping of `runId`, subscribing the run's channel on its first watch;
+   * returns the unwatch function (the last one unsubscribes). Await its `ready` before
+   * reading the store: a change committed after that is pinged to `fn`.
+   */
+  watch(runId: string, fn: Listener): Unwatch;
+  /** calls `fn` for every ping of a watched run; returns the remove function */
   onAny(fn: Listener): () => void;
   /** calls `fn` after the subscriber reconnected (pings may have been lost meanwhile) */
   onResync(fn: () => void): () => void;
+  /** runs whose channel this feed is subscribed to (tests, metrics) */
+  watchedRuns(): number;
+  /** change messages this feed's connection received since it started (tests, metrics) */
+  received(): number;
   close(): Promise<void>;
 }
 
-/** Subscribes a duplicate of `redis` to the change channel of `prefix`. */
+/** A subscriber (a duplicate of `redis`) to the change channels of the watched runs of `prefix`. */
 export function createChangeFeed(redis: Redis, prefix: string, logger: Logger): ChangeFeed {
   const sub = redis.duplicate({ maxRetriesPerRequest: null });
-  const channel = changesChannel(prefix);
-  const byRun = new Map<string, Set<Listener>>();
+  const byRun = new Map<string, { listeners: Set<Listener>; subscribed: Promise<void> }>();
+  const channelPrefix = runChangesChannel('', prefix);
   const any = new Set<Listener>();
   const resync = new Set<() => void>();
   let closed = false;
   let readyOnce = false;
+  let received = 0;
 
   sub.on('error', (err) => logger.warn({ err }, 'change feed redis error'));
   sub.on('ready', () => {
@@ -40,7 +57,8 @@ export function createChangeFeed(redis: Redis, prefix: string, logger: Logger): 
     readyOnce = true;
   });
   sub.on('message', (ch: string, message: string) => {
-    if (ch !== channel) return;
+    if (!ch.startsWith(channelPrefix)) return;
+    received++;
     let ping: RunChangedPing;
     try {
       const parsed = runChangedPingSchema.safeParse(JSON.parse(message));
@@ -50,23 +68,38 @@ export function createChangeFeed(redis: Redis, prefix: string, logger: Logger): 
       logger.warn({ err }, 'malformed change ping dropped');
       return;
     }
+    const watched = byRun.get(ping.runId);
+    // a ping of a run nobody here watches any more (unsubscribe in flight) costs nothing further
+    if (!watched || ch !== runChangesChannel(ping.runId, prefix)) return;
     for (const fn of any) fn(ping);
-    const set = byRun.get(ping.runId);
-    if (set) for (const fn of set) fn(ping);
+    for (const fn of watched.listeners) fn(ping);
   });
-  const ready = sub.subscribe(channel).then(() => undefined);
-  ready.catch((err: unknown) => logger.error({ err }, 'change feed subscribe failed'));
+  const ready = new Promise<void>((resolve, reject) => {
+    if (sub.status === 'ready') resolve();
+    sub.once('ready', () => resolve());
+    sub.once('end', () => reject(new Error('change feed connection ended')));
+  });
+  ready.catch((err: unknown) => logger.error({ err }, 'change feed connection failed'));
 
   return {
     ready,
     watch(runId, fn) {
-      let set = byRun.get(runId);
-      if (!set) byRun.set(runId, (set = new Set()));
-      set.add(fn);
-      return () => {
-        set.delete(fn);
-        if (set.size === 0 && byRun.get(runId) === set) byRun.delete(runId);
+      let entry = byRun.get(runId);
+      if (!entry) {
+        const subscribed = sub.subscribe(runChangesChannel(runId, prefix)).then(() => undefined);
+        subscribed.catch((err: unknown) => logger.warn({ err, runId }, 'change channel subscribe failed'));
+        byRun.set(runId, (entry = { listeners: new Set(), subscribed }));
+      }
+      const mine = entry;
+      mine.listeners.add(fn);
+      const unwatch = () => {
+        if (!mine.listeners.delete(fn) || mine.listeners.size > 0 || byRun.get(runId) !== mine) return;
+        byRun.delete(runId);
+        if (!closed) {
+          sub.unsubscribe(runChangesChannel(runId, prefix)).catch((err: unknown) => logger.warn({ err, runId }, 'change channel unsubscribe failed'));
+        }
       };
+      return Object.assign(unwatch, { ready: mine.subscribed });
     },
     onAny(fn) {
       any.add(fn);
@@ -76,6 +109,8 @@ export function createChangeFeed(redis: Redis, prefix: string, logger: Logger): 
       resync.add(fn);
       return () => resync.delete(fn);
     },
+    watchedRuns: () => byRun.size,
+    received: () => received,
     async close() {
       if (closed) return;
       closed = true;

@@ -28,6 +28,8 @@ export interface HandlerDeps extends LiveDeps {
   bucket: TokenBucket;
   /** activity readers open on this replica */
   activity: { count: number };
+  /** resolves once this replica receives the run's change pings (its room exists: a socket joined) */
+  pingsFlowing(runId: string): Promise<void>;
   log: Logger;
 }
 
@@ -72,8 +74,10 @@ export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
     if (!admission.admitted) return ack(errorAck('TooManyRequests', 'subscriptions are being admitted gradually', admission.retryAfterMs));
     if (!isUuid(runId) || !(await readRunHead(d.pool, tenant, runId))) return ack(errorAck('NotFound', 'no such run'));
     if (socket.disconnected) return;
-    // join first: a change committed after this point is pinged to the room, one before it is in the replay
+    // join first (the room's first join subscribes the run's change channel) and wait for the
+    // subscription: a change committed after this point is pinged to the room, one before it is in the replay
     await socket.join(room);
+    await d.pingsFlowing(runId);
     const snapshot = await readRunSnapshot(d.pool, tenant, runId, afterSeq, d.eventReplayLimit);
     if (!snapshot) {
       await socket.leave(room);

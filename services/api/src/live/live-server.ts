@@ -3,8 +3,11 @@
  * the Redis adapter, handshake auth `{ token }` against the API keys, run rooms joined
  * BEFORE the replay is read, and `runChanged` relayed from the replica's change feed —
  * merged per run within the merge window and written only to this replica's sockets
- * (`io.local`): every replica subscribes to the same change channel, so any replica
- * delivers any ping without re-broadcasting it through the adapter.
+ * (`io.local`). A replica subscribes to a run's change channel while the run's room exists
+ * here (the adapter's create-room / delete-room: from the first socket's join to the last
+ * one's leave), so it receives only the pings of runs its own sockets watch and delivers
+ * them without re-broadcasting through the adapter; a replica nobody watches a run through
+ * spends nothing on that run's commits (issue #19).
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Pool } from 'pg';
@@ -14,7 +17,7 @@ import { Server, type Socket } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { LIVE_EVENTS, LIVE_SOCKET_PATH, runRoom } from '@flowline/queue';
 import { createAuthenticator, type ApiKeyTable, type Principal } from '../auth';
-import { sharedChangeFeed, type ChangeFeed } from './change-feed';
+import { sharedChangeFeed, type ChangeFeed, type Unwatch } from './change-feed';
 import type { LiveOptions } from './config';
 import { createPingMerger } from './merger';
 import { createTokenBucket } from './token-bucket';
@@ -65,13 +68,27 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
     d.metrics?.pingSent();
   });
   d.metrics?.setSocketCount(() => io.of('/').sockets.size);
-  const hasLocalSubscribers = (runId: string) => (io.of('/').adapter.rooms.get(runRoom(runId))?.size ?? 0) > 0;
-  const offAny = feed.onAny((ping) => {
-    if (hasLocalSubscribers(ping.runId)) merger.add(ping);
-  });
+  // one change-channel subscription per run room of this replica
+  const ROOM_PREFIX = runRoom('');
+  const watching = new Map<string, Unwatch>();
+  const adapter = io.of('/').adapter;
+  const onCreateRoom = (room: unknown) => {
+    if (typeof room !== 'string' || !room.startsWith(ROOM_PREFIX)) return;
+    const runId = room.slice(ROOM_PREFIX.length);
+    if (!watching.has(runId)) watching.set(runId, feed.watch(runId, (ping) => merger.add(ping)));
+  };
+  const onDeleteRoom = (room: unknown) => {
+    if (typeof room !== 'string' || !room.startsWith(ROOM_PREFIX)) return;
+    const runId = room.slice(ROOM_PREFIX.length);
+    watching.get(runId)?.();
+    watching.delete(runId);
+  };
+  adapter.on('create-room', onCreateRoom);
+  adapter.on('delete-room', onDeleteRoom);
+  const pingsFlowing = (runId: string) => watching.get(runId)?.ready.catch(() => undefined) ?? Promise.resolve();
   // after a lost subscriber connection, re-announce every watched run's current seq
   const offResync = feed.onResync(() => {
-    const runIds = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('run:')).map((r) => r.slice(4));
+    const runIds = [...watching.keys()];
     if (runIds.length === 0) return;
     d.pool
       .query<{ id: string; last_seq: number }>(`SELECT id, last_seq FROM runs WHERE id = ANY($1::uuid[])`, [runIds])
@@ -101,7 +118,7 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
 
   const activity = { count: 0 };
   io.on('connection', (socket: Socket) => {
-    registerLiveHandlers(socket, { ...d, bucket, activity, log });
+    registerLiveHandlers(socket, { ...d, bucket, activity, pingsFlowing, log });
   });
 
   const whenReady = (c: Redis) => (c.status === 'ready' ? Promise.resolve() : new Promise<void>((r) => c.once('ready', () => r())));
@@ -111,7 +128,10 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
     feed,
     ready: Promise.all([feed.ready, adapterReady]).then(() => undefined),
     async close() {
-      offAny();
+      adapter.off('create-room', onCreateRoom);
+      adapter.off('delete-room', onDeleteRoom);
+      for (const unwatch of watching.values()) unwatch();
+      watching.clear();
       offResync();
       merger.close();
       bucket.close();

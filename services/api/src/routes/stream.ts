@@ -60,8 +60,6 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     let seq = lastEventId !== '' ? Number(lastEventId) : (c.req.valid('query').afterSeq ?? 0);
 
     const feed = sharedChangeFeed(deps.redis, deps.queuePrefix, deps.logger);
-    // subscribed before the first read: a change committed after it is pinged to this stream
-    await feed.ready.catch(() => undefined);
     const fallbackMs = deps.limits.streamPollMs * SSE_FALLBACK_FACTOR;
 
     return streamSSE(c, async (stream) => {
@@ -73,6 +71,7 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
         pingedSeq = Math.max(pingedSeq, ping.seq);
         wake?.();
       });
+
       stream.onAbort(() => {
         open = false;
         wake?.();
@@ -88,6 +87,8 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
           wake = done;
         });
       try {
+        // the run's change channel subscribed before the first read: a change committed after it is pinged to this stream
+        await unwatch.ready.catch(() => undefined);
         while (open) {
           const pingedBeforeRead = pingedSeq;
           const page = await listRunEvents(deps.pool, runId, seq, deps.limits.eventReplayLimit);
