@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { JsonObject } from '@flowline/graph';
 import { canonicalWithTool } from '../../../tests/e2e/graphs';
+import { NODE_HANDLE_OFFSETS } from '../src/graph/canvas';
 import { launchChromium } from './browser';
 import { KEYS, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
 
@@ -117,6 +118,18 @@ describe('the console in Chromium against a real cluster', () => {
     expect(seen.review!.at(-1)).toBe('WaitingForApproval');
     expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
     expect(await page.locator('[data-live-mode]').getAttribute('data-live-mode')).toBe('live');
+    // the handles the view gives React Flow up front are where the drawn ones are
+    const drawn = await page.evaluate(() => {
+      const node = document.querySelector('.react-flow__node')!;
+      const box = node.getBoundingClientRect();
+      const zoom = new DOMMatrix(getComputedStyle(document.querySelector('.react-flow__viewport')!).transform).a;
+      const at = (sel: string) => {
+        const r = node.querySelector(sel)!.getBoundingClientRect();
+        return { x: Math.round((r.left - box.left) / zoom), y: Math.round((r.top - box.top) / zoom) };
+      };
+      return { target: at('.react-flow__handle.target'), source: at('.react-flow__handle.source') };
+    });
+    expect(drawn).toEqual(NODE_HANDLE_OFFSETS);
   });
 
   it('approves the Pause in the decision panel and the run completes, live', async () => {

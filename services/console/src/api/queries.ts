@@ -34,15 +34,20 @@ export function useDefinitionPages() {
   });
 }
 
-/** Up to 200 definitions by id (names for tables, filters and pickers). */
-export function useDefinitionIndex(): Map<string, DefinitionSummary> {
+/** Up to 200 definitions by id (names for tables, filters and pickers), and whether they have been read (or the read failed). */
+export function useDefinitionIndexState(): { index: Map<string, DefinitionSummary>; settled: boolean } {
   const client = useClient();
   const q = useQuery({
     queryKey: [...keys.definitions, 'index'],
     queryFn: () => client.definitions.list({ limit: 200 }),
     staleTime: 30_000,
   });
-  return new Map((q.data?.items ?? []).map((d) => [d.id, d]));
+  return { index: new Map((q.data?.items ?? []).map((d) => [d.id, d])), settled: q.isFetched };
+}
+
+/** Up to 200 definitions by id (names for tables, filters and pickers). */
+export function useDefinitionIndex(): Map<string, DefinitionSummary> {
+  return useDefinitionIndexState().index;
 }
 
 /** One definition with its graph. */

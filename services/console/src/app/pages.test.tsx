@@ -114,6 +114,8 @@ describe('the run view', () => {
     // the run view is a lazy chunk: give it time to load
     const notice = await screen.findByTestId('definition-changed', {}, { timeout: 15_000 });
     expect(notice.textContent).toContain('has changed since this run started');
+    // the definitions index named the current hash: the definition itself is not read
+    expect(a.calls.some((c) => c.startsWith(`GET /v1/definitions/${DEF}`))).toBe(false);
     // the version the run pinned opens read-only in the editor
     expect(screen.getByRole('link', { name: 'v1' }).getAttribute('href')).toBe(`/console/editor?definitionId=${DEF}&version=1`);
     await waitFor(() => expect(document.querySelector('[data-node-key="review"].graph-node')?.getAttribute('data-status')).toBe('WaitingForApproval'));
@@ -121,6 +123,15 @@ describe('the run view', () => {
     expect(within(panel).getByText('Approve the analysis?')).toBeTruthy();
     await userEvent.click(within(panel).getByRole('button', { name: 'Approve' }));
     await waitFor(() => expect(a.sent.some((s) => s.route === `POST /v1/runs/${RUN}/nodes/review/decide`)).toBe(true));
+  });
+
+  it('reads the definition for the changed-definition notice when the index does not list it', async () => {
+    const a = api();
+    a.on('GET /v1/definitions', () => ({ body: { items: [], nextCursor: null } }));
+    renderApp(`/console/run?runId=${RUN}`, a);
+    const notice = await screen.findByTestId('definition-changed', {}, { timeout: 15_000 });
+    expect(notice.textContent).toContain('now v2');
+    expect(a.calls.some((c) => c.startsWith(`GET /v1/definitions/${DEF}`))).toBe(true);
   });
 
   it('selects a graph node from the keyboard: Tab reaches it, Enter opens its panel', async () => {

@@ -20,7 +20,7 @@ import {
 } from '@xyflow/react';
 import '@xyflow/react/dist/base.css';
 import type { NodeRunSummary } from '@flowline/client';
-import { NODE_HEIGHT, NODE_WIDTH, graphToCanvas } from './canvas';
+import { HANDLE_SIZE, NODE_HANDLE_OFFSETS, NODE_HEIGHT, NODE_WIDTH, graphToCanvas } from './canvas';
 import { overlayRun, type NodeView, type OverlaidEdge, type OverlaidNode } from './overlay';
 import { StatusBadge, statusLabel, toneOf } from '../ui/status';
 import { KIND_GLYPH } from '../ui/kinds';
@@ -47,6 +47,12 @@ const FlowNode = memo(function FlowNode({ data }: NodeProps<FlowNodeType>) {
 });
 
 const NODE_TYPES = { flow: FlowNode };
+
+/** FlowNode's two handles (see {@link NODE_HANDLE_OFFSETS}). */
+const NODE_HANDLES: NonNullable<Node['handles']> = [
+  { type: 'target', position: Position.Left, ...NODE_HANDLE_OFFSETS.target, width: HANDLE_SIZE, height: HANDLE_SIZE },
+  { type: 'source', position: Position.Right, ...NODE_HANDLE_OFFSETS.source, width: HANDLE_SIZE, height: HANDLE_SIZE },
+];
 
 /** The least zoom a whole graph is shown at: below it labels are hard to read. */
 export const MIN_FIT_ZOOM = 0.5;
@@ -129,9 +135,12 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
           : {
               ...n,
               data: { ...n.data },
-              // known up front: drawn (and its edges routed) before it is measured
+              // size and handles known up front (styles.css draws exactly these): the edges are
+              // routed in the first render, and React Flow has nothing to measure
               width: NODE_WIDTH,
               height: NODE_HEIGHT,
+              measured: { width: NODE_WIDTH, height: NODE_HEIGHT },
+              handles: NODE_HANDLES,
               ariaLabel: `${n.data.label} (${n.data.kind}): ${statusLabel(n.data.status)}`,
             };
       next.set(n.id, node);

@@ -11,6 +11,18 @@ import { readGraphDoc, type DocEdge, type DocNode, type GraphDoc } from '../defi
 
 export const NODE_WIDTH = 168;
 export const NODE_HEIGHT = 60;
+/** A handle's side in px (`.react-flow__handle` in styles.css). */
+export const HANDLE_SIZE = 6;
+/**
+ * Where a run-graph node's two handles sit in its box, as React Flow would measure them:
+ * centred on the left (target) and right (source) borders (base.css translates each handle
+ * by half its size). The run view gives React Flow these, so it measures nothing;
+ * console.e2e.test.ts checks them against the drawn handles.
+ */
+export const NODE_HANDLE_OFFSETS = {
+  target: { x: -HANDLE_SIZE / 2, y: NODE_HEIGHT / 2 - HANDLE_SIZE / 2 },
+  source: { x: NODE_WIDTH - HANDLE_SIZE / 2, y: NODE_HEIGHT / 2 - HANDLE_SIZE / 2 },
+} as const;
 
 export interface CanvasNode {
   id: string;

@@ -7,7 +7,7 @@
 import { useCallback, useMemo } from 'react';
 import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import type { NodeRunSummary, RunDetail } from '@flowline/client';
-import { useDefinition, useDefinitionIndex, useRunControls, useRunDetail } from '../api/queries';
+import { useDefinition, useDefinitionIndex, useDefinitionIndexState, useRunControls, useRunDetail } from '../api/queries';
 import type { RunTab } from '../app/search';
 import { graphToCanvas } from '../graph/canvas';
 import { RunGraph } from '../graph/RunGraph';
@@ -36,11 +36,16 @@ function maxAttemptsOf(graph: unknown, key: string): number | undefined {
 }
 
 function DefinitionNotice({ detail }: { detail: RunDetail }) {
-  const def = useDefinition(detail.run.definitionId);
-  if (!def.data || def.data.graphHash === detail.run.graphHash) return null;
+  // the definitions index the page reads anyway names the current version and hash; the
+  // definition itself is read only when the index, once read, does not hold it
+  const { index, settled } = useDefinitionIndexState();
+  const listed = index.get(detail.run.definitionId);
+  const def = useDefinition(settled && !listed ? detail.run.definitionId : undefined);
+  const current = listed ?? def.data;
+  if (!current || current.graphHash === detail.run.graphHash) return null;
   return (
     <div className="notice" role="note" data-testid="definition-changed">
-      The definition <strong>{def.data.name}</strong> has changed since this run started (now v{def.data.version}). This
+      The definition <strong>{current.name}</strong> has changed since this run started (now v{current.version}). This
       view draws the graph the run pinned, which is the one it runs on.
     </div>
   );
