@@ -55,7 +55,8 @@ export async function ensureConsoleBuilt(rootDir: string, log: (line: string) =>
   log(state.built ? 'the console changed since its build: building it again' : 'building the console (first start)');
   await new Promise<void>((resolve, reject) => {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    const child = spawn(npm, ['run', 'build', '-w', '@flowline/console'], { cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    // a production build whoever asks: under vitest NODE_ENV is 'test', and Vite would bundle React's development build
+    const child = spawn(npm, ['run', 'build', '-w', '@flowline/console'], { cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
     let output = '';
     for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => (output += d.toString()));
     child.on('error', reject);
