@@ -8,17 +8,16 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { CANCEL_UNCONFIRMED_PREFIX } from '@flowline/graph';
+import { CANCEL_UNCONFIRMED_PREFIX, VERB_RULES, type NodeVerbRule } from '@flowline/graph';
 import { digestOf, sealJsonText } from '../crypto';
 import { nodeDocAt, steerMessageAt } from './run-snapshots';
 import { INTENT_TIME } from './runs-api';
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
-/** Runs an operator verb may still change (Cancelling and terminal runs are refused). */
-export const OPERABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval'] as const;
-/** Runs a node-level repair (retry, complete, input edit) may target: live ones and Failed (which reopens). */
-export const REPAIRABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Failed'] as const;
+// Which verb applies in which run and node state is the verb table of @flowline/graph
+// (VERB_RULES); every guard below takes its lists from it, and verb-guards.int.test.ts runs
+// each verb against each state to check the statements agree with the table.
 
 /** A steering entry as stored in node_runs.steering (times epoch ms, like the planner's SteerEntry). */
 export interface SteerInput {
@@ -47,7 +46,7 @@ export async function appendSteer(
            'operationId', $4::text, 'message', $5::jsonb, 'atUtc', $6::bigint, 'attempt', n.attempt, 'applied', false))
        FROM runs r
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
-         AND r.status = ANY($7::text[]) AND n.kind IN ('Agent', 'LlmCall') AND n.status IN ('Queued', 'Running')
+         AND r.status = ANY($7::text[]) AND n.kind = ANY($10::text[]) AND n.status = ANY($11::text[])
          AND jsonb_array_length(n.steering) < $8
          AND NOT n.steering @> jsonb_build_array(jsonb_build_object('operationId', $4::text))
        RETURNING n.run_id),
@@ -65,9 +64,11 @@ export async function appendSteer(
       // the message alone is sealed (bound to run, node and operation): the array stays SQL-readable
       sealJsonText(JSON.stringify(entry.message), steerMessageAt(runId, nodeKey, entry.operationId)),
       entry.atUtc,
-      OPERABLE_RUN_STATUSES,
+      VERB_RULES.steer.runStatuses,
       maxSteers,
       randomUUID(),
+      VERB_RULES.steer.kinds.only,
+      VERB_RULES.steer.nodeStatuses,
     ],
   );
   return Number(res.rows[0]?.n ?? 0) > 0;
@@ -88,7 +89,7 @@ export async function setRunPaused(db: Queryable, tenantId: string, runId: strin
        INSERT INTO events (run_id, seq, kind, node_key, at, detail)
        SELECT id, last_seq, $5, NULL, now(), '{"by":"operator"}'::jsonb FROM r)
      SELECT last_seq AS seq FROM r`,
-    [runId, tenantId, paused, OPERABLE_RUN_STATUSES, paused ? 'run.paused' : 'run.resumed'],
+    [runId, tenantId, paused, VERB_RULES.pause.runStatuses, paused ? 'run.paused' : 'run.resumed'],
   );
   return res.rows[0]?.seq ?? null;
 }
@@ -126,7 +127,7 @@ export async function grantStep(
        RETURNING r.id)
      SELECT id, true AS coalesced FROM same
      UNION ALL SELECT $3::jsonb->>'id', false FROM upd`,
-    [runId, tenantId, JSON.stringify(step), OPERABLE_RUN_STATUSES],
+    [runId, tenantId, JSON.stringify(step), VERB_RULES.step.runStatuses],
   );
   return res.rows[0] ?? null;
 }
@@ -169,7 +170,7 @@ export async function setEdgeOverride(
                                  'verdict', to_jsonb($4::boolean))
        FROM r)
      SELECT last_seq AS seq FROM r`,
-    [runId, tenantId, edge.key, verdict, REPAIRABLE_RUN_STATUSES, edge.from, edge.to],
+    [runId, tenantId, edge.key, verdict, VERB_RULES.override.runStatuses, edge.from, edge.to],
   );
   return res.rows[0]?.seq ?? null;
 }
@@ -185,12 +186,25 @@ export type NodeIntentKind = 'skip' | 'retry' | 'complete';
 const CANCEL_SURVIVOR = `(r.status = 'Cancelled' AND n.status = 'Failed' AND n.failure_class = 'Interrupted'
   AND n.reason LIKE '${CANCEL_UNCONFIRMED_PREFIX}%')`;
 
+/** `'a', 'b'`: a list of the table's names (plain identifiers, no quotes) as SQL literals. */
+const sqlList = (names: readonly string[]): string => names.map((x) => `'${x}'`).join(', ');
+
+/**
+ * The WHERE guard of a node verb over `n` (node_runs) and `r` (runs), from its row of the
+ * verb table: the node's kind, its status (or a held Succeeded decision), the run's status,
+ * or on a Cancelled run a survivor of its cancel.
+ */
+function nodeVerbGuard(rule: NodeVerbRule): string {
+  const kinds = !rule.kinds ? 'TRUE' : 'only' in rule.kinds ? `n.kind IN (${sqlList(rule.kinds.only)})` : `n.kind NOT IN (${sqlList(rule.kinds.except)})`;
+  const held = rule.heldSucceeded ? ` OR (n.status = 'Succeeded' AND n.held)` : '';
+  const states = `((n.status IN (${sqlList(rule.nodeStatuses)})${held}) AND r.status IN (${sqlList(rule.runStatuses)}))`;
+  return `${kinds} AND ${rule.cancelSurvivor ? `(${states} OR ${CANCEL_SURVIVOR})` : states}`;
+}
+
 const INTENT_GUARDS: Record<NodeIntentKind, string> = {
-  skip: `n.status = 'Pending' AND r.status IN ('Pending', 'Running', 'WaitingForApproval')`,
-  retry: `(((n.status = 'Failed' OR (n.status = 'Succeeded' AND n.held))
-          AND r.status IN ('Running', 'WaitingForApproval', 'Failed')) OR ${CANCEL_SURVIVOR})`,
-  complete: `n.kind NOT IN ('Pause', 'ChatInput') AND ((n.status IN ('Pending', 'Queued', 'Running', 'Failed')
-             AND r.status IN ('Pending', 'Running', 'WaitingForApproval', 'Failed')) OR ${CANCEL_SURVIVOR})`,
+  skip: nodeVerbGuard(VERB_RULES.skip),
+  retry: nodeVerbGuard(VERB_RULES.retry),
+  complete: nodeVerbGuard(VERB_RULES.complete),
 };
 
 /**
@@ -269,7 +283,7 @@ export async function overrideNodeInput(
        UPDATE node_runs n SET input_override = $4::jsonb
        FROM runs r
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
-         AND n.status = 'Pending' AND r.status = ANY($5::text[])
+         AND n.status = ANY($6::text[]) AND r.status = ANY($5::text[])
        RETURNING n.run_id),
      r AS (
        UPDATE runs SET version = version + 1, last_seq = last_seq + 1, wake_at = now()
@@ -284,7 +298,8 @@ export async function overrideNodeInput(
       tenantId,
       // the stored override is { input } (text-built, so exact numbers stay exact), sealed to the node row
       sealJsonText(`{"input":${inputJson}}`, nodeDocAt(runId, nodeKey, 'input_override')),
-      REPAIRABLE_RUN_STATUSES,
+      VERB_RULES.input.runStatuses,
+      VERB_RULES.input.nodeStatuses,
     ],
   );
   return Number(res.rows[0]?.n ?? 0) > 0;

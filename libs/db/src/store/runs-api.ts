@@ -10,7 +10,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { rollback, withTransaction, type Tx } from './transaction';
 import { randomUUID } from 'node:crypto';
-import { publishesToChat, type Graph } from '@flowline/graph';
+import { VERB_RULES, publishesToChat, type Graph } from '@flowline/graph';
 import { definitionGraphAt, encodePageCursor, exactJson, type DefinitionRow, type KeysetPage } from './definitions';
 import { openJson, openJsonText, sealJsonText } from '../crypto';
 import { nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
@@ -27,9 +27,6 @@ type Queryable = Pick<Pool, 'query'> | PoolClient;
  * that began first can commit after one that began later.
  */
 export const INTENT_TIME = 'clock_timestamp()';
-
-/** Statuses a cancel request acts on; Cancelling and terminal runs make it a no-op. */
-export const CANCELLABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval'] as const;
 
 /** FNV-1a (32-bit) of the run id, modulo the shard count: the run's dispatcher shard. */
 export function shardOfRun(runId: string, shardCount: number): number {
@@ -590,7 +587,7 @@ export async function requestCancel(
       `UPDATE runs SET status = 'Cancelling', cancel_reason = $3, version = version + 1, wake_at = now()
        WHERE id = $1 AND tenant_id = $2 AND status = ANY($4::text[])
        RETURNING shard`,
-      [runId, tenantId, reason, CANCELLABLE_RUN_STATUSES],
+      [runId, tenantId, reason, VERB_RULES.cancel.runStatuses],
     );
     const row = upd.rows[0];
     if (row) {
@@ -610,8 +607,8 @@ export async function requestCancel(
 }
 
 /**
- * Records a gate decision. Guard (compare-and-set): the node is WaitingForApproval and
- * has no decision yet, on a run of the tenant. Effect: node_runs.decision = `decisionJson`,
+ * Records a gate decision. Guard (compare-and-set): the node is one the verb table lets a
+ * person decide (a WaitingForApproval Pause or ChatInput) and has no decision yet, on a run of the tenant. Effect: node_runs.decision = `decisionJson`,
  * a `decide` intent carrying the operationId, and the run's wake_at = now(), version + 1.
  * Returns the run's shard when recorded, null when the guard failed (lost race or wrong
  * state — the caller re-reads to answer).
@@ -629,9 +626,17 @@ export async function recordDecision(
       `UPDATE node_runs n SET decision = $4::jsonb
        FROM runs r
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
-         AND n.status = 'WaitingForApproval' AND n.decision IS NULL
+         AND n.status = ANY($5::text[]) AND n.kind = ANY($6::text[]) AND r.status = ANY($7::text[]) AND n.decision IS NULL
        RETURNING n.node_key`,
-      [runId, nodeKey, tenantId, sealJsonText(decisionJson, nodeDocAt(runId, nodeKey, 'decision'))],
+      [
+        runId,
+        nodeKey,
+        tenantId,
+        sealJsonText(decisionJson, nodeDocAt(runId, nodeKey, 'decision')),
+        VERB_RULES.decide.nodeStatuses,
+        VERB_RULES.decide.kinds.only,
+        VERB_RULES.decide.runStatuses,
+      ],
     );
     if (!upd.rowCount) return null;
     // the run row first: the intent is timed once this transaction holds it (INTENT_TIME)
