@@ -20,8 +20,9 @@ import {
 } from '@flowline/graph';
 import { createTestDatabase, type TestDatabase } from '@flowline/testing';
 import { insertDefinition } from './definitions';
-import { appendSteer, grantStep, overrideNodeInput, recordNodeIntent, setBreakpoints, setEdgeOverride, setRunPaused } from './operator';
-import { createRun, recordDecision, requestCancel } from './runs-api';
+import { grantStep, overrideNodeInput, setBreakpoints, setEdgeOverride, setRunPaused } from './operator';
+import { createRun } from './run-create';
+import { appendSteer, recordDecision, recordNodeIntent, requestCancel } from './intents';
 
 const TENANT = 't1';
 /** one kind of each class the table names: lane work, model calls, gates, a held decision */

@@ -1,7 +1,7 @@
 /**
  * Which operator verb applies in which run and node state (CONTRACT §5, §8), as ONE table.
  * The API answers its refusals from it, the planner re-checks an intent with it when it
- * applies one, and the SQL guards of libs/db (operator.ts, runs-api.ts) are kept equal to it
+ * applies one, and the SQL guards of libs/db (intents.ts, operator.ts) are kept equal to it
  * by libs/db/src/store/verb-guards.int.test.ts, which runs every verb against every state in
  * Postgres. Guards that depend on more than states (a steer's cap and operation id, a gate's
  * decision already recorded, a pause already set) are the callers'.
