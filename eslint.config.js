@@ -40,35 +40,15 @@ const zoneList = packages.flatMap((target) => [
   { target: target.dir, from: './scripts', message: 'A package never imports the repository scripts: shared harnesses live in libs/testing.' },
 ]);
 
-/**
- * Imports that cross the zones above today, each a harness still to move to libs/testing (or the
- * test to tests/): importer → the package dirs it may still reach. Nothing new goes here.
- */
-const pendingMoves = {
-  'libs/cli/test/cluster.ts': ['./services/api', './services/dispatcher'],
-  'services/api/test/client.int.test.ts': ['./services/dispatcher', './services/worker-tool'],
-  'services/api/test/blockers.int.test.ts': ['./services/dispatcher'],
-  'services/api/test/live-dispatcher.int.test.ts': ['./services/dispatcher'],
-  'services/console/bench/console.bench.ts': ['./scripts', './tests'],
-  'services/console/bench/editor.bench.ts': ['./scripts', './tests'],
-  'services/console/e2e/console-cluster.ts': ['./scripts', './tests'],
-  'services/console/e2e/console.e2e.test.ts': ['./tests'],
-  'services/console/e2e/editor.e2e.test.ts': ['./scripts', './tests'],
-  'services/dispatcher/test/harness.ts': ['./services/worker-tool'],
-  'services/dispatcher/test/llm-admission.int.test.ts': ['./services/worker-llm'],
-  'services/worker-llm/test/canonical-agent.e2e.test.ts': ['./libs/graph', './tests'],
-  'services/worker-llm/test/lane-overhead.bench.ts': ['./tests'],
-  'services/worker-llm/test/llm-cluster.ts': ['./scripts', './tests'],
-  'services/worker-llm/test/steer.e2e.test.ts': ['./tests'],
-};
-const zones = (allowed = []) => ['error', { basePath: root, zones: zoneList.filter((z) => !allowed.includes(z.from)) }];
+const zones = ['error', { basePath: root, zones: zoneList }];
 
 const deepImport = {
   // subpaths a package's exports map declares are public (`@flowline/queue/protocol`: names,
   // schemas, the live vocabulary and the signal publisher without BullMQ/ioredis;
   // `@flowline/queue/live-wire`: the live channel's names and guards without zod, for browser code;
-  // `@flowline/client/rest`: the REST half alone, for the console's first script)
-  group: ['@flowline/*/*', '!@flowline/queue/protocol', '!@flowline/queue/live-wire', '!@flowline/client/rest'],
+  // `@flowline/client/rest`: the REST half alone, for the console's first script;
+  // `@flowline/graph/fixtures`: the canonical eight-node graph the tests of every package submit)
+  group: ['@flowline/*/*', '!@flowline/queue/protocol', '!@flowline/queue/live-wire', '!@flowline/client/rest', '!@flowline/graph/fixtures'],
   message: 'Import a package through its public surface (src/index.ts or a declared export), never a deep path.',
 };
 
@@ -182,14 +162,10 @@ export default tseslint.config(
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
   },
   {
-    // Package boundaries (zones above), with the pending moves as narrow per-file exceptions.
+    // Package boundaries (zones above).
     files: ['libs/**/*.{ts,tsx}', 'services/**/*.{ts,tsx}'],
-    rules: { 'import-x/no-restricted-paths': zones() },
+    rules: { 'import-x/no-restricted-paths': zones },
   },
-  ...Object.entries(pendingMoves).map(([file, allowed]) => ({
-    files: [file],
-    rules: { 'import-x/no-restricted-paths': zones(allowed) },
-  })),
   {
     files: ['**/*.test.ts', '**/*.test.tsx', 'tests/**/*.ts', 'libs/testing/**/*.ts', 'services/console/e2e/**/*.ts', 'services/console/bench/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },

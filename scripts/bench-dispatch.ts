@@ -15,7 +15,8 @@
  */
 import pg from 'pg';
 import { queueNameFor } from '@flowline/queue';
-import { createHarness, startToolWorker, toolChainOf } from '../services/dispatcher/test/harness';
+import { createHarness, toolChainOf } from '../services/dispatcher/test/harness';
+import { startToolWorker } from '../tests/integration/tool-worker';
 
 const arg = (i: number, def: number) => Number(process.argv[2 + i] ?? def);
 const runs = arg(0, 1000);

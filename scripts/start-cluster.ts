@@ -9,8 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrate, createPool } from '@flowline/db';
 import { resolveInfra, type Infra } from './cluster-infra';
-import { startCluster, seedSamples, waitForApi } from './cluster';
-import { ensureConsoleBuilt } from './console-build';
+import { startCluster, seedSamples, waitForApi, ensureConsoleBuilt } from '@flowline/testing';
 
 const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const apiPort = Number(process.env.PORT ?? 3000);

@@ -6,9 +6,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@flowline/db';
-import { startFakeLlm, uniquePrefix, type FakeLlmServer } from '@flowline/testing';
-import { ensureDatabase, freePort } from '../../scripts/cluster-infra';
-import { startCluster, waitForApi, type Cluster, type ManagedProcess, type ProcessSpec } from '../../scripts/cluster';
+import { startFakeLlm, uniquePrefix, type FakeLlmServer, ensureDatabase, freePort, startCluster, waitForApi, type Cluster, type ManagedProcess, type ProcessSpec } from '@flowline/testing';
 import { ExitLedger } from './exit-ledger';
 import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './private-infra';
 import { CHAOS_SCHEMA_SQL } from './tools/effects-tool';

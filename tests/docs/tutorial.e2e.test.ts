@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startE2eCluster, type E2eCluster } from '../e2e/cluster-harness';
+import { startE2eCluster, type E2eCluster } from '@flowline/testing';
 import { REPO_ROOT, codeBlocks } from '../../scripts/docs/markdown-read';
 
 const PAGE = 'docs/tutorial.md';

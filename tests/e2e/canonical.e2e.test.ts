@@ -2,8 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { nodeOf, startE2eCluster, type E2eCluster } from './cluster-harness';
-import { canonicalWithTool } from './graphs';
+import { nodeOf, startE2eCluster, type E2eCluster, canonicalWithTool } from '@flowline/testing';
 
 describe('the canonical eight-node graph on a whole cluster', () => {
   let c: E2eCluster;

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@flowline/testing';
-import { startE2eCluster, type E2eCluster } from './cluster-harness';
+import { waitFor, startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 /**
  * Chat graph: Start → ask(ChatInput) → End(result = the answer's text). The End carries no

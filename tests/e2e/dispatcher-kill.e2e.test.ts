@@ -1,7 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@flowline/testing';
-import { nodeOf, SHARD_COUNT, startE2eCluster, type E2eCluster } from './cluster-harness';
-import { waitThenEcho } from './graphs';
+import { waitFor, nodeOf, E2E_SHARD_COUNT as SHARD_COUNT, startE2eCluster, type E2eCluster, waitThenEcho } from '@flowline/testing';
 
 describe('a dispatcher killed mid-run', () => {
   let c: E2eCluster;

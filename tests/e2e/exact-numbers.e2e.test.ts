@@ -8,8 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonExact } from '@flowline/graph';
-import { waitFor } from '@flowline/testing';
-import { startE2eCluster, type E2eCluster } from './cluster-harness';
+import { waitFor, startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 /** 2^53 + 1: the smallest positive integer a double cannot hold. */
 const BIG = '9007199254740993';

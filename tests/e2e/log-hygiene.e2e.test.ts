@@ -11,8 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type FlowlineClient } from '@flowline/client';
-import { spawnService, startFakeLlm, type FakeLlmServer } from '@flowline/testing';
-import { startE2eCluster, type E2eCluster } from './cluster-harness';
+import { spawnService, startFakeLlm, type FakeLlmServer, startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 const tag = randomBytes(4).toString('hex');
 const SECRETS = {

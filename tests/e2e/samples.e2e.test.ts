@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseGraph, parseJsonExact, validateJson, type Graph } from '@flowline/graph';
 import { createToolRegistry } from '@flowline/tools';
-import { startE2eCluster, type E2eCluster } from './cluster-harness';
+import { startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 const samplesDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'samples');
 

@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { nodeOf, startE2eCluster, type E2eCluster } from './cluster-harness';
-import { waitThenEcho } from './graphs';
+import { nodeOf, startE2eCluster, type E2eCluster, waitThenEcho } from '@flowline/testing';
 
 describe('a tool worker killed mid-job', () => {
   let c: E2eCluster;

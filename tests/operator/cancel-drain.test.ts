@@ -9,7 +9,7 @@
  * so the in-flight check cannot report the stopped job orphaned before the deadline.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { nodeOf, startE2eCluster, type E2eCluster } from '../e2e/cluster-harness';
+import { nodeOf, startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 const GRACE_MS = 2500;
 

@@ -4,8 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { waitFor } from '@flowline/testing';
-import { nodeOf, startE2eCluster, type E2eCluster } from '../e2e/cluster-harness';
+import { waitFor, nodeOf, startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 const FAN = 55;
 const STEPS = 50;

@@ -3,7 +3,7 @@
  * tool worker runs the work (whole cluster as processes; real Postgres and Redis).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { nodeOf, startE2eCluster, type E2eCluster } from '../e2e/cluster-harness';
+import { nodeOf, startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 let c: E2eCluster;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '@flowline/graph';
-import { startE2eCluster, type E2eCluster } from '../e2e/cluster-harness';
+import { startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 const llmThenTool = {
   schemaVersion: 1,

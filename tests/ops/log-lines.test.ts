@@ -5,9 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createTestRedis, waitFor } from '@flowline/testing';
-import { startCluster } from '../../scripts/cluster';
-import { logLineFormatter } from '../../scripts/log-lines';
+import { createTestRedis, logLineFormatter, startCluster, waitFor } from '@flowline/testing';
 
 const rootDir = fileURLToPath(new URL('../..', import.meta.url));
 const line = JSON.stringify({ level: 30, time: 1764600000000, pid: 1, name: 'worker-tool', runId: 'r-1', nodeKey: 'lookup', invocationId: 'i-1', msg: 'tool invocation finished' });

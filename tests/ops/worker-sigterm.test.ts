@@ -5,7 +5,7 @@
  * `Interrupted`, and retried on another worker, so the run completes either way.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { nodeOf, startE2eCluster, type E2eCluster } from '../e2e/cluster-harness';
+import { nodeOf, startE2eCluster, type E2eCluster } from '@flowline/testing';
 import { waitThenEcho } from '../e2e/graphs';
 
 const GRACE_MS = 3000;

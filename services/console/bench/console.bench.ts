@@ -25,9 +25,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { waitFor } from '@flowline/testing';
+import { waitFor, ensureConsoleBuilt } from '@flowline/testing';
 import { launchChromium } from '../e2e/browser';
-import { ensureConsoleBuilt } from '../../../scripts/console-build';
 import { KEYS, artifactsDir, rootDir, startConsoleCluster, type ConsoleCluster } from '../e2e/console-cluster';
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });

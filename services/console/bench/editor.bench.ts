@@ -12,8 +12,7 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureConsoleBuilt } from '../../../scripts/console-build';
-import { startE2eCluster } from '../../../tests/e2e/cluster-harness';
+import { ensureConsoleBuilt, startE2eCluster } from '@flowline/testing';
 import { launchChromium } from '../e2e/browser';
 
 const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

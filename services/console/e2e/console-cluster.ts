@@ -11,8 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { createClient, type FlowlineClient } from '@flowline/client';
-import { startE2eCluster, type E2eCluster } from '../../../tests/e2e/cluster-harness';
-import { ensureConsoleBuilt } from '../../../scripts/console-build';
+import { startE2eCluster, type E2eCluster, ensureConsoleBuilt } from '@flowline/testing';
 
 export const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const artifactsDir = join(rootDir, 'services', 'console', 'artifacts');

@@ -10,7 +10,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { JsonObject } from '@flowline/graph';
-import { canonicalWithTool } from '../../../tests/e2e/graphs';
+import { canonicalWithTool } from '@flowline/testing';
 import { NODE_HANDLE_OFFSETS } from '../src/graph/canvas';
 import { launchChromium } from './browser';
 import { KEYS, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';

@@ -15,8 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { ensureConsoleBuilt } from '../../../scripts/console-build';
-import { startE2eCluster, type E2eCluster } from '../../../tests/e2e/cluster-harness';
+import { ensureConsoleBuilt, startE2eCluster, type E2eCluster } from '@flowline/testing';
 import { SAMPLES } from '../src/editor/samples';
 import { launchChromium } from './browser';
 

@@ -1,7 +1,8 @@
 /**
  * In-process cluster for integration tests: a migrated database of its own, a unique
  * BullMQ prefix, dispatchers built exactly as main.ts builds them, and runs created
- * through the same store function the API uses.
+ * through the same store function the API uses. The tests that also run the real tool
+ * worker in this process cross two services and live in tests/integration/.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -9,9 +10,6 @@ import pino from 'pino';
 import { createRun, insertDefinition } from '@flowline/db';
 import { stringifyJson, type Graph, type GraphNode, type GraphEdge, type JsonObject } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
-import { createToolRegistry, type ToolRegistryOptions } from '@flowline/tools';
-// The real worker of the tool lane, run in-process (tests only; services never import each other).
-import { createToolWorker } from '../../worker-tool/src/worker';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@flowline/testing';
 import { createDispatcher, type Dispatcher } from '../src/dispatcher';
 import { dispatcherConfigSchema, type DispatcherConfig } from '../src/config';
@@ -178,24 +176,4 @@ export async function startMismatches(db: TestDatabase, runIds: string[]): Promi
     [runIds],
   );
   return res.rows;
-}
-
-/** Starts the real tool-lane worker (services/worker-tool) in this process. */
-export async function startToolWorker(h: Harness, concurrency = 8, tools: ToolRegistryOptions = {}): Promise<() => Promise<void>> {
-  const registry = await createToolRegistry({ testTools: true, ...tools });
-  const connection = new Redis(h.redis.url, { maxRetriesPerRequest: null });
-  const worker = createToolWorker({
-    redis: connection,
-    registry,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' }),
-    prefix: h.redis.prefix,
-    shardCount: SHARD_COUNT,
-    concurrency,
-    shutdownGraceMs: 500,
-  });
-  await worker.start();
-  return async () => {
-    await worker.stop();
-    connection.disconnect();
-  };
 }

@@ -9,9 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '@flowline/graph';
-import { startFakeLlm, type FakeLlmServer } from '@flowline/testing';
-import { canonicalEight } from '../../../libs/graph/src/parse/fixtures/canonical-eight';
-import { nodeOf, type ApiClient } from '../../../tests/e2e/cluster-harness';
+import { startFakeLlm, type FakeLlmServer, nodeOf, type ApiClient } from '@flowline/testing';
+import { canonicalEight } from '@flowline/graph/fixtures';
 import { startLlmCluster, type LlmCluster } from './llm-cluster';
 
 function canonicalWithAgent(): JsonObject {

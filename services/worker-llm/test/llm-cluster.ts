@@ -5,10 +5,7 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanupRedisPrefix, createTestDatabase, testRedisUrl, uniquePrefix, waitFor, type FakeLlmServer, type TestDatabase } from '@flowline/testing';
-import { freePort } from '../../../scripts/cluster-infra';
-import { startCluster, waitForApi, type Cluster } from '../../../scripts/cluster';
-import { ApiClient } from '../../../tests/e2e/cluster-harness';
+import { cleanupRedisPrefix, createTestDatabase, testRedisUrl, uniquePrefix, waitFor, type FakeLlmServer, type TestDatabase, freePort, startCluster, waitForApi, type Cluster, ApiClient } from '@flowline/testing';
 
 const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const SHARD_COUNT = 4;

@@ -7,8 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLlm, waitFor, type FakeLlmRequest, type FakeLlmServer } from '@flowline/testing';
-import { nodeOf } from '../../../tests/e2e/cluster-harness';
+import { startFakeLlm, waitFor, type FakeLlmRequest, type FakeLlmServer, nodeOf } from '@flowline/testing';
 import { messageText } from './helpers';
 import { startLlmCluster, type LlmCluster } from './llm-cluster';
 

@@ -1,8 +1,6 @@
 /** The run-level facts of "why isn't this run moving?" (GET /v1/runs/{id}/blockers): one round trip. */
-import type { Pool, PoolClient } from 'pg';
 import { SLOT_HOLDING_RUN_STATUSES } from './run-snapshots';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 export interface RunBlockerFacts {
   /** database clock, epoch ms: leases expire on it */

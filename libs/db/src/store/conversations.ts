@@ -4,21 +4,19 @@
  * message and bound-run reads, and the publish outbox write the dispatcher performs after
  * a tick made a `publishToChat` node Succeeded. Every read is tenant-scoped.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from '@flowline/graph';
 import { exactJson } from './definitions';
-import { createRun, type DefinitionForRun, type RunSeed } from './runs-api';
+import { createRun, type DefinitionForRun, type RunSeed } from './run-create';
 import { openJson, openJsonText, openText, sealJsonText, sealText, type Sealed } from '../crypto';
 import { nodeDocAt } from './run-snapshots';
-import { rollback, withTransaction, type Rollback, type Tx } from './transaction';
+import { rollback, withTransaction, type Rollback, type Tx, type Queryable } from './transaction';
 
 /** Where a message's text or attachments live. */
 function messageAt(id: string, column: 'text' | 'attachments'): Sealed {
   return { table: 'messages', column, row: id };
 }
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
 
 export interface MessageRow {
   id: string;
@@ -76,7 +74,7 @@ async function triggerMessage(
 
 /**
  * A chat send: starts a run of `definitionId` bound to the conversation with the user
- * message as its trigger, in ONE transaction (the run creation of runs-api, which binds
+ * message as its trigger, in ONE transaction (the run creation of run-create.ts, which binds
  * the run to the conversation, then the message). Idempotency: `requestId` is the run's
  * request id, so a replay (same key, same conversation, definition, text and attachments)
  * answers the same run and message, ever after; the same key with anything else is

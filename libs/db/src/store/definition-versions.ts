@@ -3,11 +3,9 @@
  * a keyset page of a definition's versions without their graphs, newest first, and one
  * version with its graph. Tenant-scoped: another tenant's definition reads as absent.
  */
-import type { Pool, PoolClient } from 'pg';
 import { openJsonText } from '../crypto';
 import { definitionGraphAt, exactJson, type KeysetPage } from './definitions';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 /** One saved version of a definition, without its graph. */
 export interface DefinitionVersionSummaryRow {

@@ -6,9 +6,9 @@
  * ./definition-versions.ts for the reads).
  * Every statement is tenant-scoped: a row of another tenant reads as absent.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { encryptionEnabled, openJsonText, sealJsonText, type Sealed } from '../crypto';
-import { rollback, withTransaction } from './transaction';
+import { rollback, withTransaction, type Queryable } from './transaction';
 import { decodeJson } from '../json-codec';
 
 /** Run statuses that pin a definition against deletion (anything not terminal). */
@@ -105,8 +105,6 @@ export interface KeysetPage<T> {
   items: T[];
   nextCursor: string | null;
 }
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
 
 const COLUMNS = `id, tenant_id, name, description, kind, version, graph_hash, node_count, created_at, updated_at,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;

@@ -8,9 +8,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, waitFor, type TestDatabase } from '@flowline/testing';
 import { insertDefinition } from './definitions';
-import { appendSteer, recordNodeIntent } from './operator';
+import { appendSteer, recordNodeIntent } from './intents';
 import { loadSnapshots } from './run-snapshots';
-import { createRun, recordDecision, requestCancel } from './runs-api';
+import { createRun } from './run-create';
+import { recordDecision, requestCancel } from './intents';
 
 let db: TestDatabase;
 let defId: string;

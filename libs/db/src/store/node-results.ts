@@ -1,10 +1,8 @@
 /** Durable work outcomes (node_results): the optional path for outcomes that must outlive Redis. */
 import type { WorkOutcome } from '@flowline/graph';
-import type { Pool, PoolClient } from 'pg';
 import { encryptionEnabled, sealJson } from '../crypto';
 import { encodeJson } from '../json-codec';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 /** One outcome to persist. */
 export interface NodeResultInput {

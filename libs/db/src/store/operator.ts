@@ -6,72 +6,14 @@
  * numbered from the run row (`last_seq + 1`). Nothing here loads a row and saves it back.
  * A statement that matched nothing returns null/false; the caller re-reads to answer.
  */
-import type { Pool, PoolClient } from 'pg';
-import { randomUUID } from 'node:crypto';
-import { CANCEL_UNCONFIRMED_PREFIX } from '@flowline/graph';
-import { digestOf, sealJsonText } from '../crypto';
-import { nodeDocAt, steerMessageAt } from './run-snapshots';
-import { INTENT_TIME } from './runs-api';
+import { VERB_RULES } from '@flowline/graph';
+import { sealJsonText } from '../crypto';
+import { nodeDocAt } from './run-snapshots';
+import type { Queryable } from './transaction';
 
-type Queryable = Pick<Pool, 'query'> | PoolClient;
-
-/** Runs an operator verb may still change (Cancelling and terminal runs are refused). */
-export const OPERABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval'] as const;
-/** Runs a node-level repair (retry, complete, input edit) may target: live ones and Failed (which reopens). */
-export const REPAIRABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Failed'] as const;
-
-/** A steering entry as stored in node_runs.steering (times epoch ms, like the planner's SteerEntry). */
-export interface SteerInput {
-  operationId: string;
-  message: string;
-  atUtc: number;
-}
-
-/**
- * Appends a steering entry. Guard: the tenant's live run; the node an Agent/LlmCall that is
- * Queued/Running; fewer than `maxSteers` entries; no entry with this operationId. Effect: the
- * entry (recorded against the row's current attempt, not applied), a `steer` intent, run
- * version + 1 and wake. True when recorded.
- */
-export async function appendSteer(
-  db: Queryable,
-  tenantId: string,
-  runId: string,
-  nodeKey: string,
-  entry: SteerInput,
-  maxSteers: number,
-): Promise<boolean> {
-  const res = await db.query<{ n: string }>(
-    `WITH n AS (
-       UPDATE node_runs n SET steering = n.steering || jsonb_build_array(jsonb_build_object(
-           'operationId', $4::text, 'message', $5::jsonb, 'atUtc', $6::bigint, 'attempt', n.attempt, 'applied', false))
-       FROM runs r
-       WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
-         AND r.status = ANY($7::text[]) AND n.kind IN ('Agent', 'LlmCall') AND n.status IN ('Queued', 'Running')
-         AND jsonb_array_length(n.steering) < $8
-         AND NOT n.steering @> jsonb_build_array(jsonb_build_object('operationId', $4::text))
-       RETURNING n.run_id),
-     r AS (UPDATE runs SET version = version + 1, wake_at = now() WHERE id IN (SELECT run_id FROM n) RETURNING id),
-     -- timed from the locked run row (INTENT_TIME): load order is commit order
-     i AS (
-       INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
-       SELECT $9::uuid, id, 'steer', $2, jsonb_build_object('operationId', $4::text), ${INTENT_TIME} FROM r)
-     SELECT count(*) AS n FROM r`,
-    [
-      runId,
-      nodeKey,
-      tenantId,
-      entry.operationId,
-      // the message alone is sealed (bound to run, node and operation): the array stays SQL-readable
-      sealJsonText(JSON.stringify(entry.message), steerMessageAt(runId, nodeKey, entry.operationId)),
-      entry.atUtc,
-      OPERABLE_RUN_STATUSES,
-      maxSteers,
-      randomUUID(),
-    ],
-  );
-  return Number(res.rows[0]?.n ?? 0) > 0;
-}
+// Which verb applies in which run and node state is the verb table of @flowline/graph
+// (VERB_RULES); every guard below takes its lists from it, and verb-guards.int.test.ts runs
+// each verb against each state to check the statements agree with the table.
 
 /**
  * Sets `runs.paused`. Guard: the tenant's run, `paused` differs, and (pausing) the run is
@@ -88,7 +30,7 @@ export async function setRunPaused(db: Queryable, tenantId: string, runId: strin
        INSERT INTO events (run_id, seq, kind, node_key, at, detail)
        SELECT id, last_seq, $5, NULL, now(), '{"by":"operator"}'::jsonb FROM r)
      SELECT last_seq AS seq FROM r`,
-    [runId, tenantId, paused, OPERABLE_RUN_STATUSES, paused ? 'run.paused' : 'run.resumed'],
+    [runId, tenantId, paused, VERB_RULES.pause.runStatuses, paused ? 'run.paused' : 'run.resumed'],
   );
   return res.rows[0]?.seq ?? null;
 }
@@ -126,7 +68,7 @@ export async function grantStep(
        RETURNING r.id)
      SELECT id, true AS coalesced FROM same
      UNION ALL SELECT $3::jsonb->>'id', false FROM upd`,
-    [runId, tenantId, JSON.stringify(step), OPERABLE_RUN_STATUSES],
+    [runId, tenantId, JSON.stringify(step), VERB_RULES.step.runStatuses],
   );
   return res.rows[0] ?? null;
 }
@@ -169,86 +111,9 @@ export async function setEdgeOverride(
                                  'verdict', to_jsonb($4::boolean))
        FROM r)
      SELECT last_seq AS seq FROM r`,
-    [runId, tenantId, edge.key, verdict, REPAIRABLE_RUN_STATUSES, edge.from, edge.to],
+    [runId, tenantId, edge.key, verdict, VERB_RULES.override.runStatuses, edge.from, edge.to],
   );
   return res.rows[0]?.seq ?? null;
-}
-
-/** The node-level verbs carried to the planner as intents. */
-export type NodeIntentKind = 'skip' | 'retry' | 'complete';
-
-/**
- * A survivor of a Cancelled run: lane work whose worker never confirmed the cancel (the
- * planner's drain, libs/graph planner/drain.ts). Retry/complete of one may reopen the run.
- * The prefix is a constant without quotes or LIKE wildcards.
- */
-const CANCEL_SURVIVOR = `(r.status = 'Cancelled' AND n.status = 'Failed' AND n.failure_class = 'Interrupted'
-  AND n.reason LIKE '${CANCEL_UNCONFIRMED_PREFIX}%')`;
-
-const INTENT_GUARDS: Record<NodeIntentKind, string> = {
-  skip: `n.status = 'Pending' AND r.status IN ('Pending', 'Running', 'WaitingForApproval')`,
-  retry: `(((n.status = 'Failed' OR (n.status = 'Succeeded' AND n.held))
-          AND r.status IN ('Running', 'WaitingForApproval', 'Failed')) OR ${CANCEL_SURVIVOR})`,
-  complete: `n.kind NOT IN ('Pause', 'ChatInput') AND ((n.status IN ('Pending', 'Queued', 'Running', 'Failed')
-             AND r.status IN ('Pending', 'Running', 'WaitingForApproval', 'Failed')) OR ${CANCEL_SURVIVOR})`,
-};
-
-/**
- * Parameters of the intent insert: with ENCRYPTION_KEY the payload is sealed to the intent's
- * id, with a keyed digest `dg` of its plaintext beside the envelope so a duplicate request is
- * still recognised by equality ($7; null without a key, comparing the payloads themselves).
- */
-function sealedIntentParams(
-  runId: string,
-  nodeKey: string,
-  tenantId: string,
-  kind: NodeIntentKind,
-  payloadJson: string,
-  intentId: string,
-): unknown[] {
-  const dg = digestOf(`${kind}\n${payloadJson}`);
-  const payload = dg === null ? payloadJson : sealJsonText(payloadJson, { table: 'intents', column: 'payload', row: intentId }, { dg });
-  return [runId, nodeKey, tenantId, kind, payload, intentId, dg];
-}
-
-/**
- * Records a skip/retry/complete intent. Guard (one statement, node row locked): the tenant's
- * run and node in the verb's states (see INTENT_GUARDS; the planner re-checks when it applies
- * it). An unapplied intent of the same kind with the same payload already covers the request
- * (`'duplicate'`, nothing written); one with another payload refuses it (`'pendingOther'`).
- * Effect: the intent, version + 1, wake. Null when the guard failed.
- */
-export async function recordNodeIntent(
-  db: Queryable,
-  tenantId: string,
-  runId: string,
-  nodeKey: string,
-  kind: NodeIntentKind,
-  payloadJson: string,
-): Promise<'recorded' | 'duplicate' | 'pendingOther' | null> {
-  const res = await db.query<{ outcome: string }>(
-    `WITH n AS (
-       SELECT n.run_id FROM node_runs n JOIN runs r ON r.id = n.run_id
-       WHERE n.run_id = $1 AND n.node_key = $2 AND r.tenant_id = $3 AND ${INTENT_GUARDS[kind]}
-       FOR UPDATE OF n),
-     pend AS (
-       SELECT CASE WHEN $7::text IS NULL THEN i.payload = $5::jsonb ELSE i.payload->>'dg' = $7::text END AS same
-       FROM intents i, n
-       WHERE i.run_id = n.run_id AND i.node_key = $2 AND i.kind = $4 AND i.applied_at IS NULL),
-     r AS (
-       UPDATE runs SET version = version + 1, wake_at = now()
-       WHERE id IN (SELECT run_id FROM n) AND NOT EXISTS (SELECT 1 FROM pend) RETURNING id),
-     -- timed from the locked run row (INTENT_TIME): load order is commit order
-     i AS (
-       INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
-       SELECT $6::uuid, id, $4, $2, $5::jsonb, ${INTENT_TIME} FROM r
-       RETURNING run_id)
-     SELECT 'recorded' AS outcome FROM i
-     UNION ALL SELECT CASE WHEN bool_or(same) THEN 'duplicate' ELSE 'pendingOther' END FROM pend HAVING count(*) > 0`,
-    sealedIntentParams(runId, nodeKey, tenantId, kind, payloadJson, randomUUID()),
-  );
-  const o = res.rows[0]?.outcome;
-  return o === 'recorded' || o === 'duplicate' || o === 'pendingOther' ? o : null;
 }
 
 /**
@@ -269,7 +134,7 @@ export async function overrideNodeInput(
        UPDATE node_runs n SET input_override = $4::jsonb
        FROM runs r
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
-         AND n.status = 'Pending' AND r.status = ANY($5::text[])
+         AND n.status = ANY($6::text[]) AND r.status = ANY($5::text[])
        RETURNING n.run_id),
      r AS (
        UPDATE runs SET version = version + 1, last_seq = last_seq + 1, wake_at = now()
@@ -284,7 +149,8 @@ export async function overrideNodeInput(
       tenantId,
       // the stored override is { input } (text-built, so exact numbers stay exact), sealed to the node row
       sealJsonText(`{"input":${inputJson}}`, nodeDocAt(runId, nodeKey, 'input_override')),
-      REPAIRABLE_RUN_STATUSES,
+      VERB_RULES.input.runStatuses,
+      VERB_RULES.input.nodeStatuses,
     ],
   );
   return Number(res.rows[0]?.n ?? 0) > 0;

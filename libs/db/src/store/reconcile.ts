@@ -1,8 +1,6 @@
 /** Reconciliation reads/writes a dispatcher runs when it (re)gains shards. */
 import { INLINE_KINDS, type NodeKind } from '@flowline/graph';
-import type { Pool, PoolClient } from 'pg';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 /** A Queued/Running node row: work that a worker may or may not hold. */
 export interface InflightWork {

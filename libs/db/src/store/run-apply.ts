@@ -5,13 +5,12 @@
  * reported conflicted and none of its writes land, while the others commit.
  */
 import { isEmptyPlan, type PlanResult, type RunSnapshot } from '@flowline/graph';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
 import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 /** One run's plan with the snapshot it was planned from. */
 export interface ApplyItem {

@@ -10,13 +10,11 @@ import type {
   RunState,
   WorkResult,
 } from '@flowline/graph';
-import type { Pool, PoolClient } from 'pg';
 import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnreadableRun, type Sealed } from '../crypto';
 import { definitionGraphAt } from './definitions';
 import { decodeJson } from '../json-codec';
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 /** A snapshot as stored: with the run's current `wake_at` (epoch ms), so an unchanged wake costs no write. */
 export interface LoadedSnapshot extends RunSnapshot {

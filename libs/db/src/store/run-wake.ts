@@ -1,7 +1,5 @@
 /** The due-work index: `runs.wake_at` per shard. */
-import type { Pool, PoolClient } from 'pg';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 /*
  * Inputs: $1 shards, $2 limit. Guard: wake_at <= now() (database clock).

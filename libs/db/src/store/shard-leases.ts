@@ -1,7 +1,5 @@
 /** Shard leases among dispatchers, expiring on the database clock (see flowline_claim_shards). */
-import type { Pool, PoolClient } from 'pg';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 /**
  * Heartbeats `dispatcherId` and rebalances: renews its leases, releases those beyond its fair

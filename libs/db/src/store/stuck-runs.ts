@@ -1,7 +1,5 @@
 /** Candidates of the dispatcher's stuck-run watchdog (libs/graph `stuckFindings` decides). */
-import type { Pool, PoolClient } from 'pg';
-
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+import type { Queryable } from './transaction';
 
 /** Run statuses a watchdog looks at: every live one. */
 export const WATCHED_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;

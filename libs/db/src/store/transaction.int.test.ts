@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@flowline/testing';
 import { createPool, type Pool } from '../pool';
 import { insertDefinition } from './definitions';
 import { sendMessage } from './conversations';
-import { createRun, type CreateRunParams } from './runs-api';
+import { createRun, type CreateRunParams } from './run-create';
 import { NestedConnectionError, rollback, withTransaction } from './transaction';
 
 let db: TestDatabase;

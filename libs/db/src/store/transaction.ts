@@ -14,6 +14,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient } from 'pg';
 
+/** Anything a store statement runs on: the pool, a checked-out client, or an open transaction's connection. */
+export type Queryable = Pick<Pool, 'query'> | PoolClient;
+
 declare const TX: unique symbol;
 
 /** The connection of an open transaction: it queries, nothing else (no release, no second connection). */

@@ -44,7 +44,7 @@ export function awaitingCancel(row: NodeRunState): boolean {
 }
 
 /** A row a cancel could not reach (see module doc). */
-export function isSurvivor(row: NodeRunState): boolean {
+export function isSurvivor(row: { status: string; failureClass: string; reason: string | null }): boolean {
   return row.status === 'Failed' && row.failureClass === 'Interrupted' && (row.reason ?? '').startsWith(CANCEL_UNCONFIRMED_PREFIX);
 }
 

@@ -1,8 +1,11 @@
 /**
  * Operator intents, applied in order and each consumed exactly once (applied or not):
- * cancel, skip, retry, complete, steer, decide.
+ * cancel, skip, retry, complete, steer, decide. Whether a verb applies to a row in the run's
+ * state is the verb table's (state-machine/verbs.ts), the same table the API and the SQL
+ * guards that recorded the intent follow; the state may have moved since, so it is judged again.
  */
-import { HUMAN_KINDS, TERMINAL_RUN_STATUSES, type Json } from '../model';
+import type { Json, NodeStatus } from '../model';
+import { verbApplies, type OperatorVerb } from '../state-machine/verbs';
 import { isSurvivor, RUN_CANCEL_PREFIX } from './drain';
 import type { PlanState } from './plan-state';
 import { RUN_FAILURE_CANCEL_PREFIX, settleSuccess, skipNode } from './settle';
@@ -16,10 +19,19 @@ export function applyIntents(st: PlanState): void {
   }
 }
 
+/** Does `verb` apply to row `key` in the run's state now? `asStatus` judges the row as if in that status. */
+function applies(st: PlanState, verb: OperatorVerb, key: string, asStatus?: NodeStatus): boolean {
+  const row = st.row(key)!;
+  const node = st.index.nodeByKey.get(key)!;
+  return verbApplies(verb, {
+    runStatus: st.run.status,
+    node: { status: asStatus ?? row.status, kind: node.kind, held: row.held, cancelSurvivor: isSurvivor(row) },
+  });
+}
+
 function applyIntent(st: PlanState, intent: Intent, steered: Set<string>): void {
-  const terminal = TERMINAL_RUN_STATUSES.has(st.run.status);
   if (intent.kind === 'cancel') {
-    if (!terminal && st.run.status !== 'Cancelling') {
+    if (verbApplies('cancel', { runStatus: st.run.status })) {
       st.updateRun({ status: 'Cancelling', cancelReason: intent.reason ?? st.run.cancelReason });
     }
     return;
@@ -29,7 +41,7 @@ function applyIntent(st: PlanState, intent: Intent, steered: Set<string>): void 
   if (!row || !node) return;
   switch (intent.kind) {
     case 'skip':
-      if (row.status === 'Pending' && !terminal && st.run.status !== 'Cancelling') {
+      if (applies(st, 'skip', row.nodeKey)) {
         skipNode(st, row.nodeKey, 'skipped by operator', { by: 'operator' });
       }
       return;
@@ -44,21 +56,11 @@ function applyIntent(st: PlanState, intent: Intent, steered: Set<string>): void 
   }
 }
 
-/**
- * May a retry/complete act on `key`? On a live or Failed run, yes; on a Cancelled run only
- * for a survivor of its cancel (a row whose worker never confirmed it, see drain.ts).
- */
-function operable(st: PlanState, key: string): boolean {
-  if (st.run.status === 'Cancelled') return isSurvivor(st.row(key)!);
-  return st.run.status !== 'Cancelling' && (!TERMINAL_RUN_STATUSES.has(st.run.status) || st.run.status === 'Failed');
-}
-
 /** Failed (or held DecisionModel) → Pending with `maxAttempts` more attempts; reopens a run it failed. */
 function retry(st: PlanState, key: string): void {
   const row = st.row(key)!;
   const node = st.index.nodeByKey.get(key)!;
-  const heldDecision = row.status === 'Succeeded' && row.held;
-  if ((row.status !== 'Failed' && !heldDecision) || !operable(st, key)) return;
+  if (!applies(st, 'retry', key)) return;
   const cleared = row.failureClass;
   st.update(key, {
     status: 'Pending',
@@ -81,9 +83,7 @@ function retry(st: PlanState, key: string): void {
 /** Operator completion of a non-human Pending/Queued/Running/Failed row; reopens a run it failed. */
 function complete(st: PlanState, key: string, output: Json): void {
   const row = st.row(key)!;
-  const node = st.index.nodeByKey.get(key)!;
-  if (HUMAN_KINDS.has(node.kind) || !operable(st, key)) return;
-  if (!['Pending', 'Queued', 'Running', 'Failed'].includes(row.status)) return;
+  if (!applies(st, 'complete', key)) return;
   if ((row.status === 'Queued' || row.status === 'Running') && row.invocationId) {
     st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason: 'completed by operator' });
   }
@@ -140,9 +140,10 @@ function steer(st: PlanState, key: string, operationId: string, steered: Set<str
   if (!entry) return;
   const onThisAttempt = entry.attempt === row.attempt || steered.has(key);
   const detail = { operationId, message: entry.message, attempt: entry.attempt };
-  const steerable = (row.kind === 'LlmCall' || row.kind === 'Agent') && st.run.status !== 'Cancelling' && !TERMINAL_RUN_STATUSES.has(st.run.status);
   const inFlight = row.status === 'Queued' || row.status === 'Running';
-  if (!steerable || entry.applied || !onThisAttempt || !(inFlight || (row.status === 'Pending' && steered.has(key)))) {
+  // a second steer of this tick on the row the first one sent back to Pending: judged as the in-flight row it was
+  const resteer = row.status === 'Pending' && steered.has(key);
+  if (entry.applied || !onThisAttempt || !applies(st, 'steer', key, resteer ? 'Running' : undefined)) {
     st.emit('node.steer-ignored', key, detail);
     return;
   }
@@ -176,7 +177,7 @@ function decide(st: PlanState, key: string, operationId: string): void {
   const row = st.row(key)!;
   const node = st.index.nodeByKey.get(key)!;
   const d = row.decision;
-  if (!HUMAN_KINDS.has(node.kind) || row.status !== 'WaitingForApproval' || !d || d.operationId !== operationId || d.applied) return;
+  if (!applies(st, 'decide', key) || !d || d.operationId !== operationId || d.applied) return;
   const validKind = node.kind === 'ChatInput' ? d.decision === 'Answer' : d.decision !== 'Answer';
   if (!validKind) return;
   let output: Json;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { NODE_EVENTS, NODE_TRANSITIONS, RUN_EVENTS, RUN_TRANSITIONS } from './index';
+import { RUN_STATUSES } from '../model';
+import { NODE_EVENTS, NODE_TRANSITIONS, OPERATOR_VERBS, RUN_EVENTS, RUN_TRANSITIONS, VERB_RULES, type VerbRule } from './index';
 
 const DOC = readFileSync(new URL('../../../../docs/state-machines.md', import.meta.url), 'utf8');
 
@@ -49,5 +50,28 @@ describe('docs/state-machines.md', () => {
 
   it('documents every event of both machines in an events table', () => {
     for (const e of [...NODE_EVENTS, ...RUN_EVENTS]) expect(DOC).toContain(`| \`${e}\` |`);
+  });
+});
+
+/** The rows of the operator verb table as docs/state-machines.md writes them. */
+function verbRows(): string[] {
+  return OPERATOR_VERBS.map((verb) => {
+    const rule: VerbRule = VERB_RULES[verb];
+    const list = (xs: readonly string[]) => (xs.length === RUN_STATUSES.length ? 'any' : xs.join('/'));
+    if (rule.scope === 'run') return `| \`${verb}\` | ${list(rule.runStatuses)} | — | — | — |`;
+    const kinds = !rule.kinds ? 'any' : 'only' in rule.kinds ? rule.kinds.only.join('/') : `not ${rule.kinds.except.join('/')}`;
+    const also = [rule.heldSucceeded ? 'a held decision (Succeeded)' : null, rule.cancelSurvivor ? 'a survivor of a cancel on a Cancelled run' : null]
+      .filter((x) => x !== null)
+      .join('; ');
+    return `| \`${verb}\` | ${list(rule.runStatuses)} | ${rule.nodeStatuses.join('/')} | ${kinds} | ${also || '—'} |`;
+  });
+}
+
+describe('docs/state-machines.md, operator verbs', () => {
+  it('writes exactly the verb table', () => {
+    const at = DOC.indexOf('<!-- verb table: generated from VERB_RULES; docs.test.ts keeps it equal -->');
+    expect(at).toBeGreaterThan(-1);
+    const rows = DOC.slice(at).split('\n').slice(3).filter((l) => l.startsWith('| `'));
+    expect(rows).toEqual(verbRows());
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Run and node-run state machines: tables (./node, ./run) and lookups over them.
+ * Run and node-run state machines: tables (./node, ./run) and lookups over them, and which
+ * operator verb applies in which state (./verbs).
  */
 import { NODE_STATUSES, RUN_STATUSES } from '../model';
 import type { NodeStatus, RunStatus } from '../model';
@@ -9,6 +10,8 @@ import { RUN_EVENTS, RUN_TRANSITIONS } from './run';
 import type { RunEvent } from './run';
 
 export { NODE_EVENTS, NODE_TRANSITIONS, RUN_EVENTS, RUN_TRANSITIONS };
+export { OPERATOR_VERBS, OPERABLE_RUN_STATUSES, REPAIRABLE_RUN_STATUSES, VERB_RULES, verbApplies, verbRefusal, verbTakesKind } from './verbs';
+export type { NodeVerbRule, OperatorVerb, RunVerbRule, VerbRule, VerbState } from './verbs';
 export type { NodeEvent, RunEvent };
 
 type Table<S extends string, E extends string> = Record<E, Partial<Record<S, S>>>;

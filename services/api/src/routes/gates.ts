@@ -8,7 +8,7 @@
 import type { OpenAPIHono} from '@hono/zod-openapi';
 import { createRoute } from '@hono/zod-openapi';
 import { getNodeRun, getRunDetail, recordDecision } from '@flowline/db';
-import { canonicalJson, type GateDecision, type Json } from '@flowline/graph';
+import { canonicalJson, verbRefusal, verbTakesKind, type GateDecision, type Json, type NodeKind, type NodeStatus, type RunStatus, type VerbState } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import {
   DecisionNotAllowedError,
@@ -107,18 +107,20 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
     for (let round = 0; round < 2; round++) {
       const node = await getNodeRun(deps.pool, runId, p.key);
       if (!node) throw new NotFoundError('node');
-      if (node.kind !== 'Pause' && node.kind !== 'ChatInput') {
-        throw new NodeStateConflictError(`a ${node.kind} node takes no decision`);
-      }
+      const state: VerbState = {
+        runStatus: run.status as RunStatus,
+        node: { status: node.status as NodeStatus, kind: node.kind as NodeKind, held: false, cancelSurvivor: false },
+      };
+      // the kind first (an act is checked against a gate's config only), the status after the standing decision
+      if (!verbTakesKind('decide', state.node!.kind)) throw new NodeStateConflictError(`a ${node.kind} node takes no decision`);
       const standing = node.decision as GateDecision | null;
       if (standing) {
         if (sameAct(standing, act)) return sendJson(202, { accepted: true });
         throw new GateAlreadyDecidedError(standingOf(standing));
       }
       checkAct(node.kind, nodeConfig(run.graph, p.key), act);
-      if (node.status !== 'WaitingForApproval') {
-        throw new NodeStateConflictError(`node is ${node.status}, not WaitingForApproval`);
-      }
+      const refused = verbRefusal('decide', state);
+      if (refused !== null) throw new NodeStateConflictError(refused);
       const decision: GateDecision = { ...act, at: Date.now(), applied: false };
       const recorded = await recordDecision(deps.pool, tenant, runId, p.key, act.operationId, jsonText(decision));
       if (recorded) {

@@ -9,7 +9,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute } from '@hono/zod-openapi';
 import {
-  OPERABLE_RUN_STATUSES,
   appendSteer,
   getNodeRun,
   getRunControls,
@@ -24,7 +23,7 @@ import {
   type NodeIntentKind,
   type NodeRunDetailRow,
 } from '@flowline/db';
-import type { SteerEntry } from '@flowline/graph';
+import { isCancelSurvivor, verbRefusal, type NodeKind, type NodeStatus, type OperatorVerb, type RunStatus, type SteerEntry, type VerbState } from '@flowline/graph';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import type { AppDeps, AppEnv } from '../context';
@@ -150,7 +149,18 @@ const routes = {
   }),
 };
 
-const isLive = (status: string) => (OPERABLE_RUN_STATUSES as readonly string[]).includes(status);
+/** The state the verb table (libs/graph state-machine/verbs.ts) judges a verb on this node in. */
+function verbState(runStatus: string, node: NodeRunDetailRow): VerbState {
+  return {
+    runStatus: runStatus as RunStatus,
+    node: {
+      status: node.status as NodeStatus,
+      kind: node.kind as NodeKind,
+      held: node.status === 'Succeeded' && node.pendingDecisionKind === 'Operator',
+      cancelSurvivor: isCancelSurvivor(node),
+    },
+  };
+}
 
 function graphMembers(graph: unknown, member: 'nodes' | 'edges'): Array<Record<string, unknown>> {
   const list = (graph as Record<string, unknown> | null)?.[member];
@@ -181,11 +191,8 @@ function steerRefusal(node: NodeRunDetailRow, runStatus: string, opId: string, m
     if (same.message === message) return 'replay';
     throw new OperationIdReusedError();
   }
-  if (node.kind !== 'Agent' && node.kind !== 'LlmCall') throw new NodeStateConflictError(`a ${node.kind} node cannot be steered`);
-  if (!isLive(runStatus)) throw new NodeStateConflictError(`run is ${runStatus}`);
-  if (node.status !== 'Queued' && node.status !== 'Running') {
-    throw new NodeStateConflictError(`node is ${node.status}, not Queued or Running`);
-  }
+  const refused = verbRefusal('steer', verbState(runStatus, node));
+  if (refused !== null) throw new NodeStateConflictError(refused);
   if (entries.length >= cap) throw new SteerLimitReachedError(cap);
   throw new NodeStateConflictError('the node changed while steering; read it again');
 }
@@ -229,7 +236,9 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       if (seq === null) {
         const run = await getRunControls(pool, tenant, runId);
         if (!run) throw new NotFoundError('run');
-        if (paused && !run.paused) throw new RunStateConflictError('RunStateConflict', `run is ${run.status}`);
+        if (paused && !run.paused) {
+          throw new RunStateConflictError('RunStateConflict', verbRefusal('pause', { runStatus: run.status as RunStatus }) ?? `run is ${run.status}`);
+        }
         return sendJson(202, { accepted: true });
       }
       deps.logger.info({ runId, paused }, paused ? 'run paused' : 'run resumed');
@@ -287,7 +296,7 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       const now = await getRunDetail(pool, tenant, runId);
       if (!now) throw new NotFoundError('run');
       const controls = await getRunControls(pool, tenant, runId);
-      if ((controls?.edgeOverrides[p.edgeKey] ?? null) !== verdict) throw new RunStateConflictError('RunStateConflict', `run is ${now.status}`);
+      if ((controls?.edgeOverrides[p.edgeKey] ?? null) !== verdict) throw new RunStateConflictError('RunStateConflict', verbRefusal('override', { runStatus: now.status as RunStatus }) ?? `run is ${now.status}`);
     } else {
       deps.logger.info({ runId, edgeKey: p.edgeKey, verdict }, 'edge override set');
       await wake(runId);
@@ -295,7 +304,7 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     return sendJson(200, { edgeKey: p.edgeKey, verdict });
   });
 
-  const nodeIntent = (kind: NodeIntentKind, refusal: (n: NodeRunDetailRow) => string | null) =>
+  const nodeIntent = (kind: NodeIntentKind & OperatorVerb) =>
     async (c: Context<AppEnv>) => {
       const p = { id: c.req.param('id') ?? '', key: c.req.param('key') ?? '' };
       const runId = requireUuid(p.id, 'run');
@@ -310,26 +319,14 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       if (outcome === 'pendingOther') throw new NodeStateConflictError(`another ${kind} of this node is pending`);
       if (outcome !== null) return sendJson(202, { accepted: true });
       const { run, node } = await requireNode(deps, tenant, runId, p.key);
-      const why = refusal(node);
-      if (why === null && kind === 'skip' && node.status === 'Skipped' && node.reason === 'skipped by operator') {
-        return sendJson(202, { accepted: true });
-      }
-      throw new NodeStateConflictError(why ?? `run is ${run.status}`);
+      // a skip the operator already made is this one again
+      if (kind === 'skip' && node.status === 'Skipped' && node.reason === 'skipped by operator') return sendJson(202, { accepted: true });
+      throw new NodeStateConflictError(verbRefusal(kind, verbState(run.status, node)) ?? `run is ${run.status}`);
     };
 
-  app.openapi(routes.skip, nodeIntent('skip', (n) => {
-    if (n.status === 'WaitingForApproval') return 'node waits on a person: decide it';
-    return n.status === 'Pending' || (n.status === 'Skipped' && n.reason === 'skipped by operator') ? null : `node is ${n.status}, not Pending`;
-  }));
-  app.openapi(routes.retry, nodeIntent('retry', (n) =>
-    n.status === 'Failed' || (n.status === 'Succeeded' && n.pendingDecisionKind === 'Operator')
-      ? null
-      : `node is ${n.status}: only a Failed node or a held decision can be retried`,
-  ));
-  app.openapi(routes.complete, nodeIntent('complete', (n) => {
-    if (n.kind === 'Pause' || n.kind === 'ChatInput') return `a ${n.kind} node is decided, not completed`;
-    return ['Pending', 'Queued', 'Running', 'Failed'].includes(n.status) ? null : `node is ${n.status}`;
-  }));
+  app.openapi(routes.skip, nodeIntent('skip'));
+  app.openapi(routes.retry, nodeIntent('retry'));
+  app.openapi(routes.complete, nodeIntent('complete'));
 
   app.openapi(routes.input, async (c) => {
     const p = c.req.valid('param');
@@ -343,7 +340,7 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       return sendJson(200, { nodeKey: p.key, input });
     }
     const { run, node } = await requireNode(deps, tenant, runId, p.key);
-    throw new NodeStateConflictError(node.status === 'Pending' ? `run is ${run.status}` : `node is ${node.status}, not Pending`);
+    throw new NodeStateConflictError(verbRefusal('input', verbState(run.status, node)) ?? `run is ${run.status}`);
   });
 }
 

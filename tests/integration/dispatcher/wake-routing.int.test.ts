@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
-import { createHarness, runStatuses, SHARD_COUNT, startToolWorker, toolChainOf, type Harness } from './harness';
-import type { Dispatcher } from '../src/dispatcher';
+import { createHarness, runStatuses, SHARD_COUNT, toolChainOf, type Harness } from '../../../services/dispatcher/test/harness';
+import type { Dispatcher } from '../../../services/dispatcher/src/dispatcher';
+import { startToolWorker } from '../tool-worker';
 
 describe('wake routing by shard', () => {
   let h: Harness;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCancel } from '@flowline/db';
 import { publishWake } from '@flowline/queue';
 import { waitFor } from '@flowline/testing';
-import { createHarness, runStatuses, startToolWorker, TENANT, toolChainOf, type Harness } from './harness';
+import { createHarness, runStatuses, TENANT, toolChainOf, type Harness } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
 
 let h: Harness;
 let stopWorker: () => Promise<void>;

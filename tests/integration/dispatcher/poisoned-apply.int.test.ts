@@ -13,8 +13,9 @@ import { requestCancel } from '@flowline/db';
 import type { Graph } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
 import { waitFor } from '@flowline/testing';
-import type { Dispatcher } from '../src/dispatcher';
-import { createHarness, edge, node, runStatuses, startToolWorker, TENANT, toolChain, type Harness } from './harness';
+import type { Dispatcher } from '../../../services/dispatcher/src/dispatcher';
+import { createHarness, edge, node, runStatuses, TENANT, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
 
 const LIMIT = 3;
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
-import { createHarness, runStatuses, startToolWorker, toolChain, type Harness } from './harness';
+import { createHarness, runStatuses, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
 
 describe('dispatcher with a tool worker', () => {
   let h: Harness;

@@ -8,10 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
-import { main } from '../src/index';
+import { main } from '@flowline/cli';
 import { KEY, startCluster, type CliCluster } from './cluster';
 
-const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** the CLI's package (libs/cli: its bin/) */
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'libs', 'cli');
 const NO_RUN = '00000000-0000-4000-8000-000000000000';
 
 /** Start → Tool(`config`) → End, as a user writes it. */

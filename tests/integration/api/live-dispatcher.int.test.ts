@@ -9,11 +9,11 @@ import { createTestDatabase, createTestRedis, waitFor, type TestDatabase, type T
 import { createToolRegistry } from '@flowline/tools';
 import { createClient, type FlowlineClient, type RunChange } from '@flowline/client';
 // The real dispatcher, run in-process (tests only; services never import each other).
-import { createDispatcher, type Dispatcher } from '../../dispatcher/src/dispatcher';
-import { dispatcherConfigSchema } from '../../dispatcher/src/config';
-import { createApp } from '../src/app';
-import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
-import { KEYS, pauseGraph } from './harness';
+import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
+import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
+import { createApp } from '../../../services/api/src/app';
+import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../../../services/api/src/live';
+import { KEYS, pauseGraph } from '../../../services/api/test/harness';
 
 const SHARD_COUNT = 4;
 const TENANT_KEYS = new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);

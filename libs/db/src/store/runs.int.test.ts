@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@flowline/testing';
 import { insertDefinition } from './definitions';
-import { createRun, listRunEvents, recordDecision, requestCancel, shardOfRun, type CreateRunParams } from './runs-api';
+import { createRun, shardOfRun, type CreateRunParams } from './run-create';
+import { listRunEvents } from './run-reads';
+import { recordDecision, requestCancel } from './intents';
 
 let db: TestDatabase;
 let defId: string;
@@ -41,7 +43,7 @@ const params = (over: Partial<CreateRunParams> = {}): CreateRunParams => ({
   ...over,
 });
 
-describe('runs-api store', () => {
+describe('the runs store (create, read, intents)', () => {
   it('derives a stable shard in range from the run id', () => {
     const id = randomUUID();
     expect(shardOfRun(id, 8)).toBe(shardOfRun(id, 8));

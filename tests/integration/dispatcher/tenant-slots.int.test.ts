@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
 import type { Graph } from '@flowline/graph';
-import { createHarness, edge, node, runStatuses, startToolWorker, toolChain, type Harness } from './harness';
+import { createHarness, edge, node, runStatuses, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
 
 describe('per-tenant run slots', () => {
   let h: Harness;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
-import { createHarness, runStatuses, SHARD_COUNT, startToolWorker, toolChain, type Harness } from './harness';
+import { createHarness, runStatuses, SHARD_COUNT, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
 
 describe('shard lease takeover', () => {
   let h: Harness;

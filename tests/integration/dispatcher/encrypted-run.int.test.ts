@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configureEncryption, getNodeRun, getRunDetail, insertDefinition } from '@flowline/db';
 import { JsonNumber, type Graph, type GraphEdge, type JsonObject } from '@flowline/graph';
 import { waitFor } from '@flowline/testing';
-import { createHarness, edge, node, runStatuses, startToolWorker, TENANT, toolChain, type Harness } from './harness';
+import { createHarness, edge, node, runStatuses, TENANT, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
 
 const MARK = 'PLAINTEXT-MARKER-e2e-91b4';
 const KEY = randomBytes(32).toString('hex');

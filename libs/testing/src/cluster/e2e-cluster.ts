@@ -9,11 +9,14 @@ import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { ApiRequestError, createClient, type FlowlineClient } from '@flowline/client';
-import { createTestDatabase, uniquePrefix, waitFor, type TestDatabase } from '@flowline/testing';
-import { freePort, spawnRedis } from '../../scripts/cluster-infra';
-import { startCluster, waitForApi, type Cluster, type ProcessSpec } from '../../scripts/cluster';
+import { createTestDatabase, type TestDatabase } from '../pg';
+import { uniquePrefix } from '../redis';
+import { waitFor } from '../wait-for';
+import { freePort, spawnRedis } from './infra';
+import { startCluster, waitForApi, type Cluster, type ProcessSpec } from './processes';
 
-const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The repository's root directory. */
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 export const SHARD_COUNT = 8;
 
 /** Environment every process of an e2e cluster gets: short leases and sweeps, test tools on. */
@@ -70,7 +73,7 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
   for (let i = 1; i <= (o.toolWorkers ?? 1); i++) processes.push({ label: `worker-tool-${i}`, service: 'worker-tool' });
   for (let i = 1; i <= (o.llmWorkers ?? 0); i++) processes.push({ label: `worker-llm-${i}`, service: 'worker-llm' });
   const cluster = startCluster({
-    rootDir,
+    rootDir: REPO_ROOT,
     databaseUrl: o.mapDatabaseUrl ? o.mapDatabaseUrl(db.url) : db.url,
     redisUrl,
     apiPort,

@@ -4,7 +4,8 @@ import { insertDefinition, listMessages, sendMessage } from '@flowline/db';
 import type { Graph } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
 import { waitFor } from '@flowline/testing';
-import { SHARD_COUNT, TENANT, createHarness, edge, node, runStatuses, startToolWorker, type Harness } from './harness';
+import { SHARD_COUNT, TENANT, createHarness, edge, node, runStatuses, type Harness } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
 
 
 /**

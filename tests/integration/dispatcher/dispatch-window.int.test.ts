@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
 import { WindowStore } from '@flowline/queue';
-import { createHarness, runStatuses, startToolWorker, toolChain, type Harness } from './harness';
-import type { Dispatcher } from '../src/dispatcher';
+import { createHarness, runStatuses, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
+import type { Dispatcher } from '../../../services/dispatcher/src/dispatcher';
 
 const WINDOW = 2;
 const PER_TENANT = 16;

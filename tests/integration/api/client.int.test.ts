@@ -27,12 +27,12 @@ import {
   type RunDetail,
 } from '@flowline/client';
 // The real dispatcher and tool worker, run in-process (tests only; services never import each other).
-import { createDispatcher, type Dispatcher } from '../../dispatcher/src/dispatcher';
-import { dispatcherConfigSchema } from '../../dispatcher/src/config';
-import { createToolWorker, type ToolWorker } from '../../worker-tool/src/worker';
-import { createApp } from '../src/app';
-import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
-import { chatGraph, KEYS, lineGraph, pauseGraph } from './harness';
+import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
+import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
+import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
+import { createApp } from '../../../services/api/src/app';
+import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../../../services/api/src/live';
+import { chatGraph, KEYS, lineGraph, pauseGraph } from '../../../services/api/test/harness';
 
 const SHARD_COUNT = 4;
 const TENANT_KEYS = new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);

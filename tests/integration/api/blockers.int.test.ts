@@ -8,9 +8,9 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { waitFor } from '@flowline/testing';
 // The real dispatcher, run in-process (tests only; services never import each other).
-import { createDispatcher, type Dispatcher } from '../../dispatcher/src/dispatcher';
-import { dispatcherConfigSchema } from '../../dispatcher/src/config';
-import { KEYS, pauseGraph, startHarness, type Harness } from './harness';
+import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
+import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
+import { KEYS, pauseGraph, startHarness, type Harness } from '../../../services/api/test/harness';
 
 const SHARD_COUNT = 4;
 const SLOTS = 3;

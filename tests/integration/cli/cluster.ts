@@ -13,7 +13,8 @@ import { createToolRegistry } from '@flowline/tools';
 // The real services, run in-process as this test's fixture (the CLI's sources speak only HTTP).
 import { createApp } from '../../../services/api/src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS } from '../../../services/api/src/live';
-import { createHarness, SHARD_COUNT, startToolWorker } from '../../../services/dispatcher/test/harness';
+import { createHarness, SHARD_COUNT } from '../../../services/dispatcher/test/harness';
+import { startToolWorker } from '../tool-worker';
 
 export const KEY = 'cli-test-key';
 

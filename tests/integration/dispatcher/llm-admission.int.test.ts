@@ -12,11 +12,11 @@ import { closeLaneQueues, createLaneQueues, publishWake, type LaneQueues } from 
 import { createToolRegistry } from '@flowline/tools';
 import { startFakeLlm, waitFor, type FakeLlmServer } from '@flowline/testing';
 // The real worker of the LLM lane, run in-process (tests only; services never import each other).
-import { createLlmWorker, createProviderRegistry } from '../../worker-llm/src/index';
-import { createDispatchStore } from '../src/store';
-import { PendingWork } from '../src/pending-work';
-import { checkInflight } from '../src/inflight-check';
-import { createHarness, runStatuses, SHARD_COUNT, TENANT, type Harness } from './harness';
+import { createLlmWorker, createProviderRegistry } from '../../../services/worker-llm/src/index';
+import { createDispatchStore } from '../../../services/dispatcher/src/store';
+import { PendingWork } from '../../../services/dispatcher/src/pending-work';
+import { checkInflight } from '../../../services/dispatcher/src/inflight-check';
+import { createHarness, runStatuses, SHARD_COUNT, TENANT, type Harness } from '../../../services/dispatcher/test/harness';
 
 const node = (key: string, kind: GraphNode['kind'], config: JsonObject, timeoutSeconds: number | null = null, maxAttempts = 3): GraphNode => ({
   key,

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (this workspace): lane overhead per call, measured exactly as the root
+ * `npm run bench -w @flowline/worker-llm`: lane overhead per call, measured exactly as the root
  * `npm run bench -- --only lanes` measures it (tests/bench/lib/lanes.ts: the LLM lane
  * against the fake OpenAI-compatible server answering at once, beside the tool lane),
  * then LLM-lane throughput with many jobs in flight. Needs Redis (REDIS_URL or the
@@ -11,11 +11,11 @@ import { QueueEvents } from 'bullmq';
 import { closeLaneQueues, createLaneQueues, enqueueWork, queueNameFor } from '@flowline/queue';
 import { cleanupRedisPrefix, startFakeLlm, testRedisUrl, uniquePrefix } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
-import { createProviderRegistry } from '../src/providers/registry';
-import { createLlmWorker } from '../src/worker';
-import { llmItem } from './helpers';
-import { laneOverhead } from '../../../tests/bench/lib/lanes';
-import { renderLanes } from '../../../tests/bench/lib/report';
+import { createProviderRegistry } from '../../../services/worker-llm/src/providers/registry';
+import { createLlmWorker } from '../../../services/worker-llm/src/worker';
+import { llmItem } from '../../../services/worker-llm/test/helpers';
+import { laneOverhead } from '../../bench/lib/lanes';
+import { renderLanes } from '../../bench/lib/report';
 
 const SEQUENTIAL = Number(process.env.BENCH_CALLS ?? 200);
 const PARALLEL = Number(process.env.BENCH_PARALLEL_CALLS ?? 500);

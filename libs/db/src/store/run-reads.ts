@@ -1,0 +1,241 @@
+/**
+ * SQL of the reads of runs as the API makes them: one run (summary, detail), the keyset
+ * list, its node runs and its events. Every read is tenant-scoped: another tenant's run
+ * reads as absent.
+ */
+import { definitionGraphAt, encodePageCursor, exactJson, type KeysetPage } from './definitions';
+import { openJson, openJsonText } from '../crypto';
+import { nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
+import { eventDetailAt } from './run-apply';
+import type { Queryable } from './transaction';
+
+export interface RunSummaryRow {
+  id: string;
+  tenantId: string;
+  definitionId: string;
+  /** the definition version the run pinned */
+  definitionVersion: number;
+  status: string;
+  failureClass: string;
+  reason: string | null;
+  paused: boolean;
+  requestId: string | null;
+  parentRunId: string | null;
+  conversationId: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  graphHash: string;
+  lastSeq: number;
+}
+
+/** A run with its pinned graph document and output. */
+export interface RunDetailRow extends RunSummaryRow {
+  graph: unknown;
+  output: unknown;
+}
+
+export interface NodeRunSummaryRow {
+  nodeKey: string;
+  kind: string;
+  status: string;
+  attempt: number;
+  failureClass: string;
+  reason: string | null;
+  pendingDecisionKind: string | null;
+  childRunId: string | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export interface NodeRunDetailRow extends NodeRunSummaryRow {
+  input: unknown;
+  inputOverride: unknown;
+  output: unknown;
+  steering: unknown;
+  notBefore: Date | null;
+  decision: unknown;
+}
+
+export interface RunEventRow {
+  seq: number;
+  kind: string;
+  nodeKey: string | null;
+  at: Date;
+  detail: unknown;
+}
+
+const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.definition_version, r.status, r.failure_class, r.reason, r.paused, r.request_id,
+  r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
+  to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
+function toRunRow(r: any): RunSummaryRow {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    definitionId: r.definition_id,
+    definitionVersion: r.definition_version,
+    status: r.status,
+    failureClass: r.failure_class ?? 'None',
+    reason: r.reason,
+    paused: r.paused ?? false,
+    requestId: r.request_id,
+    parentRunId: r.parent_run_id,
+    conversationId: r.conversation_id,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    graphHash: r.graph_hash,
+    lastSeq: r.last_seq ?? 0,
+  };
+}
+
+function toNodeRow(r: any): NodeRunSummaryRow {
+  return {
+    nodeKey: r.node_key,
+    kind: r.kind,
+    status: r.status,
+    attempt: r.attempt ?? 0,
+    failureClass: r.failure_class ?? 'None',
+    reason: r.reason,
+    pendingDecisionKind: r.pending_decision_kind,
+    childRunId: r.child_run_id,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** One run of the tenant with its pinned graph and output; null when absent. */
+export async function getRunDetail(db: Queryable, tenantId: string, runId: string): Promise<RunDetailRow | null> {
+  const res = await db.query(
+    `SELECT ${RUN_COLUMNS}, r.graph::text AS graph, r.output::text AS output FROM runs r
+     WHERE r.id = $1 AND r.tenant_id = $2`,
+    [runId, tenantId],
+  );
+  const r = res.rows[0];
+  return r
+    ? {
+        ...toRunRow(r),
+        graph: exactJson(openJsonText(r.graph, definitionGraphAt(r.definition_id, r.definition_version))),
+        output: exactJson(openJsonText(r.output, runDocAt(r.id, 'output'))),
+      }
+    : null;
+}
+
+/** Status and last seq of the tenant's run (cheap poll for streams); null when absent. */
+export async function getRunHead(
+  db: Queryable,
+  tenantId: string,
+  runId: string,
+): Promise<{ status: string; lastSeq: number } | null> {
+  const res = await db.query<{ status: string; last_seq: number }>(
+    `SELECT status, last_seq FROM runs WHERE id = $1 AND tenant_id = $2`,
+    [runId, tenantId],
+  );
+  const r = res.rows[0];
+  return r ? { status: r.status, lastSeq: r.last_seq } : null;
+}
+
+export interface RunFilter {
+  status?: string;
+  definitionId?: string;
+  conversationId?: string;
+}
+
+/** A page of the tenant's runs, newest first, keyset over (created_at desc, id desc). */
+export async function listRuns(
+  db: Queryable,
+  tenantId: string,
+  filter: RunFilter,
+  limit: number,
+  after: { createdKey: string; id: string } | null,
+): Promise<KeysetPage<RunSummaryRow>> {
+  const res = await db.query(
+    `SELECT ${RUN_COLUMNS} FROM runs r
+     WHERE r.tenant_id = $1
+       AND ($2::text IS NULL OR r.status = $2)
+       AND ($3::uuid IS NULL OR r.definition_id = $3)
+       AND ($4::timestamp IS NULL OR (r.created_at, r.id) < (($4::timestamp AT TIME ZONE 'UTC'), $5::uuid))
+       AND ($7::text IS NULL OR r.conversation_id = $7)
+     ORDER BY r.created_at DESC, r.id DESC
+     LIMIT $6`,
+    [
+      tenantId,
+      filter.status ?? null,
+      filter.definitionId ?? null,
+      after?.createdKey ?? null,
+      after?.id ?? null,
+      limit + 1,
+      filter.conversationId ?? null,
+    ],
+  );
+  const rows = res.rows.slice(0, limit);
+  const last = rows[rows.length - 1];
+  return {
+    items: rows.map(toRunRow),
+    nextCursor: res.rows.length > limit && last ? encodePageCursor(last.created_key, last.id) : null,
+  };
+}
+
+
+/** Every node row of a run (the caller has checked the run's tenant). */
+export async function listNodeRuns(db: Queryable, runId: string): Promise<NodeRunSummaryRow[]> {
+  const res = await db.query(
+    `SELECT node_key, kind, status, attempt, failure_class, reason, pending_decision_kind, child_run_id, started_at, finished_at
+     FROM node_runs WHERE run_id = $1 ORDER BY node_key`,
+    [runId],
+  );
+  return res.rows.map(toNodeRow);
+}
+
+/** One node row with its documents; null when the run has no such node. */
+export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {
+  const res = await db.query(
+    `SELECT node_key, kind, status, attempt, failure_class, reason, pending_decision_kind, child_run_id, started_at,
+            finished_at, input::text AS input, input_override::text AS input_override, output::text AS output, steering,
+            not_before, decision::text AS decision
+     FROM node_runs WHERE run_id = $1 AND node_key = $2`,
+    [runId, nodeKey],
+  );
+  const r = res.rows[0];
+  if (!r) return null;
+  const at = (column: string) => nodeDocAt(runId, nodeKey, column);
+  const steering = (r.steering ?? []) as Array<{ operationId: string; message: unknown }>;
+  return {
+    ...toNodeRow(r),
+    input: exactJson(openJsonText(r.input, at('input'))),
+    inputOverride: exactJson(openJsonText(r.input_override, at('input_override'))),
+    output: exactJson(openJsonText(r.output, at('output'))),
+    steering: steering.map((s) => ({ ...s, message: openJson(s.message, steerMessageAt(runId, nodeKey, s.operationId)) })),
+    notBefore: r.not_before,
+    decision: exactJson(openJsonText(r.decision, at('decision'))),
+  };
+}
+
+/**
+ * Events with seq > afterSeq, ascending, at most `limit`; reads one row past the limit
+ * so `truncated` is known without a count.
+ */
+export async function listRunEvents(
+  db: Queryable,
+  runId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<{ events: RunEventRow[]; truncated: boolean }> {
+  const res = await db.query(
+    `SELECT seq, kind, node_key, at, detail FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    [runId, afterSeq, limit + 1],
+  );
+  return {
+    events: res.rows.slice(0, limit).map((r) => ({
+      seq: r.seq,
+      kind: r.kind,
+      nodeKey: r.node_key,
+      at: r.at,
+      detail: openJson(r.detail ?? {}, eventDetailAt(runId, r.seq)),
+    })),
+    truncated: res.rows.length > limit,
+  };
+}

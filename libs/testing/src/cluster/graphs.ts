@@ -1,0 +1,37 @@
+/** Graph documents the end-to-end tests submit through the API. */
+import type { Json, JsonObject } from '@flowline/graph';
+import { canonicalEightWithEcho } from '@flowline/graph/fixtures';
+
+/**
+ * The canonical eight-node graph with its Agent replaced by an `echo` Tool: the run
+ * input's `requiresReview` picks the branch (Pause `review`, or Tool `lookup` reading
+ * `notes.md` under TOOL_FILES_ROOT).
+ */
+export function canonicalWithTool(): JsonObject {
+  const doc = canonicalEightWithEcho();
+  const nodes = doc.nodes as JsonObject[];
+  const at = (key: string) => nodes.find((n) => n.key === key)!;
+  at('analyze').config = { toolName: 'echo', argumentBindings: { requiresReview: 'run.input.requiresReview' } };
+  at('check').config = { path: 'output.result.requiresReview' };
+  at('lookup').config = { toolName: 'read_file', arguments: { path: 'notes.md' } };
+  return doc;
+}
+
+/** Start → Tool(wait `ms`, then echo) → End: a run with one long in-flight job. */
+export function waitThenEcho(ms: number, maxAttempts = 3): JsonObject {
+  const nodes: Json[] = [
+    { key: 'start', kind: 'Start' },
+    { key: 'slow', kind: 'Tool', maxAttempts, config: { toolName: 'wait', arguments: { ms } } },
+    { key: 'echo', kind: 'Tool', config: { toolName: 'echo', arguments: { done: true } } },
+    { key: 'end', kind: 'End', config: { outcome: 'done' } },
+  ];
+  return {
+    schemaVersion: 1,
+    nodes,
+    edges: [
+      { key: 'e1', from: 'start', to: 'slow' },
+      { key: 'e2', from: 'slow', to: 'echo' },
+      { key: 'e3', from: 'echo', to: 'end' },
+    ],
+  };
+}
