@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '@flowline/graph';
-import { startE2eCluster, type E2eCluster } from '@flowline/testing';
+import { startE2eCluster, waitFor, type E2eCluster } from '@flowline/testing';
 
 const llmThenTool = {
   schemaVersion: 1,
@@ -23,14 +23,17 @@ const llmThenTool = {
   ],
 } satisfies Json;
 
-/** The ops port a process printed at boot (`ops port listening`), by its cluster label. */
-function opsPortOf(lines: string[], label: string): number {
-  for (const l of lines) {
-    if (!l.includes(`[${label}]`)) continue;
-    const m = /"port":(\d+),"msg":"ops port listening/.exec(l);
-    if (m) return Number(m[1]);
-  }
-  throw new Error(`no ops port line from ${label}`);
+/** The ops port a process printed at boot (`ops port listening`), by its cluster label; waits for the line (a worker may print it after the API answers). */
+async function opsPortOf(lines: string[], label: string): Promise<number> {
+  const find = () => {
+    for (const l of lines) {
+      if (!l.includes(`[${label}]`)) continue;
+      const m = /"port":(\d+),"msg":"ops port listening/.exec(l);
+      if (m) return Number(m[1]);
+    }
+    return null;
+  };
+  return waitFor(find, { timeoutMs: 60_000, intervalMs: 100, description: `the ops port line of ${label}` });
 }
 
 async function scrape(url: string): Promise<string> {
@@ -59,7 +62,7 @@ describe('engine metrics on the real processes', () => {
   beforeAll(async () => {
     c = await startE2eCluster({ dispatchers: 1, toolWorkers: 1, llmWorkers: 1, env: { OPS_PORT: '0', LOG_LEVEL: 'info' } });
     for (const label of ['dispatcher-1', 'worker-tool-1', 'worker-llm-1']) {
-      urls[label] = `http://127.0.0.1:${opsPortOf(c.lines, label)}/metrics`;
+      urls[label] = `http://127.0.0.1:${await opsPortOf(c.lines, label)}/metrics`;
     }
     urls.api = `${c.cluster.apiUrl}/metrics`;
   }, 120_000);
