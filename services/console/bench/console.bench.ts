@@ -33,7 +33,7 @@ const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', defau
 const REPS = flags.quick ? 3 : 5;
 const CHAINS = 9;
 const CHAIN_LENGTH = 22;
-const WAIT_MS = 200;
+const WAIT_MS = 150;
 const log = (s: string) => process.stderr.write(`[console bench] ${s}\n`);
 
 const chainLength = (c: number) => (c === CHAINS - 1 ? CHAIN_LENGTH - 1 : CHAIN_LENGTH);
