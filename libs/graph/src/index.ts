@@ -12,3 +12,4 @@ export * from './publish';
 export * from './layout';
 export * from './blockers';
 export * from './watchdog';
+export * from './shard';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import type { WorkItem } from '@flowline/graph';
+import { shardOfRun, type WorkItem } from '@flowline/graph';
 import { cleanupRedisPrefix, testRedisUrl, uniquePrefix, waitFor } from '@flowline/testing';
 import {
   cancelChannel,
@@ -27,7 +27,6 @@ import {
   wakeChannel,
   wakeChannelOf,
   shardWakeChannel,
-  runShard,
   wakeMessageSchema,
   type LaneQueues,
 } from '../src/index';
@@ -103,7 +102,7 @@ describe('the queue protocol against real Redis', () => {
     await waitFor(() => got.length >= 4 && heard.length >= 1, { timeoutMs: 10_000 });
     await shardSub.quit();
     expect(got.map((g) => [g.channel, JSON.parse(g.raw) as unknown])).toEqual(
-      runs.map((runId) => [shardWakeChannel(runShard(runId, 4), prefix), { runId }]),
+      runs.map((runId) => [shardWakeChannel(shardOfRun(runId, 4), prefix), { runId }]),
     );
     // nothing naming a run reached the broadcast channel
     expect(heard.map((h) => h.channel)).toEqual([wakeChannel(prefix)]);

@@ -5,21 +5,14 @@
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { publishesToChat, type Graph } from '@flowline/graph';
+import { publishesToChat, shardOfRun, type Graph } from '@flowline/graph';
 import { rollback, withTransaction, type Queryable, type Tx } from './transaction';
 import { definitionGraphAt, exactJson, type DefinitionRow } from './definitions';
 import { openJsonText, sealJsonText } from '../crypto';
 import { runDocAt } from './run-snapshots';
 
-/** FNV-1a (32-bit) of the run id, modulo the shard count: the run's dispatcher shard. */
-export function shardOfRun(runId: string, shardCount: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < runId.length; i++) {
-    h ^= runId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % shardCount;
-}
+/** The run's dispatcher shard (libs/graph's one function), here beside run creation, which assigns it. */
+export { shardOfRun };
 
 /** A node row to create with the run: Pending, attempt 0, budget `attemptLimit`. */
 export interface NodeSeed {

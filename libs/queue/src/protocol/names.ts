@@ -4,7 +4,7 @@
  * the default prefix is a Redis Cluster hash tag, so all keys of every lane live in
  * one slot and BullMQ's multi-key Lua scripts work on a cluster.
  */
-import type { Lane } from '@flowline/graph';
+import { shardOfRun, type Lane } from '@flowline/graph';
 
 /** Default BullMQ prefix (a hash tag: `{…}`). Tests pass a unique one per file. */
 export const DEFAULT_QUEUE_PREFIX = '{flowline}';
@@ -73,21 +73,6 @@ export function cancelChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
 }
 
 /**
- * The run's dispatcher shard: FNV-1a (32-bit) of the run id modulo the shard count. The
- * same function as libs/db `shardOfRun` and the SQL `flowline_shard_of` (a test holds the
- * three together): workers and the API route a run's wake to the channel of its shard's
- * owner with it, without knowing who that is.
- */
-export function runShard(runId: string, shardCount: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < runId.length; i++) {
-    h ^= runId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % shardCount;
-}
-
-/**
  * The broadcast wake channel: every dispatcher listens. Only a message that cannot name its
  * run's shard goes here: a stalled job's failure (its run is unknown to the worker) or a
  * sender that does not know SHARD_COUNT.
@@ -112,5 +97,5 @@ export function shardWakeChannel(shard: number, prefix: string = DEFAULT_QUEUE_P
  * else the broadcast channel.
  */
 export function wakeChannelOf(runId: string | undefined, shardCount: number | undefined, prefix: string = DEFAULT_QUEUE_PREFIX): string {
-  return runId !== undefined && shardCount !== undefined ? shardWakeChannel(runShard(runId, shardCount), prefix) : wakeChannel(prefix);
+  return runId !== undefined && shardCount !== undefined ? shardWakeChannel(shardOfRun(runId, shardCount), prefix) : wakeChannel(prefix);
 }
