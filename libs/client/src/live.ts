@@ -7,7 +7,7 @@
  */
 import { io, type Socket } from 'socket.io-client';
 import type { LiveEvent, NodeActivity, RunSnapshot } from '@flowline/queue/protocol';
-import { LIVE_EVENTS, LIVE_SOCKET_PATH, asLiveErrorAck, asRunChangedPing, type LiveErrorAck, type RunChangedPing } from '@flowline/queue/live-wire';
+import { LIVE_EVENTS, LIVE_SOCKET_PATH, asLiveErrorAck, asRunChangedPing, type RunChangedPing } from '@flowline/queue/live-wire';
 import type { RestClient } from './rest';
 
 /** `subscribeRun(runId, LATEST_SEQ, …)`: from the run's current last seq, replaying nothing. */
@@ -65,10 +65,6 @@ export interface LiveClientOptions {
 }
 
 const ACK_TIMEOUT_MS = 30_000;
-
-function asError(answer: unknown): LiveErrorAck | null {
-  return asLiveErrorAck(answer);
-}
 
 /** Creates the live client; the socket connects at once. */
 export function createLiveClient(o: LiveClientOptions) {
@@ -158,7 +154,7 @@ export function createLiveClient(o: LiveClientOptions) {
         return;
       }
       if (closed) return;
-      const refused = asError(answer);
+      const refused = asLiveErrorAck(answer);
       if (refused) {
         const { code, message, retryAfterMs } = refused.error;
         if (code === 'TooManyRequests') {
@@ -222,7 +218,7 @@ export function createLiveClient(o: LiveClientOptions) {
     };
     socket.on(LIVE_EVENTS.nodeActivity, listener);
     const answer = await request(LIVE_EVENTS.streamNodeActivity, { runId, nodeKey });
-    const refused = asError(answer);
+    const refused = asLiveErrorAck(answer);
     if (refused) {
       socket.off(LIVE_EVENTS.nodeActivity, listener);
       throw new LiveRequestError(refused.error.code, refused.error.message, refused.error.retryAfterMs);
@@ -237,7 +233,7 @@ export function createLiveClient(o: LiveClientOptions) {
   async function unsubscribeRun(runId: string): Promise<void> {
     for (const s of subs.get(runId) ?? []) s.drop();
     subs.delete(runId);
-    const refused = asError(await request(LIVE_EVENTS.unsubscribeRun, { runId }));
+    const refused = asLiveErrorAck(await request(LIVE_EVENTS.unsubscribeRun, { runId }));
     if (refused) throw new LiveRequestError(refused.error.code, refused.error.message, refused.error.retryAfterMs);
   }
 
