@@ -177,6 +177,8 @@ export interface RunSummary {
   startedAt: string | null;
   finishedAt: string | null;
   graphHash: string;
+  /** seq of the run's last event when read; a run detail's node runs reflect every event up to it */
+  lastSeq: number;
 }
 
 /** One node run of `GET /v1/runs/{id}` (§8). */

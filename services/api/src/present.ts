@@ -102,6 +102,7 @@ export function runSummary(r: RunSummaryRow) {
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),
     graphHash: r.graphHash,
+    lastSeq: r.lastSeq,
   };
 }
 

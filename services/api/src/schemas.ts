@@ -197,6 +197,10 @@ export const RunSummarySchema = z
     startedAt: Timestamp.nullable(),
     finishedAt: Timestamp.nullable(),
     graphHash: z.string(),
+    lastSeq: z.number().int().openapi({
+      description:
+        "seq of the run's last event when this was read; on GET /v1/runs/{id} the node runs reflect every event up to it (one snapshot), so a live reader replays only events after it",
+    }),
   })
   .openapi('RunSummary');
 

@@ -14,7 +14,7 @@ afterAll(async () => {
 
 const RUN_SUMMARY_KEYS = [
   'id', 'definitionId', 'definitionVersion', 'status', 'failureClass', 'reason', 'paused', 'requestId', 'parentRunId', 'conversationId',
-  'createdAt', 'startedAt', 'finishedAt', 'graphHash',
+  'createdAt', 'startedAt', 'finishedAt', 'graphHash', 'lastSeq',
 ].sort();
 
 describe('starting a run', () => {
@@ -159,7 +159,7 @@ describe('reading runs', () => {
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(['graph', 'nodeRuns', 'output', 'run']);
     expect(Object.keys(r.body.run).sort()).toEqual(RUN_SUMMARY_KEYS);
-    expect(r.body.run).toMatchObject({ id: runId, definitionId: defId, status: 'Pending', failureClass: 'None', paused: false, requestId: 'read-1', startedAt: null });
+    expect(r.body.run).toMatchObject({ id: runId, definitionId: defId, status: 'Pending', failureClass: 'None', paused: false, requestId: 'read-1', startedAt: null, lastSeq: 1 });
     expect(r.body.output).toBeNull();
     expect(r.body.graph).toEqual(pauseGraph());
     expect(r.body.nodeRuns.map((n: { nodeKey: string }) => n.nodeKey)).toEqual(['start', 'gate', 'yes', 'no']);

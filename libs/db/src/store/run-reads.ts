@@ -33,6 +33,8 @@ export interface RunSummaryRow {
 export interface RunDetailRow extends RunSummaryRow {
   graph: unknown;
   output: unknown;
+  /** every node row, by node key, read in the same statement as the run (one snapshot: they reflect every event up to `lastSeq`) */
+  nodes: NodeRunSummaryRow[];
 }
 
 export interface NodeRunSummaryRow {
@@ -101,16 +103,28 @@ function toNodeRow(r: any): NodeRunSummaryRow {
     reason: r.reason,
     pendingDecisionKind: r.pending_decision_kind,
     childRunId: r.child_run_id,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
+    // a Date from the driver, or the ISO text json_agg wrote
+    startedAt: r.started_at == null ? null : new Date(r.started_at),
+    finishedAt: r.finished_at == null ? null : new Date(r.finished_at),
   };
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-/** One run of the tenant with its pinned graph and output; null when absent. */
+/** The node-run columns of {@link NodeRunSummaryRow}, as one JSON object per row (for `json_agg`). */
+const NODE_SUMMARY_JSON = `json_build_object('node_key', n.node_key, 'kind', n.kind, 'status', n.status, 'attempt', n.attempt,
+  'failure_class', n.failure_class, 'reason', n.reason, 'pending_decision_kind', n.pending_decision_kind,
+  'child_run_id', n.child_run_id, 'started_at', n.started_at, 'finished_at', n.finished_at)`;
+
+/**
+ * One run of the tenant with its pinned graph, output and node rows; null when absent. One
+ * statement, so the node rows and `lastSeq` come from one snapshot: a reader that replays
+ * the run's events after `lastSeq` over these rows never replays one they already reflect.
+ */
 export async function getRunDetail(db: Queryable, tenantId: string, runId: string): Promise<RunDetailRow | null> {
   const res = await db.query(
-    `SELECT ${RUN_COLUMNS}, r.graph::text AS graph, r.output::text AS output FROM runs r
+    `SELECT ${RUN_COLUMNS}, r.graph::text AS graph, r.output::text AS output,
+       (SELECT coalesce(json_agg(${NODE_SUMMARY_JSON} ORDER BY n.node_key), '[]'::json) FROM node_runs n WHERE n.run_id = r.id) AS nodes
+     FROM runs r
      WHERE r.id = $1 AND r.tenant_id = $2`,
     [runId, tenantId],
   );
@@ -120,6 +134,7 @@ export async function getRunDetail(db: Queryable, tenantId: string, runId: strin
         ...toRunRow(r),
         graph: exactJson(openJsonText(r.graph, definitionGraphAt(r.definition_id, r.definition_version))),
         output: exactJson(openJsonText(r.output, runDocAt(r.id, 'output'))),
+        nodes: (r.nodes as unknown[]).map(toNodeRow),
       }
     : null;
 }
@@ -179,16 +194,6 @@ export async function listRuns(
   };
 }
 
-
-/** Every node row of a run (the caller has checked the run's tenant). */
-export async function listNodeRuns(db: Queryable, runId: string): Promise<NodeRunSummaryRow[]> {
-  const res = await db.query(
-    `SELECT node_key, kind, status, attempt, failure_class, reason, pending_decision_kind, child_run_id, started_at, finished_at
-     FROM node_runs WHERE run_id = $1 ORDER BY node_key`,
-    [runId],
-  );
-  return res.rows.map(toNodeRow);
-}
 
 /** One node row with its documents; null when the run has no such node. */
 export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {

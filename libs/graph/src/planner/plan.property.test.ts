@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EVENT_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type FailureClass, type GraphEdge, type GraphNode, type JoinPolicy } from '../model';
-import { canReachNode, canReachRun } from '../state-machine';
+import { canReachNode, canReachRun, nodeStatusAfterEvent } from '../state-machine';
 import { applyPlanToSnapshot } from './apply';
 import { plan } from './plan';
 import { contextAt, edge, graphOf, node, snapshotOf } from './test-kit';
@@ -116,6 +116,13 @@ describe('plan on random graphs', () => {
             lastAttempt.set(w.nodeKey, w.attempt);
           }
           const next = applyPlanToSnapshot(snap, r);
+          // the tick's events, folded over the rows before it, say where each row is after it
+          const folded = new Map(snap.nodes.map((n) => [n.nodeKey, n.status]));
+          for (const e of r.events) {
+            const s = e.nodeKey === null ? null : nodeStatusAfterEvent(e.kind, e.detail);
+            if (s !== null) folded.set(e.nodeKey!, s);
+          }
+          for (const row of next.nodes) expect(folded.get(row.nodeKey), `${row.nodeKey} after ${r.events.map((e) => e.kind).join(' ')}`).toBe(row.status);
           for (const row of next.nodes) {
             const prev = snap.nodes.find((p) => p.nodeKey === row.nodeKey)!;
             if (prev.status === row.status) continue;

@@ -9,7 +9,6 @@ import {
   getNodeRun,
   getRunDetail,
   getRunHead,
-  listNodeRuns,
   listRunEvents,
   listRuns,
   requestCancel,
@@ -152,7 +151,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     const id = requireUuid(c.req.valid('param').id, 'run');
     const run = await getRunDetail(pool, c.get('tenant'), id);
     if (!run) throw new NotFoundError('run');
-    const nodes = await listNodeRuns(pool, id);
+    const nodes = [...run.nodes];
     const order = documentOrder(run.graph);
     nodes.sort((a, b) => (order.get(a.nodeKey) ?? Infinity) - (order.get(b.nodeKey) ?? Infinity));
     return sendJson(200, { run: runSummary(run), nodeRuns: nodes.map(nodeRunSummary), output: run.output, graph: run.graph });

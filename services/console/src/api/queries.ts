@@ -3,10 +3,11 @@
  * never builds a URL). Keys are arrays rooted at the resource, so one invalidation of
  * `['run', runId]` refreshes everything about a run.
  */
-import { replaceEqualDeep, useInfiniteQuery, useQuery, type QueryClient } from '@tanstack/react-query';
+import { replaceEqualDeep, useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import type { DefinitionSummary, FlowlineClient, RunDetail } from '@flowline/client';
 import { useClient } from '../session/session';
 import type { RunsSearch } from '../app/search';
+import { runEventLog } from '../live/run-events';
 
 export const keys = {
   definitions: ['definitions'] as const,
@@ -84,12 +85,17 @@ export function shareRunDetail(previous: unknown, next: unknown): unknown {
   return shared === prevRest ? prev : { ...shared, graph };
 }
 
-/** A run with its node runs and pinned graph; `pollMs` while the live channel is down. */
+/**
+ * A run with its node runs and pinned graph; `pollMs` while the live channel is down. Each
+ * read lands with the live events after its `lastSeq` replayed over it (see
+ * `live/run-events.ts`), so it never shows a node behind what the events already showed.
+ */
 export function useRunDetail(runId: string | undefined, pollMs: number | false) {
   const client = useClient();
+  const qc = useQueryClient();
   return useQuery({
     queryKey: keys.run(runId ?? ''),
-    queryFn: () => client.runs.get(runId!),
+    queryFn: async () => runEventLog(qc).replayOver(runId!, await client.runs.get(runId!)),
     enabled: !!runId,
     refetchInterval: pollMs,
     structuralSharing: shareRunDetail,

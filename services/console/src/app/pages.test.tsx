@@ -22,7 +22,7 @@ const graph = {
 const definition = { id: DEF, name: 'canonical', description: 'the canonical graph', kind: 'Standard', version: 2, nodeCount: 3, graphHash: 'h-now', createdAt: iso, updatedAt: iso };
 const run = (status: string) => ({
   id: RUN, definitionId: DEF, status, failureClass: 'None', reason: null, paused: false, requestId: 'r', parentRunId: null,
-  conversationId: null, createdAt: iso, startedAt: iso, finishedAt: null, graphHash: 'h-then', definitionVersion: 1,
+  conversationId: null, createdAt: iso, startedAt: iso, finishedAt: null, graphHash: 'h-then', lastSeq: 0, definitionVersion: 1,
 });
 const nodeRun = (nodeKey: string, kind: string, status: string, pendingDecisionKind: string | null = null) => ({
   nodeKey, kind, status, attempt: status === 'Pending' ? 0 : 1, failureClass: 'None', reason: null, pendingDecisionKind, childRunId: null, startedAt: null, finishedAt: null,

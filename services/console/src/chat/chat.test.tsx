@@ -22,7 +22,7 @@ const chatGraph = {
 };
 const run = (status: string) => ({
   id: BUSY, definitionId: DEF, status, failureClass: 'None', reason: null, paused: false, requestId: 'r', parentRunId: null,
-  conversationId: 'conv-1', createdAt: iso, startedAt: iso, finishedAt: null, graphHash: 'h',
+  conversationId: 'conv-1', createdAt: iso, startedAt: iso, finishedAt: null, graphHash: 'h', lastSeq: 0,
 });
 const nodeRun = (nodeKey: string, status: string, pendingDecisionKind: string | null = null) => ({
   nodeKey, kind: 'ChatInput', status, attempt: 1, failureClass: 'None', reason: null, pendingDecisionKind, childRunId: null, startedAt: null, finishedAt: null,

@@ -42,3 +42,31 @@ describe('coalesce', () => {
     expect(runs).toBe(0);
   });
 });
+
+describe('coalesce with a minimum gap', () => {
+  it('runs the first kick at once and a burst after it once, no sooner than the gap after the run before', async () => {
+    const starts: number[] = [];
+    const c = coalesce(async () => void starts.push(Date.now()), 80);
+    c.kick();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(starts).toHaveLength(1);
+    for (let i = 0; i < 20; i++) c.kick();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(starts).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(starts).toHaveLength(2);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(79);
+    c.stop();
+  });
+
+  it('runs nothing more once stopped in the gap', async () => {
+    let runs = 0;
+    const c = coalesce(async () => void runs++, 50);
+    c.kick();
+    await new Promise((r) => setTimeout(r, 0));
+    c.kick();
+    c.stop();
+    await new Promise((r) => setTimeout(r, 80));
+    expect(runs).toBe(1);
+  });
+});

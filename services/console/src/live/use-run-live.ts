@@ -1,19 +1,25 @@
 /**
  * A run kept current: `subscribeRun` on the live channel (the client re-reads the events
- * route from its watermark on every ping), and on every ping (as it arrives, not after the
- * client's events read) and every change the run's queries re-read —
- * coalesced, so a burst of pings costs one read in flight plus one after it, never a queue
- * of them and never a cancelled read. While the socket is down (or the subscription was
- * refused) the view polls every {@link RUN_POLL_MS}; the next successful subscribe (its
- * snapshot) clears the poll.
+ * route from its watermark on every ping) hands the view each event past its watermark,
+ * and the events move the run's nodes in the cached run detail at once
+ * (`live/run-events.ts`). The run's queries (detail, node panel, events tab) re-read too,
+ * for what events do not carry (documents, durations, controls): on the first change at
+ * once, then at most every {@link RUN_REREAD_GAP_MS} while changes keep coming, always once
+ * after the last — coalesced, never a queue of reads and never a cancelled one. While the
+ * socket is down (or the subscription was refused) the view polls every
+ * {@link RUN_POLL_MS}; the next successful subscribe (its snapshot) clears the poll.
  */
 import { useEffect, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { LATEST_SEQ, LIVE_EVENTS, type RunChangedPing } from '@flowline/client';
+import { LATEST_SEQ, LIVE_EVENTS, type RunChangedPing, type RunDetail } from '@flowline/client';
 import { useClient } from '../session/session';
+import { keys } from '../api/queries';
 import { useLiveConnected } from './connection';
+import { applyRunEvents, runEventLog } from './run-events';
 
 export const RUN_POLL_MS = 3_000;
+/** While a run keeps changing, its queries re-read at most this often (its events show each change as it comes). */
+export const RUN_REREAD_GAP_MS = 1_000;
 
 export interface RunLive {
   /** `live` while subscribed over a connected socket, else `polling` */
@@ -24,11 +30,30 @@ export interface RunLive {
   pollMs: number | false;
 }
 
-/** Runs `fn` now, or once more right after the run in flight; never two at once. */
-export function coalesce(fn: () => Promise<unknown>): { kick(): void; stop(): void } {
+/**
+ * Runs `fn` now, or once more right after the run in flight; never two at once. With
+ * `minGapMs`, a run starts no sooner than that after the one before it (a burst of kicks
+ * costs one run now and one at the end of the gap).
+ */
+export function coalesce(fn: () => Promise<unknown>, minGapMs = 0): { kick(): void; stop(): void } {
   let running = false;
   let again = false;
   let stopped = false;
+  let lastStart = -Infinity;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const run = async () => {
+    running = true;
+    do {
+      const wait = lastStart + minGapMs - Date.now();
+      if (wait > 0) await new Promise<void>((resolve) => (timer = setTimeout(resolve, wait)));
+      timer = null;
+      if (stopped) break;
+      again = false;
+      lastStart = Date.now();
+      await fn().catch(() => undefined);
+    } while (again && !stopped);
+    running = false;
+  };
   return {
     kick() {
       if (stopped) return;
@@ -36,17 +61,11 @@ export function coalesce(fn: () => Promise<unknown>): { kick(): void; stop(): vo
         again = true;
         return;
       }
-      running = true;
-      void (async () => {
-        do {
-          again = false;
-          await fn().catch(() => undefined);
-        } while (again && !stopped);
-        running = false;
-      })();
+      void run();
     },
     stop() {
       stopped = true;
+      if (timer !== null) clearTimeout(timer);
     },
   };
 }
@@ -61,10 +80,15 @@ export function useRunLive(runId: string | undefined): RunLive {
 
   useEffect(() => {
     if (!runId) return;
-    const refresh = coalesce(() => qc.refetchQueries({ queryKey: ['run', runId], type: 'active' }, { cancelRefetch: false }));
+    const refresh = coalesce(() => qc.refetchQueries({ queryKey: ['run', runId], type: 'active' }, { cancelRefetch: false }), RUN_REREAD_GAP_MS);
+    const log = runEventLog(qc);
     // from the run's latest seq: the view reads the run itself, it need not page through its history first
     const sub = client.subscribeRun(runId, LATEST_SEQ, (change) => {
       if (change.snapshot) setSubscribedTo(runId);
+      if (change.events.length > 0) {
+        log.append(runId, change.events);
+        qc.setQueryData<RunDetail>(keys.run(runId), (d) => (d ? applyRunEvents(d, change.events) : d));
+      }
       refresh.kick();
     });
     sub.ready.catch((error: unknown) => setRefusal({ runId, error }));
@@ -79,6 +103,7 @@ export function useRunLive(runId: string | undefined): RunLive {
       socket.off('disconnect', down);
       socket.off(LIVE_EVENTS.runChanged, pinged);
       refresh.stop();
+      log.forget(runId);
       setSubscribedTo(null);
       void sub.close();
     };

@@ -22,7 +22,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const summary = (over: Partial<RunSummary> = {}): RunSummary => ({
   id: RUN, definitionId: 'd', definitionVersion: 1, status: 'Running', failureClass: 'None', reason: null, paused: false, requestId: null,
-  parentRunId: null, conversationId: null, createdAt: '2026-01-01T00:00:00Z', startedAt: null, finishedAt: null, graphHash: 'h', ...over,
+  parentRunId: null, conversationId: null, createdAt: '2026-01-01T00:00:00Z', startedAt: null, finishedAt: null, graphHash: 'h', lastSeq: 0, ...over,
 });
 const controls = (over: Partial<RunControls> = {}): RunControls => ({ paused: false, breakpoints: [], edgeOverrides: {}, step: null, ...over });
 const node = { runId: RUN, nodeKey: 'slow', kind: 'Tool', pendingDecisionKind: null, runLive: true, detail: undefined };
