@@ -14,7 +14,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { LATEST_SEQ, LIVE_EVENTS, type RunChangedPing, type RunDetail } from '@flowline/client';
 import { useClient } from '../session/session';
 import { keys } from '../api/queries';
-import { useLiveConnected } from './connection';
+import { useLiveConnected, useLiveSocket } from './connection';
 import { applyRunEvents, runEventLog } from './run-events';
 
 export const RUN_POLL_MS = 3_000;
@@ -74,12 +74,13 @@ export function coalesce(fn: () => Promise<unknown>, minGapMs = 0): { kick(): vo
 export function useRunLive(runId: string | undefined): RunLive {
   const client = useClient();
   const qc = useQueryClient();
+  const socket = useLiveSocket(client);
   const connected = useLiveConnected(client);
   const [subscribedTo, setSubscribedTo] = useState<string | null>(null);
   const [refusal, setRefusal] = useState<{ runId: string; error: unknown } | null>(null);
 
   useEffect(() => {
-    if (!runId) return;
+    if (!runId || !socket) return;
     const refresh = coalesce(() => qc.refetchQueries({ queryKey: ['run', runId], type: 'active' }, { cancelRefetch: false }), RUN_REREAD_GAP_MS);
     const log = runEventLog(qc);
     // from the run's latest seq: the view reads the run itself, it need not page through its history first
@@ -92,7 +93,6 @@ export function useRunLive(runId: string | undefined): RunLive {
       refresh.kick();
     });
     sub.ready.catch((error: unknown) => setRefusal({ runId, error }));
-    const socket = client.live().socket;
     const down = () => setSubscribedTo(null);
     const pinged = (p: RunChangedPing | undefined) => {
       if (p?.runId === runId) refresh.kick();
@@ -107,7 +107,7 @@ export function useRunLive(runId: string | undefined): RunLive {
       setSubscribedTo(null);
       void sub.close();
     };
-  }, [client, qc, runId]);
+  }, [client, qc, runId, socket]);
 
   const live = connected && subscribedTo === runId && runId !== undefined;
   return {
