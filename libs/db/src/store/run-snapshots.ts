@@ -82,7 +82,7 @@ SELECT
   (SELECT coalesce(json_agg(json_build_object(
      'nodeKey', n.node_key, 'kind', n.kind, 'status', n.status, 'attempt', n.attempt,
      'attemptLimit', n.attempt_limit, 'invocationId', n.invocation_id, 'failureClass', n.failure_class,
-     'reason', n.reason, 'input', n.input, 'inputOverride', n.input_override, 'output', n.output,
+     'cause', n.cause, 'reason', n.reason, 'input', n.input, 'inputOverride', n.input_override, 'output', n.output,
      'notBefore', flowline_ms(n.not_before), 'deadlineAt', flowline_ms(n.deadline_at),
      'queuedAt', flowline_ms(n.queued_at), 'startedAt', flowline_ms(n.started_at),
      'finishedAt', flowline_ms(n.finished_at), 'steering', n.steering,

@@ -11,8 +11,8 @@ export { edgeVerdict, inboundVerdicts, satisfiedPredecessors } from './edge-verd
 export type { EdgeVerdict, RoutingView } from './edge-verdict';
 export { indexGraph } from './graph-index';
 export type { GraphIndex } from './graph-index';
-export { backoffMs, RUN_FAILURE_CANCEL_PREFIX } from './settle';
-export { CANCEL_UNCONFIRMED_PREFIX, RUN_CANCEL_PREFIX, isSurvivor as isCancelSurvivor } from './drain';
+export { backoffMs } from './settle';
+export { isSurvivor as isCancelSurvivor } from './drain';
 export { MAX_NESTING_DEPTH } from './admit';
 export { snapshotProblem } from './validate-snapshot';
 export { committedCounters, isEmptyPlan } from './plan-result';

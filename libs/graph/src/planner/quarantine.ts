@@ -13,7 +13,7 @@ import { PlanState } from './plan-state';
 import { cancelLiveWork } from './settle';
 import type { PlanContext, PlanResult, RunSnapshot } from './types';
 
-/** Reason prefix of the rows a quarantine cancelled. */
+/** Reason of the rows a quarantine cancelled (human text; their cause is `Quarantine`). */
 export const QUARANTINE_CANCEL_PREFIX = 'run quarantined';
 
 /** Longest reason kept (it names the refusal, never a document). */
@@ -29,7 +29,7 @@ export function quarantine(snapshot: RunSnapshot, ctx: PlanContext, reason: stri
     const why = storableText(reason).slice(0, MAX_REASON_CHARS);
     st.updateRun({ status: 'Failed', failureClass: 'Internal', reason: why, finishedAt: ctx.now });
     st.emit('run.failed', null, { class: 'Internal', reason: why });
-    cancelLiveWork(st, QUARANTINE_CANCEL_PREFIX);
+    cancelLiveWork(st, QUARANTINE_CANCEL_PREFIX, 'Quarantine');
   }
   return {
     run: st.runPatch(),
