@@ -16,6 +16,14 @@ import type { PlanContext, PlanResult, RunSnapshot } from './types';
 /** Reason of the rows a quarantine cancelled (human text; their cause is `Quarantine`). */
 export const QUARANTINE_CANCEL_PREFIX = 'run quarantined';
 
+/**
+ * The reason a quarantined run reads: the store refused its tick `limit` times in a row
+ * (APPLY_FAILURE_LIMIT), naming the last `refusal` (its SQLSTATE or error name and message).
+ */
+export function quarantineReason(limit: number, refusal: string): string {
+  return `run quarantined: the store refused its tick ${limit} times in a row (${refusal})`;
+}
+
 /** Longest reason kept (it names the refusal, never a document). */
 const MAX_REASON_CHARS = 500;
 
