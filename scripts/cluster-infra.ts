@@ -2,14 +2,11 @@
  * Finding Postgres and Redis for a local cluster (`npm start`): the configured URLs when set,
  * else the local defaults when they answer, else an embedded Postgres (data under
  * `.flowline/pg`) and a spawned `redis-server`, else a message naming what to install.
- * The probes and starters themselves live in @flowline/testing (re-exported here for
- * tests/bench/lib, which imports them from this path).
+ * The probes and starters themselves live in @flowline/testing.
  */
 import { mkdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_PG, LOCAL_REDIS, ensureDatabase, freePort, hasRedisServer, pgAnswers, redisAnswers, spawnRedis } from '@flowline/testing';
-
-export { LOCAL_PG, LOCAL_REDIS, ensureDatabase, freePort, hasRedisServer, pgAnswers, redisAnswers, spawnRedis };
 
 export interface Infra {
   databaseUrl: string;

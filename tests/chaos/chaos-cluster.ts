@@ -1,6 +1,6 @@
 /**
  * The chaos topology on private infrastructure: N API replicas, M dispatchers, J tool
- * workers as real child processes (scripts/cluster), a supervisor that restarts any
+ * workers as real child processes (@flowline/testing `startCluster`), a supervisor that restarts any
  * process that exits, and the harness's own pool on the private database.
  */
 import { dirname, join } from 'node:path';

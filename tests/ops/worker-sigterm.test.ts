@@ -5,8 +5,7 @@
  * `Interrupted`, and retried on another worker, so the run completes either way.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { nodeOf, startE2eCluster, type E2eCluster } from '@flowline/testing';
-import { waitThenEcho } from '../e2e/graphs';
+import { nodeOf, startE2eCluster, waitThenEcho, type E2eCluster } from '@flowline/testing';
 
 const GRACE_MS = 3000;
 /** the worker's own bound on its stop: the grace, then the process-wide deadline (main.ts) */

@@ -29,8 +29,6 @@ export { stuckRunCandidates, WATCHED_RUN_STATUSES } from './store/stuck-runs';
 export type { RunBlockerFacts } from './store/blocker-facts';
 export { findRunsWithInflightWork, reconcileInlineRunning } from './store/reconcile';
 export type { InflightWork } from './store/reconcile';
-export { recordResults } from './store/node-results';
-export type { NodeResultInput } from './store/node-results';
 export * from './store/operator';
 export * from './store/conversations';
 export { NestedConnectionError, withTransaction, rollback } from './store/transaction';

@@ -27,7 +27,6 @@ import {
   publishNodeOutputs,
   recordDecision,
   recordNodeIntent,
-  recordResults,
   sendMessage,
   updateDefinition,
 } from '../src';
@@ -86,7 +85,7 @@ const snap = (runId: string) => snapshotOfRun(db.pool, runId);
 
 /** Every row of the store's tables as text: what someone reading the database sees. */
 async function rawDump(): Promise<string> {
-  const tables = ['definitions', 'definition_versions', 'runs', 'node_runs', 'events', 'intents', 'node_results', 'messages'];
+  const tables = ['definitions', 'definition_versions', 'runs', 'node_runs', 'events', 'intents', 'messages'];
   const parts: string[] = [];
   for (const t of tables) {
     const r = await db.pool.query<{ t: string }>(`SELECT coalesce(json_agg(x)::text, '') AS t FROM ${t} x`);
@@ -218,12 +217,8 @@ describe('with ENCRYPTION_KEY set', () => {
     expect((await snap(runId)).children.find((x) => x.childRunId === childRunId)!.output).toEqual({ outcome: 'ok', result: MARK });
   });
 
-  it('seals durable results, operator writes and gate decisions', async () => {
+  it('seals operator writes and gate decisions', async () => {
     const rid = await newRun(defId, { other: 1 });
-    const invocationId = randomUUID();
-    await recordResults(db.pool, [
-      { invocationId, runId: rid, nodeKey: 'ask', outcome: { ok: true, output: { text: MARK }, startedAt: 1, finishedAt: 2 } },
-    ]);
     await db.pool.query(`UPDATE node_runs SET status = 'Running', attempt = 1 WHERE run_id = $1 AND node_key = 'ask'`, [rid]);
     expect(await appendSteer(db.pool, TENANT, rid, 'ask', { operationId: 'op-s', message: `m ${MARK}`, atUtc: 5 }, 5)).toBe(true);
     // the operationId guard still reads the array
@@ -240,7 +235,6 @@ describe('with ENCRYPTION_KEY set', () => {
     expect(await rawDump()).not.toContain(MARK);
 
     const s = await snap(rid);
-    expect(s.results).toEqual([{ invocationId, nodeKey: 'ask', outcome: { ok: true, output: { text: MARK }, startedAt: 1, finishedAt: 2 } }]);
     expect(s.intents.filter((i) => i.kind === 'complete')).toEqual([
       expect.objectContaining({ kind: 'complete', nodeKey: 'ask', output: { v: MARK } }),
     ]);

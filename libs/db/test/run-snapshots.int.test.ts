@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NodeRunState } from '@flowline/graph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@flowline/testing';
-import { applyPlans, loadSnapshots, recordResults } from '../src';
+import { applyPlans, loadSnapshots } from '../src';
 import { CHAIN, emptyPlan, insertDefinition, insertRun } from './fixtures';
 
 let db: TestDatabase;
@@ -32,6 +32,7 @@ describe('loadSnapshots', () => {
       attemptLimit: 6,
       invocationId: randomUUID(),
       failureClass: 'Interrupted',
+      cause: 'CancelUnconfirmed',
       reason: 'worker died',
       input: { run: { input: { q: 1 } }, upstream: {}, input: null },
       inputOverride: { input: { x: [1, 'two', null] } },
@@ -91,6 +92,7 @@ describe('loadSnapshots', () => {
       attemptLimit: 1,
       invocationId: null,
       failureClass: 'None',
+      cause: 'None',
       reason: null,
       input: null,
       inputOverride: null,
@@ -168,35 +170,6 @@ describe('loadSnapshots', () => {
       { id: ids[4], kind: 'steer', nodeKey: 'tool', operationId: 'o1' },
       { id: ids[5], kind: 'decide', nodeKey: 'tool', operationId: 'o2' },
     ]);
-  });
-
-  it('includes durable results until a plan consumes them', async () => {
-    const runId = await insertRun(db.pool, defId);
-    const inv = randomUUID();
-    const outcome = {
-      ok: true as const,
-      output: { r: 1 },
-      startedAt: 1_800_000_000_000,
-      finishedAt: 1_800_000_000_500,
-    };
-    expect(await recordResults(db.pool, [{ invocationId: inv, runId, nodeKey: 'tool', outcome }])).toEqual([
-      inv,
-    ]);
-    expect(
-      await recordResults(db.pool, [
-        { invocationId: inv, runId, nodeKey: 'tool', outcome: { ...outcome, output: 2 } },
-      ]),
-    ).toEqual([]);
-    const [s] = await loadSnapshots(db.pool, [runId], OPTS);
-    expect(s!.results).toEqual([{ invocationId: inv, nodeKey: 'tool', outcome }]);
-    expect(s!.wakeAt).not.toBeNull();
-    const plan = emptyPlan({
-      consumedInvocationIds: [inv],
-      events: [{ kind: 'node.completed', nodeKey: 'tool', detail: {} }],
-    });
-    await applyPlans(db.pool, [{ snapshot: s!, plan }], { shardCount: 64 });
-    const [after] = await loadSnapshots(db.pool, [runId], OPTS);
-    expect(after!.results).toEqual([]);
   });
 
   it('shares the tenant’s free run slots among Pending runs in creation order; parked and child runs need none', async () => {

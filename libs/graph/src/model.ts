@@ -166,6 +166,20 @@ export const FAILURE_CLASSES = [
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['NodeFailed', 'Timeout', 'Interrupted']);
 
+/**
+ * Why a node row reads what it reads, when the status and failure class alone do not say it
+ * (`node_runs.cause`; the reason stays human text and is never matched). Set by the planner's
+ * status writes that carry a cause; any other status write resets it to `None`.
+ * - `RunCancel`: Cancelled by the drain of a run cancel (a reopened cancelled run returns these to Pending).
+ * - `RunFailure`: Cancelled because a node failure failed the run (a reopened failed run returns these to Pending).
+ * - `JoinSatisfied`: Cancelled because every out-edge feeds a join that was already satisfied.
+ * - `Quarantine`: Cancelled because the run was quarantined.
+ * - `CancelUnconfirmed`: Failed (Interrupted), a cancel survivor: its worker did not confirm a
+ *   run cancel by the grace deadline, so the work may still be running.
+ */
+export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed'] as const;
+export type NodeCause = (typeof NODE_CAUSES)[number];
+
 export const EVENT_KINDS = [
   'run.created',
   'run.started',

@@ -59,7 +59,13 @@ function exactItem(invocationId: string): WorkItem {
   };
 }
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  child: () => silent,
+};
 
 describe('lane queues against real Redis', () => {
   let redis: Redis;
@@ -120,14 +126,12 @@ describe('lane queues against real Redis', () => {
       logger: silent,
       prefix,
       concurrency: 1,
+      // the shell dates the outcome by this clock: started (picked up) and finished at 7
+      now: () => 7,
       errors: { cancelled: () => new Error('cancelled'), timeout: () => new Error('timeout'), interrupted: () => new Error('interrupted') },
-      async process(job, begin) {
-        const parsed = parseWorkItem(job.data);
-        if (!parsed.success) throw new Error('not a work item');
-        const item = parsed.data;
-        begin(item).release();
-        const output = { result: { echoed: item.input.run.input, more: big('1e400') } } as never;
-        return { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId, outcome: { ok: true, output, startedAt: 1, finishedAt: 2 } };
+      unexpectedFailureReason: 'broke',
+      async run(item) {
+        return { result: { echoed: item.input.run.input, more: big('1e400') } } as never;
       },
     });
     const item = exactItem(randomUUID());
@@ -135,7 +139,7 @@ describe('lane queues against real Redis', () => {
       runId: item.runId,
       nodeKey: item.nodeKey,
       invocationId: item.invocationId,
-      outcome: { ok: true, output: { result: { echoed: { big: big() }, more: big('1e400') } } as never, startedAt: 1, finishedAt: 2 },
+      outcome: { ok: true, output: { result: { echoed: { big: big() }, more: big('1e400') } } as never, startedAt: 7, finishedAt: 7 },
     };
     try {
       await worker.start();

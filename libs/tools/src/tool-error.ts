@@ -5,9 +5,9 @@
  * invocation's AbortSignal. Messages are safe to store as a node's `reason`: they
  * never quote argument values.
  */
-import type { FailureClass } from '@flowline/graph';
+import { FlowlineNodeError, type NodeFailureClass } from '@flowline/graph';
 
-export type ToolFailureClass = Extract<FailureClass, 'NodeFailed' | 'ValidationFailed' | 'Timeout' | 'Cancelled' | 'Interrupted'>;
+export type ToolFailureClass = NodeFailureClass;
 
 export const TOOL_ERROR_CODES = {
   NodeFailed: 'ToolFailed',
@@ -21,20 +21,12 @@ export const TOOL_ERROR_CODES = {
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[ToolFailureClass] | 'ToolModuleFault';
 
 /** A tool failure with a stable `code` and the failure class to report. */
-export class ToolError extends Error {
-  readonly code: ToolErrorCode;
-  readonly failureClass: ToolFailureClass;
+export class ToolError extends FlowlineNodeError {
+  declare readonly code: ToolErrorCode;
 
   constructor(failureClass: ToolFailureClass, message: string, options?: { cause?: unknown; code?: ToolErrorCode }) {
-    super(message, options);
+    super(failureClass, message, { cause: options?.cause, code: options?.code ?? TOOL_ERROR_CODES[failureClass] });
     this.name = 'ToolError';
-    this.failureClass = failureClass;
-    this.code = options?.code ?? TOOL_ERROR_CODES[failureClass];
-  }
-
-  /** true when the engine may retry the node (NodeFailed, Timeout, Interrupted). */
-  get retryable(): boolean {
-    return this.failureClass === 'NodeFailed' || this.failureClass === 'Timeout' || this.failureClass === 'Interrupted';
   }
 }
 

@@ -80,6 +80,14 @@ export function coreOptionsOf(c: DispatcherConfig): CoreOptions {
   return toCoreOptions(c);
 }
 
+/**
+ * The plan's `slotRetryMs`: how long a Pending run without a tenant slot waits before it asks
+ * again (nothing signals a freed slot): two sweeps, at least a second.
+ */
+export function slotRetryMsOf(c: DispatcherConfig): number {
+  return Math.max(1000, 2 * c.DISPATCH_SWEEP_MS);
+}
+
 /** The dispatch window's target waiting depth of each lane. */
 export function laneWindowsOf(c: DispatcherConfig): Record<Lane, number> {
   return { tool: c.LANE_WINDOW_TOOL, llm: c.LANE_WINDOW_LLM };

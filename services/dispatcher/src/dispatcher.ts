@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import { runLoop, systemClock, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES } from '@flowline/queue';
 import { interruptedResult, type WorkItem } from '@flowline/graph';
-import { coreOptionsOf, laneWindowsOf, tenantWeightsOf, type DispatcherConfig } from './config';
+import { coreOptionsOf, laneWindowsOf, slotRetryMsOf, tenantWeightsOf, type DispatcherConfig } from './config';
 import { createDispatchStore, type DispatchStore } from './store';
 import { PendingWork } from './pending-work';
 import { LeaseKeeper } from './lease-keeper';
@@ -213,7 +213,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     pending,
     options: coreOptionsOf(c),
     owns,
-    slotRetryMs: Math.max(1000, 2 * c.DISPATCH_SWEEP_MS),
+    slotRetryMs: slotRetryMsOf(c),
     clock: deps.clock ?? systemClock,
     afterCommit: async (committed: CommittedPlan[]) => {
       await effects.afterCommit(committed);

@@ -7,9 +7,9 @@
  */
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { withdrawnResult, type CancelWork, type PlannedEvent } from '@flowline/graph';
+import { commitFollowUps, withdrawnResult, type CancelWork } from '@flowline/graph';
 import { changeKindOf, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
-import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
+import type { LaneQueues, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
 import type { PendingWork } from './pending-work';
@@ -87,13 +87,10 @@ export function createEffects(d: EffectsDeps) {
     const now = Date.now();
     for (const { snapshot, plan } of committed) {
       const runId = snapshot.run.id;
-      for (const child of plan.startChildren) wakes.push(child.childRunId);
-      wakes.push(...plan.cancelChildren);
-      const newStatus = plan.run?.set.status;
-      if (snapshot.run.parentRunId && newStatus && newStatus !== snapshot.run.status) wakes.push(snapshot.run.parentRunId);
-      if (plan.wakeAt !== null && plan.wakeAt <= now) again.push(runId);
-      const last = plan.events.at(-1);
-      if (last) pings.push({ runId, seq: snapshot.run.lastSeq + plan.events.length, kind: kindOf(last) });
+      const f = commitFollowUps(snapshot, plan, now);
+      wakes.push(...f.wake);
+      if (f.dueNow) again.push(runId);
+      if (f.lastEvent) pings.push({ runId, seq: f.lastEvent.seq, kind: changeKindOf(f.lastEvent.kind) });
     }
     // a run due again at once ticks here (its cached snapshot is its own commit's)
     d.pending.markReady(again.filter((id) => d.owns(id)));
@@ -112,8 +109,4 @@ export function createEffects(d: EffectsDeps) {
   }
 
   return { enqueue, wake, afterCommit, withdraw };
-}
-
-function kindOf(e: PlannedEvent): ChangeKind {
-  return changeKindOf(e.kind);
 }

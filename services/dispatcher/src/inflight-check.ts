@@ -1,18 +1,13 @@
 /**
- * Heals lost transport (ARCHITECTURE principle 1): every committed Queued/Running
- * lane node of the given shards is compared with its BullMQ job.
- * - job missing and not held by the dispatch window (Redis flushed, add lost after commit,
- *   a releasing dispatcher died between its pop and its add) → held again, SAME invocation id;
- *   on a Cancelling run nothing is enqueued: the job is gone, so the cancel is confirmed;
- * - job failed (worker died: stalled with maxStalledCount 0, or threw) → Interrupted result;
- * - job completed → its return value is the result;
- * - job started but its lock lapsed (worker died; BullMQ would notice only on a
- *   surviving worker's stalled check) → Interrupted result;
- * - job active while the row reads Queued → a start (on the llm lane only once the
- *   worker reported its admission; a job waiting for provider capacity is left alone).
+ * Heals lost transport (ARCHITECTURE principle 1): every committed Queued/Running lane node
+ * of the given shards is compared with its BullMQ job. What a job's fate means — an outcome,
+ * a start, nothing, or (job missing) a confirmed cancel or the same job put back on its lane —
+ * is decided by libs/graph (`inflightVerdict`, `missingJobRemedy`); this check reads the fates
+ * and hands the verdicts to the inbox and the dispatch window. A missing job the dispatch
+ * window holds is not missing (it waits there by design).
  */
 import type { Redis } from 'ioredis';
-import { inflightWorkItem, interruptedResult, withdrawnResult } from '@flowline/graph';
+import { inflightVerdict, missingJobRemedy } from '@flowline/graph';
 import type { Logger } from 'pino';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';
@@ -42,46 +37,23 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
     rows.map(async (row) => {
       d.pending.rememberInvocation(row.invocationId, { runId: row.runId, nodeKey: row.nodeKey });
       if (d.pending.hasResult(row.runId, row.invocationId)) return;
-      const fate = await probeJob(d.redis, d.prefix, row.invocationId);
-      switch (fate.state) {
-        case 'missing':
-          absent.push(row);
-          return;
-        case 'completed':
-          d.pending.addResult(row.runId, { invocationId: row.invocationId, nodeKey: row.nodeKey, outcome: fate.ret.outcome });
-          break;
-        case 'failed':
-          d.pending.addResult(row.runId, interruptedResult(row.invocationId, row.nodeKey, fate.reason, fate.finishedOn));
-          break;
-        case 'orphaned':
-          d.pending.addResult(row.runId, interruptedResult(row.invocationId, row.nodeKey, 'the worker holding the job is gone', Date.now()));
-          break;
-        case 'running':
-          if (row.status !== 'Queued') return;
-          d.pending.addStarted(row.runId, { invocationId: row.invocationId, nodeKey: row.nodeKey, at: fate.startedAt });
-          break;
-        case 'waiting':
-        case 'admitting':
-          return;
-      }
-      healed++;
+      const verdict = inflightVerdict(row, await probeJob(d.redis, d.prefix, row.invocationId), Date.now());
+      if (verdict.kind === 'missing') absent.push(row);
+      else if (verdict.kind === 'result') d.pending.addResult(row.runId, verdict.result);
+      else if (verdict.kind === 'started') d.pending.addStarted(row.runId, verdict.started);
+      if (verdict.kind === 'result' || verdict.kind === 'started') healed++;
     }),
   );
   const held = absent.length > 0 ? await d.heldAmong(absent.map((r) => r.invocationId)) : new Set<string>();
   const missing = absent.filter((r) => !held.has(r.invocationId));
   if (missing.length > 0) {
-    const runIds = [...new Set(missing.map((m) => m.runId))];
-    const snapshots = await d.store.loadSnapshots(runIds);
+    const snapshots = await d.store.loadSnapshots([...new Set(missing.map((m) => m.runId))]);
     const now = Date.now();
     const items: TenantWork[] = [];
     for (const m of missing) {
-      const snap = snapshots.find((s) => s.run.id === m.runId);
-      if (snap?.run.status === 'Cancelling') {
-        d.pending.addResult(m.runId, withdrawnResult(m.invocationId, m.nodeKey, now));
-        continue;
-      }
-      const item = snap ? inflightWorkItem(snap, m.nodeKey, d.defaultTimeoutMs, now) : null;
-      if (snap && item && item.invocationId === m.invocationId) items.push({ tenantId: snap.run.tenantId, item });
+      const remedy = missingJobRemedy(snapshots.find((s) => s.run.id === m.runId), m, d.defaultTimeoutMs, now);
+      if (remedy.kind === 'result') d.pending.addResult(m.runId, remedy.result);
+      else if (remedy.kind === 'enqueue') items.push({ tenantId: remedy.tenantId, item: remedy.item });
     }
     await d.enqueue(items);
     d.log.info({ count: items.length }, 're-enqueued in-flight work missing from BullMQ');
@@ -89,5 +61,3 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
   }
   return healed;
 }
-
-

@@ -5,20 +5,10 @@
  * (`laneJobKey`, `laneJobLockKey`: the layout `Job.fromId` and the workers' lock renewal use).
  */
 import type { Redis } from 'ioredis';
-import type { Lane } from '@flowline/graph';
-import { admittedAt, laneJobKey, laneJobLockKey, LANES, parseWorkReturn, startsOnAdmission, type WorkReturn } from '@flowline/queue';
+import type { JobFate, Lane } from '@flowline/graph';
+import { admittedAt, laneJobKey, laneJobLockKey, LANES, parseWorkReturn, startsOnAdmission } from '@flowline/queue';
 
-export type JobFate =
-  | { state: 'missing' }
-  | { state: 'waiting' }
-  /** `startedAt`: the pickup, or on an admission-start lane the worker's admission */
-  | { state: 'running'; startedAt: number }
-  /** taken by a live worker that still waits for provider capacity (ADMISSION_START_LANES): the node stays Queued */
-  | { state: 'admitting' }
-  /** started, lock lapsed, not finished: the worker is gone */
-  | { state: 'orphaned'; processedOn: number }
-  | { state: 'completed'; ret: WorkReturn; finishedOn: number }
-  | { state: 'failed'; reason: string; finishedOn: number };
+export type { JobFate };
 
 // KEYS[1] job hash, KEYS[2] its lock. Returns {exists, locked, processedOn, finishedOn, failedReason, returnvalue, progress}.
 const PROBE = `
@@ -33,7 +23,7 @@ async function probeLane(redis: Redis, prefix: string, lane: Lane, invocationId:
   const [, locked, processedOn, finishedOn, failedReason, returnvalue, progress] = r as [number, number, string, string, string, string, string];
   if (finishedOn) {
     const ret = returnvalue ? parseWorkReturn(safeJson(returnvalue)) : null;
-    if (ret?.success) return { state: 'completed', ret: ret.data, finishedOn: Number(finishedOn) };
+    if (ret?.success) return { state: 'completed', outcome: ret.data.outcome, finishedOn: Number(finishedOn) };
     return { state: 'failed', reason: failedReason || 'job failed', finishedOn: Number(finishedOn) };
   }
   if (!processedOn) return { state: 'waiting' };

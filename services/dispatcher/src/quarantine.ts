@@ -9,7 +9,7 @@
  * node row and no document. Logged at error level once per quarantine (each failed try
  * before it at warn) and counted in the dispatcher's totals.
  */
-import { quarantine, type PlanContext, type PlanResult } from '@flowline/graph';
+import { quarantine, quarantineReason, type PlanContext, type PlanResult } from '@flowline/graph';
 import type { LoadedSnapshot } from '@flowline/db';
 import { serializeError, type Logger } from '@flowline/runtime';
 import type { DispatchStore } from './store';
@@ -76,7 +76,7 @@ export async function quarantineRuns(
   ctx: PlanContext,
 ): Promise<{ committed: { snapshot: LoadedSnapshot; plan: PlanResult }[]; quarantined: number }> {
   const planned = items.map(({ snapshot, error }) => {
-    const reason = `run quarantined: the store refused its tick ${d.failures.limit} times in a row (${describeRefusal(error)})`;
+    const reason = quarantineReason(d.failures.limit, describeRefusal(error));
     let plan: PlanResult | null = null;
     let planError: unknown = null;
     try {

@@ -9,7 +9,7 @@
  * sets `wake_at = now()` and signals a wake, and the dispatcher drops the entry of a run
  * woken by anything but a worker's report (job-feed.ts), or found due by the sweep. Entries are kept only for
  * states a later tick can plan from alone: not Pending (tenant slots are counted at load),
- * not terminal, no child runs, no unapplied intents or durable results.
+ * not terminal, no child runs, no unapplied intents.
  */
 import { applyPlanToSnapshot, committedCounters, TERMINAL_RUN_STATUSES, type PlanResult } from '@flowline/graph';
 import type { LoadedSnapshot } from '@flowline/db';
@@ -24,10 +24,8 @@ import type { LoadedSnapshot } from '@flowline/db';
 export function committedState(loaded: LoadedSnapshot, planned: LoadedSnapshot, plan: PlanResult, wrote: boolean): LoadedSnapshot | null {
   if (loaded.children.length > 0 || plan.startChildren.length > 0 || plan.cancelChildren.length > 0) return null;
   if (plan.run && plan.run.expectVersion !== loaded.run.version) return null;
-  const consumedInv = new Set(plan.consumedInvocationIds);
   const consumedIntents = new Set(plan.consumedIntentIds);
-  // the store moves wake_at to now() while durable results or intents stay unapplied
-  if (loaded.results.some((r) => !consumedInv.has(r.invocationId))) return null;
+  // the store moves wake_at to now() while intents stay unapplied
   if (loaded.intents.some((i) => !consumedIntents.has(i.id))) return null;
   const next = applyPlanToSnapshot(planned, plan);
   if (next.run.status === 'Pending' || TERMINAL_RUN_STATUSES.has(next.run.status)) return null;

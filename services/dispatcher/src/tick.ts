@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreOptions, PlanContext, PlanResult, RunSnapshot } from '@flowline/graph';
-import { plan } from '@flowline/graph';
+import { inflightInvocations, plan } from '@flowline/graph';
 import type { LoadedSnapshot } from '@flowline/db';
 import type { Clock, Logger } from '@flowline/runtime';
 import type { DispatchStore } from './store';
@@ -128,9 +128,5 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
 
 /** Learns which invocations belong to which run, so worker reports and job probes map job ids to runs. */
 function rememberInflight(pending: PendingWork, s: RunSnapshot): void {
-  for (const n of s.nodes) {
-    if (n.invocationId && (n.status === 'Queued' || n.status === 'Running')) {
-      pending.rememberInvocation(n.invocationId, { runId: s.run.id, nodeKey: n.nodeKey });
-    }
-  }
+  for (const w of inflightInvocations(s)) pending.rememberInvocation(w.invocationId, { runId: s.run.id, nodeKey: w.nodeKey });
 }

@@ -3,9 +3,9 @@
  * (CONTRACT §4). Messages are stored as the node's `reason`: they never quote a
  * prompt, a document or provider text (details go to the logs keyed by invocation id).
  */
-import type { FailureClass } from '@flowline/graph';
+import { FlowlineNodeError, type NodeFailureClass } from '@flowline/graph';
 
-export type LlmFailureClass = Extract<FailureClass, 'NodeFailed' | 'ValidationFailed' | 'Timeout' | 'Cancelled' | 'Interrupted'>;
+export type LlmFailureClass = NodeFailureClass;
 
 export const LLM_ERROR_CODES = {
   NodeFailed: 'LlmFailed',
@@ -16,9 +16,8 @@ export const LLM_ERROR_CODES = {
 } as const satisfies Record<LlmFailureClass, string>;
 
 /** An LLM-lane failure with a stable `code` and the failure class to report. */
-export class LlmError extends Error {
-  readonly code: (typeof LLM_ERROR_CODES)[LlmFailureClass];
-  readonly failureClass: LlmFailureClass;
+export class LlmError extends FlowlineNodeError {
+  declare readonly code: (typeof LLM_ERROR_CODES)[LlmFailureClass];
   /** provider cool-down asked for by a 429 (`retry-after`), ms; null when none */
   readonly retryAfterMs: number | null;
   /** true when the provider answered 429: admission cools the provider/model down */
@@ -29,10 +28,8 @@ export class LlmError extends Error {
     message: string,
     options?: { cause?: unknown; retryAfterMs?: number | null; rateLimited?: boolean },
   ) {
-    super(message, options);
+    super(failureClass, message, { cause: options?.cause, code: LLM_ERROR_CODES[failureClass] });
     this.name = 'LlmError';
-    this.failureClass = failureClass;
-    this.code = LLM_ERROR_CODES[failureClass];
     this.retryAfterMs = options?.retryAfterMs ?? null;
     this.rateLimited = options?.rateLimited ?? false;
   }

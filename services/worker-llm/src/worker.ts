@@ -5,30 +5,22 @@
  * flight) or at shutdown (Interrupted), and returns the outcome as the job's return
  * value. Every model call passes provider admission first and streams its deltas to
  * the invocation's activity feed; the job's first admission is reported as job progress,
- * which is what marks the node Running (a job waiting for capacity stays Queued). Node failures never throw out of a job: a failed
- * BullMQ job means the worker itself broke. After a job finishes the worker publishes
+ * which is what marks the node Running (a job waiting for capacity stays Queued). The
+ * processing skeleton (payload parse, error coercion, logging) is libs/queue
+ * `createLaneWorker`'s. Node failures never throw out of a job: a failed BullMQ job means
+ * the worker itself broke. After a job finishes the worker publishes
  * a wake for its run.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Json, WorkItem, WorkOutcome } from '@flowline/graph';
-import {
-  DEFAULT_QUEUE_PREFIX,
-  createLaneWorker,
-  parseWorkItem,
-  workIdsOf,
-  type AdmissionProgress,
-  type LaneInvocation,
-  type LaneJob,
-  type LaneWorker,
-  type WorkReturn,
-} from '@flowline/queue';
+import { failureClassOf, type Json, type WorkItem } from '@flowline/graph';
+import { DEFAULT_QUEUE_PREFIX, createLaneWorker, type AdmissionProgress, type LaneInvocation, type LaneJob, type LaneRunContext, type LaneWorker } from '@flowline/queue';
 import type { ToolRegistry } from '@flowline/tools';
 import { createActivityFeed, type ActivityFeed } from './activity';
 import type { AttachmentSettings } from './attachment-resolver';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { createAdmission } from './admission';
-import { LlmError, llmFailed, llmInvalid } from './errors';
+import { LlmError, llmInvalid } from './errors';
 import { runAgent } from './nodes/agent';
 import type { NodeContext } from './nodes/context';
 import { runDecisionModel } from './nodes/decision-model';
@@ -77,16 +69,6 @@ const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Js
   DecisionModel: runDecisionModel,
 };
 
-/**
- * When the job's node started: its first provider admission (null until then). The
- * outcome's `startedAt` is this, so a node that never got capacity never "started".
- */
-interface JobStart {
-  at: number | null;
-  /** tells the run's dispatcher (the lane shell's start report) */
-  report(at: number): void;
-}
-
 function cancelledError(reason: string | null): LlmError {
   return new LlmError('Cancelled', reason === null ? 'the invocation was cancelled' : `the invocation was cancelled: ${reason}`);
 }
@@ -104,21 +86,13 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
   const metrics = opts.metrics ?? NO_LLM_METRICS;
   const admission = createAdmission({ redis: opts.redis, prefix, leaseMs: opts.admissionLeaseMs });
 
-  const failure = (error: LlmError, startedAt: number | null): WorkOutcome => ({
-    ok: false,
-    failureClass: error.failureClass,
-    reason: error.message,
-    startedAt,
-    finishedAt: now(),
-  });
-
   function contextFor(
     item: WorkItem,
     signal: AbortSignal,
     feed: ActivityFeed,
     jobLog: Logger,
     job: LaneJob,
-    started: JobStart,
+    invocation: LaneInvocation,
   ): NodeContext {
     // On this lane (ADMISSION_START_LANES) the node starts at its first admission, not at
     // pickup, so a job waiting for provider capacity keeps its node Queued: the start is
@@ -143,14 +117,15 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
         const lease = await admission.acquire(target.key, target.limits, signal, (waitMs) => {
           waited = true;
           feed.push('phase', 'waiting for provider capacity');
-          if (started.at === null) progress({ phase: 'waiting-for-capacity', provider: target.key });
+          if (invocation.startedAt === null) progress({ phase: 'waiting-for-capacity', provider: target.key });
           jobLog.info({ provider: target.key, waitMs }, 'waiting for provider capacity');
         });
         metrics.admitted(target.key, waited ? now() - askedAt : 0);
-        if (started.at === null) {
-          started.at = now();
-          progress({ phase: 'admitted', provider: target.key, at: started.at });
-          started.report(started.at);
+        // the node starts at its first admission: the outcome's startedAt (a node that never got capacity never "started")
+        if (invocation.startedAt === null) {
+          const at = now();
+          invocation.started(at);
+          progress({ phase: 'admitted', provider: target.key, at });
         }
         feed.push('phase', `calling ${target.key}`);
         try {
@@ -172,61 +147,28 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     };
   }
 
-  async function execute(
-    item: WorkItem,
-    started: JobStart,
-    signal: AbortSignal,
-    feed: ActivityFeed,
-    jobLog: Logger,
-    job: LaneJob,
-  ): Promise<WorkOutcome> {
-    const runner = item.lane === 'llm' ? RUNNERS[item.kind] : undefined;
-    if (!runner) throw llmInvalid(`a ${item.kind} node cannot run on the llm lane`);
-    if (item.deadlineAt <= now()) throw new LlmError('Timeout', 'the attempt deadline passed before the model call started');
-    const output = await runner(contextFor(item, signal, feed, jobLog, job, started));
-    return { ok: true, output, startedAt: started.at, finishedAt: now() };
-  }
-
-  async function processJob(job: LaneJob, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn> {
-    const pickedUpAt = now();
-    const parsed = parseWorkItem(job.data);
-    if (!parsed.success) {
-      const ids = workIdsOf(job.data);
-      if (ids === null) throw new Error('the job payload is not a work item');
-      log.warn({ ...ids, jobId: job.id }, 'invalid llm job payload');
-      return { ...ids, outcome: failure(llmInvalid('the job payload is not a valid work item'), null) };
-    }
-    const item = parsed.data;
+  /** One item: the runner's answer is the output; the activity feed ends with the outcome. */
+  async function run(item: WorkItem, { job, invocation, log: jobLog }: LaneRunContext<Logger>): Promise<Json> {
     const ids = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId };
-    const jobLog = log.child({ ...ids, attempt: item.attempt, kind: item.kind });
     const feed = createActivityFeed(
       { redis: opts.redis, prefix, maxLen: opts.activityMaxLen, ttlSeconds: opts.activityTtlSeconds, onError: (err) => jobLog.debug({ err }, 'activity write failed') },
       ids,
     );
-    const invocation = begin(item);
-    const started: JobStart = { at: null, report: (at) => invocation.started(at) };
-    let outcome: WorkOutcome;
+    let output: Json;
     try {
-      outcome = await execute(item, started, invocation.signal, feed, jobLog, job);
+      const runner = item.lane === 'llm' ? RUNNERS[item.kind] : undefined;
+      if (!runner) throw llmInvalid(`a ${item.kind} node cannot run on the llm lane`);
+      if (item.deadlineAt <= now()) throw new LlmError('Timeout', 'the attempt deadline passed before the model call started');
+      output = await runner(contextFor(item, invocation.signal, feed, jobLog, job, invocation));
     } catch (error) {
-      if (error instanceof LlmError) {
-        outcome = failure(error, started.at);
-      } else {
-        outcome = failure(llmFailed('the LLM worker failed to run the node', error), started.at);
-        jobLog.error({ err: error }, 'unexpected error running an LLM node');
-      }
-    } finally {
-      invocation.release();
+      await feed.end(`failed: ${failureClassOf(error)}`);
+      throw error;
     }
-    await feed.end(outcome.ok ? 'succeeded' : `failed: ${outcome.failureClass}`);
-    jobLog.info(
-      { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - pickedUpAt },
-      'llm invocation finished',
-    );
-    return { ...ids, outcome };
+    await feed.end('succeeded');
+    return output;
   }
 
-  return createLaneWorker({
+  return createLaneWorker<Logger>({
     lane: 'llm',
     redis: opts.redis,
     logger: log,
@@ -241,6 +183,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       timeout: () => new LlmError('Timeout', 'the attempt deadline passed'),
       interrupted: () => new LlmError('Interrupted', 'the worker shut down during the call'),
     },
-    process: processJob,
+    unexpectedFailureReason: 'the LLM worker failed to run the node',
+    run,
   });
 }

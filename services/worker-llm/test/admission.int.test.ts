@@ -21,7 +21,8 @@ interface Started {
 async function startWorker(env: Record<string, string>): Promise<Started> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: serviceDir,
-    env: { ...process.env, REDIS_URL: url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '2000', ...env },
+    // debug: the per-invocation line ('llm invocation finished') is written at debug
+    env: { ...process.env, REDIS_URL: url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'debug', SHUTDOWN_GRACE_MS: '2000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -2,15 +2,16 @@
  * The tool lane worker: takes `node.tool` jobs, runs the named tool under an
  * AbortSignal that fires on the attempt deadline (Timeout), on a cancellation from
  * the cancel channel (Cancelled) or at shutdown (Interrupted), and returns the
- * outcome as the job's return value. Tool failures never throw out of a job: a
- * failed BullMQ job means the worker itself broke. After a job finishes the worker
+ * outcome as the job's return value (the processing skeleton is libs/queue
+ * `createLaneWorker`'s). Tool failures never throw out of a job: a failed BullMQ job
+ * means the worker itself broke. After a job finishes the worker
  * publishes a wake for its run so the owning dispatcher settles it at once.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { WorkItem, WorkOutcome } from '@flowline/graph';
-import { createLaneWorker, parseWorkItem, workIdsOf, type LaneInvocation, type LaneJob, type LaneWorker, type WorkReturn } from '@flowline/queue';
-import { ToolError, toolFailed, toolInvalid, type ToolRegistry } from '@flowline/tools';
+import type { Json, WorkItem } from '@flowline/graph';
+import { createLaneWorker, type LaneRunContext, type LaneWorker } from '@flowline/queue';
+import { ToolError, toolInvalid, type ToolRegistry } from '@flowline/tools';
 import { resolveToolCall } from './tool-call';
 
 export interface ToolWorkerOptions {
@@ -38,65 +39,26 @@ export type ToolWorker = LaneWorker;
 /** Creates (but does not start) a tool lane worker. */
 export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
   const now = opts.now ?? Date.now;
-  const log = opts.logger;
 
-  const failure = (error: ToolError, startedAt: number): WorkOutcome => ({
-    ok: false,
-    failureClass: error.failureClass,
-    reason: error.message,
-    startedAt,
-    finishedAt: now(),
-  });
-
-  async function execute(item: WorkItem, startedAt: number, signal: AbortSignal, jobLog: Logger): Promise<WorkOutcome> {
+  /** One item: the tool's result is the output; a ToolError is the lane's typed failure. */
+  async function run(item: WorkItem, { invocation, log }: LaneRunContext<Logger>): Promise<Json> {
     if (item.lane !== 'tool' || item.kind !== 'Tool') throw toolInvalid(`a ${item.kind} node cannot run on the tool lane`);
     if (item.deadlineAt <= now()) throw new ToolError('Timeout', 'the attempt deadline passed before the tool started');
     const call = resolveToolCall(item.config, item.input);
     const result = await opts.registry.invoke(call.toolName, call.args, {
-      signal,
+      signal: invocation.signal,
       allowedUrls: call.allowedUrls,
       attempt: item.attempt,
       invocationId: item.invocationId,
-      logger: jobLog,
+      logger: log,
     });
-    return { ok: true, output: { result }, startedAt, finishedAt: now() };
+    return { result };
   }
 
-  async function processJob(job: LaneJob, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn> {
-    const startedAt = now();
-    const parsed = parseWorkItem(job.data);
-    if (!parsed.success) {
-      const ids = workIdsOf(job.data);
-      // Without ids nobody could settle an outcome: that is a broken producer, fail the job.
-      if (ids === null) throw new Error('the job payload is not a work item');
-      log.warn({ ...ids, jobId: job.id }, 'invalid tool job payload');
-      return { ...ids, outcome: failure(toolInvalid('the job payload is not a valid work item'), startedAt) };
-    }
-    const item = parsed.data;
-    const ids = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId };
-    const jobLog = log.child({ ...ids, attempt: item.attempt });
-    const invocation = begin(item);
-    let outcome: WorkOutcome;
-    try {
-      outcome = await execute(item, startedAt, invocation.signal, jobLog);
-    } catch (error) {
-      outcome = failure(error instanceof ToolError ? error : toolFailed('the tool worker failed to run the tool', error), startedAt);
-      if (!(error instanceof ToolError)) jobLog.error({ err: error }, 'unexpected error running a tool');
-    } finally {
-      invocation.release();
-    }
-    // debug: the tool lane's hot path writes no line per job at the default level (issue #19)
-    jobLog.debug(
-      { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - startedAt },
-      'tool invocation finished',
-    );
-    return { ...ids, outcome };
-  }
-
-  return createLaneWorker({
+  return createLaneWorker<Logger>({
     lane: 'tool',
     redis: opts.redis,
-    logger: log,
+    logger: opts.logger,
     prefix: opts.prefix,
     shardCount: opts.shardCount,
     concurrency: opts.concurrency ?? 16,
@@ -108,7 +70,8 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
       timeout: () => new ToolError('Timeout', 'the attempt deadline passed'),
       interrupted: () => new ToolError('Interrupted', 'the worker shut down during the call'),
     },
-    process: processJob,
+    unexpectedFailureReason: 'the tool worker failed to run the tool',
+    run,
   });
 }
 

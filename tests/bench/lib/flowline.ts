@@ -1,6 +1,6 @@
 /**
  * A whole Flowline cluster for the bench: API, dispatchers and a tool worker as separate
- * processes (scripts/cluster) running the compiled services (`npm run build` output, `node
+ * processes (@flowline/testing `startCluster`) running the compiled services (`npm run build` output, `node
  * services/<svc>/dist/main.js`, as production runs them), on a fresh migrated database of
  * the bench's Postgres and the bench's redis-server; plus the small REST client and waits the
  * workloads use.
@@ -9,8 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate } from '@flowline/db';
-import { freePort } from '../../../scripts/cluster-infra';
-import { buildServices, startCluster, waitForApi, type Cluster, type ProcessSpec } from '../../../scripts/cluster';
+import { buildServices, freePort, startCluster, waitForApi, type Cluster, type ProcessSpec } from '@flowline/testing';
 import { sleep } from './stats';
 
 export const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

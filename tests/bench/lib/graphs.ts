@@ -1,6 +1,6 @@
 /** Graph documents of the workloads: every working node is a no-op `echo` Tool. */
 import type { Json, JsonObject } from '@flowline/graph';
-import { canonicalWithTool } from '../../e2e/graphs';
+import { canonicalWithTool } from '@flowline/testing';
 
 const tool = (key: string, toolName = 'echo', args: JsonObject = { n: 1 }): Json => ({
   key,

@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
-import type { Cluster } from '../../../scripts/cluster';
+import type { Cluster } from '@flowline/testing';
 import type { Monitor } from './cost';
 
 /** process group label → pids */

@@ -1,7 +1,7 @@
 /**
  * The bench's own servers: a throwaway Postgres 15 cluster (initdb in a temp dir, loaded
  * with pg_stat_statements so statements can be counted, durable defaults: fsync and
- * synchronous_commit on) and a redis-server of its own (scripts/cluster-infra). When no
+ * synchronous_commit on) and a redis-server of its own (@flowline/testing `spawnRedis`). When no
  * Postgres binaries are found the bench falls back to the local server and says so.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort, LOCAL_PG, pgAnswers, spawnRedis } from '../../../scripts/cluster-infra';
+import { freePort, LOCAL_PG, pgAnswers, spawnRedis } from '@flowline/testing';
 
 export interface BenchPostgres {
   /** admin URL (database `postgres`) */

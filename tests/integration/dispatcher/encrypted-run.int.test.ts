@@ -72,7 +72,7 @@ describe('a run with ENCRYPTION_KEY set', () => {
     expect(children.rows.map((r) => r.status)).toEqual(['Completed']);
 
     // nothing readable in the database
-    for (const t of ['definitions', 'runs', 'node_runs', 'events', 'intents', 'node_results']) {
+    for (const t of ['definitions', 'runs', 'node_runs', 'events', 'intents']) {
       const r = await h.db.pool.query<{ t: string | null }>(`SELECT json_agg(x)::text AS t FROM ${t} x`);
       expect(r.rows[0]!.t ?? '', t).not.toContain(MARK);
     }

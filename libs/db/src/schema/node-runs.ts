@@ -1,15 +1,20 @@
+import { NODE_CAUSES } from '@flowline/graph';
 import { sql } from 'drizzle-orm';
 import {
   boolean,
   index,
   integer,
   jsonb,
+  pgEnum,
   pgTable,
   primaryKey,
   text,
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core';
+
+/** Why a row reads its status when status and class do not say it (libs/graph model.ts NODE_CAUSES). */
+export const nodeCause = pgEnum('node_cause', NODE_CAUSES);
 
 /**
  * One row per (run, graph node): NodeRunState of libs/graph/src/planner/types.ts.
@@ -26,6 +31,8 @@ export const nodeRuns = pgTable(
     attemptLimit: integer('attempt_limit').notNull(),
     invocationId: uuid('invocation_id'),
     failureClass: text('failure_class').notNull().default('None'),
+    /** the planner writes it with the status it explains; `reason` stays human text, never matched */
+    cause: nodeCause('cause').notNull().default('None'),
     reason: text('reason'),
     input: jsonb('input'),
     inputOverride: jsonb('input_override'),

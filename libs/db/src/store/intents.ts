@@ -7,7 +7,7 @@
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { CANCEL_UNCONFIRMED_PREFIX, VERB_RULES, type NodeVerbRule } from '@flowline/graph';
+import { VERB_RULES, type NodeVerbRule } from '@flowline/graph';
 import { digestOf, sealJsonText } from '../crypto';
 import { nodeDocAt, steerMessageAt } from './run-snapshots';
 import { withTransaction, type Queryable } from './transaction';
@@ -164,11 +164,10 @@ export type NodeIntentKind = 'skip' | 'retry' | 'complete';
 
 /**
  * A survivor of a Cancelled run: lane work whose worker never confirmed the cancel (the
- * planner's drain, libs/graph planner/drain.ts). Retry/complete of one may reopen the run.
- * The prefix is a constant without quotes or LIKE wildcards.
+ * planner's drain, libs/graph planner/drain.ts; `isCancelSurvivor` there). Retry/complete of
+ * one may reopen the run.
  */
-const CANCEL_SURVIVOR = `(r.status = 'Cancelled' AND n.status = 'Failed' AND n.failure_class = 'Interrupted'
-  AND n.reason LIKE '${CANCEL_UNCONFIRMED_PREFIX}%')`;
+const CANCEL_SURVIVOR = `(r.status = 'Cancelled' AND n.status = 'Failed' AND n.cause = 'CancelUnconfirmed')`;
 
 /** `'a', 'b'`: a list of the table's names (plain identifiers, no quotes) as SQL literals. */
 const sqlList = (names: readonly string[]): string => names.map((x) => `'${x}'`).join(', ');

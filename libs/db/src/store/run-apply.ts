@@ -114,7 +114,6 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     })),
     events: plan.events,
     intentIds: plan.consumedIntentIds,
-    invocationIds: plan.consumedInvocationIds,
     children: plan.startChildren,
     cancelChildren: plan.cancelChildren,
     wakeAt: iso(plan.wakeAt),
@@ -210,7 +209,7 @@ async function runBatch(
  * Input: $1 run id, $2 reason. Guard: the run is not terminal.
  * Effect: Failed, class Internal, the reason, finished_at, version + 1, wake_at NULL (never
  * ticked again), event run.failed {class, reason} at last_seq + 1, and every unapplied intent
- * and durable result of the run marked applied. Node rows are left as they are.
+ * of the run marked applied. Node rows are left as they are.
  * Result: one row when the run was ended.
  */
 const FORCE_QUARANTINE_SQL = `
@@ -222,8 +221,7 @@ WITH r AS (
 e AS (
   INSERT INTO events (run_id, seq, kind, node_key, at, detail)
   SELECT id, last_seq, 'run.failed', NULL, now(), jsonb_build_object('class', 'Internal', 'reason', $2::text) FROM r),
-i AS (UPDATE intents SET applied_at = now() WHERE run_id IN (SELECT id FROM r) AND applied_at IS NULL),
-x AS (UPDATE node_results SET applied_at = now() WHERE run_id IN (SELECT id FROM r) AND applied_at IS NULL)
+i AS (UPDATE intents SET applied_at = now() WHERE run_id IN (SELECT id FROM r) AND applied_at IS NULL)
 SELECT id FROM r`;
 
 /**

@@ -51,6 +51,8 @@ export interface NodeRunSummaryRow {
 }
 
 export interface NodeRunDetailRow extends NodeRunSummaryRow {
+  /** node_runs.cause (model.ts NODE_CAUSES): read by the verb refusals, not shown in responses */
+  cause: string;
   input: unknown;
   inputOverride: unknown;
   output: unknown;
@@ -198,7 +200,7 @@ export async function listRuns(
 /** One node row with its documents; null when the run has no such node. */
 export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {
   const res = await db.query(
-    `SELECT node_key, kind, status, attempt, failure_class, reason, pending_decision_kind, child_run_id, started_at,
+    `SELECT node_key, kind, status, attempt, failure_class, cause, reason, pending_decision_kind, child_run_id, started_at,
             finished_at, input::text AS input, input_override::text AS input_override, output::text AS output, steering,
             not_before, decision::text AS decision
      FROM node_runs WHERE run_id = $1 AND node_key = $2`,
@@ -210,6 +212,7 @@ export async function getNodeRun(db: Queryable, runId: string, nodeKey: string):
   const steering = (r.steering ?? []) as Array<{ operationId: string; message: unknown }>;
   return {
     ...toNodeRow(r),
+    cause: r.cause,
     input: exactJson(openJsonText(r.input, at('input'))),
     inputOverride: exactJson(openJsonText(r.input_override, at('input_override'))),
     output: exactJson(openJsonText(r.output, at('output'))),

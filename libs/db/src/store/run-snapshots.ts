@@ -8,7 +8,6 @@ import type {
   NodeRunState,
   RunSnapshot,
   RunState,
-  WorkResult,
 } from '@flowline/graph';
 import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnreadableRun, type Sealed } from '../crypto';
 import { definitionGraphAt } from './definitions';
@@ -50,7 +49,7 @@ const EMPTY_GRAPH: Graph = {
 /*
  * Inputs: $1 run ids, $2 slot-holding statuses.
  * Result: one row per existing run — the run as RunState JSON, its pinned plan_graph, wake_at,
- * shard, its node rows, unapplied intents (creation order), unapplied durable results, its child
+ * shard, its node rows, unapplied intents (creation order), its child
  * runs (live ones and those a node row points at), and the live top-level run count of its tenant.
  * Times are epoch ms (flowline_ms).
  */
@@ -82,7 +81,7 @@ SELECT
   (SELECT coalesce(json_agg(json_build_object(
      'nodeKey', n.node_key, 'kind', n.kind, 'status', n.status, 'attempt', n.attempt,
      'attemptLimit', n.attempt_limit, 'invocationId', n.invocation_id, 'failureClass', n.failure_class,
-     'reason', n.reason, 'input', n.input, 'inputOverride', n.input_override, 'output', n.output,
+     'cause', n.cause, 'reason', n.reason, 'input', n.input, 'inputOverride', n.input_override, 'output', n.output,
      'notBefore', flowline_ms(n.not_before), 'deadlineAt', flowline_ms(n.deadline_at),
      'queuedAt', flowline_ms(n.queued_at), 'startedAt', flowline_ms(n.started_at),
      'finishedAt', flowline_ms(n.finished_at), 'steering', n.steering,
@@ -92,9 +91,6 @@ SELECT
   (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'nodeKey', i.node_key,
      'payload', i.payload) ORDER BY i.created_at, i.id), '[]'::json)
    FROM intents i WHERE i.run_id = r.id AND i.applied_at IS NULL) AS intents,
-  (SELECT coalesce(json_agg(json_build_object('invocationId', x.invocation_id, 'nodeKey', x.node_key,
-     'outcome', x.outcome) ORDER BY x.created_at), '[]'::json)
-   FROM node_results x WHERE x.run_id = r.id AND x.applied_at IS NULL) AS results,
   (SELECT coalesce(json_agg(json_build_object('childRunId', c.id, 'nodeKey', c.parent_node_key,
      'status', c.status, 'output', c.output, 'failureClass', c.failure_class, 'reason', c.reason)
      ORDER BY c.created_at, c.id), '[]'::json)
@@ -116,14 +112,13 @@ interface LoadRow {
   tenant_live: number;
   nodes: NodeRunState[];
   intents: Array<{ id: string; kind: string; nodeKey: string | null; payload: Record<string, unknown> }>;
-  results: WorkResult[];
   children: ChildRunState[];
 }
 
 /**
  * Loads planner snapshots of `runIds` (missing ids are left out) in one round trip, oldest run
- * first. `results` holds the durable (node_results) outcomes not yet applied; the dispatcher
- * adds those it took from Redis, and the `started` reports. Nodes follow the graph's order.
+ * first. `results` and `started` are empty: outcomes and starts reach the dispatcher through
+ * Redis (job return values and reports), which adds them to the snapshot before planning. Nodes follow the graph's order.
  * `runSlotAvailable`: a run that is not Pending, or is a child run (its parent's slot covers it),
  * always has one; Pending top-level runs share the tenant's free slots in creation order.
  */
@@ -162,7 +157,7 @@ export async function loadSnapshots(
       run: row.run,
       graph,
       nodes,
-      results: row.results,
+      results: [],
       started: [],
       intents: row.intents.map(toIntent),
       children: row.children,
@@ -240,9 +235,6 @@ function openRow(row: LoadRow): void {
   }
   for (const i of row.intents) {
     if (isEnvelope(i.payload)) i.payload = openJson(i.payload, { table: 'intents', column: 'payload', row: i.id });
-  }
-  for (const r of row.results) {
-    if (isEnvelope(r.outcome)) r.outcome = openJson(r.outcome, { table: 'node_results', column: 'outcome', row: r.invocationId });
   }
   for (const c of row.children) {
     if (isEnvelope(c.output)) c.output = openJson(c.output, runDocAt(c.childRunId, 'output'));

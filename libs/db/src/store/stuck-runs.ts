@@ -9,7 +9,7 @@ export const WATCHED_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval',
  * Result: up to $4 live runs of those shards owed a tick more than $3 ms ago that their
  * wake_at does not give: wake_at itself that old; a Queued/Running node's deadline or a
  * Pending node's backoff end that old while wake_at is NULL or in the future past it; or
- * unapplied intents/results with no wake_at at all. Oldest obligations are not ordered:
+ * unapplied intents with no wake_at at all. Oldest obligations are not ordered:
  * the watchdog takes the next batch on its next round.
  */
 const CANDIDATES_SQL = `
@@ -22,9 +22,7 @@ WHERE r.shard = ANY($1::int[]) AND r.status = ANY($2::text[])
                              WHEN n.status = 'Pending' THEN n.not_before END AS due) o
       WHERE n.run_id = r.id AND o.due <= now() - $3 * interval '1 millisecond'
         AND (r.wake_at IS NULL OR (r.wake_at > o.due AND r.wake_at > now())))
-    OR (r.wake_at IS NULL AND (
-      EXISTS (SELECT 1 FROM intents i WHERE i.run_id = r.id AND i.applied_at IS NULL)
-      OR EXISTS (SELECT 1 FROM node_results x WHERE x.run_id = r.id AND x.applied_at IS NULL))))
+    OR (r.wake_at IS NULL AND EXISTS (SELECT 1 FROM intents i WHERE i.run_id = r.id AND i.applied_at IS NULL)))
 LIMIT $4`;
 
 /** Ids of live runs in `shards` that may be stuck (see CANDIDATES_SQL). */

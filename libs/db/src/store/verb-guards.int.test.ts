@@ -2,12 +2,13 @@
  * The SQL guards of the operator verbs agree with the verb table of @flowline/graph
  * (VERB_RULES): every verb is run against every run status and, for a node verb, every node
  * status of a node of each kind class (plus a held decision and a survivor of a cancel), and
- * the statement's answer (recorded or not) must be the table's.
+ * the statement's answer (recorded or not) must be the table's. A survivor is told by its
+ * `cause` column alone: every Failed row carries class Interrupted and the survivor's reason
+ * text, so a guard reading the text instead of the cause would disagree with the table.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CANCEL_UNCONFIRMED_PREFIX,
   NODE_STATUSES,
   OPERATOR_VERBS,
   RUN_STATUSES,
@@ -25,6 +26,8 @@ import { createRun } from './run-create';
 import { appendSteer, recordDecision, recordNodeIntent, requestCancel } from './intents';
 
 const TENANT = 't1';
+/** the reason text the drain writes on a survivor (libs/graph planner/drain.ts); never what tells one */
+const SURVIVOR_TEXT = 'cancel not confirmed by the worker by its grace deadline (CANCEL_DRAIN_GRACE_MS): the work may still be running';
 /** one kind of each class the table names: lane work, model calls, gates, a held decision */
 const KINDS: NodeKind[] = ['Tool', 'Agent', 'LlmCall', 'Pause', 'ChatInput', 'DecisionModel'];
 
@@ -77,11 +80,20 @@ async function setState(verb: OperatorVerb, runStatus: RunStatus, n: NodeCase | 
     [runId, runStatus, paused],
   );
   const node = n ?? { kind: 'Tool', status: 'Pending', held: false, survivor: false };
+  const failed = node.status === 'Failed';
   await db.pool.query(
-    `UPDATE node_runs SET kind = $2, status = $3, held = $4, failure_class = $5, reason = $6,
+    `UPDATE node_runs SET kind = $2, status = $3, held = $4, failure_class = $5, reason = $6, cause = $7,
             decision = NULL, steering = '[]'::jsonb, input_override = NULL, attempt = 1
      WHERE run_id = $1 AND node_key = 'n'`,
-    [runId, node.kind, node.status, node.held, node.survivor ? 'Interrupted' : 'None', node.survivor ? `${CANCEL_UNCONFIRMED_PREFIX}: gone` : null],
+    [
+      runId,
+      node.kind,
+      node.status,
+      node.held,
+      failed ? 'Interrupted' : 'None',
+      failed ? SURVIVOR_TEXT : null,
+      node.survivor ? 'CancelUnconfirmed' : 'None',
+    ],
   );
 }
 

@@ -47,7 +47,7 @@ function cancelLosers(st: PlanState, node: GraphNode, adm: Extract<Admission, { 
     const src = st.row(edge.from);
     if (!src || !['Pending', 'Queued', 'Running'].includes(src.status)) continue;
     const outs = st.index.outEdges.get(edge.from) ?? [];
-    if (outs.every((e) => e.to === node.key)) cancelNode(st, edge.from, `cancelled: join '${node.key}' was already satisfied`);
+    if (outs.every((e) => e.to === node.key)) cancelNode(st, edge.from, `cancelled: join '${node.key}' was already satisfied`, 'JoinSatisfied');
   }
 }
 

@@ -102,6 +102,7 @@ describe('the Cancelling drain', () => {
     r = step(r.snap, 5_100, opts);
     const a = rowOf(r.snap, 'a');
     expect(a).toMatchObject({ status: 'Failed', failureClass: 'Interrupted', invocationId: invA, deadlineAt: null, finishedAt: 5_100 });
+    expect(a.cause).toBe('CancelUnconfirmed');
     expect(a.reason?.startsWith(CANCEL_UNCONFIRMED_PREFIX)).toBe(true);
     expect(a.reason).toMatch(/may still be running/);
     expect(a.output).toMatchObject({ status: 'failed', error: { class: 'Interrupted' } });

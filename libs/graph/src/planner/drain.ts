@@ -27,10 +27,10 @@ import type { PlanState } from './plan-state';
 import { cancelNode } from './settle';
 import type { NodeRunState, WorkOutcome } from './types';
 
-/** Reason prefix of rows cancelled by a run cancel; a reopened cancelled run returns exactly these to Pending. */
-export const RUN_CANCEL_PREFIX = 'run cancelled';
+/** Reason of rows cancelled by a run cancel (human text; their cause is `RunCancel`). */
+const RUN_CANCEL_PREFIX = 'run cancelled';
 
-/** Reason prefix of a survivor: lane work whose worker did not confirm the cancel by the grace deadline. */
+/** Reason of a survivor (human text; its cause is `CancelUnconfirmed`). */
 export const CANCEL_UNCONFIRMED_PREFIX = 'cancel not confirmed by the worker';
 
 /** The reason the drain writes on the rows it cancels. */
@@ -44,8 +44,8 @@ export function awaitingCancel(row: NodeRunState): boolean {
 }
 
 /** A row a cancel could not reach (see module doc). */
-export function isSurvivor(row: { status: string; failureClass: string; reason: string | null }): boolean {
-  return row.status === 'Failed' && row.failureClass === 'Interrupted' && (row.reason ?? '').startsWith(CANCEL_UNCONFIRMED_PREFIX);
+export function isSurvivor(row: { status: string; cause: string }): boolean {
+  return row.status === 'Failed' && row.cause === 'CancelUnconfirmed';
 }
 
 /** An outcome for a row awaiting its cancel: the worker confirmed, the row reads Cancelled. */
@@ -56,6 +56,7 @@ export function confirmCancel(st: PlanState, key: string, outcome: WorkOutcome):
   st.update(key, {
     status: 'Cancelled',
     failureClass: 'Cancelled',
+    cause: 'RunCancel',
     reason,
     finishedAt: st.now,
     notBefore: null,
@@ -83,13 +84,13 @@ export function drain(st: PlanState): void {
         waiting = true;
         continue;
       }
-      cancelNode(st, row.nodeKey, reason);
+      cancelNode(st, row.nodeKey, reason, 'RunCancel');
       continue;
     }
     // A gate (or an inline row a crash left Running) has no worker to confirm anything.
     // (Nothing is enqueued while Cancelling, so every invocation here was sent earlier.)
     if (row.status === 'WaitingForApproval' || row.invocationId === null) {
-      cancelNode(st, row.nodeKey, reason);
+      cancelNode(st, row.nodeKey, reason, 'RunCancel');
       continue;
     }
     if (!awaitingCancel(row)) {
@@ -129,6 +130,7 @@ function survive(st: PlanState, row: NodeRunState): void {
   st.update(row.nodeKey, {
     status: 'Failed',
     failureClass: 'Interrupted',
+    cause: 'CancelUnconfirmed',
     reason,
     output: envelope,
     finishedAt: st.now,

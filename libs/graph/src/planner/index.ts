@@ -3,7 +3,7 @@
  * deterministic, plus the routing pieces it is built from.
  */
 export { plan } from './plan';
-export { quarantine, QUARANTINE_CANCEL_PREFIX } from './quarantine';
+export { quarantine, quarantineReason, QUARANTINE_CANCEL_PREFIX } from './quarantine';
 export { applyPlanToSnapshot } from './apply';
 export { admission } from './admission';
 export type { Admission } from './admission';
@@ -11,11 +11,14 @@ export { edgeVerdict, inboundVerdicts, satisfiedPredecessors } from './edge-verd
 export type { EdgeVerdict, RoutingView } from './edge-verdict';
 export { indexGraph } from './graph-index';
 export type { GraphIndex } from './graph-index';
-export { backoffMs, RUN_FAILURE_CANCEL_PREFIX } from './settle';
-export { CANCEL_UNCONFIRMED_PREFIX, RUN_CANCEL_PREFIX, isSurvivor as isCancelSurvivor } from './drain';
+export { backoffMs } from './settle';
+export { isSurvivor as isCancelSurvivor } from './drain';
 export { MAX_NESTING_DEPTH } from './admit';
 export { snapshotProblem } from './validate-snapshot';
-export { committedCounters, isEmptyPlan } from './plan-result';
+export { commitFollowUps, committedCounters, isEmptyPlan } from './plan-result';
+export type { CommitFollowUps } from './plan-result';
+export { inflightInvocations, inflightVerdict, missingJobRemedy } from './inflight';
+export type { InflightRow, InflightVerdict, JobFate, MissingJobRemedy } from './inflight';
 export { appliedSteering, inflightWorkItem, workItemOf } from './work-item';
 export { interruptedResult, withdrawnResult } from './work-results';
 export { EMPTY_WINDOW_STATE, MAX_TENANT_WEIGHT, parseTenantWeights, planRelease, TenantWeightsError, windowCapacity } from './release-window';

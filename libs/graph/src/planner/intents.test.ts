@@ -25,13 +25,28 @@ describe('operator intents', () => {
     let { snap } = step(snapshotOf(g), 0);
     snap = step(withResult(snap, 'a', failed('NodeFailed')), 10).snap;
     expect(snap.run.status).toBe('Failed');
-    expect(rowOf(snap, 'b').status).toBe('Cancelled');
+    expect(rowOf(snap, 'b')).toMatchObject({ status: 'Cancelled', cause: 'RunFailure' });
     const r = step(withIntents(snap, { id: 'r1', kind: 'retry', nodeKey: 'a' }), 20);
     snap = r.snap;
     expect(snap.run).toMatchObject({ status: 'Running', failureClass: 'None', reason: null });
     expect(rowOf(snap, 'a')).toMatchObject({ status: 'Queued', attempt: 2, attemptLimit: 2 });
-    expect(rowOf(snap, 'b')).toMatchObject({ status: 'Queued', attempt: 2 });
+    expect(rowOf(snap, 'b')).toMatchObject({ status: 'Queued', attempt: 2, cause: 'None' });
     expect(r.result.events.map((e) => e.kind)).toEqual(expect.arrayContaining(['node.retried', 'run.resumed', 'node.queued']));
+  });
+
+  it('tells the collateral a reopened run returns to Pending by its cause, never by its reason text', () => {
+    const g = graphOf(
+      [node('s', 'Start'), node('a', 'Tool', { maxAttempts: 1 }), node('b', 'Tool'), node('c', 'Tool'), node('e', 'End')],
+      [edge('1', 's', 'a'), edge('2', 's', 'b'), edge('3', 's', 'c'), edge('4', 'a', 'e'), edge('5', 'b', 'e'), edge('6', 'c', 'e')],
+    );
+    let { snap } = step(snapshotOf(g), 0);
+    snap = step(withResult(snap, 'a', failed('NodeFailed')), 10).snap;
+    expect(rowOf(snap, 'c')).toMatchObject({ status: 'Cancelled', cause: 'RunFailure' });
+    // 'c' keeps the collateral's reason text but was cancelled for another cause
+    const relabelled = { ...snap, nodes: snap.nodes.map((n) => (n.nodeKey === 'c' ? { ...n, cause: 'JoinSatisfied' as const } : n)) };
+    const r = step(withIntents(relabelled, { id: 'r1', kind: 'retry', nodeKey: 'a' }), 20);
+    expect(rowOf(r.snap, 'b').status).toBe('Queued');
+    expect(rowOf(r.snap, 'c')).toMatchObject({ status: 'Cancelled', cause: 'JoinSatisfied', reason: "run failed at node 'a'" });
   });
 
   it('completes a Running node with operator output, cancels its invocation, and reopens a Failed run', () => {

@@ -6,9 +6,9 @@
  */
 import type { Json, NodeStatus } from '../model';
 import { verbApplies, type OperatorVerb } from '../state-machine/verbs';
-import { isSurvivor, RUN_CANCEL_PREFIX } from './drain';
+import { isSurvivor } from './drain';
 import type { PlanState } from './plan-state';
-import { RUN_FAILURE_CANCEL_PREFIX, settleSuccess, skipNode } from './settle';
+import { settleSuccess, skipNode } from './settle';
 import type { Intent } from './types';
 
 export function applyIntents(st: PlanState): void {
@@ -107,11 +107,11 @@ function reopenIfUnfailed(st: PlanState, by: string): void {
     from === 'Cancelled' ? isSurvivor(r) : r.status === 'Failed' && st.index.nodeByKey.get(r.nodeKey)?.onError !== 'Continue',
   );
   if (stillBlocking) return;
-  const collateral = from === 'Cancelled' ? RUN_CANCEL_PREFIX : RUN_FAILURE_CANCEL_PREFIX;
+  const collateral = from === 'Cancelled' ? 'RunCancel' : 'RunFailure';
   st.updateRun({ status: 'Running', failureClass: 'None', reason: null, finishedAt: null, ...(from === 'Cancelled' ? { cancelReason: null } : {}) });
   st.emit('run.resumed', null, { reopened: true, by, from });
   for (const r of st.rows.values()) {
-    if (r.status !== 'Cancelled' || !r.reason?.startsWith(collateral)) continue;
+    if (r.status !== 'Cancelled' || r.cause !== collateral) continue;
     st.update(r.nodeKey, {
       status: 'Pending',
       attemptLimit: Math.max(r.attemptLimit, r.attempt + 1),

@@ -4,7 +4,7 @@
  * for an empty plan but its wake, and otherwise bumps `runs.version` by one and `last_seq` by
  * the plan's events; the dispatcher's snapshot cache predicts the committed row from these.
  */
-import type { PlanResult } from './types';
+import type { PlannedEvent, PlanResult, RunSnapshot } from './types';
 
 /** True when the plan changes nothing in the store (its wake aside). */
 export function isEmptyPlan(plan: PlanResult): boolean {
@@ -27,4 +27,27 @@ export function isEmptyPlan(plan: PlanResult): boolean {
 export function committedCounters(before: { version: number; lastSeq: number }, plan: PlanResult, wrote: boolean): { version: number; lastSeq: number } {
   if (!wrote || isEmptyPlan(plan)) return { version: before.version, lastSeq: before.lastSeq };
   return { version: before.version + 1, lastSeq: before.lastSeq + plan.events.length };
+}
+
+/** What a committed plan asks of the world beyond its own run (the dispatcher's side effects perform it). */
+export interface CommitFollowUps {
+  /** runs to tick because this commit changed them: children started or cancelled, the parent when the run's status changed */
+  wake: string[];
+  /** the plan's wake time has already come: the run ticks again at once */
+  dueNow: boolean;
+  /** the run's last event after the commit, for the content-free change ping; null when the plan wrote none */
+  lastEvent: { seq: number; kind: PlannedEvent['kind'] } | null;
+}
+
+/** The follow-ups of `plan`, applied to the row `snapshot` was read at, judged at `now` (epoch ms). */
+export function commitFollowUps(snapshot: RunSnapshot, plan: PlanResult, now: number): CommitFollowUps {
+  const wake = [...plan.startChildren.map((c) => c.childRunId), ...plan.cancelChildren];
+  const newStatus = plan.run?.set.status;
+  if (snapshot.run.parentRunId && newStatus && newStatus !== snapshot.run.status) wake.push(snapshot.run.parentRunId);
+  const last = plan.events.at(-1);
+  return {
+    wake,
+    dueNow: plan.wakeAt !== null && plan.wakeAt <= now,
+    lastEvent: last ? { seq: snapshot.run.lastSeq + plan.events.length, kind: last.kind } : null,
+  };
 }

@@ -69,6 +69,8 @@ export class PlanState implements RoutingView {
   update(key: string, set: RowSet): void {
     const row = this.rows.get(key);
     if (!row) return;
+    // a status write without a cause leaves none: the cause describes the write that set the status
+    if (set.status !== undefined && set.cause === undefined && row.cause !== 'None') set = { ...set, cause: 'None' };
     let patch = this.patches.get(key);
     if (!patch) {
       const original = this.originals.get(key) ?? row;

@@ -13,8 +13,16 @@ import { PlanState } from './plan-state';
 import { cancelLiveWork } from './settle';
 import type { PlanContext, PlanResult, RunSnapshot } from './types';
 
-/** Reason prefix of the rows a quarantine cancelled. */
+/** Reason of the rows a quarantine cancelled (human text; their cause is `Quarantine`). */
 export const QUARANTINE_CANCEL_PREFIX = 'run quarantined';
+
+/**
+ * The reason a quarantined run reads: the store refused its tick `limit` times in a row
+ * (APPLY_FAILURE_LIMIT), naming the last `refusal` (its SQLSTATE or error name and message).
+ */
+export function quarantineReason(limit: number, refusal: string): string {
+  return `run quarantined: the store refused its tick ${limit} times in a row (${refusal})`;
+}
 
 /** Longest reason kept (it names the refusal, never a document). */
 const MAX_REASON_CHARS = 500;
@@ -29,7 +37,7 @@ export function quarantine(snapshot: RunSnapshot, ctx: PlanContext, reason: stri
     const why = storableText(reason).slice(0, MAX_REASON_CHARS);
     st.updateRun({ status: 'Failed', failureClass: 'Internal', reason: why, finishedAt: ctx.now });
     st.emit('run.failed', null, { class: 'Internal', reason: why });
-    cancelLiveWork(st, QUARANTINE_CANCEL_PREFIX);
+    cancelLiveWork(st, QUARANTINE_CANCEL_PREFIX, 'Quarantine');
   }
   return {
     run: st.runPatch(),

@@ -5,12 +5,12 @@
  */
 import { buildEnvelope, checkOutputSize } from '../documents/envelope';
 import { storableText, unstorableValues } from '../documents/storable';
-import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type RetryBackoff } from '../model';
+import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type NodeCause, type RetryBackoff } from '../model';
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
 
-/** Reason prefix of rows cancelled because the run failed; a reopened run returns exactly these to Pending. */
-export const RUN_FAILURE_CANCEL_PREFIX = 'run failed at node ';
+/** Reason of rows cancelled because the run failed (human text; the row's cause is `RunFailure`). */
+const RUN_FAILURE_CANCEL_PREFIX = 'run failed at node ';
 
 const isObject = (v: Json): v is { [k: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -154,20 +154,20 @@ export function failRun(st: PlanState, key: string): void {
   } else if (st.run.reason !== reason) {
     st.updateRun({ failureClass: row.failureClass, reason });
   }
-  cancelLiveWork(st, `${RUN_FAILURE_CANCEL_PREFIX}'${key}'`);
+  cancelLiveWork(st, `${RUN_FAILURE_CANCEL_PREFIX}'${key}'`, 'RunFailure');
 }
 
 /** Cancel every Queued/Running/WaitingForApproval row (children cancelled with their node). */
-export function cancelLiveWork(st: PlanState, reason: string): void {
+export function cancelLiveWork(st: PlanState, reason: string, cause: NodeCause): void {
   for (const row of st.rows.values()) {
     if (row.status === 'Queued' || row.status === 'Running' || row.status === 'WaitingForApproval') {
-      cancelNode(st, row.nodeKey, reason);
+      cancelNode(st, row.nodeKey, reason, cause);
     }
   }
 }
 
-/** Cancel one row: its invocation (and child run) are cancelled; late results are ignored. */
-export function cancelNode(st: PlanState, key: string, reason: string): void {
+/** Cancel one row for `cause`: its invocation (and child run) are cancelled; late results are ignored. */
+export function cancelNode(st: PlanState, key: string, reason: string, cause: NodeCause): void {
   const row = st.row(key);
   if (!row) return;
   // Work queued (or a child started) in this same plan call was never sent: drop it instead of cancelling it.
@@ -185,6 +185,7 @@ export function cancelNode(st: PlanState, key: string, reason: string): void {
   st.update(key, {
     status: 'Cancelled',
     failureClass: 'Cancelled',
+    cause,
     reason,
     finishedAt: st.now,
     notBefore: null,

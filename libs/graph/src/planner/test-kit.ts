@@ -45,6 +45,7 @@ export function pendingRow(n: GraphNode): NodeRunState {
     attemptLimit: n.maxAttempts,
     invocationId: null,
     failureClass: 'None',
+    cause: 'None',
     reason: null,
     input: null,
     inputOverride: null,

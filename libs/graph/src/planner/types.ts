@@ -12,6 +12,7 @@ import type {
   Json,
   JsonObject,
   Lane,
+  NodeCause,
   NodeKind,
   NodeStatus,
   OutputEnvelope,
@@ -59,6 +60,8 @@ export interface NodeRunState {
   attemptLimit: number;
   invocationId: string | null;
   failureClass: FailureClass;
+  /** why the row reads its status when status and class do not say it (model.ts NODE_CAUSES) */
+  cause: NodeCause;
   reason: string | null;
   input: InputDocument | null;
   /** operator edit (`PUT …/input`): replaces the `input` member of the input document */

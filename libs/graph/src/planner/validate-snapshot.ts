@@ -2,7 +2,7 @@
  * Structural sanity of a snapshot before planning: one row per graph node with the
  * node's kind, no stray rows, a run row. A snapshot failing this fails its run.
  */
-import { NODE_STATUSES, RUN_STATUSES } from '../model';
+import { NODE_CAUSES, NODE_STATUSES, RUN_STATUSES } from '../model';
 import type { PlanContext, RunSnapshot } from './types';
 
 /** A sentence naming what is wrong, or null when the snapshot is plannable. */
@@ -32,6 +32,7 @@ export function snapshotProblem(snapshot: RunSnapshot, ctx: PlanContext): string
     if (kind === undefined) return `row '${row.nodeKey}' names no node of the graph`;
     if (kind !== row.kind) return `row '${row.nodeKey}' is a ${row.kind}, the graph says ${kind}`;
     if (!(NODE_STATUSES as readonly string[]).includes(row.status)) return `row '${row.nodeKey}' has unknown status`;
+    if (!(NODE_CAUSES as readonly string[]).includes(row.cause)) return `row '${row.nodeKey}' has unknown cause`;
     if (!Number.isInteger(row.attempt) || !Number.isInteger(row.attemptLimit)) return `row '${row.nodeKey}' has no attempt counters`;
     if (!Array.isArray(row.steering)) return `row '${row.nodeKey}' has no steering list`;
   }

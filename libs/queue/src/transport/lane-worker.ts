@@ -4,7 +4,11 @@
  * remembered), reports to the run's dispatcher on its shard's wake channel (the job's outcome
  * when it is stored, its start once it has run for `startReportDelayMs`, its failure),
  * and a graceful stop that lets in-flight calls finish within a grace period, then
- * interrupts them. The lane supplies only how one job runs.
+ * interrupts them. It also owns the processing of each job: the payload parsed once (an
+ * invalid one with ids fails ValidationFailed, one without ids fails the job: a broken
+ * producer), the node's signal armed, the error coerced to a failure class (a
+ * `FlowlineNodeError` reports its own, anything else NodeFailed and is logged at error), one
+ * debug line per job, and the outcome returned. The lane supplies only how one item runs.
  *
  * Dispatchers learn outcomes and starts from these messages, not from BullMQ's
  * QueueEvents stream: every dispatcher would read every event of every job there
@@ -12,12 +16,13 @@
  */
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Lane, WorkItem } from '@flowline/graph';
+import { FlowlineNodeError, type Json, type Lane, type WorkItem, type WorkOutcome } from '@flowline/graph';
 import {
   cancelChannel,
   cancelMessageSchema,
   DEFAULT_QUEUE_PREFIX,
   parseMessage,
+  parseWorkItem,
   publishWake,
   queueNameFor,
   startsOnAdmission,
@@ -33,6 +38,7 @@ export type LaneJob = Job<Wire<WorkItem>, Wire<WorkReturn>>;
 
 /** The slice of a pino logger the shell writes to. */
 export interface LaneLogger {
+  debug(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
@@ -48,14 +54,26 @@ export interface LaneInvocation {
    * quick call's outcome carries its start.
    */
   started(at: number): void;
+  /** the first `started` time (epoch ms): the outcome's `startedAt`; null while the node has not started */
+  readonly startedAt: number | null;
   release(): void;
 }
 
-export interface LaneWorkerOptions {
+/** What the lane's `run` gets beside its item. */
+export interface LaneRunContext<L extends LaneLogger> {
+  job: LaneJob;
+  /** the node's signal (deadline, cancel, shutdown) and its start report */
+  invocation: LaneInvocation;
+  /** the lane's logger bound to the run, node, invocation, attempt and kind */
+  log: L;
+}
+
+export interface LaneWorkerOptions<L extends LaneLogger = LaneLogger> {
   lane: Lane;
   /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
   redis: Redis;
-  logger: LaneLogger;
+  /** the lane's logger; each job logs through a child bound to its ids */
+  logger: L & { child(bindings: Record<string, unknown>): L };
   /** @default DEFAULT_QUEUE_PREFIX */
   prefix?: string;
   /**
@@ -80,12 +98,13 @@ export interface LaneWorkerOptions {
     /** retryable: the engine runs the node again on another worker */
     interrupted(): Error;
   };
+  /** the reason of a failure that is not a FlowlineNodeError (reported NodeFailed) */
+  unexpectedFailureReason: string;
   /**
-   * Runs one job; `begin(item)` arms the signal that fires on deadline, cancel or shutdown.
-   * The job's data is in its wire form (read it with `parseWorkItem`); the shell stores the
-   * returned outcome in its wire form.
+   * Runs one valid work item under `ctx.invocation.signal` and returns the node's output;
+   * throws a FlowlineNodeError (its class is reported) or anything else (NodeFailed).
    */
-  process(job: LaneJob, begin: (item: WorkItem) => LaneInvocation): Promise<WorkReturn>;
+  run(item: WorkItem, ctx: LaneRunContext<L>): Promise<Json>;
 }
 
 export interface LaneWorker {
@@ -117,8 +136,8 @@ export function workIdsOf(data: unknown): Omit<WorkReturn, 'outcome'> | null {
   return { runId, nodeKey, invocationId };
 }
 
-/** Creates (but does not start) a lane worker around `opts.process`. */
-export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
+/** Creates (but does not start) a lane worker around `opts.run`. */
+export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L>): LaneWorker {
   const prefix = opts.prefix ?? DEFAULT_QUEUE_PREFIX;
   const now = opts.now ?? Date.now;
   const graceMs = opts.shutdownGraceMs ?? 10_000;
@@ -130,7 +149,8 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
   const startDelayMs = opts.startReportDelayMs ?? DEFAULT_START_REPORT_DELAY_MS;
   let stopping: Promise<void> | null = null;
 
-  function begin(item: WorkItem): LaneInvocation {
+  /** Arms the item's signal; a lane whose nodes start at pickup starts it at `pickedUpAt`. */
+  function begin(item: WorkItem, pickedUpAt: number): LaneInvocation {
     const controller = new AbortController();
     running.set(item.invocationId, controller);
     if (recentCancels.has(item.invocationId)) controller.abort(errors.cancelled(recentCancels.get(item.invocationId) ?? null));
@@ -140,9 +160,14 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
     );
     let startTimer: NodeJS.Timeout | null = null;
     let released = false;
+    let startedAt: number | null = null;
     const invocation: LaneInvocation = {
       signal: controller.signal,
+      get startedAt() {
+        return startedAt;
+      },
       started(at) {
+        startedAt ??= at;
         if (released || startTimer) return;
         const start = { invocationId: item.invocationId, nodeKey: item.nodeKey, at };
         startTimer = setTimeout(() => report({ runId: item.runId, started: start }), startDelayMs);
@@ -154,11 +179,47 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
         running.delete(item.invocationId);
       },
     };
-    if (!startsOnAdmission(lane)) invocation.started(now());
+    if (!startsOnAdmission(lane)) invocation.started(pickedUpAt);
     return invocation;
   }
 
-  const worker = new Worker<Wire<WorkItem>, Wire<WorkReturn>>(queueNameFor(lane), async (job) => toWire(await opts.process(job, begin)), {
+  /** One job: parse, run, coerce the error to a failure class, log at debug, return the outcome. */
+  async function processJob(job: LaneJob): Promise<WorkReturn> {
+    const pickedUpAt = now();
+    const parsed = parseWorkItem(job.data);
+    if (!parsed.success) {
+      const ids = workIdsOf(job.data);
+      // Without ids nobody could settle an outcome: that is a broken producer, fail the job.
+      if (ids === null) throw new Error('the job payload is not a work item');
+      log.warn({ ...ids, jobId: job.id }, `invalid ${lane} job payload`);
+      const startedAt = startsOnAdmission(lane) ? null : pickedUpAt;
+      return { ...ids, outcome: { ok: false, failureClass: 'ValidationFailed', reason: 'the job payload is not a valid work item', startedAt, finishedAt: now() } };
+    }
+    const item = parsed.data;
+    const ids = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId };
+    const jobLog = opts.logger.child({ ...ids, attempt: item.attempt, kind: item.kind });
+    const invocation = begin(item, pickedUpAt);
+    let outcome: WorkOutcome;
+    try {
+      const output = await opts.run(item, { job, invocation, log: jobLog });
+      outcome = { ok: true, output, startedAt: invocation.startedAt, finishedAt: now() };
+    } catch (error) {
+      const typed = error instanceof FlowlineNodeError;
+      if (!typed) jobLog.error({ err: error }, `unexpected error running a ${lane} node`);
+      const reason = typed ? error.message : opts.unexpectedFailureReason;
+      outcome = { ok: false, failureClass: typed ? error.failureClass : 'NodeFailed', reason, startedAt: invocation.startedAt, finishedAt: now() };
+    } finally {
+      invocation.release();
+    }
+    // debug: the hot path writes no line per job at the default level (issue #19)
+    jobLog.debug(
+      { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - pickedUpAt },
+      `${lane} invocation finished`,
+    );
+    return { ...ids, outcome };
+  }
+
+  const worker = new Worker<Wire<WorkItem>, Wire<WorkReturn>>(queueNameFor(lane), async (job) => toWire(await processJob(job)), {
     connection: opts.redis,
     prefix,
     concurrency: opts.concurrency,
