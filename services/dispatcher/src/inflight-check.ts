@@ -11,7 +11,7 @@
  * - job active while the row reads Queued → a start (on the llm lane only once the
  *   worker reported its admission; a job waiting for provider capacity is left alone).
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import { inflightWorkItem, interruptedResult, withdrawnResult } from '@flowline/graph';
 import type { Logger } from 'pino';
 import type { DispatchStore } from './store';
@@ -21,7 +21,7 @@ import type { TenantWork } from './release-window';
 
 export interface InflightCheckDeps {
   store: DispatchStore;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   pending: PendingWork;
   /** hands work to the dispatch window */

@@ -9,7 +9,7 @@
  * BullMQ job means the worker itself broke. After a job finishes the worker publishes
  * a wake for its run.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { Json, WorkItem, WorkOutcome } from '@flowline/graph';
 import {
@@ -38,7 +38,7 @@ import { NO_LLM_METRICS, type LlmWorkerMetrics } from './metrics';
 
 export interface LlmWorkerOptions {
   /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
-  redis: Redis;
+  redis: RedisConnection;
   providers: ProviderRegistry;
   /** the read-only tool registry an Agent may call */
   tools: ToolRegistry;

@@ -11,7 +11,7 @@
  * (added, waiting, active, completed, drained, …) to find the few of its own runs.
  */
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connect-redis';
 import type { Lane, WorkItem } from '@flowline/graph';
 import {
   cancelChannel,
@@ -54,7 +54,7 @@ export interface LaneInvocation {
 export interface LaneWorkerOptions {
   lane: Lane;
   /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
-  redis: Redis;
+  redis: RedisConnection;
   logger: LaneLogger;
   /** @default DEFAULT_QUEUE_PREFIX */
   prefix?: string;
