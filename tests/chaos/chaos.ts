@@ -13,6 +13,10 @@ export interface ChaosOptions {
   /** the window over which runs are posted and faults injected, s */
   seconds: number;
   killEveryMs: number;
+  /** labels to kill -9 in this order, one per `killEveryMs` (absent = random picks for the whole window) */
+  kills?: readonly string[];
+  /** run on a 3-master Redis Cluster of its own instead of one redis-server (no Redis flush or restart then) @default false */
+  redisCluster?: boolean;
   apis?: number;
   dispatchers?: number;
   toolWorkers?: number;
@@ -56,7 +60,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const terminalWithinMs = o.terminalWithinMs ?? 60_000;
   const windowMs = o.seconds * 1000;
   const llmWorkers = o.llmWorkers ?? 1;
-  const c = await startChaosCluster({ apis: o.apis ?? 2, dispatchers: o.dispatchers ?? 3, toolWorkers: o.toolWorkers ?? 2, llmWorkers, onLine: o.onLine });
+  const c = await startChaosCluster({ apis: o.apis ?? 2, dispatchers: o.dispatchers ?? 3, toolWorkers: o.toolWorkers ?? 2, llmWorkers, onLine: o.onLine, redisCluster: o.redisCluster ?? false });
   log(`cluster up in ${Date.now() - t0} ms: ${c.apiUrls.length} API, ${c.killable.join(', ')}; Postgres :${c.pg.port}, Redis :${c.redis.port}`);
   try {
     const workload = await startWorkload({
@@ -69,6 +73,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const faults = await injectFaults(c, {
       windowMs,
       killEveryMs: o.killEveryMs,
+      ...(o.kills ? { kills: o.kills } : {}),
       flushAt: o.flushAt === undefined ? 0.3 : o.flushAt,
       redisRestartAt: o.redisRestartAt === undefined ? 0.55 : o.redisRestartAt,
       pgRestartAt: o.pgRestartAt === undefined ? 0.8 : o.pgRestartAt,

@@ -1,6 +1,6 @@
 /**
- * The fault schedule: kill -9 a random dispatcher or worker every `killEveryMs` (the
- * supervisor restarts it), plus one FLUSHALL, one Redis restart and one Postgres restart
+ * The fault schedule: kill -9 a random (or a listed) dispatcher or worker every `killEveryMs`
+ * (the supervisor restarts it), plus one FLUSHALL, one Redis restart and one Postgres restart
  * at fixed fractions of the window.
  */
 import { Redis } from 'ioredis';
@@ -9,6 +9,8 @@ import type { ChaosCluster } from './chaos-cluster';
 export interface FaultPlan {
   windowMs: number;
   killEveryMs: number;
+  /** labels to kill -9, one per `killEveryMs`, in this order; absent = a random killable process each time */
+  kills?: readonly string[];
   /** window fractions of the one-off faults; null leaves a fault out */
   flushAt: number | null;
   redisRestartAt: number | null;
@@ -76,9 +78,10 @@ export async function injectFaults(c: ChaosCluster, plan: FaultPlan, random: () 
 
   const runKills = (async () => {
     if (plan.killEveryMs <= 0) return;
-    for (let at = t0 + plan.killEveryMs; at < t0 + plan.windowMs; at += plan.killEveryMs) {
+    for (let at = t0 + plan.killEveryMs, i = 0; at < t0 + plan.windowMs; at += plan.killEveryMs, i++) {
+      if (plan.kills && i >= plan.kills.length) break;
       if (at > Date.now()) await sleep(at - Date.now());
-      const label = c.killable[Math.floor(random() * c.killable.length)]!;
+      const label = plan.kills ? plan.kills[i]! : c.killable[Math.floor(random() * c.killable.length)]!;
       await c.kill(label);
       f.kills++;
       f.killsByLabel[label] = (f.killsByLabel[label] ?? 0) + 1;
