@@ -8,11 +8,13 @@ describe('the short chaos run on a Redis Cluster', () => {
       runs: 20,
       seconds: 8,
       killEveryMs: 3000,
-      kills: ['dispatcher-1', 'worker-tool-1'],
+      // the only tool worker dies inside a 2 s call (the `slow` shape), the dispatcher with runs in flight
+      shapes: ['retry', 'pause', 'fanout', 'cancel', 'slow'],
+      kills: [{ label: 'dispatcher-1' }, { label: 'worker-tool-1', whileRunning: 'slow' }],
       redisCluster: true,
       apis: 1,
       dispatchers: 2,
-      toolWorkers: 2,
+      toolWorkers: 1,
       llmWorkers: 0,
       flushAt: null,
       redisRestartAt: null,
@@ -27,6 +29,9 @@ describe('the short chaos run on a Redis Cluster', () => {
     if (report.totalViolations > 0) process.stdout.write(`${lines.slice(-80).join('\n')}\n${text}\n`);
     expect(report.workload.postedRuns).toBe(20);
     expect(report.faults.killsByLabel).toEqual({ 'dispatcher-1': 1, 'worker-tool-1': 1 });
+    expect(report.faults.killsDuringCall).toBe(1);
+    // the killed call came back Interrupted and was retried on the restarted worker
+    expect(report.observations.interruptions).toBeGreaterThanOrEqual(1);
     // every shape ends Completed (a kill costs an Interrupted attempt, retried) or, for the cancel shape, Cancelled: none Failed
     const { Completed = 0, Cancelled = 0, ...others } = report.observations.statuses;
     expect(others).toEqual({});

@@ -3,8 +3,8 @@
  * in parallel, wait for every run to settle, then the invariants and the figures.
  */
 import { startChaosCluster } from './chaos-cluster';
-import { SHAPES } from './graphs';
-import { injectFaults, type FaultFigures } from './faults';
+import { SHAPES, type Shape } from './graphs';
+import { injectFaults, type FaultFigures, type PlannedKill } from './faults';
 import { checkInvariants, observe, type Observations, type Violations } from './invariants';
 import { startWorkload, type WorkloadFigures } from './workload';
 
@@ -13,8 +13,10 @@ export interface ChaosOptions {
   /** the window over which runs are posted and faults injected, s */
   seconds: number;
   killEveryMs: number;
-  /** labels to kill -9 in this order, one per `killEveryMs` (absent = random picks for the whole window) */
-  kills?: readonly string[];
+  /** the kills -9 in order, one per `killEveryMs` (absent = random picks for the whole window) */
+  kills?: readonly PlannedKill[];
+  /** the graph shapes mixed round-robin @default SHAPES (without `llm` when llmWorkers is 0) */
+  shapes?: readonly Shape[];
   /** run on a 3-master Redis Cluster of its own instead of one redis-server (no Redis flush or restart then) @default false */
   redisCluster?: boolean;
   apis?: number;
@@ -68,7 +70,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       pool: c.pool,
       runs: o.runs,
       windowMs,
-      shapes: llmWorkers > 0 ? SHAPES : SHAPES.filter((s) => s !== 'llm'),
+      shapes: o.shapes ?? (llmWorkers > 0 ? SHAPES : SHAPES.filter((s) => s !== 'llm')),
     });
     const faults = await injectFaults(c, {
       windowMs,
