@@ -6,7 +6,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@flowline/db';
-import { startFakeLlm, uniquePrefix, type FakeLlmServer, ensureDatabase, freePort, startCluster, waitForApi, type Cluster, type ManagedProcess, type ProcessSpec } from '@flowline/testing';
+import { startFakeLlm, startRedisCluster, uniquePrefix, type FakeLlmServer, ensureDatabase, freePort, startCluster, waitForApi, type Cluster, type ManagedProcess, type ProcessSpec } from '@flowline/testing';
 import { ExitLedger } from './exit-ledger';
 import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './private-infra';
 import { CHAOS_SCHEMA_SQL } from './tools/effects-tool';
@@ -24,6 +24,8 @@ export interface TopologyOptions {
   env?: Record<string, string>;
   /** every output line of every process */
   onLine?: (line: string) => void;
+  /** a 3-master Redis Cluster (REDIS_CLUSTER_NODES) instead of a private redis-server; it cannot be restarted @default false */
+  redisCluster?: boolean;
 }
 
 export interface ChaosCluster {
@@ -43,9 +45,21 @@ export interface ChaosCluster {
   close(): Promise<void>;
 }
 
+/** A Redis Cluster in the shape of a private Redis (its `url` is the first node's); restarting it is not supported. */
+async function startClusterRedis(): Promise<PrivateRedis> {
+  const rc = await startRedisCluster();
+  return {
+    url: rc.url,
+    port: rc.nodes[0]!.port,
+    clusterNodes: rc.nodesEnv,
+    restart: () => Promise.reject(new Error('a Redis Cluster is not restarted by the chaos harness')),
+    stop: rc.stop,
+  };
+}
+
 /** Starts private Postgres and Redis, migrates, creates the chaos tables, starts the processes and waits until every shard is leased. */
 export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluster> {
-  const [pgServer, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis()]);
+  const [pgServer, redis] = await Promise.all([startPrivatePostgres(), o.redisCluster ? startClusterRedis() : startPrivateRedis()]);
   const fakeLlm: FakeLlmServer | null = o.llmWorkers > 0 ? await startFakeLlm({ fallback: { content: 'ok' } }) : null;
   const databaseUrl = await ensureDatabase(pgServer.url, 'flowline');
   const pool = createPool(databaseUrl, { max: 6, applicationName: 'flowline-chaos' });
@@ -80,6 +94,7 @@ export async function startChaosCluster(o: TopologyOptions): Promise<ChaosCluste
       TOOL_MODULES: './tests/chaos/tools/effects-tool.ts',
       CHAOS_EFFECTS_URL: databaseUrl,
       LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'warn',
+      ...(redis.clusterNodes ? { REDIS_CLUSTER_NODES: redis.clusterNodes } : {}),
       ...o.env,
     },
     processes: [],

@@ -3,8 +3,8 @@
  * in parallel, wait for every run to settle, then the invariants and the figures.
  */
 import { startChaosCluster } from './chaos-cluster';
-import { SHAPES } from './graphs';
-import { injectFaults, type FaultFigures } from './faults';
+import { SHAPES, type Shape } from './graphs';
+import { injectFaults, type FaultFigures, type PlannedKill } from './faults';
 import { checkInvariants, observe, type Observations, type Violations } from './invariants';
 import { startWorkload, type WorkloadFigures } from './workload';
 
@@ -13,6 +13,12 @@ export interface ChaosOptions {
   /** the window over which runs are posted and faults injected, s */
   seconds: number;
   killEveryMs: number;
+  /** the kills -9 in order, one per `killEveryMs` (absent = random picks for the whole window) */
+  kills?: readonly PlannedKill[];
+  /** the graph shapes mixed round-robin @default SHAPES (without `llm` when llmWorkers is 0) */
+  shapes?: readonly Shape[];
+  /** run on a 3-master Redis Cluster of its own instead of one redis-server (no Redis flush or restart then) @default false */
+  redisCluster?: boolean;
   apis?: number;
   dispatchers?: number;
   toolWorkers?: number;
@@ -56,7 +62,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const terminalWithinMs = o.terminalWithinMs ?? 60_000;
   const windowMs = o.seconds * 1000;
   const llmWorkers = o.llmWorkers ?? 1;
-  const c = await startChaosCluster({ apis: o.apis ?? 2, dispatchers: o.dispatchers ?? 3, toolWorkers: o.toolWorkers ?? 2, llmWorkers, onLine: o.onLine });
+  const c = await startChaosCluster({ apis: o.apis ?? 2, dispatchers: o.dispatchers ?? 3, toolWorkers: o.toolWorkers ?? 2, llmWorkers, onLine: o.onLine, redisCluster: o.redisCluster ?? false });
   log(`cluster up in ${Date.now() - t0} ms: ${c.apiUrls.length} API, ${c.killable.join(', ')}; Postgres :${c.pg.port}, Redis :${c.redis.port}`);
   try {
     const workload = await startWorkload({
@@ -64,11 +70,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       pool: c.pool,
       runs: o.runs,
       windowMs,
-      shapes: llmWorkers > 0 ? SHAPES : SHAPES.filter((s) => s !== 'llm'),
+      shapes: o.shapes ?? (llmWorkers > 0 ? SHAPES : SHAPES.filter((s) => s !== 'llm')),
     });
     const faults = await injectFaults(c, {
       windowMs,
       killEveryMs: o.killEveryMs,
+      ...(o.kills ? { kills: o.kills } : {}),
       flushAt: o.flushAt === undefined ? 0.3 : o.flushAt,
       redisRestartAt: o.redisRestartAt === undefined ? 0.55 : o.redisRestartAt,
       pgRestartAt: o.pgRestartAt === undefined ? 0.8 : o.pgRestartAt,

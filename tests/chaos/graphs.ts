@@ -4,8 +4,8 @@
  */
 import type { Json, JsonObject } from '@flowline/graph';
 
-export type Shape = 'retry' | 'pause' | 'fanout' | 'cancel' | 'llm';
-/** The shapes a workload mixes; `llm` only when an LLM worker runs. */
+export type Shape = 'retry' | 'pause' | 'fanout' | 'cancel' | 'llm' | 'slow';
+/** The shapes a workload mixes by default; `llm` only when an LLM worker runs. `slow` (a 2 s tool call a fault can land in) is mixed in on request. */
 export const SHAPES: readonly Shape[] = ['retry', 'pause', 'fanout', 'cancel', 'llm'];
 
 /** Attempts per Tool node: kills interrupt attempts, so leave room beyond test_fail's one failure. */
@@ -27,6 +27,7 @@ export const EFFECT_NODES: Record<Shape, readonly string[]> = {
   fanout: ['fx_1', 'fx_2', 'fx_3', 'fx_4'],
   cancel: ['fx_a', 'fx_b'],
   llm: ['fx_a'],
+  slow: ['fx_a'],
 };
 
 /** The graph document of one shape. */
@@ -75,6 +76,11 @@ export function graphOf(shape: Shape): JsonObject {
       // one model call on the LLM lane (fake OpenAI-compatible server), then an effect
       const ask: Json = { key: 'ask', kind: 'LlmCall', maxAttempts: MAX_ATTEMPTS, config: { prompt: 'Say ok.' } };
       return { schemaVersion: 1, nodes: [start, ask, effect('fx_a'), end], edges: chain(['start', 'ask', 'fx_a', 'end']) };
+    }
+    case 'slow': {
+      // an effect, then a 2 s tool call: long enough for a kill -9 to land inside it
+      const slow: Json = { key: 'slow', kind: 'Tool', maxAttempts: MAX_ATTEMPTS, config: { toolName: 'wait', arguments: { ms: 2000 } } };
+      return { schemaVersion: 1, nodes: [start, effect('fx_a'), slow, end], edges: chain(['start', 'fx_a', 'slow', 'end']) };
     }
     case 'cancel': {
       // a slow step the harness cancels while it runs (or just before/after)

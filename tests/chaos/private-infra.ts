@@ -26,6 +26,8 @@ export interface PrivatePostgres {
 export interface PrivateRedis {
   url: string;
   port: number;
+  /** `REDIS_CLUSTER_NODES` when this Redis is a cluster */
+  clusterNodes?: string;
   /** Kills the server and starts a new one on the same port (no persistence: the data is gone). */
   restart(): Promise<void>;
   stop(): Promise<void>;

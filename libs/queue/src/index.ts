@@ -1,4 +1,5 @@
 export * from './protocol';
+export * from './transport/connect-redis';
 export * from './transport/lane-queue';
 export * from './transport/lane-worker';
 export * from './transport/job-facts';

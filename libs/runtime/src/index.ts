@@ -13,8 +13,9 @@ export {
   toCoreOptions,
   describeOptions,
   API_KEY_SCOPES,
+  hashTagOf,
 } from './options';
-export type { ApiKeyGrant, ApiKeyScope } from './options';
+export type { ApiKeyGrant, ApiKeyScope, RedisClusterSeed } from './options';
 export { createLogger, REDACT_PATHS } from './logger';
 export { redactUrlUserinfo, serializeError } from './redact';
 export type { Logger, CreateLoggerOptions } from './logger';

@@ -11,6 +11,51 @@ const url = (protocols: RegExp) =>
     }
   }, 'must be a URL');
 
+/**
+ * The hash tag of a key prefix as Redis Cluster reads it: the text between the first `{` and
+ * the first `}` after it, when non-empty; `null` when the prefix has none (its keys would then
+ * spread over slots, and BullMQ's multi-key scripts fail with CROSSSLOT on a cluster).
+ */
+export function hashTagOf(prefix: string): string | null {
+  const open = prefix.indexOf('{');
+  if (open < 0) return null;
+  const close = prefix.indexOf('}', open + 1);
+  if (close < 0 || close === open + 1) return null;
+  return prefix.slice(open + 1, close);
+}
+
+/** One seed node of a Redis Cluster, as `REDIS_CLUSTER_NODES` lists it. */
+export interface RedisClusterSeed {
+  host: string;
+  port: number;
+}
+
+/** `host:port,host:port` → seed nodes; an empty value means "not a cluster". */
+const redisClusterNodes = z
+  .string()
+  .transform((raw, ctx): RedisClusterSeed[] | undefined => {
+    const entries = raw
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    if (entries.length === 0) return undefined;
+    const seeds: RedisClusterSeed[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(entry);
+      const port = m ? Number(m[2]) : NaN;
+      if (!m || port < 1 || port > 65_535) {
+        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} must be host:port (port 1–65535)` });
+        return z.NEVER;
+      }
+      seeds.push({ host: m[1]!.replace(/^\[|\]$/g, ''), port });
+    }
+    return seeds;
+  })
+  .optional()
+  .describe(
+    'Redis Cluster seed nodes, host:port comma-separated; when set every service connects to the cluster (QUEUE_PREFIX must then be a {hash tag}); unset = one Redis at REDIS_URL',
+  );
+
 /** Connection options (CONTRACT §7). */
 export const connectionOptions = {
   DATABASE_URL: url(/^postgres(ql)?:$/)
@@ -18,7 +63,8 @@ export const connectionOptions = {
     .describe('Postgres connection string'),
   REDIS_URL: url(/^rediss?:$/)
     .default('redis://127.0.0.1:6379')
-    .describe('Redis connection string'),
+    .describe('Redis connection string (with REDIS_CLUSTER_NODES: only its credentials and rediss: TLS are used)'),
+  REDIS_CLUSTER_NODES: redisClusterNodes,
   DATABASE_BOOT_WAIT_MS: int()
     .min(0)
     .max(3_600_000)
@@ -181,11 +227,20 @@ export const allOptions = {
 };
 
 /**
- * A service's config schema from option shapes, with the cross-option rules of CONTRACT §7
- * (MAX_NODE_RUNS_PER_RUN >= MAX_NODES_PER_DEFINITION) checked when both options are present.
+ * A service's config schema from option shapes, with the cross-option rules checked when both
+ * options are present: MAX_NODE_RUNS_PER_RUN >= MAX_NODES_PER_DEFINITION (CONTRACT §7), and a
+ * hash-tagged QUEUE_PREFIX when REDIS_CLUSTER_NODES is set.
  */
 export function defineConfig<T extends z.ZodRawShape>(shape: T) {
   return z.object(shape).superRefine((v: Record<string, unknown>, ctx) => {
+    // On a cluster every key and channel must share the prefix's slot (BullMQ's scripts and ours are multi-key).
+    if (v.REDIS_CLUSTER_NODES !== undefined && typeof v.QUEUE_PREFIX === 'string' && hashTagOf(v.QUEUE_PREFIX) === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['QUEUE_PREFIX'],
+        message: 'must contain a non-empty {hash tag} (e.g. {flowline}) when REDIS_CLUSTER_NODES is set',
+      });
+    }
     const nodes = v.MAX_NODES_PER_DEFINITION;
     const runs = v.MAX_NODE_RUNS_PER_RUN;
     if (typeof nodes === 'number' && typeof runs === 'number' && runs < nodes) {

@@ -9,6 +9,8 @@ export * from './fake-llm';
 export { spawnService } from './spawn-service';
 export type { ServiceProcess, SpawnServiceOptions } from './spawn-service';
 export { LOCAL_PG, LOCAL_REDIS, ensureDatabase, freePort, hasRedisServer, pgAnswers, redisAnswers, spawnRedis } from './cluster/infra';
+export { startRedisCluster } from './cluster/redis-cluster';
+export type { RedisClusterServer, RedisClusterOptions } from './cluster/redis-cluster';
 export { buildServices, startCluster, waitForApi, seedSamples } from './cluster/processes';
 export { logLineFormatter } from './cluster/log-lines';
 export type { Cluster, ClusterOptions, ManagedProcess, ProcessSpec, ServiceName } from './cluster/processes';

@@ -2,7 +2,7 @@
  * What the app is built from (its dependencies) and what each request carries.
  */
 import type { Pool } from 'pg';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { ToolCatalog } from '@flowline/graph';
 import type { ApiKeyScope } from '@flowline/runtime';
@@ -42,7 +42,7 @@ export interface ApiLimits {
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */
 export interface AppDeps {
   pool: Pool;
-  redis: Redis;
+  redis: RedisConnection;
   /** key → tenant and scopes (a bare tenant string holds every scope); null = single-tenant `default` without auth */
   apiKeys: ApiKeyTable | null;
   limits: ApiLimits;

@@ -5,8 +5,8 @@
 import type { Server as HttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
-import { Redis } from 'ioredis';
 import { configureEncryption, createPool, migrate } from '@flowline/db';
+import { connectRedis } from '@flowline/queue';
 import { createLogger, installShutdown, loadConfig, toCoreOptions } from '@flowline/runtime';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from './app';
@@ -38,7 +38,7 @@ try {
   process.exit(1);
 }
 
-const redis = new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 3 });
+const redis = connectRedis({ url: cfg.REDIS_URL, clusterNodes: cfg.REDIS_CLUSTER_NODES }, { maxRetriesPerRequest: 3 });
 redis.on('error', (err) => logger.warn({ err }, 'redis error'));
 shutdown.onShutdown(async () => {
   await redis.quit();

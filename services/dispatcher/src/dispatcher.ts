@@ -4,7 +4,7 @@
  * injected clients so tests run it in-process exactly as main.ts runs it.
  */
 import { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
 import { runLoop, systemClock, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES } from '@flowline/queue';
@@ -28,7 +28,7 @@ export interface DispatcherDeps {
   config: DispatcherConfig;
   pool: Pool;
   /** command connection (queues, publishes); not closed by the dispatcher */
-  redis: Redis;
+  redis: RedisConnection;
   log: Logger;
   /** replaces the Postgres port (tests) */
   store?: DispatchStore;
@@ -168,7 +168,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   );
 
   const feed = new JobFeed(
-    c.REDIS_URL,
+    redis,
     c.QUEUE_PREFIX,
     {
       // a change in the store: the run is read afresh on its next tick

@@ -6,7 +6,7 @@
  * by the next tick's in-flight check or the due sweep.
  */
 import { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import { commitFollowUps, withdrawnResult, type CancelWork } from '@flowline/graph';
 import { changeKindOf, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
 import type { LaneQueues, RunChangedPing } from '@flowline/queue';
@@ -19,7 +19,7 @@ import type { ReleaseWindow, TenantWork } from './release-window';
 type ChangePing = RunChangedPing;
 
 export interface EffectsDeps {
-  redis: Redis;
+  redis: RedisConnection;
   queues: LaneQueues;
   prefix: string;
   /** SHARD_COUNT: a wake goes to the channel of its run's shard */

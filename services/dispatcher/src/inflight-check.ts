@@ -6,7 +6,7 @@
  * and hands the verdicts to the inbox and the dispatch window. A missing job the dispatch
  * window holds is not missing (it waits there by design).
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import { inflightVerdict, missingJobRemedy } from '@flowline/graph';
 import type { Logger } from 'pino';
 import type { DispatchStore } from './store';
@@ -16,7 +16,7 @@ import type { TenantWork } from './release-window';
 
 export interface InflightCheckDeps {
   store: DispatchStore;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   pending: PendingWork;
   /** hands work to the dispatch window */

@@ -23,7 +23,7 @@
  * every job of every lane (added, waiting, active, completed, drained, …) to find the
  * few of its own runs, which cost as much CPU per hop as the owner's whole tick.
  */
-import { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import { parseMessage, shardWakeChannel, wakeChannel, wakeMessageSchema } from '@flowline/queue';
 import type { WorkReturn } from '@flowline/queue';
 import type { Logger } from 'pino';
@@ -45,11 +45,12 @@ export interface JobFeedHandlers {
 }
 
 export class JobFeed {
-  private subscriber: Redis | null = null;
+  private subscriber: RedisConnection | null = null;
   private messages = 0;
 
   constructor(
-    private readonly redisUrl: string,
+    /** the dispatcher's connection; the feed subscribes on a duplicate of it (same server or cluster) */
+    private readonly redis: RedisConnection,
     private readonly prefix: string,
     private readonly handlers: JobFeedHandlers,
     private readonly log: Logger,
@@ -61,7 +62,7 @@ export class JobFeed {
   }
 
   async start(): Promise<void> {
-    const sub = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+    const sub = this.redis.duplicate();
     this.subscriber = sub;
     sub.on('error', (err) => this.log.warn({ err }, 'wake subscriber error'));
     sub.on('message', (_channel: string, raw: string) => {

@@ -4,7 +4,7 @@
  * lapsed (its worker died). The job's hash and lock keys come from libs/queue
  * (`laneJobKey`, `laneJobLockKey`: the layout `Job.fromId` and the workers' lock renewal use).
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { JobFate, Lane } from '@flowline/graph';
 import { admittedAt, laneJobKey, laneJobLockKey, LANES, parseWorkReturn, startsOnAdmission } from '@flowline/queue';
 
@@ -17,7 +17,7 @@ local f = redis.call('HMGET', KEYS[1], 'processedOn', 'finishedOn', 'failedReaso
 return {1, redis.call('EXISTS', KEYS[2]), f[1] or '', f[2] or '', f[3] or '', f[4] or '', f[5] or ''}
 `;
 
-async function probeLane(redis: Redis, prefix: string, lane: Lane, invocationId: string): Promise<JobFate> {
+async function probeLane(redis: RedisConnection, prefix: string, lane: Lane, invocationId: string): Promise<JobFate> {
   const r = (await redis.eval(PROBE, 2, laneJobKey(lane, invocationId, prefix), laneJobLockKey(lane, invocationId, prefix))) as (number | string)[];
   if (r[0] === 0) return { state: 'missing' };
   const [, locked, processedOn, finishedOn, failedReason, returnvalue, progress] = r as [number, number, string, string, string, string, string];
@@ -35,7 +35,7 @@ async function probeLane(redis: Redis, prefix: string, lane: Lane, invocationId:
 }
 
 /** The fate of an invocation's job on whichever lane holds it. */
-export async function probeJob(redis: Redis, prefix: string, invocationId: string): Promise<JobFate> {
+export async function probeJob(redis: RedisConnection, prefix: string, invocationId: string): Promise<JobFate> {
   for (const lane of LANES) {
     const fate = await probeLane(redis, prefix, lane, invocationId);
     if (fate.state !== 'missing') return fate;

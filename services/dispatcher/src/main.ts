@@ -2,8 +2,8 @@
  * Dispatcher process: config → Postgres pool → Redis → migrate → dispatcher →
  * graceful shutdown (SIGTERM/SIGINT: stop loops, release shards, close clients, exit 0).
  */
-import { Redis } from 'ioredis';
 import { configureEncryption, createPool, migrate, onUnreadableRun } from '@flowline/db';
+import { connectRedis } from '@flowline/queue';
 import { createLogger, createMetricsRegistry, installShutdown, loadConfig } from '@flowline/runtime';
 import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
@@ -32,7 +32,7 @@ const pool = createPool(config.DATABASE_URL, {
   onIdleError: (err) => log.warn({ err }, 'idle Postgres client failed'),
 });
 shutdown.onShutdown(() => pool.end(), 'postgres');
-const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+const redis = connectRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES }, { maxRetriesPerRequest: null });
 redis.on('error', (err) => log.warn({ err }, 'redis error'));
 shutdown.onShutdown(() => redis.disconnect(), 'redis');
 

@@ -7,7 +7,7 @@
  * plus the engine metrics registered on `registry` by metrics.ts.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
 import { closeLaneQueues, createLaneQueues, LANES, readLaneBacklog } from '@flowline/queue';
 import { startOpsServer, type Logger, type OpsServer } from '@flowline/runtime';
@@ -18,7 +18,7 @@ export interface DispatcherOpsOptions {
   registry: Registry;
   readyTimeoutMs: number;
   pool: Pool;
-  redis: Redis;
+  redis: RedisConnection;
   queuePrefix: string;
   /** true once shutdown began: /readyz answers 503 */
   draining: () => boolean;

@@ -12,7 +12,7 @@
  * gain and with the in-flight check) publishes what a crash between commit and publish,
  * or a given-up item, left behind: the node rows say what is still unpublished.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { publicationOfRow, publicationsOf, type NodeKind, type OutputEnvelope } from '@flowline/graph';
@@ -22,7 +22,7 @@ import type { CommittedPlan } from './tick';
 
 export interface PublisherDeps {
   pool: Pool;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   /** forgets this replica's cached snapshot of a run the publish changed */
   dropCached(runId: string): void;

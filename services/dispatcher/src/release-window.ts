@@ -12,7 +12,7 @@
 import type { Lane, WorkItem } from '@flowline/graph';
 import { planRelease, windowCapacity } from '@flowline/graph';
 import { LANES, WindowStore, type LaneQueues, type LaneWindowFacts } from '@flowline/queue';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 
 /** Work to hold, with the tenant its run belongs to. */
@@ -22,7 +22,7 @@ export interface TenantWork {
 }
 
 export interface ReleaseWindowDeps {
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   queues: LaneQueues;
   /** target waiting depth of each lane */

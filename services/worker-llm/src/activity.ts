@@ -7,7 +7,7 @@
  * invocation's feed, so a reader resumes after the last offset it saw. The feed is
  * best effort: a Redis error loses activity, never the node's outcome.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 
 export type ActivityType = 'content' | 'reasoning' | 'toolCall' | 'phase' | 'terminal';
 
@@ -27,7 +27,7 @@ export function activityKey(prefix: string, invocationId: string): string {
 }
 
 export interface ActivityOptions {
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   /** approximate cap of entries per stream @default 2000 */
   maxLen?: number;
@@ -92,7 +92,7 @@ export function createActivityFeed(opts: ActivityOptions, ids: { runId: string; 
 }
 
 /** Reads an invocation's activity (tests, the live channel). */
-export async function readActivity(redis: Redis, prefix: string, invocationId: string): Promise<ActivityEntry[]> {
+export async function readActivity(redis: RedisConnection, prefix: string, invocationId: string): Promise<ActivityEntry[]> {
   const rows = await redis.xrange(activityKey(prefix, invocationId), '-', '+');
   return rows.map(([, flat]) => {
     const f: Record<string, string> = {};

@@ -8,7 +8,7 @@
  * slot and spends no attempt; the wait honours the invocation's signal.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import { abortErrorOf } from './errors';
 import type { AdmissionLimits } from './providers/registry';
 
@@ -85,7 +85,7 @@ export interface Admission {
 }
 
 export interface AdmissionOptions {
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   /** slot lease, renewed at a third of it while the call runs @default 30000 */
   leaseMs?: number;

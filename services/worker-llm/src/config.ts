@@ -73,6 +73,7 @@ export const llmWorkerOwnOptions = {
 
 export const llmWorkerConfigSchema = defineConfig({
   REDIS_URL: connectionOptions.REDIS_URL,
+  REDIS_CLUSTER_NODES: connectionOptions.REDIS_CLUSTER_NODES,
   LLM_BASE_URL: workerOptions.LLM_BASE_URL,
   LLM_API_KEY: workerOptions.LLM_API_KEY,
   LLM_MODEL: workerOptions.LLM_MODEL,

@@ -7,7 +7,7 @@
  * (or, found later, shut the worker down with exit 1); no answer yet keeps asking in the
  * background.
  */
-import { Redis } from 'ioredis';
+import { connectRedis } from '@flowline/queue';
 import { createLogger, createMetricsRegistry, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
@@ -68,7 +68,7 @@ if (providers.discovery) {
   }
 }
 
-const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+const redis = connectRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES }, { maxRetriesPerRequest: null });
 redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
 
 const registry = createMetricsRegistry();

@@ -11,7 +11,7 @@
  * the worker itself broke. After a job finishes the worker publishes
  * a wake for its run.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import { failureClassOf, type Json, type WorkItem } from '@flowline/graph';
 import { DEFAULT_QUEUE_PREFIX, createLaneWorker, type AdmissionProgress, type LaneInvocation, type LaneJob, type LaneRunContext, type LaneWorker } from '@flowline/queue';
@@ -30,7 +30,7 @@ import { NO_LLM_METRICS, type LlmWorkerMetrics } from './metrics';
 
 export interface LlmWorkerOptions {
   /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
-  redis: Redis;
+  redis: RedisConnection;
   providers: ProviderRegistry;
   /** the read-only tool registry an Agent may call */
   tools: ToolRegistry;

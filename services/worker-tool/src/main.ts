@@ -5,7 +5,7 @@
  * (uncaught 'error' event, unhandled rejection) fails the call it belongs to and drains
  * the worker the same way, then exits 1 (installLeakedErrorPolicy).
  */
-import { Redis } from 'ioredis';
+import { connectRedis } from '@flowline/queue';
 import { createLogger, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { toolModulesOf, toolWorkerConfigSchema } from './config';
@@ -25,7 +25,7 @@ const registry = await createToolRegistry({
   },
 });
 
-const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+const redis = connectRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES }, { maxRetriesPerRequest: null });
 redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
 
 const worker = createToolWorker({

@@ -7,7 +7,7 @@
  * means the worker itself broke. After a job finishes the worker
  * publishes a wake for its run so the owning dispatcher settles it at once.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { Json, WorkItem } from '@flowline/graph';
 import { createLaneWorker, type LaneRunContext, type LaneWorker } from '@flowline/queue';
@@ -16,7 +16,7 @@ import { resolveToolCall } from './tool-call';
 
 export interface ToolWorkerOptions {
   /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
-  redis: Redis;
+  redis: RedisConnection;
   registry: ToolRegistry;
   logger: Logger;
   /** @default DEFAULT_QUEUE_PREFIX */

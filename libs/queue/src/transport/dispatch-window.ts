@@ -20,7 +20,7 @@
  * Postgres: the owner's in-flight check finds it neither held, nor released within the grace,
  * nor on its lane, and holds it again.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connect-redis';
 import type { Lane, WindowState, WorkItem } from '@flowline/graph';
 import { EMPTY_WINDOW_STATE } from '@flowline/graph';
 import { jobIdFor, queueNameFor } from '../protocol/names';
@@ -137,7 +137,7 @@ const SCRIPTS = {
   flowlineWindowHeld: HELD,
 } as const;
 
-function scriptsOn(redis: Redis): Record<keyof typeof SCRIPTS, Script> {
+function scriptsOn(redis: RedisConnection): Record<keyof typeof SCRIPTS, Script> {
   const r = redis as unknown as Record<string, Script | undefined>;
   for (const [name, lua] of Object.entries(SCRIPTS)) if (!r[name]) redis.defineCommand(name, { lua });
   const bound = {} as Record<keyof typeof SCRIPTS, Script>;
@@ -150,7 +150,7 @@ export class WindowStore {
   private readonly run: Record<keyof typeof SCRIPTS, Script>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly prefix: string,
   ) {
     this.run = scriptsOn(redis);

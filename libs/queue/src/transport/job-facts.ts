@@ -6,7 +6,7 @@
  * `…:wait` list, LPUSHed by producers and RPOPLPUSHed by workers: the next job is the
  * rightmost). One atomic Redis step per job.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connect-redis';
 import type { JobFact, Lane } from '@flowline/graph';
 import { jobIdFor, queueNameFor } from '../protocol/names';
 import { admittedAt, startsOnAdmission } from '../protocol/schemas';
@@ -29,7 +29,7 @@ return {1, redis.call('EXISTS', KEYS[2]), f[1] or '', f[2] or '', f[3] or '', po
 `;
 
 /** The fact of `invocationId`'s job on `lane` (a run of `tenantId`). */
-export async function laneJobFact(redis: Redis, prefix: string, lane: Lane, invocationId: string, tenantId: string): Promise<LaneJobFact> {
+export async function laneJobFact(redis: RedisConnection, prefix: string, lane: Lane, invocationId: string, tenantId: string): Promise<LaneJobFact> {
   const jobId = jobIdFor(invocationId);
   const queueKey = `${prefix}:${queueNameFor(lane)}`;
   const windowKey = `${prefix}:window:${lane}`;

@@ -4,7 +4,7 @@
  * bounded retention of finished jobs, and idempotent bulk enqueue by invocation id.
  */
 import { Queue, type JobsOptions, type WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connect-redis';
 import type { Lane, WorkItem } from '@flowline/graph';
 import { DEFAULT_QUEUE_PREFIX, LANES, jobIdFor, queueNameFor, toWire, type Wire, type WorkReturn } from '../protocol';
 
@@ -54,7 +54,7 @@ export type LaneQueues = Readonly<Record<Lane, LaneQueue>>;
  * @param redis connection (BullMQ duplicates nothing for a Queue; share one client)
  * @param prefix BullMQ key prefix; @default DEFAULT_QUEUE_PREFIX
  */
-export function createLaneQueue(redis: Redis, lane: Lane, prefix: string = DEFAULT_QUEUE_PREFIX): LaneQueue {
+export function createLaneQueue(redis: RedisConnection, lane: Lane, prefix: string = DEFAULT_QUEUE_PREFIX): LaneQueue {
   return new Queue<Wire<WorkItem>, Wire<WorkReturn>>(queueNameFor(lane), {
     connection: redis,
     prefix,
@@ -63,7 +63,7 @@ export function createLaneQueue(redis: Redis, lane: Lane, prefix: string = DEFAU
 }
 
 /** The queues of every lane. */
-export function createLaneQueues(redis: Redis, prefix: string = DEFAULT_QUEUE_PREFIX): LaneQueues {
+export function createLaneQueues(redis: RedisConnection, prefix: string = DEFAULT_QUEUE_PREFIX): LaneQueues {
   return { llm: createLaneQueue(redis, 'llm', prefix), tool: createLaneQueue(redis, 'tool', prefix) };
 }
 

@@ -15,7 +15,7 @@
  * (added, waiting, active, completed, drained, …) to find the few of its own runs.
  */
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connect-redis';
 import { FlowlineNodeError, type Json, type Lane, type WorkItem, type WorkOutcome } from '@flowline/graph';
 import {
   cancelChannel,
@@ -71,7 +71,7 @@ export interface LaneRunContext<L extends LaneLogger> {
 export interface LaneWorkerOptions<L extends LaneLogger = LaneLogger> {
   lane: Lane;
   /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
-  redis: Redis;
+  redis: RedisConnection;
   /** the lane's logger; each job logs through a child bound to its ids */
   logger: L & { child(bindings: Record<string, unknown>): L };
   /** @default DEFAULT_QUEUE_PREFIX */

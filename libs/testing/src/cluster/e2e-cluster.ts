@@ -1,18 +1,20 @@
 /**
  * The whole Flowline cluster as real child processes for black-box tests: a fresh
  * migrated database, a redis-server of its own on a free port (so FLUSHALL disturbs no
- * other test), a unique BullMQ prefix, free ports, and the REST client (`@flowline/client`).
+ * other test) or, with `redisCluster`, a Redis Cluster of its own, a unique BullMQ prefix,
+ * free ports, and the REST client (`@flowline/client`).
  */
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
-import { Redis } from 'ioredis';
+import { Cluster as RedisCluster, Redis } from 'ioredis';
 import { ApiRequestError, createClient, type FlowlineClient } from '@flowline/client';
 import { createTestDatabase, type TestDatabase } from '../pg';
 import { uniquePrefix } from '../redis';
 import { waitFor } from '../wait-for';
 import { freePort, spawnRedis } from './infra';
+import { startRedisCluster } from './redis-cluster';
 import { startCluster, waitForApi, type Cluster, type ProcessSpec } from './processes';
 
 /** The repository's root directory. */
@@ -39,7 +41,12 @@ export interface E2eCluster {
   cluster: Cluster;
   db: TestDatabase;
   redisUrl: string;
-  redis: Redis;
+  /** the harness's own connection: a cluster client when started with `redisCluster` */
+  redis: Redis | RedisCluster;
+  /** `REDIS_CLUSTER_NODES` of the processes when started with `redisCluster`, else null */
+  redisClusterNodes: string | null;
+  /** the BullMQ prefix (a hash tag) every process shares */
+  queuePrefix: string;
   api: ApiClient;
   /** label of the dispatcher process holding the lease of the run's shard */
   ownerOf(runId: string): Promise<string | null>;
@@ -57,12 +64,16 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** the DATABASE_URL the processes get, from the test database's (e.g. with a password in it) */
   mapDatabaseUrl?: (url: string) => string;
+  /** run on a 3-master Redis Cluster of the test's own (REDIS_CLUSTER_NODES) instead of one redis-server @default false */
+  redisCluster?: boolean;
 }
 
 export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster> {
   const db = await createTestDatabase();
-  const spawned = await spawnRedis();
-  const redisUrl = spawned.url;
+  const redisServer = o.redisCluster
+    ? await startRedisCluster()
+    : await spawnRedis().then((s) => ({ url: s.url, nodesEnv: null, nodes: [], stop: () => stopProcess(s.proc) }));
+  const redisUrl = redisServer.url;
   const apiPort = await freePort();
   const lines: string[] = [];
   const processes: ProcessSpec[] = [{ label: 'api', service: 'api' }];
@@ -72,24 +83,28 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
   }
   for (let i = 1; i <= (o.toolWorkers ?? 1); i++) processes.push({ label: `worker-tool-${i}`, service: 'worker-tool' });
   for (let i = 1; i <= (o.llmWorkers ?? 0); i++) processes.push({ label: `worker-llm-${i}`, service: 'worker-llm' });
+  const queuePrefix = uniquePrefix();
   const cluster = startCluster({
     rootDir: REPO_ROOT,
     databaseUrl: o.mapDatabaseUrl ? o.mapDatabaseUrl(db.url) : db.url,
-    redisUrl,
+    // clustered, the processes get a REDIS_URL nothing listens on: only REDIS_CLUSTER_NODES can reach Redis
+    redisUrl: redisServer.nodesEnv ? 'redis://127.0.0.1:1' : redisUrl,
     apiPort,
-    queuePrefix: uniquePrefix(),
-    env: { ...E2E_ENV, ...o.env },
+    queuePrefix,
+    env: { ...E2E_ENV, ...(redisServer.nodesEnv ? { REDIS_CLUSTER_NODES: redisServer.nodesEnv } : {}), ...o.env },
     processes,
     onLine: (l) => {
       lines.push(l);
       if (process.env.E2E_VERBOSE) process.stdout.write(`${l}\n`);
     },
   });
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const redis = redisServer.nodesEnv
+    ? new RedisCluster(redisServer.nodes, { redisOptions: { maxRetriesPerRequest: null } })
+    : new Redis(redisUrl, { maxRetriesPerRequest: null });
   const close = async () => {
     await cluster.stop(5000);
     redis.disconnect();
-    await stopProcess(spawned.proc);
+    await redisServer.stop();
     await db.drop();
   };
   try {
@@ -116,6 +131,8 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
     db,
     redisUrl,
     redis,
+    redisClusterNodes: redisServer.nodesEnv,
+    queuePrefix,
     api,
     lines,
     async ownerOf(runId) {

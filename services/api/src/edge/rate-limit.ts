@@ -14,7 +14,7 @@
  * Redis unreachable (connection lost, an error, or no answer within `timeoutMs`): the limiter
  * fails open — the request is served — and a warning is logged (at most once per 10 s).
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@flowline/queue';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -79,7 +79,7 @@ type TakeToken = (key: string, rate: number, burst: number) => Promise<[number, 
 const WARN_EVERY_MS = 10_000;
 
 /** The middleware; install on `/v1/*` after authentication (it needs the tenant). */
-export function rateLimit(redis: Redis, prefix: string, opts: RateLimitOptions, logger: Logger): MiddlewareHandler<AppEnv> {
+export function rateLimit(redis: RedisConnection, prefix: string, opts: RateLimitOptions, logger: Logger): MiddlewareHandler<AppEnv> {
   if (!(redis as unknown as { flowlineTakeToken?: TakeToken }).flowlineTakeToken) {
     redis.defineCommand('flowlineTakeToken', { numberOfKeys: 1, lua: TAKE_TOKEN });
   }

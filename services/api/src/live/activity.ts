@@ -5,13 +5,12 @@
  * (XREAD BLOCK on a dedicated connection), until a `terminal` entry, the socket leaving,
  * or the node row no longer running that invocation (checked after each empty block).
  */
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { activityEntrySchema, activityStreamKey, type NodeActivity } from '@flowline/queue';
+import { activityEntrySchema, activityStreamKey, duplicateConnection, type NodeActivity, type RedisConnection } from '@flowline/queue';
 
 /** What a reader needs. */
 export interface ActivityReaderDeps {
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   blockMs: number;
   logger: Logger;
@@ -34,7 +33,7 @@ export function startActivityReader(
   d: ActivityReaderDeps,
   target: { runId: string; nodeKey: string; invocationId: string },
 ): ActivityReader {
-  const conn = d.redis.duplicate({ maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  const conn = duplicateConnection(d.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
   conn.on('error', (err) => d.logger.debug({ err, invocationId: target.invocationId }, 'activity reader redis error'));
   const key = activityStreamKey(target.invocationId, d.prefix);
   let stopped = false;

@@ -7,9 +7,8 @@
  * (issue #19). Malformed messages are dropped (logged), never thrown. One feed per (Redis
  * client, prefix), so the socket server and the SSE route share one subscriber connection.
  */
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { runChangedPingSchema, runChangesChannel, type RunChangedPing } from '@flowline/queue';
+import { duplicateConnection, runChangedPingSchema, runChangesChannel, type RedisConnection, type RunChangedPing } from '@flowline/queue';
 
 type Listener = (ping: RunChangedPing) => void;
 
@@ -41,8 +40,8 @@ export interface ChangeFeed {
 }
 
 /** A subscriber (a duplicate of `redis`) to the change channels of the watched runs of `prefix`. */
-export function createChangeFeed(redis: Redis, prefix: string, logger: Logger): ChangeFeed {
-  const sub = redis.duplicate({ maxRetriesPerRequest: null });
+export function createChangeFeed(redis: RedisConnection, prefix: string, logger: Logger): ChangeFeed {
+  const sub = duplicateConnection(redis, { maxRetriesPerRequest: null });
   const byRun = new Map<string, { listeners: Set<Listener>; subscribed: Promise<void> }>();
   const channelPrefix = runChangesChannel('', prefix);
   const any = new Set<Listener>();
@@ -122,13 +121,13 @@ export function createChangeFeed(redis: Redis, prefix: string, logger: Logger): 
   };
 }
 
-const shared = new WeakMap<Redis, Map<string, ChangeFeed>>();
+const shared = new WeakMap<RedisConnection, Map<string, ChangeFeed>>();
 
 /**
  * The feed shared by everything in this process built on `redis` and `prefix`; created
  * on first use and closed when `redis` ends.
  */
-export function sharedChangeFeed(redis: Redis, prefix: string, logger: Logger): ChangeFeed {
+export function sharedChangeFeed(redis: RedisConnection, prefix: string, logger: Logger): ChangeFeed {
   let byPrefix = shared.get(redis);
   if (!byPrefix) {
     const map = new Map<string, ChangeFeed>();

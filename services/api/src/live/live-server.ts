@@ -11,11 +11,10 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Pool } from 'pg';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Server, type Socket } from 'socket.io';
-import { createAdapter } from '@socket.io/redis-adapter';
-import { LIVE_EVENTS, LIVE_SOCKET_PATH, runRoom } from '@flowline/queue';
+import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter';
+import { LIVE_EVENTS, LIVE_SOCKET_PATH, duplicateConnection, isClusterConnection, runRoom, type RedisConnection } from '@flowline/queue';
 import { createAuthenticator, type ApiKeyTable, type Principal } from '../auth';
 import { sharedChangeFeed, type ChangeFeed, type Unwatch } from './change-feed';
 import type { LiveOptions } from './config';
@@ -27,7 +26,7 @@ import type { ApiMetrics } from '../metrics';
 /** What the live channel is built from. */
 export interface LiveDeps {
   pool: Pool;
-  redis: Redis;
+  redis: RedisConnection;
   /** key → tenant and scopes (a bare tenant string holds every scope); null = single-tenant `default` without auth */
   apiKeys: ApiKeyTable | null;
   queuePrefix: string;
@@ -51,13 +50,20 @@ export interface LiveServer {
 
 /** Attaches Socket.IO to `server` and starts relaying change pings. */
 export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
-  const pub = d.redis.duplicate();
-  const sub = d.redis.duplicate();
+  // On a Redis Cluster the adapter uses sharded pub/sub (SPUBLISH/SSUBSCRIBE, Redis >= 7): a
+  // message reaches only the shard owning its channel's slot instead of every node over the
+  // cluster bus. `static`: this replica never broadcasts to rooms through the adapter (pings are
+  // relayed from the change feed to local sockets), so per-room channels would be pure cost.
+  const clustered = isClusterConnection(d.redis);
+  const pub = duplicateConnection(d.redis);
+  const sub = duplicateConnection(d.redis, clustered ? { shardedSubscribers: true } : {});
   for (const c of [pub, sub]) c.on('error', (err) => d.logger.warn({ err }, 'socket.io adapter redis error'));
   const io = new Server(server, {
     path: LIVE_SOCKET_PATH,
     serveClient: false,
-    adapter: createAdapter(pub, sub, { key: `${d.queuePrefix}:socket.io` }),
+    adapter: clustered
+      ? createShardedAdapter(pub, sub, { channelPrefix: `${d.queuePrefix}:socket.io`, subscriptionMode: 'static' })
+      : createAdapter(pub, sub, { key: `${d.queuePrefix}:socket.io` }),
     cors: { origin: true },
   });
   const feed = d.feed ?? sharedChangeFeed(d.redis, d.queuePrefix, d.logger);
@@ -121,7 +127,7 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
     registerLiveHandlers(socket, { ...d, bucket, activity, pingsFlowing, log });
   });
 
-  const whenReady = (c: Redis) => (c.status === 'ready' ? Promise.resolve() : new Promise<void>((r) => c.once('ready', () => r())));
+  const whenReady = (c: RedisConnection) => (c.status === 'ready' ? Promise.resolve() : new Promise<void>((r) => c.once('ready', () => r())));
   const adapterReady = Promise.all([whenReady(pub), whenReady(sub)]);
   return {
     io,
