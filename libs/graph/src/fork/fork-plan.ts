@@ -1,0 +1,142 @@
+/**
+ * Fork from a node (issue #17): which node runs of a source run a new run reuses, and
+ * whether the source's node keys line up with the target graph (the source's pinned graph,
+ * or another version of its definition). Pure: the store loads, this decides, the store writes.
+ *
+ * The rule. A node is reused (copied into the new run in its settled state, never run
+ * again) when all of these hold:
+ * - it is an ancestor of `fromNodeKey` in the TARGET graph (the forked node itself and
+ *   everything not upstream of it run again);
+ * - the source settled it Succeeded (not a held DecisionModel, whose out-edges hold) or
+ *   Skipped (a branch the source did not take stays untaken: the reused region is the
+ *   source's history, routed as it was);
+ * - it has the same kind in both graphs;
+ * - every one of its predecessors in the target graph is reused too. The reused set is
+ *   therefore closed upstream, so the planner meets a consistent prefix: no reused node
+ *   has a predecessor that could still run. A predecessor the source did not settle that
+ *   way (Failed, Cancelled — e.g. a `First` join's loser — or still live) runs again, and
+ *   so does everything downstream of it.
+ *
+ * Refusals, keyed: the forked node must be a node of the source run (`ForkNodeUnknown`) and
+ * of the target graph (`ForkNodeNotInVersion`); every upstream node the source completed
+ * (Succeeded ancestor of the forked node in the source graph) must still exist in the
+ * target graph with the same kind (`ForkUpstreamMismatch`, one detail per node); a child
+ * run (Loop iteration, Subworkflow) is forked through its parent (`ForkOfChildRun`).
+ * A run in any status may be forked, a live one included: the fork is a new run.
+ */
+import type { Graph, Issue, NodeKind, NodeStatus } from '../model';
+
+/** A node run of the source run as the decision needs it. */
+export interface ForkSourceNode {
+  nodeKey: string;
+  kind: NodeKind;
+  status: NodeStatus;
+  /** a DecisionModel that succeeded below minConfidence (its out-edges hold) */
+  held: boolean;
+}
+
+export interface ForkRequest {
+  /** the source run's pinned graph */
+  source: Graph;
+  sourceNodes: readonly ForkSourceNode[];
+  /** the source run's parent, when it is a child run */
+  sourceParentRunId: string | null;
+  /** the graph the new run pins (the source graph again, or another version) */
+  target: Graph;
+  fromNodeKey: string;
+}
+
+export const FORK_REFUSAL_CODES = ['ForkNodeUnknown', 'ForkNodeNotInVersion', 'ForkUpstreamMismatch', 'ForkOfChildRun'] as const;
+export type ForkRefusalCode = (typeof FORK_REFUSAL_CODES)[number];
+
+/** Statuses a reused node is copied in. */
+export type ReusedStatus = 'Succeeded' | 'Skipped';
+
+export type ForkDecision =
+  | {
+      ok: true;
+      /** reused nodes in target document order, each copied in its source status */
+      reused: Array<{ nodeKey: string; status: ReusedStatus }>;
+    }
+  | { ok: false; code: ForkRefusalCode; message: string; details: Issue[] };
+
+/** Every ancestor (transitive predecessor) of `key` in `graph`, not including `key`. */
+export function ancestorsOf(graph: Graph, key: string): Set<string> {
+  const preds = predecessorMap(graph);
+  const out = new Set<string>();
+  const stack = [...(preds.get(key) ?? [])];
+  while (stack.length > 0) {
+    const k = stack.pop()!;
+    if (out.has(k)) continue;
+    out.add(k);
+    stack.push(...(preds.get(k) ?? []));
+  }
+  return out;
+}
+
+function predecessorMap(graph: Graph): Map<string, string[]> {
+  const preds = new Map<string, string[]>();
+  for (const e of graph.edges) {
+    const list = preds.get(e.to);
+    if (list) list.push(e.from);
+    else preds.set(e.to, [e.from]);
+  }
+  return preds;
+}
+
+function refuse(code: ForkRefusalCode, message: string, details: Issue[] = []): ForkDecision {
+  return { ok: false, code, message, details };
+}
+
+/** Decides a fork: the reused node runs, or the first refusal that applies (in the order documented above). */
+export function planFork(req: ForkRequest): ForkDecision {
+  const { source, target, fromNodeKey } = req;
+  if (req.sourceParentRunId !== null) {
+    return refuse('ForkOfChildRun', 'this run is a child run (Loop iteration or Subworkflow): fork its parent run from the Loop or Subworkflow node', [
+      { key: null, message: `parent run ${req.sourceParentRunId}` },
+    ]);
+  }
+  if (!source.nodes.some((n) => n.key === fromNodeKey)) {
+    return refuse('ForkNodeUnknown', `'${fromNodeKey}' is not a node of this run`, [{ key: fromNodeKey, message: 'not a node of this run' }]);
+  }
+  const targetKinds = new Map(target.nodes.map((n) => [n.key, n.kind]));
+  if (!targetKinds.has(fromNodeKey)) {
+    return refuse('ForkNodeNotInVersion', `'${fromNodeKey}' is not a node of the target definition version`, [
+      { key: fromNodeKey, message: 'not a node of the target version' },
+    ]);
+  }
+  const rows = new Map(req.sourceNodes.map((r) => [r.nodeKey, r]));
+  const mismatches: Issue[] = [];
+  const sourceUpstream = ancestorsOf(source, fromNodeKey);
+  for (const n of source.nodes) {
+    if (!sourceUpstream.has(n.key) || rows.get(n.key)?.status !== 'Succeeded') continue;
+    const kind = targetKinds.get(n.key);
+    if (kind === undefined) mismatches.push({ key: n.key, message: 'completed upstream node is missing in the target version' });
+    else if (kind !== n.kind) mismatches.push({ key: n.key, message: `completed upstream node is a ${n.kind}, the target version makes it a ${kind}` });
+  }
+  if (mismatches.length > 0) {
+    return refuse('ForkUpstreamMismatch', 'the upstream nodes of the forked node do not line up with the target version', mismatches);
+  }
+  return { ok: true, reused: reusedNodes(req, rows) };
+}
+
+/** The reused set: target ancestors copyable from the source, closed upstream (memoised over the acyclic graph). */
+function reusedNodes(req: ForkRequest, rows: ReadonlyMap<string, ForkSourceNode>): Array<{ nodeKey: string; status: ReusedStatus }> {
+  const { target } = req;
+  const upstream = ancestorsOf(target, req.fromNodeKey);
+  const preds = predecessorMap(target);
+  const kinds = new Map(target.nodes.map((n) => [n.key, n.kind]));
+  const memo = new Map<string, boolean>();
+  const reusable = (key: string): boolean => {
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    const row = rows.get(key);
+    const settled = row !== undefined && ((row.status === 'Succeeded' && !row.held) || row.status === 'Skipped');
+    const ok = settled && row.kind === kinds.get(key) && (preds.get(key) ?? []).every(reusable);
+    memo.set(key, ok);
+    return ok;
+  };
+  return target.nodes
+    .filter((n) => upstream.has(n.key) && reusable(n.key))
+    .map((n) => ({ nodeKey: n.key, status: rows.get(n.key)!.status as ReusedStatus }));
+}
