@@ -177,6 +177,8 @@ export interface RunSummary {
   startedAt: string | null;
   finishedAt: string | null;
   graphHash: string;
+  /** the run and node this run was forked from (`runs.fork`), else null */
+  forkedFrom: { runId: string; nodeKey: string } | null;
 }
 
 /** One node run of `GET /v1/runs/{id}` (§8). */
@@ -191,6 +193,8 @@ export interface NodeRunSummary {
   childRunId: string | null;
   startedAt: string | null;
   finishedAt: string | null;
+  /** in a forked run: the source run this node run was copied from (reused, not run here), else null */
+  reusedFrom: string | null;
 }
 
 /** A succeeded End's output: the run's `output` (§2, §8). */
@@ -247,6 +251,25 @@ export interface StartRunBody {
   requestId?: string;
   input?: unknown;
   conversationId?: string;
+}
+
+/** `POST /v1/runs/{id}/fork` body. */
+export interface ForkRunBody {
+  /** the node to fork from: it and everything not upstream of it run again */
+  fromNodeKey: string;
+  /** the node's edited input; for the Start node, the new run input */
+  input?: unknown;
+  /** a saved version of the run's definition to pin (default: the run's own) */
+  definitionVersion?: number;
+  /** not implemented: true is refused with 400 NotImplemented */
+  failedOnly?: boolean;
+  requestId?: string;
+}
+
+/** `POST /v1/runs/{id}/fork` answer. */
+export interface RunForked {
+  runId: string;
+  forkedFrom: { runId: string; nodeKey: string };
 }
 
 /** `POST …/decide` body. */

@@ -102,6 +102,7 @@ export function runSummary(r: RunSummaryRow) {
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),
     graphHash: r.graphHash,
+    forkedFrom: r.forkedFrom,
   };
 }
 
@@ -117,6 +118,7 @@ export function nodeRunSummary(r: NodeRunSummaryRow) {
     childRunId: r.childRunId,
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),
+    reusedFrom: r.reusedFrom,
   };
 }
 
@@ -148,5 +150,6 @@ export function nodeRunDetail(r: NodeRunDetailRow) {
     })),
     childRunId: r.childRunId,
     notBefore: iso(r.notBefore),
+    reusedFrom: r.reusedFrom,
   };
 }

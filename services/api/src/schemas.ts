@@ -181,6 +181,20 @@ export const StartRunBody = z.object({
 
 export const RunIdSchema = z.object({ runId: z.string() }).openapi('RunAccepted');
 
+export const ForkRunBody = z
+  .object({
+    fromNodeKey: z.string().min(1).max(64).openapi({ description: 'the node of the run to fork from: it and everything not upstream of it run again' }),
+    input: JsonSchema.optional().openapi({ description: "the node's edited input (replaces the `input` member of its input document); for the Start node, the new run input" }),
+    definitionVersion: z.number().int().positive().optional().openapi({ description: "a saved version of the run's definition to pin (default: the run's own pinned version)" }),
+    failedOnly: z.boolean().optional().openapi({ description: 'not implemented: true is refused with 400 NotImplemented' }),
+    requestId: z.string().min(1).max(200).optional(),
+  })
+  .openapi('ForkRunBody');
+
+export const ForkAcceptedSchema = z
+  .object({ runId: z.string(), forkedFrom: z.object({ runId: z.string(), nodeKey: z.string() }) })
+  .openapi('RunForked');
+
 export const RunSummarySchema = z
   .object({
     id: z.string(),
@@ -197,6 +211,10 @@ export const RunSummarySchema = z
     startedAt: Timestamp.nullable(),
     finishedAt: Timestamp.nullable(),
     graphHash: z.string(),
+    forkedFrom: z
+      .object({ runId: z.string(), nodeKey: z.string() })
+      .nullable()
+      .openapi({ description: 'the run and node this run was forked from (POST /v1/runs/{id}/fork), else null' }),
   })
   .openapi('RunSummary');
 
@@ -225,6 +243,10 @@ export const NodeRunSummarySchema = z
     childRunId: z.string().nullable(),
     startedAt: Timestamp.nullable(),
     finishedAt: Timestamp.nullable(),
+    reusedFrom: z
+      .string()
+      .nullable()
+      .openapi({ description: 'in a forked run: the source run this node run was copied from (reused, not run here), else null' }),
   })
   .openapi('NodeRunSummary');
 
@@ -255,6 +277,7 @@ export const NodeRunDetailSchema = z
     steering: z.array(SteerEntrySchema),
     childRunId: z.string().nullable(),
     notBefore: Timestamp.nullable(),
+    reusedFrom: z.string().nullable().openapi({ description: 'in a forked run: the source run this node run was copied from, else null' }),
   })
   .openapi('NodeRunDetail');
 
