@@ -177,8 +177,11 @@ export interface RunSummary {
   startedAt: string | null;
   finishedAt: string | null;
   graphHash: string;
-  /** the run and node this run was forked from (`runs.fork`), else null */
-  forkedFrom: { runId: string; nodeKey: string } | null;
+  /**
+   * the run and node this run was forked from (`runs.fork`), else null. Always sent by the
+   * API; optional in this type so summaries built by hand (test fakes) need not name it.
+   */
+  forkedFrom?: { runId: string; nodeKey: string } | null;
 }
 
 /** One node run of `GET /v1/runs/{id}` (§8). */
@@ -193,8 +196,8 @@ export interface NodeRunSummary {
   childRunId: string | null;
   startedAt: string | null;
   finishedAt: string | null;
-  /** in a forked run: the source run this node run was copied from (reused, not run here), else null */
-  reusedFrom: string | null;
+  /** in a forked run: the source run this node run was copied from (reused, not run here), else null; always sent, optional like `RunSummary.forkedFrom` */
+  reusedFrom?: string | null;
 }
 
 /** A succeeded End's output: the run's `output` (§2, §8). */
