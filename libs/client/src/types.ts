@@ -264,7 +264,7 @@ export interface ForkRunBody {
   input?: unknown;
   /** a saved version of the run's definition to pin (default: the run's own) */
   definitionVersion?: number;
-  /** not implemented: true is refused with 400 NotImplemented */
+  /** also keep the node and its descendants where they succeeded (a fan-out's succeeded branches); refused NotImplemented on a Loop */
   failedOnly?: boolean;
   requestId?: string;
 }

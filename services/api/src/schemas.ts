@@ -186,7 +186,10 @@ export const ForkRunBody = z
     fromNodeKey: z.string().min(1).max(64).openapi({ description: 'the node of the run to fork from: it and everything not upstream of it run again' }),
     input: JsonSchema.optional().openapi({ description: "the node's edited input (replaces the `input` member of its input document); for the Start node, the new run input" }),
     definitionVersion: z.number().int().positive().optional().openapi({ description: "a saved version of the run's definition to pin (default: the run's own pinned version)" }),
-    failedOnly: z.boolean().optional().openapi({ description: 'not implemented: true is refused with 400 NotImplemented' }),
+    failedOnly: z.boolean().optional().openapi({
+      description:
+        "also keep the node and its descendants where they succeeded (a Parallel fan-out's succeeded branches): only what failed, and what depends on it, runs again. Not with `input`; on a Loop node refused 400 NotImplemented (its iterations are not kept)",
+    }),
     requestId: z.string().min(1).max(200).optional(),
   })
   .openapi('ForkRunBody');

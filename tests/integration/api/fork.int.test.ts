@@ -174,7 +174,7 @@ describe('POST /v1/runs/{id}/fork', () => {
     expect(d2b.nodeRuns.filter((n: Body) => n.reusedFrom === source).map((n: Body) => n.nodeKey)).toEqual(['start', 'up', 'f']);
   }, 60_000);
 
-  it('refuses with keyed errors: unknown node, unknown version, failedOnly, a bad body, and a reused request id', async () => {
+  it('refuses with keyed errors: unknown node, unknown version, failedOnly with input, a bad body, and a reused request id', async () => {
     const def = await define(forkGraph(randomUUID()));
     const source = await start(def);
     await finished(source);
@@ -184,9 +184,9 @@ describe('POST /v1/runs/{id}/fork', () => {
     const version = await fork(source, { fromNodeKey: 'f', definitionVersion: 99 });
     expect(version.status).toBe(400);
     expect(version.body.error).toMatchObject({ code: 'ForkVersionUnknown', details: [{ key: 'definitionVersion' }] });
-    const failedOnly = await fork(source, { fromNodeKey: 'f', failedOnly: true });
-    expect(failedOnly.status).toBe(400);
-    expect(failedOnly.body.error).toMatchObject({ code: 'NotImplemented', details: [{ key: 'failedOnly' }] });
+    const withInput = await fork(source, { fromNodeKey: 'f', failedOnly: true, input: { x: 1 } });
+    expect(withInput.status).toBe(400);
+    expect(withInput.body.error).toMatchObject({ code: 'ValidationFailed', details: [{ key: 'input' }] });
     expect((await fork(source, {})).status).toBe(400);
     const big = await fork(source, { fromNodeKey: 'f', input: { s: 'x'.repeat(70_000) } });
     expect(big.body.error).toMatchObject({ code: 'InputTooLarge' });
@@ -224,5 +224,68 @@ describe('POST /v1/runs/{id}/fork', () => {
     expect(d.nodeRuns.every((n: Body) => n.reusedFrom === null)).toBe(true);
     expect((await node(live.body.runId, 'start')).output.output).toEqual({ input: { q: 2 } });
     expect((await finished(source)).run.status).toBe('Completed');
+  }, 60_000);
+
+  it('failedOnly keeps the succeeded branches of a Parallel fan-out and runs the failed one (onto a version that fixes it)', async () => {
+    const tag = randomUUID();
+    const branch = (key: string, config: Record<string, unknown>) => ({ key, kind: 'Tool', maxAttempts: 1, config });
+    const fan = (bConfig: Record<string, unknown>) => ({
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'p', kind: 'Parallel' },
+        branch('a', { toolName: 'counter', arguments: { key: `a-${tag}` } }),
+        // b fails only after a and c succeeded (the run's failure cancels what is still live)
+        branch('bw', { toolName: 'wait', arguments: { ms: 400 } }),
+        branch('b', bConfig),
+        branch('c', { toolName: 'counter', arguments: { key: `c-${tag}` } }),
+        { key: 'j', kind: 'Join' },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'p' },
+        { key: 'e2', from: 'p', to: 'a' },
+        { key: 'e3', from: 'p', to: 'bw' },
+        { key: 'e3b', from: 'bw', to: 'b' },
+        { key: 'e4', from: 'p', to: 'c' },
+        { key: 'e5', from: 'a', to: 'j' },
+        { key: 'e6', from: 'b', to: 'j' },
+        { key: 'e7', from: 'c', to: 'j' },
+        { key: 'e8', from: 'j', to: 'end' },
+      ],
+    });
+    const def = await define(fan({ toolName: 'test_fail', arguments: { untilAttempt: 5 } }));
+    const source = await start(def);
+    const src = await finished(source);
+    expect(src.run.status).toBe('Failed');
+    await update(def, fan({ toolName: 'echo', arguments: { fixed: true } }), 1);
+
+    const res = await fork(source, { fromNodeKey: 'p', failedOnly: true, definitionVersion: 2 });
+    expect(res.status).toBe(202);
+    const d = await finished(res.body.runId);
+    expect(d.run.status).toBe('Completed');
+    expect(d.nodeRuns.filter((n: Body) => n.reusedFrom === source).map((n: Body) => n.nodeKey).sort()).toEqual(['a', 'bw', 'c', 'p', 'start']);
+    expect(row(d, 'b')).toMatchObject({ status: 'Succeeded', reusedFrom: null });
+    const ran = (await events(res.body.runId)).filter((e) => e.kind === 'node.queued').map((e) => e.nodeKey);
+    expect(ran).toEqual(['b']);
+    expect((await node(res.body.runId, 'a')).output).toEqual((await node(source, 'a')).output);
+
+    // a Loop's iterations are not kept: refused, not ignored
+    const body = await define(forkGraph(randomUUID()));
+    const loopDef = await define({
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'loop', kind: 'Loop', config: { body, maxIterations: 1 } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'loop' },
+        { key: 'e2', from: 'loop', to: 'end' },
+      ],
+    });
+    const loopRun = await start(loopDef);
+    const loopFork = await fork(loopRun, { fromNodeKey: 'loop', failedOnly: true });
+    expect(loopFork.status).toBe(400);
+    expect(loopFork.body.error).toMatchObject({ code: 'NotImplemented', details: [{ key: 'loop' }] });
+    await finished(loopRun);
   }, 60_000);
 });

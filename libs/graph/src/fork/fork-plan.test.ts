@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Graph, GraphEdge, GraphNode, NodeStatus } from '../model';
 import { drive, edge, graphOf, node, ok, snapshotOf } from '../planner/test-kit';
 import type { NodeRunState, RunSnapshot, WorkItem } from '../planner/types';
-import { ancestorsOf, planFork, type ForkDecision, type ForkRequest, type ForkSourceNode } from './fork-plan';
+import { ancestorsOf, descendantsOf, planFork, type ForkDecision, type ForkRequest, type ForkSourceNode } from './fork-plan';
 
 /** start → a(Tool) → b(Tool) → end, plus start → side(Tool) → end */
 const chain = graphOf(
@@ -24,6 +24,7 @@ function fork(req: Partial<ForkRequest> & { fromNodeKey: string }): ForkDecision
     sourceNodes: req.sourceNodes ?? rowsOf(source, allSucceeded(source)),
     sourceParentRunId: req.sourceParentRunId ?? null,
     fromNodeKey: req.fromNodeKey,
+    failedOnly: req.failedOnly ?? false,
   });
 }
 
@@ -125,13 +126,66 @@ describe('planFork', () => {
     expect(reusedKeys(fork({ fromNodeKey: 'end', target }))).toEqual(['start', 'side']);
   });
 
+  describe('failedOnly', () => {
+    /** start → p(Parallel) → a, b, c (Tools) → j(Join) → end; start → other → end */
+    const fan = graphOf(
+      [node('start', 'Start'), node('p', 'Parallel'), node('a', 'Tool'), node('b', 'Tool'), node('c', 'Tool'), node('j', 'Join'), node('other', 'Tool'), node('end', 'End')],
+      [
+        edge('e1', 'start', 'p'),
+        edge('e2', 'p', 'a'),
+        edge('e3', 'p', 'b'),
+        edge('e4', 'p', 'c'),
+        edge('e5', 'a', 'j'),
+        edge('e6', 'b', 'j'),
+        edge('e7', 'c', 'j'),
+        edge('e8', 'j', 'end'),
+        edge('e9', 'start', 'other'),
+        edge('e10', 'other', 'end'),
+      ],
+    );
+    const failedB = rowsOf(fan, { start: 'Succeeded', p: 'Succeeded', a: 'Succeeded', b: 'Failed', c: 'Succeeded', j: 'Pending', other: 'Succeeded' });
+
+    it("keeps a fan-out's succeeded branches and the fan-out node, and runs the failed branch and what joins it", () => {
+      expect(reusedKeys(fork({ source: fan, fromNodeKey: 'p', sourceNodes: failedB, failedOnly: true }))).toEqual(['start', 'p', 'a', 'c']);
+      // without it, the fan-out and every branch run again
+      expect(reusedKeys(fork({ source: fan, fromNodeKey: 'p', sourceNodes: failedB }))).toEqual(['start']);
+    });
+
+    it('keeps nothing outside the forked node and its ancestors and descendants (a sibling branch runs again)', () => {
+      expect(reusedKeys(fork({ source: fan, fromNodeKey: 'p', sourceNodes: failedB, failedOnly: true }))).not.toContain('other');
+    });
+
+    it('runs the forked node again when it did not succeed, and so everything below it', () => {
+      const rows = rowsOf(fan, { start: 'Succeeded', p: 'Failed' });
+      expect(reusedKeys(fork({ source: fan, fromNodeKey: 'p', sourceNodes: rows, failedOnly: true }))).toEqual(['start']);
+    });
+
+    it('refuses when a kept branch is missing in the target version', () => {
+      const target = graphOf(
+        fan.nodes.filter((n) => n.key !== 'c'),
+        fan.edges.filter((e) => e.from !== 'c' && e.to !== 'c'),
+      );
+      const d = fork({ source: fan, target, fromNodeKey: 'p', sourceNodes: failedB, failedOnly: true });
+      expect(d).toMatchObject({ ok: false, code: 'ForkUpstreamMismatch', details: [{ key: 'c' }] });
+      expect(reusedKeys(fork({ source: fan, target, fromNodeKey: 'p', sourceNodes: failedB }))).toEqual(['start']);
+    });
+
+    it('is refused as NotImplemented on a Loop (resuming at the failed iteration is not built)', () => {
+      const g = graphOf([node('start', 'Start'), node('loop', 'Loop'), node('end', 'End')], [edge('e1', 'start', 'loop'), edge('e2', 'loop', 'end')]);
+      expect(fork({ source: g, fromNodeKey: 'loop', failedOnly: true })).toMatchObject({ ok: false, code: 'NotImplemented', details: [{ key: 'loop' }] });
+      expect(reusedKeys(fork({ source: g, fromNodeKey: 'loop' }))).toEqual(['start']);
+    });
+  });
+
   it('refuses a child run', () => {
     expect(fork({ fromNodeKey: 'b', sourceParentRunId: 'p-1' })).toMatchObject({ ok: false, code: 'ForkOfChildRun' });
   });
 
-  it('ancestorsOf follows every path upstream', () => {
+  it('ancestorsOf and descendantsOf follow every path', () => {
     expect([...ancestorsOf(chain, 'end')].sort()).toEqual(['a', 'b', 'side', 'start']);
     expect([...ancestorsOf(chain, 'start')]).toEqual([]);
+    expect([...descendantsOf(chain, 'a')].sort()).toEqual(['b', 'end']);
+    expect([...descendantsOf(chain, 'end')]).toEqual([]);
   });
 });
 
@@ -179,9 +233,9 @@ function forkedSnapshot(graph: Graph, source: RunSnapshot, d: Extract<ForkDecisi
 }
 
 describe('planFork on random graphs, driven by the planner', () => {
-  it('the forked run never runs a reused node again, keeps each reused row as the source left it, and settles the run', () => {
+  it('the forked run (failedOnly or not) never runs a reused node again, keeps each reused row as the source left it, and settles the run', () => {
     fc.assert(
-      fc.property(dagArb, fc.array(fc.nat({ max: 9 }), { minLength: 5, maxLength: 20 }), fc.nat(), (spec, dice, pick) => {
+      fc.property(dagArb, fc.array(fc.nat({ max: 9 }), { minLength: 5, maxLength: 20 }), fc.nat(), fc.boolean(), (spec, dice, pick, failedOnly) => {
         const graph = buildDag(spec);
         let roll = 0;
         const answer = (item: WorkItem) => {
@@ -191,9 +245,10 @@ describe('planFork on random graphs, driven by the planner', () => {
         const source = drive(snapshotOf(graph, { v: 1 }), answer);
         expect(source.terminal).toBe(true);
         const fromNodeKey = graph.nodes[pick % graph.nodes.length]!.key;
-        const d = planFork({ source: graph, target: graph, sourceNodes: source.snap.nodes, sourceParentRunId: null, fromNodeKey });
+        const d = planFork({ source: graph, target: graph, sourceNodes: source.snap.nodes, sourceParentRunId: null, fromNodeKey, failedOnly });
         if (!d.ok) throw new Error(d.message);
         const upstream = ancestorsOf(graph, fromNodeKey);
+        if (failedOnly) for (const k of [fromNodeKey, ...descendantsOf(graph, fromNodeKey)]) upstream.add(k);
         const reused = new Set(d.reused.map((r) => r.nodeKey));
         for (const key of reused) {
           expect(upstream.has(key)).toBe(true);

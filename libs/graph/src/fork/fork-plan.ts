@@ -6,7 +6,8 @@
  * The rule. A node is reused (copied into the new run in its settled state, never run
  * again) when all of these hold:
  * - it is an ancestor of `fromNodeKey` in the TARGET graph (the forked node itself and
- *   everything not upstream of it run again);
+ *   everything not upstream of it run again) — with `failedOnly`, or the forked node itself
+ *   or one of its descendants (only what failed below it runs again);
  * - the source settled it Succeeded (not a held DecisionModel, whose out-edges hold) or
  *   Skipped (a branch the source did not take stays untaken: the reused region is the
  *   source's history, routed as it was);
@@ -20,7 +21,9 @@
  * Refusals, keyed: the forked node must be a node of the source run (`ForkNodeUnknown`) and
  * of the target graph (`ForkNodeNotInVersion`); every upstream node the source completed
  * (Succeeded ancestor of the forked node in the source graph) must still exist in the
- * target graph with the same kind (`ForkUpstreamMismatch`, one detail per node); a child
+ * target graph with the same kind (`ForkUpstreamMismatch`, one detail per node; with
+ * `failedOnly` every completed node the fork would keep); `failedOnly` on a Loop is not built
+ * (`NotImplemented`); a child
  * run (Loop iteration, Subworkflow) is forked through its parent (`ForkOfChildRun`).
  * A run in any status may be forked, a live one included: the fork is a new run.
  */
@@ -44,9 +47,15 @@ export interface ForkRequest {
   /** the graph the new run pins (the source graph again, or another version) */
   target: Graph;
   fromNodeKey: string;
+  /**
+   * Also keep the forked node and its descendants where they succeeded (a Parallel fan-out's
+   * succeeded branches), so only what failed — and what depends on it — runs again. Refused
+   * (`NotImplemented`) when the forked node is a Loop: resuming at a failed iteration is not built.
+   */
+  failedOnly?: boolean;
 }
 
-export const FORK_REFUSAL_CODES = ['ForkNodeUnknown', 'ForkNodeNotInVersion', 'ForkUpstreamMismatch', 'ForkOfChildRun'] as const;
+export const FORK_REFUSAL_CODES = ['ForkNodeUnknown', 'ForkNodeNotInVersion', 'ForkUpstreamMismatch', 'ForkOfChildRun', 'NotImplemented'] as const;
 export type ForkRefusalCode = (typeof FORK_REFUSAL_CODES)[number];
 
 /** Statuses a reused node is copied in. */
@@ -62,26 +71,51 @@ export type ForkDecision =
 
 /** Every ancestor (transitive predecessor) of `key` in `graph`, not including `key`. */
 export function ancestorsOf(graph: Graph, key: string): Set<string> {
-  const preds = predecessorMap(graph);
+  return closure(predecessorMap(graph), key);
+}
+
+/** Every descendant (transitive successor) of `key` in `graph`, not including `key`. */
+export function descendantsOf(graph: Graph, key: string): Set<string> {
+  return closure(linkMap(graph, 'from', 'to'), key);
+}
+
+function closure(links: ReadonlyMap<string, string[]>, key: string): Set<string> {
   const out = new Set<string>();
-  const stack = [...(preds.get(key) ?? [])];
+  const stack = [...(links.get(key) ?? [])];
   while (stack.length > 0) {
     const k = stack.pop()!;
     if (out.has(k)) continue;
     out.add(k);
-    stack.push(...(preds.get(k) ?? []));
+    stack.push(...(links.get(k) ?? []));
   }
   return out;
 }
 
 function predecessorMap(graph: Graph): Map<string, string[]> {
-  const preds = new Map<string, string[]>();
+  return linkMap(graph, 'to', 'from');
+}
+
+function linkMap(graph: Graph, by: 'from' | 'to', other: 'from' | 'to'): Map<string, string[]> {
+  const links = new Map<string, string[]>();
   for (const e of graph.edges) {
-    const list = preds.get(e.to);
-    if (list) list.push(e.from);
-    else preds.set(e.to, [e.from]);
+    const list = links.get(e[by]);
+    if (list) list.push(e[other]);
+    else links.set(e[by], [e[other]]);
   }
-  return preds;
+  return links;
+}
+
+/**
+ * The nodes a fork may reuse: the ancestors of the forked node; with `failedOnly`, also the
+ * node itself and its descendants (a fan-out's succeeded branches are kept, its failed ones run).
+ */
+function candidatesOf(graph: Graph, key: string, failedOnly: boolean): Set<string> {
+  const out = ancestorsOf(graph, key);
+  if (failedOnly) {
+    out.add(key);
+    for (const k of descendantsOf(graph, key)) out.add(k);
+  }
+  return out;
 }
 
 function refuse(code: ForkRefusalCode, message: string, details: Issue[] = []): ForkDecision {
@@ -105,11 +139,17 @@ export function planFork(req: ForkRequest): ForkDecision {
       { key: fromNodeKey, message: 'not a node of the target version' },
     ]);
   }
+  const failedOnly = req.failedOnly === true;
+  if (failedOnly && targetKinds.get(fromNodeKey) === 'Loop') {
+    return refuse('NotImplemented', 'failedOnly on a Loop (keep its succeeded iterations) is not implemented: fork without failedOnly to run the Loop again', [
+      { key: fromNodeKey, message: 'failedOnly on a Loop is not implemented' },
+    ]);
+  }
   const rows = new Map(req.sourceNodes.map((r) => [r.nodeKey, r]));
   const mismatches: Issue[] = [];
-  const sourceUpstream = ancestorsOf(source, fromNodeKey);
+  const sourceCandidates = candidatesOf(source, fromNodeKey, failedOnly);
   for (const n of source.nodes) {
-    if (!sourceUpstream.has(n.key) || rows.get(n.key)?.status !== 'Succeeded') continue;
+    if (!sourceCandidates.has(n.key) || rows.get(n.key)?.status !== 'Succeeded') continue;
     const kind = targetKinds.get(n.key);
     if (kind === undefined) mismatches.push({ key: n.key, message: 'completed upstream node is missing in the target version' });
     else if (kind !== n.kind) mismatches.push({ key: n.key, message: `completed upstream node is a ${n.kind}, the target version makes it a ${kind}` });
@@ -123,7 +163,7 @@ export function planFork(req: ForkRequest): ForkDecision {
 /** The reused set: target ancestors copyable from the source, closed upstream (memoised over the acyclic graph). */
 function reusedNodes(req: ForkRequest, rows: ReadonlyMap<string, ForkSourceNode>): Array<{ nodeKey: string; status: ReusedStatus }> {
   const { target } = req;
-  const upstream = ancestorsOf(target, req.fromNodeKey);
+  const candidates = candidatesOf(target, req.fromNodeKey, req.failedOnly === true);
   const preds = predecessorMap(target);
   const kinds = new Map(target.nodes.map((n) => [n.key, n.kind]));
   const memo = new Map<string, boolean>();
@@ -132,11 +172,11 @@ function reusedNodes(req: ForkRequest, rows: ReadonlyMap<string, ForkSourceNode>
     if (known !== undefined) return known;
     const row = rows.get(key);
     const settled = row !== undefined && ((row.status === 'Succeeded' && !row.held) || row.status === 'Skipped');
-    const ok = settled && row.kind === kinds.get(key) && (preds.get(key) ?? []).every(reusable);
+    const ok = settled && candidates.has(key) && row.kind === kinds.get(key) && (preds.get(key) ?? []).every(reusable);
     memo.set(key, ok);
     return ok;
   };
   return target.nodes
-    .filter((n) => upstream.has(n.key) && reusable(n.key))
+    .filter((n) => reusable(n.key))
     .map((n) => ({ nodeKey: n.key, status: rows.get(n.key)!.status as ReusedStatus }));
 }

@@ -11,25 +11,21 @@ import { forkRun, type ForkSeed, type ForkSourceView, type ForkTargetView } from
 import { planFork, type ForkRefusalCode, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { bodyMember, jsonText, sendJson } from '../body';
-import { ApiError, GraphInvalidError, InputTooLargeError, NotFoundError, RequestIdReusedError } from '../errors';
+import { ApiError, GraphInvalidError, InputTooLargeError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
 import { checkGraph, checkRunInput } from '../graph-rules';
 import { requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, errorResponses, jsonContent } from '../schemas';
 
+const BAD_REQUEST_REFUSALS: ReadonlySet<string> = new Set(['ForkNodeUnknown', 'ForkVersionUnknown', 'NotImplemented']);
+
 /** A fork refused by the decision: 400 for a body naming no node of the run, 409 when run and version do not line up. */
 export class ForkRefusedError extends ApiError {
   constructor(code: ForkRefusalCode | 'ForkVersionUnknown', message: string, details: unknown[]) {
-    super(code === 'ForkNodeUnknown' || code === 'ForkVersionUnknown' ? 400 : 409, code, message, details);
+    super(BAD_REQUEST_REFUSALS.has(code) ? 400 : 409, code, message, details);
   }
 }
 
-/** `failedOnly` (keep a Parallel fan-out's or a Loop's succeeded branches/iterations) is not built: refused, never ignored. */
-export class NotImplementedError extends ApiError {
-  constructor(member: string, message: string) {
-    super(400, 'NotImplemented', message, [{ key: member, message: 'not implemented' }]);
-  }
-}
 
 const forkRoute = createRoute({
   method: 'post', path: '/v1/runs/{id}/fork', tags: ['runs'], security: [{ bearer: [] }],
@@ -40,9 +36,11 @@ const forkRoute = createRoute({
     'DecisionModel excepted) or Skipped, with the same kind, and whose own predecessors are all reused. Reused rows ' +
     'are copied settled (`reusedFrom` on the node run) and never run again; the node itself and everything else runs. ' +
     '`input` edits the node\'s input (for the Start node: the run input); `definitionVersion` pins another saved ' +
-    'version of the definition. The new run carries `forkedFrom` and its `run.created` names it; the source gets ' +
+    'version of the definition; `failedOnly` also keeps the node and its descendants where they succeeded (a Parallel ' +
+    'fan-out\'s succeeded branches), so only what failed and what depends on it runs (not with `input`; a Loop\'s ' +
+    'iterations are not kept: refused NotImplemented). The new run carries `forkedFrom` and its `run.created` names it; the source gets ' +
     '`run.forked {newRunId, fromNodeKey}`. Idempotent on `requestId` / `Idempotency-Key`. Refusals: 400 ' +
-    'ForkNodeUnknown, ForkVersionUnknown, NotImplemented (failedOnly: true); 409 ForkNodeNotInVersion, ' +
+    'ForkNodeUnknown, ForkVersionUnknown, NotImplemented (failedOnly on a Loop), ValidationFailed (failedOnly with input); 409 ForkNodeNotInVersion, ' +
     'ForkUpstreamMismatch (details keyed per node), ForkOfChildRun, RequestIdReused.',
   request: {
     params: IdParam,
@@ -57,7 +55,8 @@ const forkRoute = createRoute({
 });
 
 /** The decision and input rules, run inside the fork's transaction on the locked source. */
-function seedOf(deps: AppDeps, fromNodeKey: string, input: unknown, source: ForkSourceView, target: ForkTargetView): ForkSeed {
+function seedOf(deps: AppDeps, req: { fromNodeKey: string; failedOnly: boolean; input: unknown }, source: ForkSourceView, target: ForkTargetView): ForkSeed {
+  const { fromNodeKey, input } = req;
   let planGraph = target.planGraph;
   let planGraphJson: string | null = null;
   if (planGraph === null) {
@@ -72,6 +71,7 @@ function seedOf(deps: AppDeps, fromNodeKey: string, input: unknown, source: Fork
     sourceParentRunId: source.parentRunId,
     target: planGraph,
     fromNodeKey,
+    failedOnly: req.failedOnly,
   });
   if (!decision.ok) throw new ForkRefusedError(decision.code, decision.message, decision.details);
   const graph: Graph = planGraph;
@@ -100,10 +100,13 @@ export function registerForkRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
   app.openapi(forkRoute, async (c) => {
     const sourceRunId = requireUuid(c.req.valid('param').id, 'run');
     const body = c.req.valid('json');
-    if (body.failedOnly === true) {
-      throw new NotImplementedError('failedOnly', 'failedOnly (keep the succeeded branches of a Parallel fan-out or iterations of a Loop) is not implemented');
-    }
     const input = bodyMember(c, 'input');
+    const failedOnly = body.failedOnly === true;
+    if (failedOnly && input !== undefined) {
+      throw new ValidationFailedError('failedOnly keeps the node\'s own result where it succeeded: fork without it to edit its input', [
+        { key: 'input', message: 'not with failedOnly' },
+      ]);
+    }
     const tenant = c.get('tenant');
     const res = await forkRun(deps.pool, {
       tenantId: tenant,
@@ -112,7 +115,7 @@ export function registerForkRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       definitionVersion: body.definitionVersion ?? null,
       requestId: body.requestId ?? c.req.valid('header')['idempotency-key'] ?? null,
       shardCount: deps.limits.shardCount,
-      prepare: (source, target) => seedOf(deps, body.fromNodeKey, input, source, target),
+      prepare: (source, target) => seedOf(deps, { fromNodeKey: body.fromNodeKey, failedOnly, input }, source, target),
     });
     if (res.kind === 'runNotFound') throw new NotFoundError('run');
     if (res.kind === 'versionNotFound') {
