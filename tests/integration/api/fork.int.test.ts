@@ -201,6 +201,14 @@ describe('POST /v1/runs/{id}/fork', () => {
     expect(reused.body.error.code).toBe('RequestIdReused');
     expect((await events(source)).filter((e) => e.kind === 'run.forked')).toHaveLength(1);
     await finished(first.body.runId);
+
+    // concurrent forks under one key: one run, one run.forked
+    const raceKey = randomUUID();
+    const raced = await Promise.all(Array.from({ length: 6 }, () => fork(source, { fromNodeKey: 'after', requestId: raceKey })));
+    expect(raced.map((r) => r.status)).toEqual(Array(6).fill(202));
+    expect(new Set(raced.map((r) => r.body.runId)).size).toBe(1);
+    expect((await events(source)).filter((e) => e.kind === 'run.forked')).toHaveLength(2);
+    await finished(raced[0]!.body.runId);
   }, 60_000);
 
   it('answers 404 for another tenant’s run, an unknown run and a malformed id', async () => {
