@@ -264,7 +264,7 @@ export interface ForkRunBody {
   input?: unknown;
   /** a saved version of the run's definition to pin (default: the run's own) */
   definitionVersion?: number;
-  /** also keep the node and its descendants where they succeeded (a fan-out's succeeded branches); refused NotImplemented on a Loop */
+  /** also keep the node and its descendants where they succeeded (a fan-out's succeeded branches; a failed Loop's succeeded iterations) */
   failedOnly?: boolean;
   requestId?: string;
 }

@@ -66,7 +66,7 @@ describe('the served OpenAPI document', () => {
     expect(op?.security).toEqual([{ bearer: ['operate'] }]);
     expect(ROUTE_SCOPES['POST /v1/runs/{id}/fork']).toBe('operate');
     expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(['202', '400', '404', '409']));
-    for (const code of ['ForkNodeUnknown', 'ForkVersionUnknown', 'NotImplemented', 'ForkNodeNotInVersion', 'ForkUpstreamMismatch', 'ForkOfChildRun']) {
+    for (const code of ['ForkNodeUnknown', 'ForkVersionUnknown', 'ForkNodeNotInVersion', 'ForkUpstreamMismatch', 'ForkOfChildRun']) {
       expect(op?.description).toContain(code);
     }
     const schemas = doc.components.schemas;

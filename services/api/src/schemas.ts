@@ -188,7 +188,7 @@ export const ForkRunBody = z
     definitionVersion: z.number().int().positive().optional().openapi({ description: "a saved version of the run's definition to pin (default: the run's own pinned version)" }),
     failedOnly: z.boolean().optional().openapi({
       description:
-        "also keep the node and its descendants where they succeeded (a Parallel fan-out's succeeded branches): only what failed, and what depends on it, runs again. Not with `input`; on a Loop node refused 400 NotImplemented (its iterations are not kept)",
+        "also keep the node and its descendants where they succeeded (a Parallel fan-out's succeeded branches): only what failed, and what depends on it, runs again; a forked Loop that failed after its first iteration resumes at the failed iteration, keeping the succeeded ones. Not with `input`",
     }),
     requestId: z.string().min(1).max(200).optional(),
   })

@@ -277,12 +277,28 @@ describe('POST /v1/runs/{id}/fork', () => {
     expect(ran).toEqual(['b']);
     expect((await node(res.body.runId, 'a')).output).toEqual((await node(source, 'a')).output);
 
-    // a Loop's iterations are not kept: refused, not ignored
-    const body = await define(forkGraph(randomUUID()));
+  }, 60_000);
+
+  it('failedOnly resumes a Loop that failed at its 2nd iteration there, keeping the 1st (onto a fixed body version)', async () => {
+    // the body: its first iteration (input without `outcome`) ends at once; a later one runs `step`
+    const body = (step: Record<string, unknown>) => ({
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'first', kind: 'End', config: { outcome: 'first', resultPath: 'run.input' } },
+        { key: 'step', kind: 'Tool', maxAttempts: 1, config: step },
+        { key: 'later', kind: 'End', config: { outcome: 'later', resultPath: 'upstream.step.output.result' } },
+      ],
+      edges: [
+        { key: 'b1', from: 'start', to: 'first', condition: { path: 'output.input.outcome', op: 'NotExists' } },
+        { key: 'b2', from: 'start', to: 'step', condition: { path: 'output.input.outcome', op: 'Exists' } },
+        { key: 'b3', from: 'step', to: 'later' },
+      ],
+    });
+    const bodyDef = await define(body({ toolName: 'test_fail', arguments: { untilAttempt: 5 } }));
     const loopDef = await define({
       nodes: [
         { key: 'start', kind: 'Start' },
-        { key: 'loop', kind: 'Loop', config: { body, maxIterations: 1 } },
+        { key: 'loop', kind: 'Loop', config: { body: bodyDef, maxIterations: 2 } },
         { key: 'end', kind: 'End', config: { outcome: 'done' } },
       ],
       edges: [
@@ -290,10 +306,21 @@ describe('POST /v1/runs/{id}/fork', () => {
         { key: 'e2', from: 'loop', to: 'end' },
       ],
     });
-    const loopRun = await start(loopDef);
-    const loopFork = await fork(loopRun, { fromNodeKey: 'loop', failedOnly: true });
-    expect(loopFork.status).toBe(400);
-    expect(loopFork.body.error).toMatchObject({ code: 'NotImplemented', details: [{ key: 'loop' }] });
-    await finished(loopRun);
+    const source = await start(loopDef, { q: 'loop' });
+    const src = await finished(source);
+    expect(src.run.status).toBe('Failed');
+    expect(row(src, 'loop').status).toBe('Failed');
+    await update(bodyDef, body({ toolName: 'echo', arguments: { fixed: true } }), 1);
+
+    const res = await fork(source, { fromNodeKey: 'loop', failedOnly: true });
+    expect(res.status).toBe(202);
+    const d = await finished(res.body.runId);
+    expect(d.run.status).toBe('Completed');
+    const loop = (await node(res.body.runId, 'loop')).output.output;
+    expect(loop).toMatchObject({ iterations: 2, exitReason: 'maxIterations', last: { outcome: 'later', result: { fixed: true } } });
+    expect(loop.results).toEqual([{ outcome: 'first', result: { input: { q: 'loop' } } }, { outcome: 'later', result: { fixed: true } }]);
+    // one child run: the 2nd iteration; the 1st was kept from the source
+    const children = ((await h.call('GET', '/v1/runs?limit=200')).body.items as Body[]).filter((r) => r.parentRunId === res.body.runId);
+    expect(children).toHaveLength(1);
   }, 60_000);
 });

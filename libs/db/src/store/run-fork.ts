@@ -25,7 +25,7 @@ export interface ForkSourceView {
   planGraph: Graph;
   /** the run input (lossless) */
   input: unknown;
-  nodes: Array<{ nodeKey: string; kind: NodeKind; status: NodeStatus; held: boolean }>;
+  nodes: Array<{ nodeKey: string; kind: NodeKind; status: NodeStatus; held: boolean; loopIteration: number | null }>;
 }
 
 /** The definition version the new run pins. */
@@ -49,6 +49,8 @@ export interface ForkSeed {
   inputOverrideJson: string | null;
   /** JSON text of the target's parsed model when `ForkTargetView.planGraph` was null */
   planGraphJson: string | null;
+  /** the forked node is a Loop resuming at its failed iteration: its row gets the source's loop state marked `resume` */
+  resumeLoop: boolean;
 }
 
 export interface ForkRunParams {
@@ -124,6 +126,7 @@ interface SourceNodeRow {
   input: string | null;
   output: string | null;
   decision: string | null;
+  loop_state: string | null;
   queued_at: Date | null;
   started_at: Date | null;
   finished_at: Date | null;
@@ -142,7 +145,7 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
   if (!s) return rollback<ForkRunResult>({ kind: 'runNotFound' });
   const nodeRes = await tx.query<SourceNodeRow>(
     `SELECT node_key, kind, status, held, attempt, failure_class, reason, input::text AS input, output::text AS output,
-            decision::text AS decision, queued_at, started_at, finished_at
+            decision::text AS decision, loop_state::text AS loop_state, queued_at, started_at, finished_at
      FROM node_runs WHERE run_id = $1`,
     [s.id],
   );
@@ -155,7 +158,7 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
     parentRunId: s.parent_run_id,
     planGraph: exactJson(openJsonText(s.plan_graph, definitionGraphAt(s.definition_id, s.definition_version, 'plan_graph'))) as Graph,
     input: exactJson(openJsonText(s.input, runDocAt(s.id, 'input'))),
-    nodes: nodeRes.rows.map((r) => ({ nodeKey: r.node_key, kind: r.kind, status: r.status, held: r.held })),
+    nodes: nodeRes.rows.map((r) => ({ nodeKey: r.node_key, kind: r.kind, status: r.status, held: r.held, loopIteration: loopIterationOf(s.id, r) })),
   };
   const version = p.definitionVersion ?? s.definition_version;
   const target = await loadTarget(tx, p.tenantId, s, version);
@@ -205,6 +208,13 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
     [s.id, p.fromNodeKey, TERMINAL, JSON.stringify({ newRunId: runId, fromNodeKey: p.fromNodeKey, definitionVersion: version })],
   );
   return { kind: 'created', runId, shard, reused: seed.reused, definitionVersion: version };
+}
+
+/** The iteration a Loop row's (sealed) loop state records, else null. */
+function loopIterationOf(runId: string, r: SourceNodeRow): number | null {
+  const text = r.loop_state === null ? null : openJsonText(r.loop_state, nodeDocAt(runId, r.node_key, 'loop_state'));
+  const iteration = text === null ? null : (JSON.parse(text) as { iteration?: unknown } | null)?.iteration;
+  return typeof iteration === 'number' ? iteration : null;
 }
 
 interface LoadedTarget {
@@ -257,7 +267,8 @@ async function loadTarget(tx: Tx, tenantId: string, s: SourceRow, version: numbe
 /**
  * The new run's node rows in one statement: a reused row is the source row copied (status,
  * attempt, documents resealed to the new row, times) with `reused_from_run_id`; every other
- * row is Pending at attempt 0, the forked node carrying its input override.
+ * row is Pending at attempt 0, the forked node carrying its input override (or, resuming a
+ * Loop, the source's loop state marked `resume`).
  */
 async function insertNodeRows(
   tx: Tx,
@@ -268,6 +279,12 @@ async function insertNodeRows(
   sourceNodes: ReadonlyMap<string, SourceNodeRow>,
 ): Promise<void> {
   const reused = new Set(seed.reused);
+  // the source's loop state (a JSON object), marked `resume`, sealed to the new row
+  const resumedLoop = (key: string): string | null => {
+    const state = seed.resumeLoop && key === fromNodeKey ? sourceNodes.get(key)?.loop_state : null;
+    const text = state ? openJsonText(state, nodeDocAt(sourceRunId, key, 'loop_state')) : null;
+    return text === null ? null : sealJsonText(`{"resume":true,${text.trim().slice(1)}`, nodeDocAt(runId, key, 'loop_state'));
+  };
   const rows = seed.nodes.map((n) => {
     const from = reused.has(n.key) ? sourceNodes.get(n.key) : undefined;
     const move = (column: 'input' | 'output' | 'decision') => {
@@ -278,15 +295,15 @@ async function insertNodeRows(
       n.key === fromNodeKey && seed.inputOverrideJson !== null
         ? sealJsonText(`{"input":${seed.inputOverrideJson}}`, nodeDocAt(runId, n.key, 'input_override'))
         : null;
-    return { n, from, input: move('input'), output: move('output'), decision: move('decision'), override };
+    return { n, from, input: move('input'), output: move('output'), decision: move('decision'), override, loop: resumedLoop(n.key) };
   });
   await tx.query(
     `INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit, failure_class, reason, input, output, decision,
-                            input_override, queued_at, started_at, finished_at, reused_from_run_id, publishes)
-     SELECT $1, k, kd, st, att, lim, fc, rs, inp::jsonb, outp::jsonb, dec::jsonb, ovr::jsonb, qa, sa, fa, rf, false
+                            input_override, queued_at, started_at, finished_at, reused_from_run_id, loop_state, publishes)
+     SELECT $1, k, kd, st, att, lim, fc, rs, inp::jsonb, outp::jsonb, dec::jsonb, ovr::jsonb, qa, sa, fa, rf, ls::jsonb, false
      FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[],
-                 $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::uuid[])
-       AS t(k, kd, st, att, lim, fc, rs, inp, outp, dec, ovr, qa, sa, fa, rf)`,
+                 $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::uuid[], $17::text[])
+       AS t(k, kd, st, att, lim, fc, rs, inp, outp, dec, ovr, qa, sa, fa, rf, ls)`,
     [
       runId,
       rows.map((r) => r.n.key),
@@ -304,6 +321,7 @@ async function insertNodeRows(
       rows.map((r) => r.from?.started_at ?? null),
       rows.map((r) => r.from?.finished_at ?? null),
       rows.map((r) => (r.from ? sourceRunId : null)),
+      rows.map((r) => r.loop),
     ],
   );
 }

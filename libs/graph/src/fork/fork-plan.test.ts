@@ -170,10 +170,25 @@ describe('planFork', () => {
       expect(reusedKeys(fork({ source: fan, target, fromNodeKey: 'p', sourceNodes: failedB }))).toEqual(['start']);
     });
 
-    it('is refused as NotImplemented on a Loop (resuming at the failed iteration is not built)', () => {
+    it("resumes a Loop that failed after its first iteration at the failed one (keeping the succeeded iterations), and only then", () => {
       const g = graphOf([node('start', 'Start'), node('loop', 'Loop'), node('end', 'End')], [edge('e1', 'start', 'loop'), edge('e2', 'loop', 'end')]);
-      expect(fork({ source: g, fromNodeKey: 'loop', failedOnly: true })).toMatchObject({ ok: false, code: 'NotImplemented', details: [{ key: 'loop' }] });
-      expect(reusedKeys(fork({ source: g, fromNodeKey: 'loop' }))).toEqual(['start']);
+      const rows = (status: NodeStatus, loopIteration: number | null): ForkSourceNode[] => [
+        { nodeKey: 'start', kind: 'Start', status: 'Succeeded', held: false },
+        { nodeKey: 'loop', kind: 'Loop', status, held: false, loopIteration },
+        { nodeKey: 'end', kind: 'End', status: 'Pending', held: false },
+      ];
+      const resume = (d: ForkDecision) => (d.ok ? d.resumeLoop : null);
+      expect(fork({ source: g, fromNodeKey: 'loop', failedOnly: true, sourceNodes: rows('Failed', 3) })).toMatchObject({ ok: true, resumeLoop: true, reused: [{ nodeKey: 'start' }] });
+      expect(resume(fork({ source: g, fromNodeKey: 'loop', failedOnly: true, sourceNodes: rows('Cancelled', 2) }))).toBe(true);
+      expect(resume(fork({ source: g, fromNodeKey: 'loop', failedOnly: true, sourceNodes: rows('Failed', 1) }))).toBe(false);
+      expect(resume(fork({ source: g, fromNodeKey: 'loop', sourceNodes: rows('Failed', 3) }))).toBe(false);
+      // a Loop that succeeded is kept as it is
+      const done = fork({ source: g, fromNodeKey: 'loop', failedOnly: true, sourceNodes: rows('Succeeded', 3) });
+      expect(done).toMatchObject({ ok: true, resumeLoop: false });
+      expect(reusedKeys(done)).toEqual(['start', 'loop']);
+      // its input would change: an upstream node that runs again means a fresh Loop
+      const rerunUpstream: ForkSourceNode[] = [{ nodeKey: 'start', kind: 'Start', status: 'Failed', held: false }, ...rows('Failed', 3).slice(1)];
+      expect(resume(fork({ source: g, fromNodeKey: 'loop', failedOnly: true, sourceNodes: rerunUpstream }))).toBe(false);
     });
   });
 

@@ -7,7 +7,8 @@
  * again) when all of these hold:
  * - it is an ancestor of `fromNodeKey` in the TARGET graph (the forked node itself and
  *   everything not upstream of it run again) — with `failedOnly`, or the forked node itself
- *   or one of its descendants (only what failed below it runs again);
+ *   or one of its descendants (only what failed below it runs again; a forked Loop that
+ *   failed after its first iteration resumes at the failed one, see `resumeLoop`);
  * - the source settled it Succeeded (not a held DecisionModel, whose out-edges hold) or
  *   Skipped (a branch the source did not take stays untaken: the reused region is the
  *   source's history, routed as it was);
@@ -22,8 +23,7 @@
  * of the target graph (`ForkNodeNotInVersion`); every upstream node the source completed
  * (Succeeded ancestor of the forked node in the source graph) must still exist in the
  * target graph with the same kind (`ForkUpstreamMismatch`, one detail per node; with
- * `failedOnly` every completed node the fork would keep); `failedOnly` on a Loop is not built
- * (`NotImplemented`); a child
+ * `failedOnly` every completed node the fork would keep); a child
  * run (Loop iteration, Subworkflow) is forked through its parent (`ForkOfChildRun`).
  * A run in any status may be forked, a live one included: the fork is a new run.
  */
@@ -36,6 +36,8 @@ export interface ForkSourceNode {
   status: NodeStatus;
   /** a DecisionModel that succeeded below minConfidence (its out-edges hold) */
   held: boolean;
+  /** a Loop's iteration when it settled (`loop_state.iteration`), else null/absent */
+  loopIteration?: number | null;
 }
 
 export interface ForkRequest {
@@ -49,13 +51,14 @@ export interface ForkRequest {
   fromNodeKey: string;
   /**
    * Also keep the forked node and its descendants where they succeeded (a Parallel fan-out's
-   * succeeded branches), so only what failed — and what depends on it — runs again. Refused
-   * (`NotImplemented`) when the forked node is a Loop: resuming at a failed iteration is not built.
+   * succeeded branches), so only what failed — and what depends on it — runs again. A forked
+   * Loop that failed (or was cancelled) at iteration k > 1 resumes at k: its succeeded
+   * iterations are kept (`resumeLoop`).
    */
   failedOnly?: boolean;
 }
 
-export const FORK_REFUSAL_CODES = ['ForkNodeUnknown', 'ForkNodeNotInVersion', 'ForkUpstreamMismatch', 'ForkOfChildRun', 'NotImplemented'] as const;
+export const FORK_REFUSAL_CODES = ['ForkNodeUnknown', 'ForkNodeNotInVersion', 'ForkUpstreamMismatch', 'ForkOfChildRun'] as const;
 export type ForkRefusalCode = (typeof FORK_REFUSAL_CODES)[number];
 
 /** Statuses a reused node is copied in. */
@@ -66,6 +69,12 @@ export type ForkDecision =
       ok: true;
       /** reused nodes in target document order, each copied in its source status */
       reused: Array<{ nodeKey: string; status: ReusedStatus }>;
+      /**
+       * true when the forked node is a Loop whose succeeded iterations are kept (failedOnly, the
+       * source Loop Failed or Cancelled after its first iteration): its row starts Pending with the
+       * source's loop state marked `resume`, so the planner continues at the failed iteration
+       */
+      resumeLoop: boolean;
     }
   | { ok: false; code: ForkRefusalCode; message: string; details: Issue[] };
 
@@ -140,11 +149,6 @@ export function planFork(req: ForkRequest): ForkDecision {
     ]);
   }
   const failedOnly = req.failedOnly === true;
-  if (failedOnly && targetKinds.get(fromNodeKey) === 'Loop') {
-    return refuse('NotImplemented', 'failedOnly on a Loop (keep its succeeded iterations) is not implemented: fork without failedOnly to run the Loop again', [
-      { key: fromNodeKey, message: 'failedOnly on a Loop is not implemented' },
-    ]);
-  }
   const rows = new Map(req.sourceNodes.map((r) => [r.nodeKey, r]));
   const mismatches: Issue[] = [];
   const sourceCandidates = candidatesOf(source, fromNodeKey, failedOnly);
@@ -157,7 +161,16 @@ export function planFork(req: ForkRequest): ForkDecision {
   if (mismatches.length > 0) {
     return refuse('ForkUpstreamMismatch', 'the upstream nodes of the forked node do not line up with the target version', mismatches);
   }
-  return { ok: true, reused: reusedNodes(req, rows) };
+  const reused = reusedNodes(req, rows);
+  const from = rows.get(fromNodeKey);
+  const resumeLoop =
+    failedOnly &&
+    targetKinds.get(fromNodeKey) === 'Loop' &&
+    from?.kind === 'Loop' &&
+    (from.status === 'Failed' || from.status === 'Cancelled') &&
+    (from.loopIteration ?? 0) > 1 &&
+    (predecessorMap(target).get(fromNodeKey) ?? []).every((k) => reused.some((r) => r.nodeKey === k));
+  return { ok: true, reused, resumeLoop };
 }
 
 /** The reused set: target ancestors copyable from the source, closed upstream (memoised over the acyclic graph). */

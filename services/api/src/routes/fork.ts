@@ -17,7 +17,7 @@ import { requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, errorResponses, jsonContent } from '../schemas';
 
-const BAD_REQUEST_REFUSALS: ReadonlySet<string> = new Set(['ForkNodeUnknown', 'ForkVersionUnknown', 'NotImplemented']);
+const BAD_REQUEST_REFUSALS: ReadonlySet<string> = new Set(['ForkNodeUnknown', 'ForkVersionUnknown']);
 
 /** A fork refused by the decision: 400 for a body naming no node of the run, 409 when run and version do not line up. */
 export class ForkRefusedError extends ApiError {
@@ -37,10 +37,10 @@ const forkRoute = createRoute({
     'are copied settled (`reusedFrom` on the node run) and never run again; the node itself and everything else runs. ' +
     '`input` edits the node\'s input (for the Start node: the run input); `definitionVersion` pins another saved ' +
     'version of the definition; `failedOnly` also keeps the node and its descendants where they succeeded (a Parallel ' +
-    'fan-out\'s succeeded branches), so only what failed and what depends on it runs (not with `input`; a Loop\'s ' +
-    'iterations are not kept: refused NotImplemented). The new run carries `forkedFrom` and its `run.created` names it; the source gets ' +
+    'fan-out\'s succeeded branches), so only what failed and what depends on it runs, and a forked Loop that failed ' +
+    'after its first iteration resumes at the failed iteration with its succeeded ones kept (not with `input`). The new run carries `forkedFrom` and its `run.created` names it; the source gets ' +
     '`run.forked {newRunId, fromNodeKey}`. Idempotent on `requestId` / `Idempotency-Key`. Refusals: 400 ' +
-    'ForkNodeUnknown, ForkVersionUnknown, NotImplemented (failedOnly on a Loop), ValidationFailed (failedOnly with input); 409 ForkNodeNotInVersion, ' +
+    'ForkNodeUnknown, ForkVersionUnknown, ValidationFailed (failedOnly with input); 409 ForkNodeNotInVersion, ' +
     'ForkUpstreamMismatch (details keyed per node), ForkOfChildRun, RequestIdReused.',
   request: {
     params: IdParam,
@@ -91,6 +91,7 @@ function seedOf(deps: AppDeps, req: { fromNodeKey: string; failedOnly: boolean; 
     inputOverrideJson,
     planGraphJson,
     reused: decision.reused.map((r) => r.nodeKey),
+    resumeLoop: decision.resumeLoop,
     nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
   };
 }
