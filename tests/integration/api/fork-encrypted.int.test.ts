@@ -105,4 +105,44 @@ describe('a fork with ENCRYPTION_KEY set', () => {
     expect(rows.rows.length).toBe(5);
     for (const r of rows.rows) expect(r.doc).not.toContain(MARK);
   }, 60_000);
+
+  it('resumes a failed Loop from its loop state, opened from the source row and sealed to the new one', async () => {
+    const body = (step: Record<string, unknown>) => ({
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'first', kind: 'End', config: { outcome: 'first', resultPath: 'run.input' } },
+        { key: 'step', kind: 'Tool', maxAttempts: 1, config: step },
+        { key: 'later', kind: 'End', config: { outcome: 'later', resultPath: 'upstream.step.output.result' } },
+      ],
+      edges: [
+        { key: 'b1', from: 'start', to: 'first', condition: { path: 'output.input.outcome', op: 'NotExists' } },
+        { key: 'b2', from: 'start', to: 'step', condition: { path: 'output.input.outcome', op: 'Exists' } },
+        { key: 'b3', from: 'step', to: 'later' },
+      ],
+    });
+    const bodyDef = await h.call('POST', '/v1/definitions', { body: { name: `body-${randomUUID()}`, graph: body({ toolName: 'test_fail', arguments: { untilAttempt: 5 } }) } });
+    const loopGraph = {
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'loop', kind: 'Loop', config: { body: bodyDef.body.id, maxIterations: 2 } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'loop' },
+        { key: 'e2', from: 'loop', to: 'end' },
+      ],
+    };
+    const def = await h.call('POST', '/v1/definitions', { body: { name: `loop-${randomUUID()}`, graph: loopGraph } });
+    const source = (await h.call('POST', `/v1/definitions/${def.body.id}/runs`, { body: { input: { q: MARK } } })).body.runId as string;
+    expect((await finished(source)).run.status).toBe('Failed');
+    expect((await h.call('PUT', `/v1/definitions/${bodyDef.body.id}`, { body: { graph: body({ toolName: 'echo', arguments: { fixed: true } }), version: 1 } })).status).toBe(200);
+    const res = await h.call('POST', `/v1/runs/${source}/fork`, { body: { fromNodeKey: 'loop', failedOnly: true } });
+    expect(res.status).toBe(202);
+    expect((await finished(res.body.runId)).run.status).toBe('Completed');
+    const loop = ((await h.call('GET', `/v1/runs/${res.body.runId}/nodes/loop`)).body as Body).output.output;
+    expect(loop.results).toEqual([{ outcome: 'first', result: { input: { q: MARK } } }, { outcome: 'later', result: { fixed: true } }]);
+    // the loop state at rest is an envelope, not JSON in clear
+    const state = await h.db.pool.query<{ enc: string | null }>(`SELECT loop_state->>'$enc' AS enc FROM node_runs WHERE run_id = $1 AND node_key = 'loop'`, [res.body.runId]);
+    expect(state.rows[0]!.enc).toBe('v1');
+  }, 60_000);
 });

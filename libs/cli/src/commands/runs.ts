@@ -168,7 +168,7 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
     .argument('<nodeKey>', 'the node to fork from: it and everything not upstream of it run again')
     .option('--input <json>', "the node's edited input (for the Start node, the run input): inline JSON or @file")
     .option('--definition-version <n>', "pin this saved version of the run's definition", positiveInt)
-    .option('--failed-only', "also keep the node and its descendants where they succeeded (a fan-out's succeeded branches)")
+    .option('--failed-only', "also keep the node and its descendants where they succeeded (a fan-out's succeeded branches; a failed Loop resumes at its failed iteration)")
     .option('--request-id <id>', 'idempotency key: the same key forks the same run once')
     .option('--wait', 'follow the new run over the live channel until it is terminal')
     .option('--timeout <seconds>', TIMEOUT_HELP, nonNegativeInt, 0)
