@@ -35,6 +35,8 @@ import type {
   Whoami,
   RunControls,
   RunBlockers,
+  ForkRunBody,
+  RunForked,
   ActOptions,
   Conversation,
 } from './types';
@@ -237,6 +239,8 @@ export function createRestClient(o: RestClientOptions) {
     get: (runId: string) => call<RunDetail>('GET', run(runId)),
     /** `GET /v1/runs/{id}/blockers`: what each non-terminal node waits for ("why isn't this run moving?") */
     blockers: (runId: string) => call<RunBlockers>('GET', `${run(runId)}/blockers`),
+    /** `POST /v1/runs/{id}/fork` → 202 `{ runId, forkedFrom }`: a new run from a node, reusing what succeeded upstream of it */
+    fork: (runId: string, b: ForkRunBody, opts?: ActOptions) => call<RunForked>('POST', `${run(runId)}/fork`, b, undefined, idem(opts)),
     /** `GET /v1/runs/{id}/nodes/{key}`: node run with its documents and steering */
     node: (runId: string, nodeKey: string) => call<NodeRunDetail>('GET', node(runId, nodeKey)),
     /** `GET /v1/runs/{id}/events`: one page after `afterSeq` (exclusive) */

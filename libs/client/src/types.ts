@@ -179,6 +179,11 @@ export interface RunSummary {
   graphHash: string;
   /** seq of the run's last event when read; a run detail's node runs reflect every event up to it */
   lastSeq: number;
+  /**
+   * the run and node this run was forked from (`runs.fork`), else null. Always sent by the
+   * API; optional in this type so summaries built by hand (test fakes) need not name it.
+   */
+  forkedFrom?: { runId: string; nodeKey: string } | null;
 }
 
 /** One node run of `GET /v1/runs/{id}` (§8). */
@@ -193,6 +198,8 @@ export interface NodeRunSummary {
   childRunId: string | null;
   startedAt: string | null;
   finishedAt: string | null;
+  /** in a forked run: the source run this node run was copied from (reused, not run here), else null; always sent, optional like `RunSummary.forkedFrom` */
+  reusedFrom?: string | null;
 }
 
 /** A succeeded End's output: the run's `output` (§2, §8). */
@@ -249,6 +256,25 @@ export interface StartRunBody {
   requestId?: string;
   input?: unknown;
   conversationId?: string;
+}
+
+/** `POST /v1/runs/{id}/fork` body. */
+export interface ForkRunBody {
+  /** the node to fork from: it and everything not upstream of it run again */
+  fromNodeKey: string;
+  /** the node's edited input; for the Start node, the new run input */
+  input?: unknown;
+  /** a saved version of the run's definition to pin (default: the run's own) */
+  definitionVersion?: number;
+  /** also keep the node and its descendants where they succeeded (a fan-out's succeeded branches; a failed Loop's succeeded iterations) */
+  failedOnly?: boolean;
+  requestId?: string;
+}
+
+/** `POST /v1/runs/{id}/fork` answer. */
+export interface RunForked {
+  runId: string;
+  forkedFrom: { runId: string; nodeKey: string };
 }
 
 /** `POST …/decide` body. */

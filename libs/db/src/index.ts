@@ -16,6 +16,7 @@ export { migrate, migrationsHash, MIGRATIONS_FOLDER } from './migrate';
 export * from './store/definitions';
 export * from './store/definition-versions';
 export * from './store/run-create';
+export * from './store/run-fork';
 export * from './store/run-reads';
 export * from './store/intents';
 export { loadSnapshots, SLOT_HOLDING_RUN_STATUSES } from './store/run-snapshots';

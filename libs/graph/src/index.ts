@@ -14,3 +14,4 @@ export * from './blockers';
 export * from './watchdog';
 export * from './shard';
 export * from './node-error';
+export * from './fork';

@@ -189,6 +189,7 @@ export const EVENT_KINDS = [
   'run.cancelled',
   'run.paused',
   'run.resumed',
+  'run.forked',
   'node.queued',
   'node.started',
   'node.completed',

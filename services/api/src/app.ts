@@ -22,6 +22,7 @@ import { registerGateRoutes } from './routes/gates';
 import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
 import { registerBlockerRoutes } from './routes/blockers';
+import { registerForkRoutes } from './routes/fork';
 import { registerRunRoutes } from './routes/runs';
 import { registerStreamRoute } from './routes/stream';
 import { registerWhoamiRoute } from './routes/whoami';
@@ -86,6 +87,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerDefinitionRoutes(app, deps);
   registerRunRoutes(app, withMetrics);
   registerBlockerRoutes(app, deps);
+  registerForkRoutes(app, withMetrics);
   registerGateRoutes(app, deps);
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);

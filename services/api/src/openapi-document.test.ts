@@ -59,6 +59,23 @@ describe('the served OpenAPI document', () => {
     expect(schemas.NodeRunDetail?.properties).toMatchObject({ kind: ref('NodeKind'), status: ref('NodeStatus'), failureClass: ref('FailureClass') });
   });
 
+  it('documents the fork route (operate scope, its keyed refusals) and the fork links on runs and node runs', async () => {
+    const doc = (await servedOpenApiDocument()) as OpenApiDocument & { components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+    const op = doc.paths['/v1/runs/{id}/fork']?.post;
+    expect(op?.operationId).toBe('forkRun');
+    expect(op?.security).toEqual([{ bearer: ['operate'] }]);
+    expect(ROUTE_SCOPES['POST /v1/runs/{id}/fork']).toBe('operate');
+    expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(['202', '400', '404', '409']));
+    for (const code of ['ForkNodeUnknown', 'ForkVersionUnknown', 'ForkNodeNotInVersion', 'ForkUpstreamMismatch', 'ForkOfChildRun']) {
+      expect(op?.description).toContain(code);
+    }
+    const schemas = doc.components.schemas;
+    expect(Object.keys(schemas.ForkRunBody?.properties ?? {})).toEqual(['fromNodeKey', 'input', 'definitionVersion', 'failedOnly', 'requestId']);
+    expect(schemas.RunSummary?.properties).toHaveProperty('forkedFrom');
+    expect(schemas.NodeRunSummary?.properties).toHaveProperty('reusedFrom');
+    expect(schemas.NodeRunDetail?.properties).toHaveProperty('reusedFrom');
+  });
+
   it('passes the recommended ruleset of the Redocly linter with no error', async () => {
     const doc = await servedOpenApiDocument();
     const config = await createConfig({ extends: ['recommended'] });
@@ -82,6 +99,10 @@ describe('the served OpenAPI document', () => {
       "export const started: Started = { runId: '00000000-0000-0000-0000-000000000000' };",
       "type Decide = NonNullable<operations['decideNode']['requestBody']>['content']['application/json'];",
       "export const decide: Decide = { operationId: 'op-1', decision: 'Approve' };",
+      "type Fork = NonNullable<operations['forkRun']['requestBody']>['content']['application/json'];",
+      "export const fork: Fork = { fromNodeKey: 'f', input: { x: 1 }, definitionVersion: 2 };",
+      "type Forked = operations['forkRun']['responses'][202]['content']['application/json'];",
+      "export const forked: Forked = { runId: 'r-2', forkedFrom: { runId: 'r-1', nodeKey: 'f' } };",
     ].join('\n');
     const files = new Map([
       ['/gen/flowline-api.ts', generated],

@@ -103,6 +103,7 @@ export function runSummary(r: RunSummaryRow) {
     finishedAt: iso(r.finishedAt),
     graphHash: r.graphHash,
     lastSeq: r.lastSeq,
+    forkedFrom: r.forkedFrom,
   };
 }
 
@@ -118,6 +119,7 @@ export function nodeRunSummary(r: NodeRunSummaryRow) {
     childRunId: r.childRunId,
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),
+    reusedFrom: r.reusedFrom,
   };
 }
 
@@ -149,5 +151,6 @@ export function nodeRunDetail(r: NodeRunDetailRow) {
     })),
     childRunId: r.childRunId,
     notBefore: iso(r.notBefore),
+    reusedFrom: r.reusedFrom,
   };
 }

@@ -49,6 +49,7 @@ export const ROUTE_SCOPES = {
   'POST /v1/runs/{id}/nodes/{key}/complete': 'operate',
   'PUT /v1/runs/{id}/nodes/{key}/input': 'operate',
   'POST /v1/runs/{id}/nodes/{key}/steer': 'operate',
+  'POST /v1/runs/{id}/fork': 'operate',
 
   'GET /v1/conversations': 'read',
   'POST /v1/conversations/{id}/messages': 'run',

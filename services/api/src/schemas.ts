@@ -181,6 +181,23 @@ export const StartRunBody = z.object({
 
 export const RunIdSchema = z.object({ runId: z.string() }).openapi('RunAccepted');
 
+export const ForkRunBody = z
+  .object({
+    fromNodeKey: z.string().min(1).max(64).openapi({ description: 'the node of the run to fork from: it and everything not upstream of it run again' }),
+    input: JsonSchema.optional().openapi({ description: "the node's edited input (replaces the `input` member of its input document); for the Start node, the new run input" }),
+    definitionVersion: z.number().int().positive().optional().openapi({ description: "a saved version of the run's definition to pin (default: the run's own pinned version)" }),
+    failedOnly: z.boolean().optional().openapi({
+      description:
+        "also keep the node and its descendants where they succeeded (a Parallel fan-out's succeeded branches): only what failed, and what depends on it, runs again; a forked Loop that failed after its first iteration resumes at the failed iteration, keeping the succeeded ones. Not with `input`",
+    }),
+    requestId: z.string().min(1).max(200).optional(),
+  })
+  .openapi('ForkRunBody');
+
+export const ForkAcceptedSchema = z
+  .object({ runId: z.string(), forkedFrom: z.object({ runId: z.string(), nodeKey: z.string() }) })
+  .openapi('RunForked');
+
 export const RunSummarySchema = z
   .object({
     id: z.string(),
@@ -201,6 +218,10 @@ export const RunSummarySchema = z
       description:
         "seq of the run's last event when this was read; on GET /v1/runs/{id} the node runs reflect every event up to it (one snapshot), so a live reader replays only events after it",
     }),
+    forkedFrom: z
+      .object({ runId: z.string(), nodeKey: z.string() })
+      .nullable()
+      .openapi({ description: 'the run and node this run was forked from (POST /v1/runs/{id}/fork), else null' }),
   })
   .openapi('RunSummary');
 
@@ -229,6 +250,10 @@ export const NodeRunSummarySchema = z
     childRunId: z.string().nullable(),
     startedAt: Timestamp.nullable(),
     finishedAt: Timestamp.nullable(),
+    reusedFrom: z
+      .string()
+      .nullable()
+      .openapi({ description: 'in a forked run: the source run this node run was copied from (reused, not run here), else null' }),
   })
   .openapi('NodeRunSummary');
 
@@ -259,6 +284,7 @@ export const NodeRunDetailSchema = z
     steering: z.array(SteerEntrySchema),
     childRunId: z.string().nullable(),
     notBefore: Timestamp.nullable(),
+    reusedFrom: z.string().nullable().openapi({ description: 'in a forked run: the source run this node run was copied from, else null' }),
   })
   .openapi('NodeRunDetail');
 

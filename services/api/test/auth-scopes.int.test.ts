@@ -69,6 +69,7 @@ describe('API key scopes over REST', () => {
       ['POST', `/v1/runs/${runId}/cancel`, {}, 'operate'],
       ['POST', `/v1/runs/${runId}/pause`, undefined, 'operate'],
       ['PUT', `/v1/runs/${runId}/breakpoints`, { nodeKeys: [] }, 'operate'],
+      ['POST', `/v1/runs/${runId}/fork`, { fromNodeKey: 'start', requestId: 'read-only-fork' }, 'operate'],
       ['POST', `/v1/definitions/${lineDef}/runs`, { requestId: 'read-only-start' }, 'run'],
       ['POST', `/v1/runs/${runId}/nodes/gate/decide`, { operationId: 'op', decision: 'Approve' }, 'run'],
       ['POST', '/v1/conversations/c1/messages', { definitionId: lineDef, text: 'x', requestId: 'read-only-send' }, 'run'],
@@ -83,7 +84,7 @@ describe('API key scopes over REST', () => {
     }
     const run = await h.call('GET', `/v1/runs/${runId}`);
     expect(run.body.run).toMatchObject({ status: 'Pending', paused: false });
-    expect((await h.db.pool.query(`SELECT 1 FROM runs WHERE request_id = 'read-only-start'`)).rowCount).toBe(0);
+    expect((await h.db.pool.query(`SELECT 1 FROM runs WHERE request_id IN ('read-only-start', 'read-only-fork')`)).rowCount).toBe(0);
     expect((await h.db.pool.query(`SELECT 1 FROM definitions WHERE name IN ('read-only-create', 'renamed')`)).rowCount).toBe(0);
     expect((await h.call('GET', `/v1/definitions/${lineDef}`)).status).toBe(200);
   });

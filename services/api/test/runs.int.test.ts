@@ -14,7 +14,7 @@ afterAll(async () => {
 
 const RUN_SUMMARY_KEYS = [
   'id', 'definitionId', 'definitionVersion', 'status', 'failureClass', 'reason', 'paused', 'requestId', 'parentRunId', 'conversationId',
-  'createdAt', 'startedAt', 'finishedAt', 'graphHash', 'lastSeq',
+  'createdAt', 'startedAt', 'finishedAt', 'graphHash', 'lastSeq', 'forkedFrom',
 ].sort();
 
 describe('starting a run', () => {
@@ -164,7 +164,7 @@ describe('reading runs', () => {
     expect(r.body.graph).toEqual(pauseGraph());
     expect(r.body.nodeRuns.map((n: { nodeKey: string }) => n.nodeKey)).toEqual(['start', 'gate', 'yes', 'no']);
     expect(Object.keys(r.body.nodeRuns[0]).sort()).toEqual(
-      ['nodeKey', 'kind', 'status', 'attempt', 'failureClass', 'reason', 'pendingDecisionKind', 'childRunId', 'startedAt', 'finishedAt'].sort(),
+      ['nodeKey', 'kind', 'status', 'attempt', 'failureClass', 'reason', 'pendingDecisionKind', 'childRunId', 'startedAt', 'finishedAt', 'reusedFrom'].sort(),
     );
     expect((await h.call('GET', `/v1/runs/${runId}`, { token: KEYS.b })).status).toBe(404);
     expect((await h.call('GET', '/v1/runs/xyz')).status).toBe(404);

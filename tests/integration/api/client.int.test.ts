@@ -286,7 +286,7 @@ describe('runs and gates', () => {
 
     const waiting = await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'gate open');
     expect(Object.keys(waiting.run).sort()).toEqual(
-      ['conversationId', 'createdAt', 'definitionId', 'definitionVersion', 'failureClass', 'finishedAt', 'graphHash', 'id', 'parentRunId', 'paused', 'reason', 'requestId', 'startedAt', 'status'],
+      ['conversationId', 'createdAt', 'definitionId', 'definitionVersion', 'failureClass', 'finishedAt', 'forkedFrom', 'graphHash', 'id', 'parentRunId', 'paused', 'reason', 'requestId', 'startedAt', 'status'],
     );
     expect(waiting.run).toMatchObject({ id: runId, definitionId: def.id, requestId: key, paused: false, failureClass: 'None', parentRunId: null, conversationId: null });
     expect(waiting.graph).toEqual(pauseGraph());
@@ -295,7 +295,7 @@ describe('runs and gates', () => {
 
     const gate = await c.runs.node(runId, 'gate');
     expect(Object.keys(gate).sort()).toEqual(
-      ['attempt', 'childRunId', 'error', 'failureClass', 'input', 'kind', 'nodeKey', 'notBefore', 'output', 'pendingDecisionKind', 'reason', 'status', 'steering'],
+      ['attempt', 'childRunId', 'error', 'failureClass', 'input', 'kind', 'nodeKey', 'notBefore', 'output', 'pendingDecisionKind', 'reason', 'reusedFrom', 'status', 'steering'],
     );
     expect(gate.input?.run.input).toEqual({ n: 1 });
     expect(gate.input?.upstream.start?.status).toBe('succeeded');
@@ -438,6 +438,16 @@ describe('operator verbs', () => {
     expect(kinds).toEqual(expect.arrayContaining(['run.paused', 'run.resumed', 'node.overridden']));
     expect(await refusal(c.runs.pause(runId))).toMatchObject({ status: 409, code: 'RunStateConflict' });
     expect(await refusal(c.runs.skip(runId, 'a'))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
+
+    // a new run from `a` of the finished run, idempotent on the key; refusals surface with their codes
+    const forkKey = randomUUID();
+    const forked = await c.runs.fork(runId, { fromNodeKey: 'a', input: { x: 7 } }, { idempotencyKey: forkKey });
+    expect(forked).toEqual({ runId: expect.any(String), forkedFrom: { runId, nodeKey: 'a' } });
+    expect(await c.runs.fork(runId, { fromNodeKey: 'a' }, { idempotencyKey: forkKey })).toEqual(forked);
+    expect((await c.runs.get(forked.runId)).run.forkedFrom).toEqual({ runId, nodeKey: 'a' });
+    expect(await refusal(c.runs.fork(runId, { fromNodeKey: 'nope' }))).toMatchObject({ status: 400, code: 'ForkNodeUnknown' });
+    expect(await refusal(client(KEYS.b).runs.fork(runId, { fromNodeKey: 'a' }))).toMatchObject({ status: 404, code: 'NotFound' });
+    await c.runs.cancel(forked.runId);
     expect(await refusal(c.runs.setInput(runId, 'a', {}))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
   }, 60_000);
 

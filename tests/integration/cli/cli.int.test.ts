@@ -283,6 +283,22 @@ describe('flowline runs', () => {
     expect(watched.out).toMatch(new RegExp(`^run ${runId} Cancelled`, 'm'));
   }, 60_000);
 
+  it('forks a run from a node with an edited input, following the new run; an unknown node is refused with its code', async () => {
+    const def = (await cli('definitions', 'create', 'gate', file('gate3.json', gateGraph))).out.trim();
+    const runId = (await cli('runs', 'start', def)).out.trim();
+    const forked = await cli('--json', 'runs', 'fork', runId, 'start', '--input', '{"forked":true}');
+    expect(forked.code).toBe(0);
+    const answer = JSON.parse(forked.out);
+    expect(answer.forkedFrom).toEqual({ runId, nodeKey: 'start' });
+    const detail = JSON.parse((await cli('--json', 'runs', 'get', answer.runId)).out);
+    expect(detail.run.forkedFrom).toEqual({ runId, nodeKey: 'start' });
+    const refused = await cli('runs', 'fork', runId, 'nope');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^ForkNodeUnknown: /);
+    await cli('runs', 'cancel', runId);
+    await cli('runs', 'cancel', answer.runId);
+  }, 60_000);
+
   it('lists the tool catalog', async () => {
     const r = await cli('tools');
     expect(r.code).toBe(0);

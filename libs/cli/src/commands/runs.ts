@@ -1,4 +1,4 @@
-/** `flowline runs start | list | get | events | cancel | watch`. */
+/** `flowline runs start | list | get | events | cancel | fork | watch`. */
 import type { Command } from 'commander';
 import type { RunDetail } from '@flowline/client';
 import { jsonArgument, nonNegativeInt, positiveInt } from '../args';
@@ -158,6 +158,36 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
         const answer = await s.client().runs.cancel(runId);
         s.print(answer, () => `cancel requested: ${runId}\n`);
         return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('fork')
+    .description('start a new run from a node of a run, reusing what succeeded upstream of it; prints its id (with --wait, follows it)')
+    .argument('<runId>', 'the run to fork')
+    .argument('<nodeKey>', 'the node to fork from: it and everything not upstream of it run again')
+    .option('--input <json>', "the node's edited input (for the Start node, the run input): inline JSON or @file")
+    .option('--definition-version <n>', "pin this saved version of the run's definition", positiveInt)
+    .option('--failed-only', "also keep the node and its descendants where they succeeded (a fan-out's succeeded branches; a failed Loop resumes at its failed iteration)")
+    .option('--request-id <id>', 'idempotency key: the same key forks the same run once')
+    .option('--wait', 'follow the new run over the live channel until it is terminal')
+    .option('--timeout <seconds>', TIMEOUT_HELP, nonNegativeInt, 0)
+    .action(
+      wrap(async (runId: string, nodeKey: string, o: { input?: string; definitionVersion?: number; failedOnly?: boolean; requestId?: string; wait?: boolean; timeout: number }) => {
+        const input = o.input !== undefined ? await jsonArgument(o.input, s.io.cwd, '--input') : undefined;
+        const forked = await s.client().runs.fork(runId, {
+          fromNodeKey: nodeKey,
+          ...(input !== undefined ? { input } : {}),
+          ...(o.definitionVersion !== undefined ? { definitionVersion: o.definitionVersion } : {}),
+          ...(o.failedOnly ? { failedOnly: true } : {}),
+          ...(o.requestId ? { requestId: o.requestId } : {}),
+        });
+        if (!o.wait) {
+          s.print(forked, () => `${forked.runId}\n`);
+          return EXIT.ok;
+        }
+        if (!s.json) s.io.stdout(`${forked.runId}\n`);
+        return follow(s, forked.runId, o.timeout, false);
       }),
     );
 

@@ -54,6 +54,8 @@ export const nodeRuns = pgTable(
     publishes: boolean('publishes').notNull().default(false),
     /** the attempt whose output was published (or found to have nothing to publish), else null */
     publishedAttempt: integer('published_attempt'),
+    /** set at fork: the source run this row was copied from (reused, never run in this run), else null */
+    reusedFromRunId: uuid('reused_from_run_id'),
   },
   (t) => [
     primaryKey({ columns: [t.runId, t.nodeKey] }),

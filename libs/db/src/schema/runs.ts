@@ -58,6 +58,10 @@ export const runs = pgTable(
       .notNull()
       .default(sql`'{}'::jsonb`),
     cancelReason: text('cancel_reason'),
+    /** the run this one was forked from (`POST /v1/runs/{id}/fork`), else null */
+    forkedFromRunId: uuid('forked_from_run_id'),
+    /** the node of `forked_from_run_id` this run was forked from, else null */
+    forkedFromNodeKey: text('forked_from_node_key'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),

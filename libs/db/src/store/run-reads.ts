@@ -27,6 +27,8 @@ export interface RunSummaryRow {
   finishedAt: Date | null;
   graphHash: string;
   lastSeq: number;
+  /** the run and node this run was forked from, else null */
+  forkedFrom: { runId: string; nodeKey: string } | null;
 }
 
 /** A run with its pinned graph document and output. */
@@ -48,6 +50,8 @@ export interface NodeRunSummaryRow {
   childRunId: string | null;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** the run this row was copied from at a fork (reused, not run here), else null */
+  reusedFrom: string | null;
 }
 
 export interface NodeRunDetailRow extends NodeRunSummaryRow {
@@ -71,6 +75,7 @@ export interface RunEventRow {
 
 const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.definition_version, r.status, r.failure_class, r.reason, r.paused, r.request_id,
   r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
+  r.forked_from_run_id, r.forked_from_node_key,
   to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
@@ -92,6 +97,7 @@ function toRunRow(r: any): RunSummaryRow {
     finishedAt: r.finished_at,
     graphHash: r.graph_hash,
     lastSeq: r.last_seq ?? 0,
+    forkedFrom: r.forked_from_run_id ? { runId: r.forked_from_run_id, nodeKey: r.forked_from_node_key } : null,
   };
 }
 
@@ -108,6 +114,7 @@ function toNodeRow(r: any): NodeRunSummaryRow {
     // a Date from the driver, or the ISO text json_agg wrote
     startedAt: r.started_at == null ? null : new Date(r.started_at),
     finishedAt: r.finished_at == null ? null : new Date(r.finished_at),
+    reusedFrom: r.reused_from_run_id ?? null,
   };
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
@@ -115,7 +122,7 @@ function toNodeRow(r: any): NodeRunSummaryRow {
 /** The node-run columns of {@link NodeRunSummaryRow}, as one JSON object per row (for `json_agg`). */
 const NODE_SUMMARY_JSON = `json_build_object('node_key', n.node_key, 'kind', n.kind, 'status', n.status, 'attempt', n.attempt,
   'failure_class', n.failure_class, 'reason', n.reason, 'pending_decision_kind', n.pending_decision_kind,
-  'child_run_id', n.child_run_id, 'started_at', n.started_at, 'finished_at', n.finished_at)`;
+  'child_run_id', n.child_run_id, 'started_at', n.started_at, 'finished_at', n.finished_at, 'reused_from_run_id', n.reused_from_run_id)`;
 
 /**
  * One run of the tenant with its pinned graph, output and node rows; null when absent. One
@@ -202,7 +209,7 @@ export async function getNodeRun(db: Queryable, runId: string, nodeKey: string):
   const res = await db.query(
     `SELECT node_key, kind, status, attempt, failure_class, cause, reason, pending_decision_kind, child_run_id, started_at,
             finished_at, input::text AS input, input_override::text AS input_override, output::text AS output, steering,
-            not_before, decision::text AS decision
+            not_before, decision::text AS decision, reused_from_run_id
      FROM node_runs WHERE run_id = $1 AND node_key = $2`,
     [runId, nodeKey],
   );

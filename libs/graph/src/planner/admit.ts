@@ -156,7 +156,9 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
   };
   if (typeof definitionId !== 'string' || definitionId === '') return fail(`config.${defKey} names no definition`);
   if (st.run.depth >= MAX_NESTING_DEPTH) return fail(`nesting depth ${MAX_NESTING_DEPTH} reached`);
-  const input = childInput(node, doc);
+  // a fork with failedOnly resumes a Loop at the iteration that failed, fed the last output
+  const resume = node.kind === 'Loop' && row.loop?.resume === true && row.loop.iteration > 1 ? row.loop : null;
+  const input: ReturnType<typeof childInput> = resume ? { ok: true, value: resume.last } : childInput(node, doc);
   if (!input.ok) return fail(input.reason);
   if (!spendAttempt(st, node.key)) return;
   const childRunId = st.ctx.newId();
@@ -175,8 +177,8 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
     output: null,
     failureClass: 'None',
     reason: null,
-    loop: node.kind === 'Loop' ? { iteration: 1, results: [], last: null } : null,
+    loop: node.kind !== 'Loop' ? null : resume ? { iteration: resume.iteration, results: resume.results, last: resume.last } : { iteration: 1, results: [], last: null },
   });
   st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value });
-  st.emit('node.started', node.key, { attempt, childRunId, ...(node.kind === 'Loop' ? { iteration: 1 } : {}) });
+  st.emit('node.started', node.key, { attempt, childRunId, ...(node.kind === 'Loop' ? { iteration: resume?.iteration ?? 1 } : {}) });
 }

@@ -100,6 +100,34 @@ describe('child runs', () => {
     });
   });
 
+  it('resumes a Loop seeded by a fork (loop.resume) at its failed iteration, fed the last output and keeping the results; without the seed it starts at 1', () => {
+    const g = graphOf(
+      [node('s', 'Start'), node('l', 'Loop', { config: { body: 'def-b', maxIterations: 5, exitCondition: { path: 'output.result', op: 'Gte', value: 3 } } }), node('e', 'End')],
+      [edge('1', 's', 'l'), edge('2', 'l', 'e')],
+    );
+    const r1 = { outcome: 'ok', result: 1 };
+    const r2 = { outcome: 'ok', result: 2 };
+    const seeded = (resume: boolean): RunSnapshot => {
+      const snap = snapshotOf(g, 0, { status: 'Running', startedAt: 0 });
+      const rows = snap.nodes.map((row) => {
+        if (row.nodeKey === 's') return { ...row, status: 'Succeeded' as const, attempt: 1, output: { status: 'succeeded' as const, attempt: 1, branch: null, output: { input: 0 } } };
+        if (row.nodeKey === 'l') return { ...row, loop: { iteration: 3, results: [r1, r2], last: r2, ...(resume ? { resume: true } : {}) } };
+        return row;
+      });
+      return { ...snap, nodes: rows };
+    };
+    let r = step(seeded(true), 0);
+    expect(r.result.startChildren).toMatchObject([{ nodeKey: 'l', input: r2 }]);
+    expect(rowOf(r.snap, 'l').loop).toEqual({ iteration: 3, results: [r1, r2], last: r2 });
+    expect(r.result.events.find((e) => e.kind === 'node.started')?.detail).toMatchObject({ iteration: 3 });
+    r = step(child(r.snap, 'l', 'Completed', { outcome: 'ok', result: 3 }), 10);
+    expect(rowOf(r.snap, 'l').output?.output).toMatchObject({ iterations: 3, exitReason: 'condition', results: [r1, r2, { outcome: 'ok', result: 3 }] });
+
+    const fresh = step(seeded(false), 0);
+    expect(fresh.result.startChildren).toMatchObject([{ nodeKey: 'l', input: { input: 0 } }]);
+    expect(rowOf(fresh.snap, 'l').loop).toEqual({ iteration: 1, results: [], last: null });
+  });
+
   it('stops a Loop at maxIterations', () => {
     const g = graphOf([node('s', 'Start'), node('l', 'Loop', { config: { body: 'b', maxIterations: 1 } }), node('e', 'End')], [edge('1', 's', 'l'), edge('2', 'l', 'e')]);
     const r0 = step(snapshotOf(g), 0);

@@ -47,6 +47,12 @@ export interface LoopState {
   iteration: number;
   results: Json[];
   last: Json;
+  /**
+   * Seeded on a Pending Loop row by a fork with `failedOnly`: its next start continues at
+   * `iteration` (> 1) with `last` (the previous iteration's output) as the body's input and
+   * keeps `results`, instead of starting again at iteration 1. Cleared by that start.
+   */
+  resume?: boolean;
 }
 
 /** One node_runs row as the planner sees it. */

@@ -1,0 +1,148 @@
+/**
+ * A fork under ENCRYPTION_KEY: the reused node documents are opened from the source rows and
+ * sealed again to the new run's rows (the AAD names run and node), the edited input is sealed
+ * to the forked node, and the forked run completes with every document ciphertext at rest.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { configureEncryption } from '@flowline/db';
+import { waitFor } from '@flowline/testing';
+import { createToolRegistry } from '@flowline/tools';
+// The real dispatcher and tool worker, run in-process (tests only; services never import each other).
+import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
+import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
+import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
+import { startHarness, type Harness } from '../../../services/api/test/harness';
+
+const SHARD_COUNT = 4;
+const MARK = 'PLAINTEXT-MARKER-fork-5c1e';
+
+let h: Harness;
+let laneRedis: Redis;
+let dispatcher: Dispatcher | null = null;
+let worker: ToolWorker | null = null;
+
+beforeAll(async () => {
+  // what main.ts does at boot with the validated option (process-wide: API, dispatcher and worker here)
+  configureEncryption(randomBytes(32).toString('hex'));
+  h = await startHarness({ shardCount: SHARD_COUNT });
+  laneRedis = new Redis(h.redisUrl, { maxRetriesPerRequest: null });
+  const config = dispatcherConfigSchema.parse({
+    DATABASE_URL: h.db.url,
+    REDIS_URL: h.redisUrl,
+    QUEUE_PREFIX: h.prefix,
+    DISPATCHER_ID: 'fork-encrypted-test',
+    SHARD_COUNT: String(SHARD_COUNT),
+    SHARD_LEASE_MS: '1500',
+    DISPATCH_SWEEP_MS: '100',
+  });
+  const log = pino({ level: 'silent' });
+  dispatcher = createDispatcher({ config, pool: h.db.pool, redis: laneRedis, log });
+  await dispatcher.start();
+  worker = createToolWorker({ redis: laneRedis, registry: await createToolRegistry({ testTools: true }), logger: log, prefix: h.prefix, shardCount: SHARD_COUNT, concurrency: 4, shutdownGraceMs: 200 });
+  await worker.start();
+});
+afterAll(async () => {
+  await worker?.stop();
+  await dispatcher?.stop();
+  laneRedis?.disconnect();
+  await h?.close();
+  configureEncryption(undefined);
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are asserted member by member
+type Body = Record<string, any>;
+
+async function finished(runId: string): Promise<Body> {
+  return waitFor(
+    async () => {
+      const d = (await h.call('GET', `/v1/runs/${runId}`)).body as Body;
+      return ['Completed', 'Failed', 'Cancelled'].includes(d.run.status) ? d : false;
+    },
+    { timeoutMs: 20_000, intervalMs: 50, description: `run ${runId} finished` },
+  );
+}
+
+describe('a fork with ENCRYPTION_KEY set', () => {
+  it('copies the reused documents sealed to the new run, seals the edited input, and completes', async () => {
+    const graph = {
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'up', kind: 'Tool', config: { toolName: 'echo', arguments: { secret: MARK } } },
+        { key: 'f', kind: 'Tool', config: { toolName: 'echo', arguments: {}, argumentBindings: { seen: 'input.output.result' } } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'up' },
+        { key: 'e2', from: 'up', to: 'f' },
+        { key: 'e3', from: 'f', to: 'end' },
+      ],
+    };
+    const def = await h.call('POST', '/v1/definitions', { body: { name: `enc-${randomUUID()}`, graph } });
+    const started = await h.call('POST', `/v1/definitions/${def.body.id}/runs`, { body: { input: { q: MARK } } });
+    const source = started.body.runId as string;
+    expect((await finished(source)).run.status).toBe('Completed');
+
+    const res = await h.call('POST', `/v1/runs/${source}/fork`, { body: { fromNodeKey: 'f', input: { output: { result: { edited: MARK } } } } });
+    expect(res.status).toBe(202);
+    const forkedId = res.body.runId as string;
+    const d = await finished(forkedId);
+    expect(d.run.status).toBe('Completed');
+    expect(d.nodeRuns.find((n: Body) => n.nodeKey === 'up')).toMatchObject({ reusedFrom: source });
+    const up = (await h.call('GET', `/v1/runs/${forkedId}/nodes/up`)).body as Body;
+    expect(up.output.output.result).toEqual({ secret: MARK });
+    const f = (await h.call('GET', `/v1/runs/${forkedId}/nodes/f`)).body as Body;
+    expect(f.output.output.result).toEqual({ seen: { edited: MARK } });
+
+    // at rest: nothing of the forked run holds the marker in clear
+    const rows = await h.db.pool.query<{ doc: string }>(
+      `SELECT concat_ws(' ', input::text, input_override::text, output::text, decision::text) AS doc FROM node_runs WHERE run_id = $1
+       UNION ALL SELECT concat_ws(' ', graph::text, plan_graph::text, input::text, output::text) FROM runs WHERE id = $1`,
+      [forkedId],
+    );
+    expect(rows.rows.length).toBe(5);
+    for (const r of rows.rows) expect(r.doc).not.toContain(MARK);
+  }, 60_000);
+
+  it('resumes a failed Loop from its loop state, opened from the source row and sealed to the new one', async () => {
+    const body = (step: Record<string, unknown>) => ({
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'first', kind: 'End', config: { outcome: 'first', resultPath: 'run.input' } },
+        { key: 'step', kind: 'Tool', maxAttempts: 1, config: step },
+        { key: 'later', kind: 'End', config: { outcome: 'later', resultPath: 'upstream.step.output.result' } },
+      ],
+      edges: [
+        { key: 'b1', from: 'start', to: 'first', condition: { path: 'output.input.outcome', op: 'NotExists' } },
+        { key: 'b2', from: 'start', to: 'step', condition: { path: 'output.input.outcome', op: 'Exists' } },
+        { key: 'b3', from: 'step', to: 'later' },
+      ],
+    });
+    const bodyDef = await h.call('POST', '/v1/definitions', { body: { name: `body-${randomUUID()}`, graph: body({ toolName: 'test_fail', arguments: { untilAttempt: 5 } }) } });
+    const loopGraph = {
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'loop', kind: 'Loop', config: { body: bodyDef.body.id, maxIterations: 2 } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'loop' },
+        { key: 'e2', from: 'loop', to: 'end' },
+      ],
+    };
+    const def = await h.call('POST', '/v1/definitions', { body: { name: `loop-${randomUUID()}`, graph: loopGraph } });
+    const source = (await h.call('POST', `/v1/definitions/${def.body.id}/runs`, { body: { input: { q: MARK } } })).body.runId as string;
+    expect((await finished(source)).run.status).toBe('Failed');
+    expect((await h.call('PUT', `/v1/definitions/${bodyDef.body.id}`, { body: { graph: body({ toolName: 'echo', arguments: { fixed: true } }), version: 1 } })).status).toBe(200);
+    const res = await h.call('POST', `/v1/runs/${source}/fork`, { body: { fromNodeKey: 'loop', failedOnly: true } });
+    expect(res.status).toBe(202);
+    expect((await finished(res.body.runId)).run.status).toBe('Completed');
+    const loop = ((await h.call('GET', `/v1/runs/${res.body.runId}/nodes/loop`)).body as Body).output.output;
+    expect(loop.results).toEqual([{ outcome: 'first', result: { input: { q: MARK } } }, { outcome: 'later', result: { fixed: true } }]);
+    // the loop state at rest is an envelope, not JSON in clear
+    const state = await h.db.pool.query<{ enc: string | null }>(`SELECT loop_state->>'$enc' AS enc FROM node_runs WHERE run_id = $1 AND node_key = 'loop'`, [res.body.runId]);
+    expect(state.rows[0]!.enc).toBe('v1');
+  }, 60_000);
+});
