@@ -138,6 +138,12 @@ describe('the console in Chromium against a real cluster', () => {
     await expect.poll(() => panel.getByText('Approve the analysis?').count()).toBe(1);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'run-view-waiting');
+    // why isn't it moving: the Waiting on tab names the gate
+    await page.getByRole('tab', { name: 'Waiting on' }).click();
+    await page.locator('tr[data-blocker-node="review"][data-blocker-kind="gate"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('tr[data-blocker-node="review"]').innerText()).toContain('Waiting for a person: a decision.');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('tab', { name: /Nodes/ }).click();
     await panel.getByRole('button', { name: 'Approve' }).click();
     await page.locator('.run-title [data-status="Completed"]').waitFor({ timeout: 30_000 });
     for (const key of ['review', 'fanout', 'merge', 'done']) {
@@ -151,6 +157,24 @@ describe('the console in Chromium against a real cluster', () => {
     await page.evaluate(() => document.getElementById('content')?.scrollTo(0, 0));
     await screenshot(page, 'run-view');
     expect((await c.admin.runs.get(firstRun)).run.status).toBe('Completed');
+  });
+
+  it('forks the completed run from a node: the new run opens, reuses what succeeded upstream and completes', async () => {
+    await page.goto(`${c.baseUrl}/console/run?runId=${firstRun}&nodeKey=merge`);
+    const panel = page.locator('[data-node-panel="merge"]');
+    await panel.getByRole('button', { name: 'Fork from here…' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await seriousViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Fork run' }).click();
+    await page.waitForURL((u) => u.searchParams.get('runId') !== firstRun, { timeout: 10_000 });
+    const forked = new URL(page.url()).searchParams.get('runId')!;
+    await page.locator('.run-title [data-status="Completed"]').waitFor({ timeout: 30_000 });
+    const detail = await c.admin.runs.get(forked);
+    expect(detail.run.forkedFrom).toEqual({ runId: firstRun, nodeKey: 'merge' });
+    const byKey = new Map(detail.nodeRuns.map((n) => [n.nodeKey, n]));
+    // the decision upstream was reused, not asked again; the forked node ran again
+    expect(byKey.get('review')!.reusedFrom).toBe(firstRun);
+    expect(byKey.get('merge')!.reusedFrom ?? null).toBeNull();
   });
 
   it('cancels a second run from the console and it reads Cancelled', async () => {

@@ -11,7 +11,7 @@ export interface RunsSearch {
   conversationId?: string;
 }
 
-export const RUN_TABS = ['nodes', 'events', 'output'] as const;
+export const RUN_TABS = ['nodes', 'blockers', 'events', 'output'] as const;
 export type RunTab = (typeof RUN_TABS)[number];
 
 export interface RunSearch {

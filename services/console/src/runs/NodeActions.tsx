@@ -2,8 +2,9 @@
  * The operator's verbs on one node (the `operate` scope; hidden without it), offered when
  * the node's state allows them: breakpoint on/off, step this node (paused run), skip
  * (Pending), retry (Failed or a held decision), complete with a payload (not a Pause or a
- * ChatInput), edit the pending input, steer a Queued/Running LLM/Agent. The server has the
- * last word; its refusal is shown under the buttons.
+ * ChatInput), edit the pending input, steer a Queued/Running LLM/Agent, fork a new run from
+ * the node. The server has the last word; its refusal is shown under the buttons (a fork's
+ * in its dialog).
  */
 import { useId, useState } from 'react';
 import type { NodeRunDetail, RunControls } from '@flowline/client';
@@ -12,6 +13,7 @@ import { HUMAN_KINDS, STEERABLE_KINDS } from '../ui/kinds';
 import { RefusalNote } from '../ui/primitives';
 import { Dialog } from '../ui/Dialog';
 import { useAct } from './acts';
+import { ForkDialog } from './ForkDialog';
 import { JsonEditDialog } from './JsonEditDialog';
 
 interface Props {
@@ -23,11 +25,13 @@ interface Props {
   runLive: boolean;
   controls: RunControls | undefined;
   detail: NodeRunDetail | undefined;
+  /** a fork from this node started run `runId` (the run view opens it) */
+  onForked?(runId: string): void;
 }
 
-export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind, runLive, controls, detail }: Props) {
+export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind, runLive, controls, detail, onForked }: Props) {
   const canOperate = useCan('operate');
-  const [dialog, setDialog] = useState<'complete' | 'input' | 'steer' | null>(null);
+  const [dialog, setDialog] = useState<'complete' | 'input' | 'steer' | 'fork' | null>(null);
   const [message, setMessage] = useState('');
   const id = useId();
   const breakpoints = controls?.breakpoints ?? [];
@@ -92,6 +96,9 @@ export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind,
             Steer…
           </button>
         ) : null}
+        <button type="button" className="btn btn-sm" onClick={() => setDialog('fork')} title="A new run from this node, reusing what succeeded upstream of it">
+          Fork from here…
+        </button>
       </div>
       <RefusalNote error={lastError} title="Refused" />
       {dialog === 'complete' ? (
@@ -126,6 +133,7 @@ export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind,
           }}
         />
       ) : null}
+      {dialog === 'fork' ? <ForkDialog runId={runId} nodeKey={nodeKey} input={detail?.input?.input} onClose={() => setDialog(null)} onForked={(r) => onForked?.(r)} /> : null}
       {dialog === 'steer' ? (
         <Dialog
           title={`Steer ${nodeKey}`}

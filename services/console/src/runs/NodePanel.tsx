@@ -27,9 +27,11 @@ export interface NodePanelProps {
   controls: RunControls | undefined;
   /** the run can still change (not finished, not cancelling) */
   runLive: boolean;
+  /** a fork from this node started run `runId` */
+  onForked?(runId: string): void;
 }
 
-export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollMs, now, onClose, controls, runLive }: NodePanelProps) {
+export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollMs, now, onClose, controls, runLive, onForked }: NodePanelProps) {
   const detail = useNodeDetail(runId, nodeKey, pollMs);
   const d = detail.data;
   const kind = summary?.kind ?? docNode?.kind ?? 'Unknown';
@@ -104,6 +106,7 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
         runLive={runLive}
         controls={controls}
         detail={d}
+        {...(onForked ? { onForked } : {})}
       />
       {status === 'Running' && STREAMING_KINDS.has(kind) ? <TokenStream runId={runId} nodeKey={nodeKey} attempt={d?.attempt ?? summary?.attempt ?? 0} /> : null}
       <RefusalNote error={detail.error} title="Could not read the node" />

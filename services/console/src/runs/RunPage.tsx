@@ -15,6 +15,7 @@ import { useRunLive } from '../live/use-run-live';
 import { StatusBadge, TERMINAL_RUN_STATUSES } from '../ui/status';
 import { EmptyState, Loading, RefusalNote, ShortId, Time, durationText } from '../ui/primitives';
 import { JsonDoc } from '../ui/JsonDoc';
+import { BlockersTab } from './BlockersTab';
 import { EventsTab } from './EventsTab';
 import { NodePanel } from './NodePanel';
 import { NodeTable } from './NodeTable';
@@ -25,6 +26,7 @@ const route = getRouteApi('/run');
 
 const TABS: Array<{ id: RunTab; label: string }> = [
   { id: 'nodes', label: 'Nodes' },
+  { id: 'blockers', label: 'Waiting on' },
   { id: 'events', label: 'Events' },
   { id: 'output', label: 'Output' },
 ];
@@ -190,6 +192,7 @@ export function RunPage() {
                 </div>
                 <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
                   {tab === 'nodes' ? <NodeTable nodeRuns={detail.nodeRuns} labels={labels} selected={nodeKey} now={now} onSelect={selectNode} /> : null}
+                  {tab === 'blockers' ? <BlockersTab runId={runId} pollMs={live.pollMs} now={now} onSelect={selectNode} /> : null}
                   {tab === 'events' ? <EventsTab runId={runId} pollMs={live.pollMs} /> : null}
                   {tab === 'output' ? (
                     <div className="output-tab">
@@ -212,6 +215,7 @@ export function RunPage() {
                 onClose={() => select({ nodeKey: undefined })}
                 controls={controls.data}
                 runLive={runLive}
+                onForked={(forked) => void navigate({ search: { runId: forked } })}
               />
             ) : null}
             {edge && !nodeKey ? (

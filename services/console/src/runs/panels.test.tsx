@@ -81,7 +81,7 @@ describe('node actions', () => {
   it('offer what the node’s state allows', () => {
     renderInSession(<NodeActions {...base} status="Failed" controls={controls()} />);
     const names = screen.getAllByRole('button').map((b) => b.textContent?.trim());
-    expect(names).toEqual(['Breakpoint', 'Retry', 'Complete…']);
+    expect(names).toEqual(['Breakpoint', 'Retry', 'Complete…', 'Fork from here…']);
   });
 
   it('skip a pending node and show the refusal when the node moved on', async () => {

@@ -102,6 +102,13 @@ const VERBS: Verb[] = [
     operationIdInBody: true,
   },
   {
+    verb: 'fork',
+    route: `POST /v1/runs/${RUN}/fork`,
+    ui: () => <NodeActions {...node} status="Failed" controls={controls()} />,
+    go: () => act('Fork from here…', { submit: 'Fork run' }),
+    body: { fromNodeKey: 'slow' },
+  },
+  {
     verb: 'edge override',
     route: `PUT /v1/runs/${RUN}/edges/gd/override`,
     ui: () => <EdgePanel runId={RUN} edge={edge} controls={controls()} runLive onClose={() => undefined} />,
@@ -158,5 +165,52 @@ describe('every operator verb', () => {
     await waitFor(() => expect(api.sent.filter((s) => s.route.endsWith('/skip'))).toHaveLength(2));
     const keys = api.sent.filter((s) => s.route.endsWith('/skip')).map((s) => s.headers.get('idempotency-key'));
     expect(new Set(keys).size).toBe(2);
+  });
+});
+
+describe('fork from a node', () => {
+  it('sends the edited input or failedOnly, under one key per dialog, and hands the new run on', async () => {
+    const NEW = '99999999-2222-4333-8444-555555555555';
+    const api = fakeApi({ [`POST /v1/runs/${RUN}/fork`]: () => ({ status: 202, body: { runId: NEW, forkedFrom: { runId: RUN, nodeKey: 'slow' } } }) });
+    const forked: string[] = [];
+    const detail = { nodeKey: 'slow', kind: 'Tool', status: 'Failed', attempt: 1, failureClass: 'NodeFailed', reason: 'boom', pendingDecisionKind: null, childRunId: null, input: { run: { input: {} }, upstream: {}, input: { n: 1 } }, output: null, error: null, steering: [] } as never;
+    renderInSession(<NodeActions {...node} status="Failed" controls={controls()} detail={detail} onForked={(r) => forked.push(r)} />, api);
+    await userEvent.click(screen.getByRole('button', { name: 'Fork from here…' }));
+    const d = screen.getByRole('dialog');
+    await userEvent.click(within(d).getByLabelText(/edited input/));
+    // failedOnly cannot go with an edited input (the server refuses the pair): it is disabled
+    expect((within(d).getByLabelText(/Only what failed/) as HTMLInputElement).disabled).toBe(true);
+    const field = within(d).getByLabelText('Input');
+    expect(JSON.parse((field as HTMLTextAreaElement).value)).toEqual({ n: 1 });
+    await userEvent.clear(field);
+    await userEvent.type(field, '{{"n": 2}');
+    await userEvent.click(within(d).getByRole('button', { name: 'Fork run' }));
+    await waitFor(() => expect(forked).toEqual([NEW]));
+    const first = api.sent.find((s) => s.route.endsWith('/fork'))!;
+    expect(first.body).toEqual({ fromNodeKey: 'slow', input: { n: 2 } });
+    expect(first.headers.get('idempotency-key')).toMatch(UUID);
+    // not JSON: the dialog says so and sends nothing
+    await userEvent.click(screen.getByRole('button', { name: 'Fork from here…' }));
+    const d2 = screen.getByRole('dialog');
+    await userEvent.click(within(d2).getByLabelText(/Only what failed/));
+    await userEvent.click(within(d2).getByRole('button', { name: 'Fork run' }));
+    await waitFor(() => expect(forked).toHaveLength(2));
+    const second = api.sent.filter((s) => s.route.endsWith('/fork'))[1]!;
+    expect(second.body).toEqual({ fromNodeKey: 'slow', failedOnly: true });
+    expect(second.headers.get('idempotency-key')).not.toBe(first.headers.get('idempotency-key'));
+  });
+
+  it('refuses to send an input that is not JSON', async () => {
+    const api = fakeApi();
+    renderInSession(<NodeActions {...node} status="Failed" controls={controls()} />, api);
+    await userEvent.click(screen.getByRole('button', { name: 'Fork from here…' }));
+    const d = screen.getByRole('dialog');
+    await userEvent.click(within(d).getByLabelText(/edited input/));
+    const field = within(d).getByLabelText('Input');
+    await userEvent.clear(field);
+    await userEvent.type(field, '{{nope');
+    expect(within(d).getByText(/Not JSON/)).toBeTruthy();
+    expect((within(d).getByRole('button', { name: 'Fork run' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(api.sent.filter((s) => s.route.endsWith('/fork'))).toHaveLength(0);
   });
 });

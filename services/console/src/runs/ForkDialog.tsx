@@ -1,0 +1,90 @@
+/**
+ * Fork from a node (`POST /v1/runs/{id}/fork`): a NEW run that reuses what succeeded
+ * upstream of the node and runs the node and everything after it again — optionally with an
+ * edited input for the node, or keeping the node's descendants that succeeded (`failedOnly`).
+ * The fork goes out under its own `Idempotency-Key`; a refusal stays in the dialog; on
+ * success `onForked` gets the new run (the run view opens it).
+ */
+import { useId, useMemo, useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
+import type { ForkRunBody } from '@flowline/client';
+import { newOperationId } from '../api/operation';
+import { useClient } from '../session/session';
+import { Dialog } from '../ui/Dialog';
+import { RefusalNote } from '../ui/primitives';
+
+export function ForkDialog(props: { runId: string; nodeKey: string; input: unknown; onClose(): void; onForked(runId: string): void }) {
+  const { runId, nodeKey, input, onClose, onForked } = props;
+  const client = useClient();
+  const id = useId();
+  const [editInput, setEditInput] = useState(false);
+  const [failedOnly, setFailedOnly] = useState(false);
+  const [text, setText] = useState(() => JSON.stringify(input ?? {}, null, 2));
+  const parsed = useMemo(() => {
+    try {
+      return { ok: true as const, value: JSON.parse(text) as unknown };
+    } catch (err) {
+      return { ok: false as const, error: (err as Error).message };
+    }
+  }, [text]);
+  // one id per dialog: a retried submit of the same fork is the same act
+  const [operationId] = useState(newOperationId);
+  const fork = useMutation({
+    mutationFn: (body: ForkRunBody) => client.runs.fork(runId, body, { idempotencyKey: operationId }),
+    onSuccess: (r) => {
+      onClose();
+      onForked(r.runId);
+    },
+  });
+  const canSubmit = !fork.isPending && (!editInput || parsed.ok);
+  return (
+    <Dialog title={`Fork from ${nodeKey}`} onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!canSubmit) return;
+          fork.mutate({ fromNodeKey: nodeKey, ...(editInput && parsed.ok ? { input: parsed.value } : {}), ...(failedOnly ? { failedOnly: true } : {}) });
+        }}
+      >
+        <p className="muted small">
+          A new run of the same definition version: what succeeded upstream of <span className="mono">{nodeKey}</span> is reused as it is, and{' '}
+          <span className="mono">{nodeKey}</span> and everything after it run again.
+        </p>
+        <label className="option-check">
+          <input type="checkbox" checked={editInput} disabled={failedOnly} onChange={(e) => setEditInput(e.target.checked)} /> Run the node with an edited input
+        </label>
+        {editInput ? (
+          <>
+            <label htmlFor={`${id}-input`}>Input</label>
+            <textarea
+              id={`${id}-input`}
+              className="json-input"
+              rows={10}
+              spellCheck={false}
+              value={text}
+              onChange={(e) => setText(e.target.value)}
+              aria-invalid={!parsed.ok || undefined}
+              aria-describedby={`${id}-help`}
+            />
+            <p id={`${id}-help`} className={parsed.ok ? 'muted small' : 'field-error'}>
+              {parsed.ok ? 'Replaces the input member of the node’s input document (for the Start node: the run input).' : `Not JSON: ${parsed.error}`}
+            </p>
+          </>
+        ) : null}
+        <label className="option-check">
+          <input type="checkbox" checked={failedOnly} disabled={editInput} onChange={(e) => setFailedOnly(e.target.checked)} /> Only what failed: keep the branches and
+          iterations after the node that succeeded
+        </label>
+        <RefusalNote error={fork.error} title="Refused" />
+        <div className="dialog-actions">
+          <button type="button" className="btn btn-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={!canSubmit}>
+            Fork run
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
