@@ -26,3 +26,19 @@ export { systemClock } from './clock';
 export type { Clock } from './clock';
 export { opsOptions, createMetricsRegistry, startOpsServer, startWorkerOpsPort } from './ops-server';
 export type { OpsServer, OpsServerOptions } from './ops-server';
+export {
+  tracingOptions,
+  initTracing,
+  tracingEnabled,
+  flowlineTracer,
+  activeTraceParent,
+  activeTraceId,
+  contextOfTraceParent,
+  contextOfHeaders,
+  withSpan,
+  startSpan,
+  contextWithSpan,
+  SpanKind,
+  SpanStatusCode,
+} from './tracing';
+export type { Tracing, SpanOptions, Span, Attributes, Context } from './tracing';

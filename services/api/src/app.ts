@@ -5,6 +5,7 @@
  * (429, edge/rate-limit.ts) → 413 body limit → lossless JSON parse → zod route validators.
  * Every error leaves through the one `onError` mapping (errors.ts).
  */
+import { traceRequests } from './tracing';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const edge = deps.edge ?? DEFAULT_EDGE_OPTIONS;
   app.use('*', keepAliveGuard(edge));
   app.use('*', metrics.middleware);
+  app.use('*', traceRequests());
   app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
   installScopeChecks(app);
   if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));

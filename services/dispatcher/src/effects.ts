@@ -5,13 +5,14 @@
  * change channel. A crash before any of these is healed
  * by the next tick's in-flight check or the due sweep.
  */
-import { Job } from 'bullmq';
+import { Job, type Telemetry } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { withdrawnResult, type CancelWork, type PlannedEvent } from '@flowline/graph';
 import { changeKindOf, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
 import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
+import { dispatchWork } from './dispatch-trace';
 import type { PendingWork } from './pending-work';
 import type { ReleaseWindow, TenantWork } from './release-window';
 
@@ -32,6 +33,8 @@ export interface EffectsDeps {
   dropCached(runId: string): void;
   /** the chat publish pass (publish.ts) */
   publish?(committed: CommittedPlan[]): Promise<void>;
+  /** BullMQ telemetry (tracing on only): each dispatched item gets a span and carries its context to its job */
+  telemetry?: Telemetry;
   log: Logger;
 }
 
@@ -78,7 +81,7 @@ export function createEffects(d: EffectsDeps) {
   }
 
   async function afterCommit(committed: CommittedPlan[]): Promise<void> {
-    const items = committed.flatMap((c) => c.plan.enqueue.map((item) => ({ tenantId: c.snapshot.run.tenantId, item })));
+    const dispatched = dispatchWork(committed, d.telemetry);
     const cancelled = committed.flatMap((c) => c.plan.cancel.map((w) => ({ ...w, runId: c.snapshot.run.id })));
     const cancels = cancelled.map((w) => ({ invocationId: w.invocationId, reason: w.reason }));
     const wakes: string[] = [];
@@ -99,7 +102,7 @@ export function createEffects(d: EffectsDeps) {
     d.pending.markReady(again.filter((id) => d.owns(id)));
     wakes.push(...again.filter((id) => !d.owns(id)));
     const results = await Promise.allSettled([
-      enqueue(items),
+      enqueue(dispatched.work).finally(dispatched.end),
       publishCancellations(d.redis, cancels, d.prefix),
       withdraw(cancelled),
       wake(wakes),

@@ -6,10 +6,12 @@
  * failed BullMQ job means the worker itself broke. After a job finishes the worker
  * publishes a wake for its run so the owning dispatcher settles it at once.
  */
+import type { Telemetry } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkItem, WorkOutcome } from '@flowline/graph';
 import { createLaneWorker, parseWorkItem, workIdsOf, type LaneInvocation, type LaneJob, type LaneWorker, type WorkReturn } from '@flowline/queue';
+import { withSpan } from '@flowline/runtime';
 import { ToolError, toolFailed, toolInvalid, type ToolRegistry } from '@flowline/tools';
 import { resolveToolCall } from './tool-call';
 
@@ -30,6 +32,8 @@ export interface ToolWorkerOptions {
   lockDurationMs?: number;
   /** clock, epoch ms. @default Date.now */
   now?: () => number;
+  /** BullMQ telemetry (laneTelemetry(), tracing on only). @default none */
+  telemetry?: Telemetry;
 }
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */
@@ -52,13 +56,17 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     if (item.lane !== 'tool' || item.kind !== 'Tool') throw toolInvalid(`a ${item.kind} node cannot run on the tool lane`);
     if (item.deadlineAt <= now()) throw new ToolError('Timeout', 'the attempt deadline passed before the tool started');
     const call = resolveToolCall(item.config, item.input);
-    const result = await opts.registry.invoke(call.toolName, call.args, {
-      signal,
-      allowedUrls: call.allowedUrls,
-      attempt: item.attempt,
-      invocationId: item.invocationId,
-      logger: jobLog,
-    });
+    // the node's execution span (GenAI semantic conventions' execute_tool), under the job's process span
+    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.toolName, ...spanIds(item) };
+    const result = await withSpan(`execute_tool ${call.toolName}`, { attributes }, () =>
+      opts.registry.invoke(call.toolName, call.args, {
+        signal,
+        allowedUrls: call.allowedUrls,
+        attempt: item.attempt,
+        invocationId: item.invocationId,
+        logger: jobLog,
+      }),
+    );
     return { ok: true, output: { result }, startedAt, finishedAt: now() };
   }
 
@@ -102,6 +110,7 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     concurrency: opts.concurrency ?? 16,
     shutdownGraceMs: opts.shutdownGraceMs,
     lockDurationMs: opts.lockDurationMs,
+    telemetry: opts.telemetry,
     now,
     errors: {
       cancelled: cancelledError,
@@ -110,6 +119,16 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     },
     process: processJob,
   });
+}
+
+/** A node's ids as span attributes. */
+function spanIds(item: WorkItem) {
+  return {
+    'flowline.run.id': item.runId,
+    'flowline.node.key': item.nodeKey,
+    'flowline.invocation.id': item.invocationId,
+    'flowline.node.attempt': item.attempt,
+  };
 }
 
 function cancelledError(reason: string | null): ToolError {

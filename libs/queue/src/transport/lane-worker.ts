@@ -10,7 +10,7 @@
  * QueueEvents stream: every dispatcher would read every event of every job there
  * (added, waiting, active, completed, drained, …) to find the few of its own runs.
  */
-import { Worker, type Job } from 'bullmq';
+import { Worker, type Job, type Telemetry } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Lane, WorkItem } from '@flowline/graph';
 import {
@@ -73,6 +73,11 @@ export interface LaneWorkerOptions {
   now?: () => number;
   /** how long a call runs before its start is reported (its outcome carries it otherwise). @default DEFAULT_START_REPORT_DELAY_MS */
   startReportDelayMs?: number;
+  /**
+   * BullMQ telemetry (laneTelemetry(), tracing on only): each job is processed inside a
+   * `process <queue>` span continuing its dispatch span. @default none (untraced)
+   */
+  telemetry?: Telemetry;
   /** The lane's typed errors, which its outcome mapping turns into failure classes. */
   errors: {
     cancelled(reason: string | null): Error;
@@ -164,6 +169,7 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
     concurrency: opts.concurrency,
     autorun: false,
     ...laneWorkerOptions(opts.lockDurationMs),
+    ...(opts.telemetry ? { telemetry: opts.telemetry } : {}),
   });
 
   function report(message: WakeMessageWire): void {

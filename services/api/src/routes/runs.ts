@@ -1,6 +1,7 @@
 /**
  * Run routes: start (idempotent), list, read, node read, events page, cancel (CONTRACT §5).
  */
+import { activeTraceParent } from '@flowline/runtime';
 import type { OpenAPIHono} from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import {
@@ -111,6 +112,8 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       requestId,
       conversationId: body.conversationId ?? null,
       shardCount: deps.limits.shardCount,
+      // the request span's context: the dispatcher's spans of this run's nodes continue its trace
+      traceParent: activeTraceParent(),
       prepare: (def) => {
         const graph = def.planGraph as Graph;
         return {
