@@ -2,8 +2,6 @@ import { pino, type Logger as PinoLogger, type LoggerOptions } from 'pino';
 import { serializeError } from './redact';
 import { activeTraceId } from './tracing';
 
-const NO_FIELDS = Object.freeze({});
-
 const serializeErrorType = (err: Error) => (serializeError(err) as { type: string }).type;
 
 export type Logger = PinoLogger;
@@ -68,10 +66,11 @@ export function createLogger(name: string, opts: CreateLoggerOptions = {}): Logg
       },
     },
     base: { pid: process.pid },
-    // tracing on: every line written inside a span carries its trace id (off: one flag check)
+    // tracing on: every line written inside a span carries its trace id (off: one flag check).
+    // A fresh object each time: pino merges the line's fields into what the mixin returns.
     mixin() {
       const traceId = activeTraceId();
-      return traceId === undefined ? NO_FIELDS : { trace_id: traceId };
+      return traceId === undefined ? {} : { trace_id: traceId };
     },
   };
   return opts.destination ? pino(options, opts.destination) : pino(options);
