@@ -5,7 +5,7 @@
  * a node pins one with `model: "<name>/<model>"`.
  */
 import { z } from 'zod';
-import { connectionOptions, coreOptions, defineConfig, dispatchOptions, logOptions, tracingOptions, opsOptions, workerOptions } from '@flowline/runtime';
+import { connectionOptions, coreOptions, defineConfig, dispatchOptions, logOptions, tracingOptions, opsOptions, workerOptions, workerStallOptions } from '@flowline/runtime';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { providerMapSchema, type ProviderEntry } from './providers/registry';
 
@@ -85,6 +85,7 @@ export const llmWorkerConfigSchema = defineConfig({
   ...logOptions,
   ...tracingOptions,
   ...opsOptions,
+  ...workerStallOptions,
   ...llmWorkerOwnOptions,
 }).transform((v, ctx) => {
   if (v.LLM_MODELS_RETRY_MAX_MS < v.LLM_MODELS_RETRY_MIN_MS) {

@@ -3,7 +3,7 @@
  * lane's own, parsed once in main.ts.
  */
 import { z } from 'zod';
-import { connectionOptions, defineConfig, dispatchOptions, logOptions, tracingOptions, opsOptions, workerOptions } from '@flowline/runtime';
+import { connectionOptions, defineConfig, dispatchOptions, logOptions, tracingOptions, opsOptions, workerOptions, workerStallOptions } from '@flowline/runtime';
 
 const flag = (description: string) =>
   z
@@ -38,6 +38,7 @@ export const toolWorkerConfigSchema = defineConfig({
   ...logOptions,
   ...tracingOptions,
   ...opsOptions,
+  ...workerStallOptions,
   ...toolWorkerOwnOptions,
 });
 

@@ -52,8 +52,15 @@ shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
 shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
-// ops port (OPS_PORT): /readyz 503 once draining or when Redis does not answer
-const markDraining = await startWorkerOpsPort({ port: config.OPS_PORT, readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS, logger, redis, shutdown });
+// ops port (OPS_PORT): /readyz 503 once draining, when Redis does not answer, or when the worker stalled (WORKER_STALL_MS)
+const markDraining = await startWorkerOpsPort({
+  port: config.OPS_PORT,
+  readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
+  logger,
+  redis,
+  shutdown,
+  progress: { stallMs: config.WORKER_STALL_MS, lastProgressAt: () => worker.lastProgressAt(), waiting: () => worker.waitingJobs() },
+});
 shutdown.onShutdown(() => worker.stop(), 'tool-worker');
 shutdown.onShutdown(markDraining, 'readiness');
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });

@@ -26,7 +26,8 @@ import {
   type Wire,
   type WorkReturn,
 } from '../protocol';
-import { laneWorkerOptions } from './lane-queue';
+import { createLaneQueue, laneWorkerOptions, type LaneQueue } from './lane-queue';
+import { readLaneDepth } from './lane-backlog';
 
 /** A lane job as a worker gets it: work item and return value in their wire form (wire.ts). */
 export type LaneJob = Job<Wire<WorkItem>, Wire<WorkReturn>>;
@@ -100,6 +101,10 @@ export interface LaneWorker {
   stop(): Promise<void>;
   /** invocations currently running */
   inFlight(): number;
+  /** epoch ms of the last job this worker took or finished (its creation time before the first): the stall rule's progress */
+  lastProgressAt(): number;
+  /** jobs waiting on this worker's lane, taken by no worker yet (wait + prioritized) */
+  waitingJobs(): Promise<number>;
   readonly worker: Worker<Wire<WorkItem>, Wire<WorkReturn>>;
 }
 
@@ -134,6 +139,9 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
   const pendingWakes = new Set<Promise<void>>();
   const startDelayMs = opts.startReportDelayMs ?? DEFAULT_START_REPORT_DELAY_MS;
   let stopping: Promise<void> | null = null;
+  let lastProgressAt = now();
+  /** read only by readiness once the worker looks idle; shares the caller's connection */
+  let backlogQueue: LaneQueue | null = null;
 
   function begin(item: WorkItem): LaneInvocation {
     const controller = new AbortController();
@@ -180,8 +188,15 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
   }
   // The return value is stored before 'completed' fires: a report lost on the way is
   // found by the dispatcher's in-flight check in the job itself.
-  worker.on('completed', (job) => report({ runId: job.returnvalue.runId, ret: job.returnvalue }));
+  worker.on('active', () => {
+    lastProgressAt = now();
+  });
+  worker.on('completed', (job) => {
+    lastProgressAt = now();
+    report({ runId: job.returnvalue.runId, ret: job.returnvalue });
+  });
   worker.on('failed', (job, err) => {
+    lastProgressAt = now();
     const ids = workIdsOf(job?.data);
     log.error({ ...ids, jobId: job?.id, err }, `${lane} job failed: the worker broke`);
     if (ids) report({ runId: ids.runId, failed: { invocationId: ids.invocationId, reason: err.message, at: now() } });
@@ -228,6 +243,7 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
     // fails as stalled and the dispatcher retries the node as Interrupted.
     if (how === 'abandoned') log.warn({ inFlight: running.size }, `abandoning ${lane} calls that ignored their signal`);
     await Promise.all([...pendingWakes]);
+    await backlogQueue?.close();
     await subscriber.quit().catch(() => subscriber.disconnect());
   }
 
@@ -243,5 +259,10 @@ export function createLaneWorker(opts: LaneWorkerOptions): LaneWorker {
       return stopping;
     },
     inFlight: () => running.size,
+    lastProgressAt: () => lastProgressAt,
+    async waitingJobs() {
+      backlogQueue ??= createLaneQueue(opts.redis, lane, prefix);
+      return readLaneDepth(backlogQueue);
+    },
   };
 }
