@@ -2,14 +2,28 @@
  * One trace follows a node through the real processes (OTEL_EXPORTER_OTLP_ENDPOINT set): the
  * caller's W3C `traceparent` → the API's request span → the dispatcher's span for the node's
  * dispatch (parented on the run's stored context) → the tool worker's BullMQ process span →
- * the tool call's span. The spans are captured by an OTLP/HTTP (JSON) receiver this test owns;
- * every process exports to it.
+ * the tool call's span; an LlmCall's model call carries the GenAI attributes. The spans are
+ * captured by an OTLP/HTTP (JSON) receiver this test owns; every process exports to it.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Json } from '@flowline/graph';
 import { startE2eCluster, waitFor, waitThenEcho, type E2eCluster } from '@flowline/testing';
+
+const llmCall = {
+  schemaVersion: 1,
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    { key: 'summarise', kind: 'LlmCall', config: { systemPrompt: 'One sentence.', prompt: 'Summarise the data block.', inputBindings: { text: 'run.input.text' } } },
+    { key: 'end', kind: 'End', config: { outcome: 'done' } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'summarise' },
+    { key: 'e2', from: 'summarise', to: 'end' },
+  ],
+} satisfies Json;
 
 /** A span as the receiver keeps it: OTLP JSON fields plus the exporting process's service.name. */
 interface CapturedSpan {
@@ -77,6 +91,7 @@ describe('traces across the cluster', () => {
     c = await startE2eCluster({
       dispatchers: 1,
       toolWorkers: 1,
+      llmWorkers: 1,
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', LOG_LEVEL: 'debug' },
     });
   }, 90_000);
@@ -87,6 +102,10 @@ describe('traces across the cluster', () => {
       process.stdout.write(`${JSON.stringify(receiver.spans.map((s) => [s.service, s.name, s.traceId, s.spanId, s.parentSpanId]))}\n`);
     }
   });
+
+  /** The span `id` once exported (a parent ends, and is exported, after its children). */
+  const spanById = (id: string) =>
+    waitFor(() => receiver.spans.find((s) => s.spanId === id) ?? null, { timeoutMs: 10_000, description: `span ${id} exported` });
 
   afterAll(async () => {
     await c?.close();
@@ -110,15 +129,9 @@ describe('traces across the cluster', () => {
       () => receiver.spans.find((s) => s.name === 'execute_tool echo' && s.attributes['flowline.run.id'] === runId) ?? null,
       { timeoutMs: 20_000, description: "the echo node's tool span" },
     );
-    const byId = new Map(receiver.spans.map((s) => [s.spanId, s]));
-    const parentOf = (s: CapturedSpan) => {
-      const p = byId.get(s.parentSpanId);
-      if (!p) throw new Error(`no span ${s.parentSpanId} (parent of ${s.name}) was exported`);
-      return p;
-    };
-    const consumer = await waitFor(() => byId.get(tool.parentSpanId) ?? null, { timeoutMs: 10_000, description: "the tool span's parent" });
-    const dispatch = await waitFor(() => byId.get(consumer.parentSpanId) ?? null, { timeoutMs: 10_000, description: "the process span's parent" });
-    const request = parentOf(dispatch);
+    const consumer = await spanById(tool.parentSpanId);
+    const dispatch = await spanById(consumer.parentSpanId);
+    const request = await spanById(dispatch.parentSpanId);
 
     expect(tool).toMatchObject({ service: 'worker-tool', traceId, attributes: { 'gen_ai.tool.name': 'echo', 'flowline.node.key': 'echo' } });
     expect(consumer).toMatchObject({ service: 'worker-tool', traceId, name: 'process node.tool', kind: 5 /* CONSUMER */ });
@@ -132,8 +145,43 @@ describe('traces across the cluster', () => {
     expect(request).toMatchObject({ service: 'api', traceId, kind: 2 /* SERVER */, parentSpanId: callerSpanId });
     expect(request.name).toMatch(/^POST \/v1\/definitions\/.+\/runs$/);
     // the node's lines in the worker's log carry its ids and the trace id
-    const finished = c.lines.filter((l) => l.includes('[worker-tool') && l.includes('tool invocation finished') && l.includes(runId));
-    const line = finished.map((l) => JSON.parse(l.slice(l.indexOf('{'))) as Record<string, unknown>).find((l) => l.nodeKey === 'echo');
+    const line = await waitFor(
+      () =>
+        c.lines
+          .filter((l) => l.includes('[worker-tool') && l.includes('tool invocation finished') && l.includes(runId))
+          .map((l) => JSON.parse(l.slice(l.indexOf('{'))) as Record<string, unknown>)
+          .find((l) => l.nodeKey === 'echo') ?? null,
+      { timeoutMs: 10_000, description: "the echo node's log line" },
+    );
     expect(line).toMatchObject({ runId, nodeKey: 'echo', invocationId: tool.attributes['flowline.invocation.id'], trace_id: traceId });
+  }, 90_000);
+
+  it("gives an LlmCall's model call the GenAI attributes, in the node's trace", async () => {
+    const definitionId = await c.api.createDefinition('traced-llm', llmCall);
+    const runId = await c.api.startRun(definitionId, { text: 'Oslo is a city.' });
+    await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 30_000, 'run completed');
+    const node = await waitFor(
+      () => receiver.spans.find((s) => s.name === 'node LlmCall' && s.attributes['flowline.run.id'] === runId) ?? null,
+      { timeoutMs: 20_000, description: "the LlmCall's node span" },
+    );
+    const chat = await waitFor(() => receiver.spans.find((s) => s.parentSpanId === node.spanId && s.name.startsWith('chat ')) ?? null, {
+      timeoutMs: 10_000,
+      description: 'the model call span',
+    });
+    expect(chat).toMatchObject({
+      service: 'worker-llm',
+      traceId: node.traceId,
+      kind: 3 /* CLIENT */,
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'scripted', 'gen_ai.system': 'scripted' },
+    });
+    expect(chat.name).toBe(`chat ${String(chat.attributes['gen_ai.request.model'])}`);
+    expect(chat.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+    expect(chat.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+    // the node's span continues the dispatch of its run, which continues the API request
+    const consumer = await spanById(node.parentSpanId);
+    expect(consumer).toMatchObject({ service: 'worker-llm', name: 'process node.llm', traceId: node.traceId });
+    const dispatch = await spanById(consumer.parentSpanId);
+    expect(dispatch).toMatchObject({ service: 'dispatcher', name: 'dispatch LlmCall', traceId: node.traceId, attributes: { 'flowline.run.id': runId } });
+    expect(await spanById(dispatch.parentSpanId)).toMatchObject({ service: 'api', kind: 2 /* SERVER */, traceId: node.traceId });
   }, 90_000);
 });

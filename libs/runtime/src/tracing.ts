@@ -39,7 +39,7 @@ export const tracingOptions = {
       }
     }, 'must be an http(s) URL')
     .optional()
-    .describe('OTLP/HTTP collector base URL; spans go to <url>/v1/traces as JSON (unset: tracing off, zero cost)'),
+    .describe('OTLP/HTTP collector base URL: spans are POSTed as OTLP JSON to its /v1/traces path (unset: tracing off, no cost)'),
 };
 
 let enabled = false;

@@ -1,11 +1,11 @@
 /**
  * The Hono app: middleware order is load-bearing —
- * keep-alive guard (an unread body is drained or the connection closed) → metrics → auth
+ * keep-alive guard (an unread body is drained or the connection closed) → metrics → the
+ * request's span (tracing on, tracing.ts) → auth
  * (/v1 only; 401) → the route's scope check (403, route-scopes.ts) → the tenant's rate limit
  * (429, edge/rate-limit.ts) → 413 body limit → lossless JSON parse → zod route validators.
  * Every error leaves through the one `onError` mapping (errors.ts).
  */
-import { traceRequests } from './tracing';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
@@ -17,6 +17,7 @@ import { DEFAULT_EDGE_OPTIONS } from './edge/config';
 import { keepAliveGuard } from './edge/keep-alive';
 import { documentRateLimits, rateLimit } from './edge/rate-limit';
 import { createMetrics } from './metrics';
+import { traceRequests } from './tracing';
 import { registerConversationRoutes } from './routes/conversations';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';

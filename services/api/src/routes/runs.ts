@@ -1,7 +1,6 @@
 /**
  * Run routes: start (idempotent), list, read, node read, events page, cancel (CONTRACT §5).
  */
-import { activeTraceParent } from '@flowline/runtime';
 import type { OpenAPIHono} from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import {
@@ -17,6 +16,7 @@ import {
   type RunFilter,
 } from '@flowline/db';
 import type { Graph } from '@flowline/graph';
+import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError, RequestIdReusedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
