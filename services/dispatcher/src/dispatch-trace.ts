@@ -5,7 +5,7 @@
  * its BullMQ job as telemetry metadata, where the worker's process span continues it.
  * Tracing off: the work list only, no span objects.
  */
-import type { Telemetry } from 'bullmq';
+import type { LaneTelemetry } from '@flowline/queue';
 import { contextOfTraceParent, contextWithSpan, SpanKind, startSpan, type Span } from '@flowline/runtime';
 import type { CommittedPlan } from './tick';
 import type { TenantWork } from './release-window';
@@ -19,7 +19,7 @@ export interface TracedWork {
 const NOTHING_TO_END = () => {};
 
 /** The work `committed` queued, each item with its dispatch span's context when `telemetry` is given. */
-export function dispatchWork(committed: readonly CommittedPlan[], telemetry: Telemetry | undefined): TracedWork {
+export function dispatchWork(committed: readonly CommittedPlan[], telemetry: LaneTelemetry | undefined): TracedWork {
   const work: TenantWork[] = [];
   if (telemetry === undefined) {
     for (const c of committed) for (const item of c.plan.enqueue) work.push({ tenantId: c.snapshot.run.tenantId, item });

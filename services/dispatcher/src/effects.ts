@@ -5,11 +5,11 @@
  * change channel. A crash before any of these is healed
  * by the next tick's in-flight check or the due sweep.
  */
-import { Job, type Telemetry } from 'bullmq';
+import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { withdrawnResult, type CancelWork, type PlannedEvent } from '@flowline/graph';
 import { changeKindOf, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
-import type { ChangeKind, LaneQueues, RunChangedPing } from '@flowline/queue';
+import type { ChangeKind, LaneQueues, LaneTelemetry, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
 import { dispatchWork } from './dispatch-trace';
@@ -34,7 +34,7 @@ export interface EffectsDeps {
   /** the chat publish pass (publish.ts) */
   publish?(committed: CommittedPlan[]): Promise<void>;
   /** BullMQ telemetry (tracing on only): each dispatched item gets a span and carries its context to its job */
-  telemetry?: Telemetry;
+  telemetry?: LaneTelemetry;
   log: Logger;
 }
 

@@ -9,7 +9,6 @@
  * BullMQ job means the worker itself broke. After a job finishes the worker publishes
  * a wake for its run.
  */
-import type { Telemetry } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Json, WorkItem, WorkOutcome } from '@flowline/graph';
@@ -21,6 +20,7 @@ import {
   type AdmissionProgress,
   type LaneInvocation,
   type LaneJob,
+  type LaneTelemetry,
   type LaneWorker,
   type WorkReturn,
 } from '@flowline/queue';
@@ -70,7 +70,7 @@ export interface LlmWorkerOptions {
   /** provider admission and token metrics (metrics.ts) @default NO_LLM_METRICS */
   metrics?: LlmWorkerMetrics;
   /** BullMQ telemetry (laneTelemetry(), tracing on only). @default none */
-  telemetry?: Telemetry;
+  telemetry?: LaneTelemetry;
 }
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */

@@ -6,11 +6,10 @@
  * failed BullMQ job means the worker itself broke. After a job finishes the worker
  * publishes a wake for its run so the owning dispatcher settles it at once.
  */
-import type { Telemetry } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkItem, WorkOutcome } from '@flowline/graph';
-import { createLaneWorker, parseWorkItem, workIdsOf, type LaneInvocation, type LaneJob, type LaneWorker, type WorkReturn } from '@flowline/queue';
+import { createLaneWorker, parseWorkItem, workIdsOf, type LaneInvocation, type LaneJob, type LaneTelemetry, type LaneWorker, type WorkReturn } from '@flowline/queue';
 import { withSpan } from '@flowline/runtime';
 import { ToolError, toolFailed, toolInvalid, type ToolRegistry } from '@flowline/tools';
 import { resolveToolCall } from './tool-call';
@@ -33,7 +32,7 @@ export interface ToolWorkerOptions {
   /** clock, epoch ms. @default Date.now */
   now?: () => number;
   /** BullMQ telemetry (laneTelemetry(), tracing on only). @default none */
-  telemetry?: Telemetry;
+  telemetry?: LaneTelemetry;
 }
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */

@@ -32,8 +32,11 @@ const UNTRACED_SPAN: OtelSpan = {
   end() {},
 } as unknown as OtelSpan;
 
+/** BullMQ's telemetry interface, as lane workers and the dispatcher take it. */
+export type LaneTelemetry = Telemetry;
+
 /** The lanes' BullMQ telemetry; create it only once tracing is set up in the process. */
-export function laneTelemetry(): Telemetry {
+export function laneTelemetry(): LaneTelemetry {
   const otel = new BullMQOtel({ tracerName: 'flowline-lanes' });
   return {
     contextManager: otel.contextManager,
