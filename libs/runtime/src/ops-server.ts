@@ -127,7 +127,8 @@ export async function startWorkerOpsPort(o: {
   let stalled: string | null = null;
   const ready = async (): Promise<boolean | Unready> => {
     if (draining) return { reason: 'draining' };
-    if ((await o.redis.ping()) !== 'PONG') return false;
+    const pong = await o.redis.ping().catch(() => null);
+    if (pong !== 'PONG') return { reason: 'Redis does not answer' };
     if (o.progress === undefined) return true;
     const reason = await checkStall(o.progress, Date.now());
     // logged on each change, not on each probe
