@@ -58,6 +58,12 @@ export const runs = pgTable(
       .notNull()
       .default(sql`'{}'::jsonb`),
     cancelReason: text('cancel_reason'),
+    /**
+     * W3C `traceparent` of the request that created the run (null when tracing was off):
+     * the dispatcher parents each node dispatch's span on it, so one trace follows a node
+     * from the API through the dispatcher to its worker.
+     */
+    traceParent: text('trace_parent'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
