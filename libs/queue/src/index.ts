@@ -5,3 +5,4 @@ export * from './transport/lane-worker';
 export * from './transport/job-facts';
 export * from './transport/dispatch-window';
 export * from './transport/lane-backlog';
+export * from './transport/lane-telemetry';

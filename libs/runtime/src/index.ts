@@ -26,4 +26,22 @@ export type { Shutdown, ShutdownOptions, Releaser } from './shutdown';
 export { systemClock } from './clock';
 export type { Clock } from './clock';
 export { opsOptions, createMetricsRegistry, startOpsServer, startWorkerOpsPort } from './ops-server';
-export type { OpsServer, OpsServerOptions } from './ops-server';
+export type { OpsServer, OpsServerOptions, Unready } from './ops-server';
+export { workerStallOptions, stallReason, checkStall } from './worker-stall';
+export type { WorkerProgress } from './worker-stall';
+export {
+  tracingOptions,
+  initTracing,
+  tracingEnabled,
+  flowlineTracer,
+  activeTraceParent,
+  activeTraceId,
+  contextOfTraceParent,
+  contextOfHeaders,
+  withSpan,
+  startSpan,
+  contextWithSpan,
+  SpanKind,
+  SpanStatusCode,
+} from './tracing';
+export type { Tracing, SpanOptions, Span, Attributes, Context } from './tracing';

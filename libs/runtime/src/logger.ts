@@ -1,5 +1,6 @@
 import { pino, type Logger as PinoLogger, type LoggerOptions } from 'pino';
 import { serializeError } from './redact';
+import { activeTraceId } from './tracing';
 
 const serializeErrorType = (err: Error) => (serializeError(err) as { type: string }).type;
 
@@ -45,7 +46,8 @@ export interface CreateLoggerOptions {
  * passwords, connection strings) are censored by path; errors under `err` or `error` are
  * logged as their facts only ({@link serializeError}: no Postgres `detail`/`where`/`hint`,
  * no message that quotes input, no URL userinfo). Bind run/node/invocation ids with
- * `logger.child({ runId, nodeKey, invocationId })`; never log prompts or documents.
+ * `logger.child({ runId, nodeKey, invocationId })`; never log prompts or documents. With
+ * tracing on, a line written inside a span carries its `trace_id`.
  */
 export function createLogger(name: string, opts: CreateLoggerOptions = {}): Logger {
   const options: LoggerOptions = {
@@ -64,6 +66,12 @@ export function createLogger(name: string, opts: CreateLoggerOptions = {}): Logg
       },
     },
     base: { pid: process.pid },
+    // tracing on: every line written inside a span carries its trace id (off: one flag check).
+    // A fresh object each time: pino merges the line's fields into what the mixin returns.
+    mixin() {
+      const traceId = activeTraceId();
+      return traceId === undefined ? {} : { trace_id: traceId };
+    },
   };
   return opts.destination ? pino(options, opts.destination) : pino(options);
 }

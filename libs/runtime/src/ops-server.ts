@@ -4,6 +4,7 @@
  * true, 503 otherwise (false, a throw, or no answer within the check timeout); `GET
  * /metrics` the Prometheus text of `registry` (process defaults included). Anything else
  * answers 404. Binds every interface: the kubelet and Prometheus reach it from outside.
+ * An unready answer carries the reason when the check gave one: `{"status":"unready","reason":…}`.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
 import type { Logger } from './logger';
 import type { Shutdown } from './shutdown';
+import { checkStall, type WorkerProgress } from './worker-stall';
 
 /** Ops-port options (dispatchers and workers). */
 export const opsOptions = {
@@ -28,11 +30,16 @@ export interface OpsServerOptions {
   port: number;
   /** what /metrics serves; default process metrics are added to it */
   registry: Registry;
-  /** readiness: Postgres and Redis answer, the process is not draining */
-  ready: () => Promise<boolean>;
+  /** readiness: Postgres and Redis answer, the process is not draining; `{ reason }` is unready, saying why */
+  ready: () => Promise<boolean | Unready>;
   /** @default 2000 */
   readyTimeoutMs?: number;
   logger: Logger;
+}
+
+/** An unready answer with its reason (served in the /readyz body). */
+export interface Unready {
+  reason: string;
 }
 
 export interface OpsServer {
@@ -48,9 +55,9 @@ export function createMetricsRegistry(): Registry {
   return registry;
 }
 
-async function isReady(ready: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+async function isReady(ready: () => Promise<boolean | Unready>, timeoutMs: number): Promise<boolean | Unready> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const timeout = new Promise<Unready>((resolve) => (timer = setTimeout(() => resolve({ reason: `the check took over ${timeoutMs} ms` }), timeoutMs)));
   try {
     return await Promise.race([ready().catch(() => false), timeout]);
   } finally {
@@ -69,8 +76,10 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
     if (path === '/livez') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     } else if (path === '/readyz') {
-      void isReady(o.ready, o.readyTimeoutMs ?? 2_000).then((ok) => {
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(ok ? '{"status":"ready"}' : '{"status":"unready"}');
+      void isReady(o.ready, o.readyTimeoutMs ?? 2_000).then((answer) => {
+        const ok = answer === true;
+        const body = ok ? { status: 'ready' } : answer === false ? { status: 'unready' } : { status: 'unready', reason: answer.reason };
+        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       });
     } else if (path === '/metrics') {
       o.registry.metrics().then(
@@ -98,7 +107,8 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
 
 /**
  * The ops port of a lane worker (none when `port` is unset): `/readyz` answers 503 once the
- * process drains or while Redis does not answer. Registers the port's close with `shutdown`
+ * process drains, while Redis does not answer, and (with `progress`) while the worker has
+ * stalled: no job taken or finished for WORKER_STALL_MS while jobs wait (worker-stall.ts). Registers the port's close with `shutdown`
  * and answers the switch that marks the process draining: register that switch after the
  * worker's stop, so it runs first (releasers run last-registered first).
  */
@@ -110,15 +120,30 @@ export async function startWorkerOpsPort(o: {
   shutdown: Pick<Shutdown, 'onShutdown'>;
   /** what /metrics serves @default createMetricsRegistry() */
   registry?: Registry;
+  /** the worker's progress, for the stall rule @default none (no stall check) */
+  progress?: WorkerProgress;
 }): Promise<() => void> {
   let draining = false;
+  let stalled: string | null = null;
+  const ready = async (): Promise<boolean | Unready> => {
+    if (draining) return { reason: 'draining' };
+    const pong = await o.redis.ping().catch(() => null);
+    if (pong !== 'PONG') return { reason: 'Redis does not answer' };
+    if (o.progress === undefined) return true;
+    const reason = await checkStall(o.progress, Date.now());
+    // logged on each change, not on each probe
+    if (reason !== null && stalled === null) o.logger.warn({ reason }, 'worker stalled: unready');
+    if (reason === null && stalled !== null) o.logger.info('worker consuming again: ready');
+    stalled = reason;
+    return reason === null ? true : { reason };
+  };
   if (o.port !== undefined) {
     const ops = await startOpsServer({
       port: o.port,
       registry: o.registry ?? createMetricsRegistry(),
       readyTimeoutMs: o.readyTimeoutMs,
       logger: o.logger,
-      ready: async () => !draining && (await o.redis.ping()) === 'PONG',
+      ready,
     });
     o.shutdown.onShutdown(() => ops.close(), 'ops-port');
   }

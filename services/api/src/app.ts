@@ -1,6 +1,7 @@
 /**
  * The Hono app: middleware order is load-bearing —
- * keep-alive guard (an unread body is drained or the connection closed) → metrics → auth
+ * keep-alive guard (an unread body is drained or the connection closed) → metrics → the
+ * request's span (tracing on, tracing.ts) → auth
  * (/v1 only; 401) → the route's scope check (403, route-scopes.ts) → the tenant's rate limit
  * (429, edge/rate-limit.ts) → 413 body limit → lossless JSON parse → zod route validators.
  * Every error leaves through the one `onError` mapping (errors.ts).
@@ -16,6 +17,7 @@ import { DEFAULT_EDGE_OPTIONS } from './edge/config';
 import { keepAliveGuard } from './edge/keep-alive';
 import { documentRateLimits, rateLimit } from './edge/rate-limit';
 import { createMetrics } from './metrics';
+import { traceRequests } from './tracing';
 import { registerConversationRoutes } from './routes/conversations';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
@@ -76,6 +78,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const edge = deps.edge ?? DEFAULT_EDGE_OPTIONS;
   app.use('*', keepAliveGuard(edge));
   app.use('*', metrics.middleware);
+  app.use('*', traceRequests());
   app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
   installScopeChecks(app);
   if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));

@@ -10,7 +10,7 @@ import {
   dispatchOptions,
   encryptionOptions,
   httpOptions,
-  logOptions,
+  logOptions, tracingOptions,
   workerOptions,
 } from '@flowline/runtime';
 
@@ -21,6 +21,7 @@ export const apiConfigSchema = defineConfig({
   ...coreOptions,
   ...encryptionOptions,
   ...logOptions,
+  ...tracingOptions,
   SHARD_COUNT: dispatchOptions.SHARD_COUNT,
   MAX_CONCURRENT_RUNS: dispatchOptions.MAX_CONCURRENT_RUNS,
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,

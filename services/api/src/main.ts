@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { configureEncryption, createPool, migrate } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
-import { createLogger, installShutdown, loadConfig, toCoreOptions } from '@flowline/runtime';
+import { createLogger, initTracing, installShutdown, loadConfig, toCoreOptions } from '@flowline/runtime';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from './app';
 import { apiConfigSchema } from './config';
@@ -20,6 +20,9 @@ const liveCfg = loadConfig(liveConfigSchema);
 const edgeCfg = loadConfig(edgeConfigSchema);
 const logger = createLogger('api', { level: cfg.LOG_LEVEL });
 const shutdown = installShutdown({ logger });
+// OTEL_EXPORTER_OTLP_ENDPOINT: request spans; released last, so the final spans are flushed
+const tracing = initTracing('api', cfg.OTEL_EXPORTER_OTLP_ENDPOINT);
+shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
 // process-wide: libs/db seals and opens graphs and documents with it (CONTRACT §7)
 configureEncryption(cfg.ENCRYPTION_KEY);
 

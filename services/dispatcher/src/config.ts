@@ -11,7 +11,7 @@ import {
   defineConfig,
   dispatchOptions,
   encryptionOptions,
-  logOptions,
+  logOptions, tracingOptions,
   opsOptions,
   toCoreOptions,
 } from '@flowline/runtime';
@@ -69,6 +69,7 @@ export const dispatcherConfigSchema = defineConfig({
   ...dispatchOptions,
   ...encryptionOptions,
   ...logOptions,
+  ...tracingOptions,
   ...dispatcherOwnOptions,
   ...opsOptions,
 });

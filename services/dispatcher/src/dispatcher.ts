@@ -6,8 +6,8 @@
 import { Job } from 'bullmq';
 import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
-import { runLoop, systemClock, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
-import { closeLaneQueues, createLaneQueues, jobIdFor, LANES } from '@flowline/queue';
+import { runLoop, systemClock, tracingEnabled, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
+import { closeLaneQueues, createLaneQueues, jobIdFor, LANES, laneTelemetry } from '@flowline/queue';
 import { interruptedResult, type WorkItem } from '@flowline/graph';
 import { coreOptionsOf, laneWindowsOf, slotRetryMsOf, tenantWeightsOf, type DispatcherConfig } from './config';
 import { createDispatchStore, type DispatchStore } from './store';
@@ -131,7 +131,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const nudgeWindow = () => {
     if (running) void window.nudge().catch((err: unknown) => log.warn({ err }, 'dispatch window release failed; the next trigger retries'));
   };
-  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, shardCount: c.SHARD_COUNT, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, log });
+  const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, shardCount: c.SHARD_COUNT, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, telemetry: tracingEnabled() ? laneTelemetry() : undefined, log });
   const inflightDeps = {
     store,
     redis,

@@ -9,9 +9,10 @@ import { Job } from 'bullmq';
 import type { RedisConnection } from '@flowline/queue';
 import { commitFollowUps, withdrawnResult, type CancelWork } from '@flowline/graph';
 import { changeKindOf, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
-import type { LaneQueues, RunChangedPing } from '@flowline/queue';
+import type { LaneQueues, LaneTelemetry, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
+import { dispatchWork } from './dispatch-trace';
 import type { PendingWork } from './pending-work';
 import type { ReleaseWindow, TenantWork } from './release-window';
 
@@ -32,6 +33,8 @@ export interface EffectsDeps {
   dropCached(runId: string): void;
   /** the chat publish pass (publish.ts) */
   publish?(committed: CommittedPlan[]): Promise<void>;
+  /** BullMQ telemetry (tracing on only): each dispatched item gets a span and carries its context to its job */
+  telemetry?: LaneTelemetry;
   log: Logger;
 }
 
@@ -78,7 +81,7 @@ export function createEffects(d: EffectsDeps) {
   }
 
   async function afterCommit(committed: CommittedPlan[]): Promise<void> {
-    const items = committed.flatMap((c) => c.plan.enqueue.map((item) => ({ tenantId: c.snapshot.run.tenantId, item })));
+    const dispatched = dispatchWork(committed, d.telemetry);
     const cancelled = committed.flatMap((c) => c.plan.cancel.map((w) => ({ ...w, runId: c.snapshot.run.id })));
     const cancels = cancelled.map((w) => ({ invocationId: w.invocationId, reason: w.reason }));
     const wakes: string[] = [];
@@ -96,7 +99,7 @@ export function createEffects(d: EffectsDeps) {
     d.pending.markReady(again.filter((id) => d.owns(id)));
     wakes.push(...again.filter((id) => !d.owns(id)));
     const results = await Promise.allSettled([
-      enqueue(items),
+      enqueue(dispatched.work).finally(dispatched.end),
       publishCancellations(d.redis, cancels, d.prefix),
       withdraw(cancelled),
       wake(wakes),

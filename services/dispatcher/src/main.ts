@@ -4,7 +4,7 @@
  */
 import { configureEncryption, createPool, migrate, onUnreadableRun } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
-import { createLogger, createMetricsRegistry, installShutdown, loadConfig } from '@flowline/runtime';
+import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig } from '@flowline/runtime';
 import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
 import { createDispatcherMetrics, NO_METRICS, type DispatcherReadings } from './metrics';
@@ -13,6 +13,9 @@ import { startDispatcherOps } from './ops';
 const config = loadConfig(dispatcherConfigSchema);
 const log = createLogger('dispatcher', { level: config.LOG_LEVEL });
 const shutdown = installShutdown({ logger: log, graceMs: 15_000 });
+// OTEL_EXPORTER_OTLP_ENDPOINT: a span per node dispatch; released last, so the final spans are flushed
+const tracing = initTracing('dispatcher', config.OTEL_EXPORTER_OTLP_ENDPOINT);
+shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
 // process-wide: libs/db seals and opens graphs and documents with it (CONTRACT §7)
 configureEncryption(config.ENCRYPTION_KEY);
 // a run with a value that does not decrypt is left out of ticks (named, never its content);

@@ -9,17 +9,14 @@
  * freed; the window is shared, so the release may be another run's or tenant's work), and
  * on every sweep as a backstop for space freed by jobs of runs other replicas own.
  */
-import type { Lane, WorkItem } from '@flowline/graph';
+import type { Lane } from '@flowline/graph';
 import { planRelease, windowCapacity } from '@flowline/graph';
-import { LANES, WindowStore, type LaneQueues, type LaneWindowFacts } from '@flowline/queue';
+import { LANES, WindowStore, type HoldEntry, type LaneQueues, type LaneWindowFacts } from '@flowline/queue';
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 
-/** Work to hold, with the tenant its run belongs to. */
-export interface TenantWork {
-  tenantId: string;
-  item: WorkItem;
-}
+/** Work to hold, with the tenant its run belongs to (and its dispatch span's context when traced). */
+export type TenantWork = HoldEntry;
 
 export interface ReleaseWindowDeps {
   redis: RedisConnection;

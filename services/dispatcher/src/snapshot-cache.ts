@@ -38,6 +38,7 @@ export function committedState(loaded: LoadedSnapshot, planned: LoadedSnapshot, 
     runSlotAvailable: true,
     wakeAt: wrote ? plan.wakeAt : loaded.wakeAt,
     shard: loaded.shard,
+    traceParent: loaded.traceParent,
   };
 }
 

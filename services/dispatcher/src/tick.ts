@@ -15,7 +15,8 @@ import { committedState, type SnapshotCache } from './snapshot-cache';
 import { describeRefusal, quarantineRuns, type ApplyFailures } from './quarantine';
 
 export interface CommittedPlan {
-  snapshot: RunSnapshot;
+  /** with the run's stored `traceparent` when it was loaded (dispatch-trace.ts) */
+  snapshot: RunSnapshot & { traceParent?: string | null };
   plan: PlanResult;
 }
 

@@ -5,7 +5,7 @@
  * a node pins one with `model: "<name>/<model>"`.
  */
 import { z } from 'zod';
-import { connectionOptions, coreOptions, defineConfig, dispatchOptions, logOptions, opsOptions, workerOptions } from '@flowline/runtime';
+import { connectionOptions, coreOptions, defineConfig, dispatchOptions, logOptions, tracingOptions, opsOptions, workerOptions, workerStallOptions } from '@flowline/runtime';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { providerMapSchema, type ProviderEntry } from './providers/registry';
 
@@ -84,7 +84,9 @@ export const llmWorkerConfigSchema = defineConfig({
   // the run's shard names the wake channel a report goes to (its owner's alone)
   SHARD_COUNT: dispatchOptions.SHARD_COUNT,
   ...logOptions,
+  ...tracingOptions,
   ...opsOptions,
+  ...workerStallOptions,
   ...llmWorkerOwnOptions,
 }).transform((v, ctx) => {
   if (v.LLM_MODELS_RETRY_MAX_MS < v.LLM_MODELS_RETRY_MIN_MS) {

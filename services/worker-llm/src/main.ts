@@ -7,8 +7,8 @@
  * (or, found later, shut the worker down with exit 1); no answer yet keeps asking in the
  * background.
  */
-import { connectRedis } from '@flowline/queue';
-import { createLogger, createMetricsRegistry, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
+import { connectRedis, laneTelemetry } from '@flowline/queue';
+import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
@@ -19,6 +19,8 @@ import { createLlmWorker } from './worker';
 
 const config = loadConfig(llmWorkerConfigSchema);
 const logger = createLogger('worker-llm', { level: config.LOG_LEVEL });
+// OTEL_EXPORTER_OTLP_ENDPOINT: each job's process span, the node's span and its model calls' (GenAI attributes)
+const tracing = initTracing('worker-llm', config.OTEL_EXPORTER_OTLP_ENDPOINT);
 
 const tools = await createToolRegistry({
   testTools: config.WF_TEST_TOOLS,
@@ -83,6 +85,7 @@ const worker = createLlmWorker({
   concurrency: config.LANE_CONCURRENCY,
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   lockDurationMs: config.WORKER_LOCK_MS,
+  telemetry: tracing.enabled ? laneTelemetry() : undefined,
   maxInputBytes: config.MAX_RUN_INPUT_BYTES,
   attachments: { resolver: attachmentResolver, maxTextBytes: config.MAX_ATTACHMENT_TEXT_BYTES },
   admissionLeaseMs: config.LLM_ADMISSION_LEASE_MS,
@@ -91,12 +94,22 @@ const worker = createLlmWorker({
 });
 
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });
+// released last: the final spans are flushed after the worker stopped
+shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
 // Releasers run last-registered first: the worker stops before Redis closes.
 shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
-// ops port (OPS_PORT): /readyz 503 once draining or when Redis does not answer
-const markDraining = await startWorkerOpsPort({ registry, port: config.OPS_PORT, readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS, logger, redis, shutdown });
+// ops port (OPS_PORT): /readyz 503 once draining, when Redis does not answer, or when the worker stalled (WORKER_STALL_MS)
+const markDraining = await startWorkerOpsPort({
+  registry,
+  port: config.OPS_PORT,
+  readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
+  logger,
+  redis,
+  shutdown,
+  progress: { stallMs: config.WORKER_STALL_MS, lastProgressAt: () => worker.lastProgressAt(), waiting: () => worker.waitingJobs() },
+});
 shutdown.onShutdown(() => worker.stop(), 'llm-worker');
 shutdown.onShutdown(markDraining, 'readiness');
 shutdown.onShutdown(() => providers.discovery?.stop(), 'model-discovery');

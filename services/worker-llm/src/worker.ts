@@ -14,7 +14,8 @@
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import { failureClassOf, type Json, type WorkItem } from '@flowline/graph';
-import { DEFAULT_QUEUE_PREFIX, createLaneWorker, type AdmissionProgress, type LaneInvocation, type LaneJob, type LaneRunContext, type LaneWorker } from '@flowline/queue';
+import { DEFAULT_QUEUE_PREFIX, createLaneWorker, type AdmissionProgress, type LaneInvocation, type LaneJob, type LaneRunContext, type LaneTelemetry, type LaneWorker } from '@flowline/queue';
+import { SpanKind, tracingEnabled, withSpan } from '@flowline/runtime';
 import type { ToolRegistry } from '@flowline/tools';
 import { createActivityFeed, type ActivityFeed } from './activity';
 import type { AttachmentSettings } from './attachment-resolver';
@@ -25,7 +26,8 @@ import { runAgent } from './nodes/agent';
 import type { NodeContext } from './nodes/context';
 import { runDecisionModel } from './nodes/decision-model';
 import { runLlmCall } from './nodes/llm-call';
-import type { ProviderRegistry } from './providers/registry';
+import type { ModelTarget, ProviderRegistry } from './providers/registry';
+import type { LlmResponse, LlmUsage } from './providers/types';
 import { NO_LLM_METRICS, type LlmWorkerMetrics } from './metrics';
 
 export interface LlmWorkerOptions {
@@ -58,6 +60,8 @@ export interface LlmWorkerOptions {
   now?: () => number;
   /** provider admission and token metrics (metrics.ts) @default NO_LLM_METRICS */
   metrics?: LlmWorkerMetrics;
+  /** BullMQ telemetry (laneTelemetry(), tracing on only): each job's process span continues its dispatch span. @default none */
+  telemetry?: LaneTelemetry;
 }
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */
@@ -68,6 +72,41 @@ const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Js
   Agent: runAgent,
   DecisionModel: runDecisionModel,
 };
+
+/** A node's ids as span attributes. */
+function spanIds(item: WorkItem) {
+  return {
+    'flowline.run.id': item.runId,
+    'flowline.node.key': item.nodeKey,
+    'flowline.invocation.id': item.invocationId,
+    'flowline.node.attempt': item.attempt,
+    'flowline.node.kind': item.kind,
+  };
+}
+
+/** One span per model call, with the GenAI semantic conventions' attributes (never the prompt or the answer). */
+function tracedChat(target: ModelTarget, complete: () => Promise<LlmResponse>): Promise<LlmResponse> {
+  return withSpan(`chat ${target.model}`, { kind: SpanKind.CLIENT, attributes: chatAttributes(target.provider.name, target.model) }, async (span) => {
+    const response = await complete();
+    span?.setAttributes(usageAttributes(response.usage));
+    return response;
+  });
+}
+
+/** GenAI request attributes of a chat call (`gen_ai.system` beside its successor `gen_ai.provider.name`). */
+function chatAttributes(provider: string, model: string) {
+  return { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': provider, 'gen_ai.system': provider, 'gen_ai.request.model': model };
+}
+
+/** GenAI usage attributes of a finished call (a count the provider did not report is left out). */
+function usageAttributes(u: LlmUsage) {
+  const a: Record<string, string | number | string[]> = {};
+  if (u.inputTokens !== null) a['gen_ai.usage.input_tokens'] = u.inputTokens;
+  if (u.outputTokens !== null) a['gen_ai.usage.output_tokens'] = u.outputTokens;
+  if (u.model !== null) a['gen_ai.response.model'] = u.model;
+  if (u.finishReason !== null) a['gen_ai.response.finish_reasons'] = [u.finishReason];
+  return a;
+}
 
 function cancelledError(reason: string | null): LlmError {
   return new LlmError('Cancelled', reason === null ? 'the invocation was cancelled' : `the invocation was cancelled: ${reason}`);
@@ -129,10 +168,12 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
         }
         feed.push('phase', `calling ${target.key}`);
         try {
-          const response = await target.provider.complete(
-            { ...request, model: target.model },
-            { signal, invocationId: item.invocationId, onDelta: (d) => feed.push(d.type, d.text) },
-          );
+          const complete = () =>
+            target.provider.complete(
+              { ...request, model: target.model },
+              { signal, invocationId: item.invocationId, onDelta: (d) => feed.push(d.type, d.text) },
+            );
+          const response = await (tracingEnabled() ? tracedChat(target, complete) : complete());
           metrics.usage(target.key, response.usage);
           await lease.release(response.usage.totalTokens);
           return response;
@@ -159,7 +200,9 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       const runner = item.lane === 'llm' ? RUNNERS[item.kind] : undefined;
       if (!runner) throw llmInvalid(`a ${item.kind} node cannot run on the llm lane`);
       if (item.deadlineAt <= now()) throw new LlmError('Timeout', 'the attempt deadline passed before the model call started');
-      output = await runner(contextFor(item, invocation.signal, feed, jobLog, job, invocation));
+      const ctx = contextFor(item, invocation.signal, feed, jobLog, job, invocation);
+      // the node's execution span, under the job's process span (its model calls are its children)
+      output = await withSpan(`node ${item.kind}`, { attributes: spanIds(item) }, () => runner(ctx));
     } catch (error) {
       await feed.end(`failed: ${failureClassOf(error)}`);
       throw error;
@@ -177,6 +220,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     concurrency: opts.concurrency ?? 8,
     shutdownGraceMs: opts.shutdownGraceMs,
     lockDurationMs: opts.lockDurationMs,
+    telemetry: opts.telemetry,
     now,
     errors: {
       cancelled: cancelledError,

@@ -3,7 +3,7 @@
  * lane's own, parsed once in main.ts.
  */
 import { z } from 'zod';
-import { connectionOptions, defineConfig, dispatchOptions, logOptions, opsOptions, workerOptions } from '@flowline/runtime';
+import { connectionOptions, defineConfig, dispatchOptions, logOptions, tracingOptions, opsOptions, workerOptions, workerStallOptions } from '@flowline/runtime';
 
 const flag = (description: string) =>
   z
@@ -36,7 +36,9 @@ export const toolWorkerConfigSchema = defineConfig({
   // the run's shard names the wake channel a report goes to (its owner's alone)
   SHARD_COUNT: dispatchOptions.SHARD_COUNT,
   ...logOptions,
+  ...tracingOptions,
   ...opsOptions,
+  ...workerStallOptions,
   ...toolWorkerOwnOptions,
 });
 

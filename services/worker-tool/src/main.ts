@@ -5,14 +5,16 @@
  * (uncaught 'error' event, unhandled rejection) fails the call it belongs to and drains
  * the worker the same way, then exits 1 (installLeakedErrorPolicy).
  */
-import { connectRedis } from '@flowline/queue';
-import { createLogger, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
+import { connectRedis, laneTelemetry } from '@flowline/queue';
+import { createLogger, initTracing, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { toolModulesOf, toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
 
 const config = loadConfig(toolWorkerConfigSchema);
 const logger = createLogger('worker-tool', { level: config.LOG_LEVEL });
+// OTEL_EXPORTER_OTLP_ENDPOINT: each job's process span and the tool call's span
+const tracing = initTracing('worker-tool', config.OTEL_EXPORTER_OTLP_ENDPOINT);
 
 const registry = await createToolRegistry({
   testTools: config.WF_TEST_TOOLS,
@@ -37,17 +39,27 @@ const worker = createToolWorker({
   concurrency: config.LANE_CONCURRENCY,
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   lockDurationMs: config.WORKER_LOCK_MS,
+  telemetry: tracing.enabled ? laneTelemetry() : undefined,
 });
 
 // The worker bounds its own stop (grace + interrupt + abandon); the process-wide
 // deadline only guards against a hung Redis close.
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });
+// released last: the final spans are flushed after the worker stopped
+shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
 // Releasers run last-registered first: the worker stops before Redis closes.
 shutdown.onShutdown(async () => {
   await redis.quit();
 }, 'redis');
-// ops port (OPS_PORT): /readyz 503 once draining or when Redis does not answer
-const markDraining = await startWorkerOpsPort({ port: config.OPS_PORT, readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS, logger, redis, shutdown });
+// ops port (OPS_PORT): /readyz 503 once draining, when Redis does not answer, or when the worker stalled (WORKER_STALL_MS)
+const markDraining = await startWorkerOpsPort({
+  port: config.OPS_PORT,
+  readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
+  logger,
+  redis,
+  shutdown,
+  progress: { stallMs: config.WORKER_STALL_MS, lastProgressAt: () => worker.lastProgressAt(), waiting: () => worker.waitingJobs() },
+});
 shutdown.onShutdown(() => worker.stop(), 'tool-worker');
 shutdown.onShutdown(markDraining, 'readiness');
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });

@@ -10,7 +10,8 @@
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { Json, WorkItem } from '@flowline/graph';
-import { createLaneWorker, type LaneRunContext, type LaneWorker } from '@flowline/queue';
+import { createLaneWorker, type LaneRunContext, type LaneTelemetry, type LaneWorker } from '@flowline/queue';
+import { withSpan } from '@flowline/runtime';
 import { ToolError, toolInvalid, type ToolRegistry } from '@flowline/tools';
 import { resolveToolCall } from './tool-call';
 
@@ -31,6 +32,8 @@ export interface ToolWorkerOptions {
   lockDurationMs?: number;
   /** clock, epoch ms. @default Date.now */
   now?: () => number;
+  /** BullMQ telemetry (laneTelemetry(), tracing on only): each job's process span continues its dispatch span. @default none */
+  telemetry?: LaneTelemetry;
 }
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */
@@ -45,13 +48,17 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     if (item.lane !== 'tool' || item.kind !== 'Tool') throw toolInvalid(`a ${item.kind} node cannot run on the tool lane`);
     if (item.deadlineAt <= now()) throw new ToolError('Timeout', 'the attempt deadline passed before the tool started');
     const call = resolveToolCall(item.config, item.input);
-    const result = await opts.registry.invoke(call.toolName, call.args, {
-      signal: invocation.signal,
-      allowedUrls: call.allowedUrls,
-      attempt: item.attempt,
-      invocationId: item.invocationId,
-      logger: log,
-    });
+    // the node's execution span (GenAI semantic conventions' execute_tool), under the job's process span
+    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.toolName, ...spanIds(item) };
+    const result = await withSpan(`execute_tool ${call.toolName}`, { attributes }, () =>
+      opts.registry.invoke(call.toolName, call.args, {
+        signal: invocation.signal,
+        allowedUrls: call.allowedUrls,
+        attempt: item.attempt,
+        invocationId: item.invocationId,
+        logger: log,
+      }),
+    );
     return { result };
   }
 
@@ -64,6 +71,7 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     concurrency: opts.concurrency ?? 16,
     shutdownGraceMs: opts.shutdownGraceMs,
     lockDurationMs: opts.lockDurationMs,
+    telemetry: opts.telemetry,
     now,
     errors: {
       cancelled: cancelledError,
@@ -73,6 +81,16 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     unexpectedFailureReason: 'the tool worker failed to run the tool',
     run,
   });
+}
+
+/** A node's ids as span attributes. */
+function spanIds(item: WorkItem) {
+  return {
+    'flowline.run.id': item.runId,
+    'flowline.node.key': item.nodeKey,
+    'flowline.invocation.id': item.invocationId,
+    'flowline.node.attempt': item.attempt,
+  };
 }
 
 function cancelledError(reason: string | null): ToolError {

@@ -62,6 +62,12 @@ export const runs = pgTable(
     forkedFromRunId: uuid('forked_from_run_id'),
     /** the node of `forked_from_run_id` this run was forked from, else null */
     forkedFromNodeKey: text('forked_from_node_key'),
+    /**
+     * W3C `traceparent` of the request that created the run (null when tracing was off):
+     * the dispatcher parents each node dispatch's span on it, so one trace follows a node
+     * from the API through the dispatcher to its worker.
+     */
+    traceParent: text('trace_parent'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),

@@ -38,6 +38,8 @@ export interface SendMessageParams {
   /** attachment references as sent (already validated), [] when none */
   attachments: unknown[];
   shardCount: number;
+  /** W3C `traceparent` of the sending request's span, stored on the run (null: not traced) @default null */
+  traceParent?: string | null;
   /** checks the definition (Chat graph, attachments, run input) inside the run's transaction */
   prepare: (definition: DefinitionForRun) => RunSeed;
 }
@@ -92,6 +94,7 @@ export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<Sen
     requestId: p.requestId,
     conversationId: p.conversationId,
     shardCount: p.shardCount,
+    traceParent: p.traceParent,
     prepare: p.prepare,
     beforeCommit: async (tx, runId) => {
       await tx.query(

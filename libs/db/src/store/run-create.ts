@@ -37,6 +37,8 @@ export interface CreateRunParams {
   requestId: string | null;
   conversationId: string | null;
   shardCount: number;
+  /** W3C `traceparent` of the creating request's span, stored on the run (null: not traced) @default null */
+  traceParent?: string | null;
   /**
    * Called inside the transaction with the definition row locked FOR SHARE; returns the
    * seed or throws (the transaction rolls back and the error propagates).
@@ -274,12 +276,12 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     // uncommitted insert of the same request id makes this statement wait for its outcome.
     const inserted = await tx.query(
       `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                         wake_at, request_id, input, conversation_id, last_seq, created_at)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now()
+                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent)
+       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
-      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId],
+      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null],
     );
     if (!inserted.rowCount) {
       // READ COMMITTED: this later statement sees the twin that won the insert

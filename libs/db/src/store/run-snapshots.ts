@@ -19,6 +19,8 @@ import type { Queryable } from './transaction';
 export interface LoadedSnapshot extends RunSnapshot {
   wakeAt: number | null;
   shard: number;
+  /** the W3C `traceparent` stored at creation (null: the run was not traced) */
+  traceParent: string | null;
 }
 
 /** Options of {@link loadSnapshots}. */
@@ -57,7 +59,7 @@ const LOAD_SQL = `
 WITH target AS (
   SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
          step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
-         plan_graph, wake_at, shard, definition_id, definition_version
+         plan_graph, wake_at, shard, definition_id, definition_version, trace_parent
   FROM runs WHERE id = ANY($1::uuid[])),
 live AS MATERIALIZED (
   SELECT t.tenant_id,
@@ -77,6 +79,7 @@ SELECT
   r.definition_version AS def_version,
   flowline_ms(r.wake_at) AS wake_at,
   r.shard,
+  r.trace_parent,
   live.n AS tenant_live,
   (SELECT coalesce(json_agg(json_build_object(
      'nodeKey', n.node_key, 'kind', n.kind, 'status', n.status, 'attempt', n.attempt,
@@ -109,6 +112,7 @@ interface LoadRow {
   def_version: number;
   wake_at: number | null;
   shard: number;
+  trace_parent: string | null;
   tenant_live: number;
   nodes: NodeRunState[];
   intents: Array<{ id: string; kind: string; nodeKey: string | null; payload: Record<string, unknown> }>;
@@ -164,6 +168,7 @@ export async function loadSnapshots(
       runSlotAvailable,
       wakeAt: row.wake_at,
       shard: row.shard,
+      traceParent: row.trace_parent,
     });
   }
   return out;

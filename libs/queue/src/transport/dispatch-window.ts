@@ -42,7 +42,15 @@ export interface LaneWindowFacts {
 export interface HeldJob {
   name: string;
   data: Wire<WorkItem>;
-  opts: { jobId: string };
+  /** `telemetry.metadata`: the dispatch span's context (bullmq-otel), when the work was traced */
+  opts: { jobId: string; telemetry?: { metadata: string } };
+}
+
+/** Work to hold: the item, its run's tenant and, when traced, its dispatch span's context as BullMQ telemetry metadata. */
+export interface HoldEntry {
+  tenantId: string;
+  item: WorkItem;
+  trace?: string;
 }
 
 /**
@@ -165,10 +173,10 @@ export class WindowStore {
   }
 
   /** Holds `entries` (all of `lane`) and returns the lane's facts, in one round trip. */
-  async hold(lane: Lane, entries: readonly { tenantId: string; item: WorkItem }[]): Promise<LaneWindowFacts> {
+  async hold(lane: Lane, entries: readonly HoldEntry[]): Promise<LaneWindowFacts> {
     const args: (string | number)[] = [this.key(lane, 'q:'), RELEASE_GRACE_MS, `${this.prefix}:${queueNameFor(lane)}:`];
     for (const e of entries) {
-      args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item) }));
+      args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item), trace: e.trace }));
     }
     const raw = (await this.run.flowlineWindowHold(5, ...this.factKeys(lane), this.key(lane, 'items'), ...args)) as unknown[];
     return factsOf(lane, raw);
@@ -191,8 +199,9 @@ export class WindowStore {
     const raw = (await this.run.flowlineWindowRelease(4, ...keys, ...args)) as string[] | null;
     if (raw === null) return null;
     return raw.map((text) => {
-      const held = JSON.parse(text) as { kind: string; data: Wire<WorkItem> };
-      return { name: held.kind, data: held.data, opts: { jobId: jobIdFor(held.data.invocationId) } };
+      const held = JSON.parse(text) as { kind: string; data: Wire<WorkItem>; trace?: string };
+      const jobId = jobIdFor(held.data.invocationId);
+      return { name: held.kind, data: held.data, opts: held.trace === undefined ? { jobId } : { jobId, telemetry: { metadata: held.trace } } };
     });
   }
 

@@ -14,6 +14,12 @@ export interface LaneBacklog {
 
 const WAITING = ['wait', 'prioritized'] as const;
 
+/** The jobs waiting on a lane for a worker (wait + prioritized). */
+export async function readLaneDepth(queue: LaneQueue): Promise<number> {
+  const counts = await queue.getJobCounts(...WAITING);
+  return WAITING.reduce((sum, s) => sum + (counts[s] ?? 0), 0);
+}
+
 /**
  * Reads a lane's backlog at `now` (ms). The oldest job is the tail of each structure: the
  * list end for `wait`, the first member of `prioritized` (FIFO within a

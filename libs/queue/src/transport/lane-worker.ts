@@ -14,7 +14,7 @@
  * QueueEvents stream: every dispatcher would read every event of every job there
  * (added, waiting, active, completed, drained, …) to find the few of its own runs.
  */
-import { Worker, type Job } from 'bullmq';
+import { Worker, type Job, type Telemetry } from 'bullmq';
 import type { RedisConnection } from './connect-redis';
 import { FlowlineNodeError, type Json, type Lane, type WorkItem, type WorkOutcome } from '@flowline/graph';
 import {
@@ -31,7 +31,8 @@ import {
   type Wire,
   type WorkReturn,
 } from '../protocol';
-import { laneWorkerOptions } from './lane-queue';
+import { createLaneQueue, laneWorkerOptions, type LaneQueue } from './lane-queue';
+import { readLaneDepth } from './lane-backlog';
 
 /** A lane job as a worker gets it: work item and return value in their wire form (wire.ts). */
 export type LaneJob = Job<Wire<WorkItem>, Wire<WorkReturn>>;
@@ -91,6 +92,11 @@ export interface LaneWorkerOptions<L extends LaneLogger = LaneLogger> {
   now?: () => number;
   /** how long a call runs before its start is reported (its outcome carries it otherwise). @default DEFAULT_START_REPORT_DELAY_MS */
   startReportDelayMs?: number;
+  /**
+   * BullMQ telemetry (laneTelemetry(), tracing on only): each job is processed inside a
+   * `process <queue>` span continuing its dispatch span. @default none (untraced)
+   */
+  telemetry?: Telemetry;
   /** The lane's typed errors, which its outcome mapping turns into failure classes. */
   errors: {
     cancelled(reason: string | null): Error;
@@ -114,6 +120,10 @@ export interface LaneWorker {
   stop(): Promise<void>;
   /** invocations currently running */
   inFlight(): number;
+  /** epoch ms of the last job this worker took or finished (its creation time before the first): the stall rule's progress */
+  lastProgressAt(): number;
+  /** jobs waiting on this worker's lane, taken by no worker yet (wait + prioritized) */
+  waitingJobs(): Promise<number>;
   readonly worker: Worker<Wire<WorkItem>, Wire<WorkReturn>>;
 }
 
@@ -148,6 +158,9 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
   const pendingWakes = new Set<Promise<void>>();
   const startDelayMs = opts.startReportDelayMs ?? DEFAULT_START_REPORT_DELAY_MS;
   let stopping: Promise<void> | null = null;
+  let lastProgressAt = now();
+  /** read only by readiness once the worker looks idle; shares the caller's connection */
+  let backlogQueue: LaneQueue | null = null;
 
   /** Arms the item's signal; a lane whose nodes start at pickup starts it at `pickedUpAt`. */
   function begin(item: WorkItem, pickedUpAt: number): LaneInvocation {
@@ -225,6 +238,7 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
     concurrency: opts.concurrency,
     autorun: false,
     ...laneWorkerOptions(opts.lockDurationMs),
+    ...(opts.telemetry ? { telemetry: opts.telemetry } : {}),
   });
 
   function report(message: WakeMessageWire): void {
@@ -235,8 +249,15 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
   }
   // The return value is stored before 'completed' fires: a report lost on the way is
   // found by the dispatcher's in-flight check in the job itself.
-  worker.on('completed', (job) => report({ runId: job.returnvalue.runId, ret: job.returnvalue }));
+  worker.on('active', () => {
+    lastProgressAt = now();
+  });
+  worker.on('completed', (job) => {
+    lastProgressAt = now();
+    report({ runId: job.returnvalue.runId, ret: job.returnvalue });
+  });
   worker.on('failed', (job, err) => {
+    lastProgressAt = now();
     const ids = workIdsOf(job?.data);
     log.error({ ...ids, jobId: job?.id, err }, `${lane} job failed: the worker broke`);
     if (ids) report({ runId: ids.runId, failed: { invocationId: ids.invocationId, reason: err.message, at: now() } });
@@ -283,6 +304,7 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
     // fails as stalled and the dispatcher retries the node as Interrupted.
     if (how === 'abandoned') log.warn({ inFlight: running.size }, `abandoning ${lane} calls that ignored their signal`);
     await Promise.all([...pendingWakes]);
+    await backlogQueue?.close();
     await subscriber.quit().catch(() => subscriber.disconnect());
   }
 
@@ -298,5 +320,10 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
       return stopping;
     },
     inFlight: () => running.size,
+    lastProgressAt: () => lastProgressAt,
+    async waitingJobs() {
+      backlogQueue ??= createLaneQueue(opts.redis, lane, prefix);
+      return readLaneDepth(backlogQueue);
+    },
   };
 }

@@ -22,6 +22,7 @@ import {
   type MessageRow,
 } from '@flowline/db';
 import type { Graph } from '@flowline/graph';
+import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { ApiError, NotFoundError } from '../errors';
 import { sendJson } from '../body';
@@ -204,6 +205,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       text: body.text,
       attachments,
       shardCount: deps.limits.shardCount,
+      // the request span's context: the dispatcher's spans of this run's nodes continue its trace
+      traceParent: activeTraceParent(),
       prepare: (def) => {
         const graph = def.planGraph as Graph;
         if (graph.kind !== 'Chat') throw new NotChatDefinitionError();

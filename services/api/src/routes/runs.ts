@@ -15,6 +15,7 @@ import {
   type RunFilter,
 } from '@flowline/db';
 import type { Graph } from '@flowline/graph';
+import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError, RequestIdReusedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
@@ -110,6 +111,8 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       requestId,
       conversationId: body.conversationId ?? null,
       shardCount: deps.limits.shardCount,
+      // the request span's context: the dispatcher's spans of this run's nodes continue its trace
+      traceParent: activeTraceParent(),
       prepare: (def) => {
         const graph = def.planGraph as Graph;
         return {
