@@ -13,3 +13,4 @@ export * from './layout';
 export * from './blockers';
 export * from './watchdog';
 export * from './shard';
+export * from './retention';
