@@ -14,6 +14,8 @@ export const nodeResults = pgTable(
     appliedAt: timestamp('applied_at', { withTimezone: true }),
   },
   (t) => [
+    // retention deletes a pruned run's results, applied or not (0009_retention.sql)
+    index('node_results_run_idx').on(t.runId),
     index('node_results_unapplied_idx')
       .on(t.runId)
       .where(sql`applied_at is null`),
