@@ -5,7 +5,7 @@
  * it), so a test can show exactly which runs' rows are gone.
  */
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
 export interface RunRowsSpec {
   tenantId: string;
@@ -22,8 +22,23 @@ export interface RunRowsSpec {
 /** The tables (besides runs) whose rows name a run by run_id. */
 export const RUN_ROW_TABLES = ['events', 'node_runs', 'intents', 'node_results', 'messages'] as const;
 
-/** Inserts one run and a row naming it in every table of {@link RUN_ROW_TABLES}; returns its id. */
+/** Inserts one run and a row naming it in every table of {@link RUN_ROW_TABLES}, in one transaction; returns its id. */
 export async function insertRunRows(pool: Pool, spec: RunRowsSpec): Promise<string> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const id = await insertRows(client, spec);
+    await client.query('COMMIT');
+    return id;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+async function insertRows(pool: PoolClient, spec: RunRowsSpec): Promise<string> {
   const id = randomUUID();
   const terminal = spec.finishedAt !== null;
   const createdAt = spec.finishedAt ? new Date(spec.finishedAt.getTime() - 60_000) : new Date(Date.now() - 365 * 86_400_000);
