@@ -67,7 +67,7 @@ export const dispatcherOwnOptions = {
     .min(0)
     .max(MAX_RETENTION_DAYS)
     .default(0)
-    .describe(`days a tenant keeps its terminal runs (Completed/Failed/Cancelled, counted from finished_at) before the pruner deletes them with their events, node runs and messages; 0 keeps them forever (0–${MAX_RETENTION_DAYS})`),
+    .describe(`days a tenant keeps its terminal runs (Completed/Failed/Cancelled, counted from finished_at) before the pruner deletes them with their events, node runs and messages; 0 keeps them forever`),
   TENANT_RETENTION_DAYS: z
     .string()
     .default('')
