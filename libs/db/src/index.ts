@@ -34,3 +34,5 @@ export * from './store/operator';
 export * from './store/conversations';
 export { NestedConnectionError, withTransaction, rollback } from './store/transaction';
 export type { Queryable, Tx } from './store/transaction';
+export { pruneExpiredRuns, tenantsWithTerminalRuns, withRetentionLock } from './store/retention';
+export type { PruneCounts } from './store/retention';

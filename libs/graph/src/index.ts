@@ -15,3 +15,4 @@ export * from './watchdog';
 export * from './shard';
 export * from './node-error';
 export * from './fork';
+export * from './retention';

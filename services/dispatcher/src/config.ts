@@ -15,7 +15,7 @@ import {
   opsOptions,
   toCoreOptions,
 } from '@flowline/runtime';
-import { parseTenantWeights, type CoreOptions, type Lane } from '@flowline/graph';
+import { MAX_RETENTION_DAYS, parseTenantRetention, parseTenantWeights, type CoreOptions, type Lane } from '@flowline/graph';
 
 const int = (def: number, min: number, description: string) =>
   z.coerce.number().int().min(min).default(def).describe(description);
@@ -61,6 +61,33 @@ export const dispatcherOwnOptions = {
       }
     })
     .describe("tenants' shares of the dispatch window as tenant=weight pairs (a=3,b=1), weights 1–1000; an unlisted tenant weighs 1"),
+  RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_RETENTION_DAYS)
+    .default(0)
+    .describe(`days a tenant keeps its terminal runs (Completed/Failed/Cancelled, counted from finished_at) before the pruner deletes them with their events, node runs and messages; 0 keeps them forever`),
+  TENANT_RETENTION_DAYS: z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      try {
+        parseTenantRetention(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .describe('per-tenant RETENTION_DAYS as tenant=days pairs (acme=7,beta=90; 0 keeps that tenant\'s runs forever); an unlisted tenant has RETENTION_DAYS'),
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500).describe('most runs the pruner deletes in one statement (its own short transaction)'),
+  RETENTION_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(100).describe('pause between two pruning batches, ms, leaving the database to the tick loops'),
+  RETENTION_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(86_400_000)
+    .default(300_000)
+    .describe('time between two pruning passes, ms (one dispatcher prunes at a time; the others skip the pass)'),
 };
 
 export const dispatcherConfigSchema = defineConfig({

@@ -9,6 +9,7 @@ import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
 import { createDispatcherMetrics, NO_METRICS, type DispatcherReadings } from './metrics';
 import { startDispatcherOps } from './ops';
+import { createRetentionMetrics, NO_RETENTION_METRICS, retentionPolicyOf, startRetention } from './retention';
 
 const config = loadConfig(dispatcherConfigSchema);
 const log = createLogger('dispatcher', { level: config.LOG_LEVEL });
@@ -54,9 +55,11 @@ let draining = false;
 let stuckCounts: () => Readonly<Record<string, number>> | null = () => null;
 let readings: DispatcherReadings | null = null;
 let metrics = NO_METRICS;
+let retentionMetrics = NO_RETENTION_METRICS;
 if (config.OPS_PORT !== undefined) {
   const registry = createMetricsRegistry();
   metrics = createDispatcherMetrics(registry, () => readings);
+  retentionMetrics = createRetentionMetrics(registry);
   const ops = await startDispatcherOps({
     port: config.OPS_PORT,
     registry,
@@ -83,3 +86,14 @@ shutdown.onShutdown(() => {
   draining = true;
 }, 'readiness');
 await dispatcher.start();
+// retention pruner (issue #17): stops before the pool closes (releasers run last-in first-out)
+const retention = startRetention({
+  pool,
+  policy: retentionPolicyOf(config),
+  batchSize: config.RETENTION_BATCH_SIZE,
+  batchPauseMs: config.RETENTION_BATCH_PAUSE_MS,
+  intervalMs: config.RETENTION_INTERVAL_MS,
+  log,
+  metrics: retentionMetrics,
+});
+if (retention) shutdown.onShutdown(() => retention.stop(), 'retention');

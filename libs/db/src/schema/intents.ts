@@ -22,6 +22,8 @@ export const intents = pgTable(
     appliedAt: timestamp('applied_at', { withTimezone: true }),
   },
   (t) => [
+    // retention deletes a pruned run's intents, applied or not (0009_retention.sql)
+    index('intents_run_idx').on(t.runId),
     index('intents_unapplied_idx')
       .on(t.runId, t.createdAt)
       .where(sql`applied_at is null`),

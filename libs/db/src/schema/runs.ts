@@ -10,6 +10,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { TERMINAL_RUN_STATUSES_SQL } from '../store/status-sql';
 
 /**
  * One row per run (RunState of libs/graph/src/planner/types.ts, snake_case).
@@ -83,6 +84,10 @@ export const runs = pgTable(
     index('runs_tenant_status_idx').on(t.tenantId, t.status),
     index('runs_parent_idx').on(t.parentRunId),
     index('runs_definition_idx').on(t.definitionId),
+    // retention (0009_retention.sql): a tenant's terminal runs oldest finished first
+    index('runs_tenant_terminal_finished_idx')
+      .on(t.tenantId, t.finishedAt)
+      .where(sql.raw(`status in (${TERMINAL_RUN_STATUSES_SQL})`)),
     index('runs_tenant_conversation_idx')
       .on(t.tenantId, t.conversationId, t.createdAt.desc(), t.id)
       .where(sql`conversation_id is not null`),

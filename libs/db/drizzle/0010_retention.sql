@@ -1,0 +1,2 @@
+CREATE INDEX "runs_tenant_terminal_finished_idx" ON "runs" USING btree ("tenant_id","finished_at") WHERE status in ('Completed', 'Failed', 'Cancelled');--> statement-breakpoint
+CREATE INDEX "intents_run_idx" ON "intents" USING btree ("run_id");
