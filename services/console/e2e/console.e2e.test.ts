@@ -171,6 +171,9 @@ describe('the console in Chromium against a real cluster', () => {
     await page.locator('.run-title [data-status="Completed"]').waitFor({ timeout: 30_000 });
     const detail = await c.admin.runs.get(forked);
     expect(detail.run.forkedFrom).toEqual({ runId: firstRun, nodeKey: 'merge' });
+    // the new run's view links back to where it was forked from
+    expect(await page.locator(`[data-forked-from="${firstRun}"]`).innerText()).toContain('merge');
+    expect(await page.locator(`tr[data-node-key="review"] [data-reused-from="${firstRun}"]`).count()).toBe(1);
     const byKey = new Map(detail.nodeRuns.map((n) => [n.nodeKey, n]));
     // the decision upstream was reused, not asked again; the forked node ran again
     expect(byKey.get('review')!.reusedFrom).toBe(firstRun);

@@ -58,6 +58,11 @@ const Row = memo(function Row({ n, index, label, selected, now, onSelect }: { n:
       <td className="num">{n.attempt}</td>
       <td className="num">{durationText(n.startedAt, n.finishedAt, now)}</td>
       <td className="small wrap" title={n.reason ?? undefined}>
+        {n.reusedFrom ? (
+          <span className="chip" title={`reused from run ${n.reusedFrom}: not run again in this fork`} data-reused-from={n.reusedFrom}>
+            reused
+          </span>
+        ) : null}
         {n.failureClass !== 'None' ? <span className="failure">{n.failureClass}</span> : null} {n.reason ?? ''}
       </td>
     </tr>

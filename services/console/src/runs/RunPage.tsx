@@ -130,6 +130,15 @@ export function RunPage() {
                 </Link>{' '}
                 · created <Time iso={detail.run.createdAt} now={now} /> · {durationText(detail.run.startedAt, detail.run.finishedAt, now)}
                 {detail.run.conversationId ? <> · conversation <span className="mono">{detail.run.conversationId}</span></> : null}
+                {detail.run.forkedFrom ? (
+                  <>
+                    {' '}
+                    · forked from{' '}
+                    <Link to="/run" search={{ runId: detail.run.forkedFrom.runId, nodeKey: detail.run.forkedFrom.nodeKey }} data-forked-from={detail.run.forkedFrom.runId}>
+                      <span className="mono">{detail.run.forkedFrom.runId.slice(0, 8)}</span> at <span className="mono">{detail.run.forkedFrom.nodeKey}</span>
+                    </Link>
+                  </>
+                ) : null}
                 {detail.run.failureClass !== 'None' ? (
                   <>
                     {' '}

@@ -19,6 +19,14 @@ describe('the node table', () => {
     expect(document.querySelector('.row-spacer')).toBeNull();
   });
 
+  it('marks the node runs a fork reused from its source run', () => {
+    const rows = nodeRuns(3);
+    rows[1] = { ...rows[1]!, reusedFrom: 'source-run' };
+    render(<NodeTable nodeRuns={rows} labels={new Map()} now={0} onSelect={() => undefined} />);
+    expect(document.querySelectorAll('[data-reused-from]')).toHaveLength(1);
+    expect(document.querySelector('tr[data-node-key="n001"] [data-reused-from="source-run"]')?.textContent).toBe('reused');
+  });
+
   it('draws only the rows in view of a long run, spacing out the rest to the whole height', () => {
     const count = 200;
     expect(count).toBeGreaterThan(WINDOW_FROM);
