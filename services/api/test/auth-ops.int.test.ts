@@ -123,6 +123,7 @@ describe('ops', () => {
         'GET /v1/runs/{id}/controls',
         'GET /v1/runs/{id}/blockers',
         'POST /v1/runs/{id}/cancel',
+        'POST /v1/runs/{id}/fork',
         'POST /v1/runs/{id}/nodes/{key}/decide',
         'POST /v1/runs/{id}/nodes/{key}/steer',
         'POST /v1/runs/{id}/pause',

@@ -96,6 +96,7 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/runs', path: () => '/v1/runs' },
   { method: 'GET', template: '/v1/runs/{id}', path: (i) => `/v1/runs/${i.run}` },
   { method: 'POST', template: '/v1/runs/{id}/cancel', path: (i) => `/v1/runs/${i.run}/cancel` },
+  { method: 'POST', template: '/v1/runs/{id}/fork', path: (i) => `/v1/runs/${i.run}/fork`, body: { fromNodeKey: 'llm' } },
   { method: 'GET', template: '/v1/runs/{id}/nodes/{key}', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 'llm'}` },
   {
     method: 'POST',
@@ -222,6 +223,7 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/runs/{id}/events': 200,
       'GET /v1/runs/{id}/controls': 200,
       'GET /v1/runs/{id}/blockers': 200,
+      'POST /v1/runs/{id}/fork': 202,
       'POST /v1/runs/{id}/pause': 202,
       'POST /v1/runs/{id}/step': 202,
       'POST /v1/runs/{id}/resume': 202,
