@@ -58,6 +58,8 @@ export interface AppDeps {
   draining?: () => boolean;
   /** the process's metrics (shared with the live channel); a fresh set when absent */
   metrics?: ApiMetrics;
+  /** BULL_BOARD_WRITE: the queue UI at /admin/queues may retry, clean, promote, pause… jobs @default false (read-only) */
+  bullBoardWrite?: boolean;
 }
 
 /** Hono env: per-request variables. */
