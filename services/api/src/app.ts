@@ -43,7 +43,8 @@ export const OPENAPI_DOCUMENT_CONFIG = {
     version: '1',
     description:
       'Durable workflow graphs: definitions, runs, operator verbs, conversations and the ops probes. ' +
-      'Keyed routes take `Authorization: Bearer <key>`; errors answer `{ error: { code, message, details? } }`.',
+      'Keyed routes take `Authorization: Bearer <key>`; errors answer `{ error: { code, message, details? } }`. ' +
+      'The queue UI (Bull Board) at `/admin/queues` — a key with the `admin` scope — is outside /v1 and not described here.',
   },
   servers: [{ url: '/', description: 'the server that serves this document' }],
 };
