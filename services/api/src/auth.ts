@@ -45,6 +45,21 @@ export function forbiddenMessage(scope: ApiKeyScope): string {
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
+/**
+ * Resolves a key's SHA-256 digest (hex) to its principal in `keys` — a browser session of
+ * the queue UI stores the digest, never the key, and is ended by removing the key.
+ */
+export function createDigestResolver(keys: ApiKeyTable | null): (digestHex: string) => Principal | null {
+  const byDigest = new Map<string, Principal>();
+  for (const [key, grant] of keys ?? []) {
+    byDigest.set(keyDigest(key), typeof grant === 'string' ? { tenant: grant, scopes: TENANT_SCOPE_SET } : { tenant: grant.tenant, scopes: new Set(grant.scopes) });
+  }
+  return (digestHex) => byDigest.get(digestHex) ?? null;
+}
+
+/** The SHA-256 digest (hex) of a key or token: what is stored in its place. */
+export const keyDigest = (key: string): string => digest(key).toString('hex');
+
 /** Resolves `Authorization` headers to principals. `keys` null = single-tenant, no auth. */
 export function createAuthenticator(keys: ApiKeyTable | null): (header: string | undefined) => Principal | null {
   if (keys === null) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKeyGrant } from '@flowline/runtime';
 import { createLaneQueue, type LaneQueue } from '@flowline/queue';
+import { createApp } from '../src/app';
 import type { ApiKeyTable } from '../src/auth';
 import { KEYS, startHarness, type Harness } from './harness';
 
@@ -113,5 +114,96 @@ describe('the queue UI in single-tenant mode (no API_KEYS)', () => {
     } finally {
       await h.close();
     }
+  });
+});
+
+describe('browser sessions of the queue UI (/admin/session)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({}, TABLE, { adminSessionTtlS: 600 });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const cookieOf = (res: Response) => {
+    const set = res.headers.get('set-cookie') ?? '';
+    return { set, pair: set.split(';')[0] ?? '' };
+  };
+  const withCookie = (pair: string) => ({ token: null, headers: { cookie: pair } });
+
+  it('serves a sign-in form that posts the key in the body', async () => {
+    const r = await h.call('GET', '/admin/session', { token: null });
+    expect(r.status).toBe(200);
+    expect(r.body).toContain('<form method="post" action="/admin/session">');
+    expect(r.body).toContain('type="password"');
+  });
+
+  it('signs in a form post with an admin key: 303 to the UI and an HttpOnly SameSite=Strict cookie that opens the UI and its API', async () => {
+    const r = await h.call('POST', '/admin/session', {
+      token: null,
+      raw: new URLSearchParams({ key: ADMIN }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(r.status).toBe(303);
+    expect(r.res.headers.get('location')).toBe('/admin/queues/');
+    const { set, pair } = cookieOf(r.res);
+    expect(set).toMatch(/^flowline_admin_session=[A-Za-z0-9_-]{43};/);
+    expect(set).toMatch(/Max-Age=600/);
+    expect(set).toMatch(/Path=\/admin/);
+    expect(set).toMatch(/HttpOnly/);
+    expect(set).toMatch(/SameSite=Strict/);
+    expect(set).not.toContain(ADMIN);
+
+    expect((await h.call('GET', '/admin/queues', withCookie(pair))).status).toBe(200);
+    const api = await h.call('GET', '/admin/queues/api/queues', withCookie(pair));
+    expect(api.status).toBe(200);
+    expect((api.body.queues as Array<{ name: string }>).map((q) => q.name).sort()).toEqual(['node.llm', 'node.tool']);
+
+    // Redis holds the token's digest → the key's digest, with the TTL; never the token or the key
+    const keys = await h.redis.keys(`${h.prefix}:admin-session:*`);
+    expect(keys.length).toBeGreaterThan(0);
+    const token = pair.split('=')[1] ?? '';
+    for (const k of keys) {
+      expect(k).not.toContain(token);
+      expect(await h.redis.get(k)).not.toContain(ADMIN);
+      const ttl = await h.redis.ttl(k);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(600);
+    }
+  });
+
+  it('signs in with a bearer header (204), and DELETE ends the session', async () => {
+    const r = await h.call('POST', '/admin/session', { token: ADMIN });
+    expect(r.status).toBe(204);
+    const { pair } = cookieOf(r.res);
+    expect((await h.call('GET', '/admin/queues/api/queues', withCookie(pair))).status).toBe(200);
+    expect((await h.call('DELETE', '/admin/session', withCookie(pair))).status).toBe(204);
+    expect((await h.call('GET', '/admin/queues/api/queues', withCookie(pair))).status).toBe(401);
+  });
+
+  it('refuses a sign-in without a key (401), with an unknown key (401) or a key without admin (403), setting no cookie', async () => {
+    const form = (key: string) => ({ token: null, raw: new URLSearchParams({ key }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    for (const [opts, status] of [
+      [{ token: null }, 401],
+      [form('no-such-key'), 401],
+      [form(KEYS.a), 403],
+      [{ token: ADMIN_ONLY_READ }, 403],
+    ] as const) {
+      const r = await h.call('POST', '/admin/session', opts);
+      expect(r.status).toBe(status);
+      expect(r.res.headers.get('set-cookie')).toBeNull();
+    }
+    const big = await h.call('POST', '/admin/session', form('x'.repeat(5_000)));
+    expect(big.status).toBe(413);
+  });
+
+  it('answers 401 to a forged cookie and ends a session whose key was removed from API_KEYS', async () => {
+    expect((await h.call('GET', '/admin/queues/api/queues', withCookie('flowline_admin_session=forged'))).status).toBe(401);
+    const { pair } = cookieOf((await h.call('POST', '/admin/session', { token: ADMIN })).res);
+    // a replica (or a restart) over the same Redis whose API_KEYS no longer lists the key
+    const without = createApp({ ...h.deps, apiKeys: new Map([[KEYS.a, 'tenantA']]) });
+    expect((await without.request('/admin/queues/api/queues', { headers: { cookie: pair } })).status).toBe(401);
+    expect((await h.call('GET', '/admin/queues/api/queues', withCookie(pair))).status).toBe(200);
   });
 });

@@ -3,8 +3,8 @@
  * (`Authorization: Bearer <key>`; no or unknown key → 401) and only for keys holding the
  * `admin` scope (403 otherwise): the lanes are shared, so the UI shows every tenant's jobs.
  * Read-only (Bull Board's per-queue `readOnlyMode`: its write routes answer 405) unless
- * `BULL_BOARD_WRITE=1`. The browser's page navigation sends no bearer header: reach the UI
- * through a proxy that adds it (README "Queue UI").
+ * `BULL_BOARD_WRITE=1`. The browser's page navigation sends no bearer header: a browser
+ * signs in once at `/admin/session` (routes/admin-session.ts) and carries its cookie.
  */
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -12,15 +12,16 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { LANES, createLaneQueue } from '@flowline/queue';
-import { authMiddleware, createAuthenticator, requireScope } from '../auth';
+import { requireScope } from '../auth';
 import type { AppDeps, AppEnv } from '../context';
+import { registerAdminSession } from './admin-session';
 
 /** Where the queue UI is mounted (outside /v1 and the OpenAPI document). */
 export const ADMIN_QUEUES_PATH = '/admin/queues';
 
 /**
- * Mounts Bull Board at {@link ADMIN_QUEUES_PATH} behind the bearer key and the `admin`
- * scope. The lane queues share the app's Redis connection (a BullMQ Queue opens none of
+ * Mounts Bull Board at {@link ADMIN_QUEUES_PATH} behind the bearer key or a session cookie
+ * and the `admin` scope. The lane queues share the app's Redis connection (a BullMQ Queue opens none of
  * its own), so they need no closing beyond that connection's.
  */
 export function registerAdminQueues(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -33,7 +34,7 @@ export function registerAdminQueues(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Flowline queues' } },
   });
-  const authenticate = authMiddleware(createAuthenticator(deps.apiKeys));
+  const authenticate = registerAdminSession(app, deps);
   const admin = requireScope('admin');
   for (const path of [ADMIN_QUEUES_PATH, `${ADMIN_QUEUES_PATH}/*`]) {
     app.use(path, authenticate);
