@@ -44,7 +44,7 @@ export const OPENAPI_DOCUMENT_CONFIG = {
     description:
       'Durable workflow graphs: definitions, runs, operator verbs, conversations and the ops probes. ' +
       'Keyed routes take `Authorization: Bearer <key>`; errors answer `{ error: { code, message, details? } }`. ' +
-      'The queue UI (Bull Board) at `/admin/queues` — a key with the `admin` scope — is outside /v1 and not described here.',
+      'The queue UI (Bull Board) at `/admin/queues` and its browser sign-in `/admin/session` — a key with the `admin` scope — are outside /v1 and not described here.',
   },
   servers: [{ url: '/', description: 'the server that serves this document' }],
 };
