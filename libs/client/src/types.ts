@@ -371,12 +371,12 @@ export interface Health {
 }
 
 /** An API key scope (CONTRACT §8). */
-export type ApiKeyScope = 'read' | 'run' | 'operate' | 'define';
+export type ApiKeyScope = 'read' | 'run' | 'operate' | 'define' | 'admin';
 
 /** `GET /v1/whoami`: who the key acts as. */
 export interface Whoami {
   tenant: string;
-  /** in the order read, run, operate, define */
+  /** in the order read, run, operate, define, admin */
   scopes: ApiKeyScope[];
   /** false when the server runs single-tenant without keys */
   authRequired: boolean;

@@ -83,6 +83,18 @@ describe('config', () => {
     });
   });
 
+  it('grants admin only to an entry that names it (never to a bare entry or *)', () => {
+    const schema = defineConfig(httpOptions);
+    const parsed = parseConfigOrThrow(schema, { API_KEYS: 'ops:k1:admin, ops:k2:*+admin, acme:k3, acme:k4:*, ops:k5:read+admin' }).API_KEYS;
+    expect(parsed).toEqual({
+      k1: { tenant: 'ops', scopes: ['admin'] },
+      k2: { tenant: 'ops', scopes: ['read', 'run', 'operate', 'define', 'admin'] },
+      k3: { tenant: 'acme', scopes: ['read', 'run', 'operate', 'define'] },
+      k4: { tenant: 'acme', scopes: ['read', 'run', 'operate', 'define'] },
+      k5: { tenant: 'ops', scopes: ['read', 'admin'] },
+    });
+  });
+
   it('refuses a malformed API_KEYS naming the option and never printing a key', () => {
     const schema = defineConfig(httpOptions);
     const cases: Array<[string, RegExp]> = [
@@ -91,7 +103,7 @@ describe('config', () => {
       ['tenantA:keyA,tenantB::read', /entry 2 must be tenant:key/],
       [':keyA', /entry 1 must be tenant:key/],
       ['tenantA:keyA:read:run', /entry 1 must be tenant:key/],
-      ['tenantA:keyA:admin', /entry 1 names an unknown or empty scope/],
+      ['tenantA:keyA:root', /entry 1 names an unknown or empty scope/],
       ['tenantA:keyA:read+', /entry 1 names an unknown or empty scope/],
       ['tenantA:keyA:', /entry 1 names an unknown or empty scope/],
       ['a:k1,b:k1', /entry 2 repeats a key/],
@@ -104,7 +116,7 @@ describe('config', () => {
       expect(r.issues[0]).toMatch(/^API_KEYS: /);
       expect(r.issues[0]).toMatch(message);
       expect(r.issues[0]).toMatch(/\(value hidden\)$/);
-      for (const secret of ['keyA', 'k1', 'admin']) expect(r.issues[0]).not.toContain(secret);
+      for (const secret of ['keyA', 'k1', 'root']) expect(r.issues[0]).not.toContain(secret);
       expect(() => parseConfigOrThrow(schema, { API_KEYS: value })).toThrow(ConfigError);
     }
   });

@@ -13,6 +13,7 @@ export {
   toCoreOptions,
   describeOptions,
   API_KEY_SCOPES,
+  TENANT_SCOPES,
   hashTagOf,
 } from './options';
 export type { ApiKeyGrant, ApiKeyScope, RedisClusterSeed } from './options';

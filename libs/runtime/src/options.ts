@@ -73,11 +73,19 @@ export const connectionOptions = {
 };
 
 /**
- * What an API key may do (CONTRACT §8: a key without the route's scope → 403):
+ * The scopes over a key's own tenant (CONTRACT §8: a key without the route's scope → 403):
  * `read` every GET route and the live channel, `run` run starts, chat sends and gate
- * decisions, `operate` the operator verbs and cancel, `define` definition writes.
+ * decisions, `operate` the operator verbs and cancel, `define` definition writes. An entry
+ * without scopes (or `*`) holds these.
  */
-export const API_KEY_SCOPES = ['read', 'run', 'operate', 'define'] as const;
+export const TENANT_SCOPES = ['read', 'run', 'operate', 'define'] as const;
+
+/**
+ * Every scope: the {@link TENANT_SCOPES} plus `admin`, the queue UI at `/admin/queues`. It
+ * shows every tenant's jobs (the BullMQ lanes are shared), so it is held only when an
+ * entry names it — never by a bare entry or `*`.
+ */
+export const API_KEY_SCOPES = [...TENANT_SCOPES, 'admin'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** One `API_KEYS` entry as parsed: the tenant a key names and the scopes it holds. */
@@ -89,19 +97,20 @@ export interface ApiKeyGrant {
 const isScope = (s: string): s is ApiKeyScope => (API_KEY_SCOPES as readonly string[]).includes(s);
 
 /**
- * One entry, `tenant:key` or `tenant:key:scope+scope…` (`*` = every scope, as is an entry
- * without scopes). Returns the problem instead when malformed. Messages name the entry by
+ * One entry, `tenant:key` or `tenant:key:scope+scope…` (`*` = every tenant scope, as is an
+ * entry without scopes; `admin` only when named). Returns the problem instead when malformed. Messages name the entry by
  * its position only: a key (or a key mistyped into the scope slot) is never echoed.
  */
 function parseApiKeyEntry(entry: string, position: number): { key: string; grant: ApiKeyGrant } | string {
   const parts = entry.split(':').map((p) => p.trim());
   const [tenant, key, scopeList] = parts;
   if (parts.length > 3 || !tenant || !key) return `entry ${position} must be tenant:key or tenant:key:scope+scope`;
-  if (scopeList === undefined || scopeList === '*') return { key, grant: { tenant, scopes: API_KEY_SCOPES } };
+  if (scopeList === undefined || scopeList === '*') return { key, grant: { tenant, scopes: TENANT_SCOPES } };
   const named = scopeList.split('+').map((s) => s.trim());
-  if (!named.every(isScope)) {
-    return `entry ${position} names an unknown or empty scope (scopes: ${API_KEY_SCOPES.join(', ')}, or * for all)`;
+  if (!named.every((s) => s === '*' || isScope(s))) {
+    return `entry ${position} names an unknown or empty scope (scopes: ${API_KEY_SCOPES.join(', ')}, or * for ${TENANT_SCOPES.join(', ')})`;
   }
+  if (named.includes('*')) named.push(...TENANT_SCOPES);
   return { key, grant: { tenant, scopes: API_KEY_SCOPES.filter((s) => named.includes(s)) } };
 }
 
@@ -134,7 +143,7 @@ const apiKeys = z
   })
   .optional()
   .describe(
-    'tenant:key or tenant:key:scope+scope entries (scopes read, run, operate, define; none or * = all), comma-separated; unset = single tenant "default" without auth',
+    'tenant:key or tenant:key:scope+scope entries (scopes read, run, operate, define, admin; none or * = read+run+operate+define, admin only when named, e.g. ops:k1:*+admin), comma-separated; unset = single tenant "default" without auth',
   );
 
 /** HTTP options of the API service. */

@@ -2,7 +2,7 @@
  * The Hono app: middleware order is load-bearing —
  * keep-alive guard (an unread body is drained or the connection closed) → metrics → the
  * request's span (tracing on, tracing.ts) → auth
- * (/v1 only; 401) → the route's scope check (403, route-scopes.ts) → the tenant's rate limit
+ * (/v1 and /admin/queues; 401) → the route's scope check (403, route-scopes.ts) → the tenant's rate limit
  * (429, edge/rate-limit.ts) → 413 body limit → lossless JSON parse → zod route validators.
  * Every error leaves through the one `onError` mapping (errors.ts).
  */
@@ -29,6 +29,7 @@ import { registerRunRoutes } from './routes/runs';
 import { registerStreamRoute } from './routes/stream';
 import { registerWhoamiRoute } from './routes/whoami';
 import { registerConsole } from './console';
+import { registerAdminQueues } from './routes/admin-queues';
 
 /**
  * The OpenAPI document's header. `servers` is relative: the document describes the server
@@ -42,7 +43,8 @@ export const OPENAPI_DOCUMENT_CONFIG = {
     version: '1',
     description:
       'Durable workflow graphs: definitions, runs, operator verbs, conversations and the ops probes. ' +
-      'Keyed routes take `Authorization: Bearer <key>`; errors answer `{ error: { code, message, details? } }`.',
+      'Keyed routes take `Authorization: Bearer <key>`; errors answer `{ error: { code, message, details? } }`. ' +
+      'The queue UI (Bull Board) at `/admin/queues` and its browser sign-in `/admin/session` — a key with the `admin` scope — are outside /v1 and not described here.',
   },
   servers: [{ url: '/', description: 'the server that serves this document' }],
 };
@@ -115,5 +117,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.doc31('/openapi.json', OPENAPI_DOCUMENT_CONFIG);
   app.get('/docs', swaggerUI({ url: '/openapi.json' }));
   if (deps.consoleDir) registerConsole(app, deps.consoleDir);
+  // the queue UI: bearer key with the admin scope, outside /v1 and this document
+  registerAdminQueues(app, deps);
   return app;
 }

@@ -3,12 +3,14 @@
  * request is scoped to and the scopes it holds. No or unknown key → 401 (always first);
  * a key without the route's scope ({@link ROUTE_SCOPES}) → 403 `Forbidden`; another
  * tenant's resource → 404 (the routes' tenant-scoped reads). Without configured keys the
- * API is single-tenant (`default`), open, and every request holds every scope.
+ * API is single-tenant (`default`), open, and every request holds every scope (`admin`
+ * included: the queue UI is as open as the rest of that API). A bare tenant grant holds
+ * the tenant scopes only; `admin` is held only when a key's entry names it.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { API_KEY_SCOPES, type ApiKeyGrant, type ApiKeyScope } from '@flowline/runtime';
+import { API_KEY_SCOPES, TENANT_SCOPES, type ApiKeyGrant, type ApiKeyScope } from '@flowline/runtime';
 import { ApiError, UnauthorizedError } from './errors';
 import type { AppEnv } from './context';
 import { ErrorSchema, jsonContent } from './schemas';
@@ -17,7 +19,7 @@ import { ROUTE_SCOPES, routeName, scopedRoutes } from './route-scopes';
 /** The tenant of single-tenant mode. */
 export const DEFAULT_TENANT = 'default';
 
-/** key → grant; a bare string is a tenant whose key holds every scope. */
+/** key → grant; a bare string is a tenant whose key holds every tenant scope (not `admin`). */
 export type ApiKeyTable = ReadonlyMap<string, ApiKeyGrant | string>;
 
 /** Who a request (or socket) acts as. */
@@ -27,6 +29,7 @@ export interface Principal {
 }
 
 const ALL_SCOPES: ReadonlySet<ApiKeyScope> = new Set(API_KEY_SCOPES);
+const TENANT_SCOPE_SET: ReadonlySet<ApiKeyScope> = new Set(TENANT_SCOPES);
 
 /** A key that authenticates but lacks the scope the route (or live event) needs. */
 export class ForbiddenError extends ApiError {
@@ -42,6 +45,21 @@ export function forbiddenMessage(scope: ApiKeyScope): string {
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
+/**
+ * Resolves a key's SHA-256 digest (hex) to its principal in `keys` — a browser session of
+ * the queue UI stores the digest, never the key, and is ended by removing the key.
+ */
+export function createDigestResolver(keys: ApiKeyTable | null): (digestHex: string) => Principal | null {
+  const byDigest = new Map<string, Principal>();
+  for (const [key, grant] of keys ?? []) {
+    byDigest.set(keyDigest(key), typeof grant === 'string' ? { tenant: grant, scopes: TENANT_SCOPE_SET } : { tenant: grant.tenant, scopes: new Set(grant.scopes) });
+  }
+  return (digestHex) => byDigest.get(digestHex) ?? null;
+}
+
+/** The SHA-256 digest (hex) of a key or token: what is stored in its place. */
+export const keyDigest = (key: string): string => digest(key).toString('hex');
+
 /** Resolves `Authorization` headers to principals. `keys` null = single-tenant, no auth. */
 export function createAuthenticator(keys: ApiKeyTable | null): (header: string | undefined) => Principal | null {
   if (keys === null) {
@@ -50,7 +68,7 @@ export function createAuthenticator(keys: ApiKeyTable | null): (header: string |
   }
   const table = [...keys].map(([key, grant]) => ({
     hash: digest(key),
-    principal: typeof grant === 'string' ? { tenant: grant, scopes: ALL_SCOPES } : { tenant: grant.tenant, scopes: new Set(grant.scopes) },
+    principal: typeof grant === 'string' ? { tenant: grant, scopes: TENANT_SCOPE_SET } : { tenant: grant.tenant, scopes: new Set(grant.scopes) },
   }));
   return (header) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
@@ -78,7 +96,7 @@ export function authMiddleware(resolve: (header: string | undefined) => Principa
 const scopeChecks = new WeakSet<object>();
 
 /** Answers 403 unless the authenticated key holds `scope`. */
-function requireScope(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
+export function requireScope(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
   const check: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (!c.get('scopes').has(scope)) throw new ForbiddenError(scope);
     await next();

@@ -33,6 +33,17 @@ export const apiConfigSchema = defineConfig({
     .min(1)
     .optional()
     .describe("directory of the console's built assets served at /console (default: services/console/dist of this checkout)"),
+  BULL_BOARD_WRITE: z
+    .enum(['0', '1'])
+    .default('0')
+    .describe('1 lets the queue UI (/admin/queues, admin-scoped keys) retry, clean, promote and pause jobs; 0 = read-only'),
+  ADMIN_SESSION_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(86_400)
+    .default(3_600)
+    .describe('lifetime of a queue UI browser session (POST /admin/session sets its cookie), s'),
   STREAM_POLL_MS: z.coerce.number().int().min(20).max(10_000).default(250).describe('SSE poll of the events table, ms'),
 });
 

@@ -58,6 +58,10 @@ export interface AppDeps {
   draining?: () => boolean;
   /** the process's metrics (shared with the live channel); a fresh set when absent */
   metrics?: ApiMetrics;
+  /** BULL_BOARD_WRITE: the queue UI at /admin/queues may retry, clean, promote, pause… jobs @default false (read-only) */
+  bullBoardWrite?: boolean;
+  /** ADMIN_SESSION_TTL_S: lifetime of a queue UI browser session, s @default 3600 */
+  adminSessionTtlS?: number;
 }
 
 /** Hono env: per-request variables. */

@@ -8,7 +8,7 @@ import { pageLimit, requireUuid } from './present';
 import { pingKind } from './routes/stream';
 
 describe('authenticator', () => {
-  const all = ['read', 'run', 'operate', 'define'];
+  const tenantScopes = ['read', 'run', 'operate', 'define'];
   const auth = createAuthenticator(new Map<string, ApiKeyGrant | string>([['k1', 'tenantA'], ['k2', { tenant: 'tenantB', scopes: ['read'] }]]));
   const seen = (header: string | undefined) => {
     const p = auth(header);
@@ -16,7 +16,8 @@ describe('authenticator', () => {
   };
 
   it('maps a bearer key to its tenant and scopes and refuses missing, unknown or malformed headers', () => {
-    expect(seen('Bearer k1')).toEqual({ tenant: 'tenantA', scopes: all });
+    // a bare tenant grant holds every tenant scope, never admin (the queue UI sees every tenant)
+    expect(seen('Bearer k1')).toEqual({ tenant: 'tenantA', scopes: tenantScopes });
     expect(seen('bearer k2')).toEqual({ tenant: 'tenantB', scopes: ['read'] });
     expect(auth(undefined)).toBeNull();
     expect(auth('Bearer nope')).toBeNull();
@@ -24,9 +25,9 @@ describe('authenticator', () => {
     expect(auth('Bearer k1 extra')).toBeNull();
   });
 
-  it('answers the default tenant with every scope for every request when no keys are configured', () => {
+  it('answers the default tenant with every scope, admin included, for every request when no keys are configured', () => {
     const p = createAuthenticator(null)(undefined);
-    expect(p && { tenant: p.tenant, scopes: [...p.scopes] }).toEqual({ tenant: DEFAULT_TENANT, scopes: all });
+    expect(p && { tenant: p.tenant, scopes: [...p.scopes] }).toEqual({ tenant: DEFAULT_TENANT, scopes: [...tenantScopes, 'admin'] });
   });
 });
 

@@ -80,6 +80,8 @@ const app = createApp({
   logger,
   consoleDir: cfg.CONSOLE_DIST_DIR ?? fileURLToPath(new URL('../../console/dist', import.meta.url)),
   edge: toEdgeOptions(edgeCfg),
+  bullBoardWrite: cfg.BULL_BOARD_WRITE === '1',
+  adminSessionTtlS: cfg.ADMIN_SESSION_TTL_S,
 });
 
 const server = serve({ fetch: app.fetch, port: cfg.PORT }, (info) => {

@@ -13,7 +13,7 @@ import { errorResponses, jsonContent } from '../schemas';
 const WhoamiSchema = z
   .object({
     tenant: z.string(),
-    scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: 'what this key may do, in the order read, run, operate, define' }),
+    scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: 'what this key may do, in the order read, run, operate, define, admin' }),
     authRequired: z.boolean().openapi({ description: 'false when the server runs single-tenant without keys (API_KEYS unset)' }),
   })
   .openapi('Whoami');
