@@ -3,7 +3,7 @@
  * start carries a `requestId` chosen when the dialog opened (a double click or a re-sent
  * request is the same start). A refusal (invalid input, schema, size) is shown as answered.
  */
-import { useId, useMemo, useState } from 'react';
+import { useId, useMemo } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import type { DefinitionSummary } from '@flowline/client';
@@ -11,23 +11,17 @@ import { useDefinition } from '../api/queries';
 import { newOperationId } from '../api/operation';
 import { useClient } from '../session/session';
 import { Dialog } from '../ui/Dialog';
+import { JsonField, useJsonText } from '../ui/JsonField';
 import { Loading, RefusalNote } from '../ui/primitives';
 import { defaultInputOf } from './graph-doc';
 
 function InputForm({ definition, initial, onClose }: { definition: DefinitionSummary; initial: string; onClose(): void }) {
   const client = useClient();
   const navigate = useNavigate();
-  const [text, setText] = useState(initial);
+  const field = useJsonText(initial, true);
+  const { parsed } = field;
   const requestId = useMemo(newOperationId, []);
   const id = useId();
-  const parsed = useMemo(() => {
-    if (text.trim() === '') return { ok: true as const, value: undefined };
-    try {
-      return { ok: true as const, value: JSON.parse(text) as unknown };
-    } catch (err) {
-      return { ok: false as const, error: (err as Error).message };
-    }
-  }, [text]);
   const start = useMutation({
     mutationFn: (input: unknown) =>
       client.runs.start(definition.id, { requestId, ...(input !== undefined ? { input } : {}) }, { idempotencyKey: requestId }),
@@ -40,20 +34,7 @@ function InputForm({ definition, initial, onClose }: { definition: DefinitionSum
         if (parsed.ok) start.mutate(parsed.value);
       }}
     >
-      <label htmlFor={id}>Run input (JSON)</label>
-      <textarea
-        id={id}
-        className="json-input"
-        rows={10}
-        spellCheck={false}
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        aria-invalid={!parsed.ok || undefined}
-        aria-describedby={`${id}-help`}
-      />
-      <p id={`${id}-help`} className={parsed.ok ? 'muted small' : 'field-error'}>
-        {parsed.ok ? 'Empty means no input. Prefilled from the Start node’s defaultInput.' : `Not JSON: ${parsed.error}`}
-      </p>
+      <JsonField id={id} label="Run input (JSON)" rows={10} field={field} help="Empty means no input. Prefilled from the Start node’s defaultInput." />
       <RefusalNote error={start.error} title="The run was not started" />
       <div className="dialog-actions">
         <button type="button" className="btn btn-ghost" onClick={onClose}>

@@ -5,12 +5,13 @@
  * The fork goes out under its own `Idempotency-Key`; a refusal stays in the dialog; on
  * success `onForked` gets the new run (the run view opens it).
  */
-import { useId, useMemo, useState } from 'react';
+import { useId, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import type { ForkRunBody } from '@flowline/client';
 import { newOperationId } from '../api/operation';
 import { useClient } from '../session/session';
 import { Dialog } from '../ui/Dialog';
+import { JsonField, useJsonText } from '../ui/JsonField';
 import { RefusalNote } from '../ui/primitives';
 
 export function ForkDialog(props: { runId: string; nodeKey: string; input: unknown; onClose(): void; onForked(runId: string): void }) {
@@ -19,14 +20,8 @@ export function ForkDialog(props: { runId: string; nodeKey: string; input: unkno
   const id = useId();
   const [editInput, setEditInput] = useState(false);
   const [failedOnly, setFailedOnly] = useState(false);
-  const [text, setText] = useState(() => JSON.stringify(input ?? {}, null, 2));
-  const parsed = useMemo(() => {
-    try {
-      return { ok: true as const, value: JSON.parse(text) as unknown };
-    } catch (err) {
-      return { ok: false as const, error: (err as Error).message };
-    }
-  }, [text]);
+  const field = useJsonText(JSON.stringify(input ?? {}, null, 2));
+  const { parsed } = field;
   // one id per dialog: a retried submit of the same fork is the same act
   const [operationId] = useState(newOperationId);
   const fork = useMutation({
@@ -55,20 +50,13 @@ export function ForkDialog(props: { runId: string; nodeKey: string; input: unkno
         </label>
         {editInput ? (
           <>
-            <label htmlFor={`${id}-input`}>Input</label>
-            <textarea
+            <JsonField
               id={`${id}-input`}
-              className="json-input"
+              label="Input"
               rows={10}
-              spellCheck={false}
-              value={text}
-              onChange={(e) => setText(e.target.value)}
-              aria-invalid={!parsed.ok || undefined}
-              aria-describedby={`${id}-help`}
+              field={field}
+              help="Replaces the input member of the node’s input document (for the Start node: the run input)."
             />
-            <p id={`${id}-help`} className={parsed.ok ? 'muted small' : 'field-error'}>
-              {parsed.ok ? 'Replaces the input member of the node’s input document (for the Start node: the run input).' : `Not JSON: ${parsed.error}`}
-            </p>
           </>
         ) : null}
         <label className="option-check">
