@@ -49,15 +49,7 @@ export function ForkDialog(props: { runId: string; nodeKey: string; input: unkno
           <input type="checkbox" checked={editInput} disabled={failedOnly} onChange={(e) => setEditInput(e.target.checked)} /> Run the node with an edited input
         </label>
         {editInput ? (
-          <>
-            <JsonField
-              id={`${id}-input`}
-              label="Input"
-              rows={10}
-              field={field}
-              help="Replaces the input member of the node’s input document (for the Start node: the run input)."
-            />
-          </>
+          <JsonField id={`${id}-input`} label="Input" rows={10} field={field} help="Replaces the input member of the node’s input document (for the Start node: the run input)." />
         ) : null}
         <label className="option-check">
           <input type="checkbox" checked={failedOnly} disabled={editInput} onChange={(e) => setFailedOnly(e.target.checked)} /> Only what failed: keep the branches and
