@@ -8,7 +8,7 @@ describe('the short chaos run on a Redis Cluster', () => {
       runs: 20,
       seconds: 8,
       killEveryMs: 3000,
-      // the only tool worker dies inside a 2 s call (the `slow` shape), the dispatcher with runs in flight
+      // the only tool worker dies inside a 5 s call (the `slow` shape), the dispatcher with runs in flight
       shapes: ['retry', 'pause', 'fanout', 'cancel', 'slow'],
       kills: [{ label: 'dispatcher-1' }, { label: 'worker-tool-1', whileRunning: 'slow' }],
       redisCluster: true,

@@ -5,7 +5,7 @@
 import type { Json, JsonObject } from '@flowline/graph';
 
 export type Shape = 'retry' | 'pause' | 'fanout' | 'cancel' | 'llm' | 'slow';
-/** The shapes a workload mixes by default; `llm` only when an LLM worker runs. `slow` (a 2 s tool call a fault can land in) is mixed in on request. */
+/** The shapes a workload mixes by default; `llm` only when an LLM worker runs. `slow` (a 5 s tool call a fault can land in) is mixed in on request. */
 export const SHAPES: readonly Shape[] = ['retry', 'pause', 'fanout', 'cancel', 'llm'];
 
 /** Attempts per Tool node: kills interrupt attempts, so leave room beyond test_fail's one failure. */
@@ -78,8 +78,10 @@ export function graphOf(shape: Shape): JsonObject {
       return { schemaVersion: 1, nodes: [start, ask, effect('fx_a'), end], edges: chain(['start', 'ask', 'fx_a', 'end']) };
     }
     case 'slow': {
-      // an effect, then a 2 s tool call: long enough for a kill -9 to land inside it
-      const slow: Json = { key: 'slow', kind: 'Tool', maxAttempts: MAX_ATTEMPTS, config: { toolName: 'wait', arguments: { ms: 2000 } } };
+      // an effect, then a 5 s tool call: long enough for a kill -9 to land inside it even when
+      // the harness sees the node Running late (its row turns Running a tick after the worker
+      // took the job; at 2 s a loaded CI host sometimes killed the worker after the call returned)
+      const slow: Json = { key: 'slow', kind: 'Tool', maxAttempts: MAX_ATTEMPTS, config: { toolName: 'wait', arguments: { ms: 5000 } } };
       return { schemaVersion: 1, nodes: [start, effect('fx_a'), slow, end], edges: chain(['start', 'fx_a', 'slow', 'end']) };
     }
     case 'cancel': {
