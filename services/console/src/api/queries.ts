@@ -4,7 +4,7 @@
  * `['run', runId]` refreshes everything about a run.
  */
 import { replaceEqualDeep, useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import type { DefinitionSummary, FlowlineClient, RunDetail } from '@flowline/client';
+import type { DefinitionSummary, FailureClass, FlowlineClient, RunDetail } from '@flowline/client';
 import { useClient } from '../session/session';
 import type { RunsSearch } from '../app/search';
 import { runEventLog } from '../live/run-events';
@@ -62,7 +62,8 @@ export function useRunPages(filter: RunsSearch) {
   const client = useClient();
   return useInfiniteQuery({
     queryKey: keys.runs(filter),
-    queryFn: ({ pageParam }) => client.runs.list({ ...filter, limit: 50, ...(pageParam ? { cursor: pageParam } : {}) }),
+    queryFn: ({ pageParam }) =>
+      client.runs.list({ ...filter, failureClass: filter.failureClass as FailureClass | undefined, limit: 50, ...(pageParam ? { cursor: pageParam } : {}) }),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.nextCursor,
     refetchInterval: LIST_POLL_MS,

@@ -9,7 +9,24 @@ export interface RunsSearch {
   status?: string;
   definitionId?: string;
   conversationId?: string;
+  failureClass?: string;
+  /** metadata pairs `key:value`, each must be on the run */
+  metadata?: string[];
 }
+
+/** A metadata pair as the runs filter takes it: `key:value` (the key holds no colon). */
+export function parseMetadataPair(text: string): { key: string; value: string } | null {
+  const at = text.indexOf(':');
+  if (at <= 0) return null;
+  const key = text.slice(0, at).trim();
+  const value = text.slice(at + 1).trim();
+  return key && value ? { key, value } : null;
+}
+
+const pairs = (v: unknown): string[] | undefined => {
+  const list = (Array.isArray(v) ? v : [v]).map(str).filter((x): x is string => x !== undefined && parseMetadataPair(x) !== null);
+  return list.length > 0 ? [...new Set(list)] : undefined;
+};
 
 export const RUN_TABS = ['nodes', 'blockers', 'events', 'output'] as const;
 export type RunTab = (typeof RUN_TABS)[number];
@@ -36,7 +53,13 @@ function defined<T extends object>(o: T): T {
 }
 
 export function parseRunsSearch(s: Record<string, unknown>): RunsSearch {
-  return defined({ status: str(s.status), definitionId: str(s.definitionId), conversationId: str(s.conversationId) });
+  return defined({
+    status: str(s.status),
+    definitionId: str(s.definitionId),
+    conversationId: str(s.conversationId),
+    failureClass: str(s.failureClass),
+    metadata: pairs(s.metadata),
+  });
 }
 
 export function parseRunSearch(s: Record<string, unknown>): RunSearch {

@@ -20,6 +20,7 @@ import { EventsTab } from './EventsTab';
 import { NodePanel } from './NodePanel';
 import { NodeTable } from './NodeTable';
 import { RunActions } from './RunActions';
+import { RunFacts } from './RunFacts';
 import { EdgePanel } from './EdgePanel';
 
 const route = getRouteApi('/run');
@@ -146,6 +147,7 @@ export function RunPage() {
                   </>
                 ) : null}
               </p>
+              <RunFacts run={detail.run} />
             </div>
             <div className="run-head-right" data-live-mode={live.mode}>
               <RunActions run={detail.run} />

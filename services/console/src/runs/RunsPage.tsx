@@ -7,14 +7,85 @@
 import { useId, useState } from 'react';
 import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import type { RunSummary } from '@flowline/client';
-import type { RunsSearch } from '../app/search';
+import { parseMetadataPair, type RunsSearch } from '../app/search';
 import { useDefinitionIndex, useRunPages } from '../api/queries';
+import { useCan } from '../session/session';
 import { StatusBadge } from '../ui/status';
 import { EmptyState, RefusalNote, ShortId, SkeletonRows, Time, durationText } from '../ui/primitives';
+import { BulkDialog } from './BulkDialog';
+import { bulkFilterOf } from './bulk';
 
 const route = getRouteApi('/runs');
 
 const STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Completed', 'Failed', 'Cancelling', 'Cancelled'];
+const FAILURE_CLASSES = [
+  'NodeFailed',
+  'Timeout',
+  'AttemptsExhausted',
+  'OutputTooLarge',
+  'GateRejected',
+  'ValidationFailed',
+  'Cancelled',
+  'Interrupted',
+  'CapacityRejected',
+  'Internal',
+];
+
+function isFiltered(s: RunsSearch): boolean {
+  return !!(s.status || s.definitionId || s.conversationId || s.failureClass || (s.metadata?.length ?? 0) > 0);
+}
+
+/** The metadata filter: `key:value` pairs as removable chips; Enter adds the typed pair. */
+function MetadataFilter({ pairs, onChange, id }: { pairs: string[]; onChange(next: string[]): void; id: string }) {
+  const [text, setText] = useState('');
+  const [bad, setBad] = useState(false);
+  const add = () => {
+    const t = text.trim();
+    if (!t) return;
+    if (!parseMetadataPair(t)) return setBad(true);
+    setBad(false);
+    setText('');
+    if (!pairs.includes(t)) onChange([...pairs, t]);
+  };
+  return (
+    <div className="field">
+      <label htmlFor={id}>Metadata</label>
+      <div className="chip-input">
+        {pairs.map((p) => (
+          <span key={p} className="chip" data-metadata-filter={p}>
+            {p}
+            <button type="button" className="chip-remove" aria-label={`Remove filter ${p}`} onClick={() => onChange(pairs.filter((x) => x !== p))}>
+              ×
+            </button>
+          </span>
+        ))}
+        <input
+          id={id}
+          value={text}
+          placeholder="key:value ⏎"
+          aria-invalid={bad || undefined}
+          aria-describedby={bad ? `${id}-bad` : undefined}
+          onChange={(e) => {
+            setText(e.target.value);
+            setBad(false);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') {
+              e.preventDefault();
+              add();
+            }
+          }}
+          onBlur={add}
+        />
+      </div>
+      {bad ? (
+        <span id={`${id}-bad`} className="field-error" role="alert">
+          Write a pair as key:value
+        </span>
+      ) : null}
+    </div>
+  );
+}
 
 function Filters({ search }: { search: RunsSearch }) {
   const navigate = useNavigate({ from: '/runs' });
@@ -22,7 +93,9 @@ function Filters({ search }: { search: RunsSearch }) {
   const [conversation, setConversation] = useState(search.conversationId ?? '');
   const id = useId();
   const set = (patch: Partial<RunsSearch>) =>
-    void navigate({ search: (prev) => Object.fromEntries(Object.entries({ ...prev, ...patch }).filter(([, v]) => v)) as RunsSearch });
+    void navigate({
+      search: (prev) => Object.fromEntries(Object.entries({ ...prev, ...patch }).filter(([, v]) => (Array.isArray(v) ? v.length > 0 : v))) as RunsSearch,
+    });
   return (
     <form
       className="filters"
@@ -55,6 +128,18 @@ function Filters({ search }: { search: RunsSearch }) {
         </select>
       </div>
       <div className="field">
+        <label htmlFor={`${id}-failure`}>Failure</label>
+        <select id={`${id}-failure`} value={search.failureClass ?? ''} onChange={(e) => set({ failureClass: e.target.value || undefined })}>
+          <option value="">Any failure</option>
+          {FAILURE_CLASSES.map((f) => (
+            <option key={f} value={f}>
+              {f}
+            </option>
+          ))}
+        </select>
+      </div>
+      <MetadataFilter id={`${id}-meta`} pairs={search.metadata ?? []} onChange={(metadata) => set({ metadata })} />
+      <div className="field">
         <label htmlFor={`${id}-conv`}>Conversation</label>
         <input
           id={`${id}-conv`}
@@ -64,7 +149,7 @@ function Filters({ search }: { search: RunsSearch }) {
           onBlur={() => set({ conversationId: conversation.trim() || undefined })}
         />
       </div>
-      {search.status || search.definitionId || search.conversationId ? (
+      {isFiltered(search) ? (
         <button
           type="button"
           className="btn btn-ghost btn-sm"
@@ -108,6 +193,11 @@ function RunRow({ run, definitionName, now }: { run: RunSummary; definitionName:
         {/* the failure class where the status does not already say it (a Cancelled run's is Cancelled), then why */}
         {run.failureClass !== 'None' && run.failureClass !== run.status ? <span className="failure">{run.failureClass}</span> : null}
         {run.reason ? <span className="run-reason"> {run.reason}</span> : null}
+        {Object.entries(run.metadata ?? {}).map(([k, v]) => (
+          <span key={k} className="chip chip-meta" title="metadata">
+            {k}:{v}
+          </span>
+        ))}
       </td>
     </tr>
   );
@@ -119,7 +209,10 @@ export function RunsPage() {
   const defs = useDefinitionIndex();
   const items = runs.data?.pages.flatMap((p) => p.items) ?? [];
   const now = runs.dataUpdatedAt || Date.now();
-  const filtered = !!(search.status || search.definitionId || search.conversationId);
+  const filtered = isFiltered(search);
+  const canOperate = useCan('operate');
+  const bulkFilter = bulkFilterOf(search);
+  const [bulkOpen, setBulkOpen] = useState(false);
   return (
     <div className="page">
       <div className="page-head">
@@ -127,10 +220,24 @@ export function RunsPage() {
           <h1>Runs</h1>
           <p className="muted">Newest first · updates live</p>
         </div>
-        <Link to="/definitions" className="btn btn-primary">
-          Start a run
-        </Link>
+        <div className="action-row">
+          {canOperate ? (
+            <button
+              type="button"
+              className="btn"
+              disabled={!bulkFilter}
+              title={bulkFilter ? undefined : 'Filter the list first: a bulk action applies to the runs the filters match'}
+              onClick={() => setBulkOpen(true)}
+            >
+              Act on matching runs…
+            </button>
+          ) : null}
+          <Link to="/definitions" className="btn btn-primary">
+            Start a run
+          </Link>
+        </div>
       </div>
+      {bulkOpen && bulkFilter ? <BulkDialog filter={bulkFilter} onClose={() => setBulkOpen(false)} /> : null}
       <Filters search={search} key={search.conversationId ?? ''} />
       <RefusalNote error={runs.error} title="Could not list runs" />
       <div className="card table-card">
