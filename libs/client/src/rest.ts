@@ -250,8 +250,8 @@ export function createRestClient(o: RestClientOptions) {
     /** `POST /v1/runs/bulk`: `{ count }` for a dry run, else 202 `{ bulkId, count }` (a tracked background job) */
     bulk: <B extends BulkActionBody>(b: B, opts?: ActOptions) =>
       call<B['dryRun'] extends true ? { count: number } : { bulkId: string; count: number }>('POST', '/v1/runs/bulk', b, undefined, idem(opts)),
-    /** `GET /v1/runs/bulk/{bulkId}`: the job's status and counts */
-    bulkProgress: (bulkId: string) => call<BulkJob>('GET', `/v1/runs/bulk/${id(bulkId)}`),
+    /** `GET /v1/bulk-jobs/{bulkId}`: the job's status and counts */
+    bulkProgress: (bulkId: string) => call<BulkJob>('GET', `/v1/bulk-jobs/${id(bulkId)}`),
     /** `GET /v1/runs/{id}`: summary, node runs, output, pinned graph */
     get: (runId: string) => call<RunDetail>('GET', run(runId)),
     /** `GET /v1/runs/{id}/blockers`: what each non-terminal node waits for ("why isn't this run moving?") */

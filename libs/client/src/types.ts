@@ -310,7 +310,7 @@ export interface BulkActionBody {
   failedOnly?: boolean;
 }
 
-/** `GET /v1/runs/bulk/{bulkId}`: a bulk action job's progress. */
+/** `GET /v1/bulk-jobs/{bulkId}`: a bulk action job's progress. */
 export interface BulkJob {
   bulkId: string;
   action: BulkActionBody['action'];

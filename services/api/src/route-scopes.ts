@@ -51,7 +51,7 @@ export const ROUTE_SCOPES = {
   'POST /v1/runs/{id}/nodes/{key}/steer': 'operate',
   'POST /v1/runs/{id}/fork': 'operate',
   'POST /v1/runs/bulk': 'operate',
-  'GET /v1/runs/bulk/{bulkId}': 'read',
+  'GET /v1/bulk-jobs/{bulkId}': 'read',
 
   'GET /v1/conversations': 'read',
   'POST /v1/conversations/{id}/messages': 'run',

@@ -137,7 +137,7 @@ async function bulkCall(body: unknown, token: string = KEYS.a, headers?: Record<
 async function jobDone(bulkId: string, token: string = KEYS.a): Promise<Body> {
   return waitFor(
     async () => {
-      const res = await h.call('GET', `/v1/runs/bulk/${bulkId}`, { token });
+      const res = await h.call('GET', `/v1/bulk-jobs/${bulkId}`, { token });
       return res.body.status === 'Completed' || res.body.status === 'Failed' ? res.body : false;
     },
     { timeoutMs: 20_000, intervalMs: 50, description: `bulk job ${bulkId} finished` },
@@ -341,9 +341,9 @@ describe('POST /v1/runs/bulk', () => {
     expect((await bulkCall({ action: 'cancel', filter: { metadata: { t: tag } }, dryRun: true })).body).toEqual({ count: 0 });
     const sub = await bulkCall({ action: 'cancel', filter: { metadata: { t: tag } } }, KEYS.b);
     expect(sub.body.count).toBe(1);
-    expect((await h.call('GET', `/v1/runs/bulk/${sub.body.bulkId}`)).status).toBe(404);
-    expect((await h.call('GET', `/v1/runs/bulk/${randomUUID()}`, { token: KEYS.b })).status).toBe(404);
-    expect((await h.call('GET', '/v1/runs/bulk/not-a-uuid', { token: KEYS.b })).status).toBe(404);
+    expect((await h.call('GET', `/v1/bulk-jobs/${sub.body.bulkId}`)).status).toBe(404);
+    expect((await h.call('GET', `/v1/bulk-jobs/${randomUUID()}`, { token: KEYS.b })).status).toBe(404);
+    expect((await h.call('GET', '/v1/bulk-jobs/not-a-uuid', { token: KEYS.b })).status).toBe(404);
     expect((await jobDone(sub.body.bulkId, KEYS.b)).done).toBe(1);
   });
 

@@ -2,7 +2,7 @@
  * Bulk actions by filter (issue #17): `POST /v1/runs/bulk` answers the count of runs the
  * filter matches AND the action applies to — as a dry run, or by submitting a tracked job
  * (202 `{bulkId, count}`) that the dispatchers work through in the background — and
- * `GET /v1/runs/bulk/{bulkId}` its progress. The request's rules are libs/graph
+ * `GET /v1/bulk-jobs/{bulkId}` its progress. The request's rules are libs/graph
  * `checkBulkRequest`; the set of runs is fixed at submission by the store.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -51,7 +51,7 @@ const submitRoute = createRoute({
 });
 
 const progressRoute = createRoute({
-  method: 'get', path: '/v1/runs/bulk/{bulkId}', tags, security,
+  method: 'get', path: '/v1/bulk-jobs/{bulkId}', tags, security,
   operationId: 'getBulkJob', summary: 'Progress of a bulk action job',
   request: { params: BulkIdParam },
   responses: { 200: jsonContent(BulkJobSchema, 'the job: status and counts'), ...errorResponses },
@@ -70,7 +70,7 @@ function present(job: BulkJobRow) {
   };
 }
 
-/** Registers the bulk routes on `app` (before the run routes: `/v1/runs/bulk/…` is not a run id). */
+/** Registers the bulk routes on `app` (before the run routes: `/v1/runs/bulk` is not a run id). The progress route lives outside `/v1/runs/`: `/v1/runs/bulk/{bulkId}` would be ambiguous with `/v1/runs/{id}/events` and the other run sub-routes. */
 export function registerBulkRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const maxRuns = deps.limits.maxBulkRuns ?? DEFAULT_MAX_BULK_RUNS;
 
@@ -99,7 +99,7 @@ export function registerBulkRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
     if (res.kind === 'tooMany') throw new BulkTooLargeError(maxRuns);
     if (res.kind === 'requestIdReused') throw new BulkRequestIdReusedError(res.job.id);
     if (res.kind === 'created') deps.logger.info({ bulkId: res.job.id, action, total: res.job.total }, 'bulk action submitted');
-    return sendJson(202, { bulkId: res.job.id, count: res.job.total }, { location: `/v1/runs/bulk/${res.job.id}` });
+    return sendJson(202, { bulkId: res.job.id, count: res.job.total }, { location: `/v1/bulk-jobs/${res.job.id}` });
   });
 
   app.openapi(progressRoute, async (c) => {
