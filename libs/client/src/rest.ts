@@ -36,6 +36,9 @@ import type {
   RunControls,
   RunBlockers,
   ForkRunBody,
+  BulkActionBody,
+  BulkJob,
+  RunSearchQuery,
   RunForked,
   ActOptions,
   Conversation,
@@ -108,7 +111,16 @@ export interface StreamOptions {
   signal?: AbortSignal;
 }
 
-type Query = Record<string, string | number | undefined>;
+type Query = Record<string, string | number | readonly string[] | undefined>;
+
+/** A run search as query parameters: lists repeated, a metadata object as `key:value` pairs. */
+function searchQuery(q: RunSearchQuery & { limit?: number; cursor?: string }): Query {
+  const { metadata, status, ...rest } = q;
+  const out: Query = { ...rest };
+  if (status !== undefined) out.status = Array.isArray(status) ? status.join(',') : (status as string);
+  if (metadata !== undefined) out.metadata = Array.isArray(metadata) ? metadata : Object.entries(metadata).map(([k, v]) => `${k}:${v}`);
+  return out;
+}
 
 /** Creates the REST client. */
 export function createRestClient(o: RestClientOptions) {
@@ -118,8 +130,8 @@ export function createRestClient(o: RestClientOptions) {
   function urlOf(path: string, query?: Query): string {
     const qs = query
       ? Object.entries(query)
-          .filter((e): e is [string, string | number] => e[1] !== undefined)
-          .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+          .filter((e): e is [string, string | number | readonly string[]] => e[1] !== undefined)
+          .flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(k)}=${encodeURIComponent(String(x))}`))
           .join('&')
       : '';
     return `${base}${path}${qs ? `?${qs}` : ''}`;
@@ -232,9 +244,14 @@ export function createRestClient(o: RestClientOptions) {
         undefined,
         opts.idempotencyKey !== undefined ? { 'idempotency-key': opts.idempotencyKey } : undefined,
       ),
-    /** `GET /v1/runs`, newest first */
-    list: (q: { status?: Named<RunStatus>; definitionId?: string; conversationId?: string; limit?: number; cursor?: string } = {}) =>
-      call<Page<RunSummary>>('GET', '/v1/runs', undefined, q),
+    /** `GET /v1/runs`, newest first, filtered by the search members (issue #17) */
+    list: (q: Omit<RunSearchQuery, 'status'> & { status?: Named<RunStatus> | RunStatus[]; limit?: number; cursor?: string } = {}) =>
+      call<Page<RunSummary>>('GET', '/v1/runs', undefined, searchQuery(q as RunSearchQuery)),
+    /** `POST /v1/runs/bulk`: `{ count }` for a dry run, else 202 `{ bulkId, count }` (a tracked background job) */
+    bulk: <B extends BulkActionBody>(b: B, opts?: ActOptions) =>
+      call<B['dryRun'] extends true ? { count: number } : { bulkId: string; count: number }>('POST', '/v1/runs/bulk', b, undefined, idem(opts)),
+    /** `GET /v1/bulk-jobs/{bulkId}`: the job's status and counts */
+    bulkProgress: (bulkId: string) => call<BulkJob>('GET', `/v1/bulk-jobs/${id(bulkId)}`),
     /** `GET /v1/runs/{id}`: summary, node runs, output, pinned graph */
     get: (runId: string) => call<RunDetail>('GET', run(runId)),
     /** `GET /v1/runs/{id}/blockers`: what each non-terminal node waits for ("why isn't this run moving?") */

@@ -184,6 +184,11 @@ export interface RunSummary {
    * API; optional in this type so summaries built by hand (test fakes) need not name it.
    */
   forkedFrom?: { runId: string; nodeKey: string } | null;
+  /**
+   * string key/values given at start (searchable, stored unencrypted), {} when none. Always
+   * sent by the API; optional in this type like `forkedFrom`.
+   */
+  metadata?: Record<string, string>;
 }
 
 /** One node run of `GET /v1/runs/{id}` (§8). */
@@ -256,6 +261,68 @@ export interface StartRunBody {
   requestId?: string;
   input?: unknown;
   conversationId?: string;
+  /** run metadata: string key/values (MAX_RUN_METADATA_KEYS keys of 1–64 letters, digits, _ - .), searchable */
+  metadata?: Record<string, string>;
+}
+
+/** `GET /v1/runs` search (issue #17): every member optional, all ANDed. */
+export interface RunSearchQuery {
+  /** any of these statuses */
+  status?: RunStatus | RunStatus[];
+  definitionId?: string;
+  definitionVersion?: number;
+  failureClass?: FailureClass;
+  /** `key:value` pairs (or a `{key: value}` object), each on the run */
+  metadata?: string[] | Record<string, string>;
+  /** RFC 3339; at or after */
+  createdAfter?: string;
+  /** RFC 3339; strictly before */
+  createdBefore?: string;
+  finishedAfter?: string;
+  finishedBefore?: string;
+  conversationId?: string;
+}
+
+/** The filter of a bulk action: the search members as JSON (at least one). */
+export interface RunSearchFilter {
+  status?: RunStatus | RunStatus[];
+  definitionId?: string;
+  definitionVersion?: number;
+  failureClass?: FailureClass;
+  metadata?: Record<string, string>;
+  createdAfter?: string;
+  createdBefore?: string;
+  finishedAfter?: string;
+  finishedBefore?: string;
+  conversationId?: string;
+}
+
+/** `POST /v1/runs/bulk` body. */
+export interface BulkActionBody {
+  action: 'cancel' | 'retry-failed' | 'resume' | 'fork';
+  filter: RunSearchFilter;
+  /** answer `{ count }` only, writing nothing */
+  dryRun?: boolean;
+  requestId?: string;
+  /** fork only */
+  fromNodeKey?: string;
+  /** fork only */
+  failedOnly?: boolean;
+}
+
+/** `GET /v1/bulk-jobs/{bulkId}`: a bulk action job's progress. */
+export interface BulkJob {
+  bulkId: string;
+  action: BulkActionBody['action'];
+  status: 'Pending' | 'Running' | 'Completed' | 'Failed';
+  /** runs the job applies to, fixed at submission */
+  total: number;
+  /** runs applied, or with nothing left to do */
+  done: number;
+  /** runs the action was refused on */
+  failed: number;
+  createdAt: string;
+  updatedAt: string;
 }
 
 /** `POST /v1/runs/{id}/fork` body. */

@@ -36,3 +36,6 @@ export { NestedConnectionError, withTransaction, rollback } from './store/transa
 export type { Queryable, Tx } from './store/transaction';
 export { pruneExpiredRuns, tenantsWithTerminalRuns, withRetentionLock } from './store/retention';
 export type { PruneCounts } from './store/retention';
+export { claimBulkJob, countBulkCandidates, failedNodesOf, getBulkJob, nextBulkRuns, recordBulkBatch, submitBulkJob } from './store/bulk-jobs';
+export type { BulkJobRow, BulkRunResult, SubmitBulkParams, SubmitBulkResult } from './store/bulk-jobs';
+export { runSearchSql } from './store/run-search';

@@ -168,6 +168,9 @@ export const coreOptions = {
   MAX_OUTPUT_JSON_BYTES: int().min(1).default(262_144).describe('largest output envelope, UTF-8 bytes'),
   MAX_RUN_INPUT_BYTES: int().min(1).default(65_536).describe('largest run input, UTF-8 bytes'),
   MAX_STEERS_PER_NODE: int().min(0).default(5).describe('steering messages accepted per node'),
+  MAX_RUN_METADATA_KEYS: int().min(0).max(256).default(16).describe('most metadata keys on one run (keys: 1–64 letters, digits, _ - .)'),
+  MAX_RUN_METADATA_VALUE_CHARS: int().min(1).max(4096).default(256).describe('longest run metadata value, characters'),
+  MAX_BULK_RUNS: int().min(1).max(10_000_000).default(100_000).describe('most runs one bulk action (POST /v1/runs/bulk) may apply to; a filter matching more is refused'),
   CANCEL_DRAIN_GRACE_MS: int()
     .min(100)
     .max(86_400_000)

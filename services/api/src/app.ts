@@ -25,6 +25,7 @@ import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
 import { registerBlockerRoutes } from './routes/blockers';
 import { registerForkRoutes } from './routes/fork';
+import { registerBulkRoutes } from './routes/bulk';
 import { registerRunRoutes } from './routes/runs';
 import { registerStreamRoute } from './routes/stream';
 import { registerWhoamiRoute } from './routes/whoami';
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerOpsRoutes(app, deps, metrics.registry);
   registerToolRoutes(app, deps);
   registerDefinitionRoutes(app, deps);
+  registerBulkRoutes(app, withMetrics);
   registerRunRoutes(app, withMetrics);
   registerBlockerRoutes(app, deps);
   registerForkRoutes(app, withMetrics);

@@ -4,7 +4,7 @@
 import type { Pool } from 'pg';
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
-import type { ToolCatalog } from '@flowline/graph';
+import type { MetadataLimits, ToolCatalog } from '@flowline/graph';
 import type { ApiKeyScope } from '@flowline/runtime';
 import type { ApiKeyTable } from './auth';
 import type { EdgeOptions } from './edge/config';
@@ -37,6 +37,10 @@ export interface ApiLimits {
   maxSteersPerNode: number;
   /** MAX_CONCURRENT_RUNS (the run-slot blocker reads it) @default 100 */
   maxConcurrentRuns?: number;
+  /** MAX_RUN_METADATA_KEYS, MAX_RUN_METADATA_VALUE_CHARS @default { maxKeys: 16, maxValueChars: 256 } */
+  metadata?: MetadataLimits;
+  /** MAX_BULK_RUNS: most runs one bulk action applies to @default 100000 */
+  maxBulkRuns?: number;
 }
 
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */

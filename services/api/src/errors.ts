@@ -167,3 +167,17 @@ export function errorResponse(err: unknown): { status: number; body: ErrorBody }
   }
   return { status: 500, body: { error: { code: 'Internal', message: 'internal error' } } };
 }
+
+/** Run metadata that breaks a rule (issue #17); details name each key: `{ key: 'metadata.<key>', message }`. */
+export class MetadataInvalidError extends ApiError {
+  constructor(details: Issue[]) {
+    super(400, 'MetadataInvalid', `run metadata is invalid: ${details.map((d) => d.key).join(', ')}`, details);
+  }
+}
+
+/** A bulk action whose filter matches more runs than MAX_BULK_RUNS. */
+export class BulkTooLargeError extends ApiError {
+  constructor(limit: number) {
+    super(400, 'BulkTooLarge', `the filter matches more than MAX_BULK_RUNS (${limit}) runs the action applies to; narrow it`, [{ key: 'filter', message: `over ${limit} runs` }]);
+  }
+}

@@ -74,6 +74,8 @@ const app = createApp({
     streamPollMs: cfg.STREAM_POLL_MS,
     maxSteersPerNode: core.maxSteersPerNode,
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
+    metadata: { maxKeys: cfg.MAX_RUN_METADATA_KEYS, maxValueChars: cfg.MAX_RUN_METADATA_VALUE_CHARS },
+    maxBulkRuns: cfg.MAX_BULK_RUNS,
   },
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
   queuePrefix: cfg.QUEUE_PREFIX,

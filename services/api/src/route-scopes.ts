@@ -50,6 +50,8 @@ export const ROUTE_SCOPES = {
   'PUT /v1/runs/{id}/nodes/{key}/input': 'operate',
   'POST /v1/runs/{id}/nodes/{key}/steer': 'operate',
   'POST /v1/runs/{id}/fork': 'operate',
+  'POST /v1/runs/bulk': 'operate',
+  'GET /v1/bulk-jobs/{bulkId}': 'read',
 
   'GET /v1/conversations': 'read',
   'POST /v1/conversations/{id}/messages': 'run',

@@ -173,10 +173,19 @@ export const GraphDescriptorSchema = z
   })
   .openapi('GraphDescriptor');
 
+/** Run metadata (issue #17): string key/values, searchable, stored unencrypted. */
+export const RunMetadataSchema = z.record(z.string(), z.string()).openapi('RunMetadata', {
+  description:
+    'string key/values given at start (MAX_RUN_METADATA_KEYS keys, each 1–64 letters, digits, _ - . starting with a letter or digit; values up to ' +
+    'MAX_RUN_METADATA_VALUE_CHARS characters). Stored NOT encrypted: they are searchable (GET /v1/runs?metadata=k:v). Kept by a fork, not given to child runs.',
+  example: { batch: 'nightly-42', customer: 'acme' },
+});
+
 export const StartRunBody = z.object({
   requestId: z.string().min(1).max(200).optional(),
   input: JsonSchema.optional(),
   conversationId: z.string().min(1).max(128).optional(),
+  metadata: z.unknown().optional().openapi({ type: 'object', additionalProperties: { type: 'string' }, description: 'run metadata (RunMetadata); a bad key or value answers 400 MetadataInvalid naming it' }),
 });
 
 export const RunIdSchema = z.object({ runId: z.string() }).openapi('RunAccepted');
@@ -222,17 +231,78 @@ export const RunSummarySchema = z
       .object({ runId: z.string(), nodeKey: z.string() })
       .nullable()
       .openapi({ description: 'the run and node this run was forked from (POST /v1/runs/{id}/fork), else null' }),
+    metadata: RunMetadataSchema,
   })
   .openapi('RunSummary');
 
-export const RunListQuery = PageQuery.extend({
-  status: RunStatusSchema.optional(),
+const StringOrList = z.union([z.string(), z.array(z.string())]);
+
+/** The run search members as query parameters (issue #17); a bad value answers 400 ValidationFailed keyed by its name. */
+export const RunSearchQuery = z.object({
+  status: StringOrList.optional().openapi({ description: 'one or more run statuses: repeated, or comma-separated (status=Failed,Cancelled)', example: 'Failed' }),
   definitionId: z.string().optional(),
+  definitionVersion: z.string().optional().openapi({ description: 'the pinned definition version (positive integer)', example: '2' }),
+  failureClass: z.string().optional().openapi({ description: "the run's failure class (FailureClass)", example: 'Timeout' }),
+  metadata: StringOrList.optional().openapi({ description: 'metadata pairs key:value, repeated; each must be on the run (containment)', example: 'batch:nightly-42' }),
+  createdAfter: z.string().optional().openapi({ description: 'RFC 3339; created at or after', format: 'date-time' }),
+  createdBefore: z.string().optional().openapi({ description: 'RFC 3339; created strictly before', format: 'date-time' }),
+  finishedAfter: z.string().optional().openapi({ description: 'RFC 3339; finished at or after (unfinished runs never match)', format: 'date-time' }),
+  finishedBefore: z.string().optional().openapi({ description: 'RFC 3339; finished strictly before (unfinished runs never match)', format: 'date-time' }),
   conversationId: z
     .string()
     .optional()
     .openapi({ description: 'only runs bound to this conversation (client-chosen id, 1–128 characters)' }),
 });
+
+export const RunListQuery = PageQuery.merge(RunSearchQuery);
+
+/** The filter of a bulk action: the run search members as JSON. */
+export const RunSearchFilter = z
+  .object({
+    status: z.union([RunStatusSchema, z.array(RunStatusSchema)]).optional(),
+    definitionId: z.string().optional(),
+    definitionVersion: z.number().int().positive().optional(),
+    failureClass: FailureClassSchema.optional(),
+    metadata: RunMetadataSchema.optional(),
+    createdAfter: Timestamp.optional(),
+    createdBefore: Timestamp.optional(),
+    finishedAfter: Timestamp.optional(),
+    finishedBefore: Timestamp.optional(),
+    conversationId: z.string().optional(),
+  })
+  // strict: a misspelt member is refused, never dropped (it would widen the action)
+  .strict()
+  .openapi('RunSearchFilter', { description: 'run search members, ANDed; at least one. Ranges are half-open (…After inclusive, …Before exclusive).' });
+
+export const BulkBody = z
+  .object({
+    action: z.enum(['cancel', 'retry-failed', 'resume', 'fork']).openapi({
+      description:
+        'cancel: live runs (the cancel intent); retry-failed: Failed runs (a retry of each Failed node); resume: paused live runs; fork: top-level runs (a new run each, from fromNodeKey)',
+    }),
+    filter: RunSearchFilter,
+    dryRun: z.boolean().optional().openapi({ description: 'answer 200 {count} without writing anything' }),
+    requestId: z.string().min(1).max(200).optional(),
+    fromNodeKey: z.string().optional().openapi({ description: 'fork only: the node to fork each run from' }),
+    failedOnly: z.boolean().optional().openapi({ description: 'fork only: as POST /v1/runs/{id}/fork' }),
+  })
+  .openapi('BulkActionBody');
+
+export const BulkDryRunSchema = z.object({ count: z.number().int() }).openapi('BulkDryRun');
+export const BulkAcceptedSchema = z.object({ bulkId: z.string(), count: z.number().int() }).openapi('BulkAccepted');
+export const BulkJobSchema = z
+  .object({
+    bulkId: z.string(),
+    action: z.string(),
+    status: z.enum(['Pending', 'Running', 'Completed', 'Failed']),
+    total: z.number().int().openapi({ description: 'runs the job applies to, fixed at submission (the dry run count)' }),
+    done: z.number().int().openapi({ description: 'runs the verb was applied to, or that had nothing left to do' }),
+    failed: z.number().int().openapi({ description: 'runs the verb was refused on (the run changed since submission)' }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('BulkJob');
+export const BulkIdParam = z.object({ bulkId: z.string().openapi({ param: { name: 'bulkId', in: 'path' }, format: 'uuid' }) });
 
 export const RunListSchema = z
   .object({ items: z.array(RunSummarySchema), nextCursor: z.string().nullable() })

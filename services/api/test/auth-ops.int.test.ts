@@ -124,6 +124,8 @@ describe('ops', () => {
         'GET /v1/runs/{id}/blockers',
         'POST /v1/runs/{id}/cancel',
         'POST /v1/runs/{id}/fork',
+        'POST /v1/runs/bulk',
+        'GET /v1/bulk-jobs/{bulkId}',
         'POST /v1/runs/{id}/nodes/{key}/decide',
         'POST /v1/runs/{id}/nodes/{key}/steer',
         'POST /v1/runs/{id}/pause',

@@ -97,6 +97,8 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/runs/{id}', path: (i) => `/v1/runs/${i.run}` },
   { method: 'POST', template: '/v1/runs/{id}/cancel', path: (i) => `/v1/runs/${i.run}/cancel` },
   { method: 'POST', template: '/v1/runs/{id}/fork', path: (i) => `/v1/runs/${i.run}/fork`, body: { fromNodeKey: 'llm' } },
+  { method: 'POST', template: '/v1/runs/bulk', path: () => '/v1/runs/bulk', body: { action: 'cancel', filter: { status: 'Failed' }, dryRun: true } },
+  { method: 'GET', template: '/v1/bulk-jobs/{bulkId}', path: () => `/v1/bulk-jobs/${UNKNOWN}` },
   { method: 'GET', template: '/v1/runs/{id}/nodes/{key}', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 'llm'}` },
   {
     method: 'POST',

@@ -81,6 +81,10 @@ export const dispatcherOwnOptions = {
     .describe('per-tenant RETENTION_DAYS as tenant=days pairs (acme=7,beta=90; 0 keeps that tenant\'s runs forever); an unlisted tenant has RETENTION_DAYS'),
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500).describe('most runs the pruner deletes in one statement (its own short transaction)'),
   RETENTION_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(100).describe('pause between two pruning batches, ms, leaving the database to the tick loops'),
+  BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100).describe('runs a bulk action job applies its verb to between two recorded checkpoints (outcomes, counts, cursor, lease renewal)'),
+  BULK_LEASE_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000).describe('lease of a dispatcher on a bulk action job, renewed by every batch; an expired lease lets another dispatcher resume the job'),
+  BULK_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(0).describe('pause between two bulk action batches, ms, leaving the database to the tick loops'),
+  BULK_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(1000).describe('how often an idle dispatcher looks for an open bulk action job, ms'),
   RETENTION_INTERVAL_MS: z.coerce
     .number()
     .int()

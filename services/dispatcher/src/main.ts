@@ -9,6 +9,7 @@ import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
 import { createDispatcherMetrics, NO_METRICS, type DispatcherReadings } from './metrics';
 import { startDispatcherOps } from './ops';
+import { startBulkRunner } from './bulk-jobs';
 import { createRetentionMetrics, NO_RETENTION_METRICS, retentionPolicyOf, startRetention } from './retention';
 
 const config = loadConfig(dispatcherConfigSchema);
@@ -97,3 +98,17 @@ const retention = startRetention({
   metrics: retentionMetrics,
 });
 if (retention) shutdown.onShutdown(() => retention.stop(), 'retention');
+// bulk actions by filter (issue #17): any replica claims an open job under a lease
+const bulk = startBulkRunner({
+  pool,
+  redis,
+  queuePrefix: config.QUEUE_PREFIX,
+  shardCount: config.SHARD_COUNT,
+  owner: dispatcher.id,
+  batchSize: config.BULK_BATCH_SIZE,
+  leaseMs: config.BULK_LEASE_MS,
+  batchPauseMs: config.BULK_BATCH_PAUSE_MS,
+  pollMs: config.BULK_POLL_MS,
+  log,
+});
+shutdown.onShutdown(() => bulk.stop(), 'bulk-jobs');

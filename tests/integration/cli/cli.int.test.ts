@@ -283,6 +283,31 @@ describe('flowline runs', () => {
     expect(watched.out).toMatch(new RegExp(`^run ${runId} Cancelled`, 'm'));
   }, 60_000);
 
+  it('starts runs with --metadata, searches them with list flags, and counts and submits a bulk cancel by filter', async () => {
+    const def = (await cli('definitions', 'create', 'gate', file('gate4.json', gateGraph))).out.trim();
+    const tag = `cli-${Date.now()}`;
+    const a = (await cli('runs', 'start', def, '--metadata', `batch=${tag}`, '--metadata', 'team=ops')).out.trim();
+    const b = (await cli('runs', 'start', def, '--metadata', `batch=${tag}`)).out.trim();
+    const listed = JSON.parse((await cli('--json', 'runs', 'list', '--metadata', `batch=${tag}`, '--metadata', 'team=ops')).out);
+    expect(listed.items.map((r: { id: string }) => r.id)).toEqual([a]);
+    expect(listed.items[0].metadata).toEqual({ batch: tag, team: 'ops' });
+    const both = JSON.parse((await cli('--json', 'runs', 'list', '--metadata', `batch=${tag}`, '--status', 'Pending,Running,WaitingForApproval', '--definition-version', '1')).out);
+    expect(both.items.map((r: { id: string }) => r.id).sort()).toEqual([a, b].sort());
+    const badFlag = await cli('runs', 'list', '--failure-class', 'Oops');
+    expect(badFlag.code).toBe(1);
+    expect(badFlag.err).toMatch(/^ValidationFailed: /);
+    expect(await cli('runs', 'bulk', 'cancel', '--metadata', `batch=${tag}`, '--dry-run')).toMatchObject({ code: 0, out: '2 runs\n' });
+    const submitted = JSON.parse((await cli('--json', 'runs', 'bulk', 'cancel', '--metadata', `batch=${tag}`, '--request-id', tag)).out);
+    expect(submitted).toEqual({ bulkId: expect.any(String), count: 2 });
+    const status = JSON.parse((await cli('--json', 'runs', 'bulk-status', submitted.bulkId)).out);
+    expect(status).toMatchObject({ bulkId: submitted.bulkId, action: 'cancel', total: 2 });
+    const empty = await cli('runs', 'bulk', 'cancel');
+    expect(empty.code).toBe(1);
+    expect(empty.err).toMatch(/^ValidationFailed: /);
+    await cli('runs', 'cancel', a);
+    await cli('runs', 'cancel', b);
+  }, 60_000);
+
   it('forks a run from a node with an edited input, following the new run; an unknown node is refused with its code', async () => {
     const def = (await cli('definitions', 'create', 'gate', file('gate3.json', gateGraph))).out.trim();
     const runId = (await cli('runs', 'start', def)).out.trim();

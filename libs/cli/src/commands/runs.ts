@@ -1,6 +1,6 @@
-/** `flowline runs start | list | get | events | cancel | fork | watch`. */
-import type { Command } from 'commander';
-import type { RunDetail } from '@flowline/client';
+/** `flowline runs start | list | get | events | cancel | fork | bulk | bulk-status | watch`. */
+import { InvalidArgumentError, type Command } from 'commander';
+import type { BulkActionBody, RunDetail, RunSearchFilter } from '@flowline/client';
 import { jsonArgument, nonNegativeInt, positiveInt } from '../args';
 import { compact, eventLine, fields, table } from '../format';
 import { followRun } from '../follow';
@@ -65,6 +65,54 @@ function runView(d: RunDetail): string {
 
 const TIMEOUT_HELP = 'give up after this many seconds (0: no limit)';
 
+/** `--metadata k=v`, repeatable: collected into an object (split at the first `=`). */
+function metadataPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`'${value}' is not key=value`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+/** The search options shared by `runs list` and `runs bulk`. */
+function searchOptions(c: Command): Command {
+  return c
+    .option('--status <statuses>', 'only runs in one of these statuses, comma-separated (e.g. Failed,Cancelled)')
+    .option('--definition <id>', 'only runs of this definition')
+    .option('--definition-version <n>', 'only runs pinned to this definition version', positiveInt)
+    .option('--failure-class <class>', 'only runs failed with this class (e.g. Timeout)')
+    .option('--metadata <key=value>', 'only runs with this metadata pair (repeatable: every pair)', metadataPair)
+    .option('--created-after <time>', 'created at or after (RFC 3339)')
+    .option('--created-before <time>', 'created strictly before (RFC 3339)')
+    .option('--finished-after <time>', 'finished at or after (RFC 3339)')
+    .option('--finished-before <time>', 'finished strictly before (RFC 3339)')
+    .option('--conversation <id>', 'only runs bound to this conversation');
+}
+
+interface SearchFlags {
+  status?: string;
+  definition?: string;
+  definitionVersion?: number;
+  failureClass?: string;
+  metadata?: Record<string, string>;
+  createdAfter?: string;
+  createdBefore?: string;
+  finishedAfter?: string;
+  finishedBefore?: string;
+  conversation?: string;
+}
+
+/** The search flags as a filter (the server checks the values and names a bad one). */
+function filterOf(o: SearchFlags): RunSearchFilter {
+  const f: Record<string, unknown> = {};
+  if (o.status) f.status = o.status.split(',').map((x) => x.trim()).filter(Boolean);
+  if (o.definition) f.definitionId = o.definition;
+  if (o.definitionVersion !== undefined) f.definitionVersion = o.definitionVersion;
+  if (o.failureClass) f.failureClass = o.failureClass;
+  if (o.metadata) f.metadata = o.metadata;
+  for (const k of ['createdAfter', 'createdBefore', 'finishedAfter', 'finishedBefore'] as const) if (o[k]) f[k] = o[k];
+  if (o.conversation) f.conversationId = o.conversation;
+  return f as RunSearchFilter;
+}
+
 export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
   const runs = program.command('runs').description('executions of definitions');
 
@@ -74,14 +122,16 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
     .argument('<definitionId>', 'definition id')
     .option('--input <json>', 'run input: inline JSON or @file')
     .option('--request-id <id>', 'idempotency key: the same key starts the same run')
+    .option('--metadata <key=value>', 'run metadata pair, searchable (repeatable)', metadataPair)
     .option('--wait', 'follow the run over the live channel until it is terminal')
     .option('--timeout <seconds>', TIMEOUT_HELP, nonNegativeInt, 0)
     .action(
-      wrap(async (definitionId: string, o: { input?: string; requestId?: string; wait?: boolean; timeout: number }) => {
+      wrap(async (definitionId: string, o: { input?: string; requestId?: string; metadata?: Record<string, string>; wait?: boolean; timeout: number }) => {
         const input = o.input !== undefined ? await jsonArgument(o.input, s.io.cwd, '--input') : undefined;
         const { runId } = await s.client().runs.start(definitionId, {
           ...(input !== undefined ? { input } : {}),
           ...(o.requestId ? { requestId: o.requestId } : {}),
+          ...(o.metadata ? { metadata: o.metadata } : {}),
         });
         if (!o.wait) {
           s.print({ runId }, () => `${runId}\n`);
@@ -92,18 +142,14 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
       }),
     );
 
-  runs
-    .command('list')
-    .description('list runs, newest first')
-    .option('--status <status>', 'only runs in this status (e.g. Running, Completed)')
-    .option('--definition <id>', 'only runs of this definition')
+  searchOptions(runs.command('list').description('list and search runs, newest first'))
     .option('--limit <n>', 'page size (the API clamps it to 200)', positiveInt)
     .option('--cursor <cursor>', 'the next page, from a previous listing')
     .action(
-      wrap(async (o: { status?: string; definition?: string; limit?: number; cursor?: string }) => {
+      wrap(async (o: SearchFlags & { limit?: number; cursor?: string }) => {
+        const f = filterOf(o);
         const page = await s.client().runs.list({
-          ...(o.status ? { status: o.status } : {}),
-          ...(o.definition ? { definitionId: o.definition } : {}),
+          ...f,
           ...(o.limit ? { limit: o.limit } : {}),
           ...(o.cursor ? { cursor: o.cursor } : {}),
         });
@@ -114,6 +160,54 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
           ),
         );
         if (!s.json && page.nextCursor) s.io.stderr(`more: --cursor ${page.nextCursor}\n`);
+        return EXIT.ok;
+      }),
+    );
+
+  searchOptions(
+    runs
+      .command('bulk')
+      .description('apply cancel | retry-failed | resume | fork to every run the filter matches, as a background job; prints its id and count (--dry-run: the count only)')
+      .argument('<action>', 'cancel, retry-failed, resume or fork'),
+  )
+    .option('--dry-run', 'print how many runs the action would apply to, change nothing')
+    .option('--from-node <key>', 'fork: the node to fork each run from')
+    .option('--failed-only', 'fork: keep what succeeded downstream of the node too')
+    .option('--request-id <id>', 'idempotency key: the same key submits the same job once')
+    .action(
+      wrap(async (action: string, o: SearchFlags & { dryRun?: boolean; fromNode?: string; failedOnly?: boolean; requestId?: string }) => {
+        const body: BulkActionBody = {
+          action: action as BulkActionBody['action'],
+          filter: filterOf(o),
+          ...(o.dryRun ? { dryRun: true } : {}),
+          ...(o.fromNode ? { fromNodeKey: o.fromNode } : {}),
+          ...(o.failedOnly ? { failedOnly: true } : {}),
+          ...(o.requestId ? { requestId: o.requestId } : {}),
+        };
+        const answer = (await s.client().runs.bulk(body)) as { count: number; bulkId?: string };
+        s.print(answer, () => (answer.bulkId ? `${answer.bulkId} ${answer.count} runs\n` : `${answer.count} runs\n`));
+        return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('bulk-status')
+    .description("a bulk action job's status and counts")
+    .argument('<bulkId>', 'bulk job id')
+    .action(
+      wrap(async (bulkId: string) => {
+        const job = await s.client().runs.bulkProgress(bulkId);
+        s.print(job, () =>
+          fields([
+            ['bulk', job.bulkId],
+            ['action', job.action],
+            ['status', job.status],
+            ['total', job.total],
+            ['done', job.done],
+            ['failed', job.failed],
+            ['updated', job.updatedAt],
+          ]),
+        );
         return EXIT.ok;
       }),
     );

@@ -6,3 +6,4 @@ export * from './events';
 export * from './intents';
 export * from './shard-leases';
 export * from './conversations';
+export * from './bulk-jobs';

@@ -69,6 +69,13 @@ export const runs = pgTable(
      * from the API through the dispatcher to its worker.
      */
     traceParent: text('trace_parent'),
+    /**
+     * Run metadata (issue #17): string key/values given at start, NOT encrypted (they are
+     * searchable: `metadata @> '{"k":"v"}'` on the GIN index below, ANDed with the tenant).
+     */
+    metadata: jsonb('metadata')
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
@@ -88,6 +95,8 @@ export const runs = pgTable(
     index('runs_tenant_terminal_finished_idx')
       .on(t.tenantId, t.finishedAt)
       .where(sql.raw(`status in (${TERMINAL_RUN_STATUSES_SQL})`)),
+    // run search by metadata containment (jsonb_path_ops: @> only, smaller than the default opclass)
+    index('runs_metadata_idx').using('gin', t.metadata.op('jsonb_path_ops')),
     index('runs_tenant_conversation_idx')
       .on(t.tenantId, t.conversationId, t.createdAt.desc(), t.id)
       .where(sql`conversation_id is not null`),

@@ -39,6 +39,8 @@ export interface CreateRunParams {
   shardCount: number;
   /** W3C `traceparent` of the creating request's span, stored on the run (null: not traced) @default null */
   traceParent?: string | null;
+  /** the run's metadata (issue #17; checked by the caller, stored unencrypted, searchable) @default {} */
+  metadata?: Record<string, string>;
   /**
    * Called inside the transaction with the definition row locked FOR SHARE; returns the
    * seed or throws (the transaction rolls back and the error propagates).
@@ -276,12 +278,12 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     // uncommitted insert of the same request id makes this statement wait for its outcome.
     const inserted = await tx.query(
       `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8
+                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata)
+       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
-      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null],
+      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null, JSON.stringify(p.metadata ?? {})],
     );
     if (!inserted.rowCount) {
       // READ COMMITTED: this later statement sees the twin that won the insert

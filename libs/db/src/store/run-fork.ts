@@ -4,7 +4,7 @@
  * reuses already settled, copied from the source, written in ONE transaction with the run,
  * its `run.created` (naming `forkedFrom`) and the source's `run.forked`. What is reused is
  * decided by the caller (libs/graph `planFork`) inside the transaction, on the source as
- * locked here.
+ * locked here. The new run keeps the source's metadata (issue #17: a fork is the same work again).
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
@@ -178,8 +178,9 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
   // A twin's uncommitted insert of the same request id makes this statement wait for its outcome.
   const inserted = await tx.query(
     `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                       wake_at, request_id, input, last_seq, created_at, forked_from_run_id, forked_from_node_key)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Pending', $8, now(), $9, $10::jsonb, 1, now(), $11, $12)
+                       wake_at, request_id, input, last_seq, created_at, forked_from_run_id, forked_from_node_key, metadata)
+     SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Pending', $8, now(), $9, $10::jsonb, 1, now(), $11, $12,
+            (SELECT metadata FROM runs WHERE id = $11)
      ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
      RETURNING id`,
     [runId, p.tenantId, s.definition_id, version, target.graphText, planGraphText, target.graphHash, shard, p.requestId,

@@ -8,6 +8,8 @@ import { openJson, openJsonText } from '../crypto';
 import { nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
 import { eventDetailAt } from './run-apply';
 import type { Queryable } from './transaction';
+import { runSearchSql } from './run-search';
+import type { RunSearch } from '@flowline/graph';
 
 export interface RunSummaryRow {
   id: string;
@@ -29,6 +31,8 @@ export interface RunSummaryRow {
   lastSeq: number;
   /** the run and node this run was forked from, else null */
   forkedFrom: { runId: string; nodeKey: string } | null;
+  /** string key/values given at start (issue #17), {} when none */
+  metadata: Record<string, string>;
 }
 
 /** A run with its pinned graph document and output. */
@@ -75,7 +79,7 @@ export interface RunEventRow {
 
 const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.definition_version, r.status, r.failure_class, r.reason, r.paused, r.request_id,
   r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
-  r.forked_from_run_id, r.forked_from_node_key,
+  r.forked_from_run_id, r.forked_from_node_key, r.metadata,
   to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
@@ -98,6 +102,7 @@ function toRunRow(r: any): RunSummaryRow {
     graphHash: r.graph_hash,
     lastSeq: r.last_seq ?? 0,
     forkedFrom: r.forked_from_run_id ? { runId: r.forked_from_run_id, nodeKey: r.forked_from_node_key } : null,
+    metadata: r.metadata ?? {},
   };
 }
 
@@ -162,13 +167,13 @@ export async function getRunHead(
   return r ? { status: r.status, lastSeq: r.last_seq } : null;
 }
 
-export interface RunFilter {
-  status?: string;
-  definitionId?: string;
-  conversationId?: string;
-}
+/** A runs-list filter: a checked run search (libs/graph `checkRunSearch`). */
+export type RunFilter = RunSearch;
 
-/** A page of the tenant's runs, newest first, keyset over (created_at desc, id desc). */
+/**
+ * A page of the tenant's runs matching `filter`, newest first, keyset over (created_at desc,
+ * id desc): the cursor is the last row's (created_at, id), whatever the filter.
+ */
 export async function listRuns(
   db: Queryable,
   tenantId: string,
@@ -176,24 +181,16 @@ export async function listRuns(
   limit: number,
   after: { createdKey: string; id: string } | null,
 ): Promise<KeysetPage<RunSummaryRow>> {
+  const params: unknown[] = [tenantId, after?.createdKey ?? null, after?.id ?? null, limit + 1];
+  const where = runSearchSql(filter, params);
   const res = await db.query(
     `SELECT ${RUN_COLUMNS} FROM runs r
      WHERE r.tenant_id = $1
-       AND ($2::text IS NULL OR r.status = $2)
-       AND ($3::uuid IS NULL OR r.definition_id = $3)
-       AND ($4::timestamp IS NULL OR (r.created_at, r.id) < (($4::timestamp AT TIME ZONE 'UTC'), $5::uuid))
-       AND ($7::text IS NULL OR r.conversation_id = $7)
+       AND ($2::timestamp IS NULL OR (r.created_at, r.id) < (($2::timestamp AT TIME ZONE 'UTC'), $3::uuid))
+       AND ${where}
      ORDER BY r.created_at DESC, r.id DESC
-     LIMIT $6`,
-    [
-      tenantId,
-      filter.status ?? null,
-      filter.definitionId ?? null,
-      after?.createdKey ?? null,
-      after?.id ?? null,
-      limit + 1,
-      filter.conversationId ?? null,
-    ],
+     LIMIT $4`,
+    params,
   );
   const rows = res.rows.slice(0, limit);
   const last = rows[rows.length - 1];
@@ -202,7 +199,6 @@ export async function listRuns(
     nextCursor: res.rows.length > limit && last ? encodePageCursor(last.created_key, last.id) : null,
   };
 }
-
 
 /** One node row with its documents; null when the run has no such node. */
 export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {

@@ -14,10 +14,10 @@ import {
   requestCancel,
   type RunFilter,
 } from '@flowline/db';
-import type { Graph } from '@flowline/graph';
+import { checkRunMetadata, checkRunSearch, DEFAULT_METADATA_LIMITS, type Graph, type RunSearchInput } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
-import { NotFoundError, RequestIdReusedError } from '../errors';
+import { MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
@@ -60,7 +60,11 @@ const startRun = createRoute({
 });
 const listRunsRoute = createRoute({
   method: 'get', path: '/v1/runs', tags, security,
-  operationId: 'listRuns', summary: 'List runs, newest first',
+  operationId: 'listRuns', summary: 'List and search runs, newest first',
+  description:
+    'Filters (ANDed): status (repeated or comma-separated), definitionId, definitionVersion, failureClass, metadata=key:value (repeated: ' +
+    'every pair on the run), createdAfter/createdBefore, finishedAfter/finishedBefore (RFC 3339, …After inclusive, …Before exclusive), ' +
+    'conversationId. Keyset paging on (createdAt, id) whatever the filter. A bad value answers 400 ValidationFailed keyed by its name.',
   request: { query: RunListQuery },
   responses: { 200: jsonContent(RunListSchema, 'newest first'), ...errorResponses },
 });
@@ -105,11 +109,14 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     const body = c.req.valid('json');
     const requestId = body.requestId ?? c.req.valid('header')['idempotency-key'] ?? null;
     const input = bodyMember(c, 'input');
+    const metadata = checkRunMetadata(bodyMember(c, 'metadata'), deps.limits.metadata ?? DEFAULT_METADATA_LIMITS);
+    if (!metadata.ok) throw new MetadataInvalidError(metadata.issues);
     const res = await createRun(pool, {
       tenantId: c.get('tenant'),
       definitionId,
       requestId,
       conversationId: body.conversationId ?? null,
+      metadata: metadata.metadata,
       shardCount: deps.limits.shardCount,
       // the request span's context: the dispatcher's spans of this run's nodes continue its trace
       traceParent: activeTraceParent(),
@@ -134,19 +141,15 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
 
   app.openapi(listRunsRoute, async (c) => {
     const q = c.req.valid('query');
-    const filter: RunFilter = {};
-    if (q.status !== undefined) filter.status = q.status;
-    if (q.definitionId !== undefined) {
-      // a malformed definition id matches no run
-      if (!isUuid(q.definitionId)) return sendJson(200, { items: [], nextCursor: null });
-      filter.definitionId = q.definitionId.toLowerCase();
-    }
-    if (q.conversationId !== undefined) {
-      // no conversation id is longer than 128 characters or holds NUL: such a filter matches no run
-      if (q.conversationId.length > 128 || !isStorableId(q.conversationId)) return sendJson(200, { items: [], nextCursor: null });
-      filter.conversationId = q.conversationId;
-    }
-    const page = await listRuns(pool, c.get('tenant'), filter, pageLimit(q.limit), requireCursor(q.cursor, decodePageCursor));
+    const { limit, cursor, ...members } = q;
+    const none = () => sendJson(200, { items: [], nextCursor: null });
+    // a malformed definition id, or a conversation id no conversation can have, matches no run
+    if (members.definitionId !== undefined && !isUuid(members.definitionId)) return none();
+    if (members.conversationId !== undefined && (members.conversationId.length > 128 || !isStorableId(members.conversationId))) return none();
+    const checked = checkRunSearch(members as RunSearchInput, deps.limits.metadata ?? DEFAULT_METADATA_LIMITS);
+    if (!checked.ok) throw new ValidationFailedError('invalid run search', checked.issues);
+    const filter: RunFilter = checked.search;
+    const page = await listRuns(pool, c.get('tenant'), filter, pageLimit(limit), requireCursor(cursor, decodePageCursor));
     return sendJson(200, { items: page.items.map(runSummary), nextCursor: page.nextCursor });
   });
 

@@ -1,0 +1,62 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
+/**
+ * Bulk actions by filter (issue #17, `POST /v1/runs/bulk`): one row per job. The set of runs
+ * is fixed at submission in `bulk_job_runs`; a dispatcher claims the job with a lease
+ * (`lease_owner` until `lease_expires_at`, renewed per batch) and works through the runs in
+ * id order from `cursor`, so a replica killed mid-way leaves the job to another, which
+ * resumes after the last batch committed.
+ */
+export const bulkJobs = pgTable(
+  'bulk_jobs',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    requestId: text('request_id'),
+    /** cancel | retry-failed | resume | fork (libs/graph BULK_ACTIONS) */
+    action: text('action').notNull(),
+    /** the checked RunSearch the job was submitted with */
+    filter: jsonb('filter').notNull(),
+    /** the action's options (fork: fromNodeKey, failedOnly), else {} */
+    options: jsonb('options')
+      .notNull()
+      .default(sql`'{}'::jsonb`),
+    /** Pending | Running | Completed | Failed (libs/graph bulkJobStatus) */
+    status: text('status').notNull(),
+    total: integer('total').notNull(),
+    /** runs applied or with nothing left to do */
+    done: integer('done').notNull().default(0),
+    /** runs the action was refused on */
+    failed: integer('failed').notNull().default(0),
+    /** the last run id processed (runs are processed in id order), null before the first batch */
+    cursor: uuid('cursor'),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
+    /** times a dispatcher claimed the job (more than 1: a replica took it over) */
+    claims: integer('claims').notNull().default(0),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('bulk_jobs_tenant_request_uq')
+      .on(t.tenantId, t.requestId)
+      .where(sql`request_id is not null`),
+    index('bulk_jobs_open_idx')
+      .on(t.createdAt)
+      .where(sql`status in ('Pending', 'Running')`),
+  ],
+);
+
+/** The runs of a job, fixed at submission; `outcome` (applied | noop | refused) once processed. */
+export const bulkJobRuns = pgTable(
+  'bulk_job_runs',
+  {
+    bulkId: uuid('bulk_id').notNull(),
+    runId: uuid('run_id').notNull(),
+    outcome: text('outcome'),
+    /** why the action was refused on this run (a code), else null */
+    reason: text('reason'),
+  },
+  (t) => [primaryKey({ columns: [t.bulkId, t.runId] })],
+);

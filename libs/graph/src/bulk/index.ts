@@ -1,0 +1,29 @@
+/** Run metadata, run search and bulk actions by filter (issue #17): the pure rules. */
+export { checkRunMetadata, DEFAULT_METADATA_LIMITS, MAX_METADATA_KEY_CHARS, METADATA_KEY_PATTERN, metadataKeyProblem, metadataValueProblem } from './metadata';
+export type { MetadataCheck, MetadataLimits, RunMetadata } from './metadata';
+export { checkRunSearch, isEmptySearch, parseInstant, RUN_SEARCH_MEMBERS } from './run-search';
+export type { RunSearch, RunSearchCheck, RunSearchInput } from './run-search';
+export {
+  BULK_ACTION_RULES,
+  BULK_ACTIONS,
+  BULK_JOB_STATUSES,
+  bulkActionApplies,
+  bulkJobStatus,
+  bulkOperationId,
+  bulkRunOutcome,
+  checkBulkRequest,
+  retryFailedAnswer,
+} from './bulk-action';
+export type {
+  BulkAction,
+  BulkActionRule,
+  BulkCandidate,
+  BulkForkOptions,
+  BulkJobStatus,
+  BulkProgress,
+  BulkRequest,
+  BulkRequestCheck,
+  BulkRequestInput,
+  BulkRunOutcome,
+  BulkVerbAnswer,
+} from './bulk-action';

@@ -1,0 +1,205 @@
+/**
+ * Bulk actions by filter (issue #17): the dispatcher's job runner. Any replica claims an
+ * open job under a lease (BULK_LEASE_MS, renewed by every batch it records), then works
+ * through the job's fixed set of runs in id order, BULK_BATCH_SIZE at a time: each run gets
+ * its verb through the SAME store call the single-run operator route makes (the cancel
+ * intent, a retry intent per Failed node, the resume write, the fork transaction), so the
+ * planner decides what follows; then the batch's outcomes, counts and cursor are recorded in
+ * one transaction guarded by the lease. A replica killed mid-batch leaves the lease to
+ * expire; the next claimant re-applies only the runs without an outcome, and every verb is
+ * idempotent there (a cancel or resume already made is a no-op; a retry already pending is
+ * a duplicate, one already applied finds the run reopened; a fork's requestId is derived
+ * from the job and the run, so it replays).
+ */
+import type { Pool } from 'pg';
+import {
+  claimBulkJob,
+  failedNodesOf,
+  forkRun,
+  getRunHead,
+  nextBulkRuns,
+  recordBulkBatch,
+  recordNodeIntent,
+  requestCancel,
+  setRunPaused,
+  type BulkJobRow,
+  type BulkRunResult,
+  type ForkSeed,
+  type ForkSourceView,
+  type ForkTargetView,
+} from '@flowline/db';
+import {
+  bulkOperationId,
+  bulkRunOutcome,
+  planFork,
+  retryFailedAnswer,
+  stringifyJson,
+  type BulkForkOptions,
+  type BulkVerbAnswer,
+  type RunStatus,
+} from '@flowline/graph';
+import { publishWakes, type SignalConnection } from '@flowline/queue';
+import { runLoop, type Logger, type LoopHandle } from '@flowline/runtime';
+
+export interface BulkRunnerDeps {
+  pool: Pool;
+  redis: SignalConnection;
+  queuePrefix: string;
+  shardCount: number;
+  /** this replica's DISPATCHER_ID: the lease owner */
+  owner: string;
+  /** BULK_BATCH_SIZE */
+  batchSize: number;
+  /** BULK_LEASE_MS */
+  leaseMs: number;
+  /** BULK_BATCH_PAUSE_MS */
+  batchPauseMs: number;
+  log: Logger;
+  /** asked between batches: true ends the job's processing early (shutdown) */
+  stopping?: () => boolean;
+}
+
+/** One run's verb: its answer, a refusal's code, and the runs to wake. */
+interface VerbResult {
+  answer: BulkVerbAnswer;
+  reason: string | null;
+  wake: string[];
+}
+
+/** A fork refused by the decision inside the fork's transaction (rolled back). */
+class BulkForkRefused extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}
+
+/** The fork's seed without an edited input: the decision, the source's own input (lossless) and its node rows. */
+function forkSeed(opts: BulkForkOptions, source: ForkSourceView, target: ForkTargetView): ForkSeed {
+  if (target.planGraph === null) throw new BulkForkRefused('ForkVersionUnknown');
+  const decision = planFork({
+    source: source.planGraph,
+    sourceNodes: source.nodes,
+    sourceParentRunId: source.parentRunId,
+    target: target.planGraph,
+    fromNodeKey: opts.fromNodeKey,
+    failedOnly: opts.failedOnly,
+  });
+  if (!decision.ok) throw new BulkForkRefused(decision.code);
+  return {
+    inputJson: stringifyJson(source.input),
+    inputOverrideJson: null,
+    planGraphJson: null,
+    reused: decision.reused.map((r) => r.nodeKey),
+    resumeLoop: decision.resumeLoop,
+    nodes: target.planGraph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+  };
+}
+
+/** Applies the job's verb to one run through the operator store calls. */
+async function applyVerb(d: BulkRunnerDeps, job: BulkJobRow, runId: string): Promise<VerbResult> {
+  const tenant = job.tenantId;
+  switch (job.action) {
+    case 'cancel': {
+      const res = await requestCancel(d.pool, tenant, runId, `bulk cancel ${job.id}`);
+      if (!res) return { answer: 'gone', reason: 'NotFound', wake: [] };
+      return res.outcome === 'cancelling' ? { answer: 'applied', reason: null, wake: [runId] } : { answer: 'already', reason: null, wake: [] };
+    }
+    case 'resume': {
+      if ((await setRunPaused(d.pool, tenant, runId, false)) !== null) return { answer: 'applied', reason: null, wake: [runId] };
+      return (await getRunHead(d.pool, tenant, runId)) ? { answer: 'already', reason: null, wake: [] } : { answer: 'gone', reason: 'NotFound', wake: [] };
+    }
+    case 'retry-failed': {
+      const run = await failedNodesOf(d.pool, tenant, runId);
+      let retried = 0;
+      for (const key of run?.nodeKeys ?? []) {
+        const o = await recordNodeIntent(d.pool, tenant, runId, key, 'retry', '{}');
+        if (o === 'recorded' || o === 'duplicate') retried++;
+      }
+      const answer = retryFailedAnswer({ exists: run !== null, runStatus: (run?.status ?? null) as RunStatus | null, retried });
+      return { answer, reason: answer === 'refused' ? 'NodeStateConflict' : answer === 'gone' ? 'NotFound' : null, wake: retried > 0 ? [runId] : [] };
+    }
+    case 'fork': {
+      const opts = job.options as unknown as BulkForkOptions;
+      try {
+        const res = await forkRun(d.pool, {
+          tenantId: tenant,
+          sourceRunId: runId,
+          fromNodeKey: opts.fromNodeKey,
+          definitionVersion: null,
+          requestId: bulkOperationId(job.id, runId),
+          shardCount: d.shardCount,
+          prepare: (source, target) => forkSeed(opts, source, target),
+        });
+        if (res.kind === 'created') return { answer: 'applied', reason: null, wake: [res.runId, runId] };
+        if (res.kind === 'replayed') return { answer: 'applied', reason: null, wake: [] };
+        if (res.kind === 'runNotFound') return { answer: 'gone', reason: 'NotFound', wake: [] };
+        return { answer: 'refused', reason: res.kind === 'requestIdReused' ? 'RequestIdReused' : 'ForkVersionUnknown', wake: [] };
+      } catch (err) {
+        if (err instanceof BulkForkRefused) return { answer: 'refused', reason: err.code, wake: [] };
+        throw err;
+      }
+    }
+  }
+}
+
+/**
+ * Works one claimed job to its end (or until the lease is lost or the process stops):
+ * batch after batch, apply then record. Returns the job as last recorded, or null when the
+ * lease was lost.
+ */
+export async function processBulkJob(d: BulkRunnerDeps, claimed: BulkJobRow): Promise<BulkJobRow | null> {
+  let job = claimed;
+  const log = d.log.child({ bulkId: job.id, action: job.action });
+  log.info({ total: job.total, done: job.done, failed: job.failed, claims: job.claims }, 'bulk job claimed');
+  for (;;) {
+    if (d.stopping?.()) return job;
+    const runIds = await nextBulkRuns(d.pool, job.id, job.cursor, d.batchSize);
+    const results: BulkRunResult[] = [];
+    const wake: string[] = [];
+    for (const runId of runIds) {
+      const v = await applyVerb(d, job, runId);
+      results.push({ runId, outcome: bulkRunOutcome(v.answer), reason: v.reason });
+      wake.push(...v.wake);
+    }
+    const recorded = await recordBulkBatch(d.pool, job.id, d.owner, d.leaseMs, results, runIds.at(-1) ?? null);
+    if (wake.length > 0) {
+      // the committed wake_at is the guarantee; the signal saves a sweep interval
+      await publishWakes(d.redis, wake.map((runId) => ({ runId })), d.queuePrefix, d.shardCount).catch((err: unknown) => log.warn({ err }, 'bulk: wake publish failed; the sweep picks the runs up'));
+    }
+    if (recorded === null) {
+      log.warn('bulk job lease lost: another dispatcher owns it now');
+      return null;
+    }
+    job = recorded;
+    if (job.status === 'Completed' || job.status === 'Failed' || runIds.length === 0) {
+      log.info({ status: job.status, total: job.total, done: job.done, failed: job.failed }, 'bulk job finished');
+      return job;
+    }
+    if (d.batchPauseMs > 0) await new Promise((resolve) => setTimeout(resolve, d.batchPauseMs));
+  }
+}
+
+/** Starts the runner loop: claim a job and work it; poll every `pollMs` when none is open. */
+export function startBulkRunner(d: BulkRunnerDeps & { pollMs: number }): { stop(): Promise<void> } {
+  let stopping = false;
+  const deps: BulkRunnerDeps = { ...d, stopping: () => stopping };
+  const handle: LoopHandle = runLoop(
+    {
+      start() {},
+      stop() {},
+      async runOnce() {
+        const job = await claimBulkJob(d.pool, d.owner, d.leaseMs);
+        if (!job) return false;
+        await processBulkJob(deps, job);
+        return !stopping;
+      },
+    },
+    { idleMs: d.pollMs, logger: d.log, name: 'bulk-jobs', backoff: { initialMs: 500, maxMs: 30_000 } },
+  );
+  return {
+    async stop() {
+      stopping = true;
+      await handle.stop();
+    },
+  };
+}
