@@ -192,6 +192,31 @@ describe('the console in Chromium against a real cluster', () => {
     expect((await c.admin.runs.get(runId)).run.status).toBe('Cancelled');
   });
 
+  it('cancels every run a metadata filter matches with one bulk action: the count first, then the job to its end', async () => {
+    const batch = `e2e-${Date.now()}`;
+    const runs = await Promise.all([1, 2, 3].map(() => c.admin.runs.start(canonicalId, { input: { requiresReview: true }, metadata: { batch } })));
+    // one more of another batch: the filter must leave it alone
+    const other = await c.admin.runs.start(canonicalId, { input: { requiresReview: true }, metadata: { batch: `${batch}-other` } });
+    await page.goto(`${c.baseUrl}/console/runs?metadata=${encodeURIComponent(`batch:${batch}`)}`);
+    for (const { runId } of runs) await page.locator(`tr[data-run-id="${runId}"]`).waitFor({ timeout: 30_000 });
+    expect(await page.locator(`tr[data-run-id="${other.runId}"]`).count()).toBe(0);
+    await page.getByRole('button', { name: 'Act on matching runs…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('3 runs would be affected.').waitFor({ timeout: 30_000 });
+    expect(await seriousViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Cancel 3 runs' }).click();
+    await dialog.locator('[data-bulk-status="Completed"]').waitFor({ timeout: 60_000 });
+    await dialog.getByText('3 of 3 handled').waitFor();
+    await screenshot(page, 'bulk-cancel');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    for (const { runId } of runs) {
+      await expect.poll(async () => (await c.admin.runs.get(runId)).run.status, { timeout: 30_000 }).toBe('Cancelled');
+      await page.locator(`tr[data-run-id="${runId}"][data-status="Cancelled"]`).waitFor({ timeout: 30_000 });
+    }
+    expect((await c.admin.runs.get(other.runId)).run.status).not.toBe('Cancelled');
+    await c.admin.runs.cancel(other.runId);
+  });
+
   it('shows the runs list newest first with both runs, updated live, with no accessibility violation', async () => {
     await page.getByRole('link', { name: 'Runs' }).first().click();
     await page.locator(`tr[data-run-id="${secondRun}"][data-status="Cancelled"]`).waitFor();

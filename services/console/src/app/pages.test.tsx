@@ -50,8 +50,28 @@ describe('the runs list', () => {
     const a = api();
     renderApp('/console/runs?status=Failed', a);
     expect(await screen.findByText('No run matches these filters')).toBeTruthy();
-    expect(a.calls.some((c) => c.startsWith('GET /v1/runs?status=Failed&limit=50'))).toBe(true);
+    const asked = a.calls.filter((c) => c.startsWith('GET /v1/runs?')).map((c) => Object.fromEntries(new URLSearchParams(c.slice(c.indexOf('?') + 1))));
+    expect(asked).toContainEqual({ status: 'Failed', limit: '50' });
     expect((screen.getByLabelText('Status') as HTMLSelectElement).value).toBe('Failed');
+  });
+
+  it('filters by failure class and metadata pairs, kept in the URL, and offers a bulk action only with a filter', async () => {
+    const a = api();
+    const { history } = renderApp('/console/runs', a);
+    await screen.findByRole('button', { name: 'Act on matching runs…' });
+    expect((screen.getByRole('button', { name: 'Act on matching runs…' }) as HTMLButtonElement).disabled).toBe(true);
+    await userEvent.selectOptions(screen.getByLabelText('Failure'), 'Timeout');
+    const meta = screen.getByLabelText('Metadata');
+    await userEvent.type(meta, 'nope{Enter}');
+    expect(screen.getByText('Write a pair as key:value')).toBeTruthy();
+    await userEvent.clear(meta);
+    await userEvent.type(meta, 'batch:n-42{Enter}');
+    await waitFor(() => expect(a.calls.some((c) => c.includes('metadata=batch%3An-42') && c.includes('failureClass=Timeout'))).toBe(true));
+    expect(history.location.search).toContain('failureClass=Timeout');
+    expect(decodeURIComponent(history.location.search)).toContain('batch:n-42');
+    expect((screen.getByRole('button', { name: 'Act on matching runs…' }) as HTMLButtonElement).disabled).toBe(false);
+    await userEvent.click(screen.getByRole('button', { name: 'Remove filter batch:n-42' }));
+    await waitFor(() => expect(decodeURIComponent(history.location.search)).not.toContain('batch:n-42'));
   });
 
   it('lists runs newest first with their status and definition name, linking each to its view', async () => {

@@ -14,6 +14,7 @@ import { Dialog } from '../ui/Dialog';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { Loading, RefusalNote } from '../ui/primitives';
 import { defaultInputOf } from './graph-doc';
+import { DEFAULT_PRIORITY } from '../runs/RunFacts';
 
 /**
  * Run metadata as the dialog takes it: one `key: value` per line (blank lines ignored).
@@ -42,12 +43,18 @@ function InputForm({ definition, initial, onClose }: { definition: DefinitionSum
   const requestId = useMemo(newOperationId, []);
   const id = useId();
   const [metaText, setMetaText] = useState('');
+  const [priority, setPriority] = useState(DEFAULT_PRIORITY);
   const meta = parseMetadataLines(metaText);
   const start = useMutation({
     mutationFn: ({ input, metadata }: { input: unknown; metadata: Record<string, string> | undefined }) =>
       client.runs.start(
         definition.id,
-        { requestId, ...(input !== undefined ? { input } : {}), ...(metadata ? { metadata } : {}) },
+        {
+          requestId,
+          ...(input !== undefined ? { input } : {}),
+          ...(metadata ? { metadata } : {}),
+          ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
+        },
         { idempotencyKey: requestId },
       ),
     onSuccess: ({ runId }) => void navigate({ to: '/run', search: { runId } }),
@@ -81,6 +88,20 @@ function InputForm({ definition, initial, onClose }: { definition: DefinitionSum
             Line {meta.line} is not key: value
           </span>
         )}
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-priority`}>Priority</label>
+        <select id={`${id}-priority`} value={priority} onChange={(e) => setPriority(Number(e.target.value))} aria-describedby={`${id}-priority-help`}>
+          {[5, 4, 3, 2, 1].map((p) => (
+            <option key={p} value={p}>
+              {p}
+              {p === 5 ? ' (most urgent)' : p === 1 ? ' (least urgent)' : p === DEFAULT_PRIORITY ? ' (default)' : ''}
+            </option>
+          ))}
+        </select>
+        <span id={`${id}-priority-help`} className="muted small">
+          Higher runs first among this tenant’s waiting work.
+        </span>
       </div>
       <RefusalNote error={start.error} title="The run was not started" />
       <div className="dialog-actions">

@@ -79,7 +79,7 @@ export function BulkDialog({ filter, onClose }: { filter: RunSearchFilter; onClo
           <Progress bulkId={submitted.bulkId} />
           <div className="dialog-actions">
             <button type="button" className="btn" onClick={onClose}>
-              Close
+              Done
             </button>
           </div>
         </>

@@ -28,6 +28,8 @@ const FAILURE_CLASSES = [
   'Cancelled',
   'Interrupted',
   'CapacityRejected',
+  'BudgetExceeded',
+  'Expired',
   'Internal',
 ];
 

@@ -42,7 +42,7 @@ describe('BulkDialog', () => {
         if (b.dryRun) return { body: { count: b.action === 'cancel' ? 3 : 0 } };
         return { status: 202, body: { bulkId: BULK, count: 3 } };
       },
-      [`GET /v1/runs/bulk/${BULK}`]: () => {
+      [`GET /v1/bulk-jobs/${BULK}`]: () => {
         polls++;
         const done = Math.min(3, polls);
         return {
