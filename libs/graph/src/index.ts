@@ -16,3 +16,4 @@ export * from './shard';
 export * from './node-error';
 export * from './fork';
 export * from './retention';
+export * from './budget';
