@@ -104,6 +104,8 @@ export function runSummary(r: RunSummaryRow) {
     graphHash: r.graphHash,
     lastSeq: r.lastSeq,
     forkedFrom: r.forkedFrom,
+    budget: r.budget,
+    usage: r.usage,
   };
 }
 

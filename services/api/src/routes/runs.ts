@@ -14,10 +14,10 @@ import {
   requestCancel,
   type RunFilter,
 } from '@flowline/db';
-import type { Graph } from '@flowline/graph';
+import { parseBudget, type Graph } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
-import { NotFoundError, RequestIdReusedError } from '../errors';
+import { BudgetInvalidError, NotFoundError, RequestIdReusedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
@@ -105,7 +105,10 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     const body = c.req.valid('json');
     const requestId = body.requestId ?? c.req.valid('header')['idempotency-key'] ?? null;
     const input = bodyMember(c, 'input');
+    const budget = parseBudget(body.budget);
+    if (!budget.ok) throw new BudgetInvalidError(budget.errors.map((message) => ({ key: message.split(' ')[0]!, message })));
     const res = await createRun(pool, {
+      budget: budget.budget,
       tenantId: c.get('tenant'),
       definitionId,
       requestId,
