@@ -174,11 +174,11 @@ describe('run budget: attempts', () => {
     expect(r.snap.run.reason).toBe('budget maxAttempts 1 exceeded: 2 attempts needed');
   });
 
-  it('is final: an operator retry does not reopen a run that went past its budget', () => {
-    let r = at(snapshotOf(chain({ maxTokens: 1 }, ['a'])), 10);
+  it('is final: an operator complete of the row it never reached does not reopen a run that went past its budget', () => {
+    let r = at(snapshotOf(chain({ maxTokens: 1 }, ['a', 'b'])), 10);
     r = answer(r.snap, 'a', llm(5, 5), 20);
     expect(r.snap.run.failureClass).toBe('BudgetExceeded');
-    r = at({ ...r.snap, intents: [{ id: 'x', kind: 'retry', nodeKey: 'a' }] }, 30);
+    r = at({ ...r.snap, intents: [{ id: 'x', kind: 'complete', nodeKey: 'b', output: { text: 'by hand' } }] }, 30);
     expect(r.snap.run).toMatchObject({ status: 'Failed', failureClass: 'BudgetExceeded' });
     expect(r.result.events.some((e) => e.kind === 'run.resumed')).toBe(false);
   });
