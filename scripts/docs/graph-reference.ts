@@ -6,6 +6,7 @@
  * cannot disagree with them.
  */
 import {
+  BUDGET_MEMBER_SPECS,
   CHAT_MEMBER_SPECS,
   CONDITION_MEMBER_SPECS,
   CONDITION_OPS,
@@ -36,6 +37,7 @@ const RECORD_ANCHORS: Record<string, string> = {
   retryBackoff: '#retrybackoff',
   samplingOptions: '#samplingoptions',
   chat: '#chat-block',
+  budget: '#budget-block',
 };
 
 function rangeOf(m: MemberSpec): string {
@@ -291,6 +293,12 @@ export async function renderGraphReference(): Promise<string> {
     memberTable(GRAPH_MEMBER_SPECS),
     '### chat block',
     memberTable(CHAT_MEMBER_SPECS, false),
+    '### budget block',
+    'Limits of a whole run (issue #16). A start request (`POST /v1/definitions/{id}/runs`) may carry a `budget` of the same shape; ' +
+      "per member the stricter of the two applies. A run that goes past one (at the limit is within it) fails with class " +
+      '`BudgetExceeded` and a reason naming the budget and the figures, e.g. `budget maxTokens 1000 exceeded: 1234 tokens used`; ' +
+      'its live work is cancelled. Usage reads on the run summary as `usage`.',
+    memberTable(BUDGET_MEMBER_SPECS, false),
     '## Nodes',
     'Members every node may carry, whatever its kind:',
     memberTable(NODE_MEMBER_SPECS),

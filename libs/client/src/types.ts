@@ -25,7 +25,8 @@ export type FailureClass =
   | 'Cancelled'
   | 'Interrupted'
   | 'CapacityRejected'
-  | 'Internal';
+  | 'Internal'
+  | 'BudgetExceeded';
 
 /** Node kind (§1.1). */
 export type NodeKind =
@@ -189,6 +190,29 @@ export interface RunSummary {
    * sent by the API; optional in this type like `forkedFrom`.
    */
   metadata?: Record<string, string>;
+  /** the run's effective budget (the stricter of the definition's and the start request's), else null; always sent, optional like `forkedFrom` */
+  budget?: RunBudget | null;
+  /** model usage rolled up so far; always sent, optional like `forkedFrom` */
+  usage?: RunUsage;
+}
+
+/** A run budget (issue #16): past any limit the run fails `BudgetExceeded`. */
+export interface RunBudget {
+  maxTokens?: number;
+  maxCostUsd?: number;
+  maxWallClockMs?: number;
+  maxAttempts?: number;
+}
+
+/** A run's rolled-up model usage (its ended child runs included). */
+export interface RunUsage {
+  tokens: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  /** tokens of models the dispatcher's MODEL_PRICES has no price for */
+  unpricedTokens: number;
+  attempts: number;
 }
 
 /** One node run of `GET /v1/runs/{id}` (§8). */
@@ -261,6 +285,8 @@ export interface StartRunBody {
   requestId?: string;
   input?: unknown;
   conversationId?: string;
+  /** this run's budget; per field the stricter of it and the definition's applies */
+  budget?: RunBudget;
   /** run metadata: string key/values (MAX_RUN_METADATA_KEYS keys of 1–64 letters, digits, _ - .), searchable */
   metadata?: Record<string, string>;
 }

@@ -310,7 +310,7 @@ describe('applyPlans with child runs', () => {
     ]);
     const parentSnap = await snap(parent);
     expect(parentSnap.children).toEqual([
-      { childRunId, nodeKey: 'tool', status: 'Pending', output: null, failureClass: 'None', reason: null },
+      { childRunId, nodeKey: 'tool', status: 'Pending', output: null, failureClass: 'None', reason: null, usage: null, totalAttempts: 0 },
     ]);
   });
 

@@ -70,6 +70,7 @@ describe('loadSnapshots', () => {
           startedAt: 1_800_000_000_010,
           finishedAt: null,
           cancelReason: 'stop it',
+          usage: { inputTokens: 7, outputTokens: 5, costUsd: 0.000123, unpricedTokens: 2, childAttempts: 1 },
         },
       },
       nodes: [{ nodeKey: 'tool', expect: { status: 'Pending', attempt: 0 }, set: full }],
@@ -129,6 +130,8 @@ describe('loadSnapshots', () => {
       finishedAt: null,
       parentRunId: null,
       depth: 2,
+      budget: null,
+      usage: { inputTokens: 7, outputTokens: 5, costUsd: 0.000123, unpricedTokens: 2, childAttempts: 1 },
     });
     expect(s0!.run.stepAllowance).toEqual({ id: 's1', mode: 'node', nodeKey: 'tool' });
     expect(typeof s0!.run.createdAt).toBe('number');

@@ -17,3 +17,4 @@ export * from './node-error';
 export * from './fork';
 export * from './retention';
 export * from './bulk';
+export * from './budget';

@@ -5,6 +5,7 @@
  */
 
 import type { JsonNumber } from './conditions/exact-json';
+import type { RunBudget } from './budget/budget-spec';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -99,6 +100,8 @@ export interface Graph {
   chat: { acceptsAttachments: boolean; requireRerunConfirmation: boolean } | null;
   inputSchema: JsonObject | null;
   outputSchema: JsonObject | null;
+  /** run budget of every run of this definition (issue #16); absent/null: none */
+  budget?: RunBudget | null;
   /** In document order. */
   nodes: GraphNode[];
   /** In document order (this order decides `branch`: the first conditional edge that fired). */
@@ -162,6 +165,11 @@ export const FAILURE_CLASSES = [
    * of being retried forever. Never a node's class, never retryable.
    */
   'Internal',
+  /**
+   * An addition to CONTRACT §4 (issue #16): the run went past one of its budgets (tokens,
+   * cost, wall-clock, attempts; `budget/`). A run's class only, never a node's, never retryable.
+   */
+  'BudgetExceeded',
 ] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['NodeFailed', 'Timeout', 'Interrupted']);

@@ -68,6 +68,13 @@ export class RunInputInvalidError extends ApiError {
   }
 }
 
+/** A start request's `budget` is not a budget; details are `{ key: 'budget.<member>', message }` per problem. */
+export class BudgetInvalidError extends ApiError {
+  constructor(details: Issue[]) {
+    super(400, 'BudgetInvalid', `budget is invalid: ${details.map((d) => d.message).join('; ')}`, details);
+  }
+}
+
 export class InputTooLargeError extends ApiError {
   constructor(bytes: number, limit: number) {
     super(400, 'InputTooLarge', `run input is ${bytes} bytes, over MAX_RUN_INPUT_BYTES (${limit})`);

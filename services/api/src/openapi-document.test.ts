@@ -76,6 +76,17 @@ describe('the served OpenAPI document', () => {
     expect(schemas.NodeRunDetail?.properties).toHaveProperty('reusedFrom');
   });
 
+  it('describes run budgets (issue #16): budget on start, budget and usage on the run summary, the BudgetExceeded class', async () => {
+    const doc = (await servedOpenApiDocument()) as OpenApiDocument & { components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+    const schemas = doc.components.schemas;
+    expect(schemas.RunSummary?.properties).toHaveProperty('budget');
+    expect(schemas.RunSummary?.properties).toHaveProperty('usage');
+    expect(Object.keys(schemas.RunUsage?.properties ?? {})).toEqual(['tokens', 'inputTokens', 'outputTokens', 'costUsd', 'unpricedTokens', 'attempts']);
+    expect(Object.keys(schemas.RunBudget?.properties ?? {})).toEqual(['maxTokens', 'maxCostUsd', 'maxWallClockMs', 'maxAttempts']);
+    expect(JSON.stringify(doc.paths['/v1/definitions/{id}/runs']?.post)).toContain('BudgetInvalid');
+    expect(JSON.stringify(schemas)).toContain('"BudgetExceeded"');
+  });
+
   it('passes the recommended ruleset of the Redocly linter with no error', async () => {
     const doc = await servedOpenApiDocument();
     const config = await createConfig({ extends: ['recommended'] });

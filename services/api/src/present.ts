@@ -105,6 +105,8 @@ export function runSummary(r: RunSummaryRow) {
     lastSeq: r.lastSeq,
     forkedFrom: r.forkedFrom,
     metadata: r.metadata,
+    budget: r.budget,
+    usage: r.usage,
   };
 }
 

@@ -186,7 +186,32 @@ export const StartRunBody = z.object({
   input: JsonSchema.optional(),
   conversationId: z.string().min(1).max(128).optional(),
   metadata: z.unknown().optional().openapi({ type: 'object', additionalProperties: { type: 'string' }, description: 'run metadata (RunMetadata); a bad key or value answers 400 MetadataInvalid naming it' }),
+  budget: JsonSchema.optional().openapi({
+    description:
+      "this run's budget { maxTokens?, maxCostUsd?, maxWallClockMs?, maxAttempts? }; with the definition's budget, per field the stricter applies. Going past one fails the run BudgetExceeded. A bad one is 400 BudgetInvalid",
+    example: { maxTokens: 20000, maxWallClockMs: 300000 },
+  }),
 });
+
+export const RunBudgetSchema = z
+  .object({
+    maxTokens: z.number().int().positive().optional(),
+    maxCostUsd: z.number().nonnegative().optional(),
+    maxWallClockMs: z.number().int().positive().optional(),
+    maxAttempts: z.number().int().positive().optional(),
+  })
+  .openapi('RunBudget');
+
+export const RunUsageSchema = z
+  .object({
+    tokens: z.number().int().openapi({ description: 'inputTokens + outputTokens' }),
+    inputTokens: z.number().int(),
+    outputTokens: z.number().int(),
+    costUsd: z.number().openapi({ description: "priced by the dispatcher's MODEL_PRICES (a model without a price costs 0)" }),
+    unpricedTokens: z.number().int().openapi({ description: 'tokens of models MODEL_PRICES has no price for (counted in tokens, cost 0)' }),
+    attempts: z.number().int().openapi({ description: "node attempts of the run, its ended child runs' included" }),
+  })
+  .openapi('RunUsage');
 
 export const RunIdSchema = z.object({ runId: z.string() }).openapi('RunAccepted');
 
@@ -232,6 +257,12 @@ export const RunSummarySchema = z
       .nullable()
       .openapi({ description: 'the run and node this run was forked from (POST /v1/runs/{id}/fork), else null' }),
     metadata: RunMetadataSchema,
+    budget: RunBudgetSchema.nullable().openapi({
+      description: "the run's effective budget (per field the stricter of the definition's and the start request's), else null",
+    }),
+    usage: RunUsageSchema.openapi({
+      description: "model usage rolled up from the run's LlmCall/Agent/DecisionModel attempts (their output.usage) and its child runs once they ended",
+    }),
   })
   .openapi('RunSummary');
 

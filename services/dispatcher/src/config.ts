@@ -15,7 +15,7 @@ import {
   opsOptions,
   toCoreOptions,
 } from '@flowline/runtime';
-import { MAX_RETENTION_DAYS, parseTenantRetention, parseTenantWeights, type CoreOptions, type Lane } from '@flowline/graph';
+import { MAX_RETENTION_DAYS, parseModelPrices, parseTenantRetention, parseTenantWeights, type CoreOptions, type Lane, type ModelPrices } from '@flowline/graph';
 
 const int = (def: number, min: number, description: string) =>
   z.coerce.number().int().min(min).default(def).describe(description);
@@ -61,6 +61,16 @@ export const dispatcherOwnOptions = {
       }
     })
     .describe("tenants' shares of the dispatch window as tenant=weight pairs (a=3,b=1), weights 1–1000; an unlisted tenant weighs 1"),
+  MODEL_PRICES: z
+    .string()
+    .default('{}')
+    .superRefine((text, ctx) => {
+      const r = modelPricesOfText(text);
+      if (!r.ok) for (const message of r.errors) ctx.addIssue({ code: 'custom', message });
+    })
+    .describe(
+      'model prices for run budgets (maxCostUsd) and run usage.costUsd, JSON {"<model>":{"inputPerMTok":0.15,"outputPerMTok":0.6}} in USD per million tokens; a model is priced by its exact name, else by the longest listed name it extends with "-"; an unlisted model costs 0 (its tokens show as usage.unpricedTokens)',
+    ),
   RETENTION_DAYS: z.coerce
     .number()
     .int()
@@ -128,4 +138,21 @@ export function laneWindowsOf(c: DispatcherConfig): Record<Lane, number> {
 /** TENANT_WEIGHTS, already validated at boot. */
 export function tenantWeightsOf(c: DispatcherConfig): Record<string, number> {
   return parseTenantWeights(c.TENANT_WEIGHTS);
+}
+
+/** MODEL_PRICES text → the price table, or why not (JSON syntax, then each entry). */
+function modelPricesOfText(text: string): ReturnType<typeof parseModelPrices> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, errors: [`MODEL_PRICES is not JSON: ${(err as Error).message}`] };
+  }
+  return parseModelPrices(doc);
+}
+
+/** MODEL_PRICES, already validated at boot. */
+export function modelPricesOf(c: DispatcherConfig): ModelPrices {
+  const r = modelPricesOfText(c.MODEL_PRICES);
+  return r.ok ? r.prices : {};
 }

@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import { runLoop, systemClock, tracingEnabled, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES, laneTelemetry } from '@flowline/queue';
 import { interruptedResult, type WorkItem } from '@flowline/graph';
-import { coreOptionsOf, laneWindowsOf, slotRetryMsOf, tenantWeightsOf, type DispatcherConfig } from './config';
+import { coreOptionsOf, laneWindowsOf, modelPricesOf, slotRetryMsOf, tenantWeightsOf, type DispatcherConfig } from './config';
 import { createDispatchStore, type DispatchStore } from './store';
 import { PendingWork } from './pending-work';
 import { LeaseKeeper } from './lease-keeper';
@@ -214,6 +214,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     options: coreOptionsOf(c),
     owns,
     slotRetryMs: slotRetryMsOf(c),
+    prices: modelPricesOf(c),
     clock: deps.clock ?? systemClock,
     afterCommit: async (committed: CommittedPlan[]) => {
       await effects.afterCommit(committed);

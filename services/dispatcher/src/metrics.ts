@@ -9,8 +9,12 @@
  * - `flowline_hop_latency_seconds`: a worker's result (its finishedAt) → the next node's admission to its lane
  * - `flowline_dispatcher_shards_owned{dispatcher}`, `flowline_shard_lease_renew_failures_total{dispatcher}`
  * - `flowline_inflight_healed_total`: Queued/Running nodes whose lost job the in-flight check put back
+ * - `flowline_run_tokens_total{tenant}`, `flowline_run_cost_usd_total{tenant}`: model usage as it rolls up
+ *   on top-level runs (a child run's usage counts once, on its top-level run, when the child ends)
+ * - `flowline_runs_budget_exceeded_total{tenant,budget}`: runs failed BudgetExceeded, by the budget gone past
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { storedUsage } from '@flowline/graph';
 import type { CommittedPlan } from './tick';
 
 /** The hooks the dispatcher calls; {@link NO_METRICS} when it runs without an ops port. */
@@ -45,6 +49,24 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
     name: 'flowline_node_attempts_total',
     help: 'node attempts settled, by node kind and outcome (Succeeded or the failure class)',
     labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: 'flowline_run_tokens_total',
+    help: "model tokens (input + output) of runs' LlmCall/Agent/DecisionModel attempts, by tenant (counted on top-level runs, child runs included once ended)",
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
+  const cost = new Counter({
+    name: 'flowline_run_cost_usd_total',
+    help: 'US dollars of that model usage priced by MODEL_PRICES, by tenant',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
+  const budgetExceeded = new Counter({
+    name: 'flowline_runs_budget_exceeded_total',
+    help: 'runs failed BudgetExceeded, by tenant and the budget gone past (maxTokens, maxCostUsd, maxWallClockMs, maxAttempts)',
+    labelNames: ['tenant', 'budget'] as const,
     registers: [registry],
   });
   const tickDuration = new Histogram({
@@ -101,6 +123,17 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
             const cls = e.detail.cause ?? e.detail.class;
             attempts.inc({ kind: kindOf(snapshot.nodes, e.nodeKey), outcome: typeof cls === 'string' ? cls : 'NodeFailed' });
           } else if (e.kind in FINISHED) finished.inc({ status: FINISHED[e.kind as keyof typeof FINISHED], tenant: snapshot.run.tenantId });
+          if (e.kind === 'run.failed' && e.detail.class === 'BudgetExceeded') {
+            budgetExceeded.inc({ tenant: snapshot.run.tenantId, budget: String(e.detail.budget) });
+          }
+        }
+        const usage = plan.run?.set.usage;
+        if (usage && snapshot.run.parentRunId === null) {
+          const before = storedUsage(snapshot.run.usage);
+          const dTokens = usage.inputTokens + usage.outputTokens - before.inputTokens - before.outputTokens;
+          const dCost = usage.costUsd - before.costUsd;
+          if (dTokens > 0) tokens.inc({ tenant: snapshot.run.tenantId }, dTokens);
+          if (dCost > 0) cost.inc({ tenant: snapshot.run.tenantId }, dCost);
         }
         if (plan.enqueue.length > 0 && snapshot.results.length > 0) {
           let last = 0;

@@ -5,7 +5,7 @@
  * (reports are dropped only once their run's plan committed).
  */
 import { randomUUID } from 'node:crypto';
-import type { CoreOptions, PlanContext, PlanResult, RunSnapshot } from '@flowline/graph';
+import type { CoreOptions, ModelPrices, PlanContext, PlanResult, RunSnapshot } from '@flowline/graph';
 import { inflightInvocations, plan } from '@flowline/graph';
 import type { LoadedSnapshot } from '@flowline/db';
 import type { Clock, Logger } from '@flowline/runtime';
@@ -27,6 +27,8 @@ export interface TickDeps {
   owns(runId: string): boolean;
   /** how long a Pending run without a tenant slot waits before it asks again (the plan's `slotRetryMs`) */
   slotRetryMs: number;
+  /** MODEL_PRICES: the planner prices model usage with it (run budgets' maxCostUsd) */
+  prices?: ModelPrices;
   /**
    * The planner's clock (`PlanContext.now`: deadlines, backoff, wake times). Lease expiry is
    * judged by the database clock, never this one.
@@ -75,7 +77,7 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
     snapshots.push(...loaded);
   }
 
-  const ctx: PlanContext = { now: d.clock.now(), options: d.options, newId: randomUUID, slotRetryMs: d.slotRetryMs };
+  const ctx: PlanContext = { now: d.clock.now(), options: d.options, newId: randomUUID, slotRetryMs: d.slotRetryMs, prices: d.prices ?? {} };
   const toApply: { snapshot: LoadedSnapshot; plan: PlanResult; loaded: LoadedSnapshot }[] = [];
   for (const raw of snapshots) {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;

@@ -51,6 +51,10 @@ export const runs = pgTable(
     conversationId: text('conversation_id'),
     depth: integer('depth').notNull().default(0),
     totalAttempts: integer('total_attempts').notNull().default(0),
+    /** the budget given on start (`RunBudget`, POST /v1/runs `budget`); null: none (the graph's may still apply) */
+    budget: jsonb('budget'),
+    /** model usage rolled up by the planner (`RunUsage`: tokens, cost, child attempts); null: none yet */
+    usage: jsonb('usage'),
     breakpoints: jsonb('breakpoints')
       .notNull()
       .default(sql`'[]'::jsonb`),

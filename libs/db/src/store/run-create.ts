@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { publishesToChat, shardOfRun, type Graph } from '@flowline/graph';
+import { publishesToChat, shardOfRun, type Graph, type RunBudget, effectiveBudget } from '@flowline/graph';
 import { rollback, withTransaction, type Queryable, type Tx } from './transaction';
 import { definitionGraphAt, exactJson, type DefinitionRow } from './definitions';
 import { openJsonText, sealJsonText } from '../crypto';
@@ -41,6 +41,11 @@ export interface CreateRunParams {
   traceParent?: string | null;
   /** the run's metadata (issue #17; checked by the caller, stored unencrypted, searchable) @default {} */
   metadata?: Record<string, string>;
+  /**
+   * the run's own budget (validated by the caller); stored as the effective budget: per field the
+   * stricter of it and the pinned graph's (the planner takes the stricter of the two again) @default null
+   */
+  budget?: RunBudget | null;
   /**
    * Called inside the transaction with the definition row locked FOR SHARE; returns the
    * seed or throws (the transaction rolls back and the error propagates).
@@ -246,6 +251,8 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
  * The transaction uses its own connection only: a twin (of another process) waiting on
  * the first's uncommitted insert holds one connection, never two.
  */
+const budgetJson = (b: RunBudget | null) => (b ? JSON.stringify(b) : null);
+
 function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPrecheck): Promise<CreateRunResult> {
   return withTransaction(pool, async (tx) => {
     const def = await tx.query(
@@ -278,12 +285,15 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     // uncommitted insert of the same request id makes this statement wait for its outcome.
     const inserted = await tx.query(
       `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb
+                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget)
+       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
-      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null, JSON.stringify(p.metadata ?? {})],
+      [
+        runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null,
+        JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
+      ],
     );
     if (!inserted.rowCount) {
       // READ COMMITTED: this later statement sees the twin that won the insert

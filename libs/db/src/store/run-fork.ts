@@ -113,6 +113,8 @@ interface SourceRow {
   plan_graph: string;
   graph_hash: string;
   input: string;
+  /** the effective budget the fork keeps (the target graph's applies too) */
+  budget: unknown;
 }
 
 interface SourceNodeRow {
@@ -137,7 +139,7 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
   // so the node rows read next are one consistent state, and run.forked's seq is ours.
   const src = await tx.query<SourceRow>(
     `SELECT id, definition_id, definition_version, status, parent_run_id, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash,
-            input::text AS input
+            input::text AS input, budget
      FROM runs WHERE id = $1 AND tenant_id = $2 FOR NO KEY UPDATE`,
     [p.sourceRunId, p.tenantId],
   );
@@ -178,13 +180,13 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
   // A twin's uncommitted insert of the same request id makes this statement wait for its outcome.
   const inserted = await tx.query(
     `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                       wake_at, request_id, input, last_seq, created_at, forked_from_run_id, forked_from_node_key, metadata)
+                       wake_at, request_id, input, last_seq, created_at, forked_from_run_id, forked_from_node_key, metadata, budget)
      SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Pending', $8, now(), $9, $10::jsonb, 1, now(), $11, $12,
-            (SELECT metadata FROM runs WHERE id = $11)
+            (SELECT metadata FROM runs WHERE id = $11), $13::jsonb
      ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
      RETURNING id`,
     [runId, p.tenantId, s.definition_id, version, target.graphText, planGraphText, target.graphHash, shard, p.requestId,
-      sealJsonText(seed.inputJson, runDocAt(runId, 'input')), s.id, p.fromNodeKey],
+      sealJsonText(seed.inputJson, runDocAt(runId, 'input')), s.id, p.fromNodeKey, s.budget === null ? null : JSON.stringify(s.budget)],
   );
   if (!inserted.rowCount) {
     // READ COMMITTED: this later statement sees the twin that won the insert

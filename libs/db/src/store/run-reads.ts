@@ -3,6 +3,7 @@
  * list, its node runs and its events. Every read is tenant-scoped: another tenant's run
  * reads as absent.
  */
+import { storedUsage, usageView, type RunBudget, type UsageView } from '@flowline/graph';
 import { definitionGraphAt, encodePageCursor, exactJson, type KeysetPage } from './definitions';
 import { openJson, openJsonText } from '../crypto';
 import { nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
@@ -33,6 +34,10 @@ export interface RunSummaryRow {
   forkedFrom: { runId: string; nodeKey: string } | null;
   /** string key/values given at start (issue #17), {} when none */
   metadata: Record<string, string>;
+  /** the run's effective budget (stored at creation), null: none */
+  budget: RunBudget | null;
+  /** rolled-up model usage with the run's attempts (issue #16) */
+  usage: UsageView;
 }
 
 /** A run with its pinned graph document and output. */
@@ -80,6 +85,7 @@ export interface RunEventRow {
 const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.definition_version, r.status, r.failure_class, r.reason, r.paused, r.request_id,
   r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
   r.forked_from_run_id, r.forked_from_node_key, r.metadata,
+  r.forked_from_run_id, r.forked_from_node_key, r.budget, r.usage, r.total_attempts,
   to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
@@ -103,6 +109,8 @@ function toRunRow(r: any): RunSummaryRow {
     lastSeq: r.last_seq ?? 0,
     forkedFrom: r.forked_from_run_id ? { runId: r.forked_from_run_id, nodeKey: r.forked_from_node_key } : null,
     metadata: r.metadata ?? {},
+    budget: r.budget ?? null,
+    usage: usageView(storedUsage(r.usage), r.total_attempts ?? 0),
   };
 }
 

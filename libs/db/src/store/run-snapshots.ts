@@ -50,7 +50,7 @@ const EMPTY_GRAPH: Graph = {
 
 /*
  * Inputs: $1 run ids, $2 slot-holding statuses.
- * Result: one row per existing run — the run as RunState JSON, its pinned plan_graph, wake_at,
+ * Result: one row per existing run — the run as RunState JSON (with its budget and usage), its pinned plan_graph, wake_at,
  * shard, its node rows, unapplied intents (creation order), its child
  * runs (live ones and those a node row points at), and the live top-level run count of its tenant.
  * Times are epoch ms (flowline_ms).
@@ -59,7 +59,7 @@ const LOAD_SQL = `
 WITH target AS (
   SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
          step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
-         plan_graph, wake_at, shard, definition_id, definition_version, trace_parent
+         plan_graph, wake_at, shard, definition_id, definition_version, trace_parent, budget, usage
   FROM runs WHERE id = ANY($1::uuid[])),
 live AS MATERIALIZED (
   SELECT t.tenant_id,
@@ -73,7 +73,7 @@ SELECT
     'totalAttempts', r.total_attempts, 'breakpoints', r.breakpoints, 'stepAllowance', r.step_allowance,
     'edgeOverrides', r.edge_overrides, 'cancelReason', r.cancel_reason, 'createdAt', flowline_ms(r.created_at),
     'startedAt', flowline_ms(r.started_at), 'finishedAt', flowline_ms(r.finished_at),
-    'parentRunId', r.parent_run_id, 'depth', r.depth) AS run,
+    'parentRunId', r.parent_run_id, 'depth', r.depth, 'budget', r.budget, 'usage', r.usage) AS run,
   r.plan_graph AS graph,
   r.definition_id AS def_id,
   r.definition_version AS def_version,
@@ -95,7 +95,8 @@ SELECT
      'payload', i.payload) ORDER BY i.created_at, i.id), '[]'::json)
    FROM intents i WHERE i.run_id = r.id AND i.applied_at IS NULL) AS intents,
   (SELECT coalesce(json_agg(json_build_object('childRunId', c.id, 'nodeKey', c.parent_node_key,
-     'status', c.status, 'output', c.output, 'failureClass', c.failure_class, 'reason', c.reason)
+     'status', c.status, 'output', c.output, 'failureClass', c.failure_class, 'reason', c.reason,
+     'usage', c.usage, 'totalAttempts', c.total_attempts)
      ORDER BY c.created_at, c.id), '[]'::json)
    FROM runs c
    WHERE c.parent_run_id = r.id

@@ -5,6 +5,8 @@
  * Never throws.
  */
 import type { Graph, GraphKind, GraphNode, Issue, JsonObject } from '../model';
+import { parseBudget } from '../budget/budget';
+import type { RunBudget } from '../budget/budget';
 import { CHAT_MEMBER_SPECS, GRAPH_MEMBER_SPECS } from '../spec/document';
 import { schemaObject } from './member-check';
 import { parseEdge } from './edge';
@@ -169,6 +171,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     chat: header.chat,
     inputSchema: header.inputSchema,
     outputSchema: header.outputSchema,
+    ...(header.budget ? { budget: header.budget } : {}),
     nodes,
     edges: parsedEdges.map((e) => e.edge),
   };
@@ -180,6 +183,7 @@ interface Header {
   chat: Graph['chat'];
   inputSchema: JsonObject | null;
   outputSchema: JsonObject | null;
+  budget: RunBudget | null;
 }
 
 function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
@@ -214,5 +218,7 @@ function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
     if ('error' in r) out.error(null, `graph ${m} ${r.error}`);
     else schemas[m] = r.value as JsonObject;
   }
-  return { kind, chat, ...schemas };
+  const budget = parseBudget(get('budget'));
+  if (!budget.ok) for (const e of budget.errors) out.error(null, e);
+  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null };
 }

@@ -11,6 +11,7 @@ import { validateJson } from '../schema';
 import type { Admission } from './admission';
 import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
+import { attemptWithinBudget } from './budget-check';
 import { cancelNode, failNode, settleSuccess } from './settle';
 import { workItemOf } from './work-item';
 
@@ -126,6 +127,7 @@ function spendAttempt(st: PlanState, key: string): boolean {
     failNode(st, key, 'AttemptsExhausted', `run attempt budget of ${st.ctx.options.maxTotalAttempts} spent`);
     return false;
   }
+  if (!attemptWithinBudget(st)) return false;
   if (row.attempt >= row.attemptLimit) st.update(key, { attemptLimit: row.attempt + 1 });
   st.updateRun({ totalAttempts: st.run.totalAttempts + 1 });
   return true;

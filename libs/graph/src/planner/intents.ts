@@ -103,6 +103,8 @@ function complete(st: PlanState, key: string, output: Json): void {
 function reopenIfUnfailed(st: PlanState, by: string): void {
   const from = st.run.status;
   if (from !== 'Failed' && from !== 'Cancelled') return;
+  // a run past its budget stays past it: it is final
+  if (st.run.failureClass === 'BudgetExceeded') return;
   const stillBlocking = [...st.rows.values()].some((r) =>
     from === 'Cancelled' ? isSurvivor(r) : r.status === 'Failed' && st.index.nodeByKey.get(r.nodeKey)?.onError !== 'Continue',
   );

@@ -1,12 +1,13 @@
 /**
  * `plan(snapshot, ctx)`: the pure, deterministic tick decision. In order:
  * start a Pending run (tenant slot permitting) → operator intents → WorkStarted →
- * WorkResults → child runs → deadlines → drain (Cancelling: waits for lane workers to
+ * WorkResults → child runs → deadlines → run budget → drain (Cancelling: waits for lane workers to
  * confirm, up to CANCEL_DRAIN_GRACE_MS) or the admission fixpoint → status recompute → wakeAt (a Pending run without a tenant slot: `ctx.slotRetryMs` later). It never throws: a snapshot it cannot read yields a
  * Failed run with a reason.
  */
 import { TERMINAL_RUN_STATUSES } from '../model';
 import { advance } from './advance';
+import { budgetWakeAt, checkBudget, withUsage } from './budget-check';
 import { applyIntents } from './intents';
 import { PlanState } from './plan-state';
 import { isEmptyPlan } from './plan-result';
@@ -45,6 +46,8 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
     for (const s of snapshot.started) st.consumedInvocationIds.push(s.invocationId);
     for (const r of snapshot.results) st.consumedInvocationIds.push(r.invocationId);
   }
+  // usage landed above and the clock moved: a run past its budget admits nothing more
+  checkBudget(st);
   if (st.run.status === 'Running' || st.run.status === 'WaitingForApproval') advance(st);
   recompute(st);
   return askForSlotAgain(snapshot, ctx, finish(st));
@@ -63,10 +66,12 @@ function finish(st: PlanState): PlanResult {
       if (t !== null && t > st.now && (wakeAt === null || t < wakeAt)) wakeAt = t;
     }
   }
+  const budgetAt = budgetWakeAt(st);
+  if (budgetAt !== null && budgetAt > st.now && (wakeAt === null || budgetAt < wakeAt)) wakeAt = budgetAt;
   return {
     run: st.runPatch(),
     nodes: st.nodePatches(),
-    events: st.events,
+    events: withUsage(st, st.events),
     enqueue: st.enqueue,
     cancel: st.cancel,
     startChildren: st.startChildren,

@@ -5,7 +5,8 @@
  */
 import { evaluateCondition } from '../conditions';
 import { buildEnvelope, utf8ByteLength } from '../documents/envelope';
-import { CONDITION_OPS, type EdgeCondition, type Json, type JsonObject, type OutputEnvelope } from '../model';
+import { CONDITION_OPS, TERMINAL_RUN_STATUSES, type EdgeCondition, type Json, type JsonObject, type OutputEnvelope } from '../model';
+import { chargeAttempt, chargeChild } from './budget-check';
 import { awaitingCancel, confirmCancel } from './drain';
 import type { PlanState } from './plan-state';
 import { settleFailure, settleSuccess } from './settle';
@@ -29,6 +30,8 @@ export function applyResults(st: PlanState): void {
     st.consumedInvocationIds.push(r.invocationId);
     const row = st.row(r.nodeKey);
     if (!inFlight(row) || row.invocationId !== r.invocationId) continue;
+    // the model's tokens were spent whatever the planner makes of the answer (a cancel included)
+    if (r.outcome.ok) chargeAttempt(st, row.kind, r.outcome.output);
     // A row sent its cancel by the drain: any outcome of that invocation confirms it.
     if (st.run.status === 'Cancelling' && awaitingCancel(row)) {
       confirmCancel(st, r.nodeKey, r.outcome);
@@ -64,6 +67,7 @@ export function applyChildren(st: PlanState): void {
     if (row.status !== 'Running' || !row.childRunId) continue;
     const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
     if (!child) continue;
+    if (TERMINAL_RUN_STATUSES.has(child.status)) chargeChild(st, child);
     if (child.status === 'Completed') {
       if (row.kind === 'Loop') iterate(st, row, child);
       else settleSuccess(st, row.nodeKey, child.output);

@@ -151,7 +151,7 @@ export function failRun(st: PlanState, key: string): void {
   if (st.run.status !== 'Failed') {
     st.updateRun({ status: 'Failed', failureClass: row.failureClass, reason, finishedAt: st.now });
     st.emit('run.failed', null, { nodeKey: key, class: row.failureClass });
-  } else if (st.run.reason !== reason) {
+  } else if (st.run.reason !== reason && st.run.failureClass !== 'BudgetExceeded') {
     st.updateRun({ failureClass: row.failureClass, reason });
   }
   cancelLiveWork(st, `${RUN_FAILURE_CANCEL_PREFIX}'${key}'`, 'RunFailure');

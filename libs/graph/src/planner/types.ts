@@ -19,6 +19,7 @@ import type {
   PendingDecisionKind,
   RunStatus,
 } from '../model';
+import type { ModelPrices, RunBudget, RunUsage } from '../budget';
 
 export interface SteerEntry {
   operationId: string;
@@ -121,6 +122,10 @@ export interface RunState {
   finishedAt: number | null;
   parentRunId: string | null;
   depth: number;
+  /** the budget given on start (POST /v1/runs `budget`); the effective one is the stricter of this and the graph's */
+  budget?: RunBudget | null;
+  /** model usage rolled up so far (`runs.usage`); absent: none */
+  usage?: RunUsage | null;
 }
 
 /** A worker's (or the shell's) report on one invocation. Late or foreign ones are ignored. */
@@ -159,6 +164,9 @@ export interface ChildRunState {
   output: Json;
   failureClass: FailureClass;
   reason: string | null;
+  /** the child's own rolled-up usage and attempts, rolled into the parent's when the child ends */
+  usage?: RunUsage | null;
+  totalAttempts?: number;
 }
 
 export interface RunSnapshot {
@@ -191,6 +199,8 @@ export interface PlanContext {
    * would crowd the sweep's batch ahead of deadlines and retries. Absent: no retry wake.
    */
   slotRetryMs?: number;
+  /** MODEL_PRICES: prices model usage for `maxCostUsd` and `usage.costUsd`; absent: every model costs 0 */
+  prices?: ModelPrices;
 }
 
 // ---------------------------------------------------------------- decisions
@@ -217,7 +227,7 @@ export interface RunPatch {
       | 'finishedAt'
       | 'cancelReason'
     >
-  > & { output?: Json };
+  > & { output?: Json; usage?: RunUsage };
 }
 
 export interface PlannedEvent {

@@ -5,6 +5,7 @@
  */
 import { CONDITION_OPS, NODE_KINDS } from '../model';
 import type { MemberSpec } from './member';
+import { BUDGET_MEMBER_SPECS } from '../budget/budget-spec';
 
 /** Members of `retryBackoff`. The parser's defaults are these `default`s. */
 export const RETRY_BACKOFF_MEMBER_SPECS: readonly MemberSpec[] = [
@@ -142,6 +143,10 @@ export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
   {
     name: 'outputSchema', type: 'jsonSchema', required: false, example: { type: 'object' },
     help: "JSON Schema the run's output (the first End's { outcome, result }) must satisfy; otherwise the run fails ValidationFailed.",
+  },
+  {
+    name: 'budget', type: 'record', required: false, members: BUDGET_MEMBER_SPECS, example: { maxTokens: 100_000, maxWallClockMs: 600_000 },
+    help: 'Limits of every run of this definition (tokens, cost, wall-clock, attempts); a run going past one fails BudgetExceeded. A start request may set stricter ones.',
   },
   { name: 'nodes', type: 'list', required: true, help: 'The nodes, in document order: exactly one Start and at least one End.' },
   {

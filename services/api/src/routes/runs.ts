@@ -14,10 +14,10 @@ import {
   requestCancel,
   type RunFilter,
 } from '@flowline/db';
-import { checkRunMetadata, checkRunSearch, DEFAULT_METADATA_LIMITS, type Graph, type RunSearchInput } from '@flowline/graph';
+import { checkRunMetadata, checkRunSearch, DEFAULT_METADATA_LIMITS, parseBudget, type Graph, type RunSearchInput } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
-import { MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
+import { BudgetInvalidError, MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
@@ -111,7 +111,10 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     const input = bodyMember(c, 'input');
     const metadata = checkRunMetadata(bodyMember(c, 'metadata'), deps.limits.metadata ?? DEFAULT_METADATA_LIMITS);
     if (!metadata.ok) throw new MetadataInvalidError(metadata.issues);
+    const budget = parseBudget(body.budget);
+    if (!budget.ok) throw new BudgetInvalidError(budget.errors.map((message) => ({ key: message.split(' ')[0]!, message })));
     const res = await createRun(pool, {
+      budget: budget.budget,
       tenantId: c.get('tenant'),
       definitionId,
       requestId,
