@@ -25,7 +25,9 @@ export type FailureClass =
   | 'Cancelled'
   | 'Interrupted'
   | 'CapacityRejected'
-  | 'Internal';
+  | 'Internal'
+  /** the run waited Pending, never admitted, past PENDING_RUN_TTL_MS (issue #16) */
+  | 'Expired';
 
 /** Node kind (§1.1). */
 export type NodeKind =
@@ -184,6 +186,8 @@ export interface RunSummary {
    * API; optional in this type so summaries built by hand (test fakes) need not name it.
    */
   forkedFrom?: { runId: string; nodeKey: string } | null;
+  /** 1–5, higher first (issue #16). Always sent by the API; optional like `forkedFrom` */
+  priority?: number;
 }
 
 /** One node run of `GET /v1/runs/{id}` (§8). */
@@ -256,6 +260,11 @@ export interface StartRunBody {
   requestId?: string;
   input?: unknown;
   conversationId?: string;
+  /**
+   * 1–5, default 3; HIGHER is more urgent: orders the release of the tenant's held work and
+   * which of its Pending runs take free run slots first (issue #16). Outside 1–5: 400 ValidationFailed
+   */
+  priority?: number;
 }
 
 /** `POST /v1/runs/{id}/fork` body. */
@@ -345,6 +354,8 @@ export interface SendMessageBody {
   text: string;
   requestId: string;
   attachments?: Attachment[];
+  /** the run's priority, 1–5, default 3, higher first (see `StartRunBody.priority`) */
+  priority?: number;
 }
 
 /** `POST /v1/conversations/{id}/messages` answer. */

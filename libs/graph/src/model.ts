@@ -162,6 +162,11 @@ export const FAILURE_CLASSES = [
    * of being retried forever. Never a node's class, never retryable.
    */
   'Internal',
+  /**
+   * An addition to CONTRACT §4 (issue #16): the run waited Pending, never admitted, longer
+   * than PENDING_RUN_TTL_MS. A run's class only, never a node's, never retryable.
+   */
+  'Expired',
 ] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['NodeFailed', 'Timeout', 'Interrupted']);

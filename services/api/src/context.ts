@@ -37,6 +37,10 @@ export interface ApiLimits {
   maxSteersPerNode: number;
   /** MAX_CONCURRENT_RUNS (the run-slot blocker reads it) @default 100 */
   maxConcurrentRuns?: number;
+  /** MAX_PENDING_RUNS of a tenant (TENANT_MAX_PENDING_RUNS, else MAX_PENDING_RUNS; 0 = unbounded) @default unbounded */
+  maxPendingRuns?: (tenantId: string) => number;
+  /** BACKLOG_RETRY_AFTER_S: the Retry-After of a 429 BacklogFull @default 5 */
+  backlogRetryAfterS?: number;
 }
 
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { configureEncryption, createPool, migrate } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
-import { createLogger, initTracing, installShutdown, loadConfig, toCoreOptions } from '@flowline/runtime';
+import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from './app';
 import { apiConfigSchema } from './config';
@@ -74,6 +74,8 @@ const app = createApp({
     streamPollMs: cfg.STREAM_POLL_MS,
     maxSteersPerNode: core.maxSteersPerNode,
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
+    maxPendingRuns: maxPendingRunsOf(cfg),
+    backlogRetryAfterS: cfg.BACKLOG_RETRY_AFTER_S,
   },
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
   queuePrefix: cfg.QUEUE_PREFIX,

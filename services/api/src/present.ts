@@ -104,6 +104,7 @@ export function runSummary(r: RunSummaryRow) {
     graphHash: r.graphHash,
     lastSeq: r.lastSeq,
     forkedFrom: r.forkedFrom,
+    priority: r.priority,
   };
 }
 

@@ -173,10 +173,24 @@ export const GraphDescriptorSchema = z
   })
   .openapi('GraphDescriptor');
 
+/** A run's priority on start (issue #16): 1–5, higher first, default 3. */
+export const PrioritySchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(5)
+  .openapi({
+    description:
+      "the run's priority, 1–5, default 3; HIGHER is more urgent (as in Hatchet; BullMQ's own option runs the other way): " +
+      "orders the release of the tenant's held work in the dispatch window and which of its Pending runs take free run slots first; " +
+      'first in, first out within a priority; child runs inherit it',
+  });
+
 export const StartRunBody = z.object({
   requestId: z.string().min(1).max(200).optional(),
   input: JsonSchema.optional(),
   conversationId: z.string().min(1).max(128).optional(),
+  priority: PrioritySchema.optional(),
 });
 
 export const RunIdSchema = z.object({ runId: z.string() }).openapi('RunAccepted');
@@ -222,6 +236,7 @@ export const RunSummarySchema = z
       .object({ runId: z.string(), nodeKey: z.string() })
       .nullable()
       .openapi({ description: 'the run and node this run was forked from (POST /v1/runs/{id}/fork), else null' }),
+    priority: z.number().int().min(1).max(5).openapi({ description: "the run's priority, 1–5, higher first (given on start, inherited by child runs and forks)" }),
   })
   .openapi('RunSummary');
 

@@ -214,6 +214,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     options: coreOptionsOf(c),
     owns,
     slotRetryMs: slotRetryMsOf(c),
+    pendingRunTtlMs: c.PENDING_RUN_TTL_MS,
     clock: deps.clock ?? systemClock,
     afterCommit: async (committed: CommittedPlan[]) => {
       await effects.afterCommit(committed);

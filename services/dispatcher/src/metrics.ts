@@ -9,6 +9,7 @@
  * - `flowline_hop_latency_seconds`: a worker's result (its finishedAt) → the next node's admission to its lane
  * - `flowline_dispatcher_shards_owned{dispatcher}`, `flowline_shard_lease_renew_failures_total{dispatcher}`
  * - `flowline_inflight_healed_total`: Queued/Running nodes whose lost job the in-flight check put back
+ * - `flowline_runs_expired_total{tenant}`: runs that ended Failed/Expired, never admitted within PENDING_RUN_TTL_MS (issue #16)
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { CommittedPlan } from './tick';
@@ -45,6 +46,12 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
     name: 'flowline_node_attempts_total',
     help: 'node attempts settled, by node kind and outcome (Succeeded or the failure class)',
     labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+  const expired = new Counter({
+    name: 'flowline_runs_expired_total',
+    help: 'runs that ended Failed with the class Expired: Pending, never admitted, past PENDING_RUN_TTL_MS; by tenant',
+    labelNames: ['tenant'] as const,
     registers: [registry],
   });
   const tickDuration = new Histogram({
@@ -100,7 +107,10 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
           else if (e.kind === 'node.failed' || e.kind === 'node.interrupted') {
             const cls = e.detail.cause ?? e.detail.class;
             attempts.inc({ kind: kindOf(snapshot.nodes, e.nodeKey), outcome: typeof cls === 'string' ? cls : 'NodeFailed' });
-          } else if (e.kind in FINISHED) finished.inc({ status: FINISHED[e.kind as keyof typeof FINISHED], tenant: snapshot.run.tenantId });
+          } else if (e.kind in FINISHED) {
+            finished.inc({ status: FINISHED[e.kind as keyof typeof FINISHED], tenant: snapshot.run.tenantId });
+            if (e.kind === 'run.failed' && e.detail.class === 'Expired') expired.inc({ tenant: snapshot.run.tenantId });
+          }
         }
         if (plan.enqueue.length > 0 && snapshot.results.length > 0) {
           let last = 0;

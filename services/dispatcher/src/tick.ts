@@ -27,6 +27,8 @@ export interface TickDeps {
   owns(runId: string): boolean;
   /** how long a Pending run without a tenant slot waits before it asks again (the plan's `slotRetryMs`) */
   slotRetryMs: number;
+  /** PENDING_RUN_TTL_MS (0: runs never expire) */
+  pendingRunTtlMs?: number;
   /**
    * The planner's clock (`PlanContext.now`: deadlines, backoff, wake times). Lease expiry is
    * judged by the database clock, never this one.
@@ -75,7 +77,7 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
     snapshots.push(...loaded);
   }
 
-  const ctx: PlanContext = { now: d.clock.now(), options: d.options, newId: randomUUID, slotRetryMs: d.slotRetryMs };
+  const ctx: PlanContext = { now: d.clock.now(), options: d.options, newId: randomUUID, slotRetryMs: d.slotRetryMs, pendingRunTtlMs: d.pendingRunTtlMs ?? 0 };
   const toApply: { snapshot: LoadedSnapshot; plan: PlanResult; loaded: LoadedSnapshot }[] = [];
   for (const raw of snapshots) {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;

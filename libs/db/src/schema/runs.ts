@@ -69,6 +69,8 @@ export const runs = pgTable(
      * from the API through the dispatcher to its worker.
      */
     traceParent: text('trace_parent'),
+    /** 1–5, higher first: orders the tenant's held work and Pending admissions (issue #16); children inherit it */
+    priority: integer('priority').notNull().default(3),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
@@ -82,6 +84,10 @@ export const runs = pgTable(
       .where(sql`wake_at is not null`),
     index('runs_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id),
     index('runs_tenant_status_idx').on(t.tenantId, t.status),
+    // admission order of a tenant's Pending top-level runs (issue #16): higher priority, then older
+    index('runs_tenant_pending_priority_idx')
+      .on(t.tenantId, t.priority.desc(), t.createdAt, t.id)
+      .where(sql`status = 'Pending' and parent_run_id is null`),
     index('runs_parent_idx').on(t.parentRunId),
     index('runs_definition_idx').on(t.definitionId),
     // retention (0009_retention.sql): a tenant's terminal runs oldest finished first

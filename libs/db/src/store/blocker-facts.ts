@@ -12,7 +12,7 @@ export interface RunBlockerFacts {
   expiresAt: number | null;
   /** the tenant's top-level runs holding a MAX_CONCURRENT_RUNS slot */
   live: number;
-  /** Pending top-level runs of the tenant created before this one (0 unless it is one) */
+  /** Pending top-level runs of the tenant before this one in admission order: higher priority, or the same and older (0 unless it is one) */
   ahead: number;
 }
 
@@ -20,7 +20,7 @@ export interface RunBlockerFacts {
  * Inputs: $1 run id, $2 tenant, $3 slot-holding statuses. Guard: the run belongs to the tenant.
  * Result: zero rows (unknown run) or one — the shard lease, the tenant's live top-level run
  * count (runs_tenant_status_idx) and, for a Pending top-level run, how many Pending top-level
- * runs of the tenant are older (they take the next free slots first).
+ * runs of the tenant come before it (higher priority, or the same and older: they take the next free slots first).
  */
 const FACTS_SQL = `
 SELECT flowline_ms(now()) AS now, r.shard, l.owner, flowline_ms(l.expires_at) AS expires_at,
@@ -29,7 +29,7 @@ SELECT flowline_ms(now()) AS now, r.shard, l.owner, flowline_ms(l.expires_at) AS
   (CASE WHEN r.status = 'Pending' AND r.parent_run_id IS NULL THEN
      (SELECT count(*) FROM runs x
       WHERE x.tenant_id = r.tenant_id AND x.status = 'Pending' AND x.parent_run_id IS NULL
-        AND (x.created_at, x.id) < (r.created_at, r.id))
+        AND (x.priority > r.priority OR (x.priority = r.priority AND (x.created_at, x.id) < (r.created_at, r.id))))
    ELSE 0 END)::int AS ahead
 FROM runs r LEFT JOIN shard_leases l ON l.shard = r.shard
 WHERE r.id = $1 AND r.tenant_id = $2`;

@@ -39,6 +39,13 @@ export interface CreateRunParams {
   shardCount: number;
   /** W3C `traceparent` of the creating request's span, stored on the run (null: not traced) @default null */
   traceParent?: string | null;
+  /** the run's priority, 1–5, higher first (issue #16) @default 3 */
+  priority?: number;
+  /**
+   * MAX_PENDING_RUNS of the tenant (0 or absent: unbounded): with that many Pending top-level
+   * runs the creation is refused (`backlogFull`), decided inside the transaction.
+   */
+  maxPendingRuns?: number;
   /**
    * Called inside the transaction with the definition row locked FOR SHARE; returns the
    * seed or throws (the transaction rolls back and the error propagates).
@@ -58,7 +65,9 @@ export type CreateRunResult =
   | { kind: 'requestIdReused'; runId: string }
   /** the conversation's bound run (`runId`, null if it vanished meanwhile) is still live */
   | { kind: 'runBusy'; runId: string | null }
-  | { kind: 'definitionNotFound' };
+  | { kind: 'definitionNotFound' }
+  /** the tenant already has `pending` (≥ MAX_PENDING_RUNS) Pending top-level runs */
+  | { kind: 'backlogFull'; pending: number };
 
 /** Run statuses after which a conversation may start its next run. */
 const FINISHED_RUN_STATUSES = ['Completed', 'Failed', 'Cancelled'] as const;
@@ -276,18 +285,30 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     // uncommitted insert of the same request id makes this statement wait for its outcome.
     const inserted = await tx.query(
       `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8
+                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, priority)
+       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
-      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null],
+      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null, p.priority ?? 3],
     );
     if (!inserted.rowCount) {
       // READ COMMITTED: this later statement sees the twin that won the insert
       const existing = p.requestId === null ? null : await findRunByRequestId(tx, p.tenantId, p.requestId);
       if (!existing) throw new Error('run insert conflicted but no run holds the request id');
       return rollback(replayOf(existing, p.definitionId));
+    }
+    if (p.maxPendingRuns !== undefined && p.maxPendingRuns > 0) {
+      // counted after the insert, so a replay above is never refused; bounded by the limit (index
+      // runs_tenant_pending_priority_idx). Creations committing at the same moment may each see
+      // the other missing: the bound can be passed by at most the creations in flight.
+      const pending = await tx.query<{ n: number }>({
+        name: 'flowline_count_pending',
+        text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE tenant_id = $1 AND status = 'Pending' AND parent_run_id IS NULL LIMIT $2) t`,
+        values: [p.tenantId, p.maxPendingRuns + 1],
+      });
+      const n = pending.rows[0]?.n ?? 0;
+      if (n > p.maxPendingRuns) return rollback<CreateRunResult>({ kind: 'backlogFull', pending: n - 1 });
     }
     // a run bound to a conversation marks the nodes that publish their answer to it
     const publishing = new Set(

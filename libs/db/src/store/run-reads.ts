@@ -29,6 +29,8 @@ export interface RunSummaryRow {
   lastSeq: number;
   /** the run and node this run was forked from, else null */
   forkedFrom: { runId: string; nodeKey: string } | null;
+  /** 1–5, higher first (issue #16) */
+  priority: number;
 }
 
 /** A run with its pinned graph document and output. */
@@ -75,7 +77,7 @@ export interface RunEventRow {
 
 const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.definition_version, r.status, r.failure_class, r.reason, r.paused, r.request_id,
   r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
-  r.forked_from_run_id, r.forked_from_node_key,
+  r.forked_from_run_id, r.forked_from_node_key, r.priority,
   to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
@@ -98,6 +100,7 @@ function toRunRow(r: any): RunSummaryRow {
     graphHash: r.graph_hash,
     lastSeq: r.last_seq ?? 0,
     forkedFrom: r.forked_from_run_id ? { runId: r.forked_from_run_id, nodeKey: r.forked_from_node_key } : null,
+    priority: r.priority ?? 3,
   };
 }
 

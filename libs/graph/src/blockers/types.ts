@@ -65,7 +65,7 @@ export type BlockerDetails = {
   /** runSlot */
   live?: number;
   limit?: number;
-  /** runSlot: Pending top-level runs of the tenant created before this one */
+  /** runSlot: Pending top-level runs of the tenant before this one in admission order (higher priority, or the same and older) */
   ahead?: number;
   /** timer: when it ends */
   until?: number;

@@ -121,6 +121,8 @@ export interface RunState {
   finishedAt: number | null;
   parentRunId: string | null;
   depth: number;
+  /** 1–5, higher first (issue #16); absent reads as the default 3 */
+  priority?: number;
 }
 
 /** A worker's (or the shell's) report on one invocation. Late or foreign ones are ignored. */
@@ -191,6 +193,11 @@ export interface PlanContext {
    * would crowd the sweep's batch ahead of deadlines and retries. Absent: no retry wake.
    */
   slotRetryMs?: number;
+  /**
+   * PENDING_RUN_TTL_MS: a top-level run still Pending and never started this long after its
+   * creation ends Failed/Expired (`pendingExpiry`). Absent or 0: never.
+   */
+  pendingRunTtlMs?: number;
 }
 
 // ---------------------------------------------------------------- decisions

@@ -14,10 +14,10 @@ import {
   requestCancel,
   type RunFilter,
 } from '@flowline/db';
-import type { Graph } from '@flowline/graph';
+import { DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
-import { NotFoundError, RequestIdReusedError } from '../errors';
+import { BacklogFullError, NotFoundError, RequestIdReusedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkRunInput } from '../graph-rules';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
@@ -56,6 +56,12 @@ const startRun = createRoute({
     202: jsonContent(RunIdSchema, 'accepted (or the same run again for a replayed requestId)'),
     ...errorResponses,
     409: jsonContent(ErrorSchema, 'RequestIdReused, or RunBusy (with a conversationId whose bound run is live)'),
+    429: {
+      description:
+        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, issue #16); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
+      headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before starting again' }) }),
+      content: { 'application/json': { schema: ErrorSchema } },
+    },
   },
 });
 const listRunsRoute = createRoute({
@@ -113,6 +119,8 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       shardCount: deps.limits.shardCount,
       // the request span's context: the dispatcher's spans of this run's nodes continue its trace
       traceParent: activeTraceParent(),
+      priority: body.priority ?? DEFAULT_RUN_PRIORITY,
+      maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
       prepare: (def) => {
         const graph = def.planGraph as Graph;
         return {
@@ -124,6 +132,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (res.kind === 'definitionNotFound') throw new NotFoundError('definition');
     if (res.kind === 'requestIdReused') throw new RequestIdReusedError(res.runId);
     if (res.kind === 'runBusy') throw new RunBusyError(res.runId);
+    if (res.kind === 'backlogFull') throw new BacklogFullError(res.pending, deps.limits.backlogRetryAfterS ?? 5);
     if (res.kind === 'created') {
       deps.logger.info({ runId: res.runId, definitionId }, 'run created');
       deps.metrics?.runCreated(c.get('tenant'));
