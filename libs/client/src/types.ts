@@ -406,7 +406,7 @@ export interface RunControls {
 
 /** What a non-terminal node waits for (`GET /v1/runs/{id}/blockers`). */
 export type BlockerKind = Named<
-  | 'shardOwner' | 'runSlot' | 'cancelDrain' | 'runCancelling' | 'upstream' | 'join' | 'heldDecision' | 'timer'
+  | 'shardOwner' | 'runSlot' | 'concurrencyKey' | 'cancelDrain' | 'runCancelling' | 'upstream' | 'join' | 'heldDecision' | 'timer'
   | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'tick'
 >;
 

@@ -99,6 +99,11 @@ export interface Graph {
   chat: { acceptsAttachments: boolean; requireRerunConfirmation: boolean } | null;
   inputSchema: JsonObject | null;
   outputSchema: JsonObject | null;
+  /**
+   * Concurrency key (an addition to CONTRACT §1, issue #16): at most `limit` live top-level
+   * runs of the definition per value of the dot path `key` over `{ input }`. Absent: none.
+   */
+  concurrency?: { key: string; limit: number };
   /** In document order. */
   nodes: GraphNode[];
   /** In document order (this order decides `branch`: the first conditional edge that fired). */

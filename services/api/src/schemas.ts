@@ -413,7 +413,7 @@ export const BlockerSchema = z
     since: Timestamp.nullable().openapi({ description: 'since when it waits for this, when known' }),
     details: z.record(z.string(), z.unknown()).openapi({
       description:
-        'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), ' +
+        'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
         'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick); times ISO 8601',
     }),

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createRun, insertDefinition } from '@flowline/db';
-import { stringifyJson, type Graph, type GraphNode, type GraphEdge, type JsonObject } from '@flowline/graph';
+import { concurrencyKeyOf, stringifyJson, type Graph, type GraphNode, type GraphEdge, type JsonObject } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@flowline/testing';
 import { createDispatcher, type Dispatcher, type DispatcherDeps } from '../src/dispatcher';
@@ -86,6 +86,7 @@ export async function createHarness(): Promise<Harness> {
           prepare: () => ({
             inputJson: stringifyJson(input),
             nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+            concurrency: concurrencyKeyOf(graph, input),
           }),
         });
         if (r.kind !== 'created') throw new Error(`run not created: ${r.kind}`);

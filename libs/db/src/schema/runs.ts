@@ -71,6 +71,15 @@ export const runs = pgTable(
     traceParent: text('trace_parent'),
     /** 1–5, higher first: orders the tenant's held work and Pending admissions (issue #16); children inherit it */
     priority: integer('priority').notNull().default(3),
+    /**
+     * The run's value of its definition's concurrency key (`concurrency.key` over the input at
+     * creation), null when the definition has none or the input gave none (issue #16)
+     */
+    concurrencyKey: text('concurrency_key'),
+    /** the definition's `concurrency.limit` at creation (null without a key) */
+    concurrencyLimit: integer('concurrency_limit'),
+    /** true once the run took one of its key's places (flowline_claim_concurrency); held until the run ends */
+    concurrencyClaimed: boolean('concurrency_claimed').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
@@ -89,6 +98,10 @@ export const runs = pgTable(
       .on(t.tenantId, t.priority.desc(), t.createdAt, t.id)
       .where(sql`status = 'Pending' and parent_run_id is null`),
     index('runs_parent_idx').on(t.parentRunId),
+    // a concurrency key's runs (issue #16): its live places and its Pending runs
+    index('runs_concurrency_key_idx')
+      .on(t.tenantId, t.definitionId, t.concurrencyKey)
+      .where(sql.raw(`concurrency_key is not null and status not in (${TERMINAL_RUN_STATUSES_SQL})`)),
     index('runs_definition_idx').on(t.definitionId),
     // retention (0009_retention.sql): a tenant's terminal runs oldest finished first
     index('runs_tenant_terminal_finished_idx')

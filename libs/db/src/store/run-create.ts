@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { publishesToChat, shardOfRun, type Graph } from '@flowline/graph';
+import { publishesToChat, shardOfRun, type ConcurrencyKeyOf, type Graph } from '@flowline/graph';
 import { rollback, withTransaction, type Queryable, type Tx } from './transaction';
 import { definitionGraphAt, exactJson, type DefinitionRow } from './definitions';
 import { openJsonText, sealJsonText } from '../crypto';
@@ -29,6 +29,8 @@ export interface RunSeed {
   /** JSON text of the run input */
   inputJson: string;
   nodes: NodeSeed[];
+  /** the run's concurrency key (`concurrencyKeyOf` its plan graph and input); absent: none */
+  concurrency?: ConcurrencyKeyOf;
 }
 
 export interface CreateRunParams {
@@ -236,6 +238,13 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
   }
 }
 
+/** What `run.created` says of the run's concurrency key: its value, or why it has none (nothing without a block). */
+function concurrencyDetail(c: ConcurrencyKeyOf | undefined): Record<string, unknown> {
+  if (!c || c.kind === 'none') return {};
+  if (c.kind === 'keyed') return { concurrencyKey: { key: c.path, value: c.value, limit: c.limit } };
+  return { concurrencyKey: { key: c.path, value: null, reason: c.reason } };
+}
+
 /**
  * Creates a run in ONE transaction: run row (Pending, wake_at = now(), pinned graph and
  * hash, last_seq 1), one Pending node row per graph node, and event `run.created` at
@@ -280,17 +289,21 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     });
     const runId = randomUUID();
     const shard = shardOfRun(runId, p.shardCount);
+    const keyed = seed.concurrency?.kind === 'keyed' ? seed.concurrency : null;
     // Copies the pinned graph from the locked definition row: the run keeps this copy forever
     // (sealed, it stays bound to the definition row and version it came from). A twin's
     // uncommitted insert of the same request id makes this statement wait for its outcome.
     const inserted = await tx.query(
       `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, priority)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9
+                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, priority,
+                         concurrency_key, concurrency_limit)
+       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9,
+              $10, $11
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
-      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null, p.priority ?? 3],
+      [runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null, p.priority ?? 3,
+        keyed?.value ?? null, keyed?.limit ?? null],
     );
     if (!inserted.rowCount) {
       // READ COMMITTED: this later statement sees the twin that won the insert
@@ -327,7 +340,7 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     );
     await tx.query(
       `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $2::jsonb)`,
-      [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId })],
+      [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId, ...concurrencyDetail(seed.concurrency) })],
     );
     if (p.conversationId !== null && !(await bindConversation(tx, p.tenantId, p.conversationId, runId, pre.bound))) {
       // READ COMMITTED: this later statement sees the binding that won

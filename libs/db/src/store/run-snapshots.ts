@@ -21,6 +21,9 @@ export interface LoadedSnapshot extends RunSnapshot {
   shard: number;
   /** the W3C `traceparent` stored at creation (null: the run was not traced) */
   traceParent: string | null;
+  /** the run's concurrency key value (null: none) and whether it holds one of the key's places (issue #16) */
+  concurrencyKey?: string | null;
+  concurrencyClaimed?: boolean;
 }
 
 /** Options of {@link loadSnapshots}. */
@@ -59,7 +62,8 @@ const LOAD_SQL = `
 WITH target AS (
   SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
          step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
-         plan_graph, wake_at, shard, definition_id, definition_version, trace_parent, priority
+         plan_graph, wake_at, shard, definition_id, definition_version, trace_parent, priority,
+         concurrency_key, concurrency_claimed
   FROM runs WHERE id = ANY($1::uuid[])),
 live AS MATERIALIZED (
   SELECT t.tenant_id,
@@ -80,6 +84,8 @@ SELECT
   flowline_ms(r.wake_at) AS wake_at,
   r.shard,
   r.trace_parent,
+  r.concurrency_key,
+  r.concurrency_claimed,
   live.n AS tenant_live,
   (CASE WHEN r.status = 'Pending' AND r.parent_run_id IS NULL AND $3::int > live.n THEN
      (SELECT count(*) FROM (SELECT 1 FROM runs x
@@ -122,6 +128,8 @@ interface LoadRow {
   wake_at: number | null;
   shard: number;
   trace_parent: string | null;
+  concurrency_key: string | null;
+  concurrency_claimed: boolean;
   tenant_live: number;
   /** Pending top-level runs of the tenant before this one in admission order, counted up to the free slots */
   ahead: number;
@@ -178,6 +186,12 @@ export async function loadSnapshots(
       wakeAt: row.wake_at,
       shard: row.shard,
       traceParent: row.trace_parent,
+      concurrencyKey: row.concurrency_key,
+      concurrencyClaimed: row.concurrency_claimed,
+      // a keyed run starts only once it holds a place of its key (claimConcurrency)
+      ...(row.concurrency_key !== null && !row.concurrency_claimed && row.run.status === 'Pending' && row.run.parentRunId === null
+        ? { concurrencyKeyAvailable: false }
+        : {}),
     });
   }
   // Pending top-level runs take their tenant's free slots in admission order (issue #16): a run
@@ -188,6 +202,21 @@ export async function loadSnapshots(
     s.runSlotAvailable = (aheadOf.get(s.run.id) ?? 0) < free.get(s.run.tenantId)!;
   }
   return out;
+}
+
+/**
+ * Concurrency keys (issue #16): each Pending top-level keyed run of `runIds` without a place
+ * takes one of its key's places when there is one (`flowline_claim_concurrency`, migration
+ * 0011: a try-lock per key, so dispatchers never exceed a limit); returns the ids that did.
+ */
+export async function claimConcurrency(db: Queryable, runIds: string[]): Promise<Set<string>> {
+  if (runIds.length === 0) return new Set();
+  const res = await db.query<{ claimed: string[] }>({
+    name: 'flowline_claim_concurrency',
+    text: 'SELECT flowline_claim_concurrency($1::uuid[])::text[] AS claimed',
+    values: [runIds],
+  });
+  return new Set(res.rows[0]?.claimed ?? []);
 }
 
 /** Node-row documents as NodeRunState / NodePatch member → node_runs column (the AAD's column). */

@@ -16,6 +16,8 @@ import {
   pendingExpiry,
   runPriorityOf,
 } from './backlog';
+import { concurrencyKeyOf, concurrencyPlaceFree } from './concurrency';
+import { JsonNumber } from '../conditions/exact-json';
 import { isEmptyPlan } from './plan-result';
 import { plan } from './plan';
 import { contextAt, edge, graphOf, node, snapshotOf } from './test-kit';
@@ -131,5 +133,43 @@ describe('parseTenantIntegers', () => {
     expect(() => parseTenantIntegers('a', 0, 10)).toThrow("'a' is not tenant=value");
     expect(() => parseTenantIntegers('a=11', 0, 10)).toThrow("value of 'a' must be 0–10");
     expect(() => parseTenantIntegers('a=1,a=2', 0, 10)).toThrow("tenant 'a' is listed twice");
+  });
+});
+
+describe('concurrency keys', () => {
+  const graph = { concurrency: { key: 'input.customerId', limit: 2 } };
+
+  it('keys a run by a string, number, exact number or boolean at the path', () => {
+    expect(concurrencyKeyOf(graph, { customerId: 'acme' })).toEqual({ kind: 'keyed', path: 'input.customerId', value: 'acme', limit: 2 });
+    expect(concurrencyKeyOf(graph, { customerId: 7 })).toMatchObject({ kind: 'keyed', value: '7' });
+    expect(concurrencyKeyOf(graph, { customerId: new JsonNumber('12345678901234567890') })).toMatchObject({ kind: 'keyed', value: '12345678901234567890' });
+    expect(concurrencyKeyOf(graph, { customerId: false })).toMatchObject({ kind: 'keyed', value: 'false' });
+    expect(concurrencyKeyOf({ concurrency: { key: 'input', limit: 1 } }, 'whole')).toMatchObject({ kind: 'keyed', value: 'whole' });
+  });
+
+  it('leaves a run without a key, saying why, when the path is missing, null, an object, an array or too long', () => {
+    expect(concurrencyKeyOf(graph, {})).toEqual({ kind: 'unkeyed', path: 'input.customerId', reason: 'input.customerId is missing from the run input' });
+    expect(concurrencyKeyOf(graph, null)).toMatchObject({ kind: 'unkeyed' });
+    expect(concurrencyKeyOf(graph, { customerId: null })).toMatchObject({ kind: 'unkeyed', reason: 'input.customerId is null, not a string, number or boolean' });
+    expect(concurrencyKeyOf(graph, { customerId: { id: 1 } })).toMatchObject({ kind: 'unkeyed', reason: expect.stringContaining('an object') });
+    expect(concurrencyKeyOf(graph, { customerId: [1] })).toMatchObject({ kind: 'unkeyed', reason: expect.stringContaining('an array') });
+    expect(concurrencyKeyOf(graph, { customerId: 'x'.repeat(201) })).toMatchObject({ kind: 'unkeyed', reason: expect.stringContaining('longer than 200') });
+    expect(concurrencyKeyOf({}, { customerId: 'acme' })).toEqual({ kind: 'none' });
+  });
+
+  it('frees a place while live + ahead < limit (property)', () => {
+    fc.assert(
+      fc.property(fc.nat(50), fc.nat(50), fc.integer({ min: 1, max: 50 }), (live, ahead, limit) => {
+        expect(concurrencyPlaceFree(live, ahead, limit)).toBe(live + ahead < limit);
+      }),
+    );
+  });
+
+  it('keeps a Pending run without a place Pending and asks again, like a run without a tenant slot', () => {
+    const snap = { ...snapshotOf(chain()), concurrencyKeyAvailable: false };
+    const result = plan(snap, { ...contextAt(1_000), slotRetryMs: 2_000 });
+    expect(isEmptyPlan(result)).toBe(true);
+    expect(result.wakeAt).toBe(3_000);
+    expect(plan({ ...snap, concurrencyKeyAvailable: true }, contextAt(1_000)).run?.set.status).toBe('Running');
   });
 });

@@ -37,3 +37,5 @@ export {
   runPriorityOf,
 } from './backlog';
 export type { AdmissionCandidate, BacklogVerdict, ExpiryVerdict } from './backlog';
+export { concurrencyKeyOf, concurrencyPlaceFree, MAX_CONCURRENCY_VALUE_LENGTH } from './concurrency';
+export type { ConcurrencyKeyOf } from './concurrency';

@@ -39,7 +39,7 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
     for (const r of snapshot.results) st.consumedInvocationIds.push(r.invocationId);
     return finish(st);
   }
-  if (st.run.status === 'Pending' && snapshot.runSlotAvailable && !snapshot.intents.some((i) => i.kind === 'cancel')) {
+  if (st.run.status === 'Pending' && admissible(snapshot) && !snapshot.intents.some((i) => i.kind === 'cancel')) {
     st.updateRun({ status: 'Running', startedAt: ctx.now });
     st.emit('run.started', null, {});
   }
@@ -61,9 +61,14 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
   return askForSlotAgain(snapshot, ctx, finish(st));
 }
 
-/** A Pending run still without a tenant slot asks again after `ctx.slotRetryMs` (see PlanContext). */
+/** A Pending run may start: a tenant slot is free and, with a concurrency key, its key has a place. */
+function admissible(snapshot: RunSnapshot): boolean {
+  return snapshot.runSlotAvailable && snapshot.concurrencyKeyAvailable !== false;
+}
+
+/** A Pending run still without a tenant slot (or a concurrency key place) asks again after `ctx.slotRetryMs` (see PlanContext). */
 function askForSlotAgain(snapshot: RunSnapshot, ctx: PlanContext, result: PlanResult): PlanResult {
-  if (snapshot.run.status !== 'Pending' || snapshot.runSlotAvailable || !isEmptyPlan(result)) return result;
+  if (snapshot.run.status !== 'Pending' || admissible(snapshot) || !isEmptyPlan(result)) return result;
   const expiry = pendingExpiry(snapshot.run, ctx.pendingRunTtlMs, ctx.now);
   const expiresAt = expiry.expired ? null : expiry.at;
   const retryAt = ctx.slotRetryMs === undefined ? null : ctx.now + ctx.slotRetryMs;

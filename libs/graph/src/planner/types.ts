@@ -174,6 +174,11 @@ export interface RunSnapshot {
   children: ChildRunState[];
   /** false while the tenant has MAX_CONCURRENT_RUNS live runs: a Pending run stays Pending */
   runSlotAvailable: boolean;
+  /**
+   * false while the run's concurrency key (its definition's `concurrency`) has `limit` live
+   * runs: a Pending run stays Pending. Absent: the run has no key, or it holds its place.
+   */
+  concurrencyKeyAvailable?: boolean;
 }
 
 export interface PlanContext {

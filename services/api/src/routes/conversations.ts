@@ -21,12 +21,12 @@ import {
   sendMessage,
   type MessageRow,
 } from '@flowline/db';
-import { DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
+import { concurrencyKeyOf, DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { ApiError, BacklogFullError, NotFoundError } from '../errors';
 import { sendJson } from '../body';
-import { checkRunInput } from '../graph-rules';
+import { checkRunInput, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, PageQuery, PrioritySchema, RunListSchema, errorResponses, jsonContent } from '../schemas';
@@ -223,6 +223,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
         return {
           inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
           nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+          concurrency: concurrencyKeyOf(graph, effectiveRunInput(graph, input)),
         };
       },
     });

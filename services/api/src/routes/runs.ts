@@ -14,12 +14,12 @@ import {
   requestCancel,
   type RunFilter,
 } from '@flowline/db';
-import { DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
+import { concurrencyKeyOf, DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { BacklogFullError, NotFoundError, RequestIdReusedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
-import { checkRunInput } from '../graph-rules';
+import { checkRunInput, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { RunBusyError } from './conversations';
@@ -126,6 +126,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
         return {
           inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
           nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+          concurrency: concurrencyKeyOf(graph, effectiveRunInput(graph, input)),
         };
       },
     });
