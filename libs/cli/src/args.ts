@@ -55,3 +55,10 @@ export function nonNegativeInt(value: string): number {
   if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
   return n;
 }
+
+/** commander parser for `--priority`: an integer 1–5 (higher first; the API refuses anything else too). */
+export function runPriority(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 5) throw new InvalidArgumentError('expected an integer 1–5 (5 is the most urgent)');
+  return n;
+}

@@ -26,7 +26,9 @@ export type FailureClass =
   | 'Interrupted'
   | 'CapacityRejected'
   | 'Internal'
-  | 'BudgetExceeded';
+  | 'BudgetExceeded'
+  /** the run waited Pending, never admitted, past PENDING_RUN_TTL_MS (issue #16) */
+  | 'Expired';
 
 /** Node kind (§1.1). */
 export type NodeKind =
@@ -185,6 +187,8 @@ export interface RunSummary {
    * API; optional in this type so summaries built by hand (test fakes) need not name it.
    */
   forkedFrom?: { runId: string; nodeKey: string } | null;
+  /** 1–5, higher first (issue #16). Always sent by the API; optional like `forkedFrom` */
+  priority?: number;
   /**
    * string key/values given at start (searchable, stored unencrypted), {} when none. Always
    * sent by the API; optional in this type like `forkedFrom`.
@@ -285,6 +289,11 @@ export interface StartRunBody {
   requestId?: string;
   input?: unknown;
   conversationId?: string;
+  /**
+   * 1–5, default 3; HIGHER is more urgent: orders the release of the tenant's held work and
+   * which of its Pending runs take free run slots first (issue #16). Outside 1–5: 400 ValidationFailed
+   */
+  priority?: number;
   /** this run's budget; per field the stricter of it and the definition's applies */
   budget?: RunBudget;
   /** run metadata: string key/values (MAX_RUN_METADATA_KEYS keys of 1–64 letters, digits, _ - .), searchable */
@@ -438,6 +447,8 @@ export interface SendMessageBody {
   text: string;
   requestId: string;
   attachments?: Attachment[];
+  /** the run's priority, 1–5, default 3, higher first (see `StartRunBody.priority`) */
+  priority?: number;
 }
 
 /** `POST /v1/conversations/{id}/messages` answer. */
@@ -488,7 +499,7 @@ export interface RunControls {
 
 /** What a non-terminal node waits for (`GET /v1/runs/{id}/blockers`). */
 export type BlockerKind = Named<
-  | 'shardOwner' | 'runSlot' | 'cancelDrain' | 'runCancelling' | 'upstream' | 'join' | 'heldDecision' | 'timer'
+  | 'shardOwner' | 'runSlot' | 'concurrencyKey' | 'cancelDrain' | 'runCancelling' | 'upstream' | 'join' | 'heldDecision' | 'timer'
   | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'tick'
 >;
 

@@ -102,6 +102,11 @@ export interface Graph {
   outputSchema: JsonObject | null;
   /** run budget of every run of this definition (issue #16); absent/null: none */
   budget?: RunBudget | null;
+  /**
+   * Concurrency key (an addition to CONTRACT §1, issue #16): at most `limit` live top-level
+   * runs of the definition per value of the dot path `key` over `{ input }`. Absent: none.
+   */
+  concurrency?: { key: string; limit: number };
   /** In document order. */
   nodes: GraphNode[];
   /** In document order (this order decides `branch`: the first conditional edge that fired). */
@@ -170,6 +175,11 @@ export const FAILURE_CLASSES = [
    * cost, wall-clock, attempts; `budget/`). A run's class only, never a node's, never retryable.
    */
   'BudgetExceeded',
+  /**
+   * An addition to CONTRACT §4 (issue #16): the run waited Pending, never admitted, longer
+   * than PENDING_RUN_TTL_MS. A run's class only, never a node's, never retryable.
+   */
+  'Expired',
 ] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['NodeFailed', 'Timeout', 'Interrupted']);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CoreOptions } from '@flowline/graph';
+import { parseTenantIntegers, type CoreOptions } from '@flowline/graph';
 
 const int = () => z.coerce.number().int();
 const url = (protocols: RegExp) =>
@@ -189,6 +189,41 @@ export const dispatchOptions = {
     .describe('run shards leased among dispatchers (fixed per cluster)'),
 };
 
+/** Largest MAX_PENDING_RUNS (and per-tenant override). */
+export const MAX_PENDING_RUNS_CEILING = 10_000_000;
+
+/** Backlog bounds of a tenant's runs never admitted yet (issue #16). */
+export const backlogOptions = {
+  MAX_PENDING_RUNS: int()
+    .min(0)
+    .max(MAX_PENDING_RUNS_CEILING)
+    .default(10_000)
+    .describe("Pending top-level runs a tenant may have; a start past it answers 429 BacklogFull with Retry-After (0 = unbounded)"),
+  TENANT_MAX_PENDING_RUNS: z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      try {
+        parseTenantIntegers(text, 0, MAX_PENDING_RUNS_CEILING);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .describe('per-tenant MAX_PENDING_RUNS as tenant=limit pairs (a=50,b=0); an unlisted tenant has MAX_PENDING_RUNS'),
+  BACKLOG_RETRY_AFTER_S: int().min(1).max(3_600).default(5).describe('Retry-After of a 429 BacklogFull answer, s'),
+  PENDING_RUN_TTL_MS: int()
+    .min(0)
+    .max(30 * 86_400_000)
+    .default(0)
+    .describe('a top-level run still Pending, never admitted, this long after its creation ends Failed/Expired (0 = never)'),
+};
+
+/** MAX_PENDING_RUNS per tenant: its TENANT_MAX_PENDING_RUNS entry, else MAX_PENDING_RUNS (options validated at boot). */
+export function maxPendingRunsOf(c: { MAX_PENDING_RUNS: number; TENANT_MAX_PENDING_RUNS: string }): (tenantId: string) => number {
+  const overrides = parseTenantIntegers(c.TENANT_MAX_PENDING_RUNS, 0, MAX_PENDING_RUNS_CEILING);
+  return (tenantId) => overrides[tenantId] ?? c.MAX_PENDING_RUNS;
+}
+
 /** Worker options. */
 export const workerOptions = {
   LANE_CONCURRENCY: int().min(1).max(1000).default(8).describe('jobs one worker process runs at once'),
@@ -233,6 +268,7 @@ export const allOptions = {
   ...httpOptions,
   ...coreOptions,
   ...dispatchOptions,
+  ...backlogOptions,
   ...workerOptions,
   ...encryptionOptions,
   ...logOptions,

@@ -12,7 +12,7 @@ import type { Issue } from '@flowline/graph';
 import { assertEveryRouteScoped, authMiddleware, createAuthenticator, documentScopes, installScopeChecks } from './auth';
 import { limitBody, parseBody } from './body';
 import type { AppDeps, AppEnv } from './context';
-import { ApiError, ValidationFailedError, errorResponse } from './errors';
+import { ApiError, BacklogFullError, ValidationFailedError, errorResponse } from './errors';
 import { DEFAULT_EDGE_OPTIONS } from './edge/config';
 import { keepAliveGuard } from './edge/keep-alive';
 import { documentRateLimits, rateLimit } from './edge/rate-limit';
@@ -73,6 +73,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     if (status >= 500 && !(err instanceof ApiError)) {
       deps.logger.error({ err, method: c.req.method, route: c.req.routePath, tenant: c.get('tenant') }, 'request failed');
     }
+    if (err instanceof BacklogFullError) c.header('retry-after', String(err.retryAfterSeconds));
     return c.json(body, status as 500);
   });
   app.notFound((c) => c.json({ error: { code: 'NotFound', message: 'no such route' } }, 404));

@@ -41,6 +41,10 @@ export interface ApiLimits {
   metadata?: MetadataLimits;
   /** MAX_BULK_RUNS: most runs one bulk action applies to @default 100000 */
   maxBulkRuns?: number;
+  /** MAX_PENDING_RUNS of a tenant (TENANT_MAX_PENDING_RUNS, else MAX_PENDING_RUNS; 0 = unbounded) @default unbounded */
+  maxPendingRuns?: (tenantId: string) => number;
+  /** BACKLOG_RETRY_AFTER_S: the Retry-After of a 429 BacklogFull @default 5 */
+  backlogRetryAfterS?: number;
 }
 
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */

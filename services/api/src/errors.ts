@@ -130,6 +130,16 @@ export class NodeStateConflictError extends ApiError {
   }
 }
 
+/** A start past the tenant's MAX_PENDING_RUNS (issue #16); answered with `Retry-After`. */
+export class BacklogFullError extends ApiError {
+  constructor(
+    limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, 'BacklogFull', `the tenant already has ${limit} Pending runs (MAX_PENDING_RUNS); retry after ${retryAfterSeconds} s`, [{ limit }]);
+  }
+}
+
 export class NotReadyError extends ApiError {
   constructor(message: string) {
     super(503, 'NotReady', message);

@@ -28,9 +28,15 @@ export function graphHash(doc: unknown): string {
  * `inputSchema` or the Start node's `config.inputSchema` (both apply).
  * @returns the input's JSON text
  */
-export function checkRunInput(graph: Graph, given: unknown, maxBytes: number): string {
+/** The input a run starts with: the given one, else the Start node's `defaultInput`, else `{}`. */
+export function effectiveRunInput(graph: Graph, given: unknown): unknown {
   const start = graph.nodes.find((n) => n.kind === 'Start');
-  const input = given !== undefined ? given : (start?.config.defaultInput ?? {});
+  return given !== undefined ? given : (start?.config.defaultInput ?? {});
+}
+
+export function checkRunInput(graph: Graph, given: unknown, maxBytes: number): string {
+  const input = effectiveRunInput(graph, given);
+  const start = graph.nodes.find((n) => n.kind === 'Start');
   const text = jsonText(input);
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) throw new InputTooLargeError(bytes, maxBytes);

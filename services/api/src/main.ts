@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { configureEncryption, createPool, migrate } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
-import { createLogger, initTracing, installShutdown, loadConfig, toCoreOptions } from '@flowline/runtime';
+import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from './app';
 import { apiConfigSchema } from './config';
@@ -76,6 +76,8 @@ const app = createApp({
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
     metadata: { maxKeys: cfg.MAX_RUN_METADATA_KEYS, maxValueChars: cfg.MAX_RUN_METADATA_VALUE_CHARS },
     maxBulkRuns: cfg.MAX_BULK_RUNS,
+    maxPendingRuns: maxPendingRunsOf(cfg),
+    backlogRetryAfterS: cfg.BACKLOG_RETRY_AFTER_S,
   },
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
   queuePrefix: cfg.QUEUE_PREFIX,

@@ -107,6 +107,7 @@ export function runSummary(r: RunSummaryRow) {
     metadata: r.metadata,
     budget: r.budget,
     usage: r.usage,
+    priority: r.priority,
   };
 }
 

@@ -180,6 +180,18 @@ export const RunMetadataSchema = z.record(z.string(), z.string()).openapi('RunMe
     'MAX_RUN_METADATA_VALUE_CHARS characters). Stored NOT encrypted: they are searchable (GET /v1/runs?metadata=k:v). Kept by a fork, not given to child runs.',
   example: { batch: 'nightly-42', customer: 'acme' },
 });
+/** A run's priority on start (issue #16): 1–5, higher first, default 3. */
+export const PrioritySchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(5)
+  .openapi({
+    description:
+      "the run's priority, 1–5, default 3; HIGHER is more urgent (as in Hatchet; BullMQ's own option runs the other way): " +
+      "orders the release of the tenant's held work in the dispatch window and which of its Pending runs take free run slots first; " +
+      'first in, first out within a priority; child runs inherit it',
+  });
 
 export const StartRunBody = z.object({
   requestId: z.string().min(1).max(200).optional(),
@@ -191,6 +203,7 @@ export const StartRunBody = z.object({
       "this run's budget { maxTokens?, maxCostUsd?, maxWallClockMs?, maxAttempts? }; with the definition's budget, per field the stricter applies. Going past one fails the run BudgetExceeded. A bad one is 400 BudgetInvalid",
     example: { maxTokens: 20000, maxWallClockMs: 300000 },
   }),
+  priority: PrioritySchema.optional(),
 });
 
 export const RunBudgetSchema = z
@@ -263,6 +276,7 @@ export const RunSummarySchema = z
     usage: RunUsageSchema.openapi({
       description: "model usage rolled up from the run's LlmCall/Agent/DecisionModel attempts (their output.usage) and its child runs once they ended",
     }),
+    priority: z.number().int().min(1).max(5).openapi({ description: "the run's priority, 1–5, higher first (given on start, inherited by child runs and forks)" }),
   })
   .openapi('RunSummary');
 
@@ -499,7 +513,7 @@ export const BlockerSchema = z
     since: Timestamp.nullable().openapi({ description: 'since when it waits for this, when known' }),
     details: z.record(z.string(), z.unknown()).openapi({
       description:
-        'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), ' +
+        'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
         'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick); times ISO 8601',
     }),

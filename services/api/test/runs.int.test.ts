@@ -14,7 +14,7 @@ afterAll(async () => {
 
 const RUN_SUMMARY_KEYS = [
   'id', 'definitionId', 'definitionVersion', 'status', 'failureClass', 'reason', 'paused', 'requestId', 'parentRunId', 'conversationId',
-  'createdAt', 'startedAt', 'finishedAt', 'graphHash', 'lastSeq', 'forkedFrom', 'metadata', 'budget', 'usage',
+  'createdAt', 'startedAt', 'finishedAt', 'graphHash', 'lastSeq', 'forkedFrom', 'metadata', 'budget', 'usage', 'priority',
 ].sort();
 
 describe('starting a run', () => {

@@ -22,7 +22,7 @@ const NOTHING_TO_END = () => {};
 export function dispatchWork(committed: readonly CommittedPlan[], telemetry: LaneTelemetry | undefined): TracedWork {
   const work: TenantWork[] = [];
   if (telemetry === undefined) {
-    for (const c of committed) for (const item of c.plan.enqueue) work.push({ tenantId: c.snapshot.run.tenantId, item });
+    for (const c of committed) for (const item of c.plan.enqueue) work.push({ tenantId: c.snapshot.run.tenantId, priority: c.snapshot.run.priority, item });
     return { work, end: NOTHING_TO_END };
   }
   const spans: Span[] = [];
@@ -42,11 +42,11 @@ export function dispatchWork(committed: readonly CommittedPlan[], telemetry: Lan
         },
       });
       if (span === undefined) {
-        work.push({ tenantId: c.snapshot.run.tenantId, item });
+        work.push({ tenantId: c.snapshot.run.tenantId, priority: c.snapshot.run.priority, item });
         continue;
       }
       spans.push(span);
-      work.push({ tenantId: c.snapshot.run.tenantId, item, trace: telemetry.contextManager.getMetadata(contextWithSpan(span)) });
+      work.push({ tenantId: c.snapshot.run.tenantId, priority: c.snapshot.run.priority, item, trace: telemetry.contextManager.getMetadata(contextWithSpan(span)) });
     }
   }
   return { work, end: () => spans.forEach((s) => s.end()) };

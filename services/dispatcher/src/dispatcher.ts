@@ -215,6 +215,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     owns,
     slotRetryMs: slotRetryMsOf(c),
     prices: modelPricesOf(c),
+    pendingRunTtlMs: c.PENDING_RUN_TTL_MS,
     clock: deps.clock ?? systemClock,
     afterCommit: async (committed: CommittedPlan[]) => {
       await effects.afterCommit(committed);

@@ -53,7 +53,7 @@ export async function checkInflight(d: InflightCheckDeps, shards: number[]): Pro
     for (const m of missing) {
       const remedy = missingJobRemedy(snapshots.find((s) => s.run.id === m.runId), m, d.defaultTimeoutMs, now);
       if (remedy.kind === 'result') d.pending.addResult(m.runId, remedy.result);
-      else if (remedy.kind === 'enqueue') items.push({ tenantId: remedy.tenantId, item: remedy.item });
+      else if (remedy.kind === 'enqueue') items.push({ tenantId: remedy.tenantId, priority: remedy.priority, item: remedy.item });
     }
     await d.enqueue(items);
     d.log.info({ count: items.length }, 're-enqueued in-flight work missing from BullMQ');

@@ -12,6 +12,7 @@
  * - `flowline_run_tokens_total{tenant}`, `flowline_run_cost_usd_total{tenant}`: model usage as it rolls up
  *   on top-level runs (a child run's usage counts once, on its top-level run, when the child ends)
  * - `flowline_runs_budget_exceeded_total{tenant,budget}`: runs failed BudgetExceeded, by the budget gone past
+ * - `flowline_runs_expired_total{tenant}`: runs that ended Failed/Expired, never admitted within PENDING_RUN_TTL_MS (issue #16)
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { storedUsage } from '@flowline/graph';
@@ -69,6 +70,12 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
     labelNames: ['tenant', 'budget'] as const,
     registers: [registry],
   });
+  const expired = new Counter({
+    name: 'flowline_runs_expired_total',
+    help: 'runs that ended Failed with the class Expired: Pending, never admitted, past PENDING_RUN_TTL_MS; by tenant',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
   const tickDuration = new Histogram({
     name: 'flowline_tick_duration_seconds',
     help: 'wall time of one tick (load, plan, commit, side effects), seconds',
@@ -122,7 +129,10 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
           else if (e.kind === 'node.failed' || e.kind === 'node.interrupted') {
             const cls = e.detail.cause ?? e.detail.class;
             attempts.inc({ kind: kindOf(snapshot.nodes, e.nodeKey), outcome: typeof cls === 'string' ? cls : 'NodeFailed' });
-          } else if (e.kind in FINISHED) finished.inc({ status: FINISHED[e.kind as keyof typeof FINISHED], tenant: snapshot.run.tenantId });
+          } else if (e.kind in FINISHED) {
+            finished.inc({ status: FINISHED[e.kind as keyof typeof FINISHED], tenant: snapshot.run.tenantId });
+            if (e.kind === 'run.failed' && e.detail.class === 'Expired') expired.inc({ tenant: snapshot.run.tenantId });
+          }
           if (e.kind === 'run.failed' && e.detail.class === 'BudgetExceeded') {
             budgetExceeded.inc({ tenant: snapshot.run.tenantId, budget: String(e.detail.budget) });
           }

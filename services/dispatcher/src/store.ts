@@ -5,6 +5,7 @@
 import type { PlanResult } from '@flowline/graph';
 import {
   applyPlans,
+  claimConcurrency,
   claimShards,
   dueRuns,
   forceQuarantine,
@@ -29,6 +30,8 @@ export interface InflightWork {
 export interface DispatchStore {
   /** one round trip; missing runs are left out */
   loadSnapshots(runIds: string[]): Promise<LoadedSnapshot[]>;
+  /** concurrency keys: the Pending keyed runs of `runIds` that took a place of their key (absent: none ever does) */
+  claimConcurrency?(runIds: string[]): Promise<Set<string>>;
   /** one transaction; each run guarded on its own */
   applyPlans(items: { snapshot: LoadedSnapshot; plan: PlanResult }[]): Promise<ApplyOutcome>;
   /** ends a run Failed `Internal` writing no node row or document; false when already terminal */
@@ -52,6 +55,7 @@ export interface StoreOptions {
 export function createDispatchStore(pool: Pool, o: StoreOptions): DispatchStore {
   return {
     loadSnapshots: (runIds) => loadSnapshots(pool, runIds, { maxConcurrentRuns: o.maxConcurrentRuns }),
+    claimConcurrency: (runIds) => claimConcurrency(pool, runIds),
     applyPlans: (items) => applyPlans(pool, items, { shardCount: o.shardCount }),
     forceQuarantine: (runId, reason) => forceQuarantine(pool, runId, reason),
     dueRuns: (shards, limit) => dueRuns(pool, shards, limit),

@@ -29,6 +29,8 @@ export interface TickDeps {
   slotRetryMs: number;
   /** MODEL_PRICES: the planner prices model usage with it (run budgets' maxCostUsd) */
   prices?: ModelPrices;
+  /** PENDING_RUN_TTL_MS (0: runs never expire) */
+  pendingRunTtlMs?: number;
   /**
    * The planner's clock (`PlanContext.now`: deadlines, backoff, wake times). Lease expiry is
    * judged by the database clock, never this one.
@@ -75,9 +77,10 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
     const found = new Set(loaded.map((s) => s.run.id));
     for (const id of toLoad) if (!found.has(id)) d.pending.forgetRun(id);
     snapshots.push(...loaded);
+    await claimKeyPlaces(d.store, loaded);
   }
 
-  const ctx: PlanContext = { now: d.clock.now(), options: d.options, newId: randomUUID, slotRetryMs: d.slotRetryMs, prices: d.prices ?? {} };
+  const ctx: PlanContext = { now: d.clock.now(), options: d.options, newId: randomUUID, slotRetryMs: d.slotRetryMs, prices: d.prices ?? {}, pendingRunTtlMs: d.pendingRunTtlMs ?? 0 };
   const toApply: { snapshot: LoadedSnapshot; plan: PlanResult; loaded: LoadedSnapshot }[] = [];
   for (const raw of snapshots) {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;
@@ -127,6 +130,22 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
   }
   await d.afterCommit(effects);
   return stats;
+}
+
+/**
+ * Concurrency keys (issue #16): a Pending keyed run that would otherwise start (its tenant has
+ * a slot for it) asks for a place of its key; one that gets it starts in this tick.
+ */
+async function claimKeyPlaces(store: TickDeps['store'], loaded: LoadedSnapshot[]): Promise<void> {
+  const asking = loaded.filter((s) => s.concurrencyKeyAvailable === false && s.runSlotAvailable);
+  if (asking.length === 0 || !store.claimConcurrency) return;
+  const placed = await store.claimConcurrency(asking.map((s) => s.run.id));
+  for (const s of asking) {
+    if (placed.has(s.run.id)) {
+      s.concurrencyKeyAvailable = true;
+      s.concurrencyClaimed = true;
+    }
+  }
 }
 
 /** Learns which invocations belong to which run, so worker reports and job probes map job ids to runs. */

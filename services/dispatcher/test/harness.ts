@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createRun, insertDefinition } from '@flowline/db';
-import { stringifyJson, type Graph, type GraphNode, type GraphEdge, type JsonObject } from '@flowline/graph';
+import { concurrencyKeyOf, stringifyJson, type Graph, type GraphNode, type GraphEdge, type JsonObject } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@flowline/testing';
-import { createDispatcher, type Dispatcher } from '../src/dispatcher';
+import { createDispatcher, type Dispatcher, type DispatcherDeps } from '../src/dispatcher';
 import { dispatcherConfigSchema, type DispatcherConfig } from '../src/config';
 
 export const TENANT = 'default';
@@ -22,9 +22,12 @@ export interface Harness {
   redis: TestRedis;
   /** shared command connection (queues, publishes) */
   conn: Redis;
-  startDispatcher(id: string, overrides?: Partial<Record<keyof DispatcherConfig, string>>): Promise<Dispatcher>;
-  /** Creates a definition of `graph` and one run per input, all of `tenantId` (default {@link TENANT}). */
-  createRuns(graph: Graph, inputs: JsonObject[], tenantId?: string): Promise<string[]>;
+  startDispatcher(id: string, overrides?: Partial<Record<keyof DispatcherConfig, string>>, deps?: Pick<DispatcherDeps, 'metrics'>): Promise<Dispatcher>;
+  /**
+   * Creates a definition of `graph` and one run per input, all of `tenantId` (default
+   * {@link TENANT}), each with `priority[i]` (default 3) when given.
+   */
+  createRuns(graph: Graph, inputs: JsonObject[], tenantId?: string, priority?: readonly number[]): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -39,7 +42,7 @@ export async function createHarness(): Promise<Harness> {
     db,
     redis,
     conn,
-    async startDispatcher(id, overrides = {}) {
+    async startDispatcher(id, overrides = {}, extra = {}) {
       const config = dispatcherConfigSchema.parse({
         DATABASE_URL: db.url,
         REDIS_URL: redis.url,
@@ -52,12 +55,12 @@ export async function createHarness(): Promise<Harness> {
         MAX_CONCURRENT_RUNS: '1000',
         ...overrides,
       });
-      const d = createDispatcher({ config, pool: db.pool, redis: conn, log });
+      const d = createDispatcher({ config, pool: db.pool, redis: conn, log, ...extra });
       dispatchers.push(d);
       await d.start();
       return d;
     },
-    async createRuns(graph, inputs, tenantId = TENANT) {
+    async createRuns(graph, inputs, tenantId = TENANT, priority = []) {
       const definitionId = randomUUID();
       const doc = stringifyJson(graph);
       await insertDefinition(db.pool, {
@@ -72,9 +75,10 @@ export async function createHarness(): Promise<Harness> {
         nodeCount: graph.nodes.length,
       });
       const ids: string[] = [];
-      for (const input of inputs) {
+      for (const [i, input] of inputs.entries()) {
         const r = await createRun(db.pool, {
           tenantId,
+          ...(priority[i] !== undefined ? { priority: priority[i] } : {}),
           definitionId,
           requestId: null,
           conversationId: null,
@@ -82,6 +86,7 @@ export async function createHarness(): Promise<Harness> {
           prepare: () => ({
             inputJson: stringifyJson(input),
             nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+            concurrency: concurrencyKeyOf(graph, input),
           }),
         });
         if (r.kind !== 'created') throw new Error(`run not created: ${r.kind}`);

@@ -286,7 +286,7 @@ describe('runs and gates', () => {
 
     const waiting = await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'gate open');
     expect(Object.keys(waiting.run).sort()).toEqual(
-      ['budget', 'conversationId', 'createdAt', 'definitionId', 'definitionVersion', 'failureClass', 'finishedAt', 'forkedFrom', 'graphHash', 'id', 'lastSeq', 'metadata', 'parentRunId', 'paused', 'reason', 'requestId', 'startedAt', 'status', 'usage'],
+      ['budget', 'conversationId', 'createdAt', 'definitionId', 'definitionVersion', 'failureClass', 'finishedAt', 'forkedFrom', 'graphHash', 'id', 'lastSeq', 'metadata', 'parentRunId', 'paused', 'priority', 'reason', 'requestId', 'startedAt', 'status', 'usage'],
     );
     expect(waiting.run).toMatchObject({ id: runId, definitionId: def.id, requestId: key, paused: false, failureClass: 'None', parentRunId: null, conversationId: null });
     expect(waiting.graph).toEqual(pauseGraph());

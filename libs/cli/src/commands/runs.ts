@@ -1,7 +1,7 @@
 /** `flowline runs start | list | get | events | cancel | fork | bulk | bulk-status | watch`. */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { BulkActionBody, RunDetail, RunSearchFilter } from '@flowline/client';
-import { jsonArgument, nonNegativeInt, positiveInt } from '../args';
+import { jsonArgument, nonNegativeInt, positiveInt, runPriority } from '../args';
 import { compact, eventLine, fields, table } from '../format';
 import { followRun } from '../follow';
 import { EXIT, type ExitCode } from '../io';
@@ -51,6 +51,7 @@ function runView(d: RunDetail): string {
       ['failureClass', r.failureClass],
       ['reason', r.reason],
       ['paused', r.paused],
+      ['priority', r.priority ?? 3],
       ['created', r.createdAt],
       ['finished', r.finishedAt],
     ]) +
@@ -123,15 +124,17 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
     .option('--input <json>', 'run input: inline JSON or @file')
     .option('--request-id <id>', 'idempotency key: the same key starts the same run')
     .option('--metadata <key=value>', 'run metadata pair, searchable (repeatable)', metadataPair)
+    .option('--priority <1-5>', "the run's priority, 5 most urgent (default 3): orders its tenant's held work and Pending runs", runPriority)
     .option('--wait', 'follow the run over the live channel until it is terminal')
     .option('--timeout <seconds>', TIMEOUT_HELP, nonNegativeInt, 0)
     .action(
-      wrap(async (definitionId: string, o: { input?: string; requestId?: string; metadata?: Record<string, string>; wait?: boolean; timeout: number }) => {
+      wrap(async (definitionId: string, o: { input?: string; requestId?: string; metadata?: Record<string, string>; priority?: number; wait?: boolean; timeout: number }) => {
         const input = o.input !== undefined ? await jsonArgument(o.input, s.io.cwd, '--input') : undefined;
         const { runId } = await s.client().runs.start(definitionId, {
           ...(input !== undefined ? { input } : {}),
           ...(o.requestId ? { requestId: o.requestId } : {}),
           ...(o.metadata ? { metadata: o.metadata } : {}),
+          ...(o.priority !== undefined ? { priority: o.priority } : {}),
         });
         if (!o.wait) {
           s.print({ runId }, () => `${runId}\n`);

@@ -80,6 +80,17 @@ export const runs = pgTable(
     metadata: jsonb('metadata')
       .notNull()
       .default(sql`'{}'::jsonb`),
+    /** 1–5, higher first: orders the tenant's held work and Pending admissions (issue #16); children inherit it */
+    priority: integer('priority').notNull().default(3),
+    /**
+     * The run's value of its definition's concurrency key (`concurrency.key` over the input at
+     * creation), null when the definition has none or the input gave none (issue #16)
+     */
+    concurrencyKey: text('concurrency_key'),
+    /** the definition's `concurrency.limit` at creation (null without a key) */
+    concurrencyLimit: integer('concurrency_limit'),
+    /** true once the run took one of its key's places (flowline_claim_concurrency); held until the run ends */
+    concurrencyClaimed: boolean('concurrency_claimed').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
@@ -93,7 +104,15 @@ export const runs = pgTable(
       .where(sql`wake_at is not null`),
     index('runs_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id),
     index('runs_tenant_status_idx').on(t.tenantId, t.status),
+    // admission order of a tenant's Pending top-level runs (issue #16): higher priority, then older
+    index('runs_tenant_pending_priority_idx')
+      .on(t.tenantId, t.priority.desc(), t.createdAt, t.id)
+      .where(sql`status = 'Pending' and parent_run_id is null`),
     index('runs_parent_idx').on(t.parentRunId),
+    // a concurrency key's runs (issue #16): its live places and its Pending runs
+    index('runs_concurrency_key_idx')
+      .on(t.tenantId, t.definitionId, t.concurrencyKey)
+      .where(sql.raw(`concurrency_key is not null and status not in (${TERMINAL_RUN_STATUSES_SQL})`)),
     index('runs_definition_idx').on(t.definitionId),
     // retention (0009_retention.sql): a tenant's terminal runs oldest finished first
     index('runs_tenant_terminal_finished_idx')

@@ -40,6 +40,10 @@ export interface SendMessageParams {
   shardCount: number;
   /** W3C `traceparent` of the sending request's span, stored on the run (null: not traced) @default null */
   traceParent?: string | null;
+  /** the run's priority, 1–5, higher first @default 3 */
+  priority?: number;
+  /** the tenant's MAX_PENDING_RUNS (0 or absent: unbounded) */
+  maxPendingRuns?: number;
   /** checks the definition (Chat graph, attachments, run input) inside the run's transaction */
   prepare: (definition: DefinitionForRun) => RunSeed;
 }
@@ -49,7 +53,8 @@ export type SendMessageResult =
   | { kind: 'replayed'; runId: string; messageId: string }
   | { kind: 'requestIdReused'; runId: string }
   | { kind: 'runBusy'; runId: string | null }
-  | { kind: 'definitionNotFound' };
+  | { kind: 'definitionNotFound' }
+  | { kind: 'backlogFull'; pending: number };
 
 /** The user message that started run `runId`, with what a replay compares. */
 async function triggerMessage(
@@ -95,6 +100,8 @@ export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<Sen
     conversationId: p.conversationId,
     shardCount: p.shardCount,
     traceParent: p.traceParent,
+    priority: p.priority,
+    maxPendingRuns: p.maxPendingRuns,
     prepare: p.prepare,
     beforeCommit: async (tx, runId) => {
       await tx.query(
@@ -117,6 +124,7 @@ export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<Sen
       return { kind: 'created', runId: res.runId, messageId, shard: res.shard };
     case 'definitionNotFound':
     case 'runBusy':
+    case 'backlogFull':
       return res;
     case 'requestIdReused':
       return { kind: 'requestIdReused', runId: res.runId };

@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { publishesToChat, shardOfRun, type Graph, type RunBudget, effectiveBudget } from '@flowline/graph';
+import { effectiveBudget, publishesToChat, shardOfRun, type ConcurrencyKeyOf, type Graph, type RunBudget } from '@flowline/graph';
 import { rollback, withTransaction, type Queryable, type Tx } from './transaction';
 import { definitionGraphAt, exactJson, type DefinitionRow } from './definitions';
 import { openJsonText, sealJsonText } from '../crypto';
@@ -29,6 +29,8 @@ export interface RunSeed {
   /** JSON text of the run input */
   inputJson: string;
   nodes: NodeSeed[];
+  /** the run's concurrency key (`concurrencyKeyOf` its plan graph and input); absent: none */
+  concurrency?: ConcurrencyKeyOf;
 }
 
 export interface CreateRunParams {
@@ -46,6 +48,13 @@ export interface CreateRunParams {
    * stricter of it and the pinned graph's (the planner takes the stricter of the two again) @default null
    */
   budget?: RunBudget | null;
+  /** the run's priority, 1–5, higher first (issue #16) @default 3 */
+  priority?: number;
+  /**
+   * MAX_PENDING_RUNS of the tenant (0 or absent: unbounded): with that many Pending top-level
+   * runs the creation is refused (`backlogFull`), decided inside the transaction.
+   */
+  maxPendingRuns?: number;
   /**
    * Called inside the transaction with the definition row locked FOR SHARE; returns the
    * seed or throws (the transaction rolls back and the error propagates).
@@ -65,7 +74,9 @@ export type CreateRunResult =
   | { kind: 'requestIdReused'; runId: string }
   /** the conversation's bound run (`runId`, null if it vanished meanwhile) is still live */
   | { kind: 'runBusy'; runId: string | null }
-  | { kind: 'definitionNotFound' };
+  | { kind: 'definitionNotFound' }
+  /** the tenant already has `pending` (≥ MAX_PENDING_RUNS) Pending top-level runs */
+  | { kind: 'backlogFull'; pending: number };
 
 /** Run statuses after which a conversation may start its next run. */
 const FINISHED_RUN_STATUSES = ['Completed', 'Failed', 'Cancelled'] as const;
@@ -234,6 +245,13 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
   }
 }
 
+/** What `run.created` says of the run's concurrency key: its value, or why it has none (nothing without a block). */
+function concurrencyDetail(c: ConcurrencyKeyOf | undefined): Record<string, unknown> {
+  if (!c || c.kind === 'none') return {};
+  if (c.kind === 'keyed') return { concurrencyKey: { key: c.path, value: c.value, limit: c.limit } };
+  return { concurrencyKey: { key: c.path, value: null, reason: c.reason } };
+}
+
 /**
  * Creates a run in ONE transaction: run row (Pending, wake_at = now(), pinned graph and
  * hash, last_seq 1), one Pending node row per graph node, and event `run.created` at
@@ -280,19 +298,23 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     });
     const runId = randomUUID();
     const shard = shardOfRun(runId, p.shardCount);
+    const keyed = seed.concurrency?.kind === 'keyed' ? seed.concurrency : null;
     // Copies the pinned graph from the locked definition row: the run keeps this copy forever
     // (sealed, it stays bound to the definition row and version it came from). A twin's
     // uncommitted insert of the same request id makes this statement wait for its outcome.
     const inserted = await tx.query(
       `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb
+                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
+                         priority, concurrency_key, concurrency_limit)
+       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
+              $11, $12, $13
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
       [
         runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null,
         JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
+        p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null,
       ],
     );
     if (!inserted.rowCount) {
@@ -300,6 +322,18 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       const existing = p.requestId === null ? null : await findRunByRequestId(tx, p.tenantId, p.requestId);
       if (!existing) throw new Error('run insert conflicted but no run holds the request id');
       return rollback(replayOf(existing, p.definitionId));
+    }
+    if (p.maxPendingRuns !== undefined && p.maxPendingRuns > 0) {
+      // counted after the insert, so a replay above is never refused; bounded by the limit (index
+      // runs_tenant_pending_priority_idx). Creations committing at the same moment may each see
+      // the other missing: the bound can be passed by at most the creations in flight.
+      const pending = await tx.query<{ n: number }>({
+        name: 'flowline_count_pending',
+        text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE tenant_id = $1 AND status = 'Pending' AND parent_run_id IS NULL LIMIT $2) t`,
+        values: [p.tenantId, p.maxPendingRuns + 1],
+      });
+      const n = pending.rows[0]?.n ?? 0;
+      if (n > p.maxPendingRuns) return rollback<CreateRunResult>({ kind: 'backlogFull', pending: n - 1 });
     }
     // a run bound to a conversation marks the nodes that publish their answer to it
     const publishing = new Set(
@@ -318,7 +352,7 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     );
     await tx.query(
       `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $2::jsonb)`,
-      [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId })],
+      [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId, ...concurrencyDetail(seed.concurrency) })],
     );
     if (p.conversationId !== null && !(await bindConversation(tx, p.tenantId, p.conversationId, runId, pre.bound))) {
       // READ COMMITTED: this later statement sees the binding that won

@@ -38,6 +38,8 @@ export interface RunSummaryRow {
   budget: RunBudget | null;
   /** rolled-up model usage with the run's attempts (issue #16) */
   usage: UsageView;
+  /** 1–5, higher first (issue #16) */
+  priority: number;
 }
 
 /** A run with its pinned graph document and output. */
@@ -84,8 +86,7 @@ export interface RunEventRow {
 
 const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.definition_version, r.status, r.failure_class, r.reason, r.paused, r.request_id,
   r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
-  r.forked_from_run_id, r.forked_from_node_key, r.metadata,
-  r.forked_from_run_id, r.forked_from_node_key, r.budget, r.usage, r.total_attempts,
+  r.forked_from_run_id, r.forked_from_node_key, r.metadata, r.budget, r.usage, r.total_attempts, r.priority,
   to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
@@ -111,6 +112,7 @@ function toRunRow(r: any): RunSummaryRow {
     metadata: r.metadata ?? {},
     budget: r.budget ?? null,
     usage: usageView(storedUsage(r.usage), r.total_attempts ?? 0),
+    priority: r.priority ?? 3,
   };
 }
 

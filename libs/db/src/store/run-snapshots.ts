@@ -21,6 +21,9 @@ export interface LoadedSnapshot extends RunSnapshot {
   shard: number;
   /** the W3C `traceparent` stored at creation (null: the run was not traced) */
   traceParent: string | null;
+  /** the run's concurrency key value (null: none) and whether it holds one of the key's places (issue #16) */
+  concurrencyKey?: string | null;
+  concurrencyClaimed?: boolean;
 }
 
 /** Options of {@link loadSnapshots}. */
@@ -59,7 +62,8 @@ const LOAD_SQL = `
 WITH target AS (
   SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
          step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
-         plan_graph, wake_at, shard, definition_id, definition_version, trace_parent, budget, usage
+         plan_graph, wake_at, shard, definition_id, definition_version, trace_parent, budget, usage, priority,
+         concurrency_key, concurrency_claimed
   FROM runs WHERE id = ANY($1::uuid[])),
 live AS MATERIALIZED (
   SELECT t.tenant_id,
@@ -73,14 +77,25 @@ SELECT
     'totalAttempts', r.total_attempts, 'breakpoints', r.breakpoints, 'stepAllowance', r.step_allowance,
     'edgeOverrides', r.edge_overrides, 'cancelReason', r.cancel_reason, 'createdAt', flowline_ms(r.created_at),
     'startedAt', flowline_ms(r.started_at), 'finishedAt', flowline_ms(r.finished_at),
-    'parentRunId', r.parent_run_id, 'depth', r.depth, 'budget', r.budget, 'usage', r.usage) AS run,
+    'parentRunId', r.parent_run_id, 'depth', r.depth, 'budget', r.budget, 'usage', r.usage, 'priority', r.priority) AS run,
   r.plan_graph AS graph,
   r.definition_id AS def_id,
   r.definition_version AS def_version,
   flowline_ms(r.wake_at) AS wake_at,
   r.shard,
   r.trace_parent,
+  r.concurrency_key,
+  r.concurrency_claimed,
   live.n AS tenant_live,
+  (CASE WHEN r.status = 'Pending' AND r.parent_run_id IS NULL AND $3::int > live.n THEN
+     (SELECT count(*) FROM (SELECT 1 FROM runs x
+        WHERE x.tenant_id = r.tenant_id AND x.status = 'Pending' AND x.parent_run_id IS NULL AND x.priority > r.priority
+        LIMIT $3::int - live.n) hi)
+     + (SELECT count(*) FROM (SELECT 1 FROM runs x
+        WHERE x.tenant_id = r.tenant_id AND x.status = 'Pending' AND x.parent_run_id IS NULL AND x.priority = r.priority
+          AND (x.created_at, x.id) < (r.created_at, r.id)
+        LIMIT $3::int - live.n) eq)
+   ELSE 0 END)::int AS ahead,
   (SELECT coalesce(json_agg(json_build_object(
      'nodeKey', n.node_key, 'kind', n.kind, 'status', n.status, 'attempt', n.attempt,
      'attemptLimit', n.attempt_limit, 'invocationId', n.invocation_id, 'failureClass', n.failure_class,
@@ -114,7 +129,11 @@ interface LoadRow {
   wake_at: number | null;
   shard: number;
   trace_parent: string | null;
+  concurrency_key: string | null;
+  concurrency_claimed: boolean;
   tenant_live: number;
+  /** Pending top-level runs of the tenant before this one in admission order, counted up to the free slots */
+  ahead: number;
   nodes: NodeRunState[];
   intents: Array<{ id: string; kind: string; nodeKey: string | null; payload: Record<string, unknown> }>;
   children: ChildRunState[];
@@ -125,7 +144,9 @@ interface LoadRow {
  * first. `results` and `started` are empty: outcomes and starts reach the dispatcher through
  * Redis (job return values and reports), which adds them to the snapshot before planning. Nodes follow the graph's order.
  * `runSlotAvailable`: a run that is not Pending, or is a child run (its parent's slot covers it),
- * always has one; Pending top-level runs share the tenant's free slots in creation order.
+ * always has one; a Pending top-level run has one while fewer Pending top-level runs of its
+ * tenant come before it in admission order (`compareAdmission`: higher priority first, then
+ * older, then id) than the tenant has free slots.
  */
 export async function loadSnapshots(
   db: Queryable,
@@ -133,8 +154,9 @@ export async function loadSnapshots(
   opts: LoadSnapshotsOptions,
 ): Promise<LoadedSnapshot[]> {
   if (runIds.length === 0) return [];
-  const res = await db.query<LoadRow>({ name: 'flowline_load_snapshots', text: LOAD_SQL, values: [runIds, SLOT_HOLDING_RUN_STATUSES] });
+  const res = await db.query<LoadRow>({ name: 'flowline_load_snapshots', text: LOAD_SQL, values: [runIds, SLOT_HOLDING_RUN_STATUSES, opts.maxConcurrentRuns] });
   const free = new Map<string, number>();
+  const aheadOf = new Map<string, number>();
   const out: LoadedSnapshot[] = [];
   for (const row of res.rows) {
     try {
@@ -151,13 +173,8 @@ export async function loadSnapshots(
         (order.get(a.nodeKey) ?? Infinity) - (order.get(b.nodeKey) ?? Infinity) || cmp(a.nodeKey, b.nodeKey),
     );
     const tenant = row.run.tenantId;
-    if (!free.has(tenant)) free.set(tenant, opts.maxConcurrentRuns - row.tenant_live);
-    let runSlotAvailable = true;
-    if (row.run.status === 'Pending' && row.run.parentRunId === null) {
-      const left = free.get(tenant)!;
-      runSlotAvailable = left > 0;
-      if (runSlotAvailable) free.set(tenant, left - 1);
-    }
+    if (!free.has(tenant)) free.set(tenant, opts.maxConcurrentRuns - Number(row.tenant_live));
+    aheadOf.set(row.run.id, Number(row.ahead));
     out.push({
       run: row.run,
       graph,
@@ -166,13 +183,41 @@ export async function loadSnapshots(
       started: [],
       intents: row.intents.map(toIntent),
       children: row.children,
-      runSlotAvailable,
+      runSlotAvailable: true,
       wakeAt: row.wake_at,
       shard: row.shard,
       traceParent: row.trace_parent,
+      concurrencyKey: row.concurrency_key,
+      concurrencyClaimed: row.concurrency_claimed,
+      // a keyed run starts only once it holds a place of its key (claimConcurrency)
+      ...(row.concurrency_key !== null && !row.concurrency_claimed && row.run.status === 'Pending' && row.run.parentRunId === null
+        ? { concurrencyKeyAvailable: false }
+        : {}),
     });
   }
+  // Pending top-level runs take their tenant's free slots in admission order (issue #16): a run
+  // gets one only while fewer Pending runs of its tenant come before it (higher priority, or the
+  // same and older; counted over every shard) than slots are free.
+  for (const s of out) {
+    if (s.run.status !== 'Pending' || s.run.parentRunId !== null) continue;
+    s.runSlotAvailable = (aheadOf.get(s.run.id) ?? 0) < free.get(s.run.tenantId)!;
+  }
   return out;
+}
+
+/**
+ * Concurrency keys (issue #16): each Pending top-level keyed run of `runIds` without a place
+ * takes one of its key's places when there is one (`flowline_claim_concurrency`, migration
+ * 0011: a try-lock per key, so dispatchers never exceed a limit); returns the ids that did.
+ */
+export async function claimConcurrency(db: Queryable, runIds: string[]): Promise<Set<string>> {
+  if (runIds.length === 0) return new Set();
+  const res = await db.query<{ claimed: string[] }>({
+    name: 'flowline_claim_concurrency',
+    text: 'SELECT flowline_claim_concurrency($1::uuid[])::text[] AS claimed',
+    values: [runIds],
+  });
+  return new Set(res.rows[0]?.claimed ?? []);
 }
 
 /** Node-row documents as NodeRunState / NodePatch member → node_runs column (the AAD's column). */

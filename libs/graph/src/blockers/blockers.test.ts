@@ -49,6 +49,14 @@ describe('blockers', () => {
     expect(only({ ...snap, runSlotAvailable: true }, 'start')).toMatchObject({ kind: 'tick' });
   });
 
+  it('reports concurrencyKey with the key, value and usage for a Pending run whose key is full (after runSlot)', () => {
+    const snap = { ...snapshotOf(chain, {}, { createdAt: 50 }), concurrencyKeyAvailable: false };
+    const concurrency = { key: 'input.customerId', value: 'acme', live: 2, limit: 2, ahead: 1 };
+    expect(only(snap, 'start', { concurrency })).toMatchObject({ kind: 'concurrencyKey', since: 50, details: concurrency });
+    expect(kindOf({ ...snap, runSlotAvailable: false }, 'start', { concurrency })).toBe('runSlot');
+    expect(kindOf({ ...snap, concurrencyKeyAvailable: true }, 'start', { concurrency })).toBe('tick');
+  });
+
   it('reports upstream with the open predecessor and since the run started', () => {
     expect(only(running(chain), 'work')).toMatchObject({ kind: 'upstream', since: 100, details: { waitingOn: ['start'] } });
   });

@@ -4,7 +4,7 @@
  * facts outside the run rows (shard lease, tenant slots, lane jobs) and passes `now`.
  *
  * Precedence, first match wins: a shard without a live owner (nothing of the run moves), a
- * Pending run without a slot, a Cancelling run's drain, an unapplied intent or outcome of the
+ * Pending run without a slot, then without a place of its concurrency key, a Cancelling run's drain, an unapplied intent or outcome of the
  * node (the next tick applies it), then the node's own state.
  */
 import { CHILD_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type JoinPolicy, type RunStatus } from '../model';
@@ -40,8 +40,9 @@ function judge(snap: RunSnapshot, view: RoutingView, facts: BlockerFacts, row: N
     return at('shardOwner', shard.expiresAt, { shard: shard.shard, owner: shard.owner, expiresAt: shard.expiresAt });
   }
   if (run.status === 'Pending') {
-    if (snap.runSlotAvailable) return tick('the run starts on the next tick', run.createdAt);
-    return at('runSlot', run.createdAt, facts.slots ? { ...facts.slots } : {});
+    if (!snap.runSlotAvailable) return at('runSlot', run.createdAt, facts.slots ? { ...facts.slots } : {});
+    if (snap.concurrencyKeyAvailable === false) return at('concurrencyKey', run.createdAt, facts.concurrency ? { ...facts.concurrency } : {});
+    return tick('the run starts on the next tick', run.createdAt);
   }
   if (run.status === 'Cancelling') return judgeDrain(snap, facts, row);
   const intent = snap.intents.find((i) => i.kind === 'cancel' || ('nodeKey' in i && i.nodeKey === row.nodeKey));

@@ -10,6 +10,11 @@ export const BLOCKER_KINDS = [
   'shardOwner',
   /** the run is Pending: the tenant holds MAX_CONCURRENT_RUNS live runs */
   'runSlot',
+  /**
+   * the run is Pending: its concurrency key value (its definition's `concurrency`) already has
+   * `limit` live runs, or Pending runs of the key ahead of it take the free places (issue #16)
+   */
+  'concurrencyKey',
   /** the run is Cancelling: a Queued/Running node waits for its worker to confirm the cancel (until the grace deadline) */
   'cancelDrain',
   /** the run is Cancelling: a Pending node will never be reached */
@@ -62,10 +67,13 @@ export type BlockerDetails = {
   joinPolicy?: JoinPolicy;
   satisfied?: number;
   needed?: number;
-  /** runSlot */
+  /** runSlot / concurrencyKey */
   live?: number;
   limit?: number;
-  /** runSlot: Pending top-level runs of the tenant created before this one */
+  /** concurrencyKey: the key's dot path and this run's value of it */
+  key?: string;
+  value?: string;
+  /** runSlot / concurrencyKey: Pending top-level runs of the tenant before this one in admission order (higher priority, or the same and older) */
   ahead?: number;
   /** timer: when it ends */
   until?: number;
@@ -109,6 +117,8 @@ export interface BlockerFacts {
   now: number;
   /** the tenant's live top-level runs against MAX_CONCURRENT_RUNS, and Pending ones ahead of this run */
   slots?: { live: number; limit: number; ahead: number };
+  /** the run's concurrency key: its live runs (places held) against the limit, and Pending ones of the key ahead of this run */
+  concurrency?: { key: string; value: string; live: number; limit: number; ahead: number };
   /** the run's shard lease: owner null or expiresAt ≤ now = no live owner */
   shard?: { shard: number; owner: string | null; expiresAt: number | null };
   /** invocation id → its job */

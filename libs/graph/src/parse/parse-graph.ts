@@ -7,7 +7,8 @@
 import type { Graph, GraphKind, GraphNode, Issue, JsonObject } from '../model';
 import { parseBudget } from '../budget/budget';
 import type { RunBudget } from '../budget/budget';
-import { CHAT_MEMBER_SPECS, GRAPH_MEMBER_SPECS } from '../spec/document';
+import { CHAT_MEMBER_SPECS, GRAPH_MEMBER_SPECS, MAX_CONCURRENCY_LIMIT } from '../spec/document';
+import { isValidPath } from '../conditions/path';
 import { schemaObject } from './member-check';
 import { parseEdge } from './edge';
 import { definitionReferenceOf, isNodeKind, parseNode } from './node';
@@ -172,6 +173,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     inputSchema: header.inputSchema,
     outputSchema: header.outputSchema,
     ...(header.budget ? { budget: header.budget } : {}),
+    ...(header.concurrency ? { concurrency: header.concurrency } : {}),
     nodes,
     edges: parsedEdges.map((e) => e.edge),
   };
@@ -184,6 +186,33 @@ interface Header {
   inputSchema: JsonObject | null;
   outputSchema: JsonObject | null;
   budget: RunBudget | null;
+  concurrency: Graph['concurrency'] | null;
+}
+
+/** The `concurrency` block: `{ key: <dot path>, limit: 1–MAX_CONCURRENCY_LIMIT }`, closed. */
+function parseConcurrency(raw: unknown, out: Issues): Graph['concurrency'] | null {
+  if (!isObject(raw)) {
+    out.error(null, `'concurrency' must be an object, not ${typeName(raw)}`);
+    return null;
+  }
+  let ok = true;
+  for (const k of Object.keys(raw)) {
+    if (k !== 'key' && k !== 'limit') {
+      out.error(null, `'concurrency' has an unknown member '${k}'`);
+      ok = false;
+    }
+  }
+  const key = raw.key;
+  if (typeof key !== 'string' || !isValidPath(key)) {
+    out.error(null, `concurrency.key must be a dot path (e.g. input.customerId), not ${JSON.stringify(key) ?? 'absent'}`);
+    ok = false;
+  }
+  const limit = raw.limit;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_CONCURRENCY_LIMIT) {
+    out.error(null, `concurrency.limit must be an integer 1–${MAX_CONCURRENCY_LIMIT}, not ${JSON.stringify(limit) ?? 'absent'}`);
+    ok = false;
+  }
+  return ok ? { key: key as string, limit: limit as number } : null;
 }
 
 function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
@@ -220,5 +249,7 @@ function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
   }
   const budget = parseBudget(get('budget'));
   if (!budget.ok) for (const e of budget.errors) out.error(null, e);
-  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null };
+  const rawConcurrency = get('concurrency');
+  const concurrency = rawConcurrency === undefined ? null : parseConcurrency(rawConcurrency, out);
+  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null, concurrency };
 }

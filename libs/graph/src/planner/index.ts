@@ -23,3 +23,19 @@ export { appliedSteering, inflightWorkItem, workItemOf } from './work-item';
 export { interruptedResult, withdrawnResult } from './work-results';
 export { EMPTY_WINDOW_STATE, MAX_TENANT_WEIGHT, parseTenantWeights, planRelease, TenantWeightsError, windowCapacity } from './release-window';
 export type { ReleaseDecision, ReleaseFacts, WindowState, WindowTenant } from './release-window';
+export {
+  backlogVerdict,
+  compareAdmission,
+  DEFAULT_RUN_PRIORITY,
+  HOLD_BAND,
+  holdScore,
+  isRunPriority,
+  MAX_RUN_PRIORITY,
+  MIN_RUN_PRIORITY,
+  parseTenantIntegers,
+  pendingExpiry,
+  runPriorityOf,
+} from './backlog';
+export type { AdmissionCandidate, BacklogVerdict, ExpiryVerdict } from './backlog';
+export { concurrencyKeyOf, concurrencyPlaceFree, MAX_CONCURRENCY_VALUE_LENGTH } from './concurrency';
+export type { ConcurrencyKeyOf } from './concurrency';

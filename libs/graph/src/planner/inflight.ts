@@ -66,7 +66,7 @@ export function inflightVerdict(row: InflightRow, fate: JobFate, now: number): I
 
 export type MissingJobRemedy =
   | { kind: 'result'; result: WorkResult }
-  | { kind: 'enqueue'; tenantId: string; item: WorkItem }
+  | { kind: 'enqueue'; tenantId: string; item: WorkItem; priority?: number }
   | { kind: 'none' };
 
 /**
@@ -78,7 +78,7 @@ export function missingJobRemedy(snapshot: RunSnapshot | undefined, row: Omit<In
   if (!snapshot) return { kind: 'none' };
   if (snapshot.run.status === 'Cancelling') return { kind: 'result', result: withdrawnResult(row.invocationId, row.nodeKey, now) };
   const item = inflightWorkItem(snapshot, row.nodeKey, defaultTimeoutMs, now);
-  return item && item.invocationId === row.invocationId ? { kind: 'enqueue', tenantId: snapshot.run.tenantId, item } : { kind: 'none' };
+  return item && item.invocationId === row.invocationId ? { kind: 'enqueue', tenantId: snapshot.run.tenantId, priority: snapshot.run.priority, item } : { kind: 'none' };
 }
 
 /** The invocations a snapshot holds in flight (Queued/Running rows with an invocation): where worker reports belong. */

@@ -11,6 +11,7 @@ import { budgetWakeAt, checkBudget, withUsage } from './budget-check';
 import { applyIntents } from './intents';
 import { PlanState } from './plan-state';
 import { isEmptyPlan } from './plan-result';
+import { pendingExpiry } from './backlog';
 import { recompute } from './recompute';
 import { failRunIfAnyFailed } from './settle';
 import { applyChildren, applyDeadlines, applyResults, applyStarted } from './results';
@@ -29,7 +30,17 @@ export function plan(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
 
 function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
   const st = new PlanState(snapshot, ctx);
-  if (st.run.status === 'Pending' && snapshot.runSlotAvailable && !snapshot.intents.some((i) => i.kind === 'cancel')) {
+  const expiry = pendingExpiry(snapshot.run, ctx.pendingRunTtlMs, ctx.now);
+  if (expiry.expired && !snapshot.intents.some((i) => i.kind === 'cancel')) {
+    // never admitted within the TTL: it ends before admission (its intents stay unapplied; a cancel wins)
+    st.updateRun({ status: 'Failed', failureClass: 'Expired', reason: expiry.reason, finishedAt: ctx.now });
+    st.emit('run.failed', null, { class: 'Expired', reason: expiry.reason });
+    for (const i of snapshot.intents) st.consumedIntentIds.push(i.id);
+    for (const s of snapshot.started) st.consumedInvocationIds.push(s.invocationId);
+    for (const r of snapshot.results) st.consumedInvocationIds.push(r.invocationId);
+    return finish(st);
+  }
+  if (st.run.status === 'Pending' && admissible(snapshot) && !snapshot.intents.some((i) => i.kind === 'cancel')) {
     st.updateRun({ status: 'Running', startedAt: ctx.now });
     st.emit('run.started', null, {});
   }
@@ -53,10 +64,19 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
   return askForSlotAgain(snapshot, ctx, finish(st));
 }
 
-/** A Pending run still without a tenant slot asks again after `ctx.slotRetryMs` (see PlanContext). */
+/** A Pending run may start: a tenant slot is free and, with a concurrency key, its key has a place. */
+function admissible(snapshot: RunSnapshot): boolean {
+  return snapshot.runSlotAvailable && snapshot.concurrencyKeyAvailable !== false;
+}
+
+/** A Pending run still without a tenant slot (or a concurrency key place) asks again after `ctx.slotRetryMs` (see PlanContext). */
 function askForSlotAgain(snapshot: RunSnapshot, ctx: PlanContext, result: PlanResult): PlanResult {
-  if (ctx.slotRetryMs === undefined || snapshot.run.status !== 'Pending' || snapshot.runSlotAvailable || !isEmptyPlan(result)) return result;
-  return { ...result, wakeAt: ctx.now + ctx.slotRetryMs };
+  if (snapshot.run.status !== 'Pending' || admissible(snapshot) || !isEmptyPlan(result)) return result;
+  const expiry = pendingExpiry(snapshot.run, ctx.pendingRunTtlMs, ctx.now);
+  const expiresAt = expiry.expired ? null : expiry.at;
+  const retryAt = ctx.slotRetryMs === undefined ? null : ctx.now + ctx.slotRetryMs;
+  const wakeAt = retryAt === null ? expiresAt : expiresAt === null ? retryAt : Math.min(retryAt, expiresAt);
+  return wakeAt === null ? result : { ...result, wakeAt };
 }
 
 function finish(st: PlanState): PlanResult {

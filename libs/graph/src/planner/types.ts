@@ -126,6 +126,8 @@ export interface RunState {
   budget?: RunBudget | null;
   /** model usage rolled up so far (`runs.usage`); absent: none */
   usage?: RunUsage | null;
+  /** 1–5, higher first (issue #16); absent reads as the default 3 */
+  priority?: number;
 }
 
 /** A worker's (or the shell's) report on one invocation. Late or foreign ones are ignored. */
@@ -180,6 +182,11 @@ export interface RunSnapshot {
   children: ChildRunState[];
   /** false while the tenant has MAX_CONCURRENT_RUNS live runs: a Pending run stays Pending */
   runSlotAvailable: boolean;
+  /**
+   * false while the run's concurrency key (its definition's `concurrency`) has `limit` live
+   * runs: a Pending run stays Pending. Absent: the run has no key, or it holds its place.
+   */
+  concurrencyKeyAvailable?: boolean;
 }
 
 export interface PlanContext {
@@ -201,6 +208,11 @@ export interface PlanContext {
   slotRetryMs?: number;
   /** MODEL_PRICES: prices model usage for `maxCostUsd` and `usage.costUsd`; absent: every model costs 0 */
   prices?: ModelPrices;
+  /**
+   * PENDING_RUN_TTL_MS: a top-level run still Pending and never started this long after its
+   * creation ends Failed/Expired (`pendingExpiry`). Absent or 0: never.
+   */
+  pendingRunTtlMs?: number;
 }
 
 // ---------------------------------------------------------------- decisions

@@ -124,6 +124,23 @@ export const CHAT_MEMBER_SPECS: readonly MemberSpec[] = [
   },
 ];
 
+/** Largest `concurrency.limit`. */
+export const MAX_CONCURRENCY_LIMIT = 10_000;
+
+/** Members of a graph's `concurrency` block (an addition to CONTRACT §1, issue #16). */
+export const CONCURRENCY_MEMBER_SPECS: readonly MemberSpec[] = [
+  {
+    name: 'key', type: 'dotPath', required: true, example: 'input.customerId',
+    help:
+      "Dot path over { input: <run input> } naming the run's key, e.g. input.customerId. A string, number or boolean " +
+      'there (at most 200 characters as text) is the key; anything else (missing, null, an object or array) leaves the run without a key, not limited.',
+  },
+  {
+    name: 'limit', type: 'integer', required: true, min: 1, max: MAX_CONCURRENCY_LIMIT, example: 2,
+    help: "Most live runs of this definition with one key value at once (a tenant's own); more stay Pending until one ends.",
+  },
+];
+
 /** Members of a graph document (CONTRACT §1). */
 export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
   { name: 'schemaVersion', type: 'integer', required: false, min: 1, max: 1, default: 1, help: 'The graph format version; 1 when present.' },
@@ -147,6 +164,13 @@ export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
   {
     name: 'budget', type: 'record', required: false, members: BUDGET_MEMBER_SPECS, example: { maxTokens: 100_000, maxWallClockMs: 600_000 },
     help: 'Limits of every run of this definition (tokens, cost, wall-clock, attempts); a run going past one fails BudgetExceeded. A start request may set stricter ones.',
+  },
+  {
+    name: 'concurrency', type: 'record', required: false, members: CONCURRENCY_MEMBER_SPECS,
+    example: { key: 'input.customerId', limit: 2 },
+    help:
+      "Concurrency key (an addition to CONTRACT §1, issue #16): at most `limit` live top-level runs of this definition per value of " +
+      "`key` (a tenant's own); the others stay Pending (blocker concurrencyKey) and are admitted as runs of that value end.",
   },
   { name: 'nodes', type: 'list', required: true, help: 'The nodes, in document order: exactly one Start and at least one End.' },
   {

@@ -5,7 +5,11 @@
  *
  * Layout (all under the BullMQ prefix, a hash tag, so every key lives in one cluster slot):
  * - `<prefix>:window:<lane>:items`    hash invocationId → held job (`{ kind, data }` JSON)
- * - `<prefix>:window:<lane>:q:<tenant>` list of held invocation ids, oldest first
+ * - `<prefix>:window:<lane>:q:<tenant>` sorted set of held invocation ids, scored by
+ *   `holdScore(priority, seq)` (libs/graph): the run's priority band first (5 before 1), then
+ *   the hold order (first in first out within a band); a list there (the layout before run
+ *   priorities) is turned into a sorted set in place, its items in the default band in order
+ * - `<prefix>:window:<lane>:seq`      the lane's hold counter (the `seq` of the scores)
  * - `<prefix>:window:<lane>:tenants`  set of tenants whose list is not empty
  * - `<prefix>:window:<lane>:state`    hash `v` (version) and `s` (WindowState JSON)
  * - `<prefix>:window:<lane>:released` sorted set invocationId → release time (Redis clock, ms),
@@ -22,7 +26,7 @@
  */
 import type { RedisConnection } from './connect-redis';
 import type { Lane, WindowState, WorkItem } from '@flowline/graph';
-import { EMPTY_WINDOW_STATE } from '@flowline/graph';
+import { DEFAULT_RUN_PRIORITY, EMPTY_WINDOW_STATE, HOLD_BAND, MAX_RUN_PRIORITY, runPriorityOf } from '@flowline/graph';
 import { jobIdFor, queueNameFor } from '../protocol/names';
 import { toWire, type Wire } from '../protocol/wire';
 
@@ -51,6 +55,8 @@ export interface HoldEntry {
   tenantId: string;
   item: WorkItem;
   trace?: string;
+  /** the run's priority, 1–5 (higher is released first within the tenant); absent: 3 */
+  priority?: number;
 }
 
 /**
@@ -59,6 +65,21 @@ export interface HoldEntry {
  * when the dispatcher died in between).
  */
 export const RELEASE_GRACE_MS = 5_000;
+
+// A tenant's hold as a sorted set: a list left by the layout before priorities becomes one in
+// place (its ids in the default band, in order). ARGV-free; used by every script below.
+const AS_ZSET = `
+local function hold_key(k)
+  if redis.call('TYPE', k).ok == 'list' then
+    local ids = redis.call('LRANGE', k, 0, -1)
+    redis.call('DEL', k)
+    for i, id in ipairs(ids) do
+      redis.call('ZADD', k, string.format('%.0f', ${MAX_RUN_PRIORITY - DEFAULT_RUN_PRIORITY} * ${HOLD_BAND} - #ids - 1 + i), id)
+    end
+  end
+  return k
+end
+`;
 
 // Returns {version, stateJson, waiting, tenant1, len1, …}. KEYS: tenants, state, wait, released.
 // ARGV[1]: the tenant list key prefix, ARGV[2]: grace ms. Waiting counts the jobs on the lane
@@ -71,23 +92,26 @@ local waiting = redis.call('LLEN', KEYS[3]) + redis.call('ZCOUNT', KEYS[4], sinc
 local out = {tonumber(redis.call('HGET', KEYS[2], 'v') or '0'), redis.call('HGET', KEYS[2], 's') or '', waiting}
 for _, t in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   out[#out + 1] = t
-  out[#out + 1] = redis.call('LLEN', ARGV[1] .. t)
+  out[#out + 1] = redis.call('ZCARD', hold_key(ARGV[1] .. t))
 end
 return out
 `;
 
-// Holds items, then reads the facts. KEYS: tenants, state, wait, released, items.
-// ARGV: list key prefix, grace ms, job key prefix, then (tenant, invocationId, job JSON) triples.
-// An id is held once: not while it is held, released within the grace, or already a job on the lane.
+// Holds items, then reads the facts. KEYS: tenants, state, wait, released, items, seq.
+// ARGV: list key prefix, grace ms, job key prefix, then (tenant, invocationId, job JSON, band)
+// quads, band = MAX_RUN_PRIORITY − priority. An id is held once: not while it is held, released
+// within the grace, or already a job on the lane. Its score: band × HOLD_BAND + the lane's next seq.
 const HOLD = `
+${AS_ZSET}
 local ht = redis.call('TIME')
 local hsince = tonumber(ht[1]) * 1000 + math.floor(tonumber(ht[2]) / 1000) - tonumber(ARGV[2])
-for i = 4, #ARGV, 3 do
+for i = 4, #ARGV, 4 do
   local id = ARGV[i + 1]
   local recent = redis.call('ZSCORE', KEYS[4], id)
   if not (recent and tonumber(recent) >= hsince) and redis.call('EXISTS', ARGV[3] .. id) == 0
      and redis.call('HSETNX', KEYS[5], id, ARGV[i + 2]) == 1 then
-    redis.call('RPUSH', ARGV[1] .. ARGV[i], id)
+    local seq = redis.call('INCR', KEYS[6]) % ${HOLD_BAND}
+    redis.call('ZADD', hold_key(ARGV[1] .. ARGV[i]), string.format('%.0f', tonumber(ARGV[i + 3]) * ${HOLD_BAND} + seq), id)
     redis.call('SADD', KEYS[1], ARGV[i])
   end
 end
@@ -97,16 +121,19 @@ ${FACTS_TAIL}`;
 // new state JSON, list key prefix, grace ms, then (tenant, count) pairs. Returns false when the
 // version moved (a peer released first), else the popped jobs (ids withdrawn meanwhile are
 // skipped); each popped id is stamped in KEYS[4] with the Redis clock, stamps past the grace pruned.
+// Each tenant's items go lowest score first: highest priority, then first held.
 const RELEASE = `
+${AS_ZSET}
 if tonumber(redis.call('HGET', KEYS[2], 'v') or '0') ~= tonumber(ARGV[1]) then return false end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
 for i = 5, #ARGV, 2 do
-  local list = ARGV[3] .. ARGV[i]
-  local ids = redis.call('LPOP', list, tonumber(ARGV[i + 1]))
-  if ids then
-    for _, id in ipairs(ids) do
+  local list = hold_key(ARGV[3] .. ARGV[i])
+  local popped = redis.call('ZPOPMIN', list, tonumber(ARGV[i + 1]))
+  for j = 1, #popped, 2 do
+    local id = popped[j]
+    do
       local job = redis.call('HGET', KEYS[3], id)
       if job then
         redis.call('HDEL', KEYS[3], id)
@@ -115,7 +142,7 @@ for i = 5, #ARGV, 2 do
       end
     end
   end
-  if redis.call('LLEN', list) == 0 then redis.call('SREM', KEYS[1], ARGV[i]) end
+  if redis.call('ZCARD', list) == 0 then redis.call('SREM', KEYS[1], ARGV[i]) end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[4]))
 redis.call('HSET', KEYS[2], 'v', tonumber(ARGV[1]) + 1, 's', ARGV[2])
@@ -140,7 +167,7 @@ type Script = (numKeys: number, ...keysAndArgs: (string | number)[]) => Promise<
 /** The window's scripts, each sent once and then run by its SHA (ioredis defineCommand). */
 const SCRIPTS = {
   flowlineWindowHold: HOLD,
-  flowlineWindowFacts: FACTS_TAIL,
+  flowlineWindowFacts: AS_ZSET + FACTS_TAIL,
   flowlineWindowRelease: RELEASE,
   flowlineWindowHeld: HELD,
 } as const;
@@ -176,9 +203,10 @@ export class WindowStore {
   async hold(lane: Lane, entries: readonly HoldEntry[]): Promise<LaneWindowFacts> {
     const args: (string | number)[] = [this.key(lane, 'q:'), RELEASE_GRACE_MS, `${this.prefix}:${queueNameFor(lane)}:`];
     for (const e of entries) {
-      args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item), trace: e.trace }));
+      const band = MAX_RUN_PRIORITY - runPriorityOf(e.priority);
+      args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item), trace: e.trace }), band);
     }
-    const raw = (await this.run.flowlineWindowHold(5, ...this.factKeys(lane), this.key(lane, 'items'), ...args)) as unknown[];
+    const raw = (await this.run.flowlineWindowHold(6, ...this.factKeys(lane), this.key(lane, 'items'), this.key(lane, 'seq'), ...args)) as unknown[];
     return factsOf(lane, raw);
   }
 

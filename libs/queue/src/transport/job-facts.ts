@@ -15,13 +15,17 @@ import { admittedAt, startsOnAdmission } from '../protocol/schemas';
 export type LaneJobFact = JobFact;
 
 // KEYS[1] job hash, KEYS[2] its lock, KEYS[3] the lane's wait list, KEYS[4] the dispatch window's
-// held items, KEYS[5] the tenant's held list (dispatch-window.ts; RPUSHed, oldest first); ARGV[1] job id.
-// Returns {0} (missing), {2, lpos (-1 = absent), llen} (held in the window), or
+// held items, KEYS[5] the tenant's hold (dispatch-window.ts: a sorted set released lowest score
+// first, or a list, oldest first, in the layout before run priorities); ARGV[1] job id.
+// Returns {0} (missing), {2, rank (-1 = absent), size} (held in the window), or
 // {1, locked, processedOn, finishedOn, progress, lpos (-1 = absent), llen}.
 const LOOK = `
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then return {0} end
-  return {2, redis.call('LPOS', KEYS[5], ARGV[1]) or -1, redis.call('LLEN', KEYS[5])}
+  if redis.call('TYPE', KEYS[5]).ok == 'list' then
+    return {2, redis.call('LPOS', KEYS[5], ARGV[1]) or -1, redis.call('LLEN', KEYS[5])}
+  end
+  return {2, redis.call('ZRANK', KEYS[5], ARGV[1]) or -1, redis.call('ZCARD', KEYS[5])}
 end
 local f = redis.call('HMGET', KEYS[1], 'processedOn', 'finishedOn', 'progress')
 local pos = redis.call('LPOS', KEYS[3], ARGV[1])

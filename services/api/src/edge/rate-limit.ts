@@ -125,10 +125,13 @@ export function rateLimit(redis: RedisConnection, prefix: string, opts: RateLimi
 export function documentRateLimits(app: OpenAPIHono<AppEnv>): void {
   for (const def of app.openAPIRegistry.definitions) {
     if (def.type !== 'route' || !def.route.path.startsWith('/v1/')) continue;
+    // a route with a 429 of its own (BacklogFull on a start) keeps it, RateLimited added
+    const own = (def.route.responses as Record<string, { description?: string } | undefined>)[429]?.description;
+    const limited = "RateLimited: the tenant's token bucket for writes (or reads) is empty; retry after `Retry-After` seconds";
     def.route.responses = {
       ...def.route.responses,
       429: {
-        description: "RateLimited: the tenant's token bucket for writes (or reads) is empty; retry after `Retry-After` seconds",
+        description: own === undefined ? limited : `${own.replace(/\. Also RateLimited when rate limits are on$/, '')}; or ${limited}`,
         headers: { 'Retry-After': { description: 'seconds until a token is there', schema: { type: 'integer', minimum: 1 } } },
         content: { 'application/json': { schema: ErrorSchema } },
       },

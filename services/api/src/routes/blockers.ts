@@ -8,7 +8,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute } from '@hono/zod-openapi';
 import { getRunBlockerFacts, loadSnapshots } from '@flowline/db';
-import { blockers, LANE_OF_KIND, type Blocker, type JobFact, type RunSnapshot } from '@flowline/graph';
+import { blockers, concurrencyPlaceFree, LANE_OF_KIND, type Blocker, type JobFact, type RunSnapshot } from '@flowline/graph';
 import { laneJobFact } from '@flowline/queue';
 import type { AppDeps, AppEnv } from '../context';
 import { sendJson } from '../body';
@@ -26,7 +26,8 @@ const blockersRoute = createRoute({
   operationId: 'getRunBlockers', summary: "Why isn't this run moving: what each non-terminal node waits for",
   description:
     'One blocker per non-terminal node, document order, with since-when: shardOwner (no live dispatcher owns the ' +
-    "run's shard), runSlot (the tenant holds MAX_CONCURRENT_RUNS live runs), cancelDrain / runCancelling, upstream, " +
+    "run's shard), runSlot (the tenant holds MAX_CONCURRENT_RUNS live runs), concurrencyKey (the run's concurrency key value " +
+    'already has its limit of live runs: key, value, live, limit, ahead), cancelDrain / runCancelling, upstream, ' +
     'join, heldDecision, timer (retry backoff), breakpoint, runPaused, laneBacklog (position and depth in the lane), ' +
     'admission (provider capacity), worker, child, gate (who may decide), or tick (what the next tick applies). ' +
     'Empty for a finished run.',
@@ -44,9 +45,13 @@ export function registerBlockerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     if (!facts) throw new NotFoundError('run');
     const [snap] = await loadSnapshots(deps.pool, [runId], { maxConcurrentRuns });
     if (!snap) throw new NotFoundError('run');
+    const key = facts.concurrency;
+    // an unplaced keyed run takes a place on its next tick when one is free for it
+    if (key && snap.concurrencyKeyAvailable === false) snap.concurrencyKeyAvailable = concurrencyPlaceFree(key.live, key.ahead, key.limit);
     const list = blockers(snap, {
       now: facts.now,
       slots: { live: facts.live, limit: maxConcurrentRuns, ahead: facts.ahead },
+      ...(key ? { concurrency: { key: snap.graph.concurrency?.key ?? '', value: key.value, live: key.live, limit: key.limit, ahead: key.ahead } } : {}),
       shard: { shard: facts.shard, owner: facts.owner, expiresAt: facts.expiresAt },
       jobs: await jobFacts(deps, snap),
     });

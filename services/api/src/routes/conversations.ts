@@ -21,15 +21,15 @@ import {
   sendMessage,
   type MessageRow,
 } from '@flowline/db';
-import type { Graph } from '@flowline/graph';
+import { concurrencyKeyOf, DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
-import { ApiError, NotFoundError } from '../errors';
+import { ApiError, BacklogFullError, NotFoundError } from '../errors';
 import { sendJson } from '../body';
-import { checkRunInput } from '../graph-rules';
+import { checkRunInput, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
-import { ErrorSchema, PageQuery, RunListSchema, errorResponses, jsonContent } from '../schemas';
+import { ErrorSchema, PageQuery, PrioritySchema, RunListSchema, errorResponses, jsonContent } from '../schemas';
 
 const tags = ['conversations'];
 const security = [{ bearer: [] }];
@@ -94,6 +94,7 @@ const SendMessageBody = z
     text: z.string().min(1),
     requestId: z.string().min(1).max(200),
     attachments: z.array(AttachmentSchema).optional(),
+    priority: PrioritySchema.optional(),
   })
   .strict();
 
@@ -128,6 +129,12 @@ const sendRoute = createRoute({
     202: jsonContent(MessageAcceptedSchema, 'run started (or the same send replayed)'),
     ...errorResponses,
     409: jsonContent(ErrorSchema, 'RunBusy (a bound run is live) or RequestIdReused'),
+    429: {
+      description:
+        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, issue #16); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
+      headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before sending again' }) }),
+      content: { 'application/json': { schema: ErrorSchema } },
+    },
   },
 });
 const messagesRoute = createRoute({
@@ -207,6 +214,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       shardCount: deps.limits.shardCount,
       // the request span's context: the dispatcher's spans of this run's nodes continue its trace
       traceParent: activeTraceParent(),
+      priority: body.priority ?? DEFAULT_RUN_PRIORITY,
+      maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
       prepare: (def) => {
         const graph = def.planGraph as Graph;
         if (graph.kind !== 'Chat') throw new NotChatDefinitionError();
@@ -214,6 +223,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
         return {
           inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
           nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+          concurrency: concurrencyKeyOf(graph, effectiveRunInput(graph, input)),
         };
       },
     });
@@ -224,6 +234,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
         throw new MessageRequestIdReusedError(res.runId);
       case 'runBusy':
         throw new RunBusyError(res.runId);
+      case 'backlogFull':
+        throw new BacklogFullError(res.pending, deps.limits.backlogRetryAfterS ?? 5);
       case 'created':
         deps.logger.info({ runId: res.runId, definitionId, messageId: res.messageId }, 'conversation run created');
         await publishWake(deps, res.runId);

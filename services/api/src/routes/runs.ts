@@ -14,12 +14,12 @@ import {
   requestCancel,
   type RunFilter,
 } from '@flowline/db';
-import { checkRunMetadata, checkRunSearch, DEFAULT_METADATA_LIMITS, parseBudget, type Graph, type RunSearchInput } from '@flowline/graph';
+import { checkRunMetadata, checkRunSearch, concurrencyKeyOf, DEFAULT_METADATA_LIMITS, DEFAULT_RUN_PRIORITY, parseBudget, type Graph, type RunSearchInput } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
-import { BudgetInvalidError, MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
+import { BacklogFullError, BudgetInvalidError, MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
-import { checkRunInput } from '../graph-rules';
+import { checkRunInput, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { RunBusyError } from './conversations';
@@ -56,6 +56,12 @@ const startRun = createRoute({
     202: jsonContent(RunIdSchema, 'accepted (or the same run again for a replayed requestId)'),
     ...errorResponses,
     409: jsonContent(ErrorSchema, 'RequestIdReused, or RunBusy (with a conversationId whose bound run is live)'),
+    429: {
+      description:
+        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, issue #16); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
+      headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before starting again' }) }),
+      content: { 'application/json': { schema: ErrorSchema } },
+    },
   },
 });
 const listRunsRoute = createRoute({
@@ -123,17 +129,21 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       shardCount: deps.limits.shardCount,
       // the request span's context: the dispatcher's spans of this run's nodes continue its trace
       traceParent: activeTraceParent(),
+      priority: body.priority ?? DEFAULT_RUN_PRIORITY,
+      maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
       prepare: (def) => {
         const graph = def.planGraph as Graph;
         return {
           inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
           nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
+          concurrency: concurrencyKeyOf(graph, effectiveRunInput(graph, input)),
         };
       },
     });
     if (res.kind === 'definitionNotFound') throw new NotFoundError('definition');
     if (res.kind === 'requestIdReused') throw new RequestIdReusedError(res.runId);
     if (res.kind === 'runBusy') throw new RunBusyError(res.runId);
+    if (res.kind === 'backlogFull') throw new BacklogFullError(res.pending, deps.limits.backlogRetryAfterS ?? 5);
     if (res.kind === 'created') {
       deps.logger.info({ runId: res.runId, definitionId }, 'run created');
       deps.metrics?.runCreated(c.get('tenant'));

@@ -22,6 +22,10 @@ export function describeBlocker(b: Blocker): string {
       const ahead = num(d.ahead);
       return `The tenant's run slots are all taken${num(d.limit) !== null ? ` (${String(d.active ?? '?')} of ${String(d.limit)})` : ''}${ahead !== null ? `; ${ahead} run${ahead === 1 ? '' : 's'} ahead` : ''}.`;
     }
+    case 'concurrencyKey': {
+      const ahead = num(d.ahead);
+      return `Its concurrency key ${str(d.key) ?? ''} = ${str(d.value) ?? '?'} already has ${String(d.live ?? '?')} of ${String(d.limit ?? '?')} live runs${ahead ? `; ${ahead} run${ahead === 1 ? '' : 's'} of the key ahead` : ''}.`;
+    }
     case 'cancelDrain':
       return `Cancelled: waiting for its worker to confirm${time(d.deadlineAt) ? ` (until ${time(d.deadlineAt)})` : ''}.`;
     case 'runCancelling':

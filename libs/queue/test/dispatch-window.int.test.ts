@@ -1,0 +1,98 @@
+/**
+ * The dispatch window's per-tenant hold on real Redis (issue #16): a sorted set released
+ * highest priority first and first in first out within a priority, over several holds; a hold
+ * left as a list by the layout before priorities is read and released in order; the blockers'
+ * job fact reports a held job's place in that order.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { EMPTY_WINDOW_STATE, type WorkItem } from '@flowline/graph';
+import { cleanupRedisPrefix, testRedisUrl, uniquePrefix } from '@flowline/testing';
+import { laneJobFact, WindowStore } from '../src/index';
+
+const redisUrl = testRedisUrl();
+const prefix = uniquePrefix();
+let redis: Redis;
+
+function toolItem(invocationId: string): WorkItem {
+  return {
+    lane: 'tool',
+    runId: 'run-1',
+    nodeKey: 'fetch',
+    kind: 'Tool',
+    invocationId,
+    attempt: 1,
+    config: {},
+    input: { run: { input: null }, upstream: {}, input: null },
+    deadlineAt: Date.now() + 60_000,
+    steering: [],
+    outputSchema: null,
+  };
+}
+
+beforeAll(() => {
+  redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+});
+afterAll(async () => {
+  await cleanupRedisPrefix(prefix, redisUrl);
+  redis.disconnect();
+});
+
+/** Releases everything held for `tenant`, one item per release, and returns the ids in release order. */
+async function drain(store: WindowStore, tenant: string): Promise<string[]> {
+  const out: string[] = [];
+  for (;;) {
+    const facts = await store.facts('tool');
+    const t = facts.tenants.find((x) => x.tenantId === tenant);
+    if (!t || t.backlog === 0) return out;
+    const jobs = await store.release('tool', facts.version, [{ tenantId: tenant, count: 1 }], EMPTY_WINDOW_STATE);
+    for (const j of jobs ?? []) out.push(j.opts.jobId);
+  }
+}
+
+describe('the per-tenant hold', () => {
+  it('releases by priority, highest first, and in hold order within a priority, across holds', async () => {
+    const store = new WindowStore(redis, `${prefix}:a`);
+    await store.hold('tool', [
+      { tenantId: 't', item: toolItem('p1-a'), priority: 1 },
+      { tenantId: 't', item: toolItem('p3-a') },
+      { tenantId: 't', item: toolItem('p5-a'), priority: 5 },
+    ]);
+    await store.hold('tool', [
+      { tenantId: 't', item: toolItem('p5-b'), priority: 5 },
+      { tenantId: 't', item: toolItem('p1-b'), priority: 1 },
+      { tenantId: 't', item: toolItem('p3-b'), priority: 3 },
+      // held again: idempotent, keeps its first place
+      { tenantId: 't', item: toolItem('p5-a'), priority: 5 },
+    ]);
+    const facts = await store.facts('tool');
+    expect(facts.tenants).toEqual([{ tenantId: 't', backlog: 6 }]);
+    const fact = await laneJobFact(redis, `${prefix}:a`, 'tool', 'p3-a', 't');
+    expect(fact).toEqual({ state: 'held', position: 3, depth: 6 });
+    expect(await drain(store, 't')).toEqual(['p5-a', 'p5-b', 'p3-a', 'p3-b', 'p1-a', 'p1-b']);
+    expect((await store.facts('tool')).tenants).toEqual([]);
+  });
+
+  it('a release of several takes the highest first', async () => {
+    const store = new WindowStore(redis, `${prefix}:b`);
+    await store.hold('tool', ['x1', 'x2', 'x3', 'x4'].map((id, i) => ({ tenantId: 't', item: toolItem(id), priority: [2, 4, 2, 4][i]! })));
+    const facts = await store.facts('tool');
+    const jobs = await store.release('tool', facts.version, [{ tenantId: 't', count: 3 }], EMPTY_WINDOW_STATE);
+    expect(jobs?.map((j) => j.opts.jobId)).toEqual(['x2', 'x4', 'x1']);
+  });
+
+  it('reads a hold left as a list by the layout before priorities, in its order, before later default-priority work', async () => {
+    const p = `${prefix}:c`;
+    const store = new WindowStore(redis, p);
+    // the old layout: items hash + an RPUSHed list + the tenants set
+    for (const id of ['old-1', 'old-2']) {
+      await redis.hset(`${p}:window:tool:items`, id, JSON.stringify({ kind: 'Tool', data: toolItem(id) }));
+      await redis.rpush(`${p}:window:tool:q:t`, id);
+    }
+    await redis.sadd(`${p}:window:tool:tenants`, 't');
+    expect(await laneJobFact(redis, p, 'tool', 'old-2', 't')).toEqual({ state: 'held', position: 2, depth: 2 });
+    await store.hold('tool', [{ tenantId: 't', item: toolItem('new-3') }, { tenantId: 't', item: toolItem('new-5'), priority: 5 }]);
+    expect(await redis.type(`${p}:window:tool:q:t`)).toBe('zset');
+    expect(await drain(store, 't')).toEqual(['new-5', 'old-1', 'old-2', 'new-3']);
+  });
+});
