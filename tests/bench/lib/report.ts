@@ -441,7 +441,7 @@ function renderW7(w: W7Result): string[] {
     `## W7 replicas (issue #19): W1 N=${w.small.w1.n} and W3 M=${w.small.w3.m}, 1 + 1 against 4 dispatchers + 3 API replicas`,
     '',
     'CPU from /proc over the measured runs (background work of every replica included), per W1 hop and per W3 succeeded node; ' +
-      'the idle rate of each process is read over 3 s before W1 (a loaded host stretches the wall time of a hop, and the background work over it).',
+      'the idle rate of each process is read over 5 s before W1 (a loaded host stretches the wall time of a hop, and the background work over it).',
     '',
     table(['cluster', 'W1 hop p50 · CPU ms per hop, all processes (by process)', 'W1 CPU per hop of a dispatcher owning none of the chains\' shards (max)', 'idle cluster, CPU ms per second by process', 'W3 nodes/s · CPU ms per node, all processes (by process)'], [row(w.small), row(w.large)]),
     '',

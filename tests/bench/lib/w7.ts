@@ -25,7 +25,7 @@ import { startMany, w1, w3, type Ctx } from './workloads';
 import { sleep } from './stats';
 
 /** How long the idle cost of each process is read before W1, ms. */
-const IDLE_WINDOW_MS = 3000;
+const IDLE_WINDOW_MS = 5000;
 
 export interface W7Side {
   dispatchers: number;
