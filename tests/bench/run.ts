@@ -5,7 +5,7 @@
  * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
  * (and tests/bench/RESULTS.md with --record).
  *
- *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,fairness,peers,live,console]
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,w7,fairness,peers,live,console]
  *                    [--peers name,name | --no-peers] [--reinstall] [--record]
  *
  * `console` (only when named in --only) runs the web console's figures in headless
@@ -29,6 +29,7 @@ import { discoverPeers, incompletePeers, installPeer, runPeer } from './lib/peer
 import { renderMarkdown, type Results } from './lib/report';
 import { spread } from './lib/stats';
 import { fairness } from './lib/fairness';
+import { w7 } from './lib/w7';
 
 const { values: flags } = parseArgs({
   options: {
@@ -68,6 +69,10 @@ const sizes = {
   // issue #16: tenant A's burst, tenant B's 50 runs
   fairnessA: mode === 'quick' ? 1000 : 5000,
   fairnessB: 50,
+  // issue #19's replicas workload: W1 N and W3 M on 1 + 1 and on 4 dispatchers + 3 API replicas
+  w7N: 100,
+  w7M: mode === 'quick' ? 100 : 1000,
+  w7Sockets: 100,
 };
 const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
 const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
@@ -103,6 +108,7 @@ const results: Results = {
   peersMissing: [],
   live: null,
   fairness: null,
+  w7: null,
   errors: [],
 };
 log(
@@ -224,6 +230,21 @@ try {
       await c?.close();
     }
   }
+
+  await section('w7', async () => {
+    // clusters of their own: 1 dispatcher + 1 API, then 4 dispatchers + 3 API replicas
+    results.w7 = await w7({
+      pgAdminUrl: pgServer.adminUrl,
+      redisUrl: redisServer.url,
+      redis,
+      statements: pgServer.statements,
+      reps,
+      n: sizes.w7N,
+      m: sizes.w7M,
+      sockets: sizes.w7Sockets,
+      log,
+    });
+  });
 
   await section('fairness', async () => {
     // a cluster of its own: four tenants by API key, weights, no REST rate limit

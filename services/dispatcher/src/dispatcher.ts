@@ -8,7 +8,7 @@ import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
 import { runLoop, systemClock, tracingEnabled, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES, laneTelemetry } from '@flowline/queue';
-import { interruptedResult, type WorkItem } from '@flowline/graph';
+import { interruptedResult, type Lane, type WorkItem } from '@flowline/graph';
 import { coreOptionsOf, laneWindowsOf, modelPricesOf, slotRetryMsOf, tenantWeightsOf, type DispatcherConfig } from './config';
 import { createDispatchStore, type DispatchStore } from './store';
 import { PendingWork } from './pending-work';
@@ -131,6 +131,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const nudgeWindow = () => {
     if (running) void window.nudge().catch((err: unknown) => log.warn({ err }, 'dispatch window release failed; the next trigger retries'));
   };
+  /** after a tick: release on the lanes where a job finished and no hold of the tick read the lane since */
+  const flushFreedLanes = () => {
+    if (running) void window.flushFreed().catch((err: unknown) => log.warn({ err }, 'dispatch window release failed; the next trigger retries'));
+  };
   const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, shardCount: c.SHARD_COUNT, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, telemetry: tracingEnabled() ? laneTelemetry() : undefined, log });
   const inflightDeps = {
     store,
@@ -181,8 +185,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       },
       completed: (ret) => {
         if (!ownsReported(ret.runId)) return;
+        // the job's lane has space again: released after the run's tick (which usually holds its successor there)
+        window.markFreed(laneOfInvocation(ret.invocationId));
         pending.addResult(ret.runId, { invocationId: ret.invocationId, nodeKey: ret.nodeKey, outcome: ret.outcome });
-        nudgeWindow();
       },
       failed: (invocationId, reason, at, runId) => {
         if (runId !== null && !ownsReported(runId)) return;
@@ -192,6 +197,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     },
     log,
   );
+
+  /** The lane an invocation's job was put on by this replica; every lane when unknown. */
+  function laneOfInvocation(invocationId: string): readonly Lane[] {
+    const lane = pending.lookupInvocation(invocationId)?.lane;
+    return lane === undefined ? LANES : [lane];
+  }
 
   /** A failed job is rare: when its run is unknown here, its payload names the run. */
   async function onFailed(invocationId: string, reason: string, at: number): Promise<void> {
@@ -231,29 +242,38 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     start() {},
     stop() {},
     async runOnce() {
-      if (pending.readyCount === 0) return false;
-      const runIds = pending.takeReady(c.DISPATCH_BATCH_SIZE);
-      const startedAt = performance.now();
       try {
-        const s: TickStats = await tickRuns(tickDeps, runIds);
-        metrics.tick(performance.now() - startedAt, runIds.length);
-        totals.ticks++;
-        totals.applied += s.applied;
-        totals.conflicted += s.conflicted;
-        totals.commits += s.statements;
-        totals.cached += s.cached;
-        totals.loaded += s.loaded;
-        totals.applyFailures += s.failed;
-        totals.quarantined += s.quarantined;
-        if (s.applied || s.conflicted) log.debug(s, 'tick');
-      } catch (err) {
-        // Reports stay in the inbox; the runs go back to the ready set for the next try.
-        pending.markReady(runIds.filter(owns));
-        throw err;
+        return await tickOnce();
+      } finally {
+        flushFreedLanes();
       }
-      return pending.readyCount > 0;
     },
   };
+
+  /** One tick over what is ready now; true when more is ready. */
+  async function tickOnce(): Promise<boolean> {
+    if (pending.readyCount === 0) return false;
+    const runIds = pending.takeReady(c.DISPATCH_BATCH_SIZE);
+    const startedAt = performance.now();
+    try {
+      const s: TickStats = await tickRuns(tickDeps, runIds);
+      metrics.tick(performance.now() - startedAt, runIds.length);
+      totals.ticks++;
+      totals.applied += s.applied;
+      totals.conflicted += s.conflicted;
+      totals.commits += s.statements;
+      totals.cached += s.cached;
+      totals.loaded += s.loaded;
+      totals.applyFailures += s.failed;
+      totals.quarantined += s.quarantined;
+      if (s.applied || s.conflicted) log.debug(s, 'tick');
+    } catch (err) {
+      // Reports stay in the inbox; the runs go back to the ready set for the next try.
+      pending.markReady(runIds.filter(owns));
+      throw err;
+    }
+    return pending.readyCount > 0;
+  }
 
   /** The due sweep (wake_at <= now()) plus, every Nth round, the in-flight check. */
   const sweeper: Service = {

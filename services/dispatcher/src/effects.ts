@@ -42,7 +42,7 @@ export function createEffects(d: EffectsDeps) {
   /** Learns the items' invocations and hands them to the dispatch window (released at once when their lane has room). */
   async function enqueue(work: TenantWork[]): Promise<void> {
     if (work.length === 0) return;
-    for (const { item: it } of work) d.pending.rememberInvocation(it.invocationId, { runId: it.runId, nodeKey: it.nodeKey });
+    for (const { item: it } of work) d.pending.rememberInvocation(it.invocationId, { runId: it.runId, nodeKey: it.nodeKey, lane: it.lane });
     await d.window.submit(work);
   }
 

@@ -24,7 +24,7 @@
  * few of its own runs, which cost as much CPU per hop as the owner's whole tick.
  */
 import type { RedisConnection } from '@flowline/queue';
-import { parseMessage, shardWakeChannel, wakeChannel, wakeMessageSchema } from '@flowline/queue';
+import { parseWakeMessage, shardWakeChannel, wakeChannel } from '@flowline/queue';
 import type { WorkReturn } from '@flowline/queue';
 import type { Logger } from 'pino';
 
@@ -67,7 +67,7 @@ export class JobFeed {
     sub.on('error', (err) => this.log.warn({ err }, 'wake subscriber error'));
     sub.on('message', (_channel: string, raw: string) => {
       this.messages++;
-      const msg = parseMessage(wakeMessageSchema, raw);
+      const msg = parseWakeMessage(raw);
       if (!msg) return;
       if (msg.ret) this.handlers.completed(msg.ret);
       else if (msg.started && msg.runId) {

@@ -5,7 +5,7 @@
  * report the planner ignores is simply consumed. Nothing here is the truth: losing
  * it costs a re-check against BullMQ, never a run.
  */
-import type { RunSnapshot, WorkResult, WorkStarted } from '@flowline/graph';
+import type { Lane, RunSnapshot, WorkResult, WorkStarted } from '@flowline/graph';
 
 interface RunInbox {
   results: Map<string, WorkResult>;
@@ -16,6 +16,8 @@ interface RunInbox {
 export interface InvocationRef {
   runId: string;
   nodeKey: string;
+  /** the lane its job was put on, when this replica enqueued it (a finished job frees space there) */
+  lane?: Lane;
 }
 
 export interface PendingWorkOptions {
@@ -102,8 +104,10 @@ export class PendingWork {
     this.deferTimer = null;
   }
 
+  /** Remembers where an invocation belongs; a lane learned earlier is kept when `ref` has none. */
   rememberInvocation(invocationId: string, ref: InvocationRef): void {
-    this.invocations.set(invocationId, ref);
+    const prev = ref.lane === undefined ? this.invocations.get(invocationId) : undefined;
+    this.invocations.set(invocationId, prev?.lane !== undefined && prev.runId === ref.runId ? { ...ref, lane: prev.lane } : ref);
   }
 
   lookupInvocation(invocationId: string): InvocationRef | undefined {

@@ -5,9 +5,16 @@
  * module only gathers the facts, applies the decision by compare-and-set and adds the jobs.
  *
  * When it runs: right after a commit that queued work (so a lone tenant on an empty lane
- * goes out in the same tick), whenever this replica hears a job of its runs finish (space
- * freed; the window is shared, so the release may be another run's or tenant's work), and
- * on every sweep as a backstop for space freed by jobs of runs other replicas own.
+ * goes out in the same tick), after the tick that follows a finished job of this replica's
+ * runs (space freed on that job's lane; the window is shared, so the release may be another
+ * run's or tenant's work), and on every sweep as a backstop for space freed by jobs of runs
+ * other replicas own.
+ *
+ * A finished job only marks its lane freed (`markFreed`); the tick loop releases the marked
+ * lanes after its tick (`flushFreed`). The tick that commits the finished job's successor
+ * holds that work on the same lane, and a hold reads the lane's facts and releases what fits
+ * anyway, so it clears the mark: a hop costs one facts read instead of one per lane on top
+ * of the hold (issue #19). A mark set after a hold was sent stays for the flush.
  */
 import type { Lane } from '@flowline/graph';
 import { planRelease, windowCapacity } from '@flowline/graph';
@@ -37,6 +44,10 @@ export interface ReleaseWindow {
   submit(work: readonly TenantWork[]): Promise<void>;
   /** Releases what fits on every lane (coalesced: calls during a pass join the next one). */
   nudge(): Promise<void>;
+  /** Space may have freed on `lanes` (a job finished): released by the next `submit` on the lane or `flushFreed`. */
+  markFreed(lanes: readonly Lane[]): void;
+  /** Releases what fits on the lanes marked freed that no `submit` has read since. */
+  flushFreed(): Promise<void>;
   /** Removes held work (cancelled); returns the ids that were held and so will never run. */
   withdraw(invocationIds: readonly string[]): Promise<Set<string>>;
   heldAmong(invocationIds: readonly string[]): Promise<Set<string>>;
@@ -50,6 +61,8 @@ export function createReleaseWindow(d: ReleaseWindowDeps): ReleaseWindow {
   const totals = { released: 0, conflicts: 0 };
   let pass: Promise<void> | null = null;
   let again = false;
+  /** lanes where a job finished since their facts were last read by a hold */
+  const freed = new Set<Lane>();
 
   /** One lane: decide from `facts`, pop by compare-and-set, add; re-read on a lost race. */
   async function releaseLane(lane: Lane, first: LaneWindowFacts | null): Promise<void> {
@@ -84,7 +97,20 @@ export function createReleaseWindow(d: ReleaseWindowDeps): ReleaseWindow {
   async function submit(work: readonly TenantWork[]): Promise<void> {
     const byLane = new Map<Lane, TenantWork[]>();
     for (const w of work) byLane.set(w.item.lane, [...(byLane.get(w.item.lane) ?? []), w]);
-    await Promise.all([...byLane].map(async ([lane, entries]) => releaseLane(lane, await store.hold(lane, entries))));
+    await Promise.all(
+      [...byLane].map(async ([lane, entries]) => {
+        // the hold is sent now and reads the lane's facts after every job that finished before it
+        freed.delete(lane);
+        return releaseLane(lane, await store.hold(lane, entries));
+      }),
+    );
+  }
+
+  async function flushFreed(): Promise<void> {
+    if (freed.size === 0) return;
+    const lanes = [...freed];
+    freed.clear();
+    await Promise.all(lanes.map((lane) => releaseLane(lane, null)));
   }
 
   async function nudge(): Promise<void> {
@@ -108,6 +134,10 @@ export function createReleaseWindow(d: ReleaseWindowDeps): ReleaseWindow {
   return {
     submit,
     nudge,
+    markFreed: (lanes) => {
+      for (const lane of lanes) freed.add(lane);
+    },
+    flushFreed,
     withdraw: (ids) => store.withdraw(ids),
     heldAmong: (ids) => store.heldAmong(ids),
     idle: async () => {

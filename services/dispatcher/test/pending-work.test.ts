@@ -103,3 +103,21 @@ describe('PendingWork', () => {
     }
   });
 });
+
+describe('PendingWork invocation refs (issue #19: the lane a finished job freed)', () => {
+  it('keeps the lane learned at enqueue when a snapshot re-learns the invocation without one', () => {
+    const p = new PendingWork();
+    p.rememberInvocation('i1', { runId: 'r1', nodeKey: 'n1', lane: 'tool' });
+    p.rememberInvocation('i1', { runId: 'r1', nodeKey: 'n1' });
+    expect(p.lookupInvocation('i1')).toEqual({ runId: 'r1', nodeKey: 'n1', lane: 'tool' });
+  });
+
+  it('takes a new lane, and drops a lane of another run', () => {
+    const p = new PendingWork();
+    p.rememberInvocation('i1', { runId: 'r1', nodeKey: 'n1', lane: 'tool' });
+    p.rememberInvocation('i1', { runId: 'r1', nodeKey: 'n1', lane: 'llm' });
+    expect(p.lookupInvocation('i1')?.lane).toBe('llm');
+    p.rememberInvocation('i1', { runId: 'r2', nodeKey: 'n1' });
+    expect(p.lookupInvocation('i1')).toEqual({ runId: 'r2', nodeKey: 'n1' });
+  });
+});

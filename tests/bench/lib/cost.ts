@@ -15,6 +15,8 @@ export interface Counters {
   statements: number | null;
   walBytes: number;
   redisCommands: number;
+  /** Redis calls by command (INFO commandstats, `info` left out) */
+  redisByCommand: Record<string, number>;
   /** the bench's own queries up to this snapshot (each one transaction, one statement) */
   ownQueries: number;
 }
@@ -28,6 +30,8 @@ export interface CostDelta {
   statements: number | null;
   walBytes: number;
   redisCommands: number;
+  /** Redis calls by command over the window (a script's calls count under their own names and under evalsha) */
+  redisByCommand: Record<string, number>;
 }
 
 /** A pool for the bench's reads that counts its own queries. */
@@ -68,8 +72,12 @@ export class Monitor {
     }
     const info = await this.redis.info('commandstats');
     let redisCommands = 0;
-    for (const m of info.matchAll(/cmdstat_(\w+):calls=(\d+)/g))
-      if (m[1] !== 'info') redisCommands += Number(m[2]);
+    const redisByCommand: Record<string, number> = {};
+    for (const m of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) {
+      if (m[1] === 'info') continue;
+      redisCommands += Number(m[2]);
+      redisByCommand[m[1]!] = Number(m[2]);
+    }
     return {
       at: Date.now(),
       xacts: Number(x!.x),
@@ -77,6 +85,7 @@ export class Monitor {
       statements,
       walBytes: Number(x!.wal),
       redisCommands,
+      redisByCommand,
       ownQueries: this.queries,
     };
   }
@@ -96,6 +105,12 @@ export function delta(a: Counters, b: Counters): CostDelta {
     statements: a.statements === null || b.statements === null ? null : b.statements - a.statements - own,
     walBytes: b.walBytes - a.walBytes,
     redisCommands: b.redisCommands - a.redisCommands,
+    redisByCommand: Object.fromEntries(
+      Object.entries(b.redisByCommand)
+        .map(([k, n]) => [k, n - (a.redisByCommand[k] ?? 0)] as const)
+        .filter(([, n]) => n > 0)
+        .sort((x, y) => y[1] - x[1]),
+    ),
   };
 }
 

@@ -28,25 +28,34 @@ export const BENCH_ENV: Record<string, string> = {
 export interface BenchCluster {
   cluster: Cluster;
   api: Api;
+  /** every API replica's base URL, the first one `api`'s */
+  apiUrls: string[];
   dispatchers: string[];
   lines: string[];
   close(): Promise<void>;
 }
 
-/** Migrates `databaseUrl` and starts the processes (with `env` over {@link BENCH_ENV}); resolves once every shard is leased. */
+/**
+ * Migrates `databaseUrl` and starts the processes (with `env` over {@link BENCH_ENV}); resolves
+ * once every shard is leased. `apiReplicas` > 1 adds API processes `api-2`, … on ports of their own.
+ */
 export async function startBenchCluster(
   databaseUrl: string,
   redisUrl: string,
   dispatchers = 2,
   env: Record<string, string> = {},
+  apiReplicas = 1,
 ): Promise<BenchCluster> {
   const pool = createPool(databaseUrl, { max: 2, applicationName: 'flowline-bench-migrate' });
   await migrate(pool);
   const apiPort = await freePort();
   const lines: string[] = [];
   const names = Array.from({ length: dispatchers }, (_, i) => `dispatcher-${i + 1}`);
+  const extraApiPorts: number[] = [];
+  for (let i = 1; i < apiReplicas; i++) extraApiPorts.push(await freePort());
   const processes: ProcessSpec[] = [
     { label: 'api', service: 'api' },
+    ...extraApiPorts.map((port, i) => ({ label: `api-${i + 2}`, service: 'api' as const, env: { PORT: String(port) } })),
     ...names.map((n) => ({ label: n, service: 'dispatcher' as const, env: { DISPATCHER_ID: n } })),
     { label: 'worker-tool-1', service: 'worker-tool' },
   ];
@@ -75,6 +84,7 @@ export async function startBenchCluster(
   });
   try {
     await waitForApi(cluster.apiUrl, 60_000);
+    for (const port of extraApiPorts) await waitForApi(`http://127.0.0.1:${port}`, 60_000);
     const until = Date.now() + 60_000;
     for (;;) {
       const r = await pool.query<{ n: number }>(
@@ -94,6 +104,7 @@ export async function startBenchCluster(
   return {
     cluster,
     api: new Api(cluster.apiUrl),
+    apiUrls: [cluster.apiUrl, ...extraApiPorts.map((port) => `http://127.0.0.1:${port}`)],
     dispatchers: names,
     lines,
     async close() {

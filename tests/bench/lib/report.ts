@@ -5,6 +5,7 @@ import type { W5Result } from './w5-w6';
 import type { PeerOutcome } from './peers';
 import type { LanesResult } from './lanes';
 import type { FairnessResult } from './fairness';
+import type { W7Result, W7Side } from './w7';
 import { fmt, fmtSpread, spread, type Spread } from './stats';
 
 export interface Machine {
@@ -43,6 +44,8 @@ export interface Results {
   live: LiveFanout | null;
   /** issue #16's fairness workload (tests/bench/lib/fairness.ts) */
   fairness: FairnessResult | null;
+  /** issue #19's replicas workload (tests/bench/lib/w7.ts) */
+  w7?: W7Result | null;
   errors: string[];
 }
 
@@ -409,12 +412,48 @@ export function renderMarkdown(r: Results): string {
       `| ${l.pingsPerSec} | ${l.delayP50Ms} ms | ${l.delayP95Ms} ms |`,
     );
   }
+  if (r.w7) out.push('', ...renderW7(r.w7));
   if (r.fairness) out.push('', ...renderFairness(r.fairness));
   if (r.errors.length) {
     out.push('', '## Errors', '');
     for (const e of r.errors) out.push(`- ${e}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+const cpuParts = (byProcess: Record<string, number>) =>
+  Object.entries(byProcess)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+    .join(', ');
+
+/** The replicas section (issue #19's W7 goals). */
+function renderW7(w: W7Result): string[] {
+  const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
+  const row = (s: W7Side) => [
+    `${s.dispatchers} dispatcher(s) + ${s.apis} API${s.sockets ? ` (${s.sockets} sockets on unrelated runs on the last)` : ''}`,
+    `${fmt(s.w1.hopP50Ms)} ms · ${s.w1.cpu.totalMs.toFixed(2)} ms (${cpuParts(s.w1.cpu.byProcess)})`,
+    s.w1.nonOwnerMaxMs === null ? '–' : `${s.w1.nonOwnerMaxMs.toFixed(2)} ms (its idle rate alone: ${(s.w1.nonOwnerIdleMs ?? 0).toFixed(2)} ms)`,
+    cpuParts(s.idleMsPerSec),
+    `${fmt(s.w3.nodesPerSec)} · ${s.w3.cpu.totalMs.toFixed(2)} ms (${cpuParts(s.w3.cpu.byProcess)})`,
+  ];
+  const nonOwner = w.large.w1.nonOwnerMaxMs;
+  return [
+    `## W7 replicas (issue #19): W1 N=${w.small.w1.n} and W3 M=${w.small.w3.m}, 1 + 1 against 4 dispatchers + 3 API replicas`,
+    '',
+    'CPU from /proc over the measured runs (background work of every replica included), per W1 hop and per W3 succeeded node; ' +
+      'the idle rate of each process is read over 5 s before W1 (a loaded host stretches the wall time of a hop, and the background work over it).',
+    '',
+    table(['cluster', 'W1 hop p50 · CPU ms per hop, all processes (by process)', 'W1 CPU per hop of a dispatcher owning none of the chains\' shards (max)', 'idle cluster, CPU ms per second by process', 'W3 nodes/s · CPU ms per node, all processes (by process)'], [row(w.small), row(w.large)]),
+    '',
+    table(
+      ['target', 'measured', 'verdict'],
+      [
+        ['W1 CPU per hop, 4 + 3 ÷ 1 + 1 ≤ 1.1×', `${w.w1CpuRatio.toFixed(2)}×`, verdict(w.w1CpuRatio <= 1.1)],
+        ['W3 CPU per node, 4 + 3 ÷ 1 + 1 ≤ 1.1×', `${w.w3CpuRatio.toFixed(2)}×`, verdict(w.w3CpuRatio <= 1.1)],
+        ['non-owning dispatcher ≤ 0.1 ms CPU per W1 hop', nonOwner === null ? 'n/a' : `${nonOwner.toFixed(2)} ms`, nonOwner === null ? 'n/a' : verdict(nonOwner <= 0.1)],
+      ],
+    ),
+  ];
 }
 
 /** The fairness section (issue #16's goals). */

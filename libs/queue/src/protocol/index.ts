@@ -8,6 +8,7 @@
  */
 export * from './names';
 export * from './schemas';
+export { isExactWakeMessage, isExactWorkItem, isExactWorkReturn, isJson } from './exact-shape';
 export * from './wire';
 export * from './live';
 export * from './signals';

@@ -19,6 +19,7 @@ import {
   type WorkOutcome,
 } from '@flowline/graph';
 import { fromWire, type Wire } from './wire';
+import { isExactWakeMessage, isExactWorkItem } from './exact-shape';
 
 /**
  * Any JSON value, exact numbers included: a `JsonNumber` (a number a double cannot hold,
@@ -97,9 +98,15 @@ export const workReturnSchema: z.ZodType<WorkReturn> = z.object({
   outcome: workOutcomeSchema,
 });
 
-/** A job payload (its wire form, as BullMQ hands it to a worker) read as a work item. */
+/**
+ * A job payload (its wire form, as BullMQ hands it to a worker) read as a work item. A payload
+ * the hand-written check accepts (exact-shape.ts: exactly what zod would return unchanged) is
+ * taken as it is; anything else goes through the zod schema.
+ */
 export function parseWorkItem(data: unknown): z.ZodSafeParseResult<WorkItem> {
-  return workItemSchema.safeParse(fromWire(data));
+  const value = fromWire(data);
+  if (isExactWorkItem(value)) return { success: true, data: value };
+  return workItemSchema.safeParse(value);
 }
 
 /** A job return value (its wire form, as BullMQ or a wake message carries it) read as a work return. */
@@ -190,6 +197,25 @@ export const wakeMessageSchema: z.ZodType<WakeMessage> = z
     failed: z.object({ invocationId: idSchema, reason: z.string(), at: z.number() }).optional(),
   })
   .refine((m) => m.runId !== undefined || m.failed !== undefined, 'a wake names its run (or a failed job)');
+
+/**
+ * Parses a wake message body; null when it is not JSON or does not match
+ * {@link wakeMessageSchema}. The exact shape a worker or dispatcher publishes is checked by
+ * hand (exact-shape.ts); anything else goes through the zod schema.
+ */
+export function parseWakeMessage(raw: string): WakeMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const m = value as { ret?: unknown } | null;
+  const read = m !== null && typeof m === 'object' && !Array.isArray(m) && m.ret !== undefined ? { ...m, ret: fromWire(m.ret) } : value;
+  if (isExactWakeMessage(read)) return read;
+  const parsed = wakeMessageSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
 
 /** Parses a pub/sub message body; null when it is not JSON or does not match. */
 export function parseMessage<T>(schema: z.ZodType<T>, raw: string): T | null {
