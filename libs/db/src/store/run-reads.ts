@@ -168,16 +168,20 @@ export interface RunFilter {
   conversationId?: string;
 }
 
-/** A page of the tenant's runs, newest first, keyset over (created_at desc, id desc). */
-export async function listRuns(
-  db: Queryable,
+/**
+ * The statement of {@link listRuns} (exported so the scale bench can EXPLAIN exactly what the
+ * API runs). Keyset over (created_at desc, id desc): each filter has an index that starts with
+ * the tenant, then the filter column, then (created_at desc, id desc) (run_list_indexes), so a
+ * page — first or a thousand pages deep — reads `limit + 1` index entries, whatever the store holds.
+ */
+export function listRunsQuery(
   tenantId: string,
   filter: RunFilter,
   limit: number,
   after: { createdKey: string; id: string } | null,
-): Promise<KeysetPage<RunSummaryRow>> {
-  const res = await db.query(
-    `SELECT ${RUN_COLUMNS} FROM runs r
+): { text: string; values: unknown[] } {
+  return {
+    text: `SELECT ${RUN_COLUMNS} FROM runs r
      WHERE r.tenant_id = $1
        AND ($2::text IS NULL OR r.status = $2)
        AND ($3::uuid IS NULL OR r.definition_id = $3)
@@ -185,7 +189,7 @@ export async function listRuns(
        AND ($7::text IS NULL OR r.conversation_id = $7)
      ORDER BY r.created_at DESC, r.id DESC
      LIMIT $6`,
-    [
+    values: [
       tenantId,
       filter.status ?? null,
       filter.definitionId ?? null,
@@ -194,7 +198,19 @@ export async function listRuns(
       limit + 1,
       filter.conversationId ?? null,
     ],
-  );
+  };
+}
+
+/** A page of the tenant's runs, newest first, keyset over (created_at desc, id desc). */
+export async function listRuns(
+  db: Queryable,
+  tenantId: string,
+  filter: RunFilter,
+  limit: number,
+  after: { createdKey: string; id: string } | null,
+): Promise<KeysetPage<RunSummaryRow>> {
+  const q = listRunsQuery(tenantId, filter, limit, after);
+  const res = await db.query(q.text, q.values);
   const rows = res.rows.slice(0, limit);
   const last = rows[rows.length - 1];
   return {
