@@ -152,30 +152,37 @@ cross join lateral (select case when g.i % 100 < 80 then 'Completed' when g.i % 
 cross join lateral (select $4::timestamptz + make_interval(secs => g.i::float8 * $5::float8 / $3::float8 + (g.i % 7) * 0.013) as at) c`;
 }
 
+/* Run i's status and created_at, as runsInsert computes them (node_runs and events are generated from i too, never by reading runs). */
+const STATUS_OF_I = `(case when g.i % 100 < 80 then 'Completed' when g.i % 100 < 95 then 'Failed' else 'Cancelled' end)`;
+const AT_OF_I = `($4::timestamptz + make_interval(secs => g.i::float8 * $5::float8 / $3::float8 + (g.i % 7) * 0.013))`;
+
 const nodeRunsInsert = () => `
 insert into node_runs (run_id, node_key, kind, status, attempt, attempt_limit, invocation_id, failure_class, reason,
                        input, output, queued_at, started_at, finished_at)
-select r.id, 't' || k, 'Tool',
+select md5('scale-run-' || g.i)::uuid, 't' || k, 'Tool',
        case when r.status = 'Failed' and k = ${K} then 'Failed' when r.status = 'Cancelled' and k = ${K} then 'Cancelled' else 'Succeeded' end,
-       1, 3, md5('scale-inv-' || r.id || k)::uuid,
+       1, 3, md5('scale-inv-' || g.i || '-' || k)::uuid,
        case when r.status = 'Failed' and k = ${K} then 'NodeFailed' else 'None' end,
        case when r.status = 'Failed' and k = ${K} then 'echo refused' end,
        jsonb_build_object('n', k), case when r.status = 'Completed' or k < ${K} then jsonb_build_object('echo', k) end,
-       r.started_at + make_interval(secs => k * 0.002), r.started_at + make_interval(secs => k * 0.003),
-       r.started_at + make_interval(secs => k * 0.004)
-from runs r cross join generate_series(1, ${K}) k
-where r.id = any(array(select md5('scale-run-' || g.i)::uuid from generate_series($1::bigint, $2::bigint - 1) g(i)))`;
+       r.at + make_interval(secs => 0.04 + k * 0.002), r.at + make_interval(secs => 0.04 + k * 0.003),
+       r.at + make_interval(secs => 0.04 + k * 0.004)
+from generate_series($1::bigint, $2::bigint - 1) as g(i)
+cross join lateral (select ${STATUS_OF_I} as status, ${AT_OF_I} as at) r
+cross join generate_series(1, ${K}) k`;
 
 const eventsInsert = () => `
 insert into events (run_id, seq, kind, node_key, at, detail)
-select r.id, e, case when e = 1 then 'run.created' when e = 2 then 'run.started'
-                     when e = ${E} then case r.status when 'Completed' then 'run.completed' when 'Failed' then 'run.failed' else 'run.cancelled' end
-                     when e % 2 = 1 then 'node.started' else 'node.completed' end,
+select md5('scale-run-' || g.i)::uuid, e,
+       case when e = 1 then 'run.created' when e = 2 then 'run.started'
+            when e = ${E} then case r.status when 'Completed' then 'run.completed' when 'Failed' then 'run.failed' else 'run.cancelled' end
+            when e % 2 = 1 then 'node.started' else 'node.completed' end,
        case when e > 2 and e < ${E} then 't' || ((e - 1) / 2) end,
-       r.created_at + make_interval(secs => e * 0.001),
-       case when e = ${E} and r.status <> 'Completed' then jsonb_build_object('reason', r.reason) else '{}'::jsonb end
-from runs r cross join generate_series(1, ${E}) e
-where r.id = any(array(select md5('scale-run-' || g.i)::uuid from generate_series($1::bigint, $2::bigint - 1) g(i)))`;
+       r.at + make_interval(secs => e * 0.001),
+       case when e = ${E} and r.status <> 'Completed' then jsonb_build_object('reason', r.status) else '{}'::jsonb end
+from generate_series($1::bigint, $2::bigint - 1) as g(i)
+cross join lateral (select ${STATUS_OF_I} as status, ${AT_OF_I} as at) r
+cross join generate_series(1, ${E}) e`;
 
 /** Generates `n` terminal runs (run ids md5('scale-run-' || i), i from `from`) with their node_runs and events. */
 async function generate(db: pg.Pool, n: number, start: Date, spanSeconds: number, tenants: number, from = 0): Promise<void> {
@@ -183,17 +190,14 @@ async function generate(db: pg.Pool, n: number, start: Date, spanSeconds: number
   const rebuild = await dropIndexes(db, ['runs', 'node_runs', 'events']);
   log(`dropped ${rebuild.length} indexes/keys for the load`);
   const chunk = Math.min(CHUNK, Math.max(10_000, Math.ceil(n / 10)));
-  // node_runs/events select the chunk's runs by id: without the primary key, by a temporary index
-  await db.query('create index scale_load_runs_id on runs (id)');
   for (let lo = from; lo < from + n; lo += chunk) {
     const hi = Math.min(from + n, lo + chunk);
     const t = Date.now();
     await db.query(runsInsert(tenants), [lo, hi, n + from, start, spanSeconds]);
-    if (K > 0) await db.query(nodeRunsInsert(), [lo, hi]);
-    if (E > 0) await db.query(eventsInsert(), [lo, hi]);
+    if (K > 0) await db.query(nodeRunsInsert(), [lo, hi, n + from, start, spanSeconds]);
+    if (E > 0) await db.query(eventsInsert(), [lo, hi, n + from, start, spanSeconds]);
     log(`generated runs ${lo}..${hi - 1} of ${from + n} (${((Date.now() - t) / 1000).toFixed(1)} s; load ${load()})`);
   }
-  await db.query('drop index scale_load_runs_id');
   const t = Date.now();
   for (const def of rebuild) await db.query(def);
   log(`rebuilt ${rebuild.length} indexes/keys in ${((Date.now() - t) / 1000).toFixed(1)} s`);
