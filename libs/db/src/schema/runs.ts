@@ -102,8 +102,12 @@ export const runs = pgTable(
     index('runs_shard_wake_idx')
       .on(t.shard, t.wakeAt)
       .where(sql`wake_at is not null`),
-    index('runs_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id),
-    index('runs_tenant_status_idx').on(t.tenantId, t.status),
+    // run lists (run_list_indexes, issue #17): one index per filter, each ending in the keyset
+    // order (created_at desc, id desc) so a page — first or deep — reads limit + 1 entries
+    index('runs_tenant_created_idx').on(t.tenantId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // also the tenant's live-run count of the run slot (blocker facts, admission)
+    index('runs_tenant_status_idx').on(t.tenantId, t.status, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index('runs_tenant_definition_idx').on(t.tenantId, t.definitionId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     // admission order of a tenant's Pending top-level runs (issue #16): higher priority, then older
     index('runs_tenant_pending_priority_idx')
       .on(t.tenantId, t.priority.desc(), t.createdAt, t.id)
@@ -121,7 +125,7 @@ export const runs = pgTable(
     // run search by metadata containment (jsonb_path_ops: @> only, smaller than the default opclass)
     index('runs_metadata_idx').using('gin', t.metadata.op('jsonb_path_ops')),
     index('runs_tenant_conversation_idx')
-      .on(t.tenantId, t.conversationId, t.createdAt.desc(), t.id)
+      .on(t.tenantId, t.conversationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())
       .where(sql`conversation_id is not null`),
   ],
 );

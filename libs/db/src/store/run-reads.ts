@@ -181,9 +181,34 @@ export async function getRunHead(
 export type RunFilter = RunSearch;
 
 /**
- * A page of the tenant's runs matching `filter`, newest first, keyset over (created_at desc,
- * id desc): the cursor is the last row's (created_at, id), whatever the filter.
+ * The statement of {@link listRuns} (exported so the scale bench can EXPLAIN exactly what the
+ * API runs): the tenant's runs matching `filter`, newest first, keyset over (created_at desc,
+ * id desc): the cursor is the last row's (created_at, id), whatever the filter. Only the
+ * filter's members are in the WHERE clause, and the common filters have an index that starts
+ * with the tenant, then the filter column, then (created_at desc, id desc) (run_list_indexes),
+ * so a page — first or a thousand pages deep — reads `limit + 1` index entries, whatever the
+ * store holds.
  */
+export function listRunsQuery(
+  tenantId: string,
+  filter: RunFilter,
+  limit: number,
+  after: { createdKey: string; id: string } | null,
+): { text: string; values: unknown[] } {
+  const params: unknown[] = [tenantId, after?.createdKey ?? null, after?.id ?? null, limit + 1];
+  const where = runSearchSql(filter, params);
+  return {
+    text: `SELECT ${RUN_COLUMNS} FROM runs r
+     WHERE r.tenant_id = $1
+       AND ($2::timestamp IS NULL OR (r.created_at, r.id) < (($2::timestamp AT TIME ZONE 'UTC'), $3::uuid))
+       AND ${where}
+     ORDER BY r.created_at DESC, r.id DESC
+     LIMIT $4`,
+    values: params,
+  };
+}
+
+/** A page of the tenant's runs matching `filter`, newest first (see {@link listRunsQuery}). */
 export async function listRuns(
   db: Queryable,
   tenantId: string,
@@ -191,17 +216,8 @@ export async function listRuns(
   limit: number,
   after: { createdKey: string; id: string } | null,
 ): Promise<KeysetPage<RunSummaryRow>> {
-  const params: unknown[] = [tenantId, after?.createdKey ?? null, after?.id ?? null, limit + 1];
-  const where = runSearchSql(filter, params);
-  const res = await db.query(
-    `SELECT ${RUN_COLUMNS} FROM runs r
-     WHERE r.tenant_id = $1
-       AND ($2::timestamp IS NULL OR (r.created_at, r.id) < (($2::timestamp AT TIME ZONE 'UTC'), $3::uuid))
-       AND ${where}
-     ORDER BY r.created_at DESC, r.id DESC
-     LIMIT $4`,
-    params,
-  );
+  const q = listRunsQuery(tenantId, filter, limit, after);
+  const res = await db.query(q.text, q.values);
   const rows = res.rows.slice(0, limit);
   const last = rows[rows.length - 1];
   return {
