@@ -325,8 +325,8 @@ async function listsPhase(): Promise<void> {
     ).rows[0]!.c;
     const filters: Array<{ name: string; filter: RunFilter; query: string }> = [
       { name: 'no filter', filter: {}, query: '' },
-      { name: 'status=Failed', filter: { status: 'Failed' }, query: '&status=Failed' },
-      { name: 'status=Cancelled', filter: { status: 'Cancelled' }, query: '&status=Cancelled' },
+      { name: 'status=Failed', filter: { statuses: ['Failed'] }, query: '&status=Failed' },
+      { name: 'status=Cancelled', filter: { statuses: ['Cancelled'] }, query: '&status=Cancelled' },
       { name: 'definitionId', filter: { definitionId: t0Defs[1]! }, query: `&definitionId=${t0Defs[1]}` },
       { name: 'conversationId', filter: { conversationId: conv }, query: `&conversationId=${encodeURIComponent(conv)}` },
     ];

@@ -58,7 +58,7 @@ async function plan(filter: RunFilter, after: { createdKey: string; id: string }
 
 const CASES: Array<[string, RunFilter, string]> = [
   ['no filter', {}, 'runs_tenant_created_idx'],
-  ['status', { status: 'Failed' }, 'runs_tenant_status_idx'],
+  ['status', { statuses: ['Failed'] }, 'runs_tenant_status_idx'],
   ['definitionId', { definitionId: DEF }, 'runs_tenant_definition_idx'],
   ['conversationId', { conversationId: 'conv-1' }, 'runs_tenant_conversation_idx'],
 ];
