@@ -5,7 +5,7 @@
  * anything else into NodeFailed. Its message is stored as the node's `reason`: it never
  * quotes a document, an argument value or a prompt.
  */
-import { RETRYABLE_FAILURE_CLASSES, type FailureClass } from './model';
+import { RETRYABLE_FAILURE_CLASSES, type FailureClass, type JsonObject } from './model';
 
 /** The classes a node's own work can fail with (CONTRACT §4); the rest are the engine's. */
 export type NodeFailureClass = Extract<FailureClass, 'NodeFailed' | 'ValidationFailed' | 'Timeout' | 'Cancelled' | 'Interrupted'>;
@@ -15,6 +15,11 @@ export class FlowlineNodeError extends Error {
   readonly failureClass: NodeFailureClass;
   /** stable per class and lane (e.g. `ToolTimedOut`); the class name itself when none is given */
   readonly code: string;
+  /**
+   * Model usage the failed attempt spent before it failed (`{ inputTokens, outputTokens, model, … }`,
+   * set by the LLM lane), reported with the failure so run budgets count it; null when none.
+   */
+  usage: JsonObject | null = null;
 
   constructor(failureClass: NodeFailureClass, message: string, options?: { cause?: unknown; code?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });

@@ -77,7 +77,7 @@ describe('the served OpenAPI document', () => {
   });
 
   it('describes run budgets (issue #16): budget on start, budget and usage on the run summary, the BudgetExceeded class', async () => {
-    const doc = (await servedOpenApiDocument()) as OpenApiDocument & { components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+    const doc = (await servedOpenApiDocument()) as OpenApiDocument & { components: { schemas: Record<string, { enum?: unknown; properties?: Record<string, unknown> }> } };
     const schemas = doc.components.schemas;
     expect(schemas.RunSummary?.properties).toHaveProperty('budget');
     expect(schemas.RunSummary?.properties).toHaveProperty('usage');

@@ -13,7 +13,7 @@
  */
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
-import { failureClassOf, type Json, type WorkItem } from '@flowline/graph';
+import { FlowlineNodeError, failureClassOf, type Json, type WorkItem } from '@flowline/graph';
 import { DEFAULT_QUEUE_PREFIX, createLaneWorker, type AdmissionProgress, type LaneInvocation, type LaneJob, type LaneRunContext, type LaneTelemetry, type LaneWorker } from '@flowline/queue';
 import { SpanKind, tracingEnabled, withSpan } from '@flowline/runtime';
 import type { ToolRegistry } from '@flowline/tools';
@@ -23,6 +23,7 @@ import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { createAdmission } from './admission';
 import { LlmError, llmInvalid } from './errors';
 import { runAgent } from './nodes/agent';
+import { sumUsage, usageJson } from './nodes/answer';
 import type { NodeContext } from './nodes/context';
 import { runDecisionModel } from './nodes/decision-model';
 import { runLlmCall } from './nodes/llm-call';
@@ -132,6 +133,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     jobLog: Logger,
     job: LaneJob,
     invocation: LaneInvocation,
+    spent: LlmUsage[],
   ): NodeContext {
     // On this lane (ADMISSION_START_LANES) the node starts at its first admission, not at
     // pickup, so a job waiting for provider capacity keeps its node Queued: the start is
@@ -175,6 +177,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
             );
           const response = await (tracingEnabled() ? tracedChat(target, complete) : complete());
           metrics.usage(target.key, response.usage);
+          spent.push(response.usage);
           await lease.release(response.usage.totalTokens);
           return response;
         } catch (error) {
@@ -196,14 +199,17 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       ids,
     );
     let output: Json;
+    // every model answer of this attempt: a failure after one still reports what it spent
+    const spent: LlmUsage[] = [];
     try {
       const runner = item.lane === 'llm' ? RUNNERS[item.kind] : undefined;
       if (!runner) throw llmInvalid(`a ${item.kind} node cannot run on the llm lane`);
       if (item.deadlineAt <= now()) throw new LlmError('Timeout', 'the attempt deadline passed before the model call started');
-      const ctx = contextFor(item, invocation.signal, feed, jobLog, job, invocation);
+      const ctx = contextFor(item, invocation.signal, feed, jobLog, job, invocation, spent);
       // the node's execution span, under the job's process span (its model calls are its children)
       output = await withSpan(`node ${item.kind}`, { attributes: spanIds(item) }, () => runner(ctx));
     } catch (error) {
+      if (error instanceof FlowlineNodeError && spent.length > 0) error.usage = usageJson(sumUsage(spent));
       await feed.end(`failed: ${failureClassOf(error)}`);
       throw error;
     }

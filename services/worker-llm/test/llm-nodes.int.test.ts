@@ -252,9 +252,12 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
   });
 
   it('fails a DecisionModel attempt NodeFailed when the answer is outside the labels, without quoting it', async () => {
-    script('m-label', { content: '{"choice":"perhaps-s3cret"}' });
+    script('m-label', { content: '{"choice":"perhaps-s3cret"}', usage: { prompt_tokens: 11, completion_tokens: 4, total_tokens: 15 } });
     const outcome = await run(llmItem('DecisionModel', { question: 'q', labels: ['yes', 'no'], model: 'm-label' }));
     expect(outcome).toMatchObject({ ok: false, failureClass: 'NodeFailed' });
+    // the tokens the refused answer cost travel with the failure: run budgets count them (issue #16)
+    expect(outcome.ok === false && outcome.usage).toMatchObject({ inputTokens: 11, outputTokens: 4, totalTokens: 15 });
+    expect(outcome.ok === false && typeof outcome.usage?.['model']).toBe('string');
     expect(JSON.stringify(outcome)).not.toContain('s3cret');
   });
 
@@ -269,6 +272,8 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(e500).toMatchObject({ ok: false, failureClass: 'NodeFailed', reason: 'the model provider failed (HTTP 500)' });
     expect(e429).toMatchObject({ ok: false, failureClass: 'NodeFailed', reason: 'the model provider is rate limiting (HTTP 429)' });
     expect(e400).toMatchObject({ ok: false, failureClass: 'ValidationFailed', reason: 'the model provider refused the request (HTTP 400)' });
+    // no answer, nothing spent: no usage with the failure
+    expect([e500, e429, e400].map((o) => 'usage' in o)).toEqual([false, false, false]);
     // the 429's retry-after cools the provider/model down for every replica
     expect(await redis.pttl(`${prefix}:llm:cool:default/m-429`)).toBeGreaterThan(0);
     const logs = await waitFor(() => {

@@ -1,6 +1,6 @@
 /**
- * Run budgets (issue #16) through the cluster: the real API app, the real dispatcher with its
- * metrics on a real ops port, the real LLM worker with its built-in scripted provider (model
+ * Run budgets (issue #16) through the cluster: the real API app, two real dispatchers sharing
+ * the shards, each with its metrics on a real ops port, the real LLM worker with its built-in scripted provider (model
  * "scripted", priced by MODEL_PRICES at $1 per token so cost = tokens), real Postgres and Redis.
  * Each budget kind ends a run Failed/BudgetExceeded with the reason, the usage reads on the run
  * detail and in the events, and the dispatcher's metrics move.
@@ -17,7 +17,7 @@ import { createToolRegistry } from '@flowline/tools';
 import { createClient, isApiRequestError, type FlowlineClient, type RunDetail } from '@flowline/client';
 import { createMetricsRegistry, startOpsServer, type OpsServer } from '@flowline/runtime';
 // The real services, run in-process (tests only; services never import each other).
-import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
+import { createDispatcher } from '../../../services/dispatcher/src/dispatcher';
 import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
 import { createDispatcherMetrics } from '../../../services/dispatcher/src/metrics';
 import { createLlmWorker, createProviderRegistry } from '../../../services/worker-llm/src/index';
@@ -31,8 +31,7 @@ const PRICES = JSON.stringify({ scripted: { inputPerMTok: 1_000_000, outputPerMT
 
 let db: TestDatabase;
 let tr: TestRedis;
-let dispatcher: Dispatcher;
-let ops: OpsServer;
+const opsServers: OpsServer[] = [];
 let api: FlowlineClient;
 const closers: Array<() => Promise<void>> = [];
 
@@ -71,9 +70,10 @@ async function runEvent(runId: string, kind: string) {
   return page.events.find((e) => e.kind === kind);
 }
 
+/** Both dispatchers' /metrics, one after the other (a run is counted by whichever owned its shard). */
 async function metrics(): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${ops.port}/metrics`);
-  return res.text();
+  const texts = await Promise.all(opsServers.map(async (o) => (await fetch(`http://127.0.0.1:${o.port}/metrics`)).text()));
+  return texts.join('\n');
 }
 
 function sample(text: string, name: string, labels: Record<string, string>): number {
@@ -117,26 +117,30 @@ beforeAll(async () => {
     workerRedis.disconnect();
   });
 
-  const registry = createMetricsRegistry();
-  ops = await startOpsServer({ port: 0, registry, ready: async () => true, logger });
-  closers.push(() => ops.close());
-  const dispatcherRedis = new Redis(tr.url, { maxRetriesPerRequest: null });
-  const config = dispatcherConfigSchema.parse({
-    DATABASE_URL: db.url,
-    REDIS_URL: tr.url,
-    QUEUE_PREFIX: tr.prefix,
-    DISPATCHER_ID: 'budget-test',
-    SHARD_COUNT: String(SHARD_COUNT),
-    SHARD_LEASE_MS: '1500',
-    DISPATCH_SWEEP_MS: '100',
-    MODEL_PRICES: PRICES,
-  });
-  dispatcher = createDispatcher({ config, pool: db.pool, redis: dispatcherRedis, log: logger, metrics: createDispatcherMetrics(registry, () => null) });
-  await dispatcher.start();
-  closers.push(async () => {
-    await dispatcher.stop();
-    dispatcherRedis.disconnect();
-  });
+  // two dispatchers sharing the shards, each with its metrics on its own ops port
+  for (const id of ['budget-a', 'budget-b']) {
+    const registry = createMetricsRegistry();
+    const ops = await startOpsServer({ port: 0, registry, ready: async () => true, logger });
+    opsServers.push(ops);
+    closers.push(() => ops.close());
+    const dispatcherRedis = new Redis(tr.url, { maxRetriesPerRequest: null });
+    const config = dispatcherConfigSchema.parse({
+      DATABASE_URL: db.url,
+      REDIS_URL: tr.url,
+      QUEUE_PREFIX: tr.prefix,
+      DISPATCHER_ID: id,
+      SHARD_COUNT: String(SHARD_COUNT),
+      SHARD_LEASE_MS: '1500',
+      DISPATCH_SWEEP_MS: '100',
+      MODEL_PRICES: PRICES,
+    });
+    const dispatcher = createDispatcher({ config, pool: db.pool, redis: dispatcherRedis, log: logger, metrics: createDispatcherMetrics(registry, () => null) });
+    await dispatcher.start();
+    closers.push(async () => {
+      await dispatcher.stop();
+      dispatcherRedis.disconnect();
+    });
+  }
 }, 60_000);
 
 afterAll(async () => {
@@ -199,6 +203,27 @@ describe('run budgets through the cluster', () => {
     expect(d.run.usage?.attempts).toBe(2);
     expect(d.nodeRuns.find((n) => n.nodeKey === 'c')).toMatchObject({ status: 'Pending', attempt: 0 });
     await waitFor(async () => sample(await metrics(), 'flowline_runs_budget_exceeded_total', { tenant: TENANT, budget: 'maxAttempts' }) === 1, { timeoutMs: 5_000 });
+  }, 40_000);
+
+  it("rolls a child run's usage into its parent's when the child ends, and fails the parent past its budget", async () => {
+    const child = await api.definitions.create({ name: 'budget-child', graph: calls(undefined, ['x']) });
+    const parentGraph = {
+      budget: { maxTokens: 1 },
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'sub', kind: 'Subworkflow', config: { definitionId: child.id } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [{ key: 'e1', from: 'start', to: 'sub' }, { key: 'e2', from: 'sub', to: 'end' }],
+    };
+    const runId = await startRun(parentGraph);
+    const d = await ended(runId);
+    const childRunId = d.nodeRuns.find((n) => n.nodeKey === 'sub')?.childRunId;
+    const c = await api.runs.get(childRunId!);
+    expect(c.run).toMatchObject({ status: 'Completed', budget: null });
+    expect(c.run.usage!.tokens).toBeGreaterThan(1);
+    expect(d.run).toMatchObject({ status: 'Failed', failureClass: 'BudgetExceeded', reason: `budget maxTokens 1 exceeded: ${c.run.usage!.tokens} tokens used` });
+    expect(d.run.usage).toEqual({ ...c.run.usage, attempts: 1 + c.run.usage!.attempts });
   }, 40_000);
 
   it('refuses a bad budget with keyed 400s: BudgetInvalid on start, GraphInvalid on the definition', async () => {

@@ -5,7 +5,7 @@ import type { Graph, Json } from '../model';
 import { applyPlanToSnapshot } from './apply';
 import { plan } from './plan';
 import { contextAt, edge, failed, graphOf, node, ok, rowOf, snapshotOf, withResult } from './test-kit';
-import type { PlanResult, RunSnapshot } from './types';
+import type { PlanResult, RunSnapshot, WorkOutcome } from './types';
 
 const PRICES: ModelPrices = { 'gpt-x': { inputPerMTok: 1, outputPerMTok: 2 }, 'gpt-x-mini': { inputPerMTok: 0.5, outputPerMTok: 0.5 } };
 
@@ -83,6 +83,18 @@ describe('run budget: tokens', () => {
     expect(r.snap.run.status).toBe('Failed');
     expect(r.snap.run.failureClass).toBe('ValidationFailed');
     expect(r.snap.run.usage).toMatchObject({ inputTokens: 7, outputTokens: 3 });
+  });
+
+  it('counts the tokens a failed attempt reports with its failure (a refused answer), retries included', () => {
+    let r = at(snapshotOf(chain({ maxTokens: 25 }, ['a'])), 10);
+    const spent = { inputTokens: 10, outputTokens: 5, totalTokens: 15, model: 'gpt-x' };
+    const refused = (reason: string, at: number): WorkOutcome => ({ ok: false, failureClass: 'NodeFailed', reason, startedAt: at, finishedAt: at, usage: spent });
+    r = at(withResult(r.snap, 'a', refused('answer outside the labels', 20)), 20);
+    expect(r.snap.run.usage).toMatchObject({ inputTokens: 10, outputTokens: 5 });
+    expect(rowOf(r.snap, 'a').status).toBe('Pending');
+    r = at(r.snap, r.result.wakeAt!);
+    r = at(withResult(r.snap, 'a', refused('again', 30)), 1_000_000);
+    expect(r.snap.run).toMatchObject({ status: 'Failed', failureClass: 'BudgetExceeded', reason: 'budget maxTokens 25 exceeded: 30 tokens used' });
   });
 
   it('leaves a run without a budget and without model usage exactly as before (no usage written, no usage on events)', () => {

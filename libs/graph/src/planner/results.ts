@@ -32,6 +32,7 @@ export function applyResults(st: PlanState): void {
     if (!inFlight(row) || row.invocationId !== r.invocationId) continue;
     // the model's tokens were spent whatever the planner makes of the answer (a cancel included)
     if (r.outcome.ok) chargeAttempt(st, row.kind, r.outcome.output);
+    else if (r.outcome.usage) chargeAttempt(st, row.kind, { usage: r.outcome.usage });
     // A row sent its cancel by the drain: any outcome of that invocation confirms it.
     if (st.run.status === 'Cancelling' && awaitingCancel(row)) {
       confirmCancel(st, r.nodeKey, r.outcome);

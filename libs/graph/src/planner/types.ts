@@ -133,7 +133,15 @@ export interface RunState {
 /** A worker's (or the shell's) report on one invocation. Late or foreign ones are ignored. */
 export type WorkOutcome =
   | { ok: true; output: Json; startedAt: number | null; finishedAt: number }
-  | { ok: false; failureClass: FailureClass; reason: string; startedAt: number | null; finishedAt: number };
+  | {
+      ok: false;
+      failureClass: FailureClass;
+      reason: string;
+      startedAt: number | null;
+      finishedAt: number;
+      /** model usage the failed attempt spent (LLM lane), counted by run budgets */
+      usage?: JsonObject;
+    };
 
 export interface WorkResult {
   invocationId: string;

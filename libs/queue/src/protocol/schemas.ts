@@ -80,6 +80,7 @@ export const workOutcomeSchema: z.ZodType<WorkOutcome> = z.discriminatedUnion('o
     reason: z.string(),
     startedAt: z.number().nullable(),
     finishedAt: z.number(),
+    usage: jsonObjectSchema.optional(),
   }),
 ]);
 

@@ -221,6 +221,8 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
       if (!typed) jobLog.error({ err: error }, `unexpected error running a ${lane} node`);
       const reason = typed ? error.message : opts.unexpectedFailureReason;
       outcome = { ok: false, failureClass: typed ? error.failureClass : 'NodeFailed', reason, startedAt: invocation.startedAt, finishedAt: now() };
+      // what the attempt spent before it failed (model tokens) still counts against its run's budget
+      if (typed && error.usage) outcome.usage = error.usage;
     } finally {
       invocation.release();
     }
