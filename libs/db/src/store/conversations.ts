@@ -42,6 +42,8 @@ export interface SendMessageParams {
   traceParent?: string | null;
   /** checks the definition (Chat graph, attachments, run input) inside the run's transaction */
   prepare: (definition: DefinitionForRun) => RunSeed;
+  /** the run's metadata (issue #17; checked by the caller) @default {} */
+  metadata?: Record<string, string>;
 }
 
 export type SendMessageResult =
@@ -95,6 +97,7 @@ export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<Sen
     conversationId: p.conversationId,
     shardCount: p.shardCount,
     traceParent: p.traceParent,
+    metadata: p.metadata ?? {},
     prepare: p.prepare,
     beforeCommit: async (tx, runId) => {
       await tx.query(
