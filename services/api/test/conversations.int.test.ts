@@ -63,6 +63,16 @@ describe('POST /v1/conversations/{id}/messages', () => {
     ]);
   });
 
+  it('gives the run the metadata of the message, and refuses bad metadata with 400 MetadataInvalid naming the key', async () => {
+    const id = conv();
+    const r = await send(id, { definitionId: chatDef, text: 'hi', requestId: `${id}-1`, metadata: { channel: 'web' } });
+    expect(r.status).toBe(202);
+    expect((await h.call('GET', `/v1/runs/${r.body.runId}`)).body.run.metadata).toEqual({ channel: 'web' });
+    const bad = await send(conv(), { definitionId: chatDef, text: 'hi', requestId: `${id}-2`, metadata: { 'no spaces': 'x' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'MetadataInvalid', details: [{ key: 'metadata.no spaces' }] });
+  });
+
   it('replays the same runId and messageId for the same requestId and body, also after the run ended', async () => {
     const id = conv();
     const body = { definitionId: chatDef, text: 'once', requestId: `${id}-r` };

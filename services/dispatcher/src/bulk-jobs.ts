@@ -13,6 +13,7 @@
  */
 import type { Pool } from 'pg';
 import {
+  EncryptedValueError,
   claimBulkJob,
   failedNodesOf,
   forkRun,
@@ -157,7 +158,12 @@ export async function processBulkJob(d: BulkRunnerDeps, claimed: BulkJobRow): Pr
     const results: BulkRunResult[] = [];
     const wake: string[] = [];
     for (const runId of runIds) {
-      const v = await applyVerb(d, job, runId);
+      const v = await applyVerb(d, job, runId).catch((err: unknown): VerbResult => {
+        // a run whose stored values do not decrypt would fail every claimant forever: it is refused, named in the log
+        if (!(err instanceof EncryptedValueError)) throw err;
+        log.error({ runId, code: err.code, details: err.details }, 'bulk: run refused, a stored value cannot be decrypted');
+        return { answer: 'refused', reason: err.code, wake: [] };
+      });
       results.push({ runId, outcome: bulkRunOutcome(v.answer), reason: v.reason });
       wake.push(...v.wake);
     }

@@ -12,7 +12,8 @@ import { createToolRegistry } from '@flowline/tools';
 // The real dispatcher, bulk runner and tool worker, run in-process (tests only; services never import each other).
 import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
 import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
-import { startBulkRunner } from '../../../services/dispatcher/src/bulk-jobs';
+import { processBulkJob, startBulkRunner, type BulkRunnerDeps } from '../../../services/dispatcher/src/bulk-jobs';
+import { claimBulkJob, recordBulkBatch, requestCancel } from '@flowline/db';
 import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
 import { KEYS, startHarness, type Harness } from '../../../services/api/test/harness';
 
@@ -61,6 +62,7 @@ let laneRedis: Redis;
 let dispatcher: Dispatcher | null = null;
 let worker: ToolWorker | null = null;
 let bulk: { stop(): Promise<void> } | null = null;
+let runnerDeps: Omit<BulkRunnerDeps, 'owner'> & { pollMs: number };
 
 beforeAll(async () => {
   h = await startHarness({ shardCount: SHARD_COUNT, maxBulkRuns: 50, metadata: { maxKeys: 4, maxValueChars: 32 } });
@@ -78,18 +80,8 @@ beforeAll(async () => {
   const log = pino({ level: 'silent' });
   dispatcher = createDispatcher({ config, pool: h.db.pool, redis: laneRedis, log });
   await dispatcher.start();
-  bulk = startBulkRunner({
-    pool: h.db.pool,
-    redis: laneRedis,
-    queuePrefix: h.prefix,
-    shardCount: SHARD_COUNT,
-    owner: 'bulk-test',
-    batchSize: 3,
-    leaseMs: 5000,
-    batchPauseMs: 0,
-    pollMs: 100,
-    log,
-  });
+  runnerDeps = { pool: h.db.pool, redis: laneRedis, queuePrefix: h.prefix, shardCount: SHARD_COUNT, batchSize: 3, leaseMs: 5000, batchPauseMs: 0, pollMs: 100, log };
+  bulk = startBulkRunner({ ...runnerDeps, owner: 'bulk-test' });
   const registry = await createToolRegistry({ testTools: true });
   worker = createToolWorker({ redis: laneRedis, registry, logger: log, prefix: h.prefix, shardCount: SHARD_COUNT, concurrency: 4, shutdownGraceMs: 200 });
   await worker.start();
@@ -321,6 +313,44 @@ describe('POST /v1/runs/bulk', () => {
     const forks = (await h.call('GET', `/v1/runs?limit=200&metadata=p:${tag}`)).body.items.filter((r: Body) => r.forkedFrom !== null);
     expect(forks.map((r: Body) => r.forkedFrom.runId).sort()).toEqual([...runs].sort());
     expect(forks.every((r: Body) => r.forkedFrom.nodeKey === 'gate' && r.metadata.p === tag)).toBe(true);
+  });
+
+  it('re-applies a batch a crashed dispatcher left unrecorded: each run acted on once, counted once, and the stale owner cannot record', async () => {
+    await bulk?.stop();
+    try {
+      const tag = randomUUID().slice(0, 8);
+      const def = await define(gateGraph);
+      const runs = [];
+      for (let i = 0; i < 4; i++) runs.push(await start(def, { crash: tag }));
+      for (const id of runs) await waiting(id);
+      const sub = await bulkCall({ action: 'cancel', filter: { metadata: { crash: tag } } });
+      expect(sub.body.count).toBe(4);
+      expect((await h.call('GET', `/v1/bulk-jobs/${sub.body.bulkId}`)).body.status).toBe('Pending');
+      // the first claimant applies the verb to two runs (as its batch does), then dies before recording them
+      const first = await claimBulkJob(h.db.pool, 'crashed', 1);
+      expect(first?.id).toBe(sub.body.bulkId);
+      const ordered = [...runs].sort();
+      for (const id of ordered.slice(0, 2)) expect((await requestCancel(h.db.pool, 'tenantA', id, `bulk cancel ${sub.body.bulkId}`))?.outcome).toBe('cancelling');
+      // its 1 ms lease is over: a second dispatcher takes the job and works it to the end
+      const second = await waitFor(() => claimBulkJob(h.db.pool, 'second', 5000), { timeoutMs: 5000, intervalMs: 20, description: 'job claimable again' });
+      expect(second).toMatchObject({ id: sub.body.bulkId, claims: 2 });
+      const done = await processBulkJob({ ...runnerDeps, owner: 'second' }, second!);
+      expect(done).toMatchObject({ status: 'Completed', total: 4, done: 4, failed: 0, claims: 2 });
+      const outcomes = await h.db.pool.query('select run_id, outcome from bulk_job_runs where bulk_id = $1 order by run_id', [sub.body.bulkId]);
+      expect(outcomes.rows.map((r) => r.outcome)).toEqual(['noop', 'noop', 'applied', 'applied']);
+      // the stale owner's late record is refused, and counts nothing
+      expect(await recordBulkBatch(h.db.pool, sub.body.bulkId, 'crashed', 5000, [{ runId: ordered[0]!, outcome: 'applied', reason: null }], ordered[0]!)).toBeNull();
+      expect((await h.call('GET', `/v1/bulk-jobs/${sub.body.bulkId}`)).body).toMatchObject({ status: 'Completed', done: 4, failed: 0 });
+      for (const id of runs) {
+        await until(id, (d) => d.run.status === 'Cancelled', 'cancelled');
+        const kinds = ((await h.call('GET', `/v1/runs/${id}/events`)).body.events as Body[]).map((e) => e.kind);
+        expect(kinds.filter((k) => k === 'run.cancelled')).toHaveLength(1);
+        const intents = await h.db.pool.query(`select count(*)::int as n from intents where run_id = $1 and kind = 'cancel'`, [id]);
+        expect(intents.rows[0].n).toBe(1);
+      }
+    } finally {
+      bulk = startBulkRunner({ ...runnerDeps, owner: 'bulk-test' });
+    }
   });
 
   it('counts a run the action no longer applies to as failed: a fork refused on it', async () => {

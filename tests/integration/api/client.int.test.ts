@@ -449,6 +449,22 @@ describe('operator verbs', () => {
     expect(await refusal(client(KEYS.b).runs.fork(runId, { fromNodeKey: 'a' }))).toMatchObject({ status: 404, code: 'NotFound' });
     await c.runs.cancel(forked.runId);
     expect(await refusal(c.runs.setInput(runId, 'a', {}))).toMatchObject({ status: 409, code: 'NodeStateConflict' });
+
+    // metadata at start, search by it, and a bulk action by filter (dry run, then a job whose progress is read)
+    const tag = randomUUID().slice(0, 8);
+    const tagged = await c.runs.start(def.id, { input: {}, metadata: { tag } });
+    expect((await c.runs.get(tagged.runId)).run.metadata).toEqual({ tag });
+    const found = await c.runs.list({ metadata: { tag }, status: ['Pending', 'Running', 'WaitingForApproval', 'Completed'] });
+    expect(found.items.map((r) => r.id)).toEqual([tagged.runId]);
+    expect((await c.runs.list({ metadata: [`tag:${tag}`], definitionVersion: 1, createdAfter: '2000-01-01T00:00:00Z' })).items).toHaveLength(1);
+    expect(await refusal(c.runs.list({ failureClass: 'Oops' as never }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
+    expect(await c.runs.bulk({ action: 'fork', filter: { metadata: { tag } }, fromNodeKey: 'a', dryRun: true })).toEqual({ count: 1 });
+    const job = await c.runs.bulk({ action: 'cancel', filter: { metadata: { tag }, status: ['Completed'] } }, { idempotencyKey: tag });
+    expect(job).toEqual({ bulkId: expect.any(String), count: expect.any(Number) });
+    expect(await c.runs.bulkProgress(job.bulkId)).toMatchObject({ bulkId: job.bulkId, action: 'cancel', total: job.count });
+    expect(await refusal(client(KEYS.b).runs.bulkProgress(job.bulkId))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(c.runs.bulk({ action: 'cancel', filter: {} }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
+    await c.runs.cancel(tagged.runId);
   }, 60_000);
 
   it('steers a queued LlmCall, streams its activity, unsubscribes, and cancels the run', async () => {

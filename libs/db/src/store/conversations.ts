@@ -46,6 +46,8 @@ export interface SendMessageParams {
   maxPendingRuns?: number;
   /** checks the definition (Chat graph, attachments, run input) inside the run's transaction */
   prepare: (definition: DefinitionForRun) => RunSeed;
+  /** the run's metadata (issue #17; checked by the caller) @default {} */
+  metadata?: Record<string, string>;
 }
 
 export type SendMessageResult =
@@ -102,6 +104,7 @@ export async function sendMessage(pool: Pool, p: SendMessageParams): Promise<Sen
     traceParent: p.traceParent,
     priority: p.priority,
     maxPendingRuns: p.maxPendingRuns,
+    metadata: p.metadata ?? {},
     prepare: p.prepare,
     beforeCommit: async (tx, runId) => {
       await tx.query(

@@ -76,10 +76,10 @@ describe('checkRunSearch', () => {
         statuses: ['Failed', 'Cancelled'],
         failureClass: 'Timeout',
         metadata: { batch: 'x', url: 'http://a' },
-        createdAfter: '2026-01-01T00:00:00.000Z',
-        createdBefore: '2026-01-02T00:00:00.000Z',
-        finishedAfter: '2026-01-01T00:00:00.500Z',
-        finishedBefore: '2026-02-01T00:00:00.000Z',
+        createdAfter: '2026-01-01T00:00:00Z',
+        createdBefore: '2026-01-02T01:00:00+01:00',
+        finishedAfter: '2026-01-01T00:00:00.5Z',
+        finishedBefore: '2026-02-01T00:00:00Z',
         conversationId: 'c-1',
       },
     });
@@ -110,6 +110,13 @@ describe('checkRunSearch', () => {
       'finishedBefore',
       'conversationId',
     ]);
+  });
+
+  it('refuses an instant with a field out of range', () => {
+    for (const t of ['2026-02-29T00:00:00Z', '2026-04-31T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T00:60:00Z', '2026-01-01T00:00:00+24:00', '2026-01-01T00:00:00']) {
+      expect(checkRunSearch({ createdAfter: t }, L), t).toMatchObject({ ok: false, issues: [{ key: 'createdAfter' }] });
+    }
+    expect(checkRunSearch({ createdAfter: '2024-02-29T23:59:59.123456789-05:30' }, L).ok).toBe(true);
   });
 
   it('refuses two values for one metadata key', () => {

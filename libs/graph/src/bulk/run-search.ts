@@ -34,7 +34,7 @@ export interface RunSearch {
   failureClass?: FailureClass;
   /** every pair present on the run (containment) */
   metadata?: RunMetadata;
-  /** RFC 3339 instants as ISO strings (UTC, ms) */
+  /** RFC 3339 instants (checked; Postgres reads them as timestamptz) */
   createdAfter?: string;
   createdBefore?: string;
   finishedAfter?: string;
@@ -60,14 +60,24 @@ export const RUN_SEARCH_MEMBERS = [
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** RFC 3339 date-time: a date, `T`, a time with optional fraction, and `Z` or an offset. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;
 const MAX_CONVERSATION_ID_CHARS = 128;
 
-/** The ISO form of an RFC 3339 instant, or null when `v` is not one. */
+const daysIn = (y: number, m: number): number =>
+  m === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31;
+
+/**
+ * `v` when it is an RFC 3339 instant (every field in range), with a space separator turned
+ * into `T`; null otherwise. The store hands it to Postgres as a timestamptz.
+ */
 export function parseInstant(v: unknown): string | null {
-  if (typeof v !== 'string' || !RFC3339.test(v)) return null;
-  const ms = Date.parse(v.replace(' ', 'T'));
-  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+  const m = typeof v === 'string' ? RFC3339.exec(v) : null;
+  if (!m) return null;
+  const [y, mo, d, h, mi, sec] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
+  const ok =
+    y! >= 1 && mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= daysIn(y!, mo!) && h! <= 23 && mi! <= 59 && sec! <= 59 &&
+    (m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59));
+  return ok ? (v as string).replace(' ', 'T') : null;
 }
 
 /** `"a,b"`, `["a","b"]` or `["a,b"]` → `["a","b"]` (empty parts dropped). */

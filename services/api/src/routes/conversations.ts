@@ -21,11 +21,11 @@ import {
   sendMessage,
   type MessageRow,
 } from '@flowline/db';
-import { concurrencyKeyOf, DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
+import { checkRunMetadata, concurrencyKeyOf, DEFAULT_METADATA_LIMITS, DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
-import { ApiError, BacklogFullError, NotFoundError } from '../errors';
-import { sendJson } from '../body';
+import { ApiError, BacklogFullError, MetadataInvalidError, NotFoundError } from '../errors';
+import { bodyMember, sendJson } from '../body';
 import { checkRunInput, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
@@ -95,6 +95,7 @@ const SendMessageBody = z
     requestId: z.string().min(1).max(200),
     attachments: z.array(AttachmentSchema).optional(),
     priority: PrioritySchema.optional(),
+    metadata: z.unknown().optional().openapi({ type: 'object', additionalProperties: { type: 'string' }, description: "the run's metadata (RunMetadata, as on a run start); 400 MetadataInvalid names a bad key" }),
   })
   .strict();
 
@@ -204,6 +205,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
     const definitionId = requireUuid(body.definitionId, 'definition');
     const attachments = body.attachments ?? [];
     const input = attachments.length > 0 ? { text: body.text, attachments } : { text: body.text };
+    const metadata = checkRunMetadata(bodyMember(c, 'metadata'), deps.limits.metadata ?? DEFAULT_METADATA_LIMITS);
+    if (!metadata.ok) throw new MetadataInvalidError(metadata.issues);
     const res = await sendMessage(pool, {
       tenantId: c.get('tenant'),
       conversationId,
@@ -211,6 +214,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       requestId: body.requestId,
       text: body.text,
       attachments,
+      metadata: metadata.metadata,
       shardCount: deps.limits.shardCount,
       // the request span's context: the dispatcher's spans of this run's nodes continue its trace
       traceParent: activeTraceParent(),
