@@ -10,7 +10,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { waitFor } from '@flowline/testing';
-import { createHarness, runStatuses, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
+import { randomUUID } from 'node:crypto';
+import { insertDefinition } from '@flowline/db';
+import type { Graph } from '@flowline/graph';
+import { createHarness, edge, node, runStatuses, TENANT, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
 import { createDispatcherMetrics } from '../../../services/dispatcher/src/metrics';
 import { startToolWorker } from '../tool-worker';
 
@@ -62,6 +65,24 @@ describe('priority orders the release of a tenant\'s held work (window 1, two di
     expect(starts.rows.map((r) => r.run_id)).toEqual([first, ...heldRuns]);
     const attempts = await h.db.pool.query<{ n: number }>(`select count(*)::int as n from node_runs where run_id = any($1::uuid[]) and node_key = 'tool' and attempt <> 1`, [ids]);
     expect(attempts.rows[0]!.n).toBe(0);
+  });
+
+  it("gives a Subworkflow's child run its parent's priority", async () => {
+    const child: Graph = { ...toolChain(), nodes: [node('start', 'Start', {}), node('end', 'End', { outcome: 'done' })], edges: [edge('start', 'end')] };
+    const childDefinitionId = randomUUID();
+    await insertDefinition(h.db.pool, {
+      id: childDefinitionId, tenantId: TENANT, name: 'child', description: null, kind: 'Standard',
+      graphJson: JSON.stringify(child), planGraphJson: JSON.stringify(child), graphHash: childDefinitionId, nodeCount: 2,
+    });
+    const parent: Graph = {
+      ...toolChain(),
+      nodes: [node('start', 'Start', {}), node('sub', 'Subworkflow', { definitionId: childDefinitionId }), node('end', 'End', { outcome: 'done' })],
+      edges: [edge('start', 'sub'), edge('sub', 'end')],
+    };
+    const [runId] = await h.createRuns(parent, [{}], TENANT, [4]);
+    await waitFor(allCompleted(h, [runId!]), { timeoutMs: 30_000, intervalMs: 100, description: 'the parent run completed' });
+    const children = await h.db.pool.query<{ priority: number }>(`select priority from runs where parent_run_id = $1`, [runId]);
+    expect(children.rows).toEqual([{ priority: 4 }]);
   });
 });
 

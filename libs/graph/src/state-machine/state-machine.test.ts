@@ -73,6 +73,7 @@ Pending quarantine Failed
 Running quarantine Failed
 WaitingForApproval quarantine Failed
 Cancelling quarantine Failed
+Pending expire Failed
 `;
 
 function spec(text: string): Map<string, string> {
