@@ -132,6 +132,7 @@ describe('loadSnapshots', () => {
       depth: 2,
       budget: null,
       usage: { inputTokens: 7, outputTokens: 5, costUsd: 0.000123, unpricedTokens: 2, childAttempts: 1 },
+      priority: 3,
     });
     expect(s0!.run.stepAllowance).toEqual({ id: 's1', mode: 'node', nodeKey: 'tool' });
     expect(typeof s0!.run.createdAt).toBe('number');
