@@ -1,7 +1,7 @@
 /**
  * The engine metrics of issue #18, scraped from the REAL processes (API, dispatcher, tool and
  * LLM workers, each on its own ops port) before and after a run executes: each named series
- * exists and moves. The run is Start → LlmCall (the built-in scripted provider) → Tool (echo)
+ * exists and moves. The run is Start → LlmCall (the built-in scripted provider) → Tool (a 1 s wait)
  * → End, watched through the live channel so sockets and pings move too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,9 @@ const llmThenTool = {
   nodes: [
     { key: 'start', kind: 'Start' },
     { key: 'summarise', kind: 'LlmCall', config: { systemPrompt: 'One sentence.', prompt: 'Summarise the data block.', inputBindings: { text: 'run.input.text' } } },
-    { key: 'echo', kind: 'Tool', config: { toolName: 'echo', arguments: { done: true } } },
+    // a second's wait: the run is still live when the test's live subscription is in place (an
+    // echo let a fast host finish the run before the subscription, and no ping was ever sent)
+    { key: 'echo', kind: 'Tool', config: { toolName: 'wait', arguments: { ms: 1000 } } },
     { key: 'end', kind: 'End', config: { outcome: 'done' } },
   ],
   edges: [
