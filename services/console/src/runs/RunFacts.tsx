@@ -4,25 +4,10 @@
  * (each pair links to the runs list filtered by it).
  */
 import { Link } from '@tanstack/react-router';
-import type { RunSummary } from '@flowline/client';
+import type { RunBudget, RunSummary, RunUsage } from '@flowline/client';
 
 /** The priority a run gets when its start names none. */
 export const DEFAULT_PRIORITY = 3;
-
-interface Budget {
-  maxTokens?: number;
-  maxCostUsd?: number;
-  maxWallClockMs?: number;
-  maxAttempts?: number;
-}
-interface Usage {
-  tokens: number;
-  costUsd: number;
-  unpricedTokens: number;
-  attempts: number;
-}
-/** The members of a run summary this shows (older servers may send none of them). */
-type RunWithFacts = RunSummary & { priority?: number; budget?: Budget | null; usage?: Usage };
 
 const n = (x: number) => x.toLocaleString('en-US');
 const usd = (x: number) => `$${x < 0.01 && x > 0 ? x.toPrecision(2) : x.toFixed(2)}`;
@@ -43,7 +28,7 @@ export interface UsageFact {
 }
 
 /** The run's usage facts in reading order: tokens, cost, attempts, then the wall-clock limit. */
-export function usageFacts(usage: Usage | undefined, budget: Budget | null | undefined): UsageFact[] {
+export function usageFacts(usage: Pick<RunUsage, 'tokens' | 'costUsd' | 'unpricedTokens' | 'attempts'> | undefined, budget: RunBudget | null | undefined): UsageFact[] {
   const out: UsageFact[] = [];
   const b = budget ?? {};
   if (usage && (usage.tokens > 0 || b.maxTokens !== undefined)) {
@@ -61,10 +46,9 @@ export function usageFacts(usage: Usage | undefined, budget: Budget | null | und
 }
 
 export function RunFacts({ run }: { run: RunSummary }) {
-  const r = run as RunWithFacts;
   const metadata = Object.entries(run.metadata ?? {});
-  const usage = usageFacts(r.usage, r.budget);
-  const priority = r.priority !== undefined && r.priority !== DEFAULT_PRIORITY ? r.priority : undefined;
+  const usage = usageFacts(run.usage, run.budget);
+  const priority = run.priority !== undefined && run.priority !== DEFAULT_PRIORITY ? run.priority : undefined;
   if (metadata.length === 0 && usage.length === 0 && priority === undefined) return null;
   return (
     <div className="run-facts small" data-testid="run-facts">
