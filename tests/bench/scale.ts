@@ -4,7 +4,7 @@
  * million expired runs.
  *
  *   npm run bench:scale -- [--quick] [--runs N] [--node-runs K] [--events E] [--tenants T]
- *                          [--prune-runs N] [--only lists,prune] [--keep] [--pg URL]
+ *                          [--prune-runs N] [--only lists,prune] [--keep] [--reuse] [--pg URL]
  *
  * lists: creates its own database `flowline_scale` on the Postgres of --pg (default the local
  * 127.0.0.1:5432), migrates it (libs/db migrate), starts a bench cluster on it (API,
@@ -27,7 +27,8 @@
  * BENCH_CLUSTER_ENV says otherwise) while it deletes them. Prints both hop p99 and the ratio
  * (target ≤ 2×), and how many runs the pruner deleted during the measurement.
  *
- * Both databases are dropped at the end unless --keep.
+ * Both databases are dropped at the end unless --keep. `--reuse` (lists only; implies --keep)
+ * measures again on a `flowline_scale` kept by an earlier `--keep` run instead of generating.
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -53,6 +54,7 @@ const { values: flags } = parseArgs({
     'w1-reps': { type: 'string' },
     only: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    reuse: { type: 'boolean', default: false },
     pg: { type: 'string', default: LOCAL_PG },
     samples: { type: 'string' },
   },
@@ -86,6 +88,12 @@ async function dropDatabase(name: string): Promise<void> {
   const c = new pg.Client({ connectionString: flags.pg });
   await c.connect();
   await c.query(`drop database if exists "${name}" with (force)`).finally(() => c.end());
+}
+
+function dbUrl(name: string): string {
+  const u = new URL(flags.pg!);
+  u.pathname = `/${name}`;
+  return u.toString();
 }
 
 async function dbSize(db: pg.Pool): Promise<string> {
@@ -277,28 +285,41 @@ const row = (name: string, m: { seq: Lat; conc: Lat }) =>
 
 async function listsPhase(): Promise<void> {
   const name = 'flowline_scale';
-  const url = await freshDatabase(flags.pg!, name, false);
+  const reuse = flags.reuse;
+  const url = reuse ? dbUrl(name) : await freshDatabase(flags.pg!, name, false);
   const db = new pg.Pool({ connectionString: url, max: 4, application_name: 'flowline-scale' });
   let cluster: BenchCluster | null = null;
   const redis = await startRedis();
   try {
-    const pool = createPool(url, { max: 2, applicationName: 'flowline-scale-migrate' });
-    await migrate(pool);
-    await pool.end();
     const apiKeys = Array.from({ length: T }, (_, t) => `t${t}:key-t${t}`).join(',');
     const env = { API_KEYS: apiKeys, MAX_CONCURRENT_RUNS: '100' };
-    // the cluster is down during the load: its pollers would scan the tables while their indexes are dropped
-    cluster = await startBenchCluster(url, redis.url, 1, env);
-    const defs = await createDefinitions(cluster.cluster.apiUrl, db, T);
-    await cluster.close();
-    cluster = null;
-    log(`definitions created (${T} tenants × ${DEFS_PER_TENANT}); generating ${N} runs, ${K} node_runs and ${E} events each`);
-    const genStart = Date.now();
-    const span = 180 * 86_400;
-    await generate(db, N, new Date(Date.now() - span * 1000 - 3_600_000), span, T);
-    const genS = (Date.now() - genStart) / 1000;
-    out(`\n## Scale: ${N.toLocaleString('en-US')} runs (${K} node_runs, ${E} events each; ${T} tenants, t0 holds half)\n`);
-    out(`- generation (SQL, indexes rebuilt after, vacuum analyze): ${genS.toFixed(0)} s; ${await dbSize(db)}`);
+    let defs: Record<string, string[]>;
+    if (reuse) {
+      const r = await db.query<{ tenant_id: string; ids: string[] }>(
+        `select tenant_id, array_agg(id order by n) ids from scale_defs group by tenant_id`,
+      );
+      defs = Object.fromEntries(r.rows.map((x) => [x.tenant_id, x.ids]));
+      const runs = (await db.query<{ n: string }>(`select count(*) n from runs`)).rows[0]!.n;
+      log(`reusing ${name}: ${Number(runs).toLocaleString('en-US')} runs`);
+      out(`\n## Scale: ${Number(runs).toLocaleString('en-US')} runs (kept database, measured again; ${T} tenants, t0 holds half)\n`);
+      out(`- ${await dbSize(db)}`);
+    } else {
+      const pool = createPool(url, { max: 2, applicationName: 'flowline-scale-migrate' });
+      await migrate(pool);
+      await pool.end();
+      // the cluster is down during the load: its pollers would scan the tables while their indexes are dropped
+      cluster = await startBenchCluster(url, redis.url, 1, env);
+      defs = await createDefinitions(cluster.cluster.apiUrl, db, T);
+      await cluster.close();
+      cluster = null;
+      log(`definitions created (${T} tenants × ${DEFS_PER_TENANT}); generating ${N} runs, ${K} node_runs and ${E} events each`);
+      const genStart = Date.now();
+      const span = 180 * 86_400;
+      await generate(db, N, new Date(Date.now() - span * 1000 - 3_600_000), span, T);
+      const genS = (Date.now() - genStart) / 1000;
+      out(`\n## Scale: ${N.toLocaleString('en-US')} runs (${K} node_runs, ${E} events each; ${T} tenants, t0 holds half)\n`);
+      out(`- generation (SQL, indexes rebuilt after, vacuum analyze): ${genS.toFixed(0)} s; ${await dbSize(db)}`);
+    }
     cluster = await startBenchCluster(url, redis.url, 1, env);
     const base = cluster.cluster.apiUrl;
 
@@ -367,7 +388,7 @@ async function listsPhase(): Promise<void> {
     await cluster?.close().catch(() => undefined);
     await redis.stop().catch(() => undefined);
     await db.end();
-    if (!flags.keep) {
+    if (!flags.keep && !reuse) {
       await dropDatabase(name);
       log(`dropped ${name}`);
     }
