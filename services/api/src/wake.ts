@@ -6,10 +6,14 @@
 import { publishWake as publishWakeSignal } from '@flowline/queue';
 import type { AppDeps } from './context';
 
-/** Publishes `{ runId }` on the wake channel of the run's shard (its owner's alone); never throws. */
-export async function publishWake(deps: Pick<AppDeps, 'redis' | 'queuePrefix' | 'logger' | 'limits'>, runId: string): Promise<void> {
+/**
+ * Publishes `{ runId, tenantId }` on the wake channel of the run's shard (its owner's alone);
+ * never throws. The tenant lets the owner order its ticks fairly across tenants before it has
+ * read the run (issue #16).
+ */
+export async function publishWake(deps: Pick<AppDeps, 'redis' | 'queuePrefix' | 'logger' | 'limits'>, runId: string, tenantId?: string): Promise<void> {
   try {
-    await publishWakeSignal(deps.redis, { runId }, deps.queuePrefix, deps.limits.shardCount);
+    await publishWakeSignal(deps.redis, tenantId === undefined ? { runId } : { runId, tenantId }, deps.queuePrefix, deps.limits.shardCount);
   } catch (err) {
     deps.logger.warn({ runId, err }, 'wake publish failed; the dispatcher sweep will pick the run up');
   }

@@ -23,7 +23,12 @@ describe('starting a run', () => {
     const sub = new Redis(h.redis.options);
     const woken: string[] = [];
     await sub.psubscribe(`${wakeChannel(h.prefix)}*`);
-    sub.on('pmessage', (_p, ch, msg) => woken.push(`${ch} ${(JSON.parse(msg) as { runId: string }).runId}`));
+    const tenants: Record<string, string> = {};
+    sub.on('pmessage', (_p, ch, msg) => {
+      const m = JSON.parse(msg) as { runId: string; tenantId?: string };
+      woken.push(`${ch} ${m.runId}`);
+      if (m.tenantId) tenants[m.runId] = m.tenantId;
+    });
     try {
       const r = await h.call('POST', `/v1/definitions/${defId}/runs`, { body: { input: { n: 1 } } });
       expect(r.status).toBe(202);
@@ -51,6 +56,9 @@ describe('starting a run', () => {
       // the owner of the run's shard alone hears it (issue #19)
       await waitFor(() => woken.includes(`${shardWakeChannel(row.shard as number, h.prefix)} ${runId}`), { timeoutMs: 5000 });
       expect(woken.filter((w) => w.endsWith(runId))).toHaveLength(1);
+      // it names the run's tenant, so the owner orders its ticks fairly before reading the run (issue #16)
+      const tenant = await h.db.pool.query<{ tenant_id: string }>(`SELECT tenant_id FROM runs WHERE id = $1`, [runId]);
+      expect(tenants[runId]).toBe(tenant.rows[0]!.tenant_id);
     } finally {
       sub.disconnect();
     }

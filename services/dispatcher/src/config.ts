@@ -45,6 +45,11 @@ export const dispatcherOwnOptions = {
   WATCHDOG_EVERY_SWEEPS: int(10, 1, 'every Nth sweep the stuck-run watchdog makes due the runs owed a tick their wake_at will not give'),
   WATCHDOG_GRACE_MS: int(5_000, 0, 'how long past due (a deadline, a backoff end, a wake) a run must be before the watchdog acts, ms'),
   SNAPSHOT_CACHE_RUNS: int(50_000, 0, 'most runs whose snapshot the shard owner keeps between ticks (0: read every tick)'),
+  TENANT_HINT_RUNS: int(
+    100_000,
+    0,
+    "most runs whose tenant the shard owner remembers to order its ticks fairly across tenants (TENANT_WEIGHTS); the oldest are forgotten first, and a run it forgot is ticked as of an unknown tenant (0: no fair order between tenants' runs)",
+  ),
   LANE_WINDOW_TOOL: int(
     32,
     1,

@@ -92,7 +92,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       maxConcurrentRuns: c.MAX_CONCURRENT_RUNS,
     });
   const queues = createLaneQueues(redis, c.QUEUE_PREFIX);
-  const pending = new PendingWork({ startDelayMs: c.DISPATCH_START_DELAY_MS });
+  const pending = new PendingWork({ startDelayMs: c.DISPATCH_START_DELAY_MS, weights: tenantWeightsOf(c), maxTenantHints: c.TENANT_HINT_RUNS });
   const cache = new SnapshotCache(c.SNAPSHOT_CACHE_RUNS);
   const failures = new ApplyFailures(c.APPLY_FAILURE_LIMIT);
   /** a foreign change: the run is read afresh on its next tick */
@@ -176,8 +176,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     c.QUEUE_PREFIX,
     {
       // a change in the store: the run is read afresh on its next tick
-      wake: (runId) => {
-        if (ownsReported(runId)) changedElsewhere([runId]);
+      wake: (runId, tenantId) => {
+        if (!ownsReported(runId)) return;
+        if (tenantId !== undefined) pending.rememberTenant(runId, tenantId);
+        changedElsewhere([runId]);
       },
       started: (invocationId, at, reported) => {
         const ref = pending.lookupInvocation(invocationId) ?? reported;

@@ -35,8 +35,8 @@ export interface ReportRef {
 }
 
 export interface JobFeedHandlers {
-  /** the run changed in the store */
-  wake(runId: string): void;
+  /** the run (of `tenantId`, when the publisher named it) changed in the store */
+  wake(runId: string, tenantId?: string): void;
   /** the invocation's node started (Queued → Running) at `at` */
   started(invocationId: string, at: number, ref: ReportRef): void;
   completed(ret: WorkReturn): void;
@@ -74,7 +74,7 @@ export class JobFeed {
         const s = msg.started;
         this.handlers.started(s.invocationId, s.at, { runId: msg.runId, nodeKey: s.nodeKey });
       } else if (msg.failed) this.handlers.failed(msg.failed.invocationId, msg.failed.reason, msg.failed.at, msg.runId ?? null);
-      else if (msg.runId) this.handlers.wake(msg.runId);
+      else if (msg.runId) this.handlers.wake(msg.runId, msg.tenantId);
     });
     await sub.subscribe(wakeChannel(this.prefix));
   }

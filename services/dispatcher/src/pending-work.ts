@@ -5,7 +5,8 @@
  * report the planner ignores is simply consumed. Nothing here is the truth: losing
  * it costs a re-check against BullMQ, never a run.
  */
-import type { Lane, RunSnapshot, WorkResult, WorkStarted } from '@flowline/graph';
+import type { Lane, RunSnapshot, WindowState, WorkResult, WorkStarted } from '@flowline/graph';
+import { EMPTY_WINDOW_STATE, planRelease } from '@flowline/graph';
 
 interface RunInbox {
   results: Map<string, WorkResult>;
@@ -27,10 +28,26 @@ export interface PendingWorkOptions {
    * outcomes, which move runs forward. Outcomes and wakes are never delayed.
    */
   startDelayMs?: number;
+  /** tenants' shares of the tick batch (TENANT_WEIGHTS, as the dispatch window's); unlisted: 1 */
+  weights?: Readonly<Record<string, number>>;
+  /** most run → tenant hints kept (the oldest go first; a run without one is ticked as tenant unknown) */
+  maxTenantHints?: number;
 }
 
+/** The bucket of ready runs whose tenant this replica has not learned yet. */
+const UNKNOWN_TENANT = '';
+
 export class PendingWork {
-  private readonly ready = new Set<string>();
+  /** ready runs by tenant, each in the order they became ready */
+  private readonly ready = new Map<string, Set<string>>();
+  /** the tenant bucket of each ready run */
+  private readonly readyTenant = new Map<string, string>();
+  /** run → tenant, learned from wakes that name it and from loaded snapshots (a hint: losing it only makes the run's tenant unknown) */
+  private readonly tenants = new Map<string, string>();
+  private readonly maxTenantHints: number;
+  private readonly weights: Readonly<Record<string, number>>;
+  /** the tick order's round robin (the same weighted deficit round robin as the dispatch window, libs/graph planRelease) */
+  private order: WindowState = EMPTY_WINDOW_STATE;
   private readonly inbox = new Map<string, RunInbox>();
   private readonly invocations = new Map<string, InvocationRef>();
   /** runs with a start only, by when they become ready (insertion order is due order) */
@@ -42,6 +59,16 @@ export class PendingWork {
 
   constructor(opts: PendingWorkOptions = {}) {
     this.startDelayMs = opts.startDelayMs ?? 0;
+    this.weights = opts.weights ?? {};
+    this.maxTenantHints = opts.maxTenantHints ?? 100_000;
+  }
+
+  /** Remembers the tenant of `runId` (a ready run of unknown tenant keeps its place until taken). */
+  rememberTenant(runId: string, tenantId: string): void {
+    if (this.maxTenantHints === 0 || this.tenants.get(runId) === tenantId) return;
+    this.tenants.delete(runId);
+    this.tenants.set(runId, tenantId);
+    if (this.tenants.size > this.maxTenantHints) this.tenants.delete(this.tenants.keys().next().value!);
   }
 
   /** Called whenever a run becomes ready (the tick loop's wake). */
@@ -49,12 +76,21 @@ export class PendingWork {
     this.listener = listener;
   }
 
-  /** Marks runs as needing a tick; resolves a pending `whenReady`. */
-  markReady(runIds: Iterable<string>): void {
+  /** Marks runs as needing a tick (of `tenantId` when the caller knows it); resolves a pending `whenReady`. */
+  markReady(runIds: Iterable<string>, tenantId?: string): void {
     let any = false;
     for (const id of runIds) {
-      this.ready.add(id);
       any = true;
+      if (tenantId !== undefined) this.rememberTenant(id, tenantId);
+      if (this.readyTenant.has(id)) continue;
+      const tenant = this.tenants.get(id) ?? UNKNOWN_TENANT;
+      let bucket = this.ready.get(tenant);
+      if (!bucket) {
+        bucket = new Set();
+        this.ready.set(tenant, bucket);
+      }
+      bucket.add(id);
+      this.readyTenant.set(id, tenant);
     }
     if (any) this.listener?.();
     if (any && this.waiter) {
@@ -65,24 +101,50 @@ export class PendingWork {
   }
 
   get readyCount(): number {
-    return this.ready.size;
+    return this.readyTenant.size;
   }
 
-  /** Takes up to `limit` ready runs, oldest first. */
+  /**
+   * Takes up to `limit` ready runs: oldest first within a tenant; across tenants by the
+   * weighted round robin of `planRelease` (issue #16), so one tenant's burst of new runs or
+   * reports does not queue another tenant's runs behind it in the tick loop.
+   */
   takeReady(limit: number): string[] {
     const runIds: string[] = [];
-    for (const id of this.ready) {
-      if (runIds.length >= limit) break;
-      runIds.push(id);
-      this.ready.delete(id);
-      this.deferred.delete(id);
+    if (this.ready.size === 1) {
+      const [tenant, bucket] = this.ready.entries().next().value!;
+      this.takeFrom(tenant, bucket, limit, runIds);
+      return runIds;
+    }
+    const decision = planRelease({
+      capacity: limit,
+      tenants: [...this.ready].map(([tenantId, bucket]) => ({ tenantId, backlog: bucket.size, weight: this.weights[tenantId] ?? 1 })),
+      state: this.order,
+    });
+    this.order = decision.state;
+    for (const { tenantId, count } of decision.take) {
+      const bucket = this.ready.get(tenantId);
+      if (bucket) this.takeFrom(tenantId, bucket, count, runIds);
     }
     return runIds;
   }
 
+  private takeFrom(tenant: string, bucket: Set<string>, count: number, into: string[]): void {
+    let n = 0;
+    for (const id of bucket) {
+      if (n >= count) break;
+      into.push(id);
+      bucket.delete(id);
+      this.readyTenant.delete(id);
+      this.deferred.delete(id);
+      n++;
+    }
+    if (bucket.size === 0) this.ready.delete(tenant);
+  }
+
   /** Resolves when a run is ready or after `ms`, whichever is first. */
   whenReady(ms: number): Promise<void> {
-    if (this.ready.size > 0) return Promise.resolve();
+    if (this.readyTenant.size > 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.waiter = null;
@@ -134,7 +196,7 @@ export class PendingWork {
       this.markReady([runId]);
       return;
     }
-    if (this.ready.has(runId) || this.deferred.has(runId)) return;
+    if (this.readyTenant.has(runId) || this.deferred.has(runId)) return;
     this.deferred.set(runId, Date.now() + this.startDelayMs);
     this.deferTimer ??= setTimeout(() => this.releaseDeferred(), this.startDelayMs);
   }
@@ -197,13 +259,24 @@ export class PendingWork {
   /** Forgets a run (its shard was lost, or it is gone). */
   forgetRun(runId: string): void {
     this.inbox.delete(runId);
-    this.ready.delete(runId);
+    this.unready(runId);
     this.deferred.delete(runId);
+    this.tenants.delete(runId);
+  }
+
+  private unready(runId: string): void {
+    const tenant = this.readyTenant.get(runId);
+    if (tenant === undefined) return;
+    this.readyTenant.delete(runId);
+    const bucket = this.ready.get(tenant);
+    bucket?.delete(runId);
+    if (bucket?.size === 0) this.ready.delete(tenant);
   }
 
   /** Forgets every run the predicate rejects (shards lost). */
   retainRuns(keep: (runId: string) => boolean): void {
-    for (const id of [...this.ready]) if (!keep(id)) this.forgetRun(id);
+    for (const id of [...this.readyTenant.keys()]) if (!keep(id)) this.forgetRun(id);
+    for (const id of [...this.tenants.keys()]) if (!keep(id)) this.tenants.delete(id);
     for (const id of [...this.inbox.keys()]) if (!keep(id)) this.forgetRun(id);
     for (const id of [...this.deferred.keys()]) if (!keep(id)) this.forgetRun(id);
     for (const [inv, ref] of [...this.invocations]) if (!keep(ref.runId)) this.invocations.delete(inv);

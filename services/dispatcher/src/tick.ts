@@ -84,6 +84,7 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
   const toApply: { snapshot: LoadedSnapshot; plan: PlanResult; loaded: LoadedSnapshot }[] = [];
   for (const raw of snapshots) {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;
+    d.pending.rememberTenant(snapshot.run.id, snapshot.run.tenantId);
     rememberInflight(d.pending, snapshot);
     toApply.push({ snapshot, plan: plan(snapshot, ctx), loaded: raw });
   }

@@ -20,6 +20,61 @@ describe('PendingWork', () => {
     expect(p.readyCount).toBe(0);
   });
 
+  it("takes a small tenant's runs in the next batch behind another tenant's burst (weighted round robin, issue #16)", () => {
+    const p = new PendingWork();
+    const burst = Array.from({ length: 500 }, (_, i) => `a${i}`);
+    p.markReady(burst, 'acme');
+    p.markReady(['b0', 'b1', 'b2'], 'beta');
+    const first = p.takeReady(10);
+    expect(first.filter((id) => id.startsWith('b')).sort()).toEqual(['b0', 'b1', 'b2']);
+    // within a tenant, oldest first; the batch is full
+    expect(first.filter((id) => id.startsWith('a'))).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6']);
+    expect(p.readyCount).toBe(493);
+    expect(p.takeReady(1000)).toEqual(burst.slice(7));
+    expect(p.readyCount).toBe(0);
+  });
+
+  it('shares batches by TENANT_WEIGHTS while both tenants have ready runs', () => {
+    const p = new PendingWork({ weights: { heavy: 3 } });
+    p.markReady(Array.from({ length: 100 }, (_, i) => `h${i}`), 'heavy');
+    p.markReady(Array.from({ length: 100 }, (_, i) => `l${i}`), 'light');
+    const taken = [p.takeReady(8), p.takeReady(8), p.takeReady(8)].flat();
+    expect(taken.filter((id) => id.startsWith('h'))).toHaveLength(18);
+    expect(taken.filter((id) => id.startsWith('l'))).toHaveLength(6);
+  });
+
+  it('learns a run\'s tenant from its snapshot for its next ready mark, and files a run it cannot place as of an unknown tenant', () => {
+    const p = new PendingWork();
+    p.markReady(Array.from({ length: 50 }, (_, i) => `a${i}`), 'acme');
+    p.rememberTenant('late', 'beta');
+    p.markReady(['late']);
+    p.markReady(['stranger']);
+    const batch = p.takeReady(3);
+    expect(batch).toContain('late');
+    expect(batch).toContain('stranger');
+    expect(batch).toContain('a0');
+    // a run still ready is not queued twice; a run taken and marked again waits at its tenant's end; a forgotten run leaves its tenant's turn
+    p.markReady(['a0', 'a1'], 'acme');
+    p.forgetRun('a3');
+    const rest = Array.from({ length: 49 }, (_, i) => `a${i + 1}`).filter((id) => id !== 'a3');
+    expect(p.takeReady(100)).toEqual([...rest, 'a0']);
+  });
+
+  it('forgets the oldest tenant hints past its bound (TENANT_HINT_RUNS), and keeps none at 0', () => {
+    const p = new PendingWork({ maxTenantHints: 2 });
+    p.rememberTenant('r1', 'x');
+    p.rememberTenant('r2', 'y');
+    p.rememberTenant('r3', 'y');
+    p.markReady(Array.from({ length: 20 }, (_, i) => `u${i}`));
+    p.markReady(['r1', 'r2', 'r3']);
+    // r1's hint is gone: it waits among the unknown tenant's runs in order; r2 and r3 are y's
+    expect(p.takeReady(4).sort()).toEqual(['r2', 'r3', 'u0', 'u1']);
+    const none = new PendingWork({ maxTenantHints: 0 });
+    none.markReady(['n1', 'n2'], 'x');
+    none.markReady(['n3'], 'y');
+    expect(none.takeReady(3)).toEqual(['n1', 'n2', 'n3']);
+  });
+
   it('attaches an outcome once however often it is reported and drops it only when consumed', () => {
     const p = new PendingWork();
     p.addResult('run', result('i1'));

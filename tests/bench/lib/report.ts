@@ -475,7 +475,7 @@ export function renderFairness(f: FairnessResult): string[] {
         ],
         [
           'cluster nodes/s with B within 10% of A alone',
-          `${fmt(f.aWithBNodesPerSec)} vs ${fmt(f.aAloneNodesPerSec)} nodes/s (${fmt(f.throughputRatio)}×; A alone ${fmt(f.aAloneBeforeNodesPerSec)} before, ${fmt(f.aAloneAfterNodesPerSec)} after)`,
+          `${fmt(f.aWithBNodesPerSec)} vs ${fmt(f.aAloneNodesPerSec)} nodes/s (${fmt(f.throughputRatio)}×; means of the alternated phases: A alone ${f.aAlonePhases.map(fmt).join(', ')}; A + B ${f.aWithBPhases.map(fmt).join(', ')})`,
           verdict(f.throughputRatio >= 0.9),
         ],
         [

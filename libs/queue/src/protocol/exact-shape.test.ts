@@ -91,6 +91,7 @@ describe('hand-written shape checks (the hot path of issue #19)', () => {
     expect(isExactWorkReturn(ret)).toBe(true);
     expect(isExactWakeMessage({ runId: 'run-1', ret })).toBe(true);
     expect(isExactWakeMessage({ runId: 'run-1' })).toBe(true);
+    expect(isExactWakeMessage({ runId: 'run-1', tenantId: 'acme' })).toBe(true);
     expect(isExactWakeMessage({ failed: { invocationId: 'i', reason: 'r', at: 1 } })).toBe(true);
   });
 
@@ -100,6 +101,8 @@ describe('hand-written shape checks (the hot path of issue #19)', () => {
     expect(isExactWorkItem({ ...item, attempt: 0 })).toBe(false);
     expect(isExactWorkItem({ ...item, input: { ...item.input, input: { ...envelope, extra: 1 } } })).toBe(false);
     expect(isExactWakeMessage({})).toBe(false);
+    expect(isExactWakeMessage({ runId: 'r', tenantId: '' })).toBe(false);
+    expect(isExactWakeMessage({ runId: 'r', tenantId: 7 })).toBe(false);
     expect(isExactWakeMessage({ runId: 'r', ret: { ...ret, outcome: { ...ret.outcome, ok: false } } })).toBe(false);
   });
 
@@ -116,6 +119,7 @@ describe('hand-written shape checks (the hot path of issue #19)', () => {
     agree({ runId: 'run-1', ret }, isExactWakeMessage, wakeMessageSchema);
     agree({ runId: 'run-1', started: { invocationId: 'i', nodeKey: 'n', at: 1 } }, isExactWakeMessage, wakeMessageSchema);
     agree({ failed: { invocationId: 'i', reason: 'r', at: 1 } }, isExactWakeMessage, wakeMessageSchema);
+    agree({ runId: 'run-1', tenantId: 'acme' }, isExactWakeMessage, wakeMessageSchema);
   });
 
   it('parseWorkItem and parseWakeMessage read the wire forms as the zod schemas do', () => {

@@ -133,8 +133,9 @@ export function isExactWorkReturn(v: unknown): v is WorkReturn {
  * is: the message with exactly its members, naming its run or a failed job.
  */
 export function isExactWakeMessage(v: unknown): v is WakeMessage {
-  if (!isPlainObject(v) || !hasMembers(v, [], ['runId', 'ret', 'started', 'failed'])) return false;
+  if (!isPlainObject(v) || !hasMembers(v, [], ['runId', 'tenantId', 'ret', 'started', 'failed'])) return false;
   if (v.runId !== undefined && !isId(v.runId)) return false;
+  if (v.tenantId !== undefined && !isId(v.tenantId)) return false;
   if (v.ret !== undefined && !isExactWorkReturn(v.ret)) return false;
   const s = v.started;
   if (s !== undefined && !(isPlainObject(s) && hasMembers(s, ['invocationId', 'nodeKey', 'at']) && isId(s.invocationId) && typeof s.nodeKey === 'string' && s.nodeKey.length >= 1 && isNumber(s.at)))

@@ -182,6 +182,8 @@ export interface WorkFailureReport {
  */
 export interface WakeMessage {
   runId?: string;
+  /** the run's tenant, when the publisher knows it (a new run or an API intent): the owner's tick order is fair across tenants (issue #16) */
+  tenantId?: string;
   ret?: WorkReturn;
   started?: WorkStartReport;
   failed?: WorkFailureReport;
@@ -193,6 +195,7 @@ export type WakeMessageWire = Omit<WakeMessage, 'ret'> & { ret?: Wire<WorkReturn
 export const wakeMessageSchema: z.ZodType<WakeMessage> = z
   .object({
     runId: idSchema.optional(),
+    tenantId: idSchema.optional(),
     ret: z.preprocess(fromWire, workReturnSchema).optional(),
     started: z.object({ invocationId: idSchema, nodeKey: z.string().min(1), at: z.number() }).optional(),
     failed: z.object({ invocationId: idSchema, reason: z.string(), at: z.number() }).optional(),

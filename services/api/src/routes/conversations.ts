@@ -242,7 +242,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
         throw new BacklogFullError(res.pending, deps.limits.backlogRetryAfterS ?? 5);
       case 'created':
         deps.logger.info({ runId: res.runId, definitionId, messageId: res.messageId }, 'conversation run created');
-        await publishWake(deps, res.runId);
+        await publishWake(deps, res.runId, c.get('tenant'));
         break;
       case 'replayed':
         break;

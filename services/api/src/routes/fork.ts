@@ -128,8 +128,8 @@ export function registerForkRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
     if (res.kind === 'created') {
       deps.logger.info({ runId: res.runId, sourceRunId, nodeKey: body.fromNodeKey, reused: res.reused.length }, 'run forked');
       deps.metrics?.runCreated(tenant);
-      await publishWake(deps, res.runId);
-      await publishWake(deps, sourceRunId);
+      await publishWake(deps, res.runId, tenant);
+      await publishWake(deps, sourceRunId, tenant);
     }
     return sendJson(
       202,

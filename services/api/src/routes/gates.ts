@@ -125,7 +125,7 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       const recorded = await recordDecision(deps.pool, tenant, runId, p.key, act.operationId, jsonText(decision));
       if (recorded) {
         deps.logger.info({ runId, nodeKey: p.key, decision: act.decision }, 'gate decision recorded');
-        await publishWake(deps, runId);
+        await publishWake(deps, runId, tenant);
         return sendJson(202, { accepted: true });
       }
     }

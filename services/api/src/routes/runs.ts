@@ -147,7 +147,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (res.kind === 'created') {
       deps.logger.info({ runId: res.runId, definitionId }, 'run created');
       deps.metrics?.runCreated(c.get('tenant'));
-      await publishWake(deps, res.runId);
+      await publishWake(deps, res.runId, c.get('tenant'));
     }
     return sendJson(202, { runId: res.runId }, { location: `/v1/runs/${res.runId}` });
   });
@@ -208,7 +208,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!res) throw new NotFoundError('run');
     if (res.outcome === 'cancelling') {
       deps.logger.info({ runId: id }, 'run cancel requested');
-      await publishWake(deps, id);
+      await publishWake(deps, id, c.get('tenant'));
     }
     return sendJson(202, { accepted: true });
   });
