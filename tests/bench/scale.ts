@@ -36,7 +36,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { encodePageCursor, listRunsQuery, migrate, createPool, type RunFilter } from '@flowline/db';
 import { LOCAL_PG } from '@flowline/testing';
-import { startRedis, freshDatabase } from './lib/infra';
+import { databaseUrl, startRedis, freshDatabase } from './lib/infra';
 import { Api, startBenchCluster, type BenchCluster } from './lib/flowline';
 import { chain, parked } from './lib/graphs';
 import { percentile, sleep } from './lib/stats';
@@ -88,12 +88,6 @@ async function dropDatabase(name: string): Promise<void> {
   const c = new pg.Client({ connectionString: flags.pg });
   await c.connect();
   await c.query(`drop database if exists "${name}" with (force)`).finally(() => c.end());
-}
-
-function dbUrl(name: string): string {
-  const u = new URL(flags.pg!);
-  u.pathname = `/${name}`;
-  return u.toString();
 }
 
 async function dbSize(db: pg.Pool): Promise<string> {
@@ -286,7 +280,7 @@ const row = (name: string, m: { seq: Lat; conc: Lat }) =>
 async function listsPhase(): Promise<void> {
   const name = 'flowline_scale';
   const reuse = flags.reuse;
-  const url = reuse ? dbUrl(name) : await freshDatabase(flags.pg!, name, false);
+  const url = reuse ? databaseUrl(flags.pg!, name) : await freshDatabase(flags.pg!, name, false);
   const db = new pg.Pool({ connectionString: url, max: 4, application_name: 'flowline-scale' });
   let cluster: BenchCluster | null = null;
   const redis = await startRedis();

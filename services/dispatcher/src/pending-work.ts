@@ -76,12 +76,11 @@ export class PendingWork {
     this.listener = listener;
   }
 
-  /** Marks runs as needing a tick (of `tenantId` when the caller knows it); resolves a pending `whenReady`. */
-  markReady(runIds: Iterable<string>, tenantId?: string): void {
+  /** Marks runs as needing a tick, each in its tenant's turn when known (`rememberTenant`); resolves a pending `whenReady`. */
+  markReady(runIds: Iterable<string>): void {
     let any = false;
     for (const id of runIds) {
       any = true;
-      if (tenantId !== undefined) this.rememberTenant(id, tenantId);
       if (this.readyTenant.has(id)) continue;
       const tenant = this.tenants.get(id) ?? UNKNOWN_TENANT;
       let bucket = this.ready.get(tenant);

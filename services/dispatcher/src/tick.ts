@@ -76,6 +76,8 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
     stats.loaded = loaded.length;
     const found = new Set(loaded.map((s) => s.run.id));
     for (const id of toLoad) if (!found.has(id)) d.pending.forgetRun(id);
+    // a run read from the store teaches its tenant, for the tick order of its next ready mark
+    for (const s of loaded) d.pending.rememberTenant(s.run.id, s.run.tenantId);
     snapshots.push(...loaded);
     await claimKeyPlaces(d.store, loaded);
   }
@@ -84,7 +86,6 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
   const toApply: { snapshot: LoadedSnapshot; plan: PlanResult; loaded: LoadedSnapshot }[] = [];
   for (const raw of snapshots) {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;
-    d.pending.rememberTenant(snapshot.run.id, snapshot.run.tenantId);
     rememberInflight(d.pending, snapshot);
     toApply.push({ snapshot, plan: plan(snapshot, ctx), loaded: raw });
   }

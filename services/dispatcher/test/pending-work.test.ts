@@ -8,6 +8,12 @@ const result = (invocationId: string): WorkResult => ({
   outcome: { ok: true, output: { result: 1 }, startedAt: 1, finishedAt: 2 },
 });
 
+/** Marks `ids` ready as runs of `tenant` (the tenant learned first, as from the API's wake). */
+const readyAs = (p: PendingWork, tenant: string, ids: string[]) => {
+  for (const id of ids) p.rememberTenant(id, tenant);
+  p.markReady(ids);
+};
+
 const snapshotOf = (runId: string) => ({ run: { id: runId }, results: [], started: [] }) as unknown as RunSnapshot;
 
 describe('PendingWork', () => {
@@ -23,8 +29,8 @@ describe('PendingWork', () => {
   it("takes a small tenant's runs in the next batch behind another tenant's burst (weighted round robin, issue #16)", () => {
     const p = new PendingWork();
     const burst = Array.from({ length: 500 }, (_, i) => `a${i}`);
-    p.markReady(burst, 'acme');
-    p.markReady(['b0', 'b1', 'b2'], 'beta');
+    readyAs(p, 'acme', burst);
+    readyAs(p, 'beta', ['b0', 'b1', 'b2']);
     const first = p.takeReady(10);
     expect(first.filter((id) => id.startsWith('b')).sort()).toEqual(['b0', 'b1', 'b2']);
     // within a tenant, oldest first; the batch is full
@@ -36,8 +42,8 @@ describe('PendingWork', () => {
 
   it('shares batches by TENANT_WEIGHTS while both tenants have ready runs', () => {
     const p = new PendingWork({ weights: { heavy: 3 } });
-    p.markReady(Array.from({ length: 100 }, (_, i) => `h${i}`), 'heavy');
-    p.markReady(Array.from({ length: 100 }, (_, i) => `l${i}`), 'light');
+    readyAs(p, 'heavy', Array.from({ length: 100 }, (_, i) => `h${i}`));
+    readyAs(p, 'light', Array.from({ length: 100 }, (_, i) => `l${i}`));
     const taken = [p.takeReady(8), p.takeReady(8), p.takeReady(8)].flat();
     expect(taken.filter((id) => id.startsWith('h'))).toHaveLength(18);
     expect(taken.filter((id) => id.startsWith('l'))).toHaveLength(6);
@@ -45,7 +51,7 @@ describe('PendingWork', () => {
 
   it('learns a run\'s tenant from its snapshot for its next ready mark, and files a run it cannot place as of an unknown tenant', () => {
     const p = new PendingWork();
-    p.markReady(Array.from({ length: 50 }, (_, i) => `a${i}`), 'acme');
+    readyAs(p, 'acme', Array.from({ length: 50 }, (_, i) => `a${i}`));
     p.rememberTenant('late', 'beta');
     p.markReady(['late']);
     p.markReady(['stranger']);
@@ -54,7 +60,7 @@ describe('PendingWork', () => {
     expect(batch).toContain('stranger');
     expect(batch).toContain('a0');
     // a run still ready is not queued twice; a run taken and marked again waits at its tenant's end; a forgotten run leaves its tenant's turn
-    p.markReady(['a0', 'a1'], 'acme');
+    readyAs(p, 'acme', ['a0', 'a1']);
     p.forgetRun('a3');
     const rest = Array.from({ length: 49 }, (_, i) => `a${i + 1}`).filter((id) => id !== 'a3');
     expect(p.takeReady(100)).toEqual([...rest, 'a0']);
@@ -70,8 +76,8 @@ describe('PendingWork', () => {
     // r1's hint is gone: it waits among the unknown tenant's runs in order; r2 and r3 are y's
     expect(p.takeReady(4).sort()).toEqual(['r2', 'r3', 'u0', 'u1']);
     const none = new PendingWork({ maxTenantHints: 0 });
-    none.markReady(['n1', 'n2'], 'x');
-    none.markReady(['n3'], 'y');
+    readyAs(none, 'x', ['n1', 'n2']);
+    readyAs(none, 'y', ['n3']);
     expect(none.takeReady(3)).toEqual(['n1', 'n2', 'n3']);
   });
 

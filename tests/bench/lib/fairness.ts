@@ -100,18 +100,11 @@ async function waitDone(pool: Pool, ids: string[], timeoutMs: number): Promise<v
   }
 }
 
-/** POST → first Tool node pickup per run, ms. */
-async function startLatencies(pool: Pool, posted: Posted[]): Promise<number[]> {
-  const r = await pool.query<{ run_id: string; ms: number }>(
-    `select run_id, extract(epoch from started_at) * 1000 as ms from node_runs where run_id = any($1::uuid[]) and node_key = 't1'`,
-    [posted.map((p) => p.id)],
-  );
-  const at = new Map(posted.map((p) => [p.id, p.at]));
-  return r.rows.map((x) => Number(x.ms) - at.get(x.run_id)!);
-}
-
-/** Where B's start → first node went, p50 / p95 ms per segment: POST → run created, created → first node queued, queued → picked up. */
-async function startSegments(pool: Pool, posted: Posted[]): Promise<string> {
+/**
+ * Each run's start → first node (POST → its first Tool node's pickup), ms, and where it went,
+ * p50 / p95 ms per segment: POST → run created, created → first node queued, queued → picked up.
+ */
+async function startLatencies(pool: Pool, posted: Posted[]): Promise<{ latencies: number[]; segments: string }> {
   const r = await pool.query<{ run_id: string; created: number; queued: number; picked: number }>(
     `select r.id as run_id, extract(epoch from r.created_at) * 1000 as created, extract(epoch from n.queued_at) * 1000 as queued,
             extract(epoch from n.started_at) * 1000 as picked
@@ -120,11 +113,12 @@ async function startSegments(pool: Pool, posted: Posted[]): Promise<string> {
   );
   const at = new Map(posted.map((p) => [p.id, p.at]));
   const seg = (name: string, xs: number[]) => `${name} ${percentile(xs, 50).toFixed(0)} / ${percentile(xs, 95).toFixed(0)}`;
-  return [
+  const segments = [
     seg('POST → created', r.rows.map((x) => Number(x.created) - at.get(x.run_id)!)),
     seg('created → queued', r.rows.map((x) => Number(x.queued) - Number(x.created))),
     seg('queued → picked', r.rows.map((x) => Number(x.picked) - Number(x.queued))),
   ].join(', ');
+  return { latencies: r.rows.map((x) => Number(x.picked) - at.get(x.run_id)!), segments };
 }
 
 async function lastFinish(pool: Pool, ids: string[]): Promise<number> {
@@ -153,8 +147,9 @@ export async function fairness(
     await waitDone(pool, warm.map((p) => p.id), 60_000);
     const bAlonePosted = await post(api('tb'), defs.tb!, sizes.bRuns, 'alone');
     await waitDone(pool, bAlonePosted.map((p) => p.id), 60_000);
-    const bAlone = pct(await startLatencies(pool, bAlonePosted));
-    log(`fairness: B alone start → first node p95 ${bAlone.p95Ms.toFixed(0)} ms (p50 / p95 ms: ${await startSegments(pool, bAlonePosted)})`);
+    const bAloneStarts = await startLatencies(pool, bAlonePosted);
+    const bAlone = pct(bAloneStarts.latencies);
+    log(`fairness: B alone start → first node p95 ${bAlone.p95Ms.toFixed(0)} ms (p50 / p95 ms: ${bAloneStarts.segments})`);
 
     // Throughput, A alone against A + B, alternated A, A+B, A, A+B, A after an unmeasured warm
     // burst of A: one phase is ~40 s of a CPU-bound 2-core host and moves by ±10 % on its own
@@ -162,32 +157,29 @@ export async function fairness(
     // means of the alternated phases rather than one phase of each.
     const warmBurst = await post(api('ta'), defs.ta!, Math.ceil(sizes.aRuns / 5), 'warm');
     await waitDone(pool, warmBurst.map((p) => p.id), timeoutMs);
-    const aAlonePhase = async (tag: string) => {
+    /** A's runs, and B's when `withB`, posted at once; the cluster's nodes/s over them and B's start latencies */
+    const phase = async (tag: string, withB: boolean) => {
       const t = Date.now();
-      const posted = await post(api('ta'), defs.ta!, sizes.aRuns, tag);
-      await waitDone(pool, posted.map((p) => p.id), timeoutMs);
-      const nps = ((CALLS * sizes.aRuns) / ((await lastFinish(pool, posted.map((p) => p.id))) - t)) * 1000;
-      log(`fairness: A alone (${tag}) ${nps.toFixed(0)} nodes/s`);
-      return nps;
-    };
-    const withBPhase = async (tag: string) => {
-      const t = Date.now();
-      const aBusy = await post(api('ta'), defs.ta!, sizes.aRuns, tag);
-      const bBusy = await post(api('tb'), defs.tb!, sizes.bRuns, tag);
-      const both = [...aBusy, ...bBusy].map((p) => p.id);
-      await waitDone(pool, both, timeoutMs);
-      const latencies = await startLatencies(pool, bBusy);
-      const nps = ((CALLS * (sizes.aRuns + sizes.bRuns)) / ((await lastFinish(pool, both)) - t)) * 1000;
-      log(`fairness: A + B (${tag}) ${nps.toFixed(0)} nodes/s; B start → first node p95 ${percentile(latencies, 95).toFixed(0)} ms (p50 / p95 ms: ${await startSegments(pool, bBusy)})`);
-      return { nps, latencies };
+      const aPosted = await post(api('ta'), defs.ta!, sizes.aRuns, tag);
+      const bPosted = withB ? await post(api('tb'), defs.tb!, sizes.bRuns, tag) : [];
+      const ids = [...aPosted, ...bPosted].map((p) => p.id);
+      await waitDone(pool, ids, timeoutMs);
+      const nps = ((CALLS * ids.length) / ((await lastFinish(pool, ids)) - t)) * 1000;
+      if (!withB) {
+        log(`fairness: A alone (${tag}) ${nps.toFixed(0)} nodes/s`);
+        return { nps, latencies: [] };
+      }
+      const b = await startLatencies(pool, bPosted);
+      log(`fairness: A + B (${tag}) ${nps.toFixed(0)} nodes/s; B start → first node p95 ${percentile(b.latencies, 95).toFixed(0)} ms (p50 / p95 ms: ${b.segments})`);
+      return { nps, latencies: b.latencies };
     };
     const aAlone: number[] = [];
     const withB: Array<{ nps: number; latencies: number[] }> = [];
-    aAlone.push(await aAlonePhase('alone-1'));
-    withB.push(await withBPhase('busy-1'));
-    aAlone.push(await aAlonePhase('alone-2'));
-    withB.push(await withBPhase('busy-2'));
-    aAlone.push(await aAlonePhase('alone-3'));
+    aAlone.push((await phase('alone-1', false)).nps);
+    withB.push(await phase('busy-1', true));
+    aAlone.push((await phase('alone-2', false)).nps);
+    withB.push(await phase('busy-2', true));
+    aAlone.push((await phase('alone-3', false)).nps);
     const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
     const bBehindA = pct(withB.flatMap((w) => w.latencies));
     const aAloneNodesPerSec = mean(aAlone);

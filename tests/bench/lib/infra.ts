@@ -147,6 +147,13 @@ async function serverVersion(url: string): Promise<string> {
 }
 
 /** Creates an empty database `name` (dropping an old one) and returns its URL. */
+/** The URL of database `name` on the server of `adminUrl`. */
+export function databaseUrl(adminUrl: string, name: string): string {
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
 export async function freshDatabase(adminUrl: string, name: string, statements: boolean): Promise<string> {
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
@@ -156,9 +163,7 @@ export async function freshDatabase(adminUrl: string, name: string, statements: 
   } finally {
     await c.end();
   }
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  const url = u.toString();
+  const url = databaseUrl(adminUrl, name);
   if (statements) {
     const d = new pg.Client({ connectionString: url });
     await d.connect();
