@@ -56,34 +56,51 @@ export async function startRedisCluster(o: RedisClusterOptions = {}): Promise<Re
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < masters; i++) {
-      // the cluster bus port is chosen too: the default (port + 10000) may be taken or past 65535
-      const [port, busPort] = [await freePort(), await freePort()];
-      const proc = spawn(
-        'redis-server',
-        [
-          '--port', String(port),
-          '--cluster-port', String(busPort),
-          '--bind', '127.0.0.1',
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout', '5000',
-          '--save', '',
-          '--appendonly', 'no',
-          '--dir', dir,
-        ],
-        { stdio: 'ignore' },
-      );
-      procs.push(proc);
-      nodes.push({ host: '127.0.0.1', port });
-    }
-    for (const n of nodes) {
-      let up = false;
-      for (let i = 0; i < 200 && !up; i++) {
-        up = await redisAnswers(`redis://${n.host}:${n.port}`);
-        if (!up) await sleep(50);
+    // A port found free may be taken again before redis-server binds it (another test process,
+    // or the OS handing the same ephemeral port out twice): a node that exits before it answers
+    // is started again on fresh ports, up to `attempts` times.
+    const taken = new Set<number>();
+    const distinctPort = async () => {
+      for (;;) {
+        const p = await freePort();
+        if (!taken.has(p)) {
+          taken.add(p);
+          return p;
+        }
       }
-      if (!up) throw new Error(`redis-server on port ${n.port} did not answer`);
+    };
+    const attempts = 5;
+    for (let i = 0; i < masters; i++) {
+      let started = false;
+      for (let attempt = 1; attempt <= attempts && !started; attempt++) {
+        // the cluster bus port is chosen too: the default (port + 10000) may be taken or past 65535
+        const [port, busPort] = [await distinctPort(), await distinctPort()];
+        const proc = spawn(
+          'redis-server',
+          [
+            '--port', String(port),
+            '--cluster-port', String(busPort),
+            '--bind', '127.0.0.1',
+            '--cluster-enabled', 'yes',
+            '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+            '--cluster-node-timeout', '5000',
+            '--save', '',
+            '--appendonly', 'no',
+            '--dir', dir,
+          ],
+          { stdio: 'ignore' },
+        );
+        procs.push(proc);
+        for (let poll = 0; poll < 200 && !started && proc.exitCode === null && proc.signalCode === null; poll++) {
+          started = await redisAnswers(`redis://127.0.0.1:${port}`);
+          if (!started) await sleep(50);
+        }
+        if (started) nodes.push({ host: '127.0.0.1', port });
+        else {
+          await stopNode(proc);
+          if (attempt === attempts) throw new Error(`redis-server did not answer on any of ${attempts} port pairs (last ${port}/${busPort})`);
+        }
+      }
     }
     const created = redisCli(nodes[0]!.port, ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.out}`);
