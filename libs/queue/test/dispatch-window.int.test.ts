@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { EMPTY_WINDOW_STATE, type WorkItem } from '@flowline/graph';
 import { cleanupRedisPrefix, testRedisUrl, uniquePrefix } from '@flowline/testing';
-import { laneJobFact, WindowStore } from '../src/index';
+import { laneJobFact, UNSTAMP_DELAY_MS, WindowStore } from '../src/index';
 
 const redisUrl = testRedisUrl();
 const prefix = uniquePrefix();
@@ -94,5 +94,48 @@ describe('the per-tenant hold', () => {
     await store.hold('tool', [{ tenantId: 't', item: toolItem('new-3') }, { tenantId: 't', item: toolItem('new-5'), priority: 5 }]);
     expect(await redis.type(`${p}:window:tool:q:t`)).toBe('zset');
     expect(await drain(store, 't')).toEqual(['new-5', 'old-1', 'old-2', 'new-3']);
+  });
+
+  it('releases everything held in the hold itself when it all fits, forgetting credit and keeping the cursor', async () => {
+    const p = `${prefix}:d`;
+    const store = new WindowStore(redis, p);
+    await redis.hset(`${p}:window:tool:state`, 'v', 7, 's', JSON.stringify({ deficits: { a: 1 }, cursor: 'b' }));
+    // two already waiting on the lane: a target of 5 leaves room for 3
+    await redis.rpush(`${p}:node.tool:wait`, 'w1', 'w2');
+    await store.hold('tool', [{ tenantId: 'a', item: toolItem('a1') }]);
+    const out = await store.holdOrRelease('tool', [{ tenantId: 'b', item: toolItem('b1') }, { tenantId: 'a', item: toolItem('a2'), priority: 5 }], 5);
+    expect('released' in out && out.released.map((j) => j.opts.jobId).sort()).toEqual(['a1', 'a2', 'b1']);
+    const facts = await store.facts('tool');
+    // the popped items count as waiting until their add clears the stamps
+    expect(facts).toMatchObject({ version: 8, state: { deficits: {}, cursor: 'b' }, tenants: [], waiting: 5 });
+    expect(await store.heldAmong(['a1', 'b1'])).toEqual(new Set(['a1', 'b1']));
+    // added to the lane: the stamps are cleared by the lane's next window call, in its round trip
+    store.added('tool', 'released' in out ? out.released : []);
+    expect(await redis.zcard(`${p}:window:tool:released`)).toBe(3);
+    expect((await store.facts('tool')).waiting).toBe(2);
+    expect(await redis.zcard(`${p}:window:tool:released`)).toBe(0);
+  });
+
+  it('clears owed release stamps within the delay when no window call comes', async () => {
+    const p = `${prefix}:f`;
+    const store = new WindowStore(redis, p);
+    await store.hold('tool', [{ tenantId: 't', item: toolItem('s1') }]);
+    const out = await store.holdOrRelease('tool', [], 1);
+    store.added('tool', 'released' in out ? out.released : []);
+    expect(await redis.zcard(`${p}:window:tool:released`)).toBe(1);
+    await new Promise((r) => setTimeout(r, UNSTAMP_DELAY_MS + 30));
+    expect(await redis.zcard(`${p}:window:tool:released`)).toBe(0);
+  });
+
+  it('only holds when not everything fits, and never with a target of 0', async () => {
+    const p = `${prefix}:e`;
+    const store = new WindowStore(redis, p);
+    const first = await store.holdOrRelease('tool', [1, 2, 3].map((i) => ({ tenantId: 't', item: toolItem(`x${i}`) })), 2);
+    expect(first).toEqual({ facts: expect.objectContaining({ version: 0, waiting: 0, tenants: [{ tenantId: 't', backlog: 3 }] }) });
+    const none = await store.holdOrRelease('tool', [], 0);
+    expect(none).toEqual({ facts: expect.objectContaining({ tenants: [{ tenantId: 't', backlog: 3 }] }) });
+    // room for all three now: an empty hold releases them
+    const all = await store.holdOrRelease('tool', [], 3);
+    expect('released' in all && all.released.map((j) => j.opts.jobId)).toEqual(['x1', 'x2', 'x3']);
   });
 });

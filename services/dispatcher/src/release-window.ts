@@ -5,7 +5,8 @@
  * module only gathers the facts, applies the decision by compare-and-set and adds the jobs.
  *
  * When it runs: right after a commit that queued work (so a lone tenant on an empty lane
- * goes out in the same tick), after the tick that follows a finished job of this replica's
+ * goes out in the same tick; when everything held fits, the hold script releases it in the
+ * hold's own round trip), after the tick that follows a finished job of this replica's
  * runs (space freed on that job's lane; the window is shared, so the release may be another
  * run's or tenant's work), and on every sweep as a backstop for space freed by jobs of runs
  * other replicas own.
@@ -18,7 +19,7 @@
  */
 import type { Lane } from '@flowline/graph';
 import { planRelease, windowCapacity } from '@flowline/graph';
-import { LANES, WindowStore, type HoldEntry, type LaneQueues, type LaneWindowFacts } from '@flowline/queue';
+import { LANES, WindowStore, type HeldJob, type HoldEntry, type LaneQueues, type LaneWindowFacts } from '@flowline/queue';
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 
@@ -82,16 +83,21 @@ export function createReleaseWindow(d: ReleaseWindowDeps): ReleaseWindow {
         facts = null;
         continue;
       }
-      if (jobs.length > 0) {
-        await d.queues[lane].addBulk(jobs);
-        await store.added(lane, jobs);
-      }
-      totals.released += jobs.length;
+      await add(lane, jobs);
       const planned = decision.take.reduce((s, t) => s + t.count, 0);
       // items withdrawn while held were popped as nothing: their space is still free
       if (jobs.length === planned) return;
       facts = null;
     }
+  }
+
+  /** Hands released jobs to their lane and clears their release stamps. */
+  async function add(lane: Lane, jobs: HeldJob[]): Promise<void> {
+    if (jobs.length > 0) {
+      await d.queues[lane].addBulk(jobs);
+      store.added(lane, jobs);
+    }
+    totals.released += jobs.length;
   }
 
   async function submit(work: readonly TenantWork[]): Promise<void> {
@@ -101,7 +107,10 @@ export function createReleaseWindow(d: ReleaseWindowDeps): ReleaseWindow {
       [...byLane].map(async ([lane, entries]) => {
         // the hold is sent now and reads the lane's facts after every job that finished before it
         freed.delete(lane);
-        return releaseLane(lane, await store.hold(lane, entries));
+        // everything held fits: released by the hold itself (no decision round trip)
+        const held = await store.holdOrRelease(lane, entries, d.targets[lane]);
+        if ('released' in held) return add(lane, held.released);
+        return releaseLane(lane, held.facts);
       }),
     );
   }
@@ -142,6 +151,7 @@ export function createReleaseWindow(d: ReleaseWindowDeps): ReleaseWindow {
     heldAmong: (ids) => store.heldAmong(ids),
     idle: async () => {
       await pass?.catch(() => undefined);
+      await store.flushStamps().catch(() => undefined);
     },
     totals: () => ({ ...totals }),
   };

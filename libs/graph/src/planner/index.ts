@@ -21,7 +21,7 @@ export { inflightInvocations, inflightVerdict, missingJobRemedy } from './inflig
 export type { InflightRow, InflightVerdict, JobFate, MissingJobRemedy } from './inflight';
 export { appliedSteering, inflightWorkItem, workItemOf } from './work-item';
 export { interruptedResult, withdrawnResult } from './work-results';
-export { EMPTY_WINDOW_STATE, MAX_TENANT_WEIGHT, parseTenantWeights, planRelease, TenantWeightsError, windowCapacity } from './release-window';
+export { EMPTY_WINDOW_STATE, MAX_TENANT_WEIGHT, parseTenantWeights, planRelease, releasesEverything, TenantWeightsError, windowCapacity } from './release-window';
 export type { ReleaseDecision, ReleaseFacts, WindowState, WindowTenant } from './release-window';
 export {
   backlogVerdict,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EMPTY_WINDOW_STATE, parseTenantWeights, planRelease, windowCapacity, type WindowState, type WindowTenant } from './release-window';
+import { EMPTY_WINDOW_STATE, parseTenantWeights, planRelease, releasesEverything, windowCapacity, type WindowState, type WindowTenant } from './release-window';
 
 const t = (tenantId: string, backlog: number, weight = 1): WindowTenant => ({ tenantId, backlog, weight });
 const total = (take: { count: number }[]) => take.reduce((s, x) => s + x.count, 0);
@@ -64,6 +64,22 @@ describe('planRelease', () => {
     expect(d.take).toEqual([{ tenantId: 'c', count: 1 }]);
   });
 
+  it('takes every whole hold, forgets the credit and keeps the cursor when everything fits', () => {
+    const state: WindowState = { deficits: { a: 2, b: 1 }, cursor: 'b' };
+    const facts = { capacity: 9, tenants: [t('b', 4, 3), t('a', 5)], state };
+    expect(releasesEverything(facts)).toBe(true);
+    expect(planRelease(facts)).toEqual({
+      take: [
+        { tenantId: 'a', count: 5 },
+        { tenantId: 'b', count: 4 },
+      ],
+      state: { deficits: {}, cursor: 'b' },
+    });
+    expect(releasesEverything({ capacity: 8, tenants: facts.tenants })).toBe(false);
+    expect(releasesEverything({ capacity: 5, tenants: [] })).toBe(false);
+    expect(releasesEverything({ capacity: Number.NaN, tenants: [t('a', 1)] })).toBe(false);
+  });
+
   it('treats bad numbers as nothing held and a bad weight as 1', () => {
     const d = planRelease({ capacity: Number.NaN, tenants: [t('a', 5)], state: EMPTY_WINDOW_STATE });
     expect(d.take).toEqual([]);
@@ -123,6 +139,17 @@ describe('planRelease properties', () => {
           }
         },
       ),
+    );
+  });
+
+  it('releases everything exactly when everything fits', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 100 }), tenantsArb, stateArb, (capacity, tenants, state) => {
+        const d = planRelease({ capacity, tenants, state });
+        const held = tenants.reduce((s, x) => s + x.backlog, 0);
+        expect(releasesEverything({ capacity, tenants })).toBe(held > 0 && capacity >= held);
+        if (releasesEverything({ capacity, tenants })) expect(d.state).toEqual({ deficits: {}, cursor: state.cursor });
+      }),
     );
   });
 

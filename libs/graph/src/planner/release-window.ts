@@ -10,7 +10,9 @@
  *   cursor stays, so the next release resumes the same visit with the credit left);
  * - a tenant whose hold empties loses its credit (no banking while idle) and drops out, so
  *   its share goes to the busy tenants: the window is work-conserving — every call releases
- *   exactly min(free space, total backlog).
+ *   exactly min(free space, total backlog);
+ * - when everything held fits, nobody is arbitrated: all of it goes, every credit is
+ *   forgotten and the cursor stays ({@link releasesEverything}).
  * Pure: the caller gathers the facts (depth, backlogs, shared state) and applies the result
  * with a compare-and-set on the state's version.
  */
@@ -52,12 +54,33 @@ export function windowCapacity(target: number, waiting: number): number {
   return Math.max(0, Math.floor(target) - Math.max(0, Math.floor(waiting)));
 }
 
+/** Items held in all (bad backlogs count 0). */
+function heldTotal(tenants: readonly WindowTenant[]): number {
+  let n = 0;
+  for (const t of tenants) if (Number.isFinite(t.backlog) && t.backlog >= 1) n += Math.floor(t.backlog);
+  return n;
+}
+
+/**
+ * True when the lane has room for everything held: there is nothing to arbitrate, so the
+ * release takes every tenant's whole hold, forgets every credit and keeps the cursor (see
+ * {@link planRelease}). The window's hold script applies this one rule in Redis itself (libs/queue
+ * `dispatch-window.ts` mirrors it), so work that fits goes out without a decision round trip.
+ */
+export function releasesEverything(facts: Pick<ReleaseFacts, 'capacity' | 'tenants'>): boolean {
+  const held = heldTotal(facts.tenants);
+  return held > 0 && Number.isFinite(facts.capacity) && Math.floor(facts.capacity) >= held;
+}
+
 /** Decides one release (see the module comment). Never throws; bad numbers count as 0 (weight as 1). */
 export function planRelease(facts: ReleaseFacts): ReleaseDecision {
   const order = facts.tenants
     .filter((t) => Number.isFinite(t.backlog) && t.backlog >= 1)
     .map((t) => ({ id: t.tenantId, left: Math.floor(t.backlog), weight: weightOf(t.weight) }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  if (releasesEverything(facts)) {
+    return { take: order.map((t) => ({ tenantId: t.id, count: t.left })), state: { deficits: {}, cursor: facts.state.cursor } };
+  }
   const deficits: Record<string, number> = {};
   for (const t of order) {
     const d = facts.state.deficits[t.id];

@@ -13,8 +13,9 @@
  * - `<prefix>:window:<lane>:tenants`  set of tenants whose list is not empty
  * - `<prefix>:window:<lane>:state`    hash `v` (version) and `s` (WindowState JSON)
  * - `<prefix>:window:<lane>:released` sorted set invocationId → release time (Redis clock, ms),
- *   until its add returned, at most {@link RELEASE_GRACE_MS}: an item popped but not yet added
- *   to its lane counts as held
+ *   until its add returned (cleared with the lane's next window call, at most
+ *   {@link UNSTAMP_DELAY_MS} later), at most {@link RELEASE_GRACE_MS}: an item popped but not
+ *   yet added to its lane counts as held
  *
  * An item is held once: never while held, just released, or already a job on its lane.
  * A release is a compare-and-set: it pops what the caller decided only while the state's
@@ -66,6 +67,14 @@ export interface HoldEntry {
  */
 export const RELEASE_GRACE_MS = 5_000;
 
+/**
+ * How long the release stamps of added jobs may wait to be cleared for a ride with the lane's
+ * next window call (one round trip less per release), ms. Until cleared, a stamp still counts its
+ * job as waiting for the other dispatchers' decisions (never this one's: its next call clears
+ * them first), so their free space reads that much smaller for at most this long.
+ */
+export const UNSTAMP_DELAY_MS = 20;
+
 // A tenant's hold as a sorted set: a list left by the layout before priorities becomes one in
 // place (its ids in the default band, in order). ARGV-free; used by every script below.
 const AS_ZSET = `
@@ -81,11 +90,11 @@ local function hold_key(k)
 end
 `;
 
-// Returns {version, stateJson, waiting, tenant1, len1, …}. KEYS: tenants, state, wait, released.
+// Builds `out` = {version, stateJson, waiting, tenant1, len1, …}. KEYS: tenants, state, wait, released.
 // ARGV[1]: the tenant list key prefix, ARGV[2]: grace ms. Waiting counts the jobs on the lane
 // plus those released but not yet added (so two dispatchers releasing at once do not both
 // see the same free space).
-const FACTS_TAIL = `
+const FACTS_BODY = `
 local t = redis.call('TIME')
 local since = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[2])
 local waiting = redis.call('LLEN', KEYS[3]) + redis.call('ZCOUNT', KEYS[4], since, '+inf')
@@ -94,18 +103,58 @@ for _, t in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   out[#out + 1] = t
   out[#out + 1] = redis.call('ZCARD', hold_key(ARGV[1] .. t))
 end
+`;
+const FACTS_TAIL = `${FACTS_BODY}
 return out
 `;
 
-// Holds items, then reads the facts. KEYS: tenants, state, wait, released, items, seq.
-// ARGV: list key prefix, grace ms, job key prefix, then (tenant, invocationId, job JSON, band)
+// After FACTS_BODY: when the lane has room for everything held (ARGV[4] is its target; 0 turns
+// this off), releases all of it here, as planRelease decides in that case (libs/graph
+// releasesEverything: every whole hold, credit forgotten, cursor kept), and returns
+// {-1, job1, job2, …}; else falls through. KEYS: tenants, state, wait, released, items.
+const RELEASE_ALL_THAT_FITS = `
+local target = tonumber(ARGV[4])
+if target > 0 then
+  local held = 0
+  for i = 5, #out, 2 do held = held + out[i] end
+  if held > 0 and target - waiting >= held then
+    local jobs = {-1}
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    for i = 4, #out, 2 do
+      local list = hold_key(ARGV[1] .. out[i])
+      local popped = redis.call('ZPOPMIN', list, out[i + 1])
+      for j = 1, #popped, 2 do
+        local job = redis.call('HGET', KEYS[5], popped[j])
+        if job then
+          redis.call('HDEL', KEYS[5], popped[j])
+          redis.call('ZADD', KEYS[4], now, popped[j])
+          jobs[#jobs + 1] = job
+        end
+      end
+      if redis.call('ZCARD', list) == 0 then redis.call('SREM', KEYS[1], out[i]) end
+    end
+    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[2]))
+    local cursor = cjson.null
+    if out[2] ~= '' then
+      local ok, st = pcall(cjson.decode, out[2])
+      if ok and type(st) == 'table' and type(st.cursor) == 'string' then cursor = st.cursor end
+    end
+    redis.call('HSET', KEYS[2], 'v', out[1] + 1, 's', cjson.encode({deficits = {}, cursor = cursor}))
+    return jobs
+  end
+end
+`;
+
+// Holds items, then reads the facts (and releases everything when it all fits, see above).
+// KEYS: tenants, state, wait, released, items, seq. ARGV: list key prefix, grace ms, job key
+// prefix, the lane's target (0: hold only), then (tenant, invocationId, job JSON, band)
 // quads, band = MAX_RUN_PRIORITY − priority. An id is held once: not while it is held, released
 // within the grace, or already a job on the lane. Its score: band × HOLD_BAND + the lane's next seq.
 const HOLD = `
 ${AS_ZSET}
 local ht = redis.call('TIME')
 local hsince = tonumber(ht[1]) * 1000 + math.floor(tonumber(ht[2]) / 1000) - tonumber(ARGV[2])
-for i = 4, #ARGV, 4 do
+for i = 5, #ARGV, 4 do
   local id = ARGV[i + 1]
   local recent = redis.call('ZSCORE', KEYS[4], id)
   if not (recent and tonumber(recent) >= hsince) and redis.call('EXISTS', ARGV[3] .. id) == 0
@@ -115,7 +164,9 @@ for i = 4, #ARGV, 4 do
     redis.call('SADD', KEYS[1], ARGV[i])
   end
 end
-${FACTS_TAIL}`;
+${FACTS_BODY}
+${RELEASE_ALL_THAT_FITS}
+return out`;
 
 // The compare-and-set release. KEYS: tenants, state, items, released. ARGV: expected version,
 // new state JSON, list key prefix, grace ms, then (tenant, count) pairs. Returns false when the
@@ -183,12 +234,31 @@ function scriptsOn(redis: RedisConnection): Record<keyof typeof SCRIPTS, Script>
 /** The shared window of every lane, on one Redis connection. */
 export class WindowStore {
   private readonly run: Record<keyof typeof SCRIPTS, Script>;
+  /** per lane, job ids whose release stamps are still to clear (see {@link added}) */
+  private readonly unstamp = new Map<Lane, string[]>();
+  private unstampTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly prefix: string,
   ) {
     this.run = scriptsOn(redis);
+  }
+
+  /**
+   * Runs one window script on `lane`, preceded in the same round trip by clearing the stamps
+   * {@link added} left for that lane.
+   */
+  private async call(lane: Lane, script: keyof typeof SCRIPTS, args: (string | number)[]): Promise<unknown> {
+    const ids = this.unstamp.get(lane);
+    if (!ids) return this.run[script](...(args as [number, ...(string | number)[]]));
+    this.unstamp.delete(lane);
+    const p = this.redis.pipeline();
+    p.zrem(this.key(lane, 'released'), ...ids);
+    (p as unknown as Record<string, (...a: (string | number)[]) => unknown>)[script]!(...args);
+    const [, [err, reply] = [null, null]] = (await p.exec()) ?? [];
+    if (err) throw err;
+    return reply;
   }
 
   private key(lane: Lane, part: string): string {
@@ -201,18 +271,34 @@ export class WindowStore {
 
   /** Holds `entries` (all of `lane`) and returns the lane's facts, in one round trip. */
   async hold(lane: Lane, entries: readonly HoldEntry[]): Promise<LaneWindowFacts> {
-    const args: (string | number)[] = [this.key(lane, 'q:'), RELEASE_GRACE_MS, `${this.prefix}:${queueNameFor(lane)}:`];
+    const raw = await this.holdScript(lane, entries, 0);
+    return factsOf(lane, raw);
+  }
+
+  /**
+   * Holds `entries` (all of `lane`) and, when the lane's waiting depth leaves room under
+   * `target` for everything held, releases all of it in the same round trip (the one case
+   * planRelease has nothing to arbitrate, libs/graph `releasesEverything`); else returns the
+   * facts for a decided release.
+   */
+  async holdOrRelease(lane: Lane, entries: readonly HoldEntry[], target: number): Promise<{ released: HeldJob[] } | { facts: LaneWindowFacts }> {
+    const raw = await this.holdScript(lane, entries, Math.max(0, Math.floor(target)));
+    if (Number(raw[0]) === -1) return { released: (raw.slice(1) as string[]).map(heldJobOf) };
+    return { facts: factsOf(lane, raw) };
+  }
+
+  private async holdScript(lane: Lane, entries: readonly HoldEntry[], target: number): Promise<unknown[]> {
+    const args: (string | number)[] = [this.key(lane, 'q:'), RELEASE_GRACE_MS, `${this.prefix}:${queueNameFor(lane)}:`, target];
     for (const e of entries) {
       const band = MAX_RUN_PRIORITY - runPriorityOf(e.priority);
       args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item), trace: e.trace }), band);
     }
-    const raw = (await this.run.flowlineWindowHold(6, ...this.factKeys(lane), this.key(lane, 'items'), this.key(lane, 'seq'), ...args)) as unknown[];
-    return factsOf(lane, raw);
+    return (await this.call(lane, 'flowlineWindowHold', [6, ...this.factKeys(lane), this.key(lane, 'items'), this.key(lane, 'seq'), ...args])) as unknown[];
   }
 
   /** The lane's facts, in one round trip. */
   async facts(lane: Lane): Promise<LaneWindowFacts> {
-    const raw = (await this.run.flowlineWindowFacts(4, ...this.factKeys(lane), this.key(lane, 'q:'), RELEASE_GRACE_MS)) as unknown[];
+    const raw = (await this.call(lane, 'flowlineWindowFacts', [4, ...this.factKeys(lane), this.key(lane, 'q:'), RELEASE_GRACE_MS])) as unknown[];
     return factsOf(lane, raw);
   }
 
@@ -224,19 +310,34 @@ export class WindowStore {
     const args: (string | number)[] = [version, JSON.stringify(state), this.key(lane, 'q:'), RELEASE_GRACE_MS];
     for (const t of take) args.push(t.tenantId, t.count);
     const keys = [this.key(lane, 'tenants'), this.key(lane, 'state'), this.key(lane, 'items'), this.key(lane, 'released')];
-    const raw = (await this.run.flowlineWindowRelease(4, ...keys, ...args)) as string[] | null;
+    const raw = (await this.call(lane, 'flowlineWindowRelease', [4, ...keys, ...args])) as string[] | null;
     if (raw === null) return null;
-    return raw.map((text) => {
-      const held = JSON.parse(text) as { kind: string; data: Wire<WorkItem>; trace?: string };
-      const jobId = jobIdFor(held.data.invocationId);
-      return { name: held.kind, data: held.data, opts: held.trace === undefined ? { jobId } : { jobId, telemetry: { metadata: held.trace } } };
-    });
+    return raw.map(heldJobOf);
   }
 
-  /** Clears the release stamps of jobs now on their lane. */
-  async added(lane: Lane, jobs: readonly HeldJob[]): Promise<void> {
+  /**
+   * Jobs now on their lane: their release stamps are cleared with the lane's next window call,
+   * or within {@link UNSTAMP_DELAY_MS} when none comes (a lost clear only leaves a stamp to
+   * expire with the grace).
+   */
+  added(lane: Lane, jobs: readonly HeldJob[]): void {
     if (jobs.length === 0) return;
-    await this.redis.zrem(this.key(lane, 'released'), ...jobs.map((j) => j.opts.jobId));
+    const ids = this.unstamp.get(lane) ?? [];
+    for (const j of jobs) ids.push(j.opts.jobId);
+    this.unstamp.set(lane, ids);
+    if (!this.unstampTimer) {
+      this.unstampTimer = setTimeout(() => void this.flushStamps().catch(() => undefined), UNSTAMP_DELAY_MS);
+      this.unstampTimer.unref();
+    }
+  }
+
+  /** Clears every release stamp {@link added} still owes (the delay's timer, and shutdown). */
+  async flushStamps(): Promise<void> {
+    if (this.unstampTimer) clearTimeout(this.unstampTimer);
+    this.unstampTimer = null;
+    const owed = [...this.unstamp];
+    this.unstamp.clear();
+    await Promise.all(owed.map(([lane, ids]) => this.redis.zrem(this.key(lane, 'released'), ...ids)));
   }
 
   /** Removes held items (cancelled work); returns the ids that were still held, so never released. */
@@ -265,6 +366,12 @@ export class WindowStore {
     for (const flags of replies) flags.forEach((f, i) => f === 1 && held.add(invocationIds[i]!));
     return held;
   }
+}
+
+function heldJobOf(text: string): HeldJob {
+  const held = JSON.parse(text) as { kind: string; data: Wire<WorkItem>; trace?: string };
+  const jobId = jobIdFor(held.data.invocationId);
+  return { name: held.kind, data: held.data, opts: held.trace === undefined ? { jobId } : { jobId, telemetry: { metadata: held.trace } } };
 }
 
 function factsOf(lane: Lane, raw: unknown[]): LaneWindowFacts {
