@@ -8,7 +8,7 @@
 import { Job } from 'bullmq';
 import type { RedisConnection } from '@flowline/queue';
 import { commitFollowUps, withdrawnResult, type CancelWork } from '@flowline/graph';
-import { changeKindOf, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
+import { changeKindOf, corked, jobIdFor, LANES, publishCancellations, publishChangePings, publishWakes } from '@flowline/queue';
 import type { LaneQueues, LaneTelemetry, RunChangedPing } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { CommittedPlan } from './tick';
@@ -98,14 +98,17 @@ export function createEffects(d: EffectsDeps) {
     // a run due again at once ticks here (its cached snapshot is its own commit's)
     d.pending.markReady(again.filter((id) => d.owns(id)));
     wakes.push(...again.filter((id) => !d.owns(id)));
-    const results = await Promise.allSettled([
-      enqueue(dispatched.work).finally(dispatched.end),
-      publishCancellations(d.redis, cancels, d.prefix),
-      withdraw(cancelled),
-      wake(wakes),
-      publishChangePings(d.redis, pings, d.prefix),
-      d.publish?.(committed),
-    ]);
+    // the hold, the wakes and the change pings leave in one write (issue #19)
+    const results = await corked(d.redis, () =>
+      Promise.allSettled([
+        enqueue(dispatched.work).finally(dispatched.end),
+        publishCancellations(d.redis, cancels, d.prefix),
+        withdraw(cancelled),
+        wake(wakes),
+        publishChangePings(d.redis, pings, d.prefix),
+        d.publish?.(committed),
+      ]),
+    );
     for (const r of results) {
       if (r.status === 'rejected') d.log.warn({ err: r.reason }, 'side effect failed; the in-flight check heals it');
     }

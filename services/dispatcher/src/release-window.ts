@@ -19,7 +19,7 @@
  */
 import type { Lane } from '@flowline/graph';
 import { planRelease, windowCapacity } from '@flowline/graph';
-import { LANES, WindowStore, type HeldJob, type HoldEntry, type LaneQueues, type LaneWindowFacts } from '@flowline/queue';
+import { addLaneJobs, LANES, WindowStore, type HeldJob, type HoldEntry, type LaneQueues, type LaneWindowFacts } from '@flowline/queue';
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 
@@ -94,7 +94,7 @@ export function createReleaseWindow(d: ReleaseWindowDeps): ReleaseWindow {
   /** Hands released jobs to their lane and clears their release stamps. */
   async function add(lane: Lane, jobs: HeldJob[]): Promise<void> {
     if (jobs.length > 0) {
-      await d.queues[lane].addBulk(jobs);
+      await addLaneJobs(d.queues[lane], jobs);
       store.added(lane, jobs);
     }
     totals.released += jobs.length;

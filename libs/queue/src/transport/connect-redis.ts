@@ -85,3 +85,22 @@ export function duplicateConnection(redis: RedisConnection, options: ConnectOpti
     redisOptions: { ...redis.options.redisOptions, ...perCommand },
   });
 }
+
+/**
+ * Runs `issue`, which sends commands on `redis`, with the connection's socket corked until the
+ * next tick: the commands it and the promise continuations of the same turn send leave in one
+ * write (one syscall) instead of one each, in order. ioredis writes each command as it is
+ * issued; its auto-pipelining does this for every command of a connection, which BullMQ's
+ * scripts are not known to be safe with, so it is applied only where a caller asks. A cluster
+ * client (one socket per node) and a connection that is not ready are left as they are.
+ */
+export function corked<T>(redis: RedisConnection, issue: () => T): T {
+  const stream = isClusterConnection(redis) || redis.status !== 'ready' ? null : (redis as unknown as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
+  if (!stream?.cork || !stream.uncork) return issue();
+  stream.cork();
+  try {
+    return issue();
+  } finally {
+    process.nextTick(() => stream.uncork!());
+  }
+}

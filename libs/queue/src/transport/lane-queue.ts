@@ -72,6 +72,23 @@ export async function closeLaneQueues(queues: LaneQueues): Promise<void> {
   await Promise.all(LANES.map((lane) => queues[lane].close()));
 }
 
+/** A job as {@link addLaneJobs} takes it (the shape of BullMQ's `addBulk` entries). */
+export interface LaneJobEntry {
+  name: string;
+  data: Wire<WorkItem>;
+  opts: JobsOptions & { jobId: string };
+}
+
+/**
+ * Adds `jobs` to `queue`: one job by `add` (one script call), several by `addBulk` (one
+ * MULTI; ioredis builds a pipeline object per call, a cost a lone job need not pay).
+ * Idempotent by job id either way.
+ */
+export async function addLaneJobs(queue: LaneQueue, jobs: readonly LaneJobEntry[]): Promise<void> {
+  if (jobs.length === 1) await queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
+  else if (jobs.length > 1) await queue.addBulk(jobs as LaneJobEntry[]);
+}
+
 /**
  * Puts work items on their lanes (in their wire form), one `addBulk` per lane. Idempotent:
  * the job id is the invocation id, so an item whose job already exists (waiting, active or
