@@ -253,6 +253,10 @@ export class WindowStore {
     const ids = this.unstamp.get(lane);
     if (!ids) return this.run[script](...(args as [number, ...(string | number)[]]));
     this.unstamp.delete(lane);
+    if (this.unstamp.size === 0 && this.unstampTimer) {
+      clearTimeout(this.unstampTimer);
+      this.unstampTimer = null;
+    }
     const p = this.redis.pipeline();
     p.zrem(this.key(lane, 'released'), ...ids);
     (p as unknown as Record<string, (...a: (string | number)[]) => unknown>)[script]!(...args);
