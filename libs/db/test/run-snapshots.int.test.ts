@@ -188,6 +188,13 @@ describe('loadSnapshots', () => {
     const snaps = await loadSnapshots(db.pool, [child, p2, p1, parent], { maxConcurrentRuns: 3 });
     const slot = Object.fromEntries(snaps.map((s) => [s.run.id, s.runSlotAvailable]));
     expect(slot).toEqual({ [parent]: true, [p1]: true, [p2]: false, [child]: true });
+    // as many free slots as Pending runs: each has one (their order is not counted)
+    const fits = await loadSnapshots(db.pool, [p2, p1], { maxConcurrentRuns: 4 });
+    expect(fits.map((s) => s.runSlotAvailable)).toEqual([true, true]);
+    // no free slot: none
+    expect((await loadSnapshots(db.pool, [p1], { maxConcurrentRuns: 2 }))[0]!.runSlotAvailable).toBe(false);
+    // only runs that need no slot: nothing counted, nothing refused
+    expect((await loadSnapshots(db.pool, [parent], { maxConcurrentRuns: 1 }))[0]!.runSlotAvailable).toBe(true);
   });
 
   it('leaves out unknown run ids and answers an empty list without a query', async () => {

@@ -52,10 +52,14 @@ const EMPTY_GRAPH: Graph = {
 };
 
 /*
- * Inputs: $1 run ids, $2 slot-holding statuses.
+ * Inputs: $1 run ids, $2 slot-holding statuses, $3 MAX_CONCURRENT_RUNS.
  * Result: one row per existing run — the run as RunState JSON (with its budget and usage), its pinned plan_graph, wake_at,
  * shard, its node rows, unapplied intents (creation order), its child
- * runs (live ones and those a node row points at), and the live top-level run count of its tenant.
+ * runs (live ones and those a node row points at), and, for a tenant with a Pending top-level run
+ * among them, its live top-level run count. A Pending top-level run's place in its tenant's
+ * admission order (`ahead`) is counted only when the tenant's Pending runs outnumber its free
+ * slots: otherwise every one of them has a slot, and a burst of runs is not counted against
+ * itself once per run (issue #19).
  * Times are epoch ms (flowline_ms).
  */
 const LOAD_SQL = `
@@ -66,10 +70,13 @@ WITH target AS (
          concurrency_key, concurrency_claimed
   FROM runs WHERE id = ANY($1::uuid[])),
 live AS MATERIALIZED (
-  SELECT t.tenant_id,
-         (SELECT count(*) FROM runs l
-          WHERE l.tenant_id = t.tenant_id AND l.status = ANY($2::text[]) AND l.parent_run_id IS NULL) AS n
-  FROM (SELECT DISTINCT tenant_id FROM target) t)
+  SELECT t.tenant_id, l.n,
+         (SELECT count(*) FROM (SELECT 1 FROM runs p
+            WHERE p.tenant_id = t.tenant_id AND p.status = 'Pending' AND p.parent_run_id IS NULL
+            LIMIT greatest($3::int - l.n, 0) + 1) q) AS pending
+  FROM (SELECT DISTINCT tenant_id FROM target WHERE status = 'Pending' AND parent_run_id IS NULL) t
+  CROSS JOIN LATERAL (SELECT count(*) AS n FROM runs l
+    WHERE l.tenant_id = t.tenant_id AND l.status = ANY($2::text[]) AND l.parent_run_id IS NULL) l)
 SELECT
   json_build_object(
     'id', r.id, 'tenantId', r.tenant_id, 'status', r.status, 'failureClass', r.failure_class,
@@ -87,7 +94,7 @@ SELECT
   r.concurrency_key,
   r.concurrency_claimed,
   live.n AS tenant_live,
-  (CASE WHEN r.status = 'Pending' AND r.parent_run_id IS NULL AND $3::int > live.n THEN
+  (CASE WHEN r.status = 'Pending' AND r.parent_run_id IS NULL AND $3::int > live.n AND live.pending > $3::int - live.n THEN
      (SELECT count(*) FROM (SELECT 1 FROM runs x
         WHERE x.tenant_id = r.tenant_id AND x.status = 'Pending' AND x.parent_run_id IS NULL AND x.priority > r.priority
         LIMIT $3::int - live.n) hi)
@@ -118,7 +125,7 @@ SELECT
      AND (c.status NOT IN (${TERMINAL_RUN_STATUSES_SQL})
           OR c.id IN (SELECT n.child_run_id FROM node_runs n WHERE n.run_id = r.id AND n.child_run_id IS NOT NULL))
   ) AS children
-FROM target r JOIN live USING (tenant_id)
+FROM target r LEFT JOIN live USING (tenant_id)
 ORDER BY r.created_at, r.id`;
 
 interface LoadRow {
@@ -131,7 +138,8 @@ interface LoadRow {
   trace_parent: string | null;
   concurrency_key: string | null;
   concurrency_claimed: boolean;
-  tenant_live: number;
+  /** live top-level runs of the tenant; null when no Pending top-level run of the tenant was loaded (nobody asks for a slot) */
+  tenant_live: number | null;
   /** Pending top-level runs of the tenant before this one in admission order, counted up to the free slots */
   ahead: number;
   nodes: NodeRunState[];
@@ -173,7 +181,7 @@ export async function loadSnapshots(
         (order.get(a.nodeKey) ?? Infinity) - (order.get(b.nodeKey) ?? Infinity) || cmp(a.nodeKey, b.nodeKey),
     );
     const tenant = row.run.tenantId;
-    if (!free.has(tenant)) free.set(tenant, opts.maxConcurrentRuns - Number(row.tenant_live));
+    if (!free.has(tenant) && row.tenant_live !== null) free.set(tenant, opts.maxConcurrentRuns - Number(row.tenant_live));
     aheadOf.set(row.run.id, Number(row.ahead));
     out.push({
       run: row.run,
