@@ -323,37 +323,38 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       if (!existing) throw new Error('run insert conflicted but no run holds the request id');
       return rollback(replayOf(existing, p.definitionId));
     }
-    if (p.maxPendingRuns !== undefined && p.maxPendingRuns > 0) {
-      // counted after the insert, so a replay above is never refused; bounded by the limit (index
-      // runs_tenant_pending_priority_idx). Creations committing at the same moment may each see
-      // the other missing: the bound can be passed by at most the creations in flight.
-      const pending = await tx.query<{ n: number }>({
-        name: 'flowline_count_pending',
-        text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE tenant_id = $1 AND status = 'Pending' AND parent_run_id IS NULL LIMIT $2) t`,
-        values: [p.tenantId, p.maxPendingRuns + 1],
-      });
-      const n = pending.rows[0]?.n ?? 0;
-      if (n > p.maxPendingRuns) return rollback<CreateRunResult>({ kind: 'backlogFull', pending: n - 1 });
-    }
     // a run bound to a conversation marks the nodes that publish their answer to it
     const publishing = new Set(
       p.conversationId === null ? [] : planGraph.nodes.filter((n) => publishesToChat(planGraph, n)).map((n) => n.key),
     );
-    await tx.query(
-      `INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit, publishes)
-       SELECT $1, k, kd, 'Pending', 0, l, pub FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[]) AS t(k, kd, l, pub)`,
-      [
+    // The node rows, the run.created event and the tenant's Pending count in one round trip
+    // (issue #19). The count runs after the run's insert above, so a replay is never refused;
+    // it is bounded by the limit (index runs_tenant_pending_priority_idx; a limit of 0 counts
+    // nothing). Creations committing at the same moment may each see the other missing: the
+    // bound can be passed by at most the creations in flight. Over the limit, the whole
+    // transaction rolls back, these rows with it.
+    const limit = p.maxPendingRuns !== undefined && p.maxPendingRuns > 0 ? p.maxPendingRuns : 0;
+    const rows = await tx.query<{ n: number }>({
+      name: 'flowline_create_rows',
+      text: `WITH nodes AS (
+               INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit, publishes)
+               SELECT $1, k, kd, 'Pending', 0, l, pub FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[]) AS t(k, kd, l, pub)),
+             created AS (
+               INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $6::jsonb))
+             SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE tenant_id = $7 AND status = 'Pending' AND parent_run_id IS NULL LIMIT $8) t`,
+      values: [
         runId,
         seed.nodes.map((n) => n.key),
         seed.nodes.map((n) => n.kind),
         seed.nodes.map((n) => n.attemptLimit),
         seed.nodes.map((n) => publishing.has(n.key)),
+        JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId, ...concurrencyDetail(seed.concurrency) }),
+        p.tenantId,
+        limit === 0 ? 0 : limit + 1,
       ],
-    );
-    await tx.query(
-      `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $2::jsonb)`,
-      [runId, JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId, ...concurrencyDetail(seed.concurrency) })],
-    );
+    });
+    const n = rows.rows[0]?.n ?? 0;
+    if (limit > 0 && n > limit) return rollback<CreateRunResult>({ kind: 'backlogFull', pending: n - 1 });
     if (p.conversationId !== null && !(await bindConversation(tx, p.tenantId, p.conversationId, runId, pre.bound))) {
       // READ COMMITTED: this later statement sees the binding that won
       return rollback<CreateRunResult>({ kind: 'runBusy', runId: (await boundRunOf(tx, p.tenantId, p.conversationId)) ?? null });
