@@ -173,6 +173,8 @@ LEFT JOIN conversations cv ON $3::text IS NOT NULL AND cv.tenant_id = $1 AND cv.
 const prechecksInFlight = new WeakMap<Queryable, Map<string, Promise<CreationPrecheck>>>();
 
 function precheckCreation(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
+  // no request id to replay and no conversation to bind: nothing to read (one round trip fewer)
+  if (p.requestId === null && p.conversationId === null) return Promise.resolve({ existing: null, bound: undefined, busy: false });
   let inFlight = prechecksInFlight.get(db);
   if (!inFlight) prechecksInFlight.set(db, (inFlight = new Map()));
   const key = JSON.stringify([p.tenantId, p.requestId, p.conversationId]);
