@@ -91,13 +91,13 @@ export async function recordDecision(
       ],
     );
     if (!upd.rowCount) return null;
-    // the run row first: the intent is timed once this transaction holds it (INTENT_TIME)
+    // the run row first: the intent's row is made from the locked run row's, so it is timed once
+    // this transaction holds it (INTENT_TIME); one statement, one round trip
     const run = await client.query<{ shard: number }>(
-      `UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $1 RETURNING shard`,
-      [runId],
-    );
-    await client.query(
-      `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at) VALUES ($1, $2, 'decide', $3, $4::jsonb, ${INTENT_TIME})`,
+      `WITH run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $2 RETURNING id, shard)
+       INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
+       SELECT $1, run.id, 'decide', $3, $4::jsonb, ${INTENT_TIME} FROM run
+       RETURNING (SELECT shard FROM run)`,
       [randomUUID(), runId, nodeKey, JSON.stringify({ operationId })],
     );
     return { shard: run.rows[0]!.shard };
