@@ -90,6 +90,26 @@ local function hold_key(k)
 end
 `;
 
+// Pops up to `count` held ids of `tenant` (lowest score first: highest priority, then first
+// held), appends each one's job to `jobs` and stamps the id in `released` at `now` (an id
+// withdrawn meanwhile pops as nothing); a tenant whose hold empties leaves KEYS[1], the tenants
+// set. Needs AS_ZSET; used by both releases below.
+const POP = `
+local function pop_into(jobs, list_prefix, tenant, count, items, released, now)
+  local list = hold_key(list_prefix .. tenant)
+  local popped = redis.call('ZPOPMIN', list, count)
+  for j = 1, #popped, 2 do
+    local job = redis.call('HGET', items, popped[j])
+    if job then
+      redis.call('HDEL', items, popped[j])
+      redis.call('ZADD', released, now, popped[j])
+      jobs[#jobs + 1] = job
+    end
+  end
+  if redis.call('ZCARD', list) == 0 then redis.call('SREM', KEYS[1], tenant) end
+end
+`;
+
 // Builds `out` = {version, stateJson, waiting, tenant1, len1, …}. KEYS: tenants, state, wait, released.
 // ARGV[1]: the tenant list key prefix, ARGV[2]: grace ms. Waiting counts the jobs on the lane
 // plus those released but not yet added (so two dispatchers releasing at once do not both
@@ -120,19 +140,7 @@ if target > 0 then
   if held > 0 and target - waiting >= held then
     local jobs = {-1}
     local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    for i = 4, #out, 2 do
-      local list = hold_key(ARGV[1] .. out[i])
-      local popped = redis.call('ZPOPMIN', list, out[i + 1])
-      for j = 1, #popped, 2 do
-        local job = redis.call('HGET', KEYS[5], popped[j])
-        if job then
-          redis.call('HDEL', KEYS[5], popped[j])
-          redis.call('ZADD', KEYS[4], now, popped[j])
-          jobs[#jobs + 1] = job
-        end
-      end
-      if redis.call('ZCARD', list) == 0 then redis.call('SREM', KEYS[1], out[i]) end
-    end
+    for i = 4, #out, 2 do pop_into(jobs, ARGV[1], out[i], out[i + 1], KEYS[5], KEYS[4], now) end
     redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[2]))
     local cursor = cjson.null
     if out[2] ~= '' then
@@ -152,6 +160,7 @@ end
 // within the grace, or already a job on the lane. Its score: band × HOLD_BAND + the lane's next seq.
 const HOLD = `
 ${AS_ZSET}
+${POP}
 local ht = redis.call('TIME')
 local hsince = tonumber(ht[1]) * 1000 + math.floor(tonumber(ht[2]) / 1000) - tonumber(ARGV[2])
 for i = 5, #ARGV, 4 do
@@ -171,30 +180,15 @@ return out`;
 // The compare-and-set release. KEYS: tenants, state, items, released. ARGV: expected version,
 // new state JSON, list key prefix, grace ms, then (tenant, count) pairs. Returns false when the
 // version moved (a peer released first), else the popped jobs (ids withdrawn meanwhile are
-// skipped); each popped id is stamped in KEYS[4] with the Redis clock, stamps past the grace pruned.
-// Each tenant's items go lowest score first: highest priority, then first held.
+// skipped); each popped id is stamped in KEYS[4] with the Redis clock (POP), stamps past the grace pruned.
 const RELEASE = `
 ${AS_ZSET}
+${POP}
 if tonumber(redis.call('HGET', KEYS[2], 'v') or '0') ~= tonumber(ARGV[1]) then return false end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
-for i = 5, #ARGV, 2 do
-  local list = hold_key(ARGV[3] .. ARGV[i])
-  local popped = redis.call('ZPOPMIN', list, tonumber(ARGV[i + 1]))
-  for j = 1, #popped, 2 do
-    local id = popped[j]
-    do
-      local job = redis.call('HGET', KEYS[3], id)
-      if job then
-        redis.call('HDEL', KEYS[3], id)
-        redis.call('ZADD', KEYS[4], now, id)
-        out[#out + 1] = job
-      end
-    end
-  end
-  if redis.call('ZCARD', list) == 0 then redis.call('SREM', KEYS[1], ARGV[i]) end
-end
+for i = 5, #ARGV, 2 do pop_into(out, ARGV[3], ARGV[i], tonumber(ARGV[i + 1]), KEYS[3], KEYS[4], now) end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[4]))
 redis.call('HSET', KEYS[2], 'v', tonumber(ARGV[1]) + 1, 's', ARGV[2])
 return out
