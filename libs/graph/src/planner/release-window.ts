@@ -54,12 +54,20 @@ export function windowCapacity(target: number, waiting: number): number {
   return Math.max(0, Math.floor(target) - Math.max(0, Math.floor(waiting)));
 }
 
-/** Items held in all (bad backlogs count 0). */
-function heldTotal(tenants: readonly WindowTenant[]): number {
-  let n = 0;
-  for (const t of tenants) if (Number.isFinite(t.backlog) && t.backlog >= 1) n += Math.floor(t.backlog);
-  return n;
+/** The tenants holding work, by id, with what they hold (bad backlogs drop out) and their weights. */
+function holding(tenants: readonly WindowTenant[]): { id: string; left: number; weight: number }[] {
+  return tenants
+    .filter((t) => Number.isFinite(t.backlog) && t.backlog >= 1)
+    .map((t) => ({ id: t.tenantId, left: Math.floor(t.backlog), weight: weightOf(t.weight) }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
+
+/** True when `capacity` takes all of `held` (> 0) items. */
+function fitsAll(capacity: number, held: number): boolean {
+  return held > 0 && Number.isFinite(capacity) && Math.floor(capacity) >= held;
+}
+
+const heldIn = (order: readonly { left: number }[]) => order.reduce((n, t) => n + t.left, 0);
 
 /**
  * True when the lane has room for everything held: there is nothing to arbitrate, so the
@@ -68,17 +76,13 @@ function heldTotal(tenants: readonly WindowTenant[]): number {
  * `dispatch-window.ts` mirrors it), so work that fits goes out without a decision round trip.
  */
 export function releasesEverything(facts: Pick<ReleaseFacts, 'capacity' | 'tenants'>): boolean {
-  const held = heldTotal(facts.tenants);
-  return held > 0 && Number.isFinite(facts.capacity) && Math.floor(facts.capacity) >= held;
+  return fitsAll(facts.capacity, heldIn(holding(facts.tenants)));
 }
 
 /** Decides one release (see the module comment). Never throws; bad numbers count as 0 (weight as 1). */
 export function planRelease(facts: ReleaseFacts): ReleaseDecision {
-  const order = facts.tenants
-    .filter((t) => Number.isFinite(t.backlog) && t.backlog >= 1)
-    .map((t) => ({ id: t.tenantId, left: Math.floor(t.backlog), weight: weightOf(t.weight) }))
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  if (releasesEverything(facts)) {
+  const order = holding(facts.tenants);
+  if (fitsAll(facts.capacity, heldIn(order))) {
     return { take: order.map((t) => ({ tenantId: t.id, count: t.left })), state: { deficits: {}, cursor: facts.state.cursor } };
   }
   const deficits: Record<string, number> = {};
