@@ -6,6 +6,7 @@ import type { PeerOutcome } from './peers';
 import type { LanesResult } from './lanes';
 import type { FairnessResult } from './fairness';
 import type { W7Result, W7Side } from './w7';
+import type { CpuPerNode } from './hop-cpu';
 import { fmt, fmtSpread, spread, type Spread } from './stats';
 
 export interface Machine {
@@ -248,6 +249,22 @@ export function renderMarkdown(r: Results): string {
         `bare BullMQ worker, echo job, own process, concurrency ${bw.concurrency} (${bw.jobs} jobs one at a time)`,
         `CPU ${fmt(bw.cpuMsPerJob)} ms per job`,
         w1Tool.length ? `tool worker in W1: ${w1Tool.map((x) => `${fmt(x)} ms (${fmt(x / bw.cpuMsPerJob)}×)`).join(', ')} per hop` : '',
+      ]);
+    }
+    const sf = r.w0.shapeFloor;
+    if (sf) {
+      const cpuRow = (c: CpuPerNode) =>
+        `${Object.entries(c.byProcess).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} · all ${fmt(c.totalMs)}`;
+      const gw = r.peers.find((p) => p.peer === 'graphile-worker' && p.workload === 'W1' && p.param === 100)?.line?.hopP50Ms;
+      rows.push([
+        `shape floor, one chain of ${sf.hops}: worker process (BullMQ) → report → owner process (one UPDATE commit + BullMQ add) → pickup; CPU ms per hop`,
+        cpuRow(sf.cpu),
+        `hop p50 ${fmt(sf.hopP50Ms)} ms, p99 ${fmt(sf.hopP99Ms)} ms${gw ? ` (graphile-worker W1 N=100 p50 ${fmt(gw)} ms: ${fmt(sf.hopP50Ms / gw)}×)` : ''}`,
+      ]);
+      rows.push([
+        `shape floor, ${sf.chains} chains at once; CPU ms per node`,
+        `${fmt(sf.nodesPerSec)} nodes/s · ${cpuRow(sf.cpuBatched)}`,
+        '',
       ]);
     }
     out.push(table(['reference', 'throughput', 'latency'], rows), '');

@@ -12,6 +12,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { percentile } from './stats';
 import { bareWorker, type BareWorkerFigure } from './w0-bare';
+import { shapeFloor, type ShapeFloorFigure } from './w0-shape';
 import { cpuProfileAvailable } from './hop-cpu';
 
 export interface PgbenchFigure {
@@ -27,6 +28,8 @@ export interface W0Result {
   nullEngine: { hopP50Ms: number; hopP99Ms: number; nodesPerSec: number; chains: number } | null;
   /** issue #19: a bare BullMQ worker's CPU per echo job (compare: the W1 tool worker's CPU per hop) */
   bareWorker?: BareWorkerFigure | null;
+  /** issue #19: the least a hop of Flowline's shape costs (worker → report → owner: commit + add → pickup), none of Flowline's code */
+  shapeFloor?: ShapeFloorFigure | null;
   notes: string[];
 }
 
@@ -138,7 +141,15 @@ export async function w0(pgUrl: string, redisUrl: string, quick: boolean): Promi
       notes.push(`bare BullMQ worker failed: ${(err as Error).message}`);
     }
   }
-  return { insertCommit, tpcb, redis, nullEngine, bareWorker: bare, notes };
+  let floor: ShapeFloorFigure | null = null;
+  if (cpuProfileAvailable()) {
+    try {
+      floor = await shapeFloor(pgUrl, redisUrl, quick);
+    } catch (err) {
+      notes.push(`shape floor failed: ${(err as Error).message}`);
+    }
+  }
+  return { insertCommit, tpcb, redis, nullEngine, bareWorker: bare, shapeFloor: floor, notes };
 }
 
 /**
