@@ -232,11 +232,13 @@ export function renderMarkdown(r: Results): string {
         `${fmt(x.rps)} req/s`,
         x.p50Ms === null ? '' : `p50 ${fmt(x.p50Ms)} ms`,
       ]);
+    const cpuRow = (c: CpuPerNode) =>
+      `${Object.entries(c.byProcess).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} · all ${fmt(c.totalMs)}`;
     const ne = r.w0.nullEngine;
     if (ne) {
       rows.push([
-        'null engine, one chain (UPDATE + BullMQ add + pickup per node)',
-        '',
+        'null engine, one chain (UPDATE + BullMQ add + pickup per node, one process)' + (ne.cpu ? '; CPU ms per hop' : ''),
+        ne.cpu ? cpuRow(ne.cpu) : '',
         `hop p50 ${fmt(ne.hopP50Ms)} ms, p99 ${fmt(ne.hopP99Ms)} ms`,
       ]);
       rows.push([`null engine, ${ne.chains} chains at once`, `${fmt(ne.nodesPerSec)} nodes/s`, '']);
@@ -253,8 +255,6 @@ export function renderMarkdown(r: Results): string {
     }
     const sf = r.w0.shapeFloor;
     if (sf) {
-      const cpuRow = (c: CpuPerNode) =>
-        `${Object.entries(c.byProcess).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} · all ${fmt(c.totalMs)}`;
       const gw = r.peers.find((p) => p.peer === 'graphile-worker' && p.workload === 'W1' && p.param === 100)?.line?.hopP50Ms;
       rows.push([
         `shape floor, one chain of ${sf.hops}: worker process (BullMQ) → report → owner process (one UPDATE commit + BullMQ add) → pickup; CPU ms per hop`,

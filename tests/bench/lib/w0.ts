@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { percentile } from './stats';
 import { bareWorker, type BareWorkerFigure } from './w0-bare';
 import { shapeFloor, type ShapeFloorFigure } from './w0-shape';
-import { cpuProfileAvailable } from './hop-cpu';
+import { cpuMs, cpuPerNode, cpuProfileAvailable, type CpuPerNode, type ProcessGroups } from './hop-cpu';
 
 export interface PgbenchFigure {
   clients: number;
@@ -25,7 +25,14 @@ export interface W0Result {
   insertCommit: PgbenchFigure[];
   tpcb: PgbenchFigure | null;
   redis: { command: string; rps: number; p50Ms: number | null }[];
-  nullEngine: { hopP50Ms: number; hopP99Ms: number; nodesPerSec: number; chains: number } | null;
+  nullEngine: {
+    hopP50Ms: number;
+    hopP99Ms: number;
+    nodesPerSec: number;
+    chains: number;
+    /** CPU per hop of the one chain: this (the bench) process, Postgres, Redis; absent off Linux */
+    cpu?: CpuPerNode | null;
+  } | null;
   /** issue #19: a bare BullMQ worker's CPU per echo job (compare: the W1 tool worker's CPU per hop) */
   bareWorker?: BareWorkerFigure | null;
   /** issue #19: the least a hop of Flowline's shape costs (worker → report → owner: commit + add → pickup), none of Flowline's code */
@@ -154,8 +161,10 @@ export async function w0(pgUrl: string, redisUrl: string, quick: boolean): Promi
 
 /**
  * Per node: UPDATE of the node's row (autocommit), `add` of the next node's job, pickup
- * by a BullMQ Worker (separate connection, same process). Latency: one chain of hops;
- * throughput: 64 chains at once, worker concurrency 64.
+ * by a BullMQ Worker (separate connection, same process). Latency: one chain of hops, with
+ * the CPU per hop of this process, Postgres and Redis (/proc); throughput: 64 chains at
+ * once, worker concurrency 64. This is also the floor of a shape where the worker commits
+ * its node's outcome itself (no report hop), beside the shape floor of `w0-shape.ts`.
  */
 async function nullEngineBench(pgUrl: string, redisUrl: string, quick: boolean) {
   const pool = new pg.Pool({ connectionString: pgUrl, max: 16 });
@@ -212,7 +221,20 @@ async function nullEngineBench(pgUrl: string, redisUrl: string, quick: boolean) 
     return performance.now() - t0;
   };
   await run(1, 30); // warm-up
-  await run(1, hops);
+  let groups: ProcessGroups | null = null;
+  if (cpuProfileAvailable()) {
+    groups = new Map([
+      ['bench process', [process.pid]],
+      ['postgres', (await pool.query<{ pid: number }>('select pid from pg_stat_activity')).rows.map((r) => r.pid)],
+    ]);
+    const info = conn();
+    const redisPid = /process_id:(\d+)/.exec(await info.info('server'))?.[1];
+    info.disconnect();
+    if (redisPid) groups.set('redis', [Number(redisPid)]);
+  }
+  const before = groups ? cpuMs(groups) : null;
+  const serialMs = await run(1, hops);
+  const cpu = groups && before ? cpuPerNode(before, cpuMs(groups), hops, serialMs) : null;
   const serial = pickups.get('0')!;
   const gaps = serial.slice(1).map((t, i) => t - serial[i]!);
   const ms = await run(chains, chainHops);
@@ -225,5 +247,6 @@ async function nullEngineBench(pgUrl: string, redisUrl: string, quick: boolean) 
     hopP99Ms: percentile(gaps, 99),
     nodesPerSec: (chains * chainHops) / (ms / 1000),
     chains,
+    cpu,
   };
 }
