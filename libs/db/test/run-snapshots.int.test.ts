@@ -186,6 +186,8 @@ describe('loadSnapshots', () => {
     const p2 = await insertRun(db.pool, def, { tenantId: tenant });
     const child = await insertRun(db.pool, def, { tenantId: tenant, parentRunId: parent });
     const snaps = await loadSnapshots(db.pool, [child, p2, p1, parent], { maxConcurrentRuns: 3 });
+    // oldest run first, whatever the order asked in
+    expect(snaps.map((s) => s.run.id)).toEqual([parent, p1, p2, child]);
     const slot = Object.fromEntries(snaps.map((s) => [s.run.id, s.runSlotAvailable]));
     expect(slot).toEqual({ [parent]: true, [p1]: true, [p2]: false, [child]: true });
     // as many free slots as Pending runs: each has one (their order is not counted)
@@ -195,6 +197,30 @@ describe('loadSnapshots', () => {
     expect((await loadSnapshots(db.pool, [p1], { maxConcurrentRuns: 2 }))[0]!.runSlotAvailable).toBe(false);
     // only runs that need no slot: nothing counted, nothing refused
     expect((await loadSnapshots(db.pool, [parent], { maxConcurrentRuns: 1 }))[0]!.runSlotAvailable).toBe(true);
+  });
+
+  it('reads through a generic plan: the load is not planned afresh for each call’s run ids (issue #19)', async () => {
+    const runId = await insertRun(db.pool, defId, { status: 'Running' });
+    const client = await db.pool.connect();
+    const plans: string[] = [];
+    client.on('notice', (n) => plans.push(n.message ?? ''));
+    try {
+      // auto_explain (shipped with the server) sends each plan, nested statements included, as a notice
+      await client.query("LOAD 'auto_explain'");
+      await client.query('SET auto_explain.log_min_duration = 0');
+      await client.query('SET auto_explain.log_nested_statements = on');
+      await client.query('SET auto_explain.log_level = notice');
+      for (let i = 0; i < 3; i++) expect((await loadSnapshots(client, [runId], OPTS)).map((s) => s.run.id)).toEqual([runId]);
+      const load = plans.filter((p) => p.includes('FROM runs WHERE id = ANY('));
+      expect(load).toHaveLength(3);
+      // a custom plan names the ids it was planned for; the generic one keeps the parameter
+      for (const p of load) {
+        expect(p).toContain('id = ANY ($1)');
+        expect(p).not.toContain(runId);
+      }
+    } finally {
+      client.release(true);
+    }
   });
 
   it('leaves out unknown run ids and answers an empty list without a query', async () => {

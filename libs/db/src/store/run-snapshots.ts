@@ -9,10 +9,10 @@ import type {
   RunSnapshot,
   RunState,
 } from '@flowline/graph';
+import { TERMINAL_RUN_STATUSES } from '@flowline/graph';
 import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnreadableRun, type Sealed } from '../crypto';
 import { definitionGraphAt } from './definitions';
 import { decodeJson } from '../json-codec';
-import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 import type { Queryable } from './transaction';
 
 /** A snapshot as stored: with the run's current `wake_at` (epoch ms), so an unchanged wake costs no write. */
@@ -41,6 +41,8 @@ export interface LoadSnapshotsOptions {
 /** Run statuses that hold one of the tenant's MAX_CONCURRENT_RUNS slots (parked runs hold none). */
 export const SLOT_HOLDING_RUN_STATUSES = ['Running', 'Cancelling'] as const;
 
+const TERMINAL_STATUSES = [...TERMINAL_RUN_STATUSES];
+
 const EMPTY_GRAPH: Graph = {
   schemaVersion: 1,
   kind: 'Standard',
@@ -52,7 +54,7 @@ const EMPTY_GRAPH: Graph = {
 };
 
 /*
- * Inputs: $1 run ids, $2 slot-holding statuses, $3 MAX_CONCURRENT_RUNS.
+ * Inputs: $1 run ids, $2 slot-holding statuses, $3 MAX_CONCURRENT_RUNS, $4 terminal run statuses.
  * Result: one row per existing run — the run as RunState JSON (with its budget and usage), its pinned plan_graph, wake_at,
  * shard, its node rows, unapplied intents (creation order), its child
  * runs (live ones and those a node row points at), and, for a tenant with a Pending top-level run
@@ -61,72 +63,12 @@ const EMPTY_GRAPH: Graph = {
  * slots: otherwise every one of them has a slot, and a burst of runs is not counted against
  * itself once per run (issue #19).
  * Times are epoch ms (flowline_ms).
+ * The query is the function `flowline_load_snapshots` (migration 0016), which runs it on a
+ * generic plan cached per session: as a prepared statement Postgres planned it afresh on every
+ * call, and planning cost 10× running it (issue #19).
  */
-const LOAD_SQL = `
-WITH target AS (
-  SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
-         step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
-         plan_graph, wake_at, shard, definition_id, definition_version, trace_parent, budget, usage, priority,
-         concurrency_key, concurrency_claimed
-  FROM runs WHERE id = ANY($1::uuid[])),
-live AS MATERIALIZED (
-  SELECT t.tenant_id, l.n,
-         (SELECT count(*) FROM (SELECT 1 FROM runs p
-            WHERE p.tenant_id = t.tenant_id AND p.status = 'Pending' AND p.parent_run_id IS NULL
-            LIMIT greatest($3::int - l.n, 0) + 1) q) AS pending
-  FROM (SELECT DISTINCT tenant_id FROM target WHERE status = 'Pending' AND parent_run_id IS NULL) t
-  CROSS JOIN LATERAL (SELECT count(*) AS n FROM runs l
-    WHERE l.tenant_id = t.tenant_id AND l.status = ANY($2::text[]) AND l.parent_run_id IS NULL) l)
-SELECT
-  json_build_object(
-    'id', r.id, 'tenantId', r.tenant_id, 'status', r.status, 'failureClass', r.failure_class,
-    'reason', r.reason, 'paused', r.paused, 'version', r.version, 'lastSeq', r.last_seq, 'input', r.input,
-    'totalAttempts', r.total_attempts, 'breakpoints', r.breakpoints, 'stepAllowance', r.step_allowance,
-    'edgeOverrides', r.edge_overrides, 'cancelReason', r.cancel_reason, 'createdAt', flowline_ms(r.created_at),
-    'startedAt', flowline_ms(r.started_at), 'finishedAt', flowline_ms(r.finished_at),
-    'parentRunId', r.parent_run_id, 'depth', r.depth, 'budget', r.budget, 'usage', r.usage, 'priority', r.priority) AS run,
-  r.plan_graph AS graph,
-  r.definition_id AS def_id,
-  r.definition_version AS def_version,
-  flowline_ms(r.wake_at) AS wake_at,
-  r.shard,
-  r.trace_parent,
-  r.concurrency_key,
-  r.concurrency_claimed,
-  live.n AS tenant_live,
-  (CASE WHEN r.status = 'Pending' AND r.parent_run_id IS NULL AND $3::int > live.n AND live.pending > $3::int - live.n THEN
-     (SELECT count(*) FROM (SELECT 1 FROM runs x
-        WHERE x.tenant_id = r.tenant_id AND x.status = 'Pending' AND x.parent_run_id IS NULL AND x.priority > r.priority
-        LIMIT $3::int - live.n) hi)
-     + (SELECT count(*) FROM (SELECT 1 FROM runs x
-        WHERE x.tenant_id = r.tenant_id AND x.status = 'Pending' AND x.parent_run_id IS NULL AND x.priority = r.priority
-          AND (x.created_at, x.id) < (r.created_at, r.id)
-        LIMIT $3::int - live.n) eq)
-   ELSE 0 END)::int AS ahead,
-  (SELECT coalesce(json_agg(json_build_object(
-     'nodeKey', n.node_key, 'kind', n.kind, 'status', n.status, 'attempt', n.attempt,
-     'attemptLimit', n.attempt_limit, 'invocationId', n.invocation_id, 'failureClass', n.failure_class,
-     'cause', n.cause, 'reason', n.reason, 'input', n.input, 'inputOverride', n.input_override, 'output', n.output,
-     'notBefore', flowline_ms(n.not_before), 'deadlineAt', flowline_ms(n.deadline_at),
-     'queuedAt', flowline_ms(n.queued_at), 'startedAt', flowline_ms(n.started_at),
-     'finishedAt', flowline_ms(n.finished_at), 'steering', n.steering,
-     'pendingDecisionKind', n.pending_decision_kind, 'decision', n.decision, 'held', n.held,
-     'childRunId', n.child_run_id, 'loop', n.loop_state)), '[]'::json)
-   FROM node_runs n WHERE n.run_id = r.id) AS nodes,
-  (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'nodeKey', i.node_key,
-     'payload', i.payload) ORDER BY i.created_at, i.id), '[]'::json)
-   FROM intents i WHERE i.run_id = r.id AND i.applied_at IS NULL) AS intents,
-  (SELECT coalesce(json_agg(json_build_object('childRunId', c.id, 'nodeKey', c.parent_node_key,
-     'status', c.status, 'output', c.output, 'failureClass', c.failure_class, 'reason', c.reason,
-     'usage', c.usage, 'totalAttempts', c.total_attempts)
-     ORDER BY c.created_at, c.id), '[]'::json)
-   FROM runs c
-   WHERE c.parent_run_id = r.id
-     AND (c.status NOT IN (${TERMINAL_RUN_STATUSES_SQL})
-          OR c.id IN (SELECT n.child_run_id FROM node_runs n WHERE n.run_id = r.id AND n.child_run_id IS NOT NULL))
-  ) AS children
-FROM target r LEFT JOIN live USING (tenant_id)
-ORDER BY r.created_at, r.id`;
+const LOAD_SQL =
+  'SELECT * FROM flowline_load_snapshots($1::uuid[], $2::text[], $3::int, $4::text[]) WITH ORDINALITY AS s ORDER BY s.ordinality';
 
 interface LoadRow {
   run: RunState;
@@ -162,7 +104,7 @@ export async function loadSnapshots(
   opts: LoadSnapshotsOptions,
 ): Promise<LoadedSnapshot[]> {
   if (runIds.length === 0) return [];
-  const res = await db.query<LoadRow>({ name: 'flowline_load_snapshots', text: LOAD_SQL, values: [runIds, SLOT_HOLDING_RUN_STATUSES, opts.maxConcurrentRuns] });
+  const res = await db.query<LoadRow>({ name: 'flowline_load_snapshots', text: LOAD_SQL, values: [runIds, SLOT_HOLDING_RUN_STATUSES, opts.maxConcurrentRuns, TERMINAL_STATUSES] });
   const free = new Map<string, number>();
   const aheadOf = new Map<string, number>();
   const out: LoadedSnapshot[] = [];
