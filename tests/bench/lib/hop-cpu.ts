@@ -12,8 +12,12 @@ import type { Redis } from 'ioredis';
 import type { Cluster } from '@flowline/testing';
 import type { Monitor } from './cost';
 
-/** process group label → pids */
-export type ProcessGroups = Map<string, number[]>;
+/**
+ * process group label → pids, or a Postgres server by its postmaster's pid: its backends come and
+ * go with the pools, so the group is read as the postmaster (with what its exited children
+ * spent, cutime + cstime) plus every live child at each reading
+ */
+export type ProcessGroups = Map<string, number[] | { postmaster: number }>;
 
 export interface CpuPerNode {
   /** label → CPU ms per chain node */
@@ -45,8 +49,10 @@ export function cpuProfileAvailable(): boolean {
 export async function benchProcesses(cluster: Cluster, mon: Monitor, redis: Redis): Promise<ProcessGroups> {
   const groups: ProcessGroups = new Map();
   for (const [label, mp] of cluster.processes) if (mp.proc.pid) groups.set(label, [mp.proc.pid]);
-  const pg = await mon.query<{ pid: number }>('select pid from pg_stat_activity');
-  groups.set('postgres', pg.map((r) => r.pid));
+  const pg = (await mon.query<{ pid: number }>('select pid from pg_stat_activity')).map((r) => r.pid);
+  const ppid = pg.length > 0 ? statFields(pg[0]!)?.[1] : undefined;
+  const postmaster = ppid ? Number(ppid) : undefined;
+  groups.set('postgres', postmaster ? { postmaster } : pg);
   const pid = /process_id:(\d+)/.exec(await redis.info('server'))?.[1];
   if (pid) groups.set('redis', [Number(pid)]);
   return groups;
@@ -56,21 +62,43 @@ export async function benchProcesses(cluster: Cluster, mon: Monitor, redis: Redi
 export function cpuMs(groups: ProcessGroups): Map<string, number> {
   const out = new Map<string, number>();
   const hz = ticksPerSecond();
-  for (const [label, pids] of groups) {
+  for (const [label, group] of groups) {
     let ticks = 0;
-    for (const pid of pids) {
-      try {
-        // fields after the command name, which is in parentheses and may contain spaces
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        ticks += Number(rest[11]) + Number(rest[12]); // utime, stime (fields 14 and 15)
-      } catch {
-        // exited
-      }
+    if (Array.isArray(group)) {
+      for (const pid of group) ticks += ownTicks(statFields(pid));
+    } else {
+      const pm = statFields(group.postmaster);
+      // what exited children spent is added to the postmaster's cutime + cstime (fields 16 and 17) when it reaps them
+      ticks += ownTicks(pm) + (pm ? Number(pm[13]) + Number(pm[14]) : 0);
+      for (const pid of childrenOf(group.postmaster)) ticks += ownTicks(statFields(pid));
     }
     out.set(label, (ticks * 1000) / hz);
   }
   return out;
+}
+
+/** The fields of /proc/<pid>/stat from the state on (field 3 is [0]); undefined once the process is gone. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    // the command name before them is in parentheses and may contain spaces
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** utime + stime (fields 14 and 15). */
+function ownTicks(fields: string[] | undefined): number {
+  return fields ? Number(fields[11]) + Number(fields[12]) : 0;
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 /** Per-node CPU of each group between two `cpuMs` readings. */

@@ -34,7 +34,7 @@ export interface Results {
   lanes: LanesResult | null;
   w1: ChainResult[];
   w2: { k: number; latencyMs: Spread }[];
-  w3: { m: number; runsPerSec: Spread; nodesPerSec: Spread }[];
+  w3: { m: number; runsPerSec: Spread; nodesPerSec: Spread; cpu?: CpuPerNode }[];
   w4: { p50: number; p99: number; samples: number } | null;
   w5: W5Result | null;
   w6: { recoveryMs: Spread; completed: boolean; leaseMs: string } | null;
@@ -289,23 +289,27 @@ export function renderMarkdown(r: Results): string {
       `${fmt(c.breakdown.execMs)} · ${fmt(c.breakdown.tickMs)} · ${fmt(c.breakdown.queueMs)}`,
     ]);
     if (c.cpu) {
-      const parts = Object.entries(c.cpu.byProcess)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([label, ms]) => `${label} ${ms.toFixed(2)}`);
       fl.push([
         `W1 chain N=${c.n}`,
         'CPU ms per hop by process (/proc) · all processes · wall ms per hop · cores busy (CPU ÷ wall)',
-        `${parts.join(', ')} · ${c.cpu.totalMs.toFixed(2)} · ${c.cpu.wallMs.toFixed(2)} · ${(c.cpu.totalMs / c.cpu.wallMs).toFixed(2)}`,
+        `${cpuParts(c.cpu.byProcess)} · ${c.cpu.totalMs.toFixed(2)} · ${c.cpu.wallMs.toFixed(2)} · ${(c.cpu.totalMs / c.cpu.wallMs).toFixed(2)}`,
       ]);
     }
   }
   for (const c of r.w2) fl.push([`W2 fan-out/fan-in K=${c.k}`, 'run latency ms', fmtSpread(c.latencyMs)]);
-  for (const c of r.w3)
+  for (const c of r.w3) {
     fl.push([
       `W3 canonical, M=${c.m} concurrent`,
       'runs/s · nodes/s (succeeded nodes)',
       `${fmtSpread(c.runsPerSec)} · ${fmtSpread(c.nodesPerSec)}`,
     ]);
+    if (c.cpu)
+      fl.push([
+        `W3 canonical, M=${c.m} concurrent`,
+        'CPU ms per succeeded node by process (/proc, over every repetition, its POSTs and decisions included) · all processes',
+        `${cpuParts(c.cpu.byProcess)} · ${c.cpu.totalMs.toFixed(2)}`,
+      ]);
+  }
   if (r.w4)
     fl.push([
       `W4 start latency (${r.w4.samples} runs)`,
@@ -438,8 +442,10 @@ export function renderMarkdown(r: Results): string {
   return `${out.join('\n')}\n`;
 }
 
+/** `label ms` per process, by label. */
 const cpuParts = (byProcess: Record<string, number>) =>
   Object.entries(byProcess)
+    .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k} ${v.toFixed(2)}`)
     .join(', ');
 

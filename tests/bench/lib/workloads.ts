@@ -232,7 +232,7 @@ async function w3Once(
   ctx: Ctx,
   def: string,
   m: number,
-): Promise<{ runsPerSec: number; nodesPerSec: number; ids: string[] }> {
+): Promise<{ runsPerSec: number; nodesPerSec: number; nodes: number; ms: number; ids: string[] }> {
   const ids: string[] = [];
   const t0 = Date.now();
   const posting = mapLimit(
@@ -259,25 +259,32 @@ async function w3Once(
   );
   const secs = (Number(f!.ms) - t0) / 1000;
   const nodes = await succeededNodes(ctx.mon, all);
-  return { runsPerSec: m / secs, nodesPerSec: nodes / secs, ids: all };
+  return { runsPerSec: m / secs, nodesPerSec: nodes / secs, nodes, ms: secs * 1000, ids: all };
 }
 
 export async function w3(
   ctx: Ctx,
   m: number,
-): Promise<{ result: { m: number; runsPerSec: Spread; nodesPerSec: Spread }; ids: string[] }> {
+): Promise<{ result: { m: number; runsPerSec: Spread; nodesPerSec: Spread; cpu?: CpuPerNode }; ids: string[] }> {
   const def = await ctx.api.createDefinition(`w3-${m}`, canonical());
   const rps: number[] = [];
   const nps: number[] = [];
   const all: string[] = [];
+  // issue #19: CPU of every process (cluster, Postgres, Redis) per succeeded node over the repetitions
+  const cpuBefore = ctx.processes ? cpuMs(ctx.processes) : null;
+  let nodes = 0;
+  let ms = 0;
   for (let r = 0; r < ctx.reps; r++) {
     const o = await w3Once(ctx, def, m);
     rps.push(o.runsPerSec);
     nps.push(o.nodesPerSec);
+    nodes += o.nodes;
+    ms += o.ms;
     all.push(...o.ids);
   }
+  const cpu = ctx.processes && cpuBefore ? cpuPerNode(cpuBefore, cpuMs(ctx.processes), nodes, ms) : undefined;
   ctx.log(`W3 M=${m}: nodes/s ${nps.map((x) => x.toFixed(0)).join(', ')}`);
-  return { result: { m, runsPerSec: spread(rps), nodesPerSec: spread(nps) }, ids: all };
+  return { result: { m, runsPerSec: spread(rps), nodesPerSec: spread(nps), ...(cpu ? { cpu } : {}) }, ids: all };
 }
 
 /** W4: POST → first Tool node picked up, one run at a time. */
