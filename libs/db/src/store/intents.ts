@@ -74,13 +74,14 @@ export async function recordDecision(
   decisionJson: string,
 ): Promise<{ shard: number } | null> {
   return withTransaction(pool, async (client) => {
-    const upd = await client.query(
-      `UPDATE node_runs n SET decision = $4::jsonb
+    const upd = await client.query({
+      name: 'flowline_decide_node',
+      text: `UPDATE node_runs n SET decision = $4::jsonb
        FROM runs r
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
          AND n.status = ANY($5::text[]) AND n.kind = ANY($6::text[]) AND r.status = ANY($7::text[]) AND n.decision IS NULL
        RETURNING n.node_key`,
-      [
+      values: [
         runId,
         nodeKey,
         tenantId,
@@ -89,17 +90,18 @@ export async function recordDecision(
         VERB_RULES.decide.kinds.only,
         VERB_RULES.decide.runStatuses,
       ],
-    );
+    });
     if (!upd.rowCount) return null;
     // the run row first: the intent's row is made from the locked run row's, so it is timed once
     // this transaction holds it (INTENT_TIME); one statement, one round trip
-    const run = await client.query<{ shard: number }>(
-      `WITH run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $2 RETURNING id, shard)
+    const run = await client.query<{ shard: number }>({
+      name: 'flowline_decide_intent',
+      text: `WITH run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $2 RETURNING id, shard)
        INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
        SELECT $1, run.id, 'decide', $3, $4::jsonb, ${INTENT_TIME} FROM run
        RETURNING (SELECT shard FROM run)`,
-      [randomUUID(), runId, nodeKey, JSON.stringify({ operationId })],
-    );
+      values: [randomUUID(), runId, nodeKey, JSON.stringify({ operationId })],
+    });
     return { shard: run.rows[0]!.shard };
   });
 }

@@ -275,12 +275,13 @@ const budgetJson = (b: RunBudget | null) => (b ? JSON.stringify(b) : null);
 
 function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPrecheck): Promise<CreateRunResult> {
   return withTransaction(pool, async (tx) => {
-    const def = await tx.query(
-      `SELECT id, tenant_id, name, description, kind, version, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash, node_count, created_at,
+    const def = await tx.query({
+      name: 'flowline_create_definition',
+      text: `SELECT id, tenant_id, name, description, kind, version, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash, node_count, created_at,
               updated_at
        FROM definitions WHERE id = $1 AND tenant_id = $2 FOR SHARE`,
-      [p.definitionId, p.tenantId],
-    );
+      values: [p.definitionId, p.tenantId],
+    });
     const d = def.rows[0];
     if (!d) return rollback<CreateRunResult>({ kind: 'definitionNotFound' });
     const planGraph = exactJson(openJsonText(d.plan_graph, definitionGraphAt(d.id, d.version, 'plan_graph'))) as Graph;
@@ -304,8 +305,9 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     // Copies the pinned graph from the locked definition row: the run keeps this copy forever
     // (sealed, it stays bound to the definition row and version it came from). A twin's
     // uncommitted insert of the same request id makes this statement wait for its outcome.
-    const inserted = await tx.query(
-      `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
+    const inserted = await tx.query({
+      name: 'flowline_create_run',
+      text: `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
                          priority, concurrency_key, concurrency_limit)
        SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
@@ -313,12 +315,12 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
-      [
+      values: [
         runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null,
         JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
         p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null,
       ],
-    );
+    });
     if (!inserted.rowCount) {
       // READ COMMITTED: this later statement sees the twin that won the insert
       const existing = p.requestId === null ? null : await findRunByRequestId(tx, p.tenantId, p.requestId);

@@ -144,14 +144,14 @@ const NODE_SUMMARY_JSON = `json_build_object('node_key', n.node_key, 'kind', n.k
  * statement, so the node rows and `lastSeq` come from one snapshot: a reader that replays
  * the run's events after `lastSeq` over these rows never replays one they already reflect.
  */
-export async function getRunDetail(db: Queryable, tenantId: string, runId: string): Promise<RunDetailRow | null> {
-  const res = await db.query(
-    `SELECT ${RUN_COLUMNS}, r.graph::text AS graph, r.output::text AS output,
+// named: prepared once per connection (a run's reads are on the hot path of every gate decision)
+const RUN_DETAIL_SQL = `SELECT ${RUN_COLUMNS}, r.graph::text AS graph, r.output::text AS output,
        (SELECT coalesce(json_agg(${NODE_SUMMARY_JSON} ORDER BY n.node_key), '[]'::json) FROM node_runs n WHERE n.run_id = r.id) AS nodes
      FROM runs r
-     WHERE r.id = $1 AND r.tenant_id = $2`,
-    [runId, tenantId],
-  );
+     WHERE r.id = $1 AND r.tenant_id = $2`;
+
+export async function getRunDetail(db: Queryable, tenantId: string, runId: string): Promise<RunDetailRow | null> {
+  const res = await db.query({ name: 'flowline_run_detail', text: RUN_DETAIL_SQL, values: [runId, tenantId] });
   const r = res.rows[0];
   return r
     ? {
@@ -228,13 +228,14 @@ export async function listRuns(
 
 /** One node row with its documents; null when the run has no such node. */
 export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {
-  const res = await db.query(
-    `SELECT node_key, kind, status, attempt, failure_class, cause, reason, pending_decision_kind, child_run_id, started_at,
+  const res = await db.query({
+    name: 'flowline_node_run',
+    text: `SELECT node_key, kind, status, attempt, failure_class, cause, reason, pending_decision_kind, child_run_id, started_at,
             finished_at, input::text AS input, input_override::text AS input_override, output::text AS output, steering,
             not_before, decision::text AS decision, reused_from_run_id
      FROM node_runs WHERE run_id = $1 AND node_key = $2`,
-    [runId, nodeKey],
-  );
+    values: [runId, nodeKey],
+  });
   const r = res.rows[0];
   if (!r) return null;
   const at = (column: string) => nodeDocAt(runId, nodeKey, column);
