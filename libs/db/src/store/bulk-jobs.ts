@@ -163,16 +163,17 @@ export async function getBulkJob(db: Queryable, tenantId: string, bulkId: string
  * replica is claiming right now is passed over. Null when no job is claimable.
  */
 export async function claimBulkJob(db: Queryable, owner: string, leaseMs: number): Promise<BulkJobRow | null> {
-  const res = await db.query(
-    `UPDATE bulk_jobs SET lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2::double precision / 1000),
+  const res = await db.query({
+    name: 'flowline_claim_bulk_job',
+    text: `UPDATE bulk_jobs SET lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2::double precision / 1000),
                           claims = claims + 1, status = 'Running', updated_at = now()
      WHERE id = (
        SELECT id FROM bulk_jobs
        WHERE status IN ('Pending', 'Running') AND (lease_expires_at IS NULL OR lease_expires_at < now())
        ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
      RETURNING ${JOB_COLUMNS}`,
-    [owner, leaseMs],
-  );
+    values: [owner, leaseMs],
+  });
   return res.rows[0] ? toJob(res.rows[0]) : null;
 }
 

@@ -306,14 +306,15 @@ export interface UnpublishedRow {
  */
 export async function findUnpublished(db: Queryable, shards: number[], limit: number): Promise<UnpublishedRow[]> {
   if (shards.length === 0) return [];
-  const res = await db.query(
-    `SELECT n.run_id, n.node_key, n.kind, n.attempt, n.output::text AS output
+  const res = await db.query({
+    name: 'flowline_unpublished',
+    text: `SELECT n.run_id, n.node_key, n.kind, n.attempt, n.output::text AS output
      FROM node_runs n JOIN runs r ON r.id = n.run_id
      WHERE n.publishes AND n.status = 'Succeeded' AND n.published_attempt IS DISTINCT FROM n.attempt
        AND r.shard = ANY($1::int[]) AND r.status NOT IN ('Cancelling', 'Cancelled')
      LIMIT $2`,
-    [shards, limit],
-  );
+    values: [shards, limit],
+  });
   return res.rows.map((r) => ({
     runId: r.run_id,
     nodeKey: r.node_key,

@@ -28,7 +28,7 @@ ORDER BY n.queued_at NULLS FIRST, n.run_id, n.node_key`;
 /** In-flight work of `shards`, for re-enqueueing (same invocation id) after a Redis loss or takeover. */
 export async function findRunsWithInflightWork(db: Queryable, shards: number[]): Promise<InflightWork[]> {
   if (shards.length === 0) return [];
-  const res = await db.query(INFLIGHT_SQL, [shards]);
+  const res = await db.query({ name: 'flowline_inflight_work', text: INFLIGHT_SQL, values: [shards] });
   return res.rows.map((r) => ({
     runId: r.run_id,
     nodeKey: r.node_key,

@@ -17,7 +17,7 @@ ORDER BY d.wake_at LIMIT $2`;
 /** Ids of runs in `shards` whose wake time has come, most overdue first. */
 export async function dueRuns(db: Queryable, shards: number[], limit: number): Promise<string[]> {
   if (shards.length === 0 || limit <= 0) return [];
-  const res = await db.query<{ id: string }>(DUE_SQL, [shards, limit]);
+  const res = await db.query<{ id: string }>({ name: 'flowline_due_runs', text: DUE_SQL, values: [shards, limit] });
   return res.rows.map((r) => r.id);
 }
 
@@ -34,6 +34,6 @@ WHERE id = ANY($1::uuid[])`;
 export async function setWake(db: Queryable, runIds: string[], atMs?: number): Promise<number> {
   if (runIds.length === 0) return 0;
   const at = atMs === undefined ? null : new Date(atMs).toISOString();
-  const res = await db.query(SET_WAKE_SQL, [runIds, at]);
+  const res = await db.query({ name: 'flowline_set_wake', text: SET_WAKE_SQL, values: [runIds, at] });
   return res.rowCount ?? 0;
 }

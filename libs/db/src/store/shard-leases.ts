@@ -13,11 +13,11 @@ export async function claimShards(
   shardCount: number,
   leaseMs: number,
 ): Promise<number[]> {
-  const res = await db.query<{ shards: number[] }>('SELECT flowline_claim_shards($1, $2, $3) AS shards', [
-    dispatcherId,
-    shardCount,
-    Math.round(leaseMs),
-  ]);
+  const res = await db.query<{ shards: number[] }>({
+    name: 'flowline_claim_shards',
+    text: 'SELECT flowline_claim_shards($1, $2, $3) AS shards',
+    values: [dispatcherId, shardCount, Math.round(leaseMs)],
+  });
   return res.rows[0]!.shards;
 }
 
