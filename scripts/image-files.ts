@@ -10,7 +10,7 @@
  *   dependencies only (a plain `npm ci --omit=dev` also installs what the test-only
  *   workspaces need, e.g. testcontainers, because workspaces are never omitted).
  * - `<out>/app`: those manifests again, each runtime workspace's compiled `dist/`, the
- *   Postgres migrations (libs/db/drizzle) and the console's built assets. No TypeScript.
+ *   Postgres migrations (libs/db/drizzle), the SQL functions (libs/db/sql/functions) and the console's built assets. No TypeScript.
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -36,7 +36,7 @@ export const IMAGE_SERVICES = ['api', 'dispatcher', 'worker-tool', 'worker-llm']
 export const PRODUCTION_INSTALL = 'npm install --omit=dev --no-audit --no-fund';
 
 /** Folders copied as they are, when present (the console's build is optional outside the image). */
-const DATA_DIRS = ['libs/db/drizzle', 'services/console/dist'] as const;
+const DATA_DIRS = ['libs/db/drizzle', 'libs/db/sql/functions', 'services/console/dist'] as const;
 
 function readJson(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;

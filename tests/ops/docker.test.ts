@@ -129,9 +129,11 @@ describe('infra/Dockerfile', () => {
     it('holds compiled JavaScript, manifests, migrations and console assets, no TypeScript source', () => {
       const files = filesUnder(join(work, 'app'));
       expect(files.filter((f) => /\.(ts|tsx)$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
-      for (const f of files) expect(f).toMatch(/^(package(-lock)?\.json|(libs|services)\/[a-z-]+\/(package\.json|dist\/.+)|libs\/db\/drizzle\/.+)$/);
+      for (const f of files) expect(f).toMatch(/^(package(-lock)?\.json|(libs|services)\/[a-z-]+\/(package\.json|dist\/.+)|libs\/db\/drizzle\/.+|libs\/db\/sql\/functions\/[a-z_]+\.sql)$/);
       for (const n of IMAGE_SERVICES) expect(files).toContain(`services/${n}/dist/main.js`);
       expect(files).toContain('services/api/dist/migrate-main.js');
+      // migrate reads the functions folder beside the migrations: without it a booted image has no dispatch functions
+      expect(files).toContain('libs/db/sql/functions/flowline_apply_run.sql');
     });
 
     it('resolves every package the compiled code imports', () => {

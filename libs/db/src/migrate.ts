@@ -6,8 +6,15 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate as drizzleMigrate } from 'drizzle-orm/node-postgres/migrator';
 import type pg from 'pg';
 
-/** The committed migrations folder (libs/db/drizzle). */
+/** The committed migrations folder (libs/db/drizzle): schema changes, in order, each applied once. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
+
+/**
+ * The SQL functions folder (libs/db/sql/functions): the current body of every SQL function, one
+ * file per function named after it, applied after the numbered migrations. A function changes by
+ * editing its file, never by restating it in a migration, so the file is the function as it runs.
+ */
+export const FUNCTIONS_FOLDER = fileURLToPath(new URL('../sql/functions', import.meta.url));
 
 /** Session advisory lock key that serialises migrations within one database. */
 const MIGRATION_LOCK_KEY = 7_316_120_001;
@@ -39,6 +46,7 @@ async function migrateOnce(pool: pg.Pool): Promise<void> {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       await drizzleMigrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+      await applyFunctions(client);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
@@ -48,6 +56,55 @@ async function migrateOnce(pool: pg.Pool): Promise<void> {
   } finally {
     // a client whose unlock may not have run is destroyed so the session lock dies with it
     client.release(broken);
+  }
+}
+
+/** A file of the functions folder: the function's name (the file's) and its text. */
+export interface FunctionSource {
+  name: string;
+  sql: string;
+  sha256: string;
+}
+
+/** The functions folder's files, by name. */
+export function functionSources(): FunctionSource[] {
+  return readdirSync(FUNCTIONS_FOLDER)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((f) => {
+      const sql = readFileSync(join(FUNCTIONS_FOLDER, f), 'utf8');
+      return { name: f.slice(0, -'.sql'.length), sql, sha256: createHash('sha256').update(sql).digest('hex') };
+    });
+}
+
+/**
+ * Brings every SQL function to its file, in one transaction (a file that fails leaves all of them
+ * as they were). Only the files whose hash differs from the one recorded in `sql_functions` run:
+ * each is a `CREATE OR REPLACE`, so running one again is harmless, but replacing a current
+ * function would make every other session replan the statements that call it. A change of a
+ * function's arguments or result type needs a numbered migration that drops the old one first
+ * (Postgres cannot replace across those). Files run in name order; plpgsql bodies are resolved at
+ * call time, so only a `LANGUAGE sql` function that calls another must sort after it.
+ */
+async function applyFunctions(client: pg.PoolClient): Promise<void> {
+  const recorded = await client.query<{ name: string; sha256: string }>('SELECT name, sha256 FROM sql_functions');
+  const current = new Map(recorded.rows.map((r) => [r.name, r.sha256]));
+  const stale = functionSources().filter((f) => current.get(f.name) !== f.sha256);
+  if (stale.length === 0) return;
+  await client.query('BEGIN');
+  try {
+    for (const f of stale) {
+      await client.query(f.sql);
+      await client.query(
+        `INSERT INTO sql_functions (name, sha256) VALUES ($1, $2)
+         ON CONFLICT (name) DO UPDATE SET sha256 = excluded.sha256, applied_at = now()`,
+        [f.name, f.sha256],
+      );
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
   }
 }
 
@@ -69,7 +126,7 @@ export function isTransientConnectError(err: unknown): boolean {
   return TRANSIENT_CONNECT_CODES.has(code) || code.startsWith('08');
 }
 
-/** sha256 (first 16 hex chars) over the migration files: changes whenever a migration does. */
+/** sha256 (first 16 hex chars) over the migration and function files: changes whenever one does. */
 export function migrationsHash(): string {
   const h = createHash('sha256');
   const files = readdirSync(MIGRATIONS_FOLDER)
@@ -77,5 +134,6 @@ export function migrationsHash(): string {
     .sort();
   for (const f of files) h.update(f).update(readFileSync(join(MIGRATIONS_FOLDER, f)));
   h.update(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json')));
+  for (const f of functionSources()) h.update(`functions/${f.name}`).update(f.sha256);
   return h.digest('hex').slice(0, 16);
 }

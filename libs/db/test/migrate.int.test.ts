@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveDatabaseUrl, withDatabase } from '@flowline/testing';
-import { createPool, migrate, MIGRATIONS_FOLDER } from '../src';
+import { createPool, functionSources, migrate, MIGRATIONS_FOLDER } from '../src';
 
 describe('migrate', () => {
   let adminUrl: string;
@@ -40,6 +40,58 @@ describe('migrate', () => {
       expect(fn.rows[0].n).toBe(1);
     } finally {
       await Promise.all(pools.map((p) => p.end()));
+    }
+  });
+
+  it('leaves the database with exactly the functions of the functions folder, each with its file\'s body', async () => {
+    const pool = createPool(withDatabase(adminUrl, name), { max: 1 });
+    try {
+      await migrate(pool);
+      const { rows } = await pool.query<{ name: string; body: string }>(
+        `SELECT p.proname AS name, p.prosrc AS body
+           FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = 'public'
+            AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
+          ORDER BY p.proname`,
+      );
+      const files = functionSources();
+      expect(rows.map((r) => r.name)).toEqual(files.map((f) => f.name));
+      for (const f of files) {
+        // the body as Postgres stores it is the text between the file's dollar quotes
+        const body = /\$\$([\s\S]*)\$\$/.exec(f.sql)?.[1];
+        expect(rows.find((r) => r.name === f.name)?.body, f.name).toBe(body);
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('re-applies a function whose file differs from what the database recorded, and replaces none that is current', async () => {
+    const pool = createPool(withDatabase(adminUrl, name), { max: 1 });
+    const procRow = async (fn: string) =>
+      (await pool.query<{ x: string; src: string }>(`SELECT xmin::text AS x, prosrc AS src FROM pg_proc WHERE proname = $1`, [fn])).rows[0]!;
+    try {
+      await migrate(pool);
+      // someone's hand edit, or a database that ran an older file
+      await pool.query(`CREATE OR REPLACE FUNCTION flowline_ms(t timestamptz) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$ SELECT 0::bigint $$`);
+      await pool.query(`UPDATE sql_functions SET sha256 = 'older' WHERE name = 'flowline_ms'`);
+      const untouched = await procRow('flowline_apply');
+      await migrate(pool);
+      expect((await procRow('flowline_ms')).src).toContain(`AT TIME ZONE 'UTC'`);
+      expect(await procRow('flowline_apply')).toEqual(untouched);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('keeps function bodies out of the migrations written since the functions folder exists', () => {
+    const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as {
+      entries: { idx: number; tag: string }[];
+    };
+    const since = journal.entries.filter((e) => e.idx >= 17);
+    expect(since.length).toBeGreaterThan(0);
+    for (const e of since) {
+      expect(readFileSync(join(MIGRATIONS_FOLDER, `${e.tag}.sql`), 'utf8'), e.tag).not.toMatch(/create\s+(or\s+replace\s+)?function/i);
     }
   });
 

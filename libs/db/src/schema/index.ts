@@ -7,3 +7,4 @@ export * from './intents';
 export * from './shard-leases';
 export * from './conversations';
 export * from './bulk-jobs';
+export * from './sql-functions';
