@@ -294,7 +294,7 @@ export async function renderGraphReference(): Promise<string> {
     '### chat block',
     memberTable(CHAT_MEMBER_SPECS, false),
     '### budget block',
-    'Limits of a whole run (issue #16). A start request (`POST /v1/definitions/{id}/runs`) may carry a `budget` of the same shape; ' +
+    'Limits of a whole run. A start request (`POST /v1/definitions/{id}/runs`) may carry a `budget` of the same shape; ' +
       "per member the stricter of the two applies. A run that goes past one (at the limit is within it) fails with class " +
       '`BudgetExceeded` and a reason naming the budget and the figures, e.g. `budget maxTokens 1000 exceeded: 1234 tokens used`; ' +
       'its live work is cancelled. Usage reads on the run summary as `usage`.',

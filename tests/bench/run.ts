@@ -66,10 +66,10 @@ const sizes = {
   peerW1: mode === 'quick' ? [10] : [10, 100],
   peerW2: mode === 'quick' ? [16] : [16, 256],
   peerW3: mode === 'quick' ? [100] : [100, 1000],
-  // issue #16: tenant A's burst, tenant B's 50 runs
+  // tenant A's burst, tenant B's 50 runs
   fairnessA: mode === 'quick' ? 1000 : 5000,
   fairnessB: 50,
-  // issue #19's replicas workload: W1 N and W3 M on 1 + 1 and on 4 dispatchers + 3 API replicas
+  // the replicas workload: W1 N and W3 M on 1 + 1 and on 4 dispatchers + 3 API replicas
   w7N: 100,
   w7M: mode === 'quick' ? 100 : 1000,
   w7Sockets: 100,

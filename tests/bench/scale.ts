@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale` (issue #17's figures; not part of `npm test`): run lists and blockers
+ * `npm run bench:scale` (figures at scale; not part of `npm test`): run lists and blockers
  * with millions of terminal runs in the store, and W1 while the retention pruner deletes a
  * million expired runs.
  *

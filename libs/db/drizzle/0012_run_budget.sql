@@ -1,7 +1,7 @@
 ALTER TABLE "runs" ADD COLUMN "budget" jsonb;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "usage" jsonb;--> statement-breakpoint
 -- flowline_apply_run of 0007 that also writes the run's rolled-up model usage (`usage` member
--- of the run patch, issue #16); nothing else changes.
+-- of the run patch); nothing else changes.
 CREATE OR REPLACE FUNCTION flowline_apply_run(item jsonb, shard_count int) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE

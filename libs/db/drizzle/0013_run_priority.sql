@@ -6,7 +6,7 @@ CREATE INDEX "runs_tenant_pending_priority_idx" ON "runs" USING btree ("tenant_i
 CREATE INDEX "runs_concurrency_key_idx" ON "runs" USING btree ("tenant_id","definition_id","concurrency_key") WHERE concurrency_key is not null and status not in ('Completed', 'Failed', 'Cancelled');--> statement-breakpoint
 ALTER TABLE "runs" ADD CONSTRAINT "runs_priority_range" CHECK (priority BETWEEN 1 AND 5);--> statement-breakpoint
 
--- flowline_create_child as in 0002, and the child inherits its parent's priority (issue #16).
+-- flowline_create_child as in 0002, and the child inherits its parent's priority.
 CREATE OR REPLACE FUNCTION flowline_create_child(parent runs, c jsonb, shard_count int) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -42,7 +42,7 @@ END
 $$;
 --> statement-breakpoint
 
--- Concurrency keys (issue #16): each Pending top-level run of `ids` with a key and no place
+-- Concurrency keys: each Pending top-level run of `ids` with a key and no place
 -- yet takes a place of its key (tenant, definition, key value) when fewer than its limit are
 -- held (claimed runs not ended) counting the key's unplaced Pending runs ahead of it (higher
 -- priority, or the same and older). Guard: a try-lock per key (a key another transaction

@@ -1,5 +1,5 @@
 -- The dispatcher's snapshot load (loadSnapshots, libs/db/src/store/run-snapshots.ts) as a function
--- that always runs a generic plan, cached per session (issue #19). As a prepared statement it was
+-- that always runs a generic plan, cached per session. As a prepared statement it was
 -- planned afresh on every call: Postgres kept choosing custom plans for it, and planning this
 -- query took 4-6 ms (11 ms in a new session) against 0.3-0.7 ms to run it, once per tick that
 -- reads a run it has not cached (every new run, every run an API intent or a sweep woke). Its

@@ -100,10 +100,10 @@ export interface Graph {
   chat: { acceptsAttachments: boolean; requireRerunConfirmation: boolean } | null;
   inputSchema: JsonObject | null;
   outputSchema: JsonObject | null;
-  /** run budget of every run of this definition (issue #16); absent/null: none */
+  /** run budget of every run of this definition; absent/null: none */
   budget?: RunBudget | null;
   /**
-   * Concurrency key (an addition to CONTRACT §1, issue #16): at most `limit` live top-level
+   * Concurrency key (an addition to CONTRACT §1): at most `limit` live top-level
    * runs of the definition per value of the dot path `key` over `{ input }`. Absent: none.
    */
   concurrency?: { key: string; limit: number };
@@ -171,12 +171,12 @@ export const FAILURE_CLASSES = [
    */
   'Internal',
   /**
-   * An addition to CONTRACT §4 (issue #16): the run went past one of its budgets (tokens,
+   * An addition to CONTRACT §4: the run went past one of its budgets (tokens,
    * cost, wall-clock, attempts; `budget/`). A run's class only, never a node's, never retryable.
    */
   'BudgetExceeded',
   /**
-   * An addition to CONTRACT §4 (issue #16): the run waited Pending, never admitted, longer
+   * An addition to CONTRACT §4: the run waited Pending, never admitted, longer
    * than PENDING_RUN_TTL_MS. A run's class only, never a node's, never retryable.
    */
   'Expired',

@@ -192,7 +192,7 @@ export const dispatchOptions = {
 /** Largest MAX_PENDING_RUNS (and per-tenant override). */
 export const MAX_PENDING_RUNS_CEILING = 10_000_000;
 
-/** Backlog bounds of a tenant's runs never admitted yet (issue #16). */
+/** Backlog bounds of a tenant's runs never admitted yet. */
 export const backlogOptions = {
   MAX_PENDING_RUNS: int()
     .min(0)

@@ -1,5 +1,5 @@
 /**
- * What may leave a process in a log line or a boot message (issue #12): a URL's userinfo
+ * What may leave a process in a log line or a boot message: a URL's userinfo
  * (`user:password@`) never, and of an error only its facts — class, code, SQLSTATE, the
  * names Postgres gives (table, column, constraint, routine) and its stack frames — never
  * the fields where Postgres echoes statement text, parameters or row content (`detail`,

@@ -1,5 +1,5 @@
 /**
- * Bulk actions by filter (issue #17): the dispatcher's job runner. Any replica claims an
+ * Bulk actions by filter: the dispatcher's job runner. Any replica claims an
  * open job under a lease (BULK_LEASE_MS, renewed by every batch it records), then works
  * through the job's fixed set of runs in id order, BULK_BATCH_SIZE at a time: each run gets
  * its verb through the SAME store call the single-run operator route makes (the cancel

@@ -98,7 +98,7 @@ export function createEffects(d: EffectsDeps) {
     // a run due again at once ticks here (its cached snapshot is its own commit's)
     d.pending.markReady(again.filter((id) => d.owns(id)));
     wakes.push(...again.filter((id) => !d.owns(id)));
-    // the hold, the wakes and the change pings leave in one write (issue #19)
+    // the hold, the wakes and the change pings leave in one write
     const results = await corked(d.redis, () =>
       Promise.allSettled([
         enqueue(dispatched.work).finally(dispatched.end),

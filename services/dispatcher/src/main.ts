@@ -87,7 +87,7 @@ shutdown.onShutdown(() => {
   draining = true;
 }, 'readiness');
 await dispatcher.start();
-// retention pruner (issue #17): stops before the pool closes (releasers run last-in first-out)
+// retention pruner: stops before the pool closes (releasers run last-in first-out)
 const retention = startRetention({
   pool,
   policy: retentionPolicyOf(config),
@@ -98,7 +98,7 @@ const retention = startRetention({
   metrics: retentionMetrics,
 });
 if (retention) shutdown.onShutdown(() => retention.stop(), 'retention');
-// bulk actions by filter (issue #17): any replica claims an open job under a lease
+// bulk actions by filter: any replica claims an open job under a lease
 const bulk = startBulkRunner({
   pool,
   redis,

@@ -12,7 +12,7 @@
  * - `flowline_run_tokens_total{tenant}`, `flowline_run_cost_usd_total{tenant}`: model usage as it rolls up
  *   on top-level runs (a child run's usage counts once, on its top-level run, when the child ends)
  * - `flowline_runs_budget_exceeded_total{tenant,budget}`: runs failed BudgetExceeded, by the budget gone past
- * - `flowline_runs_expired_total{tenant}`: runs that ended Failed/Expired, never admitted within PENDING_RUN_TTL_MS (issue #16)
+ * - `flowline_runs_expired_total{tenant}`: runs that ended Failed/Expired, never admitted within PENDING_RUN_TTL_MS
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { storedUsage } from '@flowline/graph';

@@ -105,7 +105,7 @@ export class PendingWork {
 
   /**
    * Takes up to `limit` ready runs: oldest first within a tenant; across tenants by the
-   * weighted round robin of `planRelease` (issue #16), so one tenant's burst of new runs or
+   * weighted round robin of `planRelease`, so one tenant's burst of new runs or
    * reports does not queue another tenant's runs behind it in the tick loop.
    */
   takeReady(limit: number): string[] {

@@ -1,5 +1,5 @@
 /**
- * The dispatch window's glue (issue #16): ready work is held per tenant in the shared window
+ * The dispatch window's glue: ready work is held per tenant in the shared window
  * (libs/queue WindowStore) and handed to its BullMQ lane only while the lane's waiting depth
  * is under its target. What to release is decided by `planRelease` (libs/graph, pure); this
  * module only gathers the facts, applies the decision by compare-and-set and adds the jobs.
@@ -15,7 +15,7 @@
  * lanes after its tick (`flushFreed`). The tick that commits the finished job's successor
  * holds that work on the same lane, and a hold reads the lane's facts and releases what fits
  * anyway, so it clears the mark: a hop costs one facts read instead of one per lane on top
- * of the hold (issue #19). A mark set after a hold was sent stays for the flush.
+ * of the hold. A mark set after a hold was sent stays for the flush.
  */
 import type { Lane } from '@flowline/graph';
 import { planRelease, windowCapacity } from '@flowline/graph';

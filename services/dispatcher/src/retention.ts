@@ -1,5 +1,5 @@
 /**
- * The retention pruner (issue #17): every RETENTION_INTERVAL_MS, one replica at a time (a
+ * The retention pruner: every RETENTION_INTERVAL_MS, one replica at a time (a
  * Postgres session try-lock; the others skip the pass) deletes the expired terminal runs of
  * every tenant with a retention (libs/graph `planRetention` decides the cutoffs from
  * RETENTION_DAYS / TENANT_RETENTION_DAYS), RETENTION_BATCH_SIZE runs per statement, each

@@ -135,7 +135,7 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
 }
 
 /**
- * Concurrency keys (issue #16): a Pending keyed run that would otherwise start (its tenant has
+ * Concurrency keys: a Pending keyed run that would otherwise start (its tenant has
  * a slot for it) asks for a place of its key; one that gets it starts in this tick.
  */
 async function claimKeyPlaces(store: TickDeps['store'], loaded: LoadedSnapshot[]): Promise<void> {

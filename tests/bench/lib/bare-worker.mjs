@@ -1,4 +1,4 @@
-// W0 reference (issue #19): a bare BullMQ Worker in a process of its own, echoing its job's
+// W0 reference: a bare BullMQ Worker in a process of its own, echoing its job's
 // data as the return value; nothing else runs in it. The bench reads this process's CPU
 // time per job (/proc) to set the floor the tool worker's CPU per echo job is judged by.
 import process from 'node:process';

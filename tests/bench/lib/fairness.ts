@@ -1,5 +1,5 @@
 /**
- * The fairness workload (issue #16) on a cluster of its own: four tenants by API key,
+ * The fairness workload on a cluster of its own: four tenants by API key,
  * weights `tc=3,td=1`, every other setting the bench's. Each run is Start → three `wait`
  * Tool calls of 100 ms → End.
  * - B alone: tenant tb posts `bRuns` runs at once on the idle cluster; start → first node

@@ -43,9 +43,9 @@ export interface Results {
   peersMissing: { peer: string; reason: string }[];
   /** live fan-out (tests/bench/live-fanout.ts): 2 API replicas, N sockets, R runs progressing */
   live: LiveFanout | null;
-  /** issue #16's fairness workload (tests/bench/lib/fairness.ts) */
+  /** the fairness workload (tests/bench/lib/fairness.ts) */
   fairness: FairnessResult | null;
-  /** issue #19's replicas workload (tests/bench/lib/w7.ts) */
+  /** the replicas workload (tests/bench/lib/w7.ts) */
   w7?: W7Result | null;
   errors: string[];
 }
@@ -449,7 +449,7 @@ const cpuParts = (byProcess: Record<string, number>) =>
     .map(([k, v]) => `${k} ${v.toFixed(2)}`)
     .join(', ');
 
-/** The replicas section (issue #19's W7 goals). */
+/** The replicas section (the W7 goals). */
 function renderW7(w: W7Result): string[] {
   const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
   const row = (s: W7Side) => [
@@ -461,7 +461,7 @@ function renderW7(w: W7Result): string[] {
   ];
   const nonOwner = w.large.w1.nonOwnerMaxMs;
   return [
-    `## W7 replicas (issue #19): W1 N=${w.small.w1.n} and W3 M=${w.small.w3.m}, 1 + 1 against 4 dispatchers + 3 API replicas`,
+    `## W7 replicas: W1 N=${w.small.w1.n} and W3 M=${w.small.w3.m}, 1 + 1 against 4 dispatchers + 3 API replicas`,
     '',
     'CPU from /proc over the measured runs (background work of every replica included), per W1 hop and per W3 succeeded node; ' +
       'the idle rate of each process is read over 5 s before W1 (a loaded host stretches the wall time of a hop, and the background work over it).',
@@ -479,11 +479,11 @@ function renderW7(w: W7Result): string[] {
   ];
 }
 
-/** The fairness section (issue #16's goals). */
+/** The fairness section (a tenant's burst against another tenant's runs). */
 export function renderFairness(f: FairnessResult): string[] {
   const w = f.weights;
   return [
-    '## Fairness across tenants (issue #16)',
+    '## Fairness across tenants',
     '',
     `Runs of Start → three \`wait\` Tool calls of ${f.callMs} ms → End; tenant A posts ${f.aRuns} runs at once, then tenant B ${f.bRuns}; ` +
       `dispatch window LANE_WINDOW_TOOL=${f.laneWindow}. Start → first node: the bench's clock before each POST → its first Tool node's pickup.`,

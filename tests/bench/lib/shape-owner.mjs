@@ -1,4 +1,4 @@
-// W0 "shape floor" (issue #19), the owner half: in a process of its own, it receives the
+// W0 "shape floor", the owner half: in a process of its own, it receives the
 // worker's report on its channel, commits the node's completion and the next node's queueing
 // in ONE Postgres statement (autocommit: one transaction, as a tick commits a hop), then adds
 // the next node's BullMQ job — what a dispatcher must at least do per node. When a chain's

@@ -1,4 +1,4 @@
-// W0 "shape floor" (issue #19), the worker half: a plain BullMQ Worker in a process of its own
+// W0 "shape floor", the worker half: a plain BullMQ Worker in a process of its own
 // that returns its job's data and, once BullMQ stored the result (the `completed` event, after
 // moveToFinished), publishes a report naming the job on the owner's channel — what a lane
 // worker must at least do per node. Nothing else runs in it.

@@ -1,5 +1,5 @@
 /**
- * W0 "bare BullMQ worker" (issue #19): the CPU a plain BullMQ Worker (bare-worker.mjs, its
+ * W0 "bare BullMQ worker": the CPU a plain BullMQ Worker (bare-worker.mjs, its
  * own process, the lane's concurrency) spends per echo job, jobs added one after the other
  * as a W1 chain hands them over. The tool worker's CPU per W1 hop (one echo job each) is
  * compared with it in the same run: its target is ≤ 1.5× this figure.

@@ -1,5 +1,5 @@
 /**
- * W0 "shape floor" (issue #19): the least a hop costs in Flowline's fixed shape, with none of
+ * W0 "shape floor": the least a hop costs in Flowline's fixed shape, with none of
  * Flowline's code. A worker process (shape-worker.mjs: a plain BullMQ Worker) finishes the job
  * and publishes a report; an owner process (shape-owner.mjs) receives it, commits the node's
  * completion and the next node's queueing in one Postgres statement, and adds the next job,

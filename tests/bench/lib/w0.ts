@@ -33,9 +33,9 @@ export interface W0Result {
     /** CPU per hop of the one chain: this (the bench) process, Postgres, Redis; absent off Linux */
     cpu?: CpuPerNode | null;
   } | null;
-  /** issue #19: a bare BullMQ worker's CPU per echo job (compare: the W1 tool worker's CPU per hop) */
+  /** a bare BullMQ worker's CPU per echo job (compare: the W1 tool worker's CPU per hop) */
   bareWorker?: BareWorkerFigure | null;
-  /** issue #19: the least a hop of Flowline's shape costs (worker → report → owner: commit + add → pickup), none of Flowline's code */
+  /** the least a hop of Flowline's shape costs (worker → report → owner: commit + add → pickup), none of Flowline's code */
   shapeFloor?: ShapeFloorFigure | null;
   notes: string[];
 }

@@ -1,5 +1,5 @@
 /**
- * W7 "replicas" (issue #19): is the CPU of a hop O(1) in the number of replicas? W1 (one chain
+ * W7 "replicas": is the CPU of a hop O(1) in the number of replicas? W1 (one chain
  * at a time) and W3 (M canonical runs at once) run on two clusters in turn, each on a fresh
  * database and a flushed Redis: 1 dispatcher + 1 API, then 4 dispatchers + 3 API replicas with
  * 100 Socket.IO sockets on the last API replica, each subscribed to a run of its own that

@@ -270,7 +270,7 @@ export async function w3(
   const rps: number[] = [];
   const nps: number[] = [];
   const all: string[] = [];
-  // issue #19: CPU of every process (cluster, Postgres, Redis) per succeeded node over the repetitions
+  // CPU of every process (cluster, Postgres, Redis) per succeeded node over the repetitions
   const cpuBefore = ctx.processes ? cpuMs(ctx.processes) : null;
   let nodes = 0;
   let ms = 0;

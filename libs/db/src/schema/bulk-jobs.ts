@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /**
- * Bulk actions by filter (issue #17, `POST /v1/runs/bulk`): one row per job. The set of runs
+ * Bulk actions by filter (`POST /v1/runs/bulk`): one row per job. The set of runs
  * is fixed at submission in `bulk_job_runs`; a dispatcher claims the job with a lease
  * (`lease_owner` until `lease_expires_at`, renewed per batch) and works through the runs in
  * id order from `cursor`, so a replica killed mid-way leaves the job to another, which

@@ -74,17 +74,17 @@ export const runs = pgTable(
      */
     traceParent: text('trace_parent'),
     /**
-     * Run metadata (issue #17): string key/values given at start, NOT encrypted (they are
+     * Run metadata: string key/values given at start, NOT encrypted (they are
      * searchable: `metadata @> '{"k":"v"}'` on the GIN index below, ANDed with the tenant).
      */
     metadata: jsonb('metadata')
       .notNull()
       .default(sql`'{}'::jsonb`),
-    /** 1–5, higher first: orders the tenant's held work and Pending admissions (issue #16); children inherit it */
+    /** 1–5, higher first: orders the tenant's held work and Pending admissions; children inherit it */
     priority: integer('priority').notNull().default(3),
     /**
      * The run's value of its definition's concurrency key (`concurrency.key` over the input at
-     * creation), null when the definition has none or the input gave none (issue #16)
+     * creation), null when the definition has none or the input gave none
      */
     concurrencyKey: text('concurrency_key'),
     /** the definition's `concurrency.limit` at creation (null without a key) */
@@ -102,18 +102,18 @@ export const runs = pgTable(
     index('runs_shard_wake_idx')
       .on(t.shard, t.wakeAt)
       .where(sql`wake_at is not null`),
-    // run lists (run_list_indexes, issue #17): one index per filter, each ending in the keyset
+    // run lists (run_list_indexes): one index per filter, each ending in the keyset
     // order (created_at desc, id desc) so a page — first or deep — reads limit + 1 entries
     index('runs_tenant_created_idx').on(t.tenantId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     // also the tenant's live-run count of the run slot (blocker facts, admission)
     index('runs_tenant_status_idx').on(t.tenantId, t.status, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('runs_tenant_definition_idx').on(t.tenantId, t.definitionId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
-    // admission order of a tenant's Pending top-level runs (issue #16): higher priority, then older
+    // admission order of a tenant's Pending top-level runs: higher priority, then older
     index('runs_tenant_pending_priority_idx')
       .on(t.tenantId, t.priority.desc(), t.createdAt, t.id)
       .where(sql`status = 'Pending' and parent_run_id is null`),
     index('runs_parent_idx').on(t.parentRunId),
-    // a concurrency key's runs (issue #16): its live places and its Pending runs
+    // a concurrency key's runs: its live places and its Pending runs
     index('runs_concurrency_key_idx')
       .on(t.tenantId, t.definitionId, t.concurrencyKey)
       .where(sql.raw(`concurrency_key is not null and status not in (${TERMINAL_RUN_STATUSES_SQL})`)),

@@ -14,7 +14,7 @@ export interface RunBlockerFacts {
   live: number;
   /** Pending top-level runs of the tenant before this one in admission order: higher priority, or the same and older (0 unless it is one) */
   ahead: number;
-  /** the run's concurrency key (issue #16), null without one: its places held, its unplaced Pending runs ahead of this one */
+  /** the run's concurrency key, null without one: its places held, its unplaced Pending runs ahead of this one */
   concurrency: { value: string; limit: number; claimed: boolean; live: number; ahead: number } | null;
 }
 

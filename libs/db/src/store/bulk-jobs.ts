@@ -1,5 +1,5 @@
 /**
- * SQL of bulk actions by filter (issue #17): the dry-run count, the submission (the job row
+ * SQL of bulk actions by filter: the dry-run count, the submission (the job row
  * and its fixed set of runs, snapshotted in ONE `INSERT … SELECT`), the progress read, and
  * the processing a dispatcher does — claim a job under a lease (`FOR UPDATE SKIP LOCKED`, so
  * replicas never claim one job together; an expired lease is claimable again), read the

@@ -46,7 +46,7 @@ export interface SendMessageParams {
   maxPendingRuns?: number;
   /** checks the definition (Chat graph, attachments, run input) inside the run's transaction */
   prepare: (definition: DefinitionForRun) => RunSeed;
-  /** the run's metadata (issue #17; checked by the caller) @default {} */
+  /** the run's metadata (checked by the caller) @default {} */
   metadata?: Record<string, string>;
 }
 

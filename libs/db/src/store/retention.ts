@@ -1,5 +1,5 @@
 /**
- * Retention (issue #17): the pruner's statements. Which tenants' runs are expired is libs/graph
+ * Retention: the pruner's statements. Which tenants' runs are expired is libs/graph
  * `planRetention`; here a tenant's expired runs are found on `runs_tenant_terminal_finished_idx`
  * (0010_retention.sql) and deleted in batches, each batch one statement (its own short
  * transaction) that takes at most `limit` run rows, oldest finished first, skipping rows another

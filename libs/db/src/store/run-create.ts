@@ -41,14 +41,14 @@ export interface CreateRunParams {
   shardCount: number;
   /** W3C `traceparent` of the creating request's span, stored on the run (null: not traced) @default null */
   traceParent?: string | null;
-  /** the run's metadata (issue #17; checked by the caller, stored unencrypted, searchable) @default {} */
+  /** the run's metadata (checked by the caller, stored unencrypted, searchable) @default {} */
   metadata?: Record<string, string>;
   /**
    * the run's own budget (validated by the caller); stored as the effective budget: per field the
    * stricter of it and the pinned graph's (the planner takes the stricter of the two again) @default null
    */
   budget?: RunBudget | null;
-  /** the run's priority, 1–5, higher first (issue #16) @default 3 */
+  /** the run's priority, 1–5, higher first @default 3 */
   priority?: number;
   /**
    * MAX_PENDING_RUNS of the tenant (0 or absent: unbounded): with that many Pending top-level
@@ -166,7 +166,7 @@ LEFT JOIN conversations cv ON $3::text IS NOT NULL AND cv.tenant_id = $1 AND cv.
 /**
  * Prechecks in flight, by pool and key: concurrent creations with the same tenant, request
  * id and conversation share one read, so a burst of N replays of one key costs the pool one
- * statement instead of N queued behind each other (issue #12). Sharing is safe: a run found
+ * statement instead of N queued behind each other. Sharing is safe: a run found
  * holding the request id holds it forever (runs are never deleted, the key never moves), and
  * every "absent" or "not busy" answer is re-decided inside the creating transaction.
  */
@@ -204,7 +204,7 @@ async function readPrecheck(db: Queryable, p: CreateRunParams): Promise<Creation
  * Creation transactions in flight in this process, by pool and key (`r:` tenant + request
  * id, `c:` tenant + conversation): a creation that finds one for its key waits for it
  * outside any transaction and decides again, instead of opening a transaction that would
- * sit on a pool connection waiting for the first one's row locks (issue #12: a burst of N
+ * sit on a pool connection waiting for the first one's row locks (a burst of N
  * creations on one key held every connection). Other processes are still decided by the
  * unique index and the binding's compare-and-set inside the transaction.
  */
@@ -331,8 +331,8 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     const publishing = new Set(
       p.conversationId === null ? [] : planGraph.nodes.filter((n) => publishesToChat(planGraph, n)).map((n) => n.key),
     );
-    // The node rows, the run.created event and the tenant's Pending count in one round trip
-    // (issue #19). The count runs after the run's insert above, so a replay is never refused;
+    // The node rows, the run.created event and the tenant's Pending count in one round trip.
+    // The count runs after the run's insert above, so a replay is never refused;
     // it is bounded by the limit (index runs_tenant_pending_priority_idx; a limit of 0 counts
     // nothing). Creations committing at the same moment may each see the other missing: the
     // bound can be passed by at most the creations in flight. Over the limit, the whole

@@ -1,10 +1,10 @@
 /**
- * SQL of a fork (issue #17, `POST /v1/runs/{id}/fork`): a NEW run that pins the source
+ * SQL of a fork (`POST /v1/runs/{id}/fork`): a NEW run that pins the source
  * run's graph (or another version of its definition) and starts with the node runs it
  * reuses already settled, copied from the source, written in ONE transaction with the run,
  * its `run.created` (naming `forkedFrom`) and the source's `run.forked`. What is reused is
  * decided by the caller (libs/graph `planFork`) inside the transaction, on the source as
- * locked here. The new run keeps the source's metadata (issue #17: a fork is the same work again).
+ * locked here. The new run keeps the source's metadata (a fork is the same work again).
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';

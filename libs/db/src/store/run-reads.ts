@@ -32,13 +32,13 @@ export interface RunSummaryRow {
   lastSeq: number;
   /** the run and node this run was forked from, else null */
   forkedFrom: { runId: string; nodeKey: string } | null;
-  /** string key/values given at start (issue #17), {} when none */
+  /** string key/values given at start, {} when none */
   metadata: Record<string, string>;
   /** the run's effective budget (stored at creation), null: none */
   budget: RunBudget | null;
-  /** rolled-up model usage with the run's attempts (issue #16) */
+  /** rolled-up model usage with the run's attempts */
   usage: UsageView;
-  /** 1–5, higher first (issue #16) */
+  /** 1–5, higher first */
   priority: number;
 }
 

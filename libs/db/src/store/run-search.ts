@@ -1,5 +1,5 @@
 /**
- * The WHERE conditions of a run search (libs/graph `RunSearch`, issue #17) over `runs r`,
+ * The WHERE conditions of a run search (libs/graph `RunSearch`) over `runs r`,
  * shared by the runs list and by bulk actions (their count and their snapshot), so a dry
  * run, a submission and a list page with one filter select the same runs.
  */

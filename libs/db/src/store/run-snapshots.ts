@@ -21,7 +21,7 @@ export interface LoadedSnapshot extends RunSnapshot {
   shard: number;
   /** the W3C `traceparent` stored at creation (null: the run was not traced) */
   traceParent: string | null;
-  /** the run's concurrency key value (null: none) and whether it holds one of the key's places (issue #16) */
+  /** the run's concurrency key value (null: none) and whether it holds one of the key's places */
   concurrencyKey?: string | null;
   concurrencyClaimed?: boolean;
 }
@@ -61,11 +61,11 @@ const EMPTY_GRAPH: Graph = {
  * among them, its live top-level run count. A Pending top-level run's place in its tenant's
  * admission order (`ahead`) is counted only when the tenant's Pending runs outnumber its free
  * slots: otherwise every one of them has a slot, and a burst of runs is not counted against
- * itself once per run (issue #19).
+ * itself once per run.
  * Times are epoch ms (flowline_ms).
  * The query is the function `flowline_load_snapshots` (migration 0016), which runs it on a
  * generic plan cached per session: as a prepared statement Postgres planned it afresh on every
- * call, and planning cost 10× running it (issue #19).
+ * call, and planning cost 10× running it.
  */
 const LOAD_SQL =
   'SELECT * FROM flowline_load_snapshots($1::uuid[], $2::text[], $3::int, $4::text[]) WITH ORDINALITY AS s ORDER BY s.ordinality';
@@ -145,7 +145,7 @@ export async function loadSnapshots(
         : {}),
     });
   }
-  // Pending top-level runs take their tenant's free slots in admission order (issue #16): a run
+  // Pending top-level runs take their tenant's free slots in admission order: a run
   // gets one only while fewer Pending runs of its tenant come before it (higher priority, or the
   // same and older; counted over every shard) than slots are free.
   for (const s of out) {
@@ -156,7 +156,7 @@ export async function loadSnapshots(
 }
 
 /**
- * Concurrency keys (issue #16): each Pending top-level keyed run of `runIds` without a place
+ * Concurrency keys: each Pending top-level keyed run of `runIds` without a place
  * takes one of its key's places when there is one (`flowline_claim_concurrency`, migration
  * 0011: a try-lock per key, so dispatchers never exceed a limit); returns the ids that did.
  */

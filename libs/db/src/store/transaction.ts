@@ -3,7 +3,7 @@
  * {@link Tx} — the transaction's own connection, able to query and nothing else — and may
  * not take another connection from the pool: a body that waits for a second connection
  * while holding one deadlocks the pool as soon as every connection is held by such a body
- * (issue #12: 50 concurrent replays of one key exhausted 10 connections). Two guards keep
+ * (50 concurrent replays of one key exhausted 10 connections). Two guards keep
  * it so: functions that belong inside a transaction take a `Tx` (a Pool is not one), and a
  * pool made with `createPool({ refuseNestedConnections: true })` — every test database's
  * pool — refuses `connect()`/`query()` from inside a transaction body of the same pool with

@@ -12,7 +12,7 @@ export const BLOCKER_KINDS = [
   'runSlot',
   /**
    * the run is Pending: its concurrency key value (its definition's `concurrency`) already has
-   * `limit` live runs, or Pending runs of the key ahead of it take the free places (issue #16)
+   * `limit` live runs, or Pending runs of the key ahead of it take the free places
    */
   'concurrencyKey',
   /** the run is Cancelling: a Queued/Running node waits for its worker to confirm the cancel (until the grace deadline) */

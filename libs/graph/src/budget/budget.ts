@@ -1,5 +1,5 @@
 /**
- * Run budgets (issue #16): optional limits on a whole run's tokens, cost, wall-clock and
+ * Run budgets: optional limits on a whole run's tokens, cost, wall-clock and
  * node attempts, given on the definition (graph member `budget`) and on the start request
  * (`budget` in POST /v1/runs). The run's effective budget is, per field, the stricter of
  * the two. A limit is exceeded when the figure goes past it (`used > limit`): a run that

@@ -1,5 +1,5 @@
 /**
- * Bulk actions by filter (issue #17): the pure decisions. Which runs an action applies to
+ * Bulk actions by filter: the pure decisions. Which runs an action applies to
  * (the rule the store's submit statement is built from), the request's rules, each run's
  * outcome from what its verb's store call answered, the job's status from its counts, and
  * the deterministic id that makes re-applying a batch after a crash a replay.

@@ -1,4 +1,4 @@
-/** Run metadata, run search and bulk actions by filter (issue #17): the pure rules. */
+/** Run metadata, run search and bulk actions by filter: the pure rules. */
 export { checkRunMetadata, DEFAULT_METADATA_LIMITS, MAX_METADATA_KEY_CHARS, METADATA_KEY_PATTERN, metadataKeyProblem, metadataValueProblem } from './metadata';
 export type { MetadataCheck, MetadataLimits, RunMetadata } from './metadata';
 export { checkRunSearch, isEmptySearch, parseInstant, RUN_SEARCH_MEMBERS } from './run-search';

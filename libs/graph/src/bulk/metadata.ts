@@ -1,5 +1,5 @@
 /**
- * Run metadata (issue #17): string key/values given at a run's start, stored on the run
+ * Run metadata: string key/values given at a run's start, stored on the run
  * unencrypted (they are searchable: `metadata @> {...}` on a GIN index) and returned on its
  * summary. The pure rules: the key pattern and the bounds, checked with keyed issues.
  */

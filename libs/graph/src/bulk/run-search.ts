@@ -1,5 +1,5 @@
 /**
- * Run search (issue #17): the filters of `GET /v1/runs` and of a bulk action's `filter`,
+ * Run search: the filters of `GET /v1/runs` and of a bulk action's `filter`,
  * checked once here into a {@link RunSearch} the store turns into SQL. Every refusal is a
  * keyed issue (`status`, `metadata.<key>`, `createdAfter`, …).
  *

@@ -1,5 +1,5 @@
 /**
- * Fork from a node (issue #17): which node runs of a source run a new run reuses, and
+ * Fork from a node: which node runs of a source run a new run reuses, and
  * whether the source's node keys line up with the target graph (the source's pinned graph,
  * or another version of its definition). Pure: the store loads, this decides, the store writes.
  *

@@ -1,5 +1,5 @@
 /**
- * Run priority and the backlog bounds (issue #16), pure decisions.
+ * Run priority and the backlog bounds, pure decisions.
  *
  * Priority: an integer 1–5 given when a run starts, {@link DEFAULT_RUN_PRIORITY} when not.
  * A HIGHER number is MORE urgent (5 first, 1 last), as in Hatchet; BullMQ's own `priority`

@@ -1,5 +1,5 @@
 /**
- * Run budgets in the planner (issue #16): usage is rolled up as results are applied (each
+ * Run budgets in the planner: usage is rolled up as results are applied (each
  * LLM-lane attempt's `output.usage`, each child run when it ends), and the run's effective
  * budget (the stricter of the graph's and the start request's, per field) is judged after the
  * results of a call and before each attempt is spent. Going past one fails the run

@@ -1,5 +1,5 @@
 /**
- * Concurrency keys (issue #16), pure: the key value a run gets at creation from its
+ * Concurrency keys, pure: the key value a run gets at creation from its
  * definition's `concurrency` block, and whether a Pending run of a key may be admitted.
  *
  * The key is the dot path `concurrency.key` over `{ input: <run input> }` (the condition

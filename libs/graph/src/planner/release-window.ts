@@ -1,5 +1,5 @@
 /**
- * The dispatch window's decision (issue #16): which tenants' held work a lane takes next.
+ * The dispatch window's decision: which tenants' held work a lane takes next.
  *
  * Ready lane work stays Queued in Postgres and waits in a per-tenant hold; it is released
  * to its BullMQ lane only while the lane's waiting depth is under a target, so the lane

@@ -126,7 +126,7 @@ export interface RunState {
   budget?: RunBudget | null;
   /** model usage rolled up so far (`runs.usage`); absent: none */
   usage?: RunUsage | null;
-  /** 1–5, higher first (issue #16); absent reads as the default 3 */
+  /** 1–5, higher first; absent reads as the default 3 */
   priority?: number;
 }
 

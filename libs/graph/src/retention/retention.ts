@@ -1,5 +1,5 @@
 /**
- * Retention of terminal runs (issue #17): which runs the dispatcher's pruner may delete.
+ * Retention of terminal runs: which runs the dispatcher's pruner may delete.
  *
  * A tenant keeps its terminal runs (Completed / Failed / Cancelled) for its retention in
  * whole days: the `TENANT_RETENTION_DAYS` entry naming it, else `RETENTION_DAYS`; 0 keeps

@@ -127,7 +127,7 @@ export const CHAT_MEMBER_SPECS: readonly MemberSpec[] = [
 /** Largest `concurrency.limit`. */
 export const MAX_CONCURRENCY_LIMIT = 10_000;
 
-/** Members of a graph's `concurrency` block (an addition to CONTRACT §1, issue #16). */
+/** Members of a graph's `concurrency` block (an addition to CONTRACT §1). */
 export const CONCURRENCY_MEMBER_SPECS: readonly MemberSpec[] = [
   {
     name: 'key', type: 'dotPath', required: true, example: 'input.customerId',
@@ -169,7 +169,7 @@ export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
     name: 'concurrency', type: 'record', required: false, members: CONCURRENCY_MEMBER_SPECS,
     example: { key: 'input.customerId', limit: 2 },
     help:
-      "Concurrency key (an addition to CONTRACT §1, issue #16): at most `limit` live top-level runs of this definition per value of " +
+      "Concurrency key (an addition to CONTRACT §1): at most `limit` live top-level runs of this definition per value of " +
       "`key` (a tenant's own); the others stay Pending (blocker concurrencyKey) and are admitted as runs of that value end.",
   },
   { name: 'nodes', type: 'list', required: true, help: 'The nodes, in document order: exactly one Start and at least one End.' },

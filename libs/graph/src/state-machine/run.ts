@@ -47,6 +47,6 @@ export const RUN_TRANSITIONS = {
   reopen: { Failed: 'Running', Cancelled: 'Running' },
   /** the store kept refusing the run's tick (APPLY_FAILURE_LIMIT): Failed `Internal`, live work cancelled (run.failed) */
   quarantine: { Pending: 'Failed', Running: 'Failed', WaitingForApproval: 'Failed', Cancelling: 'Failed' },
-  /** never admitted within PENDING_RUN_TTL_MS (issue #16): Failed `Expired` (run.failed) */
+  /** never admitted within PENDING_RUN_TTL_MS: Failed `Expired` (run.failed) */
   expire: { Pending: 'Failed' },
 } as const satisfies Record<RunEvent, Partial<Record<RunStatus, RunStatus>>>;

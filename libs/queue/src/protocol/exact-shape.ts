@@ -2,7 +2,7 @@
  * Hand-written shape checks of the two messages every hop reads: the job payload (a work item,
  * read by the lane worker) and the worker's report on the wake channel (read by the run's
  * dispatcher). Zod's recursive JSON schema cost more CPU per hop than the rest of either
- * reader's own code (issue #19), so each reader first asks these checks, and only a value
+ * reader's own code, so each reader first asks these checks, and only a value
  * they do not accept goes through the zod schema of schemas.ts (which then accepts it with
  * its own normalisation, or says what is wrong).
  *

@@ -182,7 +182,7 @@ export interface WorkFailureReport {
  */
 export interface WakeMessage {
   runId?: string;
-  /** the run's tenant, when the publisher knows it (a new run or an API intent): the owner's tick order is fair across tenants (issue #16) */
+  /** the run's tenant, when the publisher knows it (a new run or an API intent): the owner's tick order is fair across tenants */
   tenantId?: string;
   ret?: WorkReturn;
   started?: WorkStartReport;

@@ -1,5 +1,5 @@
 /**
- * The dispatch window's shared state in Redis (issue #16): per lane, a hold of ready work
+ * The dispatch window's shared state in Redis: per lane, a hold of ready work
  * per tenant that has not been handed to BullMQ yet, and the round robin's memory. Every
  * dispatcher reads and writes the same keys, so releases are fair across replicas.
  *

@@ -226,7 +226,7 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
     } finally {
       invocation.release();
     }
-    // debug: the hot path writes no line per job at the default level (issue #19)
+    // debug: the hot path writes no line per job at the default level
     jobLog.debug(
       { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - pickedUpAt },
       `${lane} invocation finished`,
