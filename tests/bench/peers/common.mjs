@@ -246,6 +246,120 @@ export async function pgTxCount(pg, adminUrl, db) {
   }
 }
 
+/**
+ * The peer's databases on DATABASE_URL's server: `dbUrl(name)` and `admin(sql)`, one statement on
+ * the `postgres` database (create and drop the peer's own). `pg` is the caller's pg module.
+ */
+export function peerDatabases(pg) {
+  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const dbUrl = (name) => Object.assign(new URL(base.href), { pathname: `/${name}` }).href;
+  async function admin(sql) {
+    const c = new pg.Client({ connectionString: dbUrl('postgres') });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  }
+  return { dbUrl, admin };
+}
+
+/** A worker child's done message (`waitDone`), or its error thrown. */
+export async function doneOrThrow(waiting) {
+  const r = await waiting;
+  if (r.error) throw new Error(r.error);
+  return r;
+}
+
+/** Every done message of a batch (`waitDone` each), or the first error thrown. */
+export async function allDoneOrThrow(waitings) {
+  const rs = await Promise.all(waitings);
+  const bad = rs.find((r) => r.error);
+  if (bad) throw new Error(bad.error);
+  return rs;
+}
+
+/** `[1.2, 3.4]`: measured values for a note. */
+export const listed = (xs, digits = 1) => `[${xs.map((x) => x.toFixed(digits)).join(', ')}]`;
+
+/**
+ * Measures the workload of `args` the same way for every peer: a small warm-up (W1 n ≤ 10, W2
+ * k ≤ 16, W3 m ≤ 20, not counted), then the repetitions, then the figures of the result line.
+ * The peer brings how one repetition runs and the words of its notes:
+ * - `run.w1(n, id)` → `{ hops, total }` (ms), `run.w2(k, id)` → ms to the join, `run.w3(m, rep)` → ms for m runs;
+ * - `say.w1({ hops, chains })`, `say.w2({ latencies })`, `say.w3({ secs })` → the notes
+ *   (the repetitions note is added).
+ */
+export async function measureWorkload(args, run, say) {
+  if (args.workload === 'W1') {
+    await run.w1(Math.min(args.n, 10), 'warm');
+    const xs = await repeat(args, (r) => run.w1(args.n, `w1-${r}`));
+    const hops = xs.flatMap((x) => x.hops);
+    return {
+      repsDone: xs.length,
+      hopP50Ms: percentile(hops, 50),
+      hopP99Ms: percentile(hops, 99),
+      latencyMs: median(xs.map((x) => x.total)),
+      notes: say.w1({ hops, chains: xs.length }) + repsNote(args, xs.length),
+    };
+  }
+  if (args.workload === 'W2') {
+    await run.w2(Math.min(args.k, 16), 'warm');
+    const latencies = await repeat(args, (r) => run.w2(args.k, `w2-${r}`));
+    return {
+      repsDone: latencies.length,
+      latencyMs: median(latencies),
+      notes: say.w2({ latencies }) + repsNote(args, latencies.length),
+      extra: { latenciesMs: latencies },
+    };
+  }
+  await run.w3(Math.min(args.m, 20), 'warm');
+  const secs = (await repeat(args, (r) => run.w3(args.m, r))).map((ms) => ms / 1000);
+  const s = median(secs);
+  return {
+    repsDone: secs.length,
+    runsPerSec: args.m / s,
+    nodesPerSec: (7 * args.m) / s,
+    latencyMs: s * 1000,
+    notes: say.w3({ secs }) + repsNote(args, secs.length),
+    extra: { secs },
+  };
+}
+
+/**
+ * A measured result with the Postgres transactions per node added (to its notes and extra), read
+ * once every engine connection is closed.
+ */
+export async function withPgTransactions(pg, adminUrl, db, before, nodes, r) {
+  const tx = await pgTxPerNode(pg, adminUrl, db, before, nodes);
+  return {
+    ...r,
+    notes: `${r.notes} Postgres: ${tx.pgTxPerNode} transactions per node (pg_stat_database of ${db}, all nodes incl. warm-up, engine background work included).`,
+    extra: { ...(r.extra ?? {}), ...tx },
+  };
+}
+
+/**
+ * Runs a Postgres-backed peer under {@link runMain}: `measure()`, then `close()` (every engine
+ * connection, so the backends flush their counters), then the transactions per node since
+ * `counts.txBefore` over `counts.nodes` (both kept by the peer as it measures). Cleanup closes
+ * again (`close` must be safe to call twice) and drops the peer's database.
+ */
+export async function runPgPeer(pg, { peer, args, db, counts, measure, close }) {
+  const { dbUrl, admin } = peerDatabases(pg);
+  const main = async () => {
+    const r = await measure();
+    await close();
+    return withPgTransactions(pg, dbUrl('postgres'), db, counts.txBefore, counts.nodes, r);
+  };
+  const cleanup = async () => {
+    await close();
+    await admin(`drop database if exists ${db} with (force)`);
+  };
+  await runMain(peer, args, main, cleanup);
+}
+
 /** `{ txPerNode, tx, nodes }` for the extra field, after waiting for exiting backends to flush. */
 export async function pgTxPerNode(pg, adminUrl, db, before, nodes) {
   await new Promise((r) => setTimeout(r, 500));

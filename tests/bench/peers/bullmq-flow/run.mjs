@@ -6,7 +6,7 @@ import { FlowProducer, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import {
-  hopsOf, log, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild,
+  allDoneOrThrow, doneOrThrow, hopsOf, listed, log, measureWorkload, nowMs, parseArgs, runMain, startWorkerChild,
 } from '../common.mjs';
 import { QUEUE, REDIS_URL, chainFlow, connection, prefix } from './shared.mjs';
 
@@ -23,8 +23,7 @@ async function runW1(n, id) {
   const t0 = nowMs();
   const done = worker.waitDone(id);
   await flow.add(chainFlow(keys, (_k, i) => ({ w: 'W1', id, idx: i, last: i === n - 1 })));
-  const r = await done;
-  if (r.error) throw new Error(r.error);
+  const r = await doneOrThrow(done);
   return { hops: hopsOf(r.marks), total: r.t - t0 };
 }
 
@@ -35,8 +34,7 @@ async function runW2(k, id) {
   const t0 = nowMs();
   const done = worker.waitDone(id);
   await flow.add({ name: 'join', queueName: QUEUE, data: { w: 'W2', id, last: true }, children, opts: { removeOnComplete: true } });
-  const r = await done;
-  if (r.error) throw new Error(r.error);
+  const r = await doneOrThrow(done);
   return r.t - t0;
 }
 
@@ -45,9 +43,7 @@ async function runW3(m, rep) {
   const t0 = nowMs();
   const dones = ids.map((id) => worker.waitDone(id));
   await flow.addBulk(ids.map((id, i) => chainFlow(['start', 'analyze', 'check'], () => ({ w: 'W3', id, review: i % 2 === 0 }))));
-  const rs = await Promise.all(dones);
-  const bad = rs.find((r) => r.error);
-  if (bad) throw new Error(bad.error);
+  await allDoneOrThrow(dones);
   return nowMs() - t0;
 }
 
@@ -57,36 +53,14 @@ async function main() {
   worker = startWorkerChild(fileURLToPath(new URL('./worker.mjs', import.meta.url)), { PEER_TOKEN: token });
   await worker.ready;
   log(`${PEER}: worker ready, prefix ${pfx}`);
-  if (args.workload === 'W1') {
-    await runW1(Math.min(args.n, 10), 'warm');
-    const xs = await repeat(args, (r) => runW1(args.n, `w1-${r}`));
-    const hops = xs.flatMap((x) => x.hops);
-    const totals = xs.map((x) => x.total);
-    return {
-      repsDone: xs.length,
-      hopP50Ms: percentile(hops, 50), hopP99Ms: percentile(hops, 99), latencyMs: median(totals),
-      notes: `hop = node i start -> node i+1 start in the worker process (pickup->pickup), ${hops.length} hops over ${xs.length} chains; latencyMs = median whole chain (add -> last node done). FlowProducer chain declared up front; 1 worker process.` + repsNote(args, xs.length),
-    };
-  }
-  if (args.workload === 'W2') {
-    await runW2(Math.min(args.k, 16), 'warm');
-    const ls = await repeat(args, (r) => runW2(args.k, `w2-${r}`));
-    return {
-      repsDone: ls.length,
-      latencyMs: median(ls),
-      notes: `latency = FlowProducer.add of parent+${args.k} children -> parent (join) job running, median of ${ls.length} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms; 1 worker process, concurrency 100.` + repsNote(args, ls.length),
-      extra: { latenciesMs: ls },
-    };
-  }
-  await runW3(Math.min(args.m, 20), 'warm');
-  const secs = (await repeat(args, (r) => runW3(args.m, r))).map((ms) => ms / 1000);
-  const s = median(secs);
-  return {
-    repsDone: secs.length,
-    runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
-    notes: `${args.m} concurrent runs of the canonical shape (7 executed nodes: start, analyze, check, review|lookup alternating, fanout, merge, done; review = pause answered immediately, modelled as a no-op job); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s; FlowProducer.addBulk; 1 worker process, concurrency 100.` + repsNote(args, secs.length),
-    extra: { secs },
-  };
+  return measureWorkload(args, { w1: runW1, w2: runW2, w3: runW3 }, {
+    w1: ({ hops, chains }) =>
+      `hop = node i start -> node i+1 start in the worker process (pickup->pickup), ${hops.length} hops over ${chains} chains; latencyMs = median whole chain (add -> last node done). FlowProducer chain declared up front; 1 worker process.`,
+    w2: ({ latencies }) =>
+      `latency = FlowProducer.add of parent+${args.k} children -> parent (join) job running, median of ${latencies.length} ${listed(latencies)} ms; 1 worker process, concurrency 100.`,
+    w3: ({ secs }) =>
+      `${args.m} concurrent runs of the canonical shape (7 executed nodes: start, analyze, check, review|lookup alternating, fanout, merge, done; review = pause answered immediately, modelled as a no-op job); median of ${secs.length} ${listed(secs, 2)} s; FlowProducer.addBulk; 1 worker process, concurrency 100.`,
+  });
 }
 
 async function cleanup() {

@@ -3,13 +3,15 @@
 import pg from 'pg';
 import { Logger, makeWorkerUtils, runMigrations } from 'graphile-worker';
 import { fileURLToPath } from 'node:url';
-import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, startWorkerChild, pgTxCount, pgTxPerNode } from '../common.mjs';
+import {
+  allDoneOrThrow, doneOrThrow, hopsOf, listed, log, measureWorkload, nowMs, parseArgs, peerDatabases, pgTxCount, runPgPeer,
+  startWorkerChild,
+} from '../common.mjs';
 
 const PEER = 'graphile-worker';
 const DB = 'bench_graphile';
 const args = parseArgs();
-const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-const dbUrl = (name) => Object.assign(new URL(base.href), { pathname: `/${name}` }).href;
+const { dbUrl, admin } = peerDatabases(pg);
 const CONCURRENCY = 24;
 // W3 is a throughput figure: use the documented batching (local queue + batched
 // completions); W1/W2 are latency figures: defaults (no batching delays).
@@ -20,41 +22,31 @@ const logger = new Logger(() => (level, message) => {
 });
 let worker;
 
-async function admin(sql) {
-  const c = new pg.Client({ connectionString: dbUrl('postgres') });
-  await c.connect();
-  try { await c.query(sql); } finally { await c.end(); }
-}
-
 async function runW1(n, id) {
-  nodesRun += n;
+  counts.nodes += n;
   const t0 = nowMs();
   const done = worker.waitDone(id);
   await utils.addJob('node', { w: 'W1', id, idx: 0, n });
-  const r = await done;
-  if (r.error) throw new Error(r.error);
+  const r = await doneOrThrow(done);
   return { hops: hopsOf(r.marks), total: r.t - t0 };
 }
 
 async function runW2(k, id) {
-  nodesRun += k + 2;
+  counts.nodes += k + 2;
   const t0 = nowMs();
   const done = worker.waitDone(id);
   await utils.addJob('node', { w: 'W2', id, key: 'fanout', k });
-  const r = await done;
-  if (r.error) throw new Error(r.error);
+  const r = await doneOrThrow(done);
   return r.t - t0;
 }
 
 async function runW3(m, rep) {
-  nodesRun += 7 * m;
+  counts.nodes += 7 * m;
   const ids = Array.from({ length: m }, (_, i) => `w3-${rep}-${i}`);
   const t0 = nowMs();
   const dones = ids.map((id) => worker.waitDone(id));
   await utils.addJobs(ids.map((id, i) => ({ identifier: 'node', payload: { w: 'W3', id, key: 'start', review: i % 2 === 0 } })));
-  const rs = await Promise.all(dones);
-  const bad = rs.find((r) => r.error);
-  if (bad) throw new Error(bad.error);
+  await allDoneOrThrow(dones);
   return nowMs() - t0;
 }
 
@@ -68,62 +60,27 @@ async function measure() {
     PEER_DB_URL: dbUrl(DB), PEER_CONCURRENCY: String(CONCURRENCY), PEER_BATCHING: BATCHING ? '1' : '0',
   });
   await worker.ready;
-  txBefore = await pgTxCount(pg, dbUrl('postgres'), DB);
+  counts.txBefore = await pgTxCount(pg, dbUrl('postgres'), DB);
   log(`${PEER}: worker ready (batching ${BATCHING})`);
   const setup = `1 worker process, concurrency ${CONCURRENCY}, LISTEN/NOTIFY job pickup${BATCHING ? ', localQueue size ' + (CONCURRENCY + 1) + ' + completeJobBatchDelay 0' : ', no batching'}; synchronous_commit on`;
-  if (args.workload === 'W1') {
-    await runW1(Math.min(args.n, 10), 'warm');
-    const xs = await repeat(args, (r) => runW1(args.n, `w1-${r}`));
-    const hops = xs.flatMap((x) => x.hops);
-    const totals = xs.map((x) => x.total);
-    return {
-      repsDone: xs.length,
-      hopP50Ms: percentile(hops, 50), hopP99Ms: percentile(hops, 99), latencyMs: median(totals),
-      notes: `hop = node i start -> node i+1 start in the worker process (task adds its successor job, then completes), ${hops.length} hops over ${xs.length} chains; latencyMs = median whole chain. ${setup}.` + repsNote(args, xs.length),
-    };
-  }
-  if (args.workload === 'W2') {
-    await runW2(Math.min(args.k, 16), 'warm');
-    const ls = await repeat(args, (r) => runW2(args.k, `w2-${r}`));
-    return {
-      repsDone: ls.length,
-      latencyMs: median(ls),
-      notes: `latency = add fanout job -> join task running (fanout adds ${args.k} jobs with addJobs; each leaf decrements a counter row and adds the join at zero, one statement), median of ${ls.length} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.` + repsNote(args, ls.length),
-      extra: { latenciesMs: ls },
-    };
-  }
-  await runW3(Math.min(args.m, 20), 'warm');
-  const secs = (await repeat(args, (r) => runW3(args.m, r))).map((ms) => ms / 1000);
-  const s = median(secs);
-  return {
-    repsDone: secs.length,
-    runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
-    notes: `${args.m} concurrent runs of the canonical shape (7 executed nodes per run, review|lookup alternating; review = pause answered immediately, a no-op job); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.` + repsNote(args, secs.length),
-    extra: { secs },
-  };
+  return measureWorkload(args, { w1: runW1, w2: runW2, w3: runW3 }, {
+    w1: ({ hops, chains }) =>
+      `hop = node i start -> node i+1 start in the worker process (task adds its successor job, then completes), ${hops.length} hops over ${chains} chains; latencyMs = median whole chain. ${setup}.`,
+    w2: ({ latencies }) =>
+      `latency = add fanout job -> join task running (fanout adds ${args.k} jobs with addJobs; each leaf decrements a counter row and adds the join at zero, one statement), median of ${latencies.length} ${listed(latencies)} ms. ${setup}.`,
+    w3: ({ secs }) =>
+      `${args.m} concurrent runs of the canonical shape (7 executed nodes per run, review|lookup alternating; review = pause answered immediately, a no-op job); median of ${secs.length} ${listed(secs, 2)} s. ${setup}.`,
+  });
 }
 
-let txBefore = 0;
-let nodesRun = 0;
+// Postgres transactions before the measured work, and the nodes it ran (warm-up included)
+const counts = { txBefore: 0, nodes: 0 };
 
-/** Measures, then closes every engine connection and adds Postgres transactions per node. */
-async function main() {
-  const r = await measure();
-  await worker.stop();
-  await utils.release();
-  utils = undefined;
-  const tx = await pgTxPerNode(pg, dbUrl('postgres'), DB, txBefore, nodesRun);
-  return {
-    ...r,
-    notes: `${r.notes} Postgres: ${tx.pgTxPerNode} transactions per node (pg_stat_database of ${DB}, all nodes incl. warm-up, engine background work included).`,
-    extra: { ...(r.extra ?? {}), ...tx },
-  };
-}
-
-async function cleanup() {
+/** Closes every engine connection (safe twice: the result, then cleanup). */
+async function close() {
   await worker?.stop();
   await utils?.release();
-  await admin(`drop database if exists ${DB} with (force)`);
+  utils = undefined;
 }
 
-await runMain(PEER, args, main, cleanup);
+await runPgPeer(pg, { peer: PEER, args, db: DB, counts, measure, close });

@@ -5,15 +5,14 @@ import pg from 'pg';
 import { setMaxListeners } from 'node:events';
 import { Annotation, Command, END, START, Send, StateGraph, interrupt } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
-import { log, hopsOf, median, nowMs, parseArgs, percentile, repeat, repsNote, runMain, pgTxCount, pgTxPerNode } from '../common.mjs';
+import { hopsOf, listed, log, measureWorkload, nowMs, parseArgs, peerDatabases, pgTxCount, runPgPeer } from '../common.mjs';
 
 const PEER = 'langgraph';
 const DB = 'bench_langgraph';
 // Concurrent invokes each add an abort listener to shared signals: not a leak.
 setMaxListeners(0);
 const args = parseArgs();
-const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-const dbUrl = (name) => Object.assign(new URL(base.href), { pathname: `/${name}` }).href;
+const { dbUrl, admin } = peerDatabases(pg);
 // "async" is LangGraph's documented default (checkpoint written while the next step runs);
 // "sync" checkpoints before the next step starts.
 const DURABILITY = process.env.PEER_LANGGRAPH_DURABILITY ?? 'async';
@@ -25,12 +24,6 @@ const mark = (id, i) => {
   if (!a) marks.set(id, (a = []));
   a[i] = nowMs();
 };
-
-async function admin(sql) {
-  const c = new pg.Client({ connectionString: dbUrl('postgres') });
-  await c.connect();
-  try { await c.query(sql); } finally { await c.end(); }
-}
 
 const cfg = (thread, steps) => ({ configurable: { thread_id: thread }, recursionLimit: steps + 10, durability: DURABILITY });
 
@@ -87,91 +80,60 @@ async function measure() {
   pool.on('error', (e) => log('pg pool:', e.message));
   saver = new PostgresSaver(pool);
   await saver.setup();
-  txBefore = await pgTxCount(pg, dbUrl('postgres'), DB);
+  counts.txBefore = await pgTxCount(pg, dbUrl('postgres'), DB);
   log(`${PEER}: checkpointer ready (durability ${DURABILITY})`);
   const setup = `in-process (LangGraph.js runs the graph in the caller), PostgresSaver on a pg pool of 20, durability "${DURABILITY}"${DURABILITY === 'async' ? ' (the default: checkpoint written while the next step runs)' : ''}`;
-  if (args.workload === 'W1') {
-    const g = chainGraph(args.n);
-    const one = async (id) => {
-      nodesRun += args.n;
-      const t0 = nowMs();
-      await g.invoke({ id }, cfg(id, args.n));
-      const m = marks.get(id);
-      return { hops: hopsOf(m), total: m[m.length - 1] - t0 };
-    };
-    await one('w1-warm');
-    const xs = await repeat(args, (r) => one(`w1-${r}`));
-    const hops = xs.flatMap((x) => x.hops);
-    const totals = xs.map((x) => x.total);
-    return {
-      repsDone: xs.length,
-      hopP50Ms: percentile(hops, 50), hopP99Ms: percentile(hops, 99), latencyMs: median(totals),
-      notes: `StateGraph chain of N no-op nodes (one superstep each, checkpointed); hop = node i start -> node i+1 start, ${hops.length} hops over ${xs.length} chains; latencyMs = median invoke -> last node start. ${setup}.` + repsNote(args, xs.length),
-    };
-  }
-  if (args.workload === 'W2') {
-    const g = fanGraph(args.k);
-    const one = async (id) => {
-      nodesRun += args.k + 2;
-      const t0 = nowMs();
-      await g.invoke({ id }, cfg(id, 4));
-      return marks.get(id)[0] - t0;
-    };
-    await one('w2-warm');
-    const ls = await repeat(args, (r) => one(`w2-${r}`));
-    return {
-      repsDone: ls.length,
-      latencyMs: median(ls),
-      notes: `latency = invoke -> join node running; fanout sends ${args.k} Send('leaf') tasks (one superstep), join after the barrier; median of ${ls.length} [${ls.map((x) => x.toFixed(1)).join(', ')}] ms. ${setup}.` + repsNote(args, ls.length),
-      extra: { latenciesMs: ls },
-    };
-  }
-  const g = canonicalGraph();
+  // one compiled graph per size (the warm-up runs a smaller one)
+  const chains = new Map();
+  const fans = new Map();
+  const canonical = canonicalGraph();
+  const runW1 = async (n, id) => {
+    if (!chains.has(n)) chains.set(n, chainGraph(n));
+    counts.nodes += n;
+    const t0 = nowMs();
+    await chains.get(n).invoke({ id }, cfg(id, n));
+    const m = marks.get(id);
+    return { hops: hopsOf(m), total: m[m.length - 1] - t0 };
+  };
+  const runW2 = async (k, id) => {
+    if (!fans.has(k)) fans.set(k, fanGraph(k));
+    counts.nodes += k + 2;
+    const t0 = nowMs();
+    await fans.get(k).invoke({ id }, cfg(id, 4));
+    return marks.get(id)[0] - t0;
+  };
   const runOne = async (id, review) => {
-    const out = await g.invoke({ id, needsReview: review }, cfg(id, 10));
+    const out = await canonical.invoke({ id, needsReview: review }, cfg(id, 10));
     if (review) {
       if (!out.__interrupt__) throw new Error(`${id}: review branch did not pause`);
-      await g.invoke(new Command({ resume: 'Approve' }), cfg(id, 10));
+      await canonical.invoke(new Command({ resume: 'Approve' }), cfg(id, 10));
     }
   };
-  const batch = async (r, m) => {
-    nodesRun += 7 * m;
+  const runW3 = async (m, rep) => {
+    counts.nodes += 7 * m;
     const t0 = nowMs();
-    const ids = Array.from({ length: m }, (_, i) => `w3-${r}-${i}`);
+    const ids = Array.from({ length: m }, (_, i) => `w3-${rep}-${i}`);
     await Promise.all(ids.map((id, i) => runOne(id, i % 2 === 0)));
     // A run ends when its last node starts, as for the other peers.
-    return (Math.max(...ids.map((id) => marks.get(id)[0])) - t0) / 1000;
+    return Math.max(...ids.map((id) => marks.get(id)[0])) - t0;
   };
-  await batch('warm', Math.min(args.m, 20));
-  const secs = await repeat(args, (r) => batch(r, args.m));
-  const s = median(secs);
-  return {
-    repsDone: secs.length,
-    runsPerSec: args.m / s, nodesPerSec: (7 * args.m) / s, latencyMs: s * 1000,
-    notes: `${args.m} concurrent threads of the canonical shape (7 executed nodes; review = interrupt() answered immediately with Command({resume}), lookup alternating); median of ${secs.length} [${secs.map((x) => x.toFixed(2)).join(', ')}] s. ${setup}.` + repsNote(args, secs.length),
-    extra: { secs },
-  };
+  return measureWorkload(args, { w1: runW1, w2: runW2, w3: runW3 }, {
+    w1: ({ hops, chains: n }) =>
+      `StateGraph chain of N no-op nodes (one superstep each, checkpointed); hop = node i start -> node i+1 start, ${hops.length} hops over ${n} chains; latencyMs = median invoke -> last node start. ${setup}.`,
+    w2: ({ latencies }) =>
+      `latency = invoke -> join node running; fanout sends ${args.k} Send('leaf') tasks (one superstep), join after the barrier; median of ${latencies.length} ${listed(latencies)} ms. ${setup}.`,
+    w3: ({ secs }) =>
+      `${args.m} concurrent threads of the canonical shape (7 executed nodes; review = interrupt() answered immediately with Command({resume}), lookup alternating); median of ${secs.length} ${listed(secs, 2)} s. ${setup}.`,
+  });
 }
 
-let txBefore = 0;
-let nodesRun = 0;
+// Postgres transactions before the measured work, and the nodes it ran (warm-up included)
+const counts = { txBefore: 0, nodes: 0 };
 
-/** Measures, then closes every engine connection and adds Postgres transactions per node. */
-async function main() {
-  const r = await measure();
-  await pool.end();
-  pool = undefined;
-  const tx = await pgTxPerNode(pg, dbUrl('postgres'), DB, txBefore, nodesRun);
-  return {
-    ...r,
-    notes: `${r.notes} Postgres: ${tx.pgTxPerNode} transactions per node (pg_stat_database of ${DB}, all nodes incl. warm-up, engine background work included).`,
-    extra: { ...(r.extra ?? {}), ...tx },
-  };
-}
-
-async function cleanup() {
+/** Closes every engine connection (safe twice: the result, then cleanup). */
+async function close() {
   await pool?.end();
-  await admin(`drop database if exists ${DB} with (force)`);
+  pool = undefined;
 }
 
-await runMain(PEER, args, main, cleanup);
+await runPgPeer(pg, { peer: PEER, args, db: DB, counts, measure, close });
