@@ -7,10 +7,20 @@ import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import type { DefinitionSummary } from '@flowline/client';
 import { useDefinitionPages } from '../api/queries';
 import { useCan } from '../session/session';
-import { EmptyState, RefusalNote, ShortId, SkeletonRows, Time } from '../ui/primitives';
+import { EmptyState, ListTable, LoadMore, RefusalNote, ShortId, Time, type Column } from '../ui/primitives';
 import { StartRunDialog } from './StartRunDialog';
 
 const route = getRouteApi('/definitions');
+
+const COLUMNS: readonly Column[] = [
+  { label: 'Name' },
+  { label: 'Kind' },
+  { label: 'Version', num: true },
+  { label: 'Nodes', num: true },
+  { label: 'Updated' },
+  { label: 'Id' },
+  { label: 'Actions', hidden: true },
+];
 
 function Row({ d, canRun, now }: { d: DefinitionSummary; canRun: boolean; now: number }) {
   return (
@@ -66,45 +76,22 @@ export function DefinitionsPage() {
         </div>
       </div>
       <RefusalNote error={defs.error} title="Could not list definitions" />
-      <div className="card table-card">
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col" className="num">
-                Version
-              </th>
-              <th scope="col" className="num">
-                Nodes
-              </th>
-              <th scope="col">Updated</th>
-              <th scope="col">Id</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {defs.isPending ? <SkeletonRows rows={4} cols={7} /> : null}
-            {items.map((d) => (
-              <Row key={d.id} d={d} canRun={canRun} now={now} />
-            ))}
-          </tbody>
-        </table>
-        {!defs.isPending && items.length === 0 && !defs.error ? (
+      <ListTable
+        columns={COLUMNS}
+        query={defs}
+        rowCount={items.length}
+        skeletonRows={4}
+        empty={
           <EmptyState title="No definitions yet">
             Create one with <code>npx flowline definitions create</code> or <code>POST /v1/definitions</code>.
           </EmptyState>
-        ) : null}
-      </div>
-      {defs.hasNextPage ? (
-        <div className="pager">
-          <button type="button" className="btn" onClick={() => void defs.fetchNextPage()} disabled={defs.isFetchingNextPage}>
-            {defs.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </button>
-        </div>
-      ) : null}
+        }
+      >
+        {items.map((d) => (
+          <Row key={d.id} d={d} canRun={canRun} now={now} />
+        ))}
+      </ListTable>
+      <LoadMore query={defs} label="Load more" />
       {starting ? <StartRunDialog definition={starting} onClose={() => void navigate({ search: {} })} /> : null}
     </div>
   );

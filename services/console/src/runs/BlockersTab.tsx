@@ -1,9 +1,11 @@
 /** The run view's "Waiting on" tab: what each non-terminal node waits for, since when (read with the run's other queries). */
 import { useQuery } from '@tanstack/react-query';
 import { useClient } from '../session/session';
-import { EmptyState, Loading, RefusalNote, Time } from '../ui/primitives';
+import { EmptyState, HeadRow, Loading, RefusalNote, Time, type Column } from '../ui/primitives';
 import { StatusBadge } from '../ui/status';
 import { describeBlocker } from './blockers';
+
+const COLUMNS: readonly Column[] = [{ label: 'Node' }, { label: 'Status' }, { label: 'Waits for' }, { label: 'Since' }];
 
 export function BlockersTab({ runId, pollMs, now, onSelect }: { runId: string; pollMs: number | false; now: number; onSelect(nodeKey: string): void }) {
   const client = useClient();
@@ -15,12 +17,7 @@ export function BlockersTab({ runId, pollMs, now, onSelect }: { runId: string; p
   return (
     <table className="table table-compact blockers-table">
       <thead>
-        <tr>
-          <th scope="col">Node</th>
-          <th scope="col">Status</th>
-          <th scope="col">Waits for</th>
-          <th scope="col">Since</th>
-        </tr>
+        <HeadRow columns={COLUMNS} />
       </thead>
       <tbody>
         {blockers.map((b) => (

@@ -10,7 +10,7 @@
 import { memo, useLayoutEffect, useRef, useState } from 'react';
 import type { NodeRunSummary } from '@flowline/client';
 import { StatusBadge } from '../ui/status';
-import { durationText } from '../ui/primitives';
+import { HeadRow, durationText, type Column } from '../ui/primitives';
 import { KIND_GLYPH } from '../ui/kinds';
 
 /** Tables longer than this are windowed. */
@@ -18,6 +18,15 @@ export const WINDOW_FROM = 60;
 /** A windowed row's height in px (`.node-table.is-windowed tr` in styles.css). */
 export const ROW_HEIGHT = 36;
 /** Rows drawn beyond each edge of the view. */
+const COLUMNS: readonly Column[] = [
+  { label: 'Node' },
+  { label: 'Kind' },
+  { label: 'Status' },
+  { label: 'Attempt', num: true },
+  { label: 'Duration', num: true },
+  { label: 'Reason' },
+];
+
 const OVERSCAN = 8;
 /** Rows drawn before the scroll box is measured. */
 const FIRST_ROWS = 24;
@@ -107,18 +116,7 @@ export function NodeTable({ nodeRuns, labels, selected, now, onSelect }: { nodeR
         </colgroup>
       ) : null}
       <thead>
-        <tr aria-rowindex={1}>
-          <th scope="col">Node</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Status</th>
-          <th scope="col" className="num">
-            Attempt
-          </th>
-          <th scope="col" className="num">
-            Duration
-          </th>
-          <th scope="col">Reason</th>
-        </tr>
+        <HeadRow columns={COLUMNS} rowIndex={1} />
       </thead>
       <tbody ref={body}>
         {start > 0 ? <tr aria-hidden="true" className="row-spacer" style={{ height: start * ROW_HEIGHT }} /> : null}

@@ -7,31 +7,53 @@
 import { useId, useState } from 'react';
 import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import type { RunSummary } from '@flowline/client';
+import { FAILURE_CLASSES as ALL_FAILURE_CLASSES, RUN_STATUSES } from '@flowline/graph';
 import { parseMetadataPair, type RunsSearch } from '../app/search';
 import { useDefinitionIndex, useRunPages } from '../api/queries';
 import { useCan } from '../session/session';
 import { StatusBadge } from '../ui/status';
-import { EmptyState, RefusalNote, ShortId, SkeletonRows, Time, durationText } from '../ui/primitives';
+import { EmptyState, ListTable, LoadMore, RefusalNote, ShortId, Time, durationText, type Column } from '../ui/primitives';
 import { BulkDialog } from './BulkDialog';
 import { bulkFilterOf } from './bulk';
 
 const route = getRouteApi('/runs');
 
-const STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Completed', 'Failed', 'Cancelling', 'Cancelled'];
-const FAILURE_CLASSES = [
-  'NodeFailed',
-  'Timeout',
-  'AttemptsExhausted',
-  'OutputTooLarge',
-  'GateRejected',
-  'ValidationFailed',
-  'Cancelled',
-  'Interrupted',
-  'CapacityRejected',
-  'BudgetExceeded',
-  'Expired',
-  'Internal',
+const COLUMNS: readonly Column[] = [
+  { label: 'Status' },
+  { label: 'Run' },
+  { label: 'Definition' },
+  { label: 'Created' },
+  { label: 'Duration', num: true },
+  { label: 'Notes' },
 ];
+
+const STATUSES = RUN_STATUSES;
+// the classes a run or node can end with ('None' is the absence of one)
+const FAILURE_CLASSES = ALL_FAILURE_CLASSES.filter((f) => f !== 'None');
+
+/** One filter's select: "any" (no filter) first, then its values. */
+function FilterSelect(props: {
+  id: string;
+  label: string;
+  any: string;
+  value: string | undefined;
+  options: readonly { value: string; label: string }[];
+  onChange(value: string | undefined): void;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value ?? ''} onChange={(e) => props.onChange(e.target.value || undefined)}>
+        <option value="">{props.any}</option>
+        {props.options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
 
 function isFiltered(s: RunsSearch): boolean {
   return !!(s.status || s.definitionId || s.conversationId || s.failureClass || (s.metadata?.length ?? 0) > 0);
@@ -107,39 +129,30 @@ function Filters({ search }: { search: RunsSearch }) {
         set({ conversationId: conversation.trim() || undefined });
       }}
     >
-      <div className="field">
-        <label htmlFor={`${id}-status`}>Status</label>
-        <select id={`${id}-status`} value={search.status ?? ''} onChange={(e) => set({ status: e.target.value || undefined })}>
-          <option value="">Any status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s === 'WaitingForApproval' ? 'Waiting for approval' : s}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-def`}>Definition</label>
-        <select id={`${id}-def`} value={search.definitionId ?? ''} onChange={(e) => set({ definitionId: e.target.value || undefined })}>
-          <option value="">Any definition</option>
-          {[...defs.values()].map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.name}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-failure`}>Failure</label>
-        <select id={`${id}-failure`} value={search.failureClass ?? ''} onChange={(e) => set({ failureClass: e.target.value || undefined })}>
-          <option value="">Any failure</option>
-          {FAILURE_CLASSES.map((f) => (
-            <option key={f} value={f}>
-              {f}
-            </option>
-          ))}
-        </select>
-      </div>
+      <FilterSelect
+        id={`${id}-status`}
+        label="Status"
+        any="Any status"
+        value={search.status}
+        options={STATUSES.map((s) => ({ value: s, label: s === 'WaitingForApproval' ? 'Waiting for approval' : s }))}
+        onChange={(status) => set({ status })}
+      />
+      <FilterSelect
+        id={`${id}-def`}
+        label="Definition"
+        any="Any definition"
+        value={search.definitionId}
+        options={[...defs.values()].map((d) => ({ value: d.id, label: d.name }))}
+        onChange={(definitionId) => set({ definitionId })}
+      />
+      <FilterSelect
+        id={`${id}-failure`}
+        label="Failure"
+        any="Any failure"
+        value={search.failureClass}
+        options={FAILURE_CLASSES.map((f) => ({ value: f, label: f }))}
+        onChange={(failureClass) => set({ failureClass })}
+      />
       <MetadataFilter id={`${id}-meta`} pairs={search.metadata ?? []} onChange={(metadata) => set({ metadata })} />
       <div className="field">
         <label htmlFor={`${id}-conv`}>Conversation</label>
@@ -242,40 +255,22 @@ export function RunsPage() {
       {bulkOpen && bulkFilter ? <BulkDialog filter={bulkFilter} onClose={() => setBulkOpen(false)} /> : null}
       <Filters search={search} key={search.conversationId ?? ''} />
       <RefusalNote error={runs.error} title="Could not list runs" />
-      <div className="card table-card">
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Status</th>
-              <th scope="col">Run</th>
-              <th scope="col">Definition</th>
-              <th scope="col">Created</th>
-              <th scope="col" className="num">
-                Duration
-              </th>
-              <th scope="col">Notes</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.isPending ? <SkeletonRows rows={6} cols={6} /> : null}
-            {items.map((r) => (
-              <RunRow key={r.id} run={r} definitionName={defs.get(r.definitionId)?.name} now={now} />
-            ))}
-          </tbody>
-        </table>
-        {!runs.isPending && items.length === 0 && !runs.error ? (
+      <ListTable
+        columns={COLUMNS}
+        query={runs}
+        rowCount={items.length}
+        skeletonRows={6}
+        empty={
           <EmptyState title={filtered ? 'No run matches these filters' : 'No runs yet'}>
             {filtered ? 'Clear a filter to see more.' : <Link to="/definitions">Start one from a definition.</Link>}
           </EmptyState>
-        ) : null}
-      </div>
-      {runs.hasNextPage ? (
-        <div className="pager">
-          <button type="button" className="btn" onClick={() => void runs.fetchNextPage()} disabled={runs.isFetchingNextPage}>
-            {runs.isFetchingNextPage ? 'Loading…' : 'Load older runs'}
-          </button>
-        </div>
-      ) : null}
+        }
+      >
+        {items.map((r) => (
+          <RunRow key={r.id} run={r} definitionName={defs.get(r.definitionId)?.name} now={now} />
+        ))}
+      </ListTable>
+      <LoadMore query={runs} label="Load older runs" />
     </div>
   );
 }

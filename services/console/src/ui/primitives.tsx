@@ -121,3 +121,80 @@ export function CopyIcon() {
     </svg>
   );
 }
+
+/**
+ * A column of a table's head row: its label, `num` for a right-aligned figure column, `hidden`
+ * for a label only screen readers read (a column of buttons).
+ */
+export interface Column {
+  label: string;
+  num?: boolean;
+  hidden?: boolean;
+}
+
+/** A table's head row (scoped header cells; figure columns right-aligned like their cells). */
+export function HeadRow({ columns, rowIndex }: { columns: readonly Column[]; rowIndex?: number }) {
+  return (
+    <tr aria-rowindex={rowIndex}>
+      {columns.map((c) => (
+        <th key={c.label} scope="col" className={c.num ? 'num' : undefined}>
+          {c.hidden ? <span className="visually-hidden">{c.label}</span> : c.label}
+        </th>
+      ))}
+    </tr>
+  );
+}
+
+/** The pager of an infinite query: a button that fetches the next page, shown while there is one. */
+export function LoadMore({
+  query,
+  label,
+}: {
+  query: { hasNextPage: boolean; isFetchingNextPage: boolean; fetchNextPage: () => unknown };
+  label: string;
+}) {
+  if (!query.hasNextPage) return null;
+  return (
+    <div className="pager">
+      <button type="button" className="btn" onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+        {query.isFetchingNextPage ? 'Loading…' : label}
+      </button>
+    </div>
+  );
+}
+
+/**
+ * A page's list of records: a card holding the table (head row, skeleton rows while the first
+ * page loads, then the rows) and, once a page answered with nothing, the empty state. A refusal
+ * is the caller's to show (above the list), so an error is never taken for "nothing here".
+ */
+export function ListTable({
+  columns,
+  query,
+  rowCount,
+  skeletonRows,
+  empty,
+  children,
+}: {
+  columns: readonly Column[];
+  query: { isPending: boolean; error: unknown };
+  rowCount: number;
+  skeletonRows: number;
+  empty: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <div className="card table-card">
+      <table className="table">
+        <thead>
+          <HeadRow columns={columns} />
+        </thead>
+        <tbody>
+          {query.isPending ? <SkeletonRows rows={skeletonRows} cols={columns.length} /> : null}
+          {children}
+        </tbody>
+      </table>
+      {!query.isPending && rowCount === 0 && !query.error ? empty : null}
+    </div>
+  );
+}
