@@ -10,7 +10,7 @@ import type { DefinitionSummary } from '@flowline/client';
 import { useDefinition } from '../api/queries';
 import { newOperationId } from '../api/operation';
 import { useClient } from '../session/session';
-import { Dialog } from '../ui/Dialog';
+import { Dialog, DialogActions } from '../ui/Dialog';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { Loading, RefusalNote } from '../ui/primitives';
 import { defaultInputOf } from './graph-doc';
@@ -104,14 +104,7 @@ function InputForm({ definition, initial, onClose }: { definition: DefinitionSum
         </span>
       </div>
       <RefusalNote error={start.error} title="The run was not started" />
-      <div className="dialog-actions">
-        <button type="button" className="btn btn-ghost" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="submit" className="btn btn-primary" disabled={!parsed.ok || !meta.ok || start.isPending || start.isSuccess}>
-          {start.isPending ? 'Starting…' : 'Start run'}
-        </button>
-      </div>
+      <DialogActions back="Cancel" onBack={onClose} act={start.isPending ? 'Starting…' : 'Start run'} disabled={!parsed.ok || !meta.ok || start.isPending || start.isSuccess} />
     </form>
   );
 }

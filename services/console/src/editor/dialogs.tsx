@@ -9,7 +9,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { Validator } from '@cfworker/json-schema';
 import { useClient } from '../session/session';
 import { newOperationId } from '../api/operation';
-import { Dialog } from '../ui/Dialog';
+import { Dialog, DialogActions } from '../ui/Dialog';
 import { Loading, RefusalNote, Time } from '../ui/primitives';
 import { JsonEditor } from './inspector/JsonEditor';
 import { SAMPLES, type Sample } from './samples';
@@ -127,14 +127,7 @@ export function StartDialog({
           </ul>
         ) : null}
         <RefusalNote error={start.error} title="The run was not started" />
-        <div className="dialog-actions">
-          <button type="button" className="btn btn-ghost" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="btn btn-primary" disabled={problems.length > 0 || start.isPending || start.isSuccess}>
-            {start.isPending ? 'Starting…' : 'Start run'}
-          </button>
-        </div>
+        <DialogActions back="Cancel" onBack={onClose} act={start.isPending ? 'Starting…' : 'Start run'} disabled={problems.length > 0 || start.isPending || start.isSuccess} />
       </form>
     </Dialog>
   );
@@ -147,14 +140,7 @@ export function ConflictDialog({ onReload, onClose }: { onReload(): void; onClos
         Someone saved a newer version (in another tab or by another person) since you opened it. Reload it to see their version; your unsaved
         changes here are then dropped.
       </p>
-      <div className="dialog-actions">
-        <button type="button" className="btn btn-ghost" onClick={onClose}>
-          Keep editing
-        </button>
-        <button type="button" className="btn btn-primary" onClick={onReload}>
-          Reload the saved version
-        </button>
-      </div>
+      <DialogActions back="Keep editing" onBack={onClose} act="Reload the saved version" onAct={onReload} />
     </Dialog>
   );
 }
@@ -163,14 +149,7 @@ export function LeaveDialog({ onStay, onLeave }: { onStay(): void; onLeave(): vo
   return (
     <Dialog title="Leave without saving?" onClose={onStay}>
       <p>This workflow has changes that are not saved. Leaving drops them.</p>
-      <div className="dialog-actions">
-        <button type="button" className="btn btn-ghost" onClick={onStay}>
-          Stay
-        </button>
-        <button type="button" className="btn btn-danger" onClick={onLeave}>
-          Leave and drop changes
-        </button>
-      </div>
+      <DialogActions back="Stay" onBack={onStay} act="Leave and drop changes" onAct={onLeave} tone="btn-danger" />
     </Dialog>
   );
 }
@@ -179,14 +158,7 @@ export function DeleteDialog({ name, onStay, onDelete }: { name: string; onStay(
   return (
     <Dialog title={`Delete “${name}”?`} onClose={onStay}>
       <p>The definition is deleted for good. A definition a live run still uses cannot be deleted.</p>
-      <div className="dialog-actions">
-        <button type="button" className="btn btn-ghost" onClick={onStay}>
-          Keep it
-        </button>
-        <button type="button" className="btn btn-danger" onClick={onDelete}>
-          Delete
-        </button>
-      </div>
+      <DialogActions back="Keep it" onBack={onStay} act="Delete" onAct={onDelete} tone="btn-danger" />
     </Dialog>
   );
 }

@@ -10,7 +10,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { RunSearchFilter } from '@flowline/client';
 import { newOperationId } from '../api/operation';
 import { useClient } from '../session/session';
-import { Dialog } from '../ui/Dialog';
+import { Dialog, DialogActions } from '../ui/Dialog';
 import { RefusalNote } from '../ui/primitives';
 import { BULK_ACTIONS, bulkJobSettled, bulkProgressText, type ConsoleBulkAction } from './bulk';
 
@@ -104,14 +104,7 @@ export function BulkDialog({ filter, onClose }: { filter: RunSearchFilter; onClo
           </p>
           <RefusalNote error={count.error} title="Could not count the runs" />
           <RefusalNote error={submit.error} title="Refused" />
-          <div className="dialog-actions">
-            <button type="button" className="btn btn-ghost" onClick={onClose}>
-              Close
-            </button>
-            <button type="submit" className={`btn ${action === 'cancel' ? 'btn-reject' : 'btn-primary'}`} disabled={!n || submit.isPending}>
-              {submit.isPending ? 'Submitting…' : `${chosen.verb} ${n ?? ''} ${n === 1 ? 'run' : 'runs'}`}
-            </button>
-          </div>
+          <DialogActions back="Close" onBack={onClose} act={submit.isPending ? 'Submitting…' : `${chosen.verb} ${n ?? ''} ${n === 1 ? 'run' : 'runs'}`} tone={action === 'cancel' ? 'btn-reject' : 'btn-primary'} disabled={!n || submit.isPending} />
         </form>
       )}
     </Dialog>

@@ -6,7 +6,7 @@ import type { RunControls } from '@flowline/client';
 import { conditionText } from '../graph/canvas';
 import type { DocEdge } from '../definitions/graph-doc';
 import { useCan } from '../session/session';
-import { RefusalNote } from '../ui/primitives';
+import { RefusalNote, SideHead } from '../ui/primitives';
 import { useAct } from './acts';
 
 export function EdgePanel({ runId, edge, controls, runLive, onClose }: { runId: string; edge: DocEdge; controls: RunControls | undefined; runLive: boolean; onClose(): void }) {
@@ -15,15 +15,10 @@ export function EdgePanel({ runId, edge, controls, runLive, onClose }: { runId: 
   const current = controls?.edgeOverrides[edge.key];
   return (
     <aside className="side-panel card" aria-label={`Edge ${edge.key}`} data-edge-panel={edge.key}>
-      <div className="side-head">
-        <div>
-          <div className="muted small">Edge</div>
-          <h2 className="mono">{edge.key}</h2>
-        </div>
-        <button type="button" className="icon-button" aria-label="Close the edge panel" onClick={onClose}>
-          ✕
-        </button>
-      </div>
+      <SideHead closeLabel="Close the edge panel" onClose={onClose}>
+        <div className="muted small">Edge</div>
+        <h2 className="mono">{edge.key}</h2>
+      </SideHead>
       <dl className="facts">
         <div>
           <dt>From</dt>

@@ -10,7 +10,7 @@ import { useMutation } from '@tanstack/react-query';
 import type { ForkRunBody } from '@flowline/client';
 import { newOperationId } from '../api/operation';
 import { useClient } from '../session/session';
-import { Dialog } from '../ui/Dialog';
+import { Dialog, DialogActions } from '../ui/Dialog';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { RefusalNote } from '../ui/primitives';
 
@@ -56,14 +56,7 @@ export function ForkDialog(props: { runId: string; nodeKey: string; input: unkno
           iterations after the node that succeeded
         </label>
         <RefusalNote error={fork.error} title="Refused" />
-        <div className="dialog-actions">
-          <button type="button" className="btn btn-ghost" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="btn btn-primary" disabled={!canSubmit}>
-            Fork run
-          </button>
-        </div>
+        <DialogActions back="Cancel" onBack={onClose} act="Fork run" disabled={!canSubmit} />
       </form>
     </Dialog>
   );

@@ -1,6 +1,6 @@
 /** A dialog that takes one JSON document (complete's payload, a pending node's input). */
 import { useId } from 'react';
-import { Dialog } from '../ui/Dialog';
+import { Dialog, DialogActions } from '../ui/Dialog';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { RefusalNote } from '../ui/primitives';
 
@@ -28,14 +28,7 @@ export function JsonEditDialog(props: {
       >
         <JsonField id={id} label={props.label} rows={14} field={field} help={props.help} />
         <RefusalNote error={props.error} title="Refused" />
-        <div className="dialog-actions">
-          <button type="button" className="btn btn-ghost" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="btn btn-primary" disabled={!parsed.ok || props.pending}>
-            {props.pending ? 'Sending…' : props.submitLabel}
-          </button>
-        </div>
+        <DialogActions back="Cancel" onBack={props.onClose} act={props.pending ? 'Sending…' : props.submitLabel} disabled={!parsed.ok || props.pending} />
       </form>
     </Dialog>
   );

@@ -11,7 +11,7 @@ import type { NodeRunDetail, RunControls } from '@flowline/client';
 import { useCan } from '../session/session';
 import { HUMAN_KINDS, STEERABLE_KINDS } from '../ui/kinds';
 import { RefusalNote } from '../ui/primitives';
-import { Dialog } from '../ui/Dialog';
+import { Dialog, DialogActions } from '../ui/Dialog';
 import { useAct } from './acts';
 import { ForkDialog } from './ForkDialog';
 import { JsonEditDialog } from './JsonEditDialog';
@@ -152,14 +152,7 @@ export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind,
             <textarea id={`${id}-steer`} rows={4} value={message} onChange={(e) => setMessage(e.target.value)} />
             <p className="muted small">The node re-runs its turn with this under “Operator steering”.</p>
             <RefusalNote error={steer.error} title="Refused" />
-            <div className="dialog-actions">
-              <button type="button" className="btn btn-ghost" onClick={() => setDialog(null)}>
-                Cancel
-              </button>
-              <button type="submit" className="btn btn-primary" disabled={steer.pending || !message.trim()}>
-                Send steering
-              </button>
-            </div>
+            <DialogActions back="Cancel" onBack={() => setDialog(null)} act="Send steering" disabled={steer.pending || !message.trim()} />
           </form>
         </Dialog>
       ) : null}

@@ -10,7 +10,7 @@ import type { DocNode } from '../definitions/graph-doc';
 import { StatusBadge } from '../ui/status';
 import { JsonDoc } from '../ui/JsonDoc';
 import { KIND_GLYPH, STREAMING_KINDS, defaultMaxAttempts } from '../ui/kinds';
-import { Loading, RefusalNote, Time, durationText } from '../ui/primitives';
+import { Loading, RefusalNote, SideHead, Time, durationText } from '../ui/primitives';
 import { TokenStream } from './TokenStream';
 import { DecisionPanel } from './DecisionPanel';
 import { NodeActions } from './NodeActions';
@@ -38,19 +38,14 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
   const status = d?.status ?? summary?.status ?? 'Pending';
   return (
     <aside className="side-panel card" aria-label={`Node ${nodeKey}`} data-node-panel={nodeKey}>
-      <div className="side-head">
-        <div>
-          <div className="muted small">
-            <span aria-hidden="true">{KIND_GLYPH[kind] ?? '•'} </span>
-            {kind}
-          </div>
-          <h2>{docNode?.label ?? nodeKey}</h2>
-          {docNode && docNode.label !== nodeKey ? <div className="mono small muted">{nodeKey}</div> : null}
+      <SideHead closeLabel="Close the node panel" onClose={onClose}>
+        <div className="muted small">
+          <span aria-hidden="true">{KIND_GLYPH[kind] ?? '•'} </span>
+          {kind}
         </div>
-        <button type="button" className="icon-button" aria-label="Close the node panel" onClick={onClose}>
-          ✕
-        </button>
-      </div>
+        <h2>{docNode?.label ?? nodeKey}</h2>
+        {docNode && docNode.label !== nodeKey ? <div className="mono small muted">{nodeKey}</div> : null}
+      </SideHead>
       <dl className="facts">
         <div>
           <dt>Status</dt>

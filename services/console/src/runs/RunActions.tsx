@@ -7,7 +7,7 @@ import { useId, useState } from 'react';
 import type { RunSummary } from '@flowline/client';
 import { useCan } from '../session/session';
 import { TERMINAL_RUN_STATUSES } from '../ui/status';
-import { Dialog } from '../ui/Dialog';
+import { Dialog, DialogActions } from '../ui/Dialog';
 import { RefusalNote } from '../ui/primitives';
 import { useAct } from './acts';
 
@@ -67,14 +67,7 @@ export function RunActions({ run }: { run: RunSummary }) {
             <label htmlFor={`${id}-reason`}>Reason (optional)</label>
             <input id={`${id}-reason`} value={reason} onChange={(e) => setReason(e.target.value)} style={{ width: '100%' }} />
             <RefusalNote error={cancel.error} title="Refused" />
-            <div className="dialog-actions">
-              <button type="button" className="btn btn-ghost" onClick={() => setConfirming(false)}>
-                Keep running
-              </button>
-              <button type="submit" className="btn btn-reject" disabled={cancel.pending}>
-                Cancel run
-              </button>
-            </div>
+            <DialogActions back="Keep running" onBack={() => setConfirming(false)} act="Cancel run" tone="btn-reject" disabled={cancel.pending} />
           </form>
         </Dialog>
       ) : null}

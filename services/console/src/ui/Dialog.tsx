@@ -28,3 +28,35 @@ export function Dialog({ title, onClose, children, wide }: { title: string; onCl
     </dialog>
   );
 }
+
+/**
+ * A dialog's two buttons: the way back on the left, the action on the right. The action submits
+ * the dialog's form unless `onAct` is given; `tone` is its button style (`btn-primary`,
+ * `btn-danger`, `btn-reject`).
+ */
+export function DialogActions({
+  back,
+  onBack,
+  act,
+  onAct,
+  tone = 'btn-primary',
+  disabled,
+}: {
+  back: string;
+  onBack(): void;
+  act: ReactNode;
+  onAct?: () => void;
+  tone?: string;
+  disabled?: boolean;
+}) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" className="btn btn-ghost" onClick={onBack}>
+        {back}
+      </button>
+      <button type={onAct ? 'button' : 'submit'} className={`btn ${tone}`} onClick={onAct} disabled={disabled}>
+        {act}
+      </button>
+    </div>
+  );
+}

@@ -198,3 +198,15 @@ export function ListTable({
     </div>
   );
 }
+
+/** The head of a side panel: what it shows (the children), and its close button. */
+export function SideHead({ closeLabel, onClose, children }: { closeLabel: string; onClose(): void; children: ReactNode }) {
+  return (
+    <div className="side-head">
+      <div>{children}</div>
+      <button type="button" className="icon-button" aria-label={closeLabel} onClick={onClose}>
+        ✕
+      </button>
+    </div>
+  );
+}
