@@ -30,6 +30,8 @@ export type { Shutdown, ShutdownOptions, Releaser } from './shutdown';
 export { systemClock } from './clock';
 export type { Clock } from './clock';
 export { opsOptions, createMetricsRegistry, startOpsServer, startWorkerOpsPort } from './ops-server';
+export { serveLaneWorker } from './lane-process';
+export type { LaneProcessWorker, ServeLaneWorkerOptions } from './lane-process';
 export type { OpsServer, OpsServerOptions, Unready } from './ops-server';
 export { workerStallOptions, stallReason, checkStall } from './worker-stall';
 export type { WorkerProgress } from './worker-stall';

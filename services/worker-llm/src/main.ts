@@ -8,7 +8,7 @@
  * background.
  */
 import { connectRedis, laneTelemetry } from '@flowline/queue';
-import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
+import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig, serveLaneWorker } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
@@ -94,29 +94,19 @@ const worker = createLlmWorker({
 });
 
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });
-// released last: the final spans are flushed after the worker stopped
-shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
-// Releasers run last-registered first: the worker stops before Redis closes.
-shutdown.onShutdown(async () => {
-  await redis.quit();
-}, 'redis');
-// ops port (OPS_PORT): /readyz 503 once draining, when Redis does not answer, or when the worker stalled (WORKER_STALL_MS)
-const markDraining = await startWorkerOpsPort({
-  registry,
-  port: config.OPS_PORT,
-  readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
-  logger,
-  redis,
-  shutdown,
-  progress: { stallMs: config.WORKER_STALL_MS, lastProgressAt: () => worker.lastProgressAt(), waiting: () => worker.waitingJobs() },
-});
-shutdown.onShutdown(() => worker.stop(), 'llm-worker');
-shutdown.onShutdown(markDraining, 'readiness');
-shutdown.onShutdown(() => providers.discovery?.stop(), 'model-discovery');
 // an Agent's tools include TOOL_MODULES: a leaked error fails its call, then the worker drains and exits 1
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });
-
-await worker.start();
+await serveLaneWorker({
+  worker,
+  name: 'llm-worker',
+  redis,
+  tracing,
+  shutdown,
+  logger,
+  options: config,
+  registry,
+  releasers: [[() => providers.discovery?.stop(), 'model-discovery']],
+});
 // the provider may start after the worker: keep asking until it names the model
 providers.discovery?.start();
 logger.info(

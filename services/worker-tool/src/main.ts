@@ -6,7 +6,7 @@
  * the worker the same way, then exits 1 (installLeakedErrorPolicy).
  */
 import { connectRedis, laneTelemetry } from '@flowline/queue';
-import { createLogger, initTracing, installShutdown, loadConfig, startWorkerOpsPort } from '@flowline/runtime';
+import { createLogger, initTracing, installShutdown, loadConfig, serveLaneWorker } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { toolModulesOf, toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
@@ -45,26 +45,8 @@ const worker = createToolWorker({
 // The worker bounds its own stop (grace + interrupt + abandon); the process-wide
 // deadline only guards against a hung Redis close.
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });
-// released last: the final spans are flushed after the worker stopped
-shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
-// Releasers run last-registered first: the worker stops before Redis closes.
-shutdown.onShutdown(async () => {
-  await redis.quit();
-}, 'redis');
-// ops port (OPS_PORT): /readyz 503 once draining, when Redis does not answer, or when the worker stalled (WORKER_STALL_MS)
-const markDraining = await startWorkerOpsPort({
-  port: config.OPS_PORT,
-  readyTimeoutMs: config.READY_CHECK_TIMEOUT_MS,
-  logger,
-  redis,
-  shutdown,
-  progress: { stallMs: config.WORKER_STALL_MS, lastProgressAt: () => worker.lastProgressAt(), waiting: () => worker.waitingJobs() },
-});
-shutdown.onShutdown(() => worker.stop(), 'tool-worker');
-shutdown.onShutdown(markDraining, 'readiness');
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });
-
-await worker.start();
+await serveLaneWorker({ worker, name: 'tool-worker', redis, tracing, shutdown, logger, options: config });
 logger.info(
   { concurrency: config.LANE_CONCURRENCY, prefix: config.QUEUE_PREFIX, tools: registry.catalog().map((t) => t.name) },
   'worker-tool ready',
