@@ -30,7 +30,7 @@ export type { Shutdown, ShutdownOptions, Releaser } from './shutdown';
 export { systemClock } from './clock';
 export type { Clock } from './clock';
 export { opsOptions, createMetricsRegistry, startOpsServer, startWorkerOpsPort } from './ops-server';
-export { serveLaneWorker } from './lane-process';
+export { flagOption, laneWorkerOptions, serveLaneWorker, toolModulesOf } from './lane-process';
 export type { LaneProcessWorker, ServeLaneWorkerOptions } from './lane-process';
 export type { OpsServer, OpsServerOptions, Unready } from './ops-server';
 export { workerStallOptions, stallReason, checkStall } from './worker-stall';

@@ -6,8 +6,12 @@
  * interrupts), Redis closes, and the last spans are flushed.
  */
 import type { Registry } from 'prom-client';
+import { z } from 'zod';
 import type { Logger } from './logger';
-import { startWorkerOpsPort } from './ops-server';
+import { opsOptions, startWorkerOpsPort } from './ops-server';
+import { dispatchOptions, logOptions, workerOptions } from './options';
+import { tracingOptions } from './tracing';
+import { workerStallOptions } from './worker-stall';
 import type { Releaser, Shutdown } from './shutdown';
 
 /** What the plumbing needs of a lane worker (the shared lane-worker skeleton has it). */
@@ -57,4 +61,37 @@ export async function serveLaneWorker(o: ServeLaneWorkerOptions): Promise<void> 
   shutdown.onShutdown(markDraining, 'readiness');
   for (const [release, name] of o.releasers ?? []) shutdown.onShutdown(release, name);
   await worker.start();
+}
+
+/**
+ * The options both lane workers take beside their own: the tool modules an Agent or a Tool node
+ * may call, the job lock, the shard count (a report goes to the wake channel of its run's shard,
+ * read by the shard's owner alone), logging, tracing, the ops port and the stall rule.
+ */
+export const laneWorkerOptions = {
+  TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
+  TOOL_MODULES: workerOptions.TOOL_MODULES,
+  WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
+  SHARD_COUNT: dispatchOptions.SHARD_COUNT,
+  ...logOptions,
+  ...tracingOptions,
+  ...opsOptions,
+  ...workerStallOptions,
+};
+
+/** TOOL_MODULES as a list (comma-separated, blanks dropped). */
+export function toolModulesOf(config: { TOOL_MODULES?: string }): string[] {
+  return (config.TOOL_MODULES ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** A boolean option written `0`/`1` (or `false`/`true`). */
+export function flagOption(description: string, dflt: '0' | '1' = '0') {
+  return z
+    .enum(['0', '1', 'false', 'true'])
+    .default(dflt)
+    .transform((v) => v === '1' || v === 'true')
+    .describe(description);
 }

@@ -5,18 +5,12 @@
  * a node pins one with `model: "<name>/<model>"`.
  */
 import { z } from 'zod';
-import { connectionOptions, coreOptions, defineConfig, dispatchOptions, logOptions, tracingOptions, opsOptions, workerOptions, workerStallOptions } from '@flowline/runtime';
+import { connectionOptions, coreOptions, defineConfig, flagOption, laneWorkerOptions, toolModulesOf, workerOptions } from '@flowline/runtime';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { providerMapSchema, type ProviderEntry } from './providers/registry';
 
 type ProviderMap = Record<string, ProviderEntry>;
 
-const flag = (description: string, dflt: '0' | '1' = '0') =>
-  z
-    .enum(['0', '1', 'false', 'true'])
-    .default(dflt)
-    .transform((v) => v === '1' || v === 'true')
-    .describe(description);
 
 /**
  * LLM_PROVIDERS may hold API keys: it is read as raw text and parsed after the shape,
@@ -45,8 +39,8 @@ export const llmWorkerOwnOptions = {
   LLM_PROVIDERS: providersRaw,
   LLM_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(0).default(0).describe('concurrent calls per provider/model across all replicas; 0 = unlimited'),
   LLM_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).default(0).describe('tokens per minute per provider/model across all replicas; 0 = unlimited'),
-  LLM_STREAM: flag('1 streams completions (token deltas feed the live activity)', '1'),
-  LLM_LOGPROBS: flag('1 asks the default provider for token log-probabilities (DecisionModel confidence); 0 for servers that refuse them', '1'),
+  LLM_STREAM: flagOption('1 streams completions (token deltas feed the live activity)', '1'),
+  LLM_LOGPROBS: flagOption('1 asks the default provider for token log-probabilities (DecisionModel confidence); 0 for servers that refuse them', '1'),
   LLM_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(600_000).describe('client-side timeout of one model request, ms'),
   LLM_MODELS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000).describe('LLM_MODEL unset: timeout of one GET /models of the default provider, ms'),
   LLM_MODELS_RETRY_MIN_MS: z.coerce.number().int().min(10).max(3_600_000).default(1_000).describe('LLM_MODEL unset: first retry of GET /models while the provider does not answer or lists no model, ms (doubles per try)'),
@@ -54,8 +48,8 @@ export const llmWorkerOwnOptions = {
   LLM_ADMISSION_LEASE_MS: z.coerce.number().int().min(100).default(30_000).describe('admission slot lease (renewed while a call runs), ms'),
   LLM_ACTIVITY_MAXLEN: z.coerce.number().int().min(10).default(2_000).describe('approximate entries kept per invocation activity stream'),
   LLM_ACTIVITY_TTL_SECONDS: z.coerce.number().int().min(1).default(600).describe('TTL of an invocation activity stream, seconds'),
-  WF_TEST_TOOLS: flag('1 registers the test tools test_fail and counter'),
-  HTTP_FETCH_ALLOW_PRIVATE: flag('1 lets http_fetch reach private, loopback and link-local addresses'),
+  WF_TEST_TOOLS: flagOption('1 registers the test tools test_fail and counter'),
+  HTTP_FETCH_ALLOW_PRIVATE: flagOption('1 lets http_fetch reach private, loopback and link-local addresses'),
   ATTACHMENT_RESOLVER_MODULE: z
     .string()
     .trim()
@@ -78,15 +72,7 @@ export const llmWorkerConfigSchema = defineConfig({
   LLM_API_KEY: workerOptions.LLM_API_KEY,
   LLM_MODEL: workerOptions.LLM_MODEL,
   MAX_RUN_INPUT_BYTES: coreOptions.MAX_RUN_INPUT_BYTES,
-  TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
-  TOOL_MODULES: workerOptions.TOOL_MODULES,
-  WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
-  // the run's shard names the wake channel a report goes to (its owner's alone)
-  SHARD_COUNT: dispatchOptions.SHARD_COUNT,
-  ...logOptions,
-  ...tracingOptions,
-  ...opsOptions,
-  ...workerStallOptions,
+  ...laneWorkerOptions,
   ...llmWorkerOwnOptions,
 }).transform((v, ctx) => {
   if (v.LLM_MODELS_RETRY_MAX_MS < v.LLM_MODELS_RETRY_MIN_MS) {
@@ -104,10 +90,4 @@ export const llmWorkerConfigSchema = defineConfig({
 
 export type LlmWorkerConfig = z.output<typeof llmWorkerConfigSchema>;
 
-/** TOOL_MODULES as a list (comma-separated, blanks dropped). */
-export function toolModulesOf(config: LlmWorkerConfig): string[] {
-  return (config.TOOL_MODULES ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
+export { toolModulesOf };

@@ -3,14 +3,8 @@
  * lane's own, parsed once in main.ts.
  */
 import { z } from 'zod';
-import { connectionOptions, defineConfig, dispatchOptions, logOptions, tracingOptions, opsOptions, workerOptions, workerStallOptions } from '@flowline/runtime';
+import { connectionOptions, defineConfig, flagOption, laneWorkerOptions, toolModulesOf } from '@flowline/runtime';
 
-const flag = (description: string) =>
-  z
-    .enum(['0', '1', 'false', 'true'])
-    .default('0')
-    .transform((v) => v === '1' || v === 'true')
-    .describe(description);
 
 /** Options only the tool worker reads. */
 export const toolWorkerOwnOptions = {
@@ -22,32 +16,18 @@ export const toolWorkerOwnOptions = {
     .min(0)
     .default(10_000)
     .describe('on SIGTERM, how long in-flight tool calls may finish before they are interrupted, ms'),
-  WF_TEST_TOOLS: flag('1 registers the test tools test_fail and counter'),
-  HTTP_FETCH_ALLOW_PRIVATE: flag('1 lets http_fetch reach private, loopback and link-local addresses'),
+  WF_TEST_TOOLS: flagOption('1 registers the test tools test_fail and counter'),
+  HTTP_FETCH_ALLOW_PRIVATE: flagOption('1 lets http_fetch reach private, loopback and link-local addresses'),
   HTTP_FETCH_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1).default(1_048_576).describe('largest http_fetch body, bytes'),
   HTTP_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000).describe('http_fetch per-request timeout, ms'),
 };
 
 export const toolWorkerConfigSchema = defineConfig({
   ...connectionOptions,
-  TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
-  TOOL_MODULES: workerOptions.TOOL_MODULES,
-  WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
-  // the run's shard names the wake channel a report goes to (its owner's alone)
-  SHARD_COUNT: dispatchOptions.SHARD_COUNT,
-  ...logOptions,
-  ...tracingOptions,
-  ...opsOptions,
-  ...workerStallOptions,
+  ...laneWorkerOptions,
   ...toolWorkerOwnOptions,
 });
 
 export type ToolWorkerConfig = z.output<typeof toolWorkerConfigSchema>;
 
-/** TOOL_MODULES as a list (comma-separated, blanks dropped). */
-export function toolModulesOf(config: ToolWorkerConfig): string[] {
-  return (config.TOOL_MODULES ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
+export { toolModulesOf };
