@@ -22,7 +22,9 @@ it('every metric the dashboard queries is exported by a Flowline process', () =>
     expect(names.length, expr).toBeGreaterThan(0);
     for (const name of names) {
       if (PROM_CLIENT_DEFAULTS.includes(name)) continue;
-      expect(sources, `${name} in ${expr}`).toContain(`name: '${name}'`);
+      // declared as prom-client options (`name: '…'`) or as the first argument of a metricsOn constructor
+      const declared = new RegExp(`(name: |metric\\.(counter|histogram)\\(\\s*)'${name}'`);
+      expect(sources, `${name} in ${expr}`).toMatch(declared);
     }
   }
 });

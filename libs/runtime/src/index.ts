@@ -31,6 +31,8 @@ export { systemClock } from './clock';
 export type { Clock } from './clock';
 export { opsOptions, createMetricsRegistry, startOpsServer, startWorkerOpsPort } from './ops-server';
 export { flagOption, laneWorkerOptions, serveLaneWorker, toolModulesOf } from './lane-process';
+export { metricsOn } from './metric-helpers';
+export type { MetricsOn } from './metric-helpers';
 export type { LaneProcessWorker, ServeLaneWorkerOptions } from './lane-process';
 export type { OpsServer, OpsServerOptions, Unready } from './ops-server';
 export { workerStallOptions, stallReason, checkStall } from './worker-stall';

@@ -6,7 +6,8 @@
  * written to a run's room on this replica).
  */
 import type { MiddlewareHandler } from 'hono';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { metricsOn } from '@flowline/runtime';
 
 /** The API's registry, the middleware feeding its request histogram, and the engine hooks. */
 export interface ApiMetrics {
@@ -24,24 +25,18 @@ export interface ApiMetrics {
 export function createMetrics(): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const histogram = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request duration in seconds',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
-  const created = new Counter({
-    name: 'flowline_runs_created_total',
-    help: 'runs created, by tenant',
-    labelNames: ['tenant'] as const,
-    registers: [registry],
-  });
-  const pings = new Counter({
-    name: 'flowline_live_pings_total',
-    help: "change pings written to a run's room on this replica",
-    registers: [registry],
-  });
+  const metric = metricsOn(registry);
+  const histogram = metric.histogram(
+    'http_request_duration_seconds',
+    'HTTP request duration in seconds',
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    ['method', 'route', 'status'],
+  );
+  const created = metric.counter('flowline_runs_created_total', 'runs created, by tenant', ['tenant']);
+  const pings = metric.counter(
+    'flowline_live_pings_total',
+    "change pings written to a run's room on this replica",
+  );
   let sockets = () => 0;
   new Gauge({
     name: 'flowline_live_sockets',

@@ -14,8 +14,9 @@
  * - `flowline_runs_budget_exceeded_total{tenant,budget}`: runs failed BudgetExceeded, by the budget gone past
  * - `flowline_runs_expired_total{tenant}`: runs that ended Failed/Expired, never admitted within PENDING_RUN_TTL_MS
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { storedUsage } from '@flowline/graph';
+import { metricsOn } from '@flowline/runtime';
 import type { CommittedPlan } from './tick';
 
 /** The hooks the dispatcher calls; {@link NO_METRICS} when it runs without an ops port. */
@@ -40,60 +41,52 @@ const FINISHED = { 'run.completed': 'Completed', 'run.failed': 'Failed', 'run.ca
 
 /** Registers the dispatcher's metrics on `registry`; `readings` is read at each scrape. */
 export function createDispatcherMetrics(registry: Registry, readings: () => DispatcherReadings | null): DispatcherMetrics {
-  const finished = new Counter({
-    name: 'flowline_runs_finished_total',
-    help: 'runs that reached a terminal status, by status and tenant',
-    labelNames: ['status', 'tenant'] as const,
-    registers: [registry],
-  });
-  const attempts = new Counter({
-    name: 'flowline_node_attempts_total',
-    help: 'node attempts settled, by node kind and outcome (Succeeded or the failure class)',
-    labelNames: ['kind', 'outcome'] as const,
-    registers: [registry],
-  });
-  const tokens = new Counter({
-    name: 'flowline_run_tokens_total',
-    help: "model tokens (input + output) of runs' LlmCall/Agent/DecisionModel attempts, by tenant (counted on top-level runs, child runs included once ended)",
-    labelNames: ['tenant'] as const,
-    registers: [registry],
-  });
-  const cost = new Counter({
-    name: 'flowline_run_cost_usd_total',
-    help: 'US dollars of that model usage priced by MODEL_PRICES, by tenant',
-    labelNames: ['tenant'] as const,
-    registers: [registry],
-  });
-  const budgetExceeded = new Counter({
-    name: 'flowline_runs_budget_exceeded_total',
-    help: 'runs failed BudgetExceeded, by tenant and the budget gone past (maxTokens, maxCostUsd, maxWallClockMs, maxAttempts)',
-    labelNames: ['tenant', 'budget'] as const,
-    registers: [registry],
-  });
-  const expired = new Counter({
-    name: 'flowline_runs_expired_total',
-    help: 'runs that ended Failed with the class Expired: Pending, never admitted, past PENDING_RUN_TTL_MS; by tenant',
-    labelNames: ['tenant'] as const,
-    registers: [registry],
-  });
-  const tickDuration = new Histogram({
-    name: 'flowline_tick_duration_seconds',
-    help: 'wall time of one tick (load, plan, commit, side effects), seconds',
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
-  const batchSize = new Histogram({
-    name: 'flowline_tick_batch_size',
-    help: 'runs taken by one tick',
-    buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
-    registers: [registry],
-  });
-  const hop = new Histogram({
-    name: 'flowline_hop_latency_seconds',
-    help: "a worker's result (its finishedAt) to the next node's admission to its lane, seconds",
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const metric = metricsOn(registry);
+  const finished = metric.counter(
+    'flowline_runs_finished_total',
+    'runs that reached a terminal status, by status and tenant',
+    ['status', 'tenant'],
+  );
+  const attempts = metric.counter(
+    'flowline_node_attempts_total',
+    'node attempts settled, by node kind and outcome (Succeeded or the failure class)',
+    ['kind', 'outcome'],
+  );
+  const tokens = metric.counter(
+    'flowline_run_tokens_total',
+    "model tokens (input + output) of runs' LlmCall/Agent/DecisionModel attempts, by tenant (counted on top-level runs, child runs included once ended)",
+    ['tenant'],
+  );
+  const cost = metric.counter(
+    'flowline_run_cost_usd_total',
+    'US dollars of that model usage priced by MODEL_PRICES, by tenant',
+    ['tenant'],
+  );
+  const budgetExceeded = metric.counter(
+    'flowline_runs_budget_exceeded_total',
+    'runs failed BudgetExceeded, by tenant and the budget gone past (maxTokens, maxCostUsd, maxWallClockMs, maxAttempts)',
+    ['tenant', 'budget'],
+  );
+  const expired = metric.counter(
+    'flowline_runs_expired_total',
+    'runs that ended Failed with the class Expired: Pending, never admitted, past PENDING_RUN_TTL_MS; by tenant',
+    ['tenant'],
+  );
+  const tickDuration = metric.histogram(
+    'flowline_tick_duration_seconds',
+    'wall time of one tick (load, plan, commit, side effects), seconds',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
+  const batchSize = metric.histogram(
+    'flowline_tick_batch_size',
+    'runs taken by one tick',
+    [1, 2, 5, 10, 20, 50, 100, 200, 500],
+  );
+  const hop = metric.histogram(
+    'flowline_hop_latency_seconds',
+    "a worker's result (its finishedAt) to the next node's admission to its lane, seconds",
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  );
   new Gauge({
     name: 'flowline_dispatcher_shards_owned',
     help: 'shards whose lease this dispatcher holds',

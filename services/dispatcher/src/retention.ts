@@ -8,10 +8,10 @@
  * `flowline_runs_pruned_total{tenant}` and one info line per pass.
  */
 import type { Pool } from 'pg';
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { pruneExpiredRuns, tenantsWithTerminalRuns, withRetentionLock, type PruneCounts } from '@flowline/db';
 import { parseTenantRetention, planRetention, retentionEnabled, type RetentionPolicy } from '@flowline/graph';
-import { runLoop, type Logger, type LoopHandle } from '@flowline/runtime';
+import { metricsOn, runLoop, type Logger, type LoopHandle } from '@flowline/runtime';
 import type { DispatcherConfig } from './config';
 
 /** The retention options of a validated config. */
@@ -28,12 +28,11 @@ export const NO_RETENTION_METRICS: RetentionMetrics = { pruned() {} };
 
 /** Registers `flowline_runs_pruned_total{tenant}` on `registry`. */
 export function createRetentionMetrics(registry: Registry): RetentionMetrics {
-  const counter = new Counter({
-    name: 'flowline_runs_pruned_total',
-    help: 'terminal runs deleted by retention (with their events, node runs, intents, results and messages), by tenant',
-    labelNames: ['tenant'] as const,
-    registers: [registry],
-  });
+  const counter = metricsOn(registry).counter(
+    'flowline_runs_pruned_total',
+    'terminal runs deleted by retention (with their events, node runs, intents, results and messages), by tenant',
+    ['tenant'],
+  );
   return {
     pruned(tenantId, runs) {
       if (runs > 0) counter.inc({ tenant: tenantId }, runs);

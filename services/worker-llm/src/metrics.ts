@@ -6,7 +6,8 @@
  * - `flowline_provider_admission_waits_total{provider}`: calls that had to wait for capacity
  * - `flowline_provider_tokens_total{provider,direction}`: tokens the provider reported, direction input / output
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { metricsOn } from '@flowline/runtime';
 import type { LlmUsage } from './providers/types';
 
 /** The hooks the worker calls on each model call; {@link NO_LLM_METRICS} without an ops port. */
@@ -21,25 +22,23 @@ export const NO_LLM_METRICS: LlmWorkerMetrics = { admitted() {}, usage() {} };
 
 /** Registers the LLM worker's metrics on `registry`. */
 export function createLlmWorkerMetrics(registry: Registry): LlmWorkerMetrics {
-  const wait = new Histogram({
-    name: 'flowline_provider_admission_wait_seconds',
-    help: 'time a model call waited for provider capacity (concurrency, tokens per minute, cool-down), seconds',
-    labelNames: ['provider'] as const,
-    buckets: [0, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60],
-    registers: [registry],
-  });
-  const waits = new Counter({
-    name: 'flowline_provider_admission_waits_total',
-    help: 'model calls that had to wait for provider capacity',
-    labelNames: ['provider'] as const,
-    registers: [registry],
-  });
-  const tokens = new Counter({
-    name: 'flowline_provider_tokens_total',
-    help: 'tokens the provider reported, by direction (input, output)',
-    labelNames: ['provider', 'direction'] as const,
-    registers: [registry],
-  });
+  const metric = metricsOn(registry);
+  const wait = metric.histogram(
+    'flowline_provider_admission_wait_seconds',
+    'time a model call waited for provider capacity (concurrency, tokens per minute, cool-down), seconds',
+    [0, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60],
+    ['provider'],
+  );
+  const waits = metric.counter(
+    'flowline_provider_admission_waits_total',
+    'model calls that had to wait for provider capacity',
+    ['provider'],
+  );
+  const tokens = metric.counter(
+    'flowline_provider_tokens_total',
+    'tokens the provider reported, by direction (input, output)',
+    ['provider', 'direction'],
+  );
   return {
     admitted(provider, waitedMs) {
       wait.observe({ provider }, waitedMs / 1000);
