@@ -342,6 +342,12 @@ export function createRestClient(o: RestClientOptions) {
       version: (defId: string, version: number) => call<DefinitionVersion>('GET', `/v1/definitions/${id(defId)}/versions/${encodeURIComponent(String(version))}`),
       /** `POST /v1/definitions/validate` → `{ valid, errors, warnings }` */
       validate: (graph: unknown) => call<GraphValidation>('POST', '/v1/definitions/validate', { graph }),
+      /** `POST /v1/definitions/{id}/validate` → the saved definition judged against the catalog and caps as they are now */
+      validateSaved: (defId: string) => call<GraphValidation>('POST', `/v1/definitions/${id(defId)}/validate`),
+      /** `POST /v1/definitions/{id}/disable` → `enabled: false`; starts answer 409 `DefinitionDisabled` */
+      disable: (defId: string) => call<Definition>('POST', `/v1/definitions/${id(defId)}/disable`),
+      /** `POST /v1/definitions/{id}/enable` → `enabled: true` */
+      enable: (defId: string) => call<Definition>('POST', `/v1/definitions/${id(defId)}/enable`),
     },
     runs,
     tools: {

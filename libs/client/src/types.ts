@@ -67,6 +67,8 @@ export interface DefinitionSummary {
   version: number;
   nodeCount: number;
   graphHash: string;
+  /** false while disabled: starts answer 409 `DefinitionDisabled`, live runs go on */
+  enabled: boolean;
   createdAt: string;
   updatedAt: string;
 }

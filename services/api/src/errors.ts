@@ -87,6 +87,13 @@ export class VersionConflictError extends ApiError {
   }
 }
 
+/** A start of a disabled definition (POST /v1/definitions/{id}/disable); runs already started go on. */
+export class DefinitionDisabledError extends ApiError {
+  constructor() {
+    super(409, 'DefinitionDisabled', 'this definition is disabled: enable it (POST /v1/definitions/{id}/enable) to start runs of it');
+  }
+}
+
 export class DefinitionInUseError extends ApiError {
   constructor() {
     super(409, 'DefinitionInUse', 'a live run pins this definition');

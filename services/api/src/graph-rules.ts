@@ -3,8 +3,8 @@
  * hash it, and check a run input against the graph's and its Start node's input schemas.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, parseGraph, validateJson, type Graph, type Issue, type ToolCatalog } from '@flowline/graph';
-import { InputTooLargeError, RunInputInvalidError } from './errors';
+import { canonicalJson, parseGraph, startIssues, validateJson, type Graph, type Issue, type ToolCatalog } from '@flowline/graph';
+import { DefinitionDisabledError, GraphInvalidError, InputTooLargeError, RunInputInvalidError } from './errors';
 import { jsonText } from './body';
 
 export type GraphCheck = { ok: true; graph: Graph; warnings: Issue[] } | { ok: false; errors: Issue[]; warnings: Issue[] };
@@ -15,6 +15,20 @@ export type GraphCheck = { ok: true; graph: Graph; warnings: Issue[] } | { ok: f
  */
 export function checkGraph(doc: unknown, maxNodes: number, tools: ToolCatalog, definitions?: ReadonlySet<string>): GraphCheck {
   return parseGraph(doc, definitions === undefined ? { maxNodes, tools } : { maxNodes, tools, definitions });
+}
+
+/**
+ * Refuses a start the saved definition can no longer honour: disabled (409
+ * `DefinitionDisabled`), or its graph names a tool no longer registered or is over the node
+ * cap as it is now (400 `GraphInvalid`, keyed to the node). Runs inside the creating
+ * transaction, so a refusal creates nothing.
+ */
+export function checkStartable(def: { enabled: boolean; planGraph: unknown }, maxNodes: number, tools: ToolCatalog): Graph {
+  if (!def.enabled) throw new DefinitionDisabledError();
+  const graph = def.planGraph as Graph;
+  const issues = startIssues(graph, { maxNodes, tools });
+  if (issues.length > 0) throw new GraphInvalidError(issues, []);
+  return graph;
 }
 
 /** sha256 (hex) of the canonical JSON of the document as submitted. */

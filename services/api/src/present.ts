@@ -60,6 +60,7 @@ export function definitionSummary(r: DefinitionListRow) {
     version: r.version,
     nodeCount: r.nodeCount,
     graphHash: r.graphHash,
+    enabled: r.enabled,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
   };

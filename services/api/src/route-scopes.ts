@@ -27,6 +27,9 @@ export const ROUTE_SCOPES = {
   'DELETE /v1/definitions/{id}': 'define',
   'POST /v1/definitions/{id}/duplicate': 'define',
   'POST /v1/definitions/validate': 'define',
+  'POST /v1/definitions/{id}/validate': 'define',
+  'POST /v1/definitions/{id}/disable': 'define',
+  'POST /v1/definitions/{id}/enable': 'define',
 
   'POST /v1/definitions/{id}/runs': 'run',
   'GET /v1/runs': 'read',

@@ -55,6 +55,7 @@ export const DefinitionSummarySchema = z
     version: z.number().int(),
     nodeCount: z.number().int(),
     graphHash: z.string(),
+    enabled: z.boolean().openapi({ description: 'false while disabled: starts answer 409 DefinitionDisabled, live runs go on' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })

@@ -14,7 +14,7 @@ describe('definitions', () => {
     const r = await h.call('POST', '/v1/definitions', { body: { name: 'approval', description: 'd', graph: pauseGraph() } });
     expect(r.status).toBe(201);
     expect(Object.keys(r.body).sort()).toEqual(
-      ['createdAt', 'description', 'graph', 'graphHash', 'id', 'kind', 'name', 'nodeCount', 'updatedAt', 'version'].sort(),
+      ['createdAt', 'description', 'enabled', 'graph', 'graphHash', 'id', 'kind', 'name', 'nodeCount', 'updatedAt', 'version'].sort(),
     );
     expect(r.body).toMatchObject({ name: 'approval', description: 'd', kind: 'Standard', version: 1, nodeCount: 4 });
     expect(r.body.graphHash).toMatch(/^[0-9a-f]{64}$/);

@@ -180,7 +180,7 @@ describe('definitions', () => {
     const def = await c.definitions.create({ name: 'client-def', description: 'd', graph: lineGraph() });
     expect(def).toMatchObject({ name: 'client-def', description: 'd', kind: 'Standard', version: 1, nodeCount: 2, graph: lineGraph() });
     expect(Object.keys(def).sort()).toEqual(
-      ['createdAt', 'description', 'graph', 'graphHash', 'id', 'kind', 'name', 'nodeCount', 'updatedAt', 'version'],
+      ['createdAt', 'description', 'enabled', 'graph', 'graphHash', 'id', 'kind', 'name', 'nodeCount', 'updatedAt', 'version'],
     );
 
     const invalid = await refusal(c.definitions.create({ name: 'bad', graph: { nodes: [{ key: 'e', kind: 'End', config: { outcome: 'x' } }], edges: [] } }));
@@ -209,6 +209,11 @@ describe('definitions', () => {
     const stale = await refusal(c.definitions.update(def.id, { name: 'again', version: 1 }));
     expect(stale).toMatchObject({ status: 409, code: 'VersionConflict' });
     expect(isApiRequestError(stale, 'VersionConflict')).toBe(true);
+
+    expect(await c.definitions.validateSaved(def.id)).toEqual({ valid: true, errors: [], warnings: [] });
+    expect(await c.definitions.disable(def.id)).toMatchObject({ id: def.id, enabled: false });
+    expect(await refusal(c.runs.start(def.id, {}))).toMatchObject({ status: 409, code: 'DefinitionDisabled' });
+    expect(await c.definitions.enable(def.id)).toMatchObject({ id: def.id, enabled: true });
 
     const copy = await c.definitions.duplicate(def.id);
     expect(copy.name).toBe('renamed (copy)');

@@ -1,4 +1,4 @@
-/** `flowline definitions list | get | create | validate | describe | render`. */
+/** `flowline definitions list | get | create | validate | disable | enable | describe | render`. */
 import type { Command } from 'commander';
 import { positiveInt, readGraphFile } from '../args';
 import { fields, issueLine, pretty, table } from '../format';
@@ -84,6 +84,20 @@ export function registerDefinitions(program: Command, s: Session, wrap: Wrap): v
         return r.valid ? EXIT.ok : EXIT.refused;
       }),
     );
+
+  for (const verb of ['disable', 'enable'] as const) {
+    defs
+      .command(verb)
+      .description(verb === 'disable' ? 'refuse new runs of a definition (live runs go on)' : 'accept new runs of a disabled definition again')
+      .argument('<id>', 'definition id')
+      .action(
+        wrap(async (defId: string) => {
+          const d = await s.client().definitions[verb](defId);
+          s.print(d, () => `${d.id} ${d.enabled ? 'enabled' : 'disabled'}\n`);
+          return EXIT.ok;
+        }),
+      );
+  }
 
   registerGraphViews(defs, s, wrap);
 }

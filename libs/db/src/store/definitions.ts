@@ -25,6 +25,8 @@ export interface DefinitionRow {
   graph: unknown;
   graphHash: string;
   nodeCount: number;
+  /** false while disabled: new runs are refused, live ones go on */
+  enabled: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -106,7 +108,7 @@ export interface KeysetPage<T> {
   nextCursor: string | null;
 }
 
-const COLUMNS = `id, tenant_id, name, description, kind, version, graph_hash, node_count, created_at, updated_at,
+const COLUMNS = `id, tenant_id, name, description, kind, version, graph_hash, node_count, enabled, created_at, updated_at,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
 interface RawRow {
@@ -119,6 +121,7 @@ interface RawRow {
   graph?: unknown;
   graph_hash: string;
   node_count: number | null;
+  enabled: boolean;
   created_at: Date;
   updated_at: Date;
   created_key: string;
@@ -134,6 +137,7 @@ function toListRow(r: RawRow): DefinitionListRow {
     version: r.version,
     graphHash: r.graph_hash,
     nodeCount: r.node_count ?? 0,
+    enabled: r.enabled,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -338,6 +342,21 @@ export async function listDefinitions(
     items: rows.map(toListRow),
     nextCursor: res.rows.length > limit && last ? encodePageCursor(last.created_key, last.id) : null,
   };
+}
+
+/**
+ * Enables or disables a definition. Not a new version (the graph is unchanged), and
+ * idempotent: setting the state it already has answers the row as it is.
+ * @returns the row, or null when the tenant has no such definition
+ */
+export async function setDefinitionEnabled(db: Queryable, tenantId: string, id: string, enabled: boolean): Promise<DefinitionRow | null> {
+  const res = await db.query<RawRow>(
+    `WITH changed AS (UPDATE definitions SET enabled = $3 WHERE id = $1 AND tenant_id = $2 RETURNING *)
+     SELECT ${COLUMNS}, graph::text AS graph FROM changed`,
+    [id, tenantId, enabled],
+  );
+  const row = res.rows[0];
+  return row ? toRow(row) : null;
 }
 
 export interface DefinitionPatch {

@@ -277,8 +277,8 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
   return withTransaction(pool, async (tx) => {
     const def = await tx.query({
       name: 'flowline_create_definition',
-      text: `SELECT id, tenant_id, name, description, kind, version, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash, node_count, created_at,
-              updated_at
+      text: `SELECT id, tenant_id, name, description, kind, version, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash, node_count, enabled,
+              created_at, updated_at
        FROM definitions WHERE id = $1 AND tenant_id = $2 FOR SHARE`,
       values: [p.definitionId, p.tenantId],
     });
@@ -296,6 +296,7 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       planGraph,
       graphHash: d.graph_hash,
       nodeCount: d.node_count ?? 0,
+      enabled: d.enabled,
       createdAt: d.created_at,
       updatedAt: d.updated_at,
     });

@@ -177,7 +177,8 @@ export function definitionReferenceOf(kind: unknown, config: unknown): string | 
   return typeof ref === 'string' ? ref : null;
 }
 
-function listTools(tools: ToolCatalog): string {
+/** The catalog's tools, for a message that names what may be used instead. */
+export function listTools(tools: ToolCatalog): string {
   const names = [...tools.keys()].sort();
   return names.length === 0 ? 'catalog tools (the catalog is empty)' : names.map(q).join(', ');
 }

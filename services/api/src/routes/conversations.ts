@@ -21,12 +21,12 @@ import {
   sendMessage,
   type MessageRow,
 } from '@flowline/db';
-import { checkRunMetadata, concurrencyKeyOf, DEFAULT_METADATA_LIMITS, DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
+import { checkRunMetadata, concurrencyKeyOf, DEFAULT_METADATA_LIMITS, DEFAULT_RUN_PRIORITY } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { ApiError, BacklogFullError, MetadataInvalidError, NotFoundError } from '../errors';
 import { bodyMember, sendJson } from '../body';
-import { checkRunInput, effectiveRunInput } from '../graph-rules';
+import { checkRunInput, checkStartable, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, PageQuery, PrioritySchema, RunListSchema, errorResponses, jsonContent } from '../schemas';
@@ -221,7 +221,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       priority: body.priority ?? DEFAULT_RUN_PRIORITY,
       maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
       prepare: (def) => {
-        const graph = def.planGraph as Graph;
+        const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
         if (graph.kind !== 'Chat') throw new NotChatDefinitionError();
         if (attachments.length > 0 && graph.chat?.acceptsAttachments !== true) throw new AttachmentsNotAcceptedError();
         return {

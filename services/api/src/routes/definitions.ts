@@ -18,6 +18,7 @@ import {
   insertDefinition,
   listDefinitions,
   listDefinitionVersions,
+  setDefinitionEnabled,
   updateDefinition,
   type DefinitionPatch,
 } from '@flowline/db';
@@ -147,6 +148,28 @@ const validateDef = createRoute({
   request: { body: jsonBody(ValidateBody) },
   responses: { 200: jsonContent(ValidationSchema, 'valid = no errors'), ...errorResponses },
 });
+const validateSaved = createRoute({
+  method: 'post', path: '/v1/definitions/{id}/validate', tags, security,
+  operationId: 'validateDefinition', summary: 'Validate a saved definition as things are now',
+  description:
+    'Re-validates the current version of a saved definition against the tool catalog, the node cap and the tenant\'s ' +
+    'definitions as they are now (a deployment may have dropped a tool since it was saved). Saves nothing.',
+  request: { params: IdParam },
+  responses: { 200: jsonContent(ValidationSchema, 'valid = no errors'), ...errorResponses },
+});
+const enabledRoute = (verb: 'disable' | 'enable') =>
+  createRoute({
+    method: 'post', path: `/v1/definitions/{id}/${verb}`, tags, security,
+    operationId: `${verb}Definition`,
+    summary: verb === 'disable' ? 'Disable a definition: new runs are refused, live runs go on' : 'Enable a disabled definition again',
+    description:
+      verb === 'disable'
+        ? 'While disabled, starting a run of the definition (REST or a conversation send) answers 409 `DefinitionDisabled`; ' +
+          'runs already started, replays of their request ids, and child runs of live parents go on. Writes no new version. Idempotent.'
+        : 'Starts are accepted again. Idempotent.',
+    request: { params: IdParam },
+    responses: { 200: jsonContent(DefinitionSchema, 'the definition, `enabled` as set'), ...errorResponses },
+  });
 
 /** Registers the definition routes on `app`. */
 export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -285,6 +308,25 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     if (res !== 'deleted') throw new DefinitionReferencedError(res.referencedBy);
     return c.body(null, 204);
   });
+
+  app.openapi(validateSaved, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'definition');
+    const tenant = c.get('tenant');
+    const row = await getDefinition(pool, tenant, id);
+    if (!row) throw new NotFoundError('definition');
+    const res = await check(tenant, row.graph);
+    return sendJson(200, { valid: res.ok, errors: res.ok ? [] : res.errors, warnings: res.warnings });
+  });
+
+  for (const verb of ['disable', 'enable'] as const) {
+    app.openapi(enabledRoute(verb), async (c) => {
+      const id = requireUuid(c.req.valid('param').id, 'definition');
+      const row = await setDefinitionEnabled(pool, c.get('tenant'), id, verb === 'enable');
+      if (!row) throw new NotFoundError('definition');
+      deps.logger.info({ definitionId: id, enabled: row.enabled }, verb === 'enable' ? 'definition enabled' : 'definition disabled');
+      return sendJson(200, definition(row));
+    });
+  }
 
   app.openapi(duplicateDef, async (c) => {
     const id = requireUuid(c.req.valid('param').id, 'definition');

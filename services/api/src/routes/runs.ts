@@ -14,12 +14,12 @@ import {
   requestCancel,
   type RunFilter,
 } from '@flowline/db';
-import { checkRunMetadata, checkRunSearch, concurrencyKeyOf, DEFAULT_METADATA_LIMITS, DEFAULT_RUN_PRIORITY, parseBudget, type Graph, type RunSearchInput } from '@flowline/graph';
+import { checkRunMetadata, checkRunSearch, concurrencyKeyOf, DEFAULT_METADATA_LIMITS, DEFAULT_RUN_PRIORITY, parseBudget, type RunSearchInput } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { BacklogFullError, BudgetInvalidError, MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
-import { checkRunInput, effectiveRunInput } from '../graph-rules';
+import { checkRunInput, checkStartable, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { RunBusyError } from './conversations';
@@ -132,7 +132,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       priority: body.priority ?? DEFAULT_RUN_PRIORITY,
       maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
       prepare: (def) => {
-        const graph = def.planGraph as Graph;
+        const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
         return {
           inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
           nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),

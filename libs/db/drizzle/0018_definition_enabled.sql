@@ -1,0 +1,1 @@
+ALTER TABLE "definitions" ADD COLUMN "enabled" boolean DEFAULT true NOT NULL;
