@@ -48,6 +48,13 @@ export const apiConfigSchema = defineConfig({
     .max(86_400)
     .default(3_600)
     .describe('lifetime of a queue UI browser session (POST /admin/session sets its cookie), s'),
+  MAX_CHAT_ANSWER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_048_576)
+    .default(32_768)
+    .describe("longest ChatInput answer (the decide route's payload.text), UTF-8 bytes"),
   STREAM_POLL_MS: z.coerce.number().int().min(20).max(10_000).default(250).describe('SSE poll of the events table, ms'),
 });
 

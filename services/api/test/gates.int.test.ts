@@ -102,6 +102,20 @@ describe('decide', () => {
     expect(noText.status).toBe(400);
     const tooLong = await decide(runId, 'ask', { operationId: 'a1', decision: 'Answer', payload: { text: 'x'.repeat(40_000) } });
     expect(tooLong.status).toBe(400);
+    // blank text says nothing: refused, keyed to the text
+    for (const text of ['', '   ', '\n\t ']) {
+      const blank = await decide(runId, 'ask', { operationId: 'a-blank', decision: 'Answer', payload: { text } });
+      expect(blank.status).toBe(400);
+      expect(blank.body.error.details).toEqual([{ key: 'payload.text', message: 'must not be blank' }]);
+    }
+    // the cap counts UTF-8 bytes: 10,000 four-byte emoji are 20,000 UTF-16 units but 40,000 bytes
+    const emoji = await decide(runId, 'ask', { operationId: 'a-emoji', decision: 'Answer', payload: { text: '😀'.repeat(10_000) } });
+    expect(emoji.status).toBe(400);
+    expect(emoji.body.error.details[0]).toMatchObject({ key: 'payload.text', message: expect.stringMatching(/^40000 UTF-8 bytes; at most 32768/) });
+    // a comment beside an answer is refused, as the reference does
+    const commented = await decide(runId, 'ask', { operationId: 'a-comment', decision: 'Answer', comment: 'fyi', payload: { text: 'hello' } });
+    expect(commented.status).toBe(400);
+    expect(commented.body.error.details).toEqual([{ key: 'comment', message: 'not allowed beside an answer' }]);
     expect((await decide(runId, 'ask', { operationId: 'a2', decision: 'Answer', payload: { text: 'hello' } })).status).toBe(202);
     const node = await h.db.pool.query(`SELECT decision FROM node_runs WHERE run_id = $1 AND node_key = 'ask'`, [runId]);
     expect(node.rows[0].decision).toMatchObject({ decision: 'Answer', payload: { text: 'hello' } });

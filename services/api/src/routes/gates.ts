@@ -22,8 +22,8 @@ import { requireKey, requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { AcceptedSchema, DecideBody, ErrorSchema, NodeParam, errorResponses, jsonContent } from '../schemas';
 
-/** Longest ChatInput answer accepted, in characters. */
-export const MAX_ANSWER_CHARS = 32_768;
+/** Longest ChatInput answer accepted when MAX_CHAT_ANSWER_BYTES is not given, UTF-8 bytes. */
+export const DEFAULT_MAX_ANSWER_BYTES = 32_768;
 
 const decideRoute = createRoute({
   method: 'post', path: '/v1/runs/{id}/nodes/{key}/decide', tags: ['gates'], security: [{ bearer: [] }],
@@ -53,18 +53,29 @@ const standingOf = (d: GateDecision) => ({
   at: typeof d.at === 'number' ? new Date(d.at).toISOString() : d.at,
 });
 
-/** Checks the act against the gate's kind and config; throws 409 / 400. */
-function checkAct(kind: string, config: Record<string, unknown>, act: Decision): void {
+/**
+ * Checks the act against the gate's kind and config; throws 409 / 400. An answer is a chat
+ * message: it must say something (blank is refused), fit the byte cap counted as stored (UTF-8,
+ * so an emoji costs four), and stand alone (a comment beside it has nowhere to go).
+ */
+function checkAct(kind: string, config: Record<string, unknown>, act: Decision, maxAnswerBytes: number): void {
   if (kind === 'ChatInput') {
     if (act.decision !== 'Answer') throw new DecisionNotAllowedError('a ChatInput takes only decision "Answer"');
     const text = (act.payload as { text?: unknown } | null)?.text;
     if (typeof text !== 'string') {
       throw new ValidationFailedError('an answer needs payload.text', [{ key: 'payload.text', message: 'required string' }]);
     }
-    if (text.length > MAX_ANSWER_CHARS) {
+    if (text.trim() === '') {
+      throw new ValidationFailedError('an answer must not be blank', [{ key: 'payload.text', message: 'must not be blank' }]);
+    }
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > maxAnswerBytes) {
       throw new ValidationFailedError('answer too long', [
-        { key: 'payload.text', message: `at most ${MAX_ANSWER_CHARS} characters` },
+        { key: 'payload.text', message: `${bytes} UTF-8 bytes; at most ${maxAnswerBytes} (MAX_CHAT_ANSWER_BYTES)` },
       ]);
+    }
+    if (act.comment !== null) {
+      throw new ValidationFailedError('a ChatInput answer takes no comment', [{ key: 'comment', message: 'not allowed beside an answer' }]);
     }
     return;
   }
@@ -118,7 +129,7 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
         if (sameAct(standing, act)) return sendJson(202, { accepted: true });
         throw new GateAlreadyDecidedError(standingOf(standing));
       }
-      checkAct(node.kind, nodeConfig(run.graph, p.key), act);
+      checkAct(node.kind, nodeConfig(run.graph, p.key), act, deps.limits.maxChatAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
       const refused = verbRefusal('decide', state);
       if (refused !== null) throw new NodeStateConflictError(refused);
       const decision: GateDecision = { ...act, at: Date.now(), applied: false };
