@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonNumber, type InputDocument } from '@flowline/graph';
-import { cutToBytes, dataBlock, joinParts, resolveBindings, steeringSection } from './prompt';
+import { conversationRequestSection, cutToBytes, dataBlock, joinParts, resolveBindings, steeringSection } from './prompt';
 
 const doc: InputDocument = {
   run: { input: { q: 'why' } },
@@ -45,5 +45,26 @@ describe('prompt composition', () => {
     } catch (e) {
       expect(e).toMatchObject({ failureClass: 'ValidationFailed' });
     }
+  });
+});
+
+describe('conversationRequestSection', () => {
+  it("carries the run input's text, then the attachments' names", () => {
+    expect(conversationRequestSection({ text: 'What is due?' }, 1000)).toBe('## Conversation request\nWhat is due?');
+    expect(conversationRequestSection({ text: 'Read these', attachments: [{ fileId: 'f1', name: 'a.pdf' }, { fileId: 'f2', name: 'b.png' }] }, 1000)).toBe(
+      '## Conversation request\nRead these\nAttachments: a.pdf, b.png',
+    );
+  });
+
+  it('reads `message` when there is no `text`, and is empty when the input holds neither', () => {
+    expect(conversationRequestSection({ message: 'hi' }, 1000)).toBe('## Conversation request\nhi');
+    expect(conversationRequestSection({ other: 1 }, 1000)).toBe('');
+    expect(conversationRequestSection(null, 1000)).toBe('');
+    expect(conversationRequestSection(['x'], 1000)).toBe('');
+  });
+
+  it('cuts the message to its byte budget with the truncation marker, never splitting a character', () => {
+    const section = conversationRequestSection({ text: 'é'.repeat(10) }, 5);
+    expect(section).toBe('## Conversation request\néé\n[truncated: showing the first 4 of 20 bytes]');
   });
 });

@@ -34,6 +34,31 @@ export function dataBlock(title: string, value: unknown, budgetBytes: number): s
   return `## ${title}\n\`\`\`json\n${cut.text}\n\`\`\`${marker}`;
 }
 
+/**
+ * The `## Conversation request` section of an Agent in a Chat graph: the user's message
+ * (the run input's `text`, or `message`) cut to `budgetBytes` with the truncation marker, and
+ * an `Attachments: a.pdf, b.png` line naming the run's attachments (their content reaches only
+ * a node with `includeAttachments`). Without it an Agent after a router — whose upstream is the
+ * router's choice, not the message — would never see what the user asked. Empty string when
+ * the run input carries neither a message nor attachments.
+ */
+export function conversationRequestSection(runInput: unknown, budgetBytes: number): string {
+  const input = runInput !== null && typeof runInput === 'object' && !Array.isArray(runInput) ? (runInput as Record<string, unknown>) : {};
+  const message = typeof input.text === 'string' ? input.text : typeof input.message === 'string' ? input.message : null;
+  const names = Array.isArray(input.attachments)
+    ? input.attachments.map((a) => (a !== null && typeof a === 'object' ? (a as { name?: unknown }).name : undefined)).filter((n): n is string => typeof n === 'string')
+    : [];
+  if (message === null && names.length === 0) return '';
+  const lines = ['## Conversation request'];
+  if (message !== null) {
+    const cut = cutToBytes(message, budgetBytes);
+    lines.push(cut.text);
+    if (cut.bytes < cut.totalBytes) lines.push(truncationMarker(cut.bytes, cut.totalBytes));
+  }
+  if (names.length > 0) lines.push(`Attachments: ${names.join(', ')}`);
+  return lines.join('\n');
+}
+
 /** The final steering section: numbered, oldest first; empty string without steering. */
 export function steeringSection(steering: readonly string[]): string {
   if (steering.length === 0) return '';

@@ -145,6 +145,25 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(Buffer.byteLength(user)).toBeLessThan(MAX_INPUT_BYTES + 200);
   });
 
+  it("shows an Agent of a Chat graph the user's message after the instructions, before the upstream map, whatever includeUpstreamOutputs says", async () => {
+    script('m-chat', { content: 'done' });
+    const upstream = { route: { status: 'succeeded' as const, attempt: 1, branch: null, output: { choice: 'billing' } } };
+    const input = { run: { input: { text: 'Why was I charged twice?', attachments: [{ fileId: 'f1', name: 'invoice.pdf', kind: 'text', bytes: 10 }] } }, upstream, input: upstream.route };
+    await run(llmItem('Agent', { instructions: 'Help the customer', model: 'm-chat' }, { input, chat: true }));
+    expect(messageText(requestsFor(fake, 'm-chat')[0]!.body, 'user')).toBe(
+      'Help the customer\n\n## Conversation request\nWhy was I charged twice?\nAttachments: invoice.pdf\n\n## Upstream outputs\n```json\n' +
+        JSON.stringify(upstream, null, 2) +
+        '\n```',
+    );
+    script('m-chat-noup', { content: 'done' });
+    await run(llmItem('Agent', { instructions: 'Help', model: 'm-chat-noup', includeUpstreamOutputs: false }, { input, chat: true }));
+    expect(messageText(requestsFor(fake, 'm-chat-noup')[0]!.body, 'user')).toBe('Help\n\n## Conversation request\nWhy was I charged twice?\nAttachments: invoice.pdf');
+    // the same item of a Standard graph (no chat flag) sends no such section
+    script('m-std', { content: 'done' });
+    await run(llmItem('Agent', { instructions: 'Help', model: 'm-std', includeUpstreamOutputs: false }, { input }));
+    expect(messageText(requestsFor(fake, 'm-std')[0]!.body, 'user')).toBe('Help');
+  });
+
   it('leaves the upstream map out when includeUpstreamOutputs is false', async () => {
     script('m-noup', { content: 'done' });
     await run(llmItem('Agent', { instructions: 'Just answer', model: 'm-noup', includeUpstreamOutputs: false }));

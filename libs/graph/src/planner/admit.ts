@@ -114,7 +114,7 @@ function queueWork(st: PlanState, node: GraphNode, doc: InputDocument): void {
     pendingDecisionKind: null,
   });
   // the job is built from the row as just written, like a rebuild after Redis lost it
-  const item = workItemOf(st.run.id, node, st.row(node.key)!, deadlineAt);
+  const item = workItemOf(st.run.id, node, st.row(node.key)!, deadlineAt, st.snapshot.graph.kind);
   if (item) st.enqueue.push(item);
   st.emit('node.queued', node.key, { attempt, invocationId, lane });
 }

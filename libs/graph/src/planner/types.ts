@@ -270,6 +270,11 @@ export interface WorkItem {
   /** applied steering messages, oldest first */
   steering: string[];
   outputSchema: JsonObject | null;
+  /**
+   * Present (true) only for a node of a Chat graph: an Agent there shows the conversation's
+   * request in its prompt. Absent otherwise, so a Standard graph's job is what it always was.
+   */
+  chat?: true;
 }
 
 export interface CancelWork {

@@ -28,6 +28,15 @@ describe('the WorkItem of a lane node', () => {
     expect(result.enqueue[0]?.steering).toEqual(['first', 'second']);
   });
 
+  it('is marked chat: true in a Chat graph only (its Agents show the conversation request), and rebuilt so', () => {
+    const { result: standard } = step(steered(), 100);
+    expect(standard.enqueue[0]).not.toHaveProperty('chat');
+    const chat: RunSnapshot = { ...steered(), graph: { ...chain(), kind: 'Chat' } };
+    const { snap, result } = step(chat, 100);
+    expect(result.enqueue[0]?.chat).toBe(true);
+    expect(inflightWorkItem(snap, 't', 1, 5_000)).toEqual(result.enqueue[0]);
+  });
+
   it('is rebuilt from the committed row (after Redis lost it) exactly as the planner queued it', () => {
     const { snap, result } = step(steered(), 100);
     expect(inflightWorkItem(snap, 't', 1, 5_000)).toEqual(result.enqueue[0]);

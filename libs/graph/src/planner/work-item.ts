@@ -4,7 +4,7 @@
  * lane under the SAME invocation id (ARCHITECTURE principle 1). Both read the committed
  * row, so a rebuilt job is the job the planner queued.
  */
-import { LANE_OF_KIND, type GraphNode, type InputDocument } from '../model';
+import { LANE_OF_KIND, type GraphKind, type GraphNode, type InputDocument } from '../model';
 import type { NodeRunState, RunSnapshot, WorkItem } from './types';
 
 /** The applied steering messages of a row, oldest first (by `atUtc`; equal times keep row order). */
@@ -21,7 +21,7 @@ export function appliedSteering(row: Pick<NodeRunState, 'steering'>): string[] {
  * row holds. Null when the node has no lane or the row holds no invocation or input.
  * @param fallbackDeadlineAt the deadline of a row that holds none
  */
-export function workItemOf(runId: string, spec: GraphNode, row: NodeRunState, fallbackDeadlineAt: number): WorkItem | null {
+export function workItemOf(runId: string, spec: GraphNode, row: NodeRunState, fallbackDeadlineAt: number, graphKind: GraphKind): WorkItem | null {
   const lane = LANE_OF_KIND[row.kind];
   if (!lane || !row.invocationId || !row.input) return null;
   const input: InputDocument = row.inputOverride
@@ -39,6 +39,7 @@ export function workItemOf(runId: string, spec: GraphNode, row: NodeRunState, fa
     deadlineAt: row.deadlineAt ?? fallbackDeadlineAt,
     steering: appliedSteering(row),
     outputSchema: spec.outputSchema,
+    ...(graphKind === 'Chat' ? { chat: true as const } : {}),
   };
 }
 
@@ -53,5 +54,5 @@ export function inflightWorkItem(snapshot: RunSnapshot, nodeKey: string, default
   if (!row || !spec) return null;
   if (row.status !== 'Queued' && row.status !== 'Running') return null;
   const timeoutMs = spec.timeoutSeconds != null ? spec.timeoutSeconds * 1000 : defaultTimeoutMs;
-  return workItemOf(snapshot.run.id, spec, row, now + timeoutMs);
+  return workItemOf(snapshot.run.id, spec, row, now + timeoutMs, snapshot.graph.kind);
 }

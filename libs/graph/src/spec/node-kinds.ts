@@ -151,7 +151,9 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       responseJsonSchema,
       {
         name: 'includeUpstreamOutputs', type: 'boolean', required: false, default: true, example: false,
-        help: 'Send the upstream outputs after the instructions, as an "Upstream outputs" JSON block.',
+        help:
+          'Send the upstream outputs after the instructions, as an "Upstream outputs" JSON block. In a Chat graph the user\'s ' +
+          'message comes first in any case, as a "Conversation request" section (with an "Attachments:" line naming the files).',
       },
       reasoningEffort,
       publishToChat,

@@ -88,6 +88,7 @@ function agree(base: unknown, check: (v: unknown) => boolean, schema: { safePars
 describe('hand-written shape checks (the hot path of issue #19)', () => {
   it('accept the values the planner and the worker write', () => {
     expect(isExactWorkItem(item)).toBe(true);
+    expect(isExactWorkItem({ ...item, chat: true })).toBe(true);
     expect(isExactWorkReturn(ret)).toBe(true);
     expect(isExactWakeMessage({ runId: 'run-1', ret })).toBe(true);
     expect(isExactWakeMessage({ runId: 'run-1' })).toBe(true);
@@ -97,6 +98,7 @@ describe('hand-written shape checks (the hot path of issue #19)', () => {
 
   it('refuse what zod would refuse or change (extra members, bad ids, a wake naming nothing)', () => {
     expect(isExactWorkItem({ ...item, extra: 1 })).toBe(false);
+    expect(isExactWorkItem({ ...item, chat: false })).toBe(false);
     expect(isExactWorkItem({ ...item, runId: '' })).toBe(false);
     expect(isExactWorkItem({ ...item, attempt: 0 })).toBe(false);
     expect(isExactWorkItem({ ...item, input: { ...item.input, input: { ...envelope, extra: 1 } } })).toBe(false);
@@ -108,6 +110,7 @@ describe('hand-written shape checks (the hot path of issue #19)', () => {
 
   it('never accept what the zod work item schema refuses or normalises', () => {
     agree(item, isExactWorkItem, workItemSchema);
+    agree({ ...item, chat: true }, isExactWorkItem, workItemSchema);
   });
 
   it('never accept what the zod work return schema refuses or normalises', () => {

@@ -104,7 +104,8 @@ const WORK_ITEM_MEMBERS = ['lane', 'runId', 'nodeKey', 'kind', 'invocationId', '
 
 /** True when zod's work item schema would return `v` as it is. */
 export function isExactWorkItem(v: unknown): v is WorkItem {
-  if (!isPlainObject(v) || !hasMembers(v, WORK_ITEM_MEMBERS)) return false;
+  if (!isPlainObject(v) || !hasMembers(v, WORK_ITEM_MEMBERS, ['chat'])) return false;
+  if (v.chat !== undefined && v.chat !== true) return false;
   if (v.lane !== 'llm' && v.lane !== 'tool') return false;
   if (!isId(v.runId) || !isId(v.nodeKey) || !isId(v.invocationId) || !nodeKinds.has(v.kind)) return false;
   if (!isInt(v.attempt) || v.attempt < 1 || !isInt(v.deadlineAt)) return false;

@@ -65,6 +65,7 @@ export const workItemSchema: z.ZodType<WorkItem> = z.object({
   deadlineAt: z.number().int(),
   steering: z.array(z.string()),
   outputSchema: jsonObjectSchema.nullable(),
+  chat: z.literal(true).optional(),
 });
 
 export const workOutcomeSchema: z.ZodType<WorkOutcome> = z.discriminatedUnion('ok', [

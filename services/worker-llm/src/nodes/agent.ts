@@ -1,6 +1,7 @@
 /**
  * Agent (CONTRACT §2, reference §4.2): a tool-calling loop over the read-only tool
- * registry. The seed turn is the instructions, then (unless `includeUpstreamOutputs`
+ * registry. The seed turn is the instructions, then in a Chat graph the `## Conversation
+ * request` section (the user's message, always), then (unless `includeUpstreamOutputs`
  * is false) the upstream map budgeted at MAX_RUN_INPUT_BYTES with an explicit
  * truncation marker, then (with `includeAttachments: true` on a run whose input carries
  * attachments) the `## Attachments` section, then a steered row's `## Operator steering`
@@ -14,7 +15,7 @@ import { memberNamed, NODE_KIND_SPECS, parseJson, stringifyJson, type Json, type
 import { ToolError } from '@flowline/tools';
 import { nodeAttachments } from '../attachment-resolver';
 import { abortErrorOf, llmFailed } from '../errors';
-import { cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
+import { conversationRequestSection, cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
 import type { LlmMessage, LlmToolCall, LlmToolSpec, LlmUsage } from '../providers/types';
 import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
 import { agentConfigSchema, readConfig } from './config';
@@ -76,10 +77,12 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
   const maxToolCalls = config.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
   const schema = config.responseJsonSchema ?? null;
   const upstream = config.includeUpstreamOutputs === false ? null : dataBlock('Upstream outputs', ctx.item.input.upstream, ctx.maxInputBytes);
+  // in a Chat graph the user's message is always shown, whatever includeUpstreamOutputs says
+  const request = ctx.item.chat === true ? conversationRequestSection(ctx.item.input.run.input, ctx.maxInputBytes) : null;
   const attached = await nodeAttachments(ctx, config.includeAttachments);
   const messages: LlmMessage[] = [
     { role: 'system', content: AGENT_SYSTEM_PROMPT },
-    { role: 'user', content: joinParts(config.instructions, upstream, attached.section, steeringSection(ctx.item.steering)) },
+    { role: 'user', content: joinParts(config.instructions, request, upstream, attached.section, steeringSection(ctx.item.steering)) },
   ];
   const records: ToolCallRecord[] = [];
   const usages: LlmUsage[] = [];
