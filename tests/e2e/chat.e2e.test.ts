@@ -118,6 +118,30 @@ describe('a chat conversation on a whole cluster', () => {
     expect(next.status).toBe(202);
   });
 
+  it('asks before starting the definition again after its run was cancelled, then starts it with confirmRerun', async () => {
+    const id = `conv-${randomUUID()}`;
+    const sent = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'first', requestId: `${id}-1` });
+    expect(sent.body.action).toBe('started');
+    const runId = sent.body.runId as string;
+    await c.api.waitForRun(runId, (v) => v.run.status === 'WaitingForApproval', 30_000, 'run waits on the chat input');
+    expect((await c.api.send('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
+    await c.api.waitForRun(runId, (v) => v.run.status === 'Cancelled', 30_000, 'run cancelled');
+
+    const asked = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'second', requestId: `${id}-2` });
+    expect(asked.status).toBe(409);
+    expect(asked.body.error.code).toBe('RerunConfirmationRequired');
+    const confirmed = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'second', requestId: `${id}-2`, confirmRerun: true });
+    expect(confirmed.status).toBe(202);
+    expect(confirmed.body.action).toBe('rerun');
+    await c.api.waitForRun(confirmed.body.runId as string, (v) => v.run.status === 'WaitingForApproval', 30_000, 'the new run waits on the chat input');
+    const runs = await c.api.send('GET', `/v1/conversations/${id}/runs`);
+    expect(runs.body.items.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([
+      [confirmed.body.runId, 'WaitingForApproval'],
+      [runId, 'Cancelled'],
+    ]);
+    expect(runs.body.items[0]).toMatchObject({ definitionName: 'chat', triggerMessageId: confirmed.body.messageId, pendingInput: { nodeKey: 'ask' } });
+  });
+
   it('publishes nothing from an End with publishToChat: false', async () => {
     const id = `conv-${randomUUID()}`;
     const runId = await exchange(id, silentDefinitionId, 'quiet', 'unsaid');

@@ -19,6 +19,7 @@ import type {
   GraphValidation,
   Health,
   MessageAccepted,
+  ConversationRun,
   Named,
   NodeInputOverride,
   NodeRunDetail,
@@ -357,14 +358,16 @@ export function createRestClient(o: RestClientOptions) {
     conversations: {
       /** `GET /v1/conversations`, newest first; `definitionId` keeps those whose bound run is of it */
       list: (q: { definitionId?: string; limit?: number; cursor?: string } = {}) => call<Page<Conversation>>('GET', '/v1/conversations', undefined, q),
-      /** `POST /v1/conversations/{id}/messages` → 202 `{ runId, messageId }`; 409 `RunBusy` */
+      /** `POST /v1/conversations/{id}/messages` → 202 `{ runId, messageId, action }`; 409 `RunBusy`, `RerunConfirmationRequired` */
       send: (conversationId: string, b: SendMessageBody) => call<MessageAccepted>('POST', `${conversation(conversationId)}/messages`, b),
       /** `GET /v1/conversations/{id}/messages`, oldest first (published answers included) */
       messages: (conversationId: string, q: { limit?: number; cursor?: string } = {}) =>
         call<Page<ConversationMessage>>('GET', `${conversation(conversationId)}/messages`, undefined, q),
       /** `GET /v1/conversations/{id}/runs`, newest first */
       runs: (conversationId: string, q: { limit?: number; cursor?: string } = {}) =>
-        call<Page<RunSummary>>('GET', `${conversation(conversationId)}/runs`, undefined, q),
+        call<Page<ConversationRun>>('GET', `${conversation(conversationId)}/runs`, undefined, q),
+      /** `DELETE /v1/conversations/{id}` → 204 (`null`): its messages deleted, its runs unbound (never deleted) */
+      purge: (conversationId: string) => call<null>('DELETE', conversation(conversationId)),
     },
     ops: {
       /** `GET /healthz` → `{ status: "ok" }` */

@@ -451,12 +451,28 @@ export interface SendMessageBody {
   attachments?: Attachment[];
   /** the run's priority, 1–5, default 3, higher first (see `StartRunBody.priority`) */
   priority?: number;
+  /** true starts the definition again after its last run here failed or was cancelled (else 409 `RerunConfirmationRequired`) */
+  confirmRerun?: boolean;
 }
 
 /** `POST /v1/conversations/{id}/messages` answer. */
 export interface MessageAccepted {
   runId: string;
   messageId: string;
+  /** a new run, a new run after a failed or cancelled one (confirmed), or the same send replayed */
+  action: 'started' | 'rerun' | 'replayed';
+}
+
+/** A run of `GET /v1/conversations/{id}/runs`: its summary and what the chat shows of it. */
+export interface ConversationRun extends RunSummary {
+  /** the definition's current name; null once it is deleted */
+  definitionName: string | null;
+  /** the user message whose send started the run */
+  triggerMessageId: string | null;
+  /** the ChatInput waiting for the next answer */
+  pendingInput: { nodeKey: string } | null;
+  /** an Agent or LlmCall node is Queued or Running: a steer would be taken */
+  steerable: boolean;
 }
 
 /** A conversation message: the user's sends and the answers nodes published. */

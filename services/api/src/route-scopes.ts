@@ -58,6 +58,7 @@ export const ROUTE_SCOPES = {
 
   'GET /v1/conversations': 'read',
   'POST /v1/conversations/{id}/messages': 'run',
+  'DELETE /v1/conversations/{id}': 'run',
   'GET /v1/conversations/{id}/messages': 'read',
   'GET /v1/conversations/{id}/runs': 'read',
 } as const satisfies Record<`${Method} /v1/${string}`, ApiKeyScope>;

@@ -150,6 +150,7 @@ const ROUTES: Row[] = [
   },
   { method: 'GET', template: '/v1/conversations/{id}/messages', path: (i) => `/v1/conversations/${i.conv}/messages` },
   { method: 'GET', template: '/v1/conversations/{id}/runs', path: (i) => `/v1/conversations/${i.conv}/runs` },
+  { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
 const ids = () => ({ def: defId, run: runId, conv: convId });
@@ -249,6 +250,8 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'POST /v1/conversations/{id}/messages': '409 RunBusy',
       // last: it ends the run's admission of new work
       'POST /v1/runs/{id}/cancel': 202,
+      // after every conversation read: it purges the conversation
+      'DELETE /v1/conversations/{id}': 204,
     };
     // the stream of a live run stays open; its success is in stream.int.test.ts
     const order = withId.filter((r) => label(r) !== 'GET /v1/runs/{id}/stream');

@@ -50,7 +50,8 @@ describe('POST /v1/conversations/{id}/messages', () => {
     const id = conv();
     const r = await send(id, { definitionId: chatDef, text: 'hello', requestId: `${id}-1` });
     expect(r.status).toBe(202);
-    expect(Object.keys(r.body).sort()).toEqual(['messageId', 'runId']);
+    expect(Object.keys(r.body).sort()).toEqual(['action', 'messageId', 'runId']);
+    expect(r.body.action).toBe('started');
     const run = await h.call('GET', `/v1/runs/${r.body.runId}`);
     expect(run.body.run).toMatchObject({ conversationId: id, requestId: `${id}-1`, definitionId: chatDef, status: 'Pending' });
     const row = await h.db.pool.query(`SELECT input FROM runs WHERE id = $1`, [r.body.runId]);
@@ -80,11 +81,12 @@ describe('POST /v1/conversations/{id}/messages', () => {
     const b = await send(id, body);
     expect(a.status).toBe(202);
     expect(b.status).toBe(202);
-    expect(b.body).toEqual(a.body);
+    // the same run and message; the action says it was a replay
+    expect(b.body).toEqual({ ...a.body, action: 'replayed' });
     await finish(a.body.runId);
     const c = await send(id, body);
     expect(c.status).toBe(202);
-    expect(c.body).toEqual(a.body);
+    expect(c.body).toEqual({ ...a.body, action: 'replayed' });
     const msgs = await h.call('GET', `/v1/conversations/${id}/messages`);
     expect(msgs.body.items).toHaveLength(1);
   });
@@ -128,8 +130,13 @@ describe('POST /v1/conversations/{id}/messages', () => {
       expect((await send(id, { definitionId: chatDef, text: 'two', requestId: `${id}-2` })).status).toBe(409);
     }
     await finish(first.body.runId, 'Failed');
-    const second = await send(id, { definitionId: chatDef, text: 'two', requestId: `${id}-2` });
+    // the last run failed: starting it again is confirmed first (chat.requireRerunConfirmation defaults to true)
+    const unconfirmed = await send(id, { definitionId: chatDef, text: 'two', requestId: `${id}-2` });
+    expect(unconfirmed.status).toBe(409);
+    expect(unconfirmed.body.error.code).toBe('RerunConfirmationRequired');
+    const second = await send(id, { definitionId: chatDef, text: 'two', requestId: `${id}-2`, confirmRerun: true });
     expect(second.status).toBe(202);
+    expect(second.body.action).toBe('rerun');
     expect(second.body.runId).not.toBe(first.body.runId);
     const third = await send(id, { definitionId: chatDef, text: 'three', requestId: `${id}-3` });
     expect(third.body.error.details).toEqual([{ runId: second.body.runId }]);

@@ -319,4 +319,25 @@ describe('the console in Chromium against a real cluster', () => {
     await page.locator('.conversation[aria-current="page"]', { hasText: conversationId }).waitFor();
     await page.locator('.bubble-assistant', { hasText: 'the answer is 42' }).waitFor();
   }, 90_000);
+
+  // after the reload test: it adds the newest conversation, which the chat page lists first
+  it('asks before starting a workflow again after its last run in the conversation was cancelled, and resends when confirmed', async () => {
+    const conversationId = `rerun-${Date.now()}`;
+    const first = await c.admin.conversations.send(conversationId, { definitionId: chatId, text: 'first try', requestId: `${conversationId}-1` });
+    await c.admin.runs.cancel(first.runId);
+    await expect.poll(async () => (await c.admin.runs.get(first.runId)).run.status, { timeout: 30_000 }).toBe('Cancelled');
+    await page.goto(`${c.baseUrl}/console/chat?definitionId=${chatId}&conversationId=${conversationId}`);
+    await page.getByLabel('Message', { exact: true }).fill('second try');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const ask = page.locator('[role="alert"][data-code="RerunConfirmationRequired"]');
+    await ask.waitFor({ timeout: 10_000 });
+    expect(await ask.innerText()).toContain('ended Cancelled. Start the workflow again with this message?');
+    await screenshot(page, 'chat-rerun');
+    expect(await seriousViolations(page)).toEqual([]);
+    await ask.getByRole('button', { name: 'Start again' }).click();
+    await page.getByText('The run asks:').waitFor({ timeout: 30_000 });
+    const runs = await c.admin.conversations.runs(conversationId);
+    expect(runs.items.map((r) => r.status)).toEqual([expect.not.stringMatching(/Cancelled/), 'Cancelled']);
+    expect(runs.items[0]).toMatchObject({ definitionName: 'Ask and answer', pendingInput: { nodeKey: 'ask' } });
+  });
 });

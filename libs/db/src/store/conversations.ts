@@ -196,7 +196,12 @@ export async function listMessages(
 
 /** The deterministic id of the message published for (run, node, attempt): an md5-derived UUID. */
 export function publishedMessageId(runId: string, nodeKey: string, attempt: number): string {
-  const h = createHash('md5').update(`${runId}:${nodeKey}:${attempt}`, 'utf8').digest('hex');
+  return uuidOfText(`${runId}:${nodeKey}:${attempt}`);
+}
+
+/** A uuid-shaped id derived from `text` (md5), so the same fact always gets the same id. */
+function uuidOfText(text: string): string {
+  const h = createHash('md5').update(text, 'utf8').digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
@@ -383,4 +388,101 @@ export async function listConversations(
     })),
     nextCursor: res.rows.length > limit && last ? encodeConversationCursor(last.created_key, last.id) : null,
   };
+}
+
+/**
+ * The status of the newest run of `definitionId` bound to the conversation, or null when it
+ * has none. A send reads it to ask for confirmation before starting that definition again
+ * after a run that failed or was cancelled.
+ */
+export async function lastConversationRunStatus(db: Queryable, tenantId: string, conversationId: string, definitionId: string): Promise<string | null> {
+  const res = await db.query<{ status: string }>(
+    `SELECT status FROM runs WHERE tenant_id = $1 AND conversation_id = $2 AND definition_id = $3
+     ORDER BY created_at DESC, id DESC LIMIT 1`,
+    [tenantId, conversationId, definitionId],
+  );
+  return res.rows[0]?.status ?? null;
+}
+
+/** What the conversation's run list says of each run beyond its summary. */
+export interface ConversationRunFacts {
+  /** the definition's current name; null once the definition is deleted */
+  definitionName: string | null;
+  /** the user message whose send started the run */
+  triggerMessageId: string | null;
+  /** the ChatInput waiting for the conversation's next answer, if any */
+  pendingInput: { nodeKey: string } | null;
+  /** an Agent or LlmCall node of the run is Queued or Running, so a steer would be taken */
+  steerable: boolean;
+}
+
+/** {@link ConversationRunFacts} of the given runs of the tenant, in one statement. */
+export async function conversationRunFacts(db: Queryable, tenantId: string, runIds: readonly string[]): Promise<Map<string, ConversationRunFacts>> {
+  const out = new Map<string, ConversationRunFacts>();
+  if (runIds.length === 0) return out;
+  const res = await db.query<{ id: string; definition_name: string | null; trigger_message_id: string | null; pending_key: string | null; steerable: boolean }>(
+    `SELECT r.id, d.name AS definition_name,
+       (SELECT m.id FROM messages m
+         WHERE m.run_id = r.id AND m.role = 'user' AND m.request_id IS NOT DISTINCT FROM r.request_id
+         ORDER BY m.seq LIMIT 1) AS trigger_message_id,
+       (SELECT n.node_key FROM node_runs n
+         WHERE n.run_id = r.id AND n.status = 'WaitingForApproval' AND n.pending_decision_kind = 'Answer'
+         ORDER BY n.node_key LIMIT 1) AS pending_key,
+       r.status NOT IN ('Completed', 'Failed', 'Cancelled', 'Cancelling') AND EXISTS (
+         SELECT 1 FROM node_runs n WHERE n.run_id = r.id AND n.kind IN ('Agent', 'LlmCall') AND n.status IN ('Queued', 'Running')
+       ) AS steerable
+     FROM runs r LEFT JOIN definitions d ON d.id = r.definition_id AND d.tenant_id = r.tenant_id
+     WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[])`,
+    [tenantId, runIds],
+  );
+  for (const r of res.rows) {
+    out.set(r.id, {
+      definitionName: r.definition_name,
+      triggerMessageId: r.trigger_message_id,
+      pendingInput: r.pending_key === null ? null : { nodeKey: r.pending_key },
+      steerable: r.steerable,
+    });
+  }
+  return out;
+}
+
+/** The id a steer's message gets in the conversation: the same for a replayed steer, so it is posted once. */
+export function steerMessageId(operationId: string, runId: string, nodeKey: string): string {
+  return uuidOfText(`steer:${operationId}:${runId}:${nodeKey}`);
+}
+
+/**
+ * Posts a steer's text into the conversation the run is bound to, as a user message of that
+ * run (so the chat shows what the person said to the running node). Idempotent by
+ * {@link steerMessageId}. Nothing is posted for a run bound to no conversation.
+ * @returns the message id, or null when the run has no conversation
+ */
+export async function postSteerMessage(db: Queryable, tenantId: string, runId: string, nodeKey: string, operationId: string, text: string): Promise<string | null> {
+  const id = steerMessageId(operationId, runId, nodeKey);
+  const res = await db.query<{ conversation_id: string | null }>(
+    `WITH run AS (SELECT conversation_id FROM runs WHERE id = $2 AND tenant_id = $1 AND conversation_id IS NOT NULL),
+     posted AS (
+       INSERT INTO messages (id, tenant_id, conversation_id, role, text, run_id, node_key, created_at)
+       SELECT $3, $1, run.conversation_id, 'user', $4, $2, $5, now() FROM run
+       ON CONFLICT (id) DO NOTHING RETURNING 1)
+     SELECT conversation_id FROM run`,
+    [tenantId, runId, id, sealText(text, messageAt(id, 'text')), nodeKey],
+  );
+  return res.rows[0] ? id : null;
+}
+
+/**
+ * Purges a conversation: its messages are deleted, its runs unbound (their `conversation_id`
+ * cleared; a run is never deleted, and an unbound run publishes nothing more), and the
+ * conversation row removed. Atomic.
+ * @returns what was purged, or null when the tenant has no such conversation (nor messages or runs under its id)
+ */
+export async function purgeConversation(pool: Pool, tenantId: string, conversationId: string): Promise<{ messages: number; runs: number } | null> {
+  return withTransaction(pool, async (tx) => {
+    const conv = await tx.query(`DELETE FROM conversations WHERE tenant_id = $1 AND id = $2 RETURNING 1`, [tenantId, conversationId]);
+    const runs = await tx.query(`UPDATE runs SET conversation_id = NULL WHERE tenant_id = $1 AND conversation_id = $2`, [tenantId, conversationId]);
+    const msgs = await tx.query(`DELETE FROM messages WHERE tenant_id = $1 AND conversation_id = $2`, [tenantId, conversationId]);
+    if (conv.rowCount === 0 && runs.rowCount === 0 && msgs.rowCount === 0) return null;
+    return { messages: msgs.rowCount ?? 0, runs: runs.rowCount ?? 0 };
+  });
 }

@@ -12,6 +12,9 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import {
   conversationExists,
+  conversationRunFacts,
+  lastConversationRunStatus,
+  purgeConversation,
   decodeConversationCursor,
   decodeMessageCursor,
   listConversations,
@@ -29,7 +32,7 @@ import { bodyMember, sendJson } from '../body';
 import { checkRunInput, checkStartable, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
-import { ErrorSchema, PageQuery, PrioritySchema, RunListSchema, errorResponses, jsonContent } from '../schemas';
+import { ErrorSchema, PageQuery, PrioritySchema, RunSummarySchema, errorResponses, jsonContent } from '../schemas';
 
 const tags = ['conversations'];
 const security = [{ bearer: [] }];
@@ -48,6 +51,19 @@ export class RunBusyError extends ApiError {
 export class MessageRequestIdReusedError extends ApiError {
   constructor(runId: string) {
     super(409, 'RequestIdReused', 'requestId already started a different message or run', [{ runId }]);
+  }
+}
+
+/**
+ * A send that would start a definition again right after its last run in this conversation
+ * failed or was cancelled, while the graph's `chat.requireRerunConfirmation` is on: the
+ * person is asked first, and the same send with `confirmRerun: true` goes through.
+ */
+export class RerunConfirmationRequiredError extends ApiError {
+  constructor(lastStatus: string) {
+    super(409, 'RerunConfirmationRequired', `the last run of this definition in the conversation is ${lastStatus}; send again with confirmRerun: true to start it anew`, [
+      { key: 'confirmRerun', message: `the last run ended ${lastStatus}` },
+    ]);
   }
 }
 
@@ -96,10 +112,19 @@ const SendMessageBody = z
     attachments: z.array(AttachmentSchema).optional(),
     priority: PrioritySchema.optional(),
     metadata: z.unknown().optional().openapi({ type: 'object', additionalProperties: { type: 'string' }, description: "the run's metadata (RunMetadata, as on a run start); 400 MetadataInvalid names a bad key" }),
+    confirmRerun: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'true starts the definition again after its last run in this conversation failed or was cancelled (else 409 RerunConfirmationRequired while chat.requireRerunConfirmation is on)' }),
   })
   .strict();
 
-const MessageAcceptedSchema = z.object({ runId: z.string(), messageId: z.string() }).openapi('MessageAccepted');
+/** What a send did: started a run, started one again after a failed or cancelled one (confirmed), or replayed an earlier send. */
+const SEND_ACTIONS = ['started', 'rerun', 'replayed'] as const;
+
+const MessageAcceptedSchema = z
+  .object({ runId: z.string(), messageId: z.string(), action: z.enum(SEND_ACTIONS) })
+  .openapi('MessageAccepted');
 
 const MessageSchema = z
   .object({
@@ -129,7 +154,7 @@ const sendRoute = createRoute({
   responses: {
     202: jsonContent(MessageAcceptedSchema, 'run started (or the same send replayed)'),
     ...errorResponses,
-    409: jsonContent(ErrorSchema, 'RunBusy (a bound run is live) or RequestIdReused'),
+    409: jsonContent(ErrorSchema, 'RunBusy (a bound run is live), RerunConfirmationRequired, DefinitionDisabled or RequestIdReused'),
     429: {
       description:
         "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, issue #16); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
@@ -144,11 +169,36 @@ const messagesRoute = createRoute({
   request: { params: ConversationReadParam, query: PageQuery },
   responses: { 200: jsonContent(MessageListSchema, 'messages, oldest first (published answers included)'), ...errorResponses },
 });
+const ConversationRunSchema = RunSummarySchema.extend({
+  definitionName: z.string().nullable().openapi({ description: "the definition's current name; null once it is deleted" }),
+  triggerMessageId: z.string().nullable().openapi({ description: 'the user message whose send started the run' }),
+  pendingInput: z
+    .object({ nodeKey: z.string() })
+    .nullable()
+    .openapi({ description: 'the ChatInput waiting for the next answer (decide with decision "Answer"), or null' }),
+  steerable: z.boolean().openapi({ description: 'an Agent or LlmCall node is Queued or Running: a steer would be taken' }),
+}).openapi('ConversationRun');
+
 const runsRoute = createRoute({
   method: 'get', path: '/v1/conversations/{id}/runs', tags, security,
   operationId: 'listConversationRuns', summary: "List a conversation's runs, newest first",
   request: { params: ConversationReadParam, query: PageQuery },
-  responses: { 200: jsonContent(RunListSchema, 'runs bound to the conversation, newest first'), ...errorResponses },
+  responses: {
+    200: jsonContent(
+      z.object({ items: z.array(ConversationRunSchema), nextCursor: z.string().nullable() }).openapi('ConversationRunList'),
+      'runs bound to the conversation, newest first, with what the chat shows of each',
+    ),
+    ...errorResponses,
+  },
+});
+const purgeRoute = createRoute({
+  method: 'delete', path: '/v1/conversations/{id}', tags, security,
+  operationId: 'purgeConversation', summary: 'Purge a conversation: delete its messages, unbind its runs',
+  description:
+    'Deletes the conversation and every message of it, and unbinds its runs (their conversationId becomes null; no run is ' +
+    'deleted, and a live one goes on without publishing into any conversation). 404 when the tenant has no such conversation.',
+  request: { params: ConversationReadParam },
+  responses: { 204: { description: 'purged' }, ...errorResponses },
 });
 
 const ConversationSchema = z
@@ -207,6 +257,9 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
     const input = attachments.length > 0 ? { text: body.text, attachments } : { text: body.text };
     const metadata = checkRunMetadata(bodyMember(c, 'metadata'), deps.limits.metadata ?? DEFAULT_METADATA_LIMITS);
     if (!metadata.ok) throw new MetadataInvalidError(metadata.issues);
+    // read before the send: only a send that would create a run asks (a replay answers its run)
+    const lastStatus = await lastConversationRunStatus(pool, c.get('tenant'), conversationId, definitionId);
+    const rerun = lastStatus === 'Failed' || lastStatus === 'Cancelled';
     const res = await sendMessage(pool, {
       tenantId: c.get('tenant'),
       conversationId,
@@ -223,6 +276,9 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       prepare: (def) => {
         const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
         if (graph.kind !== 'Chat') throw new NotChatDefinitionError();
+        if (rerun && graph.chat?.requireRerunConfirmation !== false && body.confirmRerun !== true) {
+          throw new RerunConfirmationRequiredError(lastStatus);
+        }
         if (attachments.length > 0 && graph.chat?.acceptsAttachments !== true) throw new AttachmentsNotAcceptedError();
         return {
           inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
@@ -247,7 +303,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       case 'replayed':
         break;
     }
-    return sendJson(202, { runId: res.runId, messageId: res.messageId }, { location: `/v1/runs/${res.runId}` });
+    const action = res.kind === 'replayed' ? 'replayed' : rerun ? 'rerun' : 'started';
+    return sendJson(202, { runId: res.runId, messageId: res.messageId, action }, { location: `/v1/runs/${res.runId}` });
   });
 
   app.openapi(listRoute, async (c) => {
@@ -278,6 +335,17 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
     const id = await requireConversation(deps, tenant, c.req.valid('param').id);
     const q = c.req.valid('query');
     const page = await listRuns(pool, tenant, { conversationId: id }, pageLimit(q.limit), requireCursor(q.cursor, decodePageCursor));
-    return sendJson(200, { items: page.items.map(runSummary), nextCursor: page.nextCursor });
+    const facts = await conversationRunFacts(pool, tenant, page.items.map((r) => r.id));
+    const none = { definitionName: null, triggerMessageId: null, pendingInput: null, steerable: false };
+    return sendJson(200, { items: page.items.map((r) => ({ ...runSummary(r), ...(facts.get(r.id) ?? none) })), nextCursor: page.nextCursor });
+  });
+
+  app.openapi(purgeRoute, async (c) => {
+    const id = c.req.valid('param').id;
+    if (id.length < 1 || id.length > MAX_CONVERSATION_ID_CHARS || !isStorableId(id)) throw new NotFoundError('conversation');
+    const purged = await purgeConversation(pool, c.get('tenant'), id);
+    if (!purged) throw new NotFoundError('conversation');
+    deps.logger.info({ conversationId: id, messages: purged.messages, runs: purged.runs }, 'conversation purged');
+    return c.body(null, 204);
   });
 }

@@ -10,6 +10,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute } from '@hono/zod-openapi';
 import {
   appendSteer,
+  postSteerMessage,
   getNodeRun,
   getRunControls,
   getRunDetail,
@@ -216,16 +217,22 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     const runId = requireUuid(p.id, 'run');
     const tenant = c.get('tenant');
     const { operationId, message } = c.req.valid('json');
+    // A taken steer (or its replay) is also posted into the run's conversation, once (its id
+    // derives from the operation), so the chat shows what the person said to the running node.
+    const accepted = async () => {
+      await postSteerMessage(pool, tenant, runId, p.key, operationId, message);
+      return sendJson(202, { accepted: true });
+    };
     const first = await requireNode(deps, tenant, runId, p.key);
-    if (steerRefusalOrNull(first.node, operationId, message)) return sendJson(202, { accepted: true });
+    if (steerRefusalOrNull(first.node, operationId, message)) return accepted();
     if (await appendSteer(pool, tenant, runId, p.key, { operationId, message, atUtc: Date.now() }, maxSteers)) {
       deps.logger.info({ runId, nodeKey: p.key }, 'steering recorded');
       await wake(runId);
-      return sendJson(202, { accepted: true });
+      return accepted();
     }
     const now = await requireNode(deps, tenant, runId, p.key);
     steerRefusal(now.node, now.run.status, operationId, message, maxSteers);
-    return sendJson(202, { accepted: true });
+    return accepted();
   });
 
   for (const paused of [true, false]) {

@@ -107,12 +107,12 @@ function Composer({ definitionId, conversationId, detail, onSent }: { definition
   const id = useId();
   const input = waitingInput(detail);
   const send = useMutation({
-    mutationFn: async (t: string) => {
+    mutationFn: async ({ text: t, confirmRerun }: { text: string; confirmRerun?: boolean }) => {
       const operationId = newOperationId();
       if (input && detail) {
         await client.runs.decide(detail.run.id, input.nodeKey, { operationId, decision: 'Answer', payload: { text: t } }, { idempotencyKey: operationId });
       } else {
-        await client.conversations.send(conversationId, { definitionId, text: t, requestId: operationId });
+        await client.conversations.send(conversationId, { definitionId, text: t, requestId: operationId, ...(confirmRerun ? { confirmRerun } : {}) });
       }
     },
     onSuccess: () => {
@@ -123,12 +123,15 @@ function Composer({ definitionId, conversationId, detail, onSent }: { definition
   if (!canRun) return <p className="muted composer-note">This key can read the conversation but not write to it (it lacks the run scope).</p>;
   const busy = send.error && isApiRequestError(send.error, 'RunBusy') ? refusalOf(send.error) : null;
   const busyRun = busy && isApiRequestError(send.error) ? ((send.error.details as Array<{ runId?: string }> | undefined)?.[0]?.runId ?? null) : null;
+  // the last run of this workflow here failed or was cancelled: the server asks before starting it again
+  const rerun = send.error && isApiRequestError(send.error, 'RerunConfirmationRequired') ? refusalOf(send.error) : null;
+  const rerunStatus = rerun && isApiRequestError(send.error) ? /ended (\w+)/.exec((send.error.details as Array<{ message?: string }> | undefined)?.[0]?.message ?? '')?.[1] : undefined;
   return (
     <form
       className="composer"
       onSubmit={(e) => {
         e.preventDefault();
-        if (text.trim()) send.mutate(text);
+        if (text.trim()) send.mutate({ text });
       }}
     >
       {input ? (
@@ -150,6 +153,19 @@ function Composer({ definitionId, conversationId, detail, onSent }: { definition
             .
           </span>
         </div>
+      ) : rerun ? (
+        <div className="notice rerun-confirm" role="alert" data-code={rerun.code}>
+          <span>
+            The last run of this workflow in this conversation ended <strong>{rerunStatus ?? 'without completing'}</strong>. Start the workflow again with this
+            message?
+          </span>{' '}
+          <button type="button" className="btn btn-primary btn-sm" disabled={send.isPending} onClick={() => send.mutate({ text, confirmRerun: true })}>
+            Start again
+          </button>{' '}
+          <button type="button" className="btn btn-ghost btn-sm" onClick={() => send.reset()}>
+            Not now
+          </button>
+        </div>
       ) : (
         <RefusalNote error={send.error} title="Not sent" />
       )}
@@ -166,7 +182,7 @@ function Composer({ definitionId, conversationId, detail, onSent }: { definition
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey) {
               e.preventDefault();
-              if (text.trim()) send.mutate(text);
+              if (text.trim()) send.mutate({ text });
             }
           }}
         />
