@@ -19,6 +19,7 @@ import type {
   GraphValidation,
   Health,
   MessageAccepted,
+  RunResult,
   ConversationRun,
   Named,
   NodeInputOverride,
@@ -243,6 +244,18 @@ export function createRestClient(o: RestClientOptions) {
         `/v1/definitions/${id(defId)}/runs`,
         b,
         undefined,
+        opts.idempotencyKey !== undefined ? { 'idempotency-key': opts.idempotencyKey } : undefined,
+      ),
+    /**
+     * `POST /v1/definitions/{id}/runs?wait=<seconds>s`: starts the run and waits up to `waitSeconds` (capped by the
+     * server's MAX_RUN_WAIT_S) for it to end → `{ runId, run, output }` when it ended, else `{ runId }` (still running)
+     */
+    startAndWait: (defId: string, b: StartRunBody, waitSeconds: number, opts: { idempotencyKey?: string } = {}) =>
+      call<RunResult>(
+        'POST',
+        `/v1/definitions/${id(defId)}/runs`,
+        b,
+        { wait: `${Math.max(0, Math.floor(waitSeconds))}s` },
         opts.idempotencyKey !== undefined ? { 'idempotency-key': opts.idempotencyKey } : undefined,
       ),
     /** `GET /v1/runs`, newest first, filtered by the search members (issue #17) */

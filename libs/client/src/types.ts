@@ -455,6 +455,14 @@ export interface SendMessageBody {
   confirmRerun?: boolean;
 }
 
+/** A run start that waited (`?wait=`): `run` and `output` only when the run ended within the wait. */
+export interface RunResult {
+  runId: string;
+  run?: RunSummary;
+  /** `{ outcome, result }` of a Completed run, else null */
+  output?: unknown;
+}
+
 /** `POST /v1/conversations/{id}/messages` answer. */
 export interface MessageAccepted {
   runId: string;

@@ -48,6 +48,13 @@ export const apiConfigSchema = defineConfig({
     .max(86_400)
     .default(3_600)
     .describe('lifetime of a queue UI browser session (POST /admin/session sets its cookie), s'),
+  MAX_RUN_WAIT_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3_600)
+    .default(60)
+    .describe('longest wait a run start may ask for (POST /v1/definitions/{id}/runs?wait=30s); a longer ask waits this long, s'),
   MAX_CHAT_ANSWER_BYTES: z.coerce
     .number()
     .int()

@@ -33,6 +33,8 @@ export interface ApiLimits {
   eventReplayLimit: number;
   shardCount: number;
   streamPollMs: number;
+  /** MAX_RUN_WAIT_S: the longest `?wait=` of a run start, seconds @default 60 */
+  maxRunWaitS?: number;
   /** MAX_CHAT_ANSWER_BYTES: the longest ChatInput answer, UTF-8 bytes @default 32768 */
   maxChatAnswerBytes?: number;
   /** MAX_STEERS_PER_NODE */

@@ -74,6 +74,7 @@ const app = createApp({
     streamPollMs: cfg.STREAM_POLL_MS,
     maxSteersPerNode: core.maxSteersPerNode,
     maxChatAnswerBytes: cfg.MAX_CHAT_ANSWER_BYTES,
+    maxRunWaitS: cfg.MAX_RUN_WAIT_S,
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
     metadata: { maxKeys: cfg.MAX_RUN_METADATA_KEYS, maxValueChars: cfg.MAX_RUN_METADATA_VALUE_CHARS },
     maxBulkRuns: cfg.MAX_BULK_RUNS,

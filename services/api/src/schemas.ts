@@ -373,6 +373,11 @@ export const NodeRunSummarySchema = z
   })
   .openapi('NodeRunSummary');
 
+/** A run start that waited (`?wait=`) and saw the run end: its summary and output. */
+export const RunResultSchema = z
+  .object({ runId: z.string(), run: RunSummarySchema, output: z.unknown().nullable().openapi({ description: '{ outcome, result } of a Completed run, else null' }) })
+  .openapi('RunResult');
+
 export const RunDetailSchema = z
   .object({ run: RunSummarySchema, nodeRuns: z.array(NodeRunSummarySchema), output: JsonSchema, graph: GraphDocSchema })
   .openapi('RunDetail');

@@ -22,6 +22,9 @@ const exitFor = (d: RunDetail): ExitCode => (d.run.status === 'Completed' ? EXIT
  * arrives and then the outcome; `--json` prints NDJSON events (`eventsAsJson`) or only the
  * final run document.
  */
+/** How long `runs start --wait` lets the start itself wait before following over the live channel, s. */
+const START_WAIT_S = 30;
+
 async function follow(s: Session, runId: string, timeoutSeconds: number, eventsAsJson: boolean): Promise<ExitCode> {
   const client = s.client();
   await followRun(
@@ -119,29 +122,43 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
 
   runs
     .command('start')
-    .description('start a run; prints its id (with --wait, follows it and exits 0 only when it completes)')
+    .description('start a run; prints its id (with --wait, waits for its end and exits 0 only when it completes)')
     .argument('<definitionId>', 'definition id')
     .option('--input <json>', 'run input: inline JSON or @file')
     .option('--request-id <id>', 'idempotency key: the same key starts the same run')
     .option('--metadata <key=value>', 'run metadata pair, searchable (repeatable)', metadataPair)
     .option('--priority <1-5>', "the run's priority, 5 most urgent (default 3): orders its tenant's held work and Pending runs", runPriority)
-    .option('--wait', 'follow the run over the live channel until it is terminal')
+    .option('--wait', 'wait for the run to end: the start itself waits (?wait=, up to 30 s or --timeout), then the live channel follows a longer run')
     .option('--timeout <seconds>', TIMEOUT_HELP, nonNegativeInt, 0)
     .action(
       wrap(async (definitionId: string, o: { input?: string; requestId?: string; metadata?: Record<string, string>; priority?: number; wait?: boolean; timeout: number }) => {
         const input = o.input !== undefined ? await jsonArgument(o.input, s.io.cwd, '--input') : undefined;
-        const { runId } = await s.client().runs.start(definitionId, {
+        const body = {
           ...(input !== undefined ? { input } : {}),
           ...(o.requestId ? { requestId: o.requestId } : {}),
           ...(o.metadata ? { metadata: o.metadata } : {}),
           ...(o.priority !== undefined ? { priority: o.priority } : {}),
-        });
+        };
         if (!o.wait) {
+          const { runId } = await s.client().runs.start(definitionId, body);
           s.print({ runId }, () => `${runId}\n`);
           return EXIT.ok;
         }
-        if (!s.json) s.io.stdout(`${runId}\n`);
-        return follow(s, runId, o.timeout, false);
+        // most runs end within the start's own wait: one request, no live channel
+        const waitSeconds = o.timeout > 0 ? Math.min(o.timeout, START_WAIT_S) : START_WAIT_S;
+        const began = Date.now();
+        const started = await s.client().runs.startAndWait(definitionId, body, waitSeconds);
+        if (!s.json) s.io.stdout(`${started.runId}\n`);
+        if (started.run) {
+          // the same lines a follow prints: every event of the run, then the outcome
+          if (!s.json) for (const e of await s.client().runs.allEvents(started.runId)) s.io.stdout(`${eventLine(e)}\n`);
+          const detail = await s.client().runs.get(started.runId);
+          if (!s.json) s.io.stdout(outcome(detail));
+          else s.print(detail, () => '');
+          return exitFor(detail);
+        }
+        const left = o.timeout > 0 ? Math.max(1, o.timeout - Math.floor((Date.now() - began) / 1000)) : 0;
+        return follow(s, started.runId, left, false);
       }),
     );
 

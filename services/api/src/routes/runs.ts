@@ -20,6 +20,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { BacklogFullError, BudgetInvalidError, MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkRunInput, checkStartable, effectiveRunInput } from '../graph-rules';
+import { DEFAULT_MAX_RUN_WAIT_S, parseWait, waitForRunEnd } from '../run-wait';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { RunBusyError } from './conversations';
@@ -34,6 +35,7 @@ import {
   NodeRunDetailSchema,
   RunDetailSchema,
   RunIdSchema,
+  RunResultSchema,
   RunListQuery,
   RunListSchema,
   StartRunBody,
@@ -47,13 +49,21 @@ const security = [{ bearer: [] }];
 const startRun = createRoute({
   method: 'post', path: '/v1/definitions/{id}/runs', tags, security,
   operationId: 'startRun', summary: 'Start a run of a definition (idempotent on requestId)',
+  description:
+    'With `?wait=30s` (also `1500ms`, `2m`, or plain seconds; at most MAX_RUN_WAIT_S) the answer waits for the run to end: ' +
+    '200 with the run summary and its output when it ends within the wait, else the usual 202 with `Location` to poll. ' +
+    'A replayed requestId waits on the run it names.',
   request: {
     params: IdParam,
+    query: z.object({
+      wait: z.string().optional().openapi({ description: 'how long to wait for the run to end: 30s, 1500ms, 2m or seconds', example: '30s' }),
+    }),
     headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
     body: { content: { 'application/json': { schema: StartRunBody } }, required: false },
   },
   responses: {
-    202: jsonContent(RunIdSchema, 'accepted (or the same run again for a replayed requestId)'),
+    200: jsonContent(RunResultSchema, 'with ?wait: the run ended within the wait'),
+    202: jsonContent(RunIdSchema, 'accepted (or the same run again for a replayed requestId); with ?wait: still running when the wait ran out'),
     ...errorResponses,
     409: jsonContent(ErrorSchema, 'RequestIdReused, or RunBusy (with a conversationId whose bound run is live)'),
     429: {
@@ -112,6 +122,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
 
   app.openapi(startRun, async (c) => {
     const definitionId = requireUuid(c.req.valid('param').id, 'definition');
+    const waitMs = parseWait(c.req.valid('query').wait, deps.limits.maxRunWaitS ?? DEFAULT_MAX_RUN_WAIT_S);
     const body = c.req.valid('json');
     const requestId = body.requestId ?? c.req.valid('header')['idempotency-key'] ?? null;
     const input = bodyMember(c, 'input');
@@ -148,6 +159,10 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       deps.logger.info({ runId: res.runId, definitionId }, 'run created');
       deps.metrics?.runCreated(c.get('tenant'));
       await publishWake(deps, res.runId, c.get('tenant'));
+    }
+    if (waitMs !== null && (await waitForRunEnd(deps, c.get('tenant'), res.runId, waitMs, c.req.raw.signal))) {
+      const run = await getRunDetail(pool, c.get('tenant'), res.runId);
+      if (run) return sendJson(200, { runId: run.id, run: runSummary(run), output: run.output }, { location: `/v1/runs/${run.id}` });
     }
     return sendJson(202, { runId: res.runId }, { location: `/v1/runs/${res.runId}` });
   });
