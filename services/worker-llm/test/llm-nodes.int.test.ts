@@ -82,6 +82,24 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(activity.filter((e) => e.type === 'phase').map((e) => e.text)).toContain('calling default/m-reason');
   });
 
+  it('reports usage.reasoningTokens where the provider does, and none where it does not', async () => {
+    script('m-rtok', { content: 'Answer', usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40, completion_tokens_details: { reasoning_tokens: 25 } } });
+    expect(await run(llmItem('LlmCall', { prompt: 'Think', model: 'm-rtok' }))).toMatchObject({ ok: true, output: { usage: { outputTokens: 30, reasoningTokens: 25 } } });
+    script('m-notok', { content: 'Answer', usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 } });
+    const plain = await run(llmItem('LlmCall', { prompt: 'Think', model: 'm-notok' }));
+    expect(plain.ok && (plain.output as { usage: Record<string, unknown> }).usage).not.toHaveProperty('reasoningTokens');
+  });
+
+  it("keeps an Agent's reasoning with its output, every call's, and sums their reasoning tokens", async () => {
+    script(
+      'm-agent-reason',
+      { reasoning: 'I should look it up.', toolCalls: [{ name: 'echo', arguments: { text: 'x' } }], usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14, completion_tokens_details: { reasoning_tokens: 4 } } },
+      { reasoning: 'Now I know.', content: 'Done', usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14, completion_tokens_details: { reasoning_tokens: 6 } } },
+    );
+    const out = await run(llmItem('Agent', { instructions: 'Find out', model: 'm-agent-reason', tools: ['echo'] }));
+    expect(out).toMatchObject({ ok: true, output: { text: 'Done', reasoning: 'I should look it up.\n\nNow I know.', usage: { reasoningTokens: 10 } } });
+  });
+
   it('sends a pinned "<provider>/<model>" to the named provider, here without streaming', async () => {
     script('m-plain', { content: '{"a":1}' });
     const outcome = await run(llmItem('LlmCall', { prompt: 'x', model: 'plain/m-plain' }));

@@ -113,7 +113,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
   LlmCall: kind({
     kind: 'LlmCall', group: 'model', maxAttempts: 3, fact: 'model', starter: { prompt: 'Summarise the input data in one sentence.' },
     summary: 'One chat completion: a prompt, optional named input data, one answer.',
-    output: '{ text, json, usage }: json is the answer parsed as a JSON object (or null).',
+    output: '{ text, json, usage }: json is the answer parsed as a JSON object (or null); usage.reasoningTokens where the provider reports it.',
     config: [
       model,
       { name: 'systemPrompt', type: 'string', required: false, multiline: true, example: 'You write one-sentence summaries.', help: 'System message sent before the prompt.' },
@@ -135,7 +135,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
   Agent: kind({
     kind: 'Agent', group: 'model', maxAttempts: 3, fact: 'tools', starter: { instructions: 'Complete the task described by the upstream outputs.' },
     summary: 'A tool-calling loop: the model calls read-only catalog tools until it answers.',
-    output: '{ text, json, usage, toolCalls }.',
+    output: '{ text, json, usage, toolCalls, reasoning? }: reasoning is what the model reasoned on each call, when it said (kept, and sealed, with the output).',
     config: [
       {
         name: 'instructions', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Find the answer with the tools and report it.',

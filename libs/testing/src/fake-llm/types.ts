@@ -24,7 +24,7 @@ export interface FakeAnswer {
   /** @default "tool_calls" with tool calls, else "stop" */
   finishReason?: string;
   /** null sends no usage; absent derives counts from the lengths */
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number; completion_tokens_details?: { reasoning_tokens: number } } | null;
   /** reported model; @default the request's model */
   model?: string;
   /** wait this long before answering (both modes) */

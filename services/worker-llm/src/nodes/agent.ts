@@ -86,6 +86,8 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
   ];
   const records: ToolCallRecord[] = [];
   const usages: LlmUsage[] = [];
+  // what the model reasoned on each call, kept with the output (sealed with it when encryption is on)
+  const reasoning: string[] = [];
 
   async function runTool(call: LlmToolCall): Promise<string> {
     const args = parseArguments(call.arguments);
@@ -129,6 +131,7 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
       ...(config.reasoningEffort ? { reasoningEffort: config.reasoningEffort } : {}),
     });
     usages.push(response.usage);
+    if (response.reasoning) reasoning.push(response.reasoning);
     const wantsTools = response.toolCalls.length > 0;
     if (wantsTools && !offer) {
       if (stripThinking(response.text).trim() === '') {
@@ -144,6 +147,13 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
     }
     const usage = sumUsage(usages);
     const json = readJsonAnswer(response.text, schema, response.usage.finishReason);
-    return { text: stripThinking(response.text), json, usage: usageJson(usage), toolCalls: records as unknown as Json, ...attached.output };
+    return {
+      text: stripThinking(response.text),
+      json,
+      usage: usageJson(usage),
+      toolCalls: records as unknown as Json,
+      ...(reasoning.length > 0 ? { reasoning: reasoning.join('\n\n') } : {}),
+      ...attached.output,
+    };
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonNumber } from '@flowline/graph';
-import { readJsonAnswer, stripThinking, sumUsage } from './answer';
+import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
 
 describe('reading answers', () => {
   const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
@@ -29,6 +29,9 @@ describe('reading answers', () => {
       { inputTokens: 1, outputTokens: null, totalTokens: 3, durationMs: 5, finishReason: 'tool_calls', model: 'm' },
       { inputTokens: 2, outputTokens: null, totalTokens: null, durationMs: 5, finishReason: 'stop', model: 'm' },
     ]);
-    expect(u).toEqual({ inputTokens: 3, outputTokens: null, totalTokens: 3, durationMs: 10, finishReason: 'stop', model: 'm' });
+    expect(u).toEqual({ inputTokens: 3, outputTokens: null, totalTokens: 3, durationMs: 10, finishReason: 'stop', model: 'm', reasoningTokens: null });
+    expect(usageJson(u)).not.toHaveProperty('reasoningTokens');
+    const reasoned = sumUsage([{ ...u, reasoningTokens: 4 }, { ...u, reasoningTokens: null }, { ...u, reasoningTokens: 6 }]);
+    expect(usageJson(reasoned)).toMatchObject({ reasoningTokens: 10 });
   });
 });

@@ -54,10 +54,17 @@ export function sumUsage(all: readonly LlmUsage[]): LlmUsage {
       durationMs: add(acc.durationMs, u.durationMs),
       finishReason: u.finishReason ?? acc.finishReason,
       model: u.model ?? acc.model,
+      reasoningTokens: add(acc.reasoningTokens ?? null, u.reasoningTokens ?? null),
     }),
-    { inputTokens: null, outputTokens: null, totalTokens: null, durationMs: null, finishReason: null, model: null },
+    { inputTokens: null, outputTokens: null, totalTokens: null, durationMs: null, finishReason: null, model: null, reasoningTokens: null },
   );
 }
 
-/** Usage as a JSON object for the output document. */
-export const usageJson = (u: LlmUsage): JsonObject => ({ ...u });
+/**
+ * Usage as a JSON object for the output document. `reasoningTokens` appears only when the
+ * provider reported it, so a provider that never does leaves the usage as it always was.
+ */
+export const usageJson = (u: LlmUsage): JsonObject => {
+  const { reasoningTokens, ...rest } = u;
+  return reasoningTokens === null || reasoningTokens === undefined ? { ...rest } : { ...rest, reasoningTokens };
+};

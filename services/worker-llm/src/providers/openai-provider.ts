@@ -147,6 +147,7 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): LlmProvider {
         durationMs: Date.now() - startedAt,
         finishReason,
         model,
+        reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? null,
       },
     };
   }
@@ -170,6 +171,7 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): LlmProvider {
         inputTokens: completion.usage?.prompt_tokens ?? null,
         outputTokens: completion.usage?.completion_tokens ?? null,
         totalTokens: completion.usage?.total_tokens ?? null,
+        reasoningTokens: completion.usage?.completion_tokens_details?.reasoning_tokens ?? null,
         durationMs: Date.now() - startedAt,
         finishReason: choice?.finish_reason ?? null,
         model: completion.model || null,

@@ -56,6 +56,8 @@ export interface LlmUsage {
   durationMs: number | null;
   finishReason: string | null;
   model: string | null;
+  /** tokens spent reasoning, where the provider reports them (`completion_tokens_details.reasoning_tokens`) */
+  reasoningTokens?: number | null;
 }
 
 export interface LlmTokenLogprob {
