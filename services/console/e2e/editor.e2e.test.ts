@@ -143,6 +143,26 @@ describe('the graph editor in a browser', () => {
     await page.close();
   }, 60_000);
 
+  it('adds the context edge around a Pause when it is wired, says so, and labels it context', async () => {
+    const page = await openPage('/editor?new=context');
+    await node(page, 'end').waitFor();
+    // the starter's End is fed by the Start already: a fresh End is fed only through the Pause
+    await node(page, 'end').click();
+    await page.keyboard.press('Delete');
+    await node(page, 'start').click();
+    for (const kind of ['Pause', 'End']) await page.getByRole('button', { name: `Add ${kind}` }).click();
+    await fit(page);
+    await wire(page, 'start', 'pause');
+    await wire(page, 'pause', 'end');
+    await page.getByRole('status').getByText('Added the context edge start → end').waitFor();
+    await expect.poll(() => page.locator('.react-flow__edge').count()).toBe(3);
+    await page.locator('.react-flow__edge-text', { hasText: 'context' }).waitFor();
+    await page.getByRole('button', { name: 'Auto-arrange' }).click();
+    await fit(page);
+    await shot(page, 'context-edge');
+    await page.close();
+  }, 60_000);
+
   it('offers a reload when the definition changed in another tab (409), and shows the saved version after it', async () => {
     const id = await c.api.createDefinition('Edited twice', SAMPLES.find((s) => s.id === 'hello-echo')!.graph);
     const page = await openPage(`/editor?definitionId=${id}`);

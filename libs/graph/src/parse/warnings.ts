@@ -2,7 +2,7 @@
  * Warnings (CONTRACT §1.4): never refuse. Computed only for graphs without structural
  * errors. The shape warnings below are heuristics documented on each function.
  */
-import { HUMAN_KINDS } from '../model';
+import { starvedSuccessors, type ContextGraph } from '../inspect/pause-context';
 import type { EdgeCondition, GraphNode, Json } from '../model';
 import { validateJson } from '../schema';
 import { adjacency } from './rules';
@@ -18,7 +18,7 @@ const ENVELOPE_MEMBERS = new Set(['status', 'attempt', 'branch', 'output', 'erro
 export function collectWarnings(nodes: readonly GraphNode[], edges: readonly RuleEdge[], out: Issues): void {
   const byKey = new Map(nodes.map((n) => [n.key, n] as const));
   const adj = adjacency(nodes, edges);
-  humanStarved(nodes, byKey, adj.ins, out);
+  humanStarved(nodes, edges, out);
   for (const n of nodes) {
     responseSchema(n, out);
     startDefaultInput(n, out);
@@ -30,37 +30,18 @@ export function collectWarnings(nodes: readonly GraphNode[], edges: readonly Rul
 
 /**
  * A node whose every inbound edge leaves a Pause/ChatInput receives the decision document,
- * not the content before the wait. Keyed to that node; an `Any` node is exempt (collecting
- * decisions is what it is for). The advice names the wait's nearest non-human ancestor
- * when it is unique and not a Condition (an edge from a Condition would be refused).
+ * not the content before the wait. Keyed to that node; a node whose join policy is not All is
+ * exempt (collecting decisions is what it is for). The advice names the edge the editor would
+ * add: the rule is the one of `pause-context.ts`, so the warning and the editor never differ.
  */
-function humanStarved(nodes: readonly GraphNode[], byKey: Map<string, GraphNode>, ins: Map<string, RuleEdge[]>, out: Issues): void {
-  const isHuman = (k: string) => HUMAN_KINDS.has(byKey.get(k)!.kind);
+function humanStarved(nodes: readonly GraphNode[], edges: readonly RuleEdge[], out: Issues): void {
+  const graph: ContextGraph = { nodes, edges: edges.map((e) => e.edge) };
+  const starved = starvedSuccessors(graph);
   for (const n of nodes) {
-    const i = ins.get(n.key)!;
-    if (i.length === 0 || n.joinPolicy === 'Any' || !i.every((e) => isHuman(e.edge.from))) continue;
-    const waits = [...new Set(i.map((e) => e.edge.from))];
-    const ancestors = new Set<string>();
-    const seen = new Set<string>(waits);
-    const stack = [...waits];
-    while (stack.length > 0) {
-      const k = stack.pop()!;
-      for (const e of ins.get(k)!) {
-        const f = e.edge.from;
-        if (isHuman(f)) {
-          if (!seen.has(f)) {
-            seen.add(f);
-            stack.push(f);
-          }
-        } else ancestors.add(f);
-      }
-    }
-    const [only] = [...ancestors];
-    const advice =
-      ancestors.size === 1 && only !== undefined && byKey.get(only)!.kind !== 'Condition'
-        ? ` Add an unconditional edge from ${q(only)} to ${q(n.key)} to hand it that content.`
-        : '';
-    out.warn(n.key, `every inbound edge of ${q(n.key)} leaves a Pause/ChatInput (${listSome(waits)}): it receives the decision, not the content before the wait.${advice}`);
+    const s = starved.get(n.key);
+    if (!s) continue;
+    const advice = s.ancestor !== null ? ` Add an unconditional edge from ${q(s.ancestor)} to ${q(n.key)} to hand it that content.` : '';
+    out.warn(n.key, `every inbound edge of ${q(n.key)} leaves a Pause/ChatInput (${listSome(s.waits)}): it receives the decision, not the content before the wait.${advice}`);
   }
 }
 

@@ -348,6 +348,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
           select={select}
           readOnly={readOnly}
           onRefused={(text) => setNotice({ tone: 'error', text })}
+          onNotice={(text) => setNotice({ tone: 'info', text })}
         />
         {panel === 'versions' && meta.definitionId ? (
           <VersionsPanel

@@ -103,11 +103,13 @@ interface Props {
   selection: Selection;
   select(s: Selection): void;
   onRefused(reason: string): void;
+  /** says what the canvas did on its own (a context edge it added) */
+  onNotice?(text: string): void;
   /** selection only: no move, connect, drop or delete */
   readOnly?: boolean;
 }
 
-export function FlowCanvas({ model, setModel, issues, selection, select, onRefused, readOnly = false }: Props) {
+export function FlowCanvas({ model, setModel, issues, selection, select, onRefused, onNotice, readOnly = false }: Props) {
   const rf = useReactFlow();
   // a drawn node keeps its identity while its source node, selection and issues are unchanged,
   // so a drag re-renders the dragged card only
@@ -184,10 +186,14 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
           return m;
         }
         select({ kind: 'edge', key: r.added[0]! });
+        if (r.context.length > 0) {
+          const list = r.context.map((e) => `${e.from} → ${e.to}`).join(', ');
+          onNotice?.(`Added the context edge ${list}: the node after the wait receives that content, not only the decision.`);
+        }
         return r.model;
       });
     },
-    [setModel, onRefused, select],
+    [setModel, onRefused, onNotice, select],
   );
   const onDrop = useCallback(
     (e: DragEvent) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { NODE_KINDS } from '@flowline/graph';
 import { NODE_KIND_SPECS } from '@flowline/graph';
 import { canvasToGraph, graphToCanvas, type CanvasModel } from './canvas';
-import { addNode, connect, keyProblem, removeElements, renameNode, setConfigMember } from './edit';
+import { addNode, connect, keyProblem, removeElements, renameNode, setConfigMember, setNodeMember } from './edit';
 import { levelOf, placeIssues } from './issues';
 
 const at = { x: 0, y: 0 };
@@ -60,7 +60,37 @@ describe('connecting', () => {
     const docs = canvasToGraph(m).edges as Array<Record<string, unknown>>;
     expect(docs.find((e) => e.key === 'pause-end')).toMatchObject({ condition: { path: 'output.decision', op: 'Eq', value: 'Approve' }, label: 'Approve' });
     expect(docs.find((e) => e.key === 'pause-end-2')).toMatchObject({ condition: { path: 'output.decision', op: 'Eq', value: 'Reject' } });
-    expect(docs.find((e) => e.key === 'tool-end-context')).toEqual({ key: 'tool-end-context', from: 'tool', to: 'end' });
+    expect(docs.find((e) => e.key === 'tool-end-context')).toEqual({ key: 'tool-end-context', from: 'tool', to: 'end', label: 'context' });
+  });
+
+  it('adds no context edge into an Any successor: it would be admitted though every approval was rejected', () => {
+    let m = build('Start', 'Tool', 'Pause', 'End');
+    m = setNodeMember(m, 'end', 'joinPolicy', 'Any');
+    m = mustConnect(m, 'tool', 'pause');
+    const r = connect(m, 'pause', 'end');
+    expect(r.ok && r.added).toEqual(['pause-end']);
+    expect(r.ok && r.context).toEqual([]);
+  });
+
+  it('adds the context edge when the wait is wired last, into it, reaching the successor behind consecutive pauses', () => {
+    let m = build('Tool', 'Pause', 'Pause', 'End');
+    m = mustConnect(m, 'pause', 'pause-2');
+    m = mustConnect(m, 'pause-2', 'end');
+    const r = connect(m, 'tool', 'pause');
+    expect(r.ok && r.context).toEqual([
+      { from: 'tool', to: 'pause-2' },
+      { from: 'tool', to: 'end' },
+    ]);
+  });
+
+  it('adds no context edge from a Condition ancestor, nor when two branches feed the wait', () => {
+    let m = build('Condition', 'Pause', 'End');
+    m = mustConnect(m, 'condition', 'pause');
+    expect((() => { const r = connect(m, 'pause', 'end'); return r.ok && r.context; })()).toEqual([]);
+    let two = build('Tool', 'Tool', 'Pause', 'End');
+    two = mustConnect(two, 'tool', 'pause');
+    two = mustConnect(two, 'tool-2', 'pause');
+    expect((() => { const r = connect(two, 'pause', 'end'); return r.ok && r.context; })()).toEqual([]);
   });
 
   it('prefills a DecisionModel’s labels, and makes a Condition’s second out-edge its default edge', () => {

@@ -6,7 +6,7 @@
  * edge around a Pause or ChatInput), change a node's or an edge's document, rename a key,
  * remove elements.
  */
-import { KEY_PATTERN, NODE_KIND_SPECS, type NodeKind } from '@flowline/graph';
+import { KEY_PATTERN, NODE_KIND_SPECS, pauseContextEdges, type ContextEdge, type NodeKind } from '@flowline/graph';
 import { configOf, kindOf, withMember, withoutMember, type CanvasModel, type Doc, type FlowEdge, type FlowNode } from './canvas';
 
 /** A key for a new element: `base`, else `base-2`, `base-3`, … — free among node and edge keys. */
@@ -37,9 +37,8 @@ export function isUnconditional(e: FlowEdge): boolean {
   return (d.condition === undefined || d.condition === null) && d.default !== true;
 }
 
-export type ConnectResult = { ok: true; model: CanvasModel; added: string[] } | { ok: false; reason: string };
-
-const HUMAN: ReadonlySet<string> = new Set(['Pause', 'ChatInput']);
+/** A connection made: the model, the keys of the edges added (the gesture's first), and the context edges among them. */
+export type ConnectResult = { ok: true; model: CanvasModel; added: string[]; context: ContextEdge[] } | { ok: false; reason: string };
 
 /** The condition a new out-edge of `source` starts with (what that kind routes on), or null. */
 function prefill(m: CanvasModel, source: FlowNode): Doc | null {
@@ -62,9 +61,10 @@ function prefill(m: CanvasModel, source: FlowNode): Doc | null {
 
 /**
  * Connects `source` → `target`. Refused: a self-loop, an unknown node, or a second
- * unconditional edge over the pair. A Condition's second out-edge is its default edge; an
- * edge out of a Pause or ChatInput whose source has exactly one predecessor also gets the
- * context edge from that predecessor (so the target receives the content, not only the decision).
+ * unconditional edge over the pair. A Condition's second out-edge is its default edge. Wiring
+ * into or out of a Pause or ChatInput also adds the context edges the graph core's
+ * `pauseContextEdges` owes (labelled `context`), so a successor receives the content before
+ * the wait, not only the decision; the caller tells the author they appeared.
  */
 export function connect(m: CanvasModel, source: string, target: string, sourceHandle?: string | null): ConnectResult {
   if (source === target) return { ok: false, reason: 'A node cannot connect to itself.' };
@@ -85,18 +85,19 @@ export function connect(m: CanvasModel, source: string, target: string, sourceHa
   const edge: FlowEdge = { id: key, source, target, data: { doc }, ...(sourceHandle ? { sourceHandle } : {}) };
   let next: CanvasModel = { ...m, edges: [...m.edges, edge] };
   const added = [key];
-  if (kind !== null && HUMAN.has(kind)) {
-    const preds = m.edges.filter((e) => e.target === source).map((e) => e.source);
-    const [only] = [...new Set(preds)];
-    const predKind = only === undefined ? null : kindOf(m.nodes.find((n) => n.id === only)?.data.doc ?? {});
-    const covered = next.edges.some((e) => e.source === only && e.target === target);
-    if (new Set(preds).size === 1 && only !== undefined && predKind !== null && !HUMAN.has(predKind) && predKind !== 'Condition' && !covered) {
-      const ctxKey = freshKey(next, `${only}-${target}-context`);
-      next = { ...next, edges: [...next.edges, { id: ctxKey, source: only, target, data: { doc: { key: ctxKey, from: only, to: target } } }] };
-      added.push(ctxKey);
-    }
+  const context = pauseContextEdges(
+    {
+      nodes: next.nodes.map((n) => ({ key: n.id, kind: kindOf(n.data.doc) ?? '', joinPolicy: n.data.doc.joinPolicy })),
+      edges: next.edges.map((e) => ({ from: e.source, to: e.target })),
+    },
+    { from: source, to: target },
+  );
+  for (const c of context) {
+    const ctxKey = freshKey(next, `${c.from}-${c.to}-context`);
+    next = { ...next, edges: [...next.edges, { id: ctxKey, source: c.from, target: c.to, data: { doc: { key: ctxKey, from: c.from, to: c.to, label: 'context' } } }] };
+    added.push(ctxKey);
   }
-  return { ok: true, model: next, added };
+  return { ok: true, model: next, added, context };
 }
 
 /** Replaces the document of node `key` (its key and position stay the canvas node's). */
