@@ -150,6 +150,17 @@ describe('starting a run', () => {
     ]);
   });
 
+  it('refuses a named backreference at validation instead of matching it as literal text', async () => {
+    const graph = lineGraph();
+    graph.nodes[0] = { key: 'start', kind: 'Start', config: { inputSchema: { properties: { x: { pattern: '^(?<n>a)\\k<n>$' } } } } } as never;
+    const r = await h.call('POST', '/v1/definitions', { body: { name: 'named-backref', graph } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('GraphInvalid');
+    expect(r.body.error.details).toEqual([
+      { key: 'start', message: expect.stringMatching(/config\.inputSchema is not a valid JSON Schema: \/properties\/x\/pattern is refused.*backreference/) },
+    ]);
+  });
+
   it('answers 404 for an unknown, malformed or other-tenant definition', async () => {
     const defId = await createDefinition(h, lineGraph(), 'mine');
     expect((await h.call('POST', `/v1/definitions/${defId}/runs`, { body: {}, token: KEYS.b })).status).toBe(404);
