@@ -50,9 +50,10 @@ async function presentedKey(c: Context<AppEnv>): Promise<string | null> {
 
 /**
  * Registers the sign-in form and session routes; returns the resolver the queue UI's
- * middleware uses: the bearer header when present, else the session cookie.
+ * middleware uses: the bearer header when present, else the session cookie. A form
+ * sign-in lands on `landing`, the queue UI's own address.
  */
-export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps): MiddlewareHandler<AppEnv> {
+export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps, landing: string): MiddlewareHandler<AppEnv> {
   const ttlS = deps.adminSessionTtlS ?? DEFAULT_ADMIN_SESSION_TTL_S;
   const byHeader = createAuthenticator(deps.apiKeys);
   const byDigest = createDigestResolver(deps.apiKeys);
@@ -88,7 +89,7 @@ export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps): M
       });
       c.header('cache-control', 'no-store');
       // the form lands on the UI; an API client gets no body
-      return c.req.header('authorization') ? c.body(null, 204) : c.redirect('/admin/queues/', 303);
+      return c.req.header('authorization') ? c.body(null, 204) : c.redirect(landing, 303);
     },
   );
 
