@@ -60,6 +60,19 @@ describe('definitions', () => {
     expect(bad.body.errors.length).toBeGreaterThan(0);
   });
 
+  it('warns when the Start defaultInput breaks the graph-level inputSchema, as it does for a Start-level one', async () => {
+    const graph = { ...lineGraph(), inputSchema: { type: 'object', required: ['q'] } };
+    graph.nodes[0] = { key: 'start', kind: 'Start', config: { defaultInput: { other: 1 } } } as never;
+    const r = await h.call('POST', '/v1/definitions/validate', { body: { graph } });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ valid: true, errors: [], warnings: [{ key: 'start', message: expect.stringMatching(/defaultInput does not satisfy the graph inputSchema/) }] });
+    // and the run it warns about is indeed refused when it starts from that default
+    const defId = await createDefinition(h, graph, 'default-breaks-graph-schema');
+    const run = await h.call('POST', `/v1/definitions/${defId}/runs`, { body: {} });
+    expect(run.status).toBe(400);
+    expect(run.body.error.details.map((d: { key: string }) => d.key)).toEqual(['inputSchema']);
+  });
+
   it('reads a definition with its graph and 404s unknown, malformed and other-tenant ids', async () => {
     const id = await createDefinition(h, lineGraph(), 'read-me');
     const r = await h.call('GET', `/v1/definitions/${id}`);
