@@ -200,6 +200,10 @@ describe('browser sessions of the queue UI (/admin/session)', () => {
       [{ token: null }, 401],
       [form('no-such-key'), 401],
       [form(KEYS.a), 403],
+      // a key is compared exactly: padding makes it another, unknown key
+      [form(` ${ADMIN}`), 401],
+      [form(`${ADMIN} `), 401],
+      [{ token: null, headers: { authorization: `Bearer  ${ADMIN}` } }, 401],
       [{ token: ADMIN_ONLY_READ }, 403],
     ] as const) {
       const r = await h.call('POST', '/admin/session', opts);
