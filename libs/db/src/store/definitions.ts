@@ -9,6 +9,7 @@
 import type { Pool } from 'pg';
 import { encryptionEnabled, openJsonText, sealJsonText, type Sealed } from '../crypto';
 import { rollback, withTransaction, type Queryable } from './transaction';
+import { needsVerbatimStorage } from '@flowline/graph';
 import { decodeJson } from '../json-codec';
 import { decodeKeysetCursor, encodeKeysetCursor, type KeysetPosition } from './keyset-cursor';
 
@@ -160,7 +161,8 @@ export function definitionGraphAt(definitionId: string, version: number, column:
  * no config or prompt — which flowline_create_child reads to seed a child run's node rows.
  */
 export function sealPlanGraph(planGraphJson: string, definitionId: string, version: number): string {
-  if (!encryptionEnabled()) return planGraphJson;
+  // without a key it is stored as itself, unless jsonb would rewrite a number of it (then verbatim, with the skeleton)
+  if (!encryptionEnabled() && !needsVerbatimStorage(planGraphJson)) return planGraphJson;
   const model = JSON.parse(planGraphJson) as { nodes?: Array<{ key: string; kind: string; maxAttempts?: number }> };
   const nodes = (model.nodes ?? []).map((n) => ({ key: n.key, kind: n.kind, maxAttempts: n.maxAttempts ?? 1 }));
   return sealJsonText(planGraphJson, definitionGraphAt(definitionId, version, 'plan_graph'), { nodes });
