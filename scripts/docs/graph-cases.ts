@@ -234,6 +234,11 @@ export const RULE_CASES: readonly RuleCase[] = [
     rule: "A Start `defaultInput` that does not satisfy the Start's `inputSchema`.",
     graph: { nodes: [{ key: 'start', kind: 'Start', config: { inputSchema: { type: 'object', required: ['text'] }, defaultInput: {} } }, end()], edges: [e('a', 'start', 'end')] },
   },
+  {
+    group: 'warning',
+    rule: "A Start `defaultInput` that does not satisfy the graph's `inputSchema` (a run start checks both).",
+    graph: { inputSchema: { type: 'object', required: ['text'] }, nodes: [{ key: 'start', kind: 'Start', config: { defaultInput: { note: 'x' } } }, end()], edges: [e('a', 'start', 'end')] },
+  },
   { group: 'warning', rule: 'A condition path that does not start at an envelope member never matches.', graph: edgeCase({ condition: when('json.score', 'Gt', 1) }) },
   {
     group: 'warning',

@@ -206,7 +206,7 @@ function conditionSection(): string {
     `Operator names are case-insensitive (\`gte\` reads as \`Gte\`); numeric tokens such as \`"0"\` are refused. The operators are ${CONDITION_OPS.map(code).join(', ')}.`,
     [
       '- **Paths** are dot paths (`output.json.score`): no wildcard, no indexing, no empty segment; they walk own members of objects only (arrays are never indexed).',
-      '- **Numbers** compare exactly: integers of any size as integers, decimals by their decimal text; only exponent forms (`1e-7`) fall back to doubles.',
+      '- **Numbers** compare exactly: integers of any size as integers, decimals by their decimal text; only exponent forms (`1e-7`) fall back to doubles, and two that no double tells apart (both beyond its range, like `1e400` and `1e401`) are ordered by their written digits and exponent.',
       '- **Strings** compare ordinally, by UTF-16 code unit (not by locale).',
       '- **Booleans and null** take `Eq` and `Ne` only.',
       '- A pathless condition on an out-edge of a Condition node reads that node\'s `config.path`.',

@@ -35,6 +35,23 @@ describe('crypto', () => {
     expect(digestOf('x')).toBeNull();
   });
 
+  it('keeps without a key a document jsonb would rewrite as its own text, and reads it back as written', () => {
+    const text = '{"x":1e131071,"y":[1E-400]}';
+    const stored = sealJsonText(text, AT);
+    expect(stored).toBe(JSON.stringify({ $json: 'v1', text }));
+    expect(openJsonText(stored, AT)).toBe(text);
+    // as jsonb gives it back (a space after each colon and comma)
+    expect(openJsonText(JSON.stringify(JSON.parse(stored), null, 1), AT)).toBe(text);
+    const value = { x: 1e-300 };
+    const sealed = sealJson(value, AT);
+    expect(sealed).toEqual({ $json: 'v1', text: '{"x":1e-300}' });
+    expect(openJson(sealed, AT)).toEqual(value);
+    // a document that merely looks like such an envelope is kept in one too: it reads back as itself
+    const lookalike = '{"$json":"v1","text":"{\\"a\\":1}"}';
+    expect(openJsonText(sealJsonText(lookalike, AT), AT)).toBe(lookalike);
+    expect(openJson(sealJson(JSON.parse(lookalike), AT), AT)).toEqual(JSON.parse(lookalike));
+  });
+
   it('round-trips with a key, bound to table, column and row', () => {
     configureEncryption(randomBytes(32).toString('base64'));
     const sealed = sealJson({ secret: 'x' }, AT);

@@ -2,9 +2,11 @@
  * At-rest encryption of graphs and documents (CONTRACT §7 `ENCRYPTION_KEY`).
  *
  * A process-wide key, set once at boot by each service from its validated config
- * ({@link configureEncryption}); libs/db never reads the environment. With no key every
- * function here is the identity (one branch), so stored bytes are exactly those of an
- * unencrypted deployment.
+ * ({@link configureEncryption}); libs/db never reads the environment. With no key a value
+ * is stored as itself, except a document jsonb would rewrite (a number written with an
+ * exponent, which `numeric` gives back spelled out in full): that one is stored as its own
+ * JSON text in the envelope `{"$json":"v1","text"}` (see `storedDocumentText` of
+ * @flowline/graph), and read back through the same open functions as a sealed one.
  *
  * With a key, a value is stored as the envelope `{"$enc":"v1","iv","ct","tag"}` (base64):
  * AES-256-GCM, a random 12-byte IV, the plaintext being the value's JSON text, and the AAD
@@ -17,6 +19,7 @@
  * through the codec of json-codec.ts, so numbers stay exact under the seal.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { isVerbatimEnvelope, needsVerbatimStorage, storedDocumentText, verbatimEnvelope } from '@flowline/graph';
 import { decodeJson, encodeJson } from './json-codec';
 
 /** Where a value lives: its AAD is `table.column.row` (a composite row joins its parts with `/`). */
@@ -115,8 +118,16 @@ function decrypt(env: Envelope, where: Sealed): string {
   }
 }
 
-/** True when `v` is a stored envelope. */
-export function isEnvelope(v: unknown): v is Envelope {
+/**
+ * A document stored as its JSON text without a key because jsonb would rewrite a number of
+ * it (spell `1e131071` out in full): see `storedDocumentText` of @flowline/graph.
+ */
+export interface Verbatim {
+  $json: 'v1';
+  text: string;
+}
+
+function isSealedEnvelope(v: unknown): v is Envelope {
   return (
     v !== null &&
     typeof v === 'object' &&
@@ -127,9 +138,26 @@ export function isEnvelope(v: unknown): v is Envelope {
   );
 }
 
-/** The value to store for `value` (a JSON value): its envelope with a key, else `value` itself. */
-export function sealJson<T>(value: T, where: Sealed): T | Envelope {
-  if (key === null || value === undefined) return value;
+/** True when `v` is a stored envelope: sealed (a key), or verbatim (a document jsonb would rewrite). */
+export function isEnvelope(v: unknown): v is Envelope | Verbatim {
+  return isSealedEnvelope(v) || isVerbatimEnvelope(v);
+}
+
+/** The plaintext JSON text of a stored envelope. */
+function envelopeText(env: Envelope | Verbatim, where: Sealed): string {
+  return isVerbatimEnvelope(env) ? env.text : decrypt(env, where);
+}
+
+/**
+ * The value to store for `value` (a JSON value): its envelope with a key; without one, its
+ * verbatim envelope when jsonb would rewrite it, else `value` itself.
+ */
+export function sealJson<T>(value: T, where: Sealed): T | Envelope | Verbatim {
+  if (value === undefined) return value;
+  if (key === null) {
+    const text = encodeJson(value);
+    return needsVerbatimStorage(text) ? verbatimEnvelope(text) : value;
+  }
   return encrypt(encodeJson(value), where);
 }
 
@@ -141,19 +169,20 @@ export function sealJson<T>(value: T, where: Sealed): T | Envelope {
 export function sealJsonText(text: string, where: Sealed, extra?: Record<string, unknown>): string;
 export function sealJsonText(text: string | null, where: Sealed, extra?: Record<string, unknown>): string | null;
 export function sealJsonText(text: string | null, where: Sealed, extra?: Record<string, unknown>): string | null {
-  if (key === null || text === null) return text;
+  if (text === null) return text;
+  if (key === null) return storedDocumentText(text, extra);
   return JSON.stringify({ ...extra, ...encrypt(text, where) });
 }
 
-/** A stored JSON value as read (pg-parsed): the decrypted value for an envelope, else as is. */
+/** A stored JSON value as read (pg-parsed): the decrypted (or verbatim) value for an envelope, else as is. */
 export function openJson<T = unknown>(stored: unknown, where: Sealed): T {
   if (!isEnvelope(stored)) return stored as T;
-  return decodeJson(decrypt(stored, where)) as T;
+  return decodeJson(envelopeText(stored, where)) as T;
 }
 
 /** The plaintext JSON text of an envelope object (for exact parsing), else null. */
 export function openEnvelopeText(stored: unknown, where: Sealed): string | null {
-  return isEnvelope(stored) ? decrypt(stored, where) : null;
+  return isEnvelope(stored) ? envelopeText(stored, where) : null;
 }
 
 /**
@@ -163,14 +192,14 @@ export function openEnvelopeText(stored: unknown, where: Sealed): string | null 
 export function openJsonText(stored: string, where: Sealed): string;
 export function openJsonText(stored: string | null, where: Sealed): string | null;
 export function openJsonText(stored: string | null, where: Sealed): string | null {
-  if (stored === null || stored.charCodeAt(0) !== 0x7b /* { */ || !stored.includes('"$enc"')) return stored;
+  if (stored === null || stored.charCodeAt(0) !== 0x7b /* { */ || !(stored.includes('"$enc"') || stored.includes('"$json"'))) return stored;
   let parsed: unknown;
   try {
     parsed = JSON.parse(stored);
   } catch {
     return stored;
   }
-  return isEnvelope(parsed) ? decrypt(parsed, where) : stored;
+  return isEnvelope(parsed) ? envelopeText(parsed, where) : stored;
 }
 
 /** A plain string to store in a text column: the envelope's JSON text with a key, else `text`. */

@@ -130,6 +130,50 @@ describe.each([
     expect((await listRunEvents(db.pool, runId, 0, 10)).events.map((e) => e.kind)).toContain('node.completed');
   });
 
+  it('keeps a number written with an exponent as written: stored and read back in its own short form, never spelled out', async () => {
+    const HUGE = '1e131071';
+    const TINY = '-2.5E-16000';
+    const runId = await newRun(`{"x":${HUGE},"y":${TINY},"d":1e-300}`);
+    const s = await snap(runId);
+    expect(s.run.input).toEqual({ x: big(HUGE), y: big(TINY), d: 1e-300 });
+    const childRunId = randomUUID();
+    const envelope = { status: 'succeeded', attempt: 1, branch: null, output: { x: big(HUGE) } };
+    const plan = emptyPlan({
+      run: { expectVersion: s.run.version, set: { status: 'Running', startedAt: Date.now(), output: { x: big(HUGE) } as never } },
+      nodes: [
+        { nodeKey: 'tool', expect: { status: 'Pending', attempt: 0 }, set: { status: 'Succeeded', attempt: 1, input: { run: { input: { x: big(HUGE) } }, upstream: {}, input: null } as never, output: envelope as never } },
+        { nodeKey: 'sub', expect: { status: 'Pending', attempt: 0 }, set: { status: 'Running', attempt: 1, childRunId } },
+      ],
+      startChildren: [{ nodeKey: 'sub', childRunId, definitionId, input: { x: big(HUGE) } as never }],
+    });
+    expect((await applyPlans(db.pool, [{ snapshot: s, plan }], { shardCount: 8 })).applied).toEqual([runId]);
+    expect(await recordNodeIntent(db.pool, TENANT, runId, 'end', 'complete', `{"output":{"x":${HUGE}}}`)).toBe('recorded');
+    // the same payload again is recognised as the same request
+    expect(await recordNodeIntent(db.pool, TENANT, runId, 'end', 'complete', `{"output":{"x":${HUGE}}}`)).toBe('duplicate');
+    expect(await overrideNodeInput(db.pool, TENANT, runId, 'end', `{"n":${HUGE}}`)).toBe(true);
+
+    const after = await snap(runId);
+    const tool = after.nodes.find((n) => n.nodeKey === 'tool')!;
+    expect(tool.output).toEqual(envelope);
+    expect(tool.input).toEqual({ run: { input: { x: big(HUGE) } }, upstream: {}, input: null });
+    expect(after.intents.find((i) => i.kind === 'complete')).toMatchObject({ output: { x: big(HUGE) } });
+    expect(after.nodes.find((n) => n.nodeKey === 'end')!.inputOverride).toEqual({ input: { n: big(HUGE) } });
+    expect((await snap(childRunId)).run.input).toEqual({ x: big(HUGE) });
+    expect((await getNodeRun(db.pool, runId, 'tool'))!.output).toEqual(envelope);
+    expect((await getRunDetail(db.pool, TENANT, runId))!.output).toEqual({ x: big(HUGE) });
+
+    // what Postgres holds is short: no document of the run spells the number out
+    const sizes = await db.pool.query<{ n: number }>(
+      `SELECT length(input::text) AS n FROM runs WHERE id = ANY($1::uuid[]) UNION ALL
+       SELECT greatest(length(coalesce(input::text, '')), length(coalesce(output::text, '')), length(coalesce(input_override::text, ''))) FROM node_runs WHERE run_id = $2 UNION ALL
+       SELECT length(output::text) FROM runs WHERE id = $2 AND output IS NOT NULL UNION ALL
+       SELECT length(payload::text) FROM intents WHERE run_id = $2`,
+      [[runId, childRunId], runId],
+    );
+    expect(sizes.rows.length).toBeGreaterThan(5);
+    expect(Math.max(...sizes.rows.map((r) => r.n))).toBeLessThan(1_000);
+  });
+
   it('keeps complete payloads, input overrides and decisions exact', async () => {
     const runId = await newRun('{}');
     expect(await recordNodeIntent(db.pool, TENANT, runId, 'tool', 'complete', `{"output":{"big":${BIG}}}`)).toBe('recorded');

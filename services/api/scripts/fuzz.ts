@@ -41,7 +41,7 @@ try {
     const f = await runCase(h, route, t.request, tally);
     if (f) failures.push(f);
   }
-  console.log(`${'targeted (NUL, surrogates, int4, numeric, cursors, Last-Event-ID)'.padEnd(48)} 2xx ${String(tally['2xx']).padStart(5)}  4xx ${String(tally['4xx']).padStart(5)}  5xx ${String(tally['5xx']).padStart(5)}`);
+  console.log(`${'targeted (NUL, surrogates, int4, numeric, exponents, cursors, Last-Event-ID)'.padEnd(48)} 2xx ${String(tally['2xx']).padStart(5)}  4xx ${String(tally['4xx']).padStart(5)}  5xx ${String(tally['5xx']).padStart(5)}`);
   const total = rows.reduce((n, [, t]) => n + t['2xx'] + t['3xx'] + t['4xx'] + t['5xx'], 0) + targeted.length;
   const fives = rows.reduce((n, [, t]) => n + t['5xx'], 0) + tally['5xx'];
   console.log(`\n${total} requests over ${routes.length} routes in ${((Date.now() - started) / 1000).toFixed(1)} s: ${fives} × 5xx, ${failures.length} failures`);

@@ -60,8 +60,24 @@ export function createDigestResolver(keys: ApiKeyTable | null): (digestHex: stri
 /** The SHA-256 digest (hex) of a key or token: what is stored in its place. */
 export const keyDigest = (key: string): string => digest(key).toString('hex');
 
-/** Resolves `Authorization` headers to principals. `keys` null = single-tenant, no auth. */
-export function createAuthenticator(keys: ApiKeyTable | null): (header: string | undefined) => Principal | null {
+/**
+ * The key of an `Authorization: Bearer <key>` header exactly as sent: the scheme's name is
+ * case-insensitive (RFC 9110), then one space, then the key with nothing trimmed. A key
+ * padded with whitespace is another key (unknown), so a key is accepted in one spelling
+ * only. Null when the header is absent, empty or of another scheme.
+ */
+export function bearerKey(header: string | undefined): string | null {
+  if (header === undefined || header.length <= BEARER.length || header.slice(0, BEARER.length).toLowerCase() !== BEARER) return null;
+  return header.slice(BEARER.length);
+}
+const BEARER = 'bearer ';
+
+/**
+ * Resolves a presented key (a bearer header's, a live handshake's, a sign-in form's) to its
+ * principal, comparing it exactly. `keys` null = single-tenant, no auth: every request is
+ * the default tenant's.
+ */
+export function createKeyResolver(keys: ApiKeyTable | null): (key: string | null) => Principal | null {
   if (keys === null) {
     const open: Principal = { tenant: DEFAULT_TENANT, scopes: ALL_SCOPES };
     return () => open;
@@ -70,15 +86,20 @@ export function createAuthenticator(keys: ApiKeyTable | null): (header: string |
     hash: digest(key),
     principal: typeof grant === 'string' ? { tenant: grant, scopes: TENANT_SCOPE_SET } : { tenant: grant.tenant, scopes: new Set(grant.scopes) },
   }));
-  return (header) => {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-    if (!m?.[1]) return null;
-    const h = digest(m[1]);
+  return (key) => {
+    if (key === null || key === '') return null;
+    const h = digest(key);
     let found: Principal | null = null;
     // compares against every key (constant time per key) so timing does not reveal which matched
     for (const row of table) if (timingSafeEqual(row.hash, h)) found = row.principal;
     return found;
   };
+}
+
+/** Resolves `Authorization` headers to principals. `keys` null = single-tenant, no auth. */
+export function createAuthenticator(keys: ApiKeyTable | null): (header: string | undefined) => Principal | null {
+  const byKey = createKeyResolver(keys);
+  return (header) => byKey(bearerKey(header));
 }
 
 /** Sets `tenant` and `scopes` on the context or answers 401. */

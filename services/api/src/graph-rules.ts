@@ -3,7 +3,7 @@
  * hash it, and check a run input against the graph's and its Start node's input schemas.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, parseGraph, startIssues, validateJson, type Graph, type Issue, type ToolCatalog } from '@flowline/graph';
+import { canonicalJson, parseGraph, startIssues, storedDocumentText, validateJson, type Graph, type Issue, type ToolCatalog } from '@flowline/graph';
 import { DefinitionDisabledError, GraphInvalidError, InputTooLargeError, RunInputInvalidError } from './errors';
 import { jsonText } from './body';
 
@@ -48,11 +48,20 @@ export function effectiveRunInput(graph: Graph, given: unknown): unknown {
   return given !== undefined ? given : (start?.config.defaultInput ?? {});
 }
 
+/**
+ * UTF-8 bytes of a document as it will be stored: its JSON text, or the verbatim envelope
+ * that text is kept in when it holds a number written with an exponent (which jsonb would
+ * otherwise spell out in full). The input caps count this.
+ */
+export function storedBytes(jsonText: string): number {
+  return Buffer.byteLength(storedDocumentText(jsonText), 'utf8');
+}
+
 export function checkRunInput(graph: Graph, given: unknown, maxBytes: number): string {
   const input = effectiveRunInput(graph, given);
   const start = graph.nodes.find((n) => n.kind === 'Start');
   const text = jsonText(input);
-  const bytes = Buffer.byteLength(text, 'utf8');
+  const bytes = storedBytes(text);
   if (bytes > maxBytes) throw new InputTooLargeError(bytes, maxBytes);
   // validated as plain JSON (big numbers as their nearest double, which every schema keyword accepts)
   const plain: unknown = JSON.parse(text);

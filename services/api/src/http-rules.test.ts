@@ -23,6 +23,11 @@ describe('authenticator', () => {
     expect(auth('Bearer nope')).toBeNull();
     expect(auth('Basic k1')).toBeNull();
     expect(auth('Bearer k1 extra')).toBeNull();
+    // the key is compared exactly: padding makes another, unknown key
+    expect(auth('Bearer  k1')).toBeNull();
+    expect(auth('Bearer k1 ')).toBeNull();
+    expect(auth('Bearer\tk1')).toBeNull();
+    expect(auth('Bearer ')).toBeNull();
   });
 
   it('answers the default tenant with every scope, admin included, for every request when no keys are configured', () => {

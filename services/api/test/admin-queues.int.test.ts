@@ -146,8 +146,12 @@ describe('browser sessions of the queue UI (/admin/session)', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(r.status).toBe(303);
-    expect(r.res.headers.get('location')).toBe('/admin/queues/');
+    const location = r.res.headers.get('location') ?? '';
     const { set, pair } = cookieOf(r.res);
+    // the browser follows the redirect with its new cookie and lands on the UI page
+    const landing = await h.call('GET', location, withCookie(pair));
+    expect([location, landing.status]).toEqual([location, 200]);
+    expect(landing.body).toContain('<base href="/admin/queues/" />');
     expect(set).toMatch(/^flowline_admin_session=[A-Za-z0-9_-]{43};/);
     expect(set).toMatch(/Max-Age=600/);
     expect(set).toMatch(/Path=\/admin/);
@@ -173,6 +177,14 @@ describe('browser sessions of the queue UI (/admin/session)', () => {
     }
   });
 
+  it('leads the UI’s address with a trailing slash to the UI page instead of a 404', async () => {
+    const { pair } = cookieOf((await h.call('POST', '/admin/session', { token: ADMIN })).res);
+    const slash = await h.call('GET', '/admin/queues/', withCookie(pair));
+    expect(slash.status).toBe(301);
+    expect(slash.res.headers.get('location')).toMatch(/\/admin\/queues$/);
+    expect((await h.call('GET', '/admin/queues/', { token: null })).status).toBe(401);
+  });
+
   it('signs in with a bearer header (204), and DELETE ends the session', async () => {
     const r = await h.call('POST', '/admin/session', { token: ADMIN });
     expect(r.status).toBe(204);
@@ -188,6 +200,10 @@ describe('browser sessions of the queue UI (/admin/session)', () => {
       [{ token: null }, 401],
       [form('no-such-key'), 401],
       [form(KEYS.a), 403],
+      // a key is compared exactly: padding makes it another, unknown key
+      [form(` ${ADMIN}`), 401],
+      [form(`${ADMIN} `), 401],
+      [{ token: null, headers: { authorization: `Bearer  ${ADMIN}` } }, 401],
       [{ token: ADMIN_ONLY_READ }, 403],
     ] as const) {
       const r = await h.call('POST', '/admin/session', opts);

@@ -134,6 +134,19 @@ describe('API key scopes over REST', () => {
     expect((await h.call('GET', '/v1/nothing-here', { token: SCOPED.operate })).status).toBe(404);
   });
 
+  it('compares a presented key exactly: a key padded with whitespace is unknown (401), the exact key is not', async () => {
+    // (whitespace after the key never reaches an application: HTTP strips a field value's
+    // trailing whitespace (RFC 9110 §5.5), Node's parser and the Fetch Headers alike)
+    for (const authorization of [`Bearer  ${KEYS.a}`, `Bearer \t${KEYS.a}`, `Bearer\t${KEYS.a}`, `Bearer ${KEYS.a} x`]) {
+      const r = await h.call('GET', '/v1/whoami', { token: null, headers: { authorization } });
+      expect({ authorization, status: r.status, code: r.body.error?.code }).toEqual({ authorization, status: 401, code: 'Unauthorized' });
+    }
+    expect((await h.call('GET', '/v1/whoami', { token: null, headers: { authorization: `Bearer ${KEYS.a}` } })).status).toBe(200);
+    // the scheme's name is case-insensitive (RFC 9110), the key is not
+    expect((await h.call('GET', '/v1/whoami', { token: null, headers: { authorization: `bearer ${KEYS.a}` } })).status).toBe(200);
+    expect((await h.call('GET', '/v1/whoami', { token: null, headers: { authorization: `Bearer ${KEYS.a.toUpperCase()}` } })).status).toBe(401);
+  });
+
   it('answers whoami with the key\'s tenant and exactly its scopes, 401 without a key', async () => {
     const me = async (token: string | null) => (await h.call('GET', '/v1/whoami', { token })).body;
     expect(await me(KEYS.a)).toEqual({ tenant: 'tenantA', scopes: ['read', 'run', 'operate', 'define'], authRequired: true });
@@ -241,6 +254,19 @@ describe('API key scopes on the live channel', () => {
     expect(live.io.of('/').adapter.rooms.get(`run:${runId}`)).toBeUndefined();
     // every client → server event has a scope
     expect(Object.keys(LIVE_EVENT_SCOPES).sort()).toEqual([LIVE_EVENTS.streamNodeActivity, LIVE_EVENTS.subscribeRun, LIVE_EVENTS.unsubscribeRun].sort());
+  });
+
+  it('refuses a handshake whose key is padded with whitespace, and accepts the exact key', async () => {
+    for (const token of [` ${SCOPED.read}`, `${SCOPED.read} `, `\t${SCOPED.read}`]) {
+      const s = connectSocket(url, { path: '/socket.io', transports: ['websocket'], auth: { token }, reconnection: false });
+      sockets.push(s);
+      const err = await new Promise<Error>((resolve, reject) => {
+        s.once('connect_error', resolve);
+        s.once('connect', () => reject(new Error(`the handshake with ${JSON.stringify(token)} was accepted`)));
+      });
+      expect(err.message).toBe('Unauthorized');
+    }
+    expect((await socketFor(SCOPED.read)).connected).toBe(true);
   });
 
   it('serves a read key its tenant’s runs and refuses another tenant’s as NotFound', async () => {

@@ -312,6 +312,16 @@ describe('GET /v1/conversations', () => {
     const nul = Buffer.from('c:2026-01-01T00:00:00.000000|a\u0000b', 'utf8').toString('base64url');
     expect((await h.call('GET', `/v1/conversations?cursor=${nul}`)).status).toBe(400);
   });
+
+  it('answers 400 for a cursor whose timestamp names no instant, like every other paged route', async () => {
+    for (const date of ['2026-02-30T00:00:00.000000', '2026-13-01T00:00:00.000000', '0000-01-01T00:00:00.000000', '2026-01-01T24:00:00.000000', '9999-99-99T99:99:99.999999']) {
+      const cursor = Buffer.from(`c:${date}|conv-1`, 'utf8').toString('base64url');
+      const r = await h.call('GET', `/v1/conversations?cursor=${cursor}`);
+      expect({ date, status: r.status, code: r.body.error?.code }).toEqual({ date, status: 400, code: 'ValidationFailed' });
+    }
+    const real = Buffer.from('c:2024-02-29T23:59:59.999999|conv-1', 'utf8').toString('base64url');
+    expect((await h.call('GET', `/v1/conversations?cursor=${real}`)).status).toBe(200);
+  });
 });
 
 describe('GET /v1/conversations/{id}/messages', () => {

@@ -60,6 +60,35 @@ describe('definitions', () => {
     expect(bad.body.errors.length).toBeGreaterThan(0);
   });
 
+  it('warns when the Start defaultInput breaks the graph-level inputSchema, as it does for a Start-level one', async () => {
+    const graph = { ...lineGraph(), inputSchema: { type: 'object', required: ['q'] } };
+    graph.nodes[0] = { key: 'start', kind: 'Start', config: { defaultInput: { other: 1 } } } as never;
+    const r = await h.call('POST', '/v1/definitions/validate', { body: { graph } });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ valid: true, errors: [], warnings: [{ key: 'start', message: expect.stringMatching(/defaultInput does not satisfy the graph inputSchema/) }] });
+    // and the run it warns about is indeed refused when it starts from that default
+    const defId = await createDefinition(h, graph, 'default-breaks-graph-schema');
+    const run = await h.call('POST', `/v1/definitions/${defId}/runs`, { body: {} });
+    expect(run.status).toBe(400);
+    expect(run.body.error.details.map((d: { key: string }) => d.key)).toEqual(['inputSchema']);
+  });
+
+  it('keeps a graph argument written with an exponent in its own short form, stored and read back', async () => {
+    const graph = `{"nodes":[{"key":"start","kind":"Start"},{"key":"t","kind":"Tool","config":{"toolName":"echo","arguments":{"n":1e100000}}},{"key":"end","kind":"End","config":{"outcome":"done"}}],"edges":[{"key":"e1","from":"start","to":"t"},{"key":"e2","from":"t","to":"end"}]}`;
+    const r = await h.call('POST', '/v1/definitions', { raw: `{"name":"exponent-argument","graph":${graph}}` });
+    expect(r.status).toBe(201);
+    const stored = await h.db.pool.query<{ g: number; p: number; r: number }>(
+      `SELECT length(d.graph::text) AS g, length(d.plan_graph::text) AS p, (SELECT max(length(v.graph::text)) FROM definition_versions v WHERE v.definition_id = d.id) AS r FROM definitions d WHERE d.id = $1`,
+      [r.body.id],
+    );
+    expect(Math.max(stored.rows[0]!.g, stored.rows[0]!.p, stored.rows[0]!.r ?? 0)).toBeLessThan(3_000);
+    const read = await h.call('GET', `/v1/definitions/${r.body.id}`);
+    expect(read.status).toBe(200);
+    const text = await read.res.text();
+    expect(text).toContain('"n":1e100000');
+    expect(text.length).toBeLessThan(5_000);
+  });
+
   it('reads a definition with its graph and 404s unknown, malformed and other-tenant ids', async () => {
     const id = await createDefinition(h, lineGraph(), 'read-me');
     const r = await h.call('GET', `/v1/definitions/${id}`);

@@ -328,6 +328,32 @@ describe('pings across replicas', () => {
     expect(rec.changes.filter((c) => c.snapshot).length).toBe(2);
   });
 
+  it('holds a socket to its subscription cap under concurrent subscribes: the slot is reserved before any wait', async () => {
+    const capped = await startReplica({}, { maxSubscriptionsPerSocket: 3, subscribeBurst: 100 });
+    const c = client(capped);
+    const def = await c.definitions.create({ name: `live-cap-${randomUUID()}`, graph: lineGraph() });
+    const runIds = await Promise.all(Array.from({ length: 8 }, async () => (await c.runs.start(def.id)).runId));
+    const s = rawSocket(capped);
+    await connected(s);
+    type Answer = { watermark?: number; error?: { code: string } };
+    const subscribe = async (runId: string) => (await s.timeout(10_000).emitWithAck(LIVE_EVENTS.subscribeRun, { runId, afterSeq: 0 })) as Answer;
+    // a refused or unknown run holds no slot once answered
+    expect((await subscribe(randomUUID())).error?.code).toBe('NotFound');
+    const acks = await Promise.all(runIds.map(subscribe));
+    const admitted = runIds.filter((_, i) => acks[i]!.watermark === 1);
+    expect(admitted).toHaveLength(3);
+    expect(acks.filter((a) => a.error?.code === 'TooManyRequests')).toHaveLength(5);
+    const serverSocket = capped.live.io.of('/').sockets.get(s.id!)!;
+    expect(serverSocket.rooms.size - 1).toBe(3); // its own room besides the runs'
+    // a subscription already held is answered again without a new slot; another run is refused
+    expect((await subscribe(admitted[0]!)).watermark).toBe(1);
+    const other = runIds.find((id) => !admitted.includes(id))!;
+    expect((await subscribe(other)).error?.code).toBe('TooManyRequests');
+    // leaving one frees its slot
+    expect(await s.emitWithAck(LIVE_EVENTS.unsubscribeRun, { runId: admitted[0] })).toEqual({ ok: true });
+    expect((await subscribe(other)).watermark).toBe(1);
+  });
+
   it('admits a burst of subscriptions beyond the token bucket gradually, answering all of them', async () => {
     // 5 tokens/s: the eight asks reach the bucket well within one refill even on a loaded host
     const slow = await startReplica({}, { subscribeBurst: 2, subscribeRate: 5, subscribeMaxWaiting: 3 });

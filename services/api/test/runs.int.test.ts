@@ -110,6 +110,22 @@ describe('starting a run', () => {
     expect(over.body.error.code).toBe('InputTooLarge');
   });
 
+  it('stores a number written with an exponent in its own short form, and judges the cap on what is stored', async () => {
+    const defId = await createDefinition(h, lineGraph(), 'exponent');
+    const r = await h.call('POST', `/v1/definitions/${defId}/runs`, { raw: '{"input":{"x":1e131071}}' });
+    expect(r.status).toBe(202);
+    const stored = await h.db.pool.query<{ n: number; t: string }>(`SELECT length(input::text) AS n, left(input::text, 200) AS t FROM runs WHERE id = $1`, [r.body.runId]);
+    expect(stored.rows[0]!.n).toBeLessThan(100);
+    expect(stored.rows[0]!.t).toContain('1e131071');
+    // the stored form of a document keeping such a number is what MAX_RUN_INPUT_BYTES (1000 here)
+    // counts: 300 quotes are 600 bytes of input text, written out twice over in the stored text
+    const quotes = JSON.stringify('"'.repeat(300));
+    expect((await h.call('POST', `/v1/definitions/${defId}/runs`, { raw: `{"input":{"s":${quotes}}}` })).status).toBe(202);
+    const over = await h.call('POST', `/v1/definitions/${defId}/runs`, { raw: `{"input":{"s":${quotes},"n":1e400}}` });
+    expect(over.status).toBe(400);
+    expect(over.body.error.code).toBe('InputTooLarge');
+  });
+
   it('refuses an input failing the graph inputSchema or the Start inputSchema, and starts no run', async () => {
     const graphLevel = await createDefinition(h, lineGraph({ inputSchema: { type: 'object', required: ['q'] } }), 'schema');
     const r1 = await h.call('POST', `/v1/definitions/${graphLevel}/runs`, { body: { input: { x: 1 } } });
@@ -147,6 +163,17 @@ describe('starting a run', () => {
     expect(r.body.error.code).toBe('GraphInvalid');
     expect(r.body.error.details).toEqual([
       { key: 'start', message: expect.stringContaining('config.inputSchema is not a valid JSON Schema: /properties/x/pattern is refused') },
+    ]);
+  });
+
+  it('refuses a named backreference at validation instead of matching it as literal text', async () => {
+    const graph = lineGraph();
+    graph.nodes[0] = { key: 'start', kind: 'Start', config: { inputSchema: { properties: { x: { pattern: '^(?<n>a)\\k<n>$' } } } } } as never;
+    const r = await h.call('POST', '/v1/definitions', { body: { name: 'named-backref', graph } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('GraphInvalid');
+    expect(r.body.error.details).toEqual([
+      { key: 'start', message: expect.stringMatching(/config\.inputSchema is not a valid JSON Schema: \/properties\/x\/pattern is refused.*backreference/) },
     ]);
   });
 

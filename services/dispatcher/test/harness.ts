@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createRun, insertDefinition } from '@flowline/db';
-import { concurrencyKeyOf, stringifyJson, type Graph, type GraphNode, type GraphEdge, type JsonObject } from '@flowline/graph';
+import { concurrencyKeyOf, stringifyJson, type Graph, type GraphNode, type GraphEdge, type EdgeCondition, type JsonObject } from '@flowline/graph';
 import { publishWake } from '@flowline/queue';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@flowline/testing';
 import { createDispatcher, type Dispatcher, type DispatcherDeps } from '../src/dispatcher';
@@ -131,36 +131,45 @@ export const edge = (from: string, to: string): GraphEdge => ({
   default: false,
 });
 
+/** A Standard graph of these nodes and edges, without schemas, as the parser would model it. */
+export function graphOf(nodes: GraphNode[], edges: GraphEdge[]): Graph {
+  return { schemaVersion: 1, kind: 'Standard', chat: null, inputSchema: null, outputSchema: null, nodes, edges };
+}
+
 /** Start → Tool(`toolName`, arguments) → End, as the parser would model it. */
 export function toolChain(toolName = 'echo', args: JsonObject = { hello: 'world' }): Graph {
-  return {
-    schemaVersion: 1,
-    kind: 'Standard',
-    chat: null,
-    inputSchema: null,
-    outputSchema: null,
-    nodes: [
+  return graphOf(
+    [node('start', 'Start', {}), node('tool', 'Tool', { toolName, arguments: args }, 3), node('end', 'End', { outcome: 'done' })],
+    [edge('start', 'tool'), edge('tool', 'end')],
+  );
+}
+
+/**
+ * Start → Condition → Tool(echo of `run.input.<member>`) → End `gt` (its result the echo)
+ * when `output.input.<member> Gt value`, else → End `lte`: a route one input member decides.
+ */
+export function routeOnInput(member: string, value: EdgeCondition['value']): Graph {
+  const on = (from: string, to: string, op: 'Gt' | 'Lte'): GraphEdge => ({ ...edge(from, to), condition: { path: `output.input.${member}`, op, value } });
+  return graphOf(
+    [
       node('start', 'Start', {}),
-      node('tool', 'Tool', { toolName, arguments: args }, 3),
-      node('end', 'End', { outcome: 'done' }),
+      node('cond', 'Condition', {}),
+      node('tool', 'Tool', { toolName: 'echo', argumentBindings: { [member]: `run.input.${member}` } }, 3),
+      node('gt', 'End', { outcome: 'gt', resultPath: 'input.output.result' }),
+      node('lte', 'End', { outcome: 'lte' }),
     ],
-    edges: [edge('start', 'tool'), edge('tool', 'end')],
-  };
+    [edge('start', 'cond'), on('cond', 'tool', 'Gt'), on('cond', 'lte', 'Lte'), edge('tool', 'gt')],
+  );
 }
 
 /** Start → `length` Tool(`toolName`) nodes in a row → End. */
 export function toolChainOf(length: number, toolName = 'echo', args: JsonObject = { hello: 'world' }): Graph {
   const tools = Array.from({ length }, (_, i) => node(`tool${i + 1}`, 'Tool', { toolName, arguments: args }, 3));
   const keys = ['start', ...tools.map((t) => t.key), 'end'];
-  return {
-    schemaVersion: 1,
-    kind: 'Standard',
-    chat: null,
-    inputSchema: null,
-    outputSchema: null,
-    nodes: [node('start', 'Start', {}), ...tools, node('end', 'End', { outcome: 'done' })],
-    edges: keys.slice(1).map((k, i) => edge(keys[i]!, k)),
-  };
+  return graphOf(
+    [node('start', 'Start', {}), ...tools, node('end', 'End', { outcome: 'done' })],
+    keys.slice(1).map((k, i) => edge(keys[i]!, k)),
+  );
 }
 
 /** Statuses of the given runs. */

@@ -7,9 +7,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configureEncryption, getNodeRun, getRunDetail, insertDefinition } from '@flowline/db';
-import { JsonNumber, type Graph, type GraphEdge, type JsonObject } from '@flowline/graph';
+import { JsonNumber, type Graph, type JsonObject } from '@flowline/graph';
 import { waitFor } from '@flowline/testing';
-import { createHarness, edge, node, runStatuses, TENANT, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
+import { createHarness, edge, node, routeOnInput, runStatuses, TENANT, toolChain, type Harness } from '../../../services/dispatcher/test/harness';
 import { startToolWorker } from '../tool-worker';
 
 const MARK = 'PLAINTEXT-MARKER-e2e-91b4';
@@ -93,25 +93,7 @@ describe('a run with ENCRYPTION_KEY set', () => {
 
   it('routes 2^53+1 through the Gt 2^53 edge and echoes it exactly, with every document sealed', async () => {
     const big = new JsonNumber('9007199254740993');
-    const on = (from: string, to: string, op: 'Gt' | 'Lte'): GraphEdge => ({
-      ...edge(from, to),
-      condition: { path: 'output.input.big', op, value: 9007199254740992 },
-    });
-    const graph: Graph = {
-      schemaVersion: 1,
-      kind: 'Standard',
-      chat: null,
-      inputSchema: null,
-      outputSchema: null,
-      nodes: [
-        node('start', 'Start', {}),
-        node('cond', 'Condition', {}),
-        node('tool', 'Tool', { toolName: 'echo', argumentBindings: { big: 'run.input.big' } }, 3),
-        node('gt', 'End', { outcome: 'gt', resultPath: 'input.output.result' }),
-        node('lte', 'End', { outcome: 'lte' }),
-      ],
-      edges: [edge('start', 'cond'), on('cond', 'tool', 'Gt'), on('cond', 'lte', 'Lte'), edge('tool', 'gt')],
-    };
+    const graph = routeOnInput('big', 9007199254740992);
     const [runId] = await h.createRuns(graph, [{ big } as unknown as JsonObject]);
     await waitFor(async () => (await runStatuses(h.db, [runId!])).get(runId!) === 'Completed', {
       timeoutMs: 30_000,

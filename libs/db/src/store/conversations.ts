@@ -8,6 +8,7 @@ import type { Pool } from 'pg';
 import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from '@flowline/graph';
 import { exactJson } from './definitions';
+import { decodeKeysetCursor, encodeKeysetCursor, type KeysetPosition } from './keyset-cursor';
 import { createRun, type DefinitionForRun, type RunSeed } from './run-create';
 import { openJson, openJsonText, openText, sealJsonText, sealText, type Sealed } from '../crypto';
 import { nodeDocAt } from './run-snapshots';
@@ -341,14 +342,13 @@ export interface ConversationRow {
 
 /** Opaque cursor of a conversation page: the last row's creation time (µs) and id. */
 export function encodeConversationCursor(createdKey: string, id: string): string {
-  return Buffer.from(`c:${createdKey}|${id}`, 'utf8').toString('base64url');
+  return encodeKeysetCursor('c:', createdKey, id);
 }
 
-/** The position a conversation cursor names, or null when malformed. */
-export function decodeConversationCursor(cursor: string): { createdKey: string; id: string } | null {
-  const m = /^c:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6})\|(.{1,128})$/su.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  // the id is any text a conversation id can be, never U+0000 (Postgres cannot hold it)
-  return m?.[1] && m[2] && !m[2].includes('\u0000') ? { createdKey: m[1], id: m[2] } : null;
+/** The position a conversation cursor names, or null when malformed (see {@link decodeKeysetCursor}). */
+export function decodeConversationCursor(cursor: string): KeysetPosition | null {
+  // the id is any text a conversation id can be: 1–128 characters, never U+0000 (Postgres cannot hold it)
+  return decodeKeysetCursor(cursor, 'c:', (id) => id.length > 0 && [...id].length <= 128 && !id.includes('\u0000'));
 }
 
 /**

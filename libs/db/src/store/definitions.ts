@@ -9,7 +9,9 @@
 import type { Pool } from 'pg';
 import { encryptionEnabled, openJsonText, sealJsonText, type Sealed } from '../crypto';
 import { rollback, withTransaction, type Queryable } from './transaction';
+import { needsVerbatimStorage } from '@flowline/graph';
 import { decodeJson } from '../json-codec';
+import { decodeKeysetCursor, encodeKeysetCursor, type KeysetPosition } from './keyset-cursor';
 
 /** Run statuses that pin a definition against deletion (anything not terminal). */
 export const DEFINITION_PINNING_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
@@ -163,7 +165,8 @@ export function definitionGraphAt(definitionId: string, version: number, column:
  * no config or prompt — which flowline_create_child reads to seed a child run's node rows.
  */
 export function sealPlanGraph(planGraphJson: string, definitionId: string, version: number): string {
-  if (!encryptionEnabled()) return planGraphJson;
+  // without a key it is stored as itself, unless jsonb would rewrite a number of it (then verbatim, with the skeleton)
+  if (!encryptionEnabled() && !needsVerbatimStorage(planGraphJson)) return planGraphJson;
   const model = JSON.parse(planGraphJson) as { nodes?: Array<{ key: string; kind: string; maxAttempts?: number }> };
   const nodes = (model.nodes ?? []).map((n) => ({ key: n.key, kind: n.kind, maxAttempts: n.maxAttempts ?? 1 }));
   return sealJsonText(planGraphJson, definitionGraphAt(definitionId, version, 'plan_graph'), { nodes });
@@ -183,35 +186,14 @@ export function exactJson(text: string | null | undefined): unknown {
   return text === null || text === undefined ? null : decodeJson(text);
 }
 
-/**
- * Keyset cursor over `(created_at desc, id desc)`. The timestamp travels at microsecond
- * precision (as Postgres stores it) so no row is repeated or skipped between pages.
- */
+/** The cursor of definition and run pages (no tag: the first kind, kept as issued). */
 export function encodePageCursor(createdKey: string, id: string): string {
-  return Buffer.from(`${createdKey}|${id}`, 'utf8').toString('base64url');
+  return encodeKeysetCursor('', createdKey, id);
 }
 
-const CURSOR_RE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6})\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
-
-/**
- * Decodes a cursor made by {@link encodePageCursor}; null when malformed, including a
- * timestamp that names no instant (month 13, February 30, year 0000, hour 24): such a
- * cursor was never issued and Postgres would refuse it.
- */
-export function decodePageCursor(cursor: string): { createdKey: string; id: string } | null {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const m = CURSOR_RE.exec(text);
-  if (!m?.[1] || !m[2] || !isUtcInstant(m[1])) return null;
-  return { createdKey: m[1], id: m[2] };
-}
-
-/** True when `YYYY-MM-DDTHH:MM:SS.ffffff` names a real instant of years 0001–9999. */
-function isUtcInstant(key: string): boolean {
-  const [y, mo, d, h, mi, s] = [0, 5, 8, 11, 14, 17].map((at) => Number(key.slice(at, at + (at === 0 ? 4 : 2)))) as [number, number, number, number, number, number];
-  const t = new Date(0);
-  t.setUTCFullYear(y, mo - 1, d);
-  t.setUTCHours(h, mi, s);
-  return y >= 1 && t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && t.getUTCHours() === h && t.getUTCMinutes() === mi && t.getUTCSeconds() === s;
+/** Decodes a cursor made by {@link encodePageCursor}; null when malformed (see {@link decodeKeysetCursor}). */
+export function decodePageCursor(cursor: string): KeysetPosition | null {
+  return decodeKeysetCursor(cursor, '', (id) => UUID_RE.test(id));
 }
 
 /**

@@ -206,7 +206,8 @@ function sealedIntentParams(
   intentId: string,
 ): unknown[] {
   const dg = digestOf(`${kind}\n${payloadJson}`);
-  const payload = dg === null ? payloadJson : sealJsonText(payloadJson, { table: 'intents', column: 'payload', row: intentId }, { dg });
+  // without a key: the payload itself, or its verbatim envelope (equal requests stay equal texts)
+  const payload = sealJsonText(payloadJson, { table: 'intents', column: 'payload', row: intentId }, dg === null ? undefined : { dg });
   return [runId, nodeKey, tenantId, kind, payload, intentId, dg];
 }
 

@@ -4,7 +4,7 @@
  * its own (advisory try-lock, version, node status+attempt); a run whose guard fails is
  * reported conflicted and none of its writes land, while the others commit.
  */
-import { isEmptyPlan, type PlanResult, type RunSnapshot } from '@flowline/graph';
+import { holdsVerbatimTrigger, isEmptyPlan, type PlanResult, type RunSnapshot } from '@flowline/graph';
 import type { Pool } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
@@ -118,7 +118,9 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     cancelChildren: plan.cancelChildren,
     wakeAt: iso(plan.wakeAt),
   };
-  if (encryptionEnabled()) sealItem(item, runId, snapshot.run.lastSeq);
+  // without a key the documents go as they are, unless jsonb would rewrite a number of one
+  // (spell `1e131071` out in full): then those are stored verbatim (see sealJson)
+  if (encryptionEnabled() || holdsVerbatimTrigger(item)) sealItem(item, runId, snapshot.run.lastSeq);
   return item;
 }
 

@@ -49,12 +49,43 @@ export function compareExactNumbers(a: ExactNumber, b: ExactNumber): -1 | 0 | 1 
     const na = Number(ta);
     const nb = Number(tb);
     if (Number.isNaN(na) || Number.isNaN(nb)) return null;
+    // Two sides a double cannot tell apart because both overflow (±Infinity) or both
+    // underflow (0) are ordered by their written digits and exponent, never spelled out.
+    if (na === nb && (na === 0 || !Number.isFinite(na))) return compareScientific(ta, tb);
     return na < nb ? -1 : na > nb ? 1 : 0;
   }
   const scale = Math.max(fracLength(ta), fracLength(tb));
   const ia = scaled(ta, scale);
   const ib = scaled(tb, scale);
   return ia < ib ? -1 : ia > ib ? 1 : 0;
+}
+
+/** A number token as sign, significant digits (no leading or trailing zeros) and the exponent of `0.digits`. */
+function scientific(text: string): { sign: -1 | 0 | 1; digits: string; exp: number } {
+  const m = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  const int = m?.[2] ?? '';
+  const all = int + (m?.[3] ?? '');
+  const lead = all.length - all.replace(/^0+/, '').length;
+  const digits = all.slice(lead).replace(/0+$/, '');
+  if (digits === '') return { sign: 0, digits: '', exp: 0 };
+  return { sign: m?.[1] === '-' ? -1 : 1, digits, exp: int.length - lead + Number(m?.[4] ?? '0') };
+}
+
+/** Orders two number tokens exactly by their decimal forms (linear in their length). */
+function compareScientific(a: string, b: string): -1 | 0 | 1 {
+  const x = scientific(a);
+  const y = scientific(b);
+  if (x.sign !== y.sign) return x.sign < y.sign ? -1 : 1;
+  if (x.sign === 0) return 0;
+  // same sign: order the magnitudes, then flip for negatives
+  let mag: -1 | 0 | 1 = x.exp !== y.exp ? (x.exp < y.exp ? -1 : 1) : 0;
+  if (mag === 0) {
+    const len = Math.max(x.digits.length, y.digits.length);
+    const dx = x.digits.padEnd(len, '0');
+    const dy = y.digits.padEnd(len, '0');
+    mag = dx < dy ? -1 : dx > dy ? 1 : 0;
+  }
+  return (x.sign * mag) as -1 | 0 | 1;
 }
 
 /** Orders two strings by UTF-16 code unit (not locale): "Z" < "a". */

@@ -197,6 +197,21 @@ describe('evaluateCondition: exact numbers', () => {
     expect(verdicts(parseJsonExact('1E2'), 100)).toEqual(ORDER.equal); // spells a double: kept as 100
   });
 
+  it('orders exponent forms beyond a double by their written digits and exponent, never spelling them out', () => {
+    const n = (t: string) => new JsonNumber(t);
+    // both sides overflow a double (Infinity) or underflow it (0): the written forms decide
+    expect(verdicts(n('1e131071'), n('1e131072'))).toEqual(ORDER.less);
+    expect(verdicts(n('1e131071'), n('10e131070'))).toEqual(ORDER.equal);
+    expect(verdicts(n('1.5e131071'), n('15E+131070'))).toEqual(ORDER.equal);
+    expect(verdicts(n('-1e131071'), n('-2e131071'))).toEqual(ORDER.greater);
+    expect(verdicts(n('-1e131071'), n('1e131071'))).toEqual(ORDER.less);
+    expect(verdicts(n('1e-131071'), n('2e-131071'))).toEqual(ORDER.less);
+    expect(verdicts(n('1e-131071'), 0)).toEqual(ORDER.greater);
+    expect(verdicts(n('-1e-131071'), 0)).toEqual(ORDER.less);
+    expect(verdicts(n('0e-131071'), 0)).toEqual(ORDER.equal);
+    expect(verdicts(n('1e131071'), Number.MAX_VALUE)).toEqual(ORDER.greater);
+  });
+
   it('returns null from compareExactNumbers for a non-finite number', () => {
     expect(compareExactNumbers(Number.NaN, 1)).toBeNull();
     expect(compareExactNumbers(1, Number.NEGATIVE_INFINITY)).toBeNull();

@@ -5,6 +5,7 @@
 import type { EnvelopeStatus, FailureClass, GraphEdge, Json, OutputEnvelope } from '../model';
 import { deriveBranch } from './branch';
 import { stringifyJson } from '../conditions/exact-json';
+import { storedDocumentText } from './storable';
 
 export interface EnvelopeInput {
   status: EnvelopeStatus;
@@ -43,10 +44,14 @@ export function utf8StringByteLength(text: string): number {
   return bytes;
 }
 
-/** UTF-8 bytes of the JSON serialisation of `value` as stored (exact numbers verbatim; what the size caps count). */
+/**
+ * UTF-8 bytes of `value` as stored (exact numbers verbatim; what the size caps count): its
+ * JSON text (`value` itself when a string is given), or the verbatim envelope that text is
+ * stored in when it holds a number written with an exponent (see storable.ts).
+ */
 export function utf8ByteLength(value: Json | OutputEnvelope | string): number {
   const text = typeof value === 'string' ? value : value === undefined ? 'null' : stringifyJson(value);
-  return utf8StringByteLength(text);
+  return utf8StringByteLength(storedDocumentText(text));
 }
 
 /** The OutputTooLarge verdict for an envelope over `maxBytes`, or null when it fits. */

@@ -6,7 +6,20 @@ export { buildEnvelope, checkOutputSize, utf8ByteLength, utf8StringByteLength } 
 export type { EnvelopeInput } from './envelope';
 export { deriveBranch, firedEdgeKeys } from './branch';
 export { buildInputDocument, inputDocumentOf } from './input-document';
-export { MAX_STORED_INTEGER_DIGITS, MAX_STORED_SCALE, storableText, unstorableNumber, unstorableText, unstorableValues } from './storable';
+export {
+  MAX_STORED_INTEGER_DIGITS,
+  MAX_STORED_SCALE,
+  VERBATIM_MARK,
+  holdsVerbatimTrigger,
+  isVerbatimEnvelope,
+  needsVerbatimStorage,
+  storableText,
+  storedDocumentText,
+  unstorableNumber,
+  unstorableText,
+  unstorableValues,
+  verbatimEnvelope,
+} from './storable';
 export type { UnstorableValue } from './storable';
 export {
   endOutput,

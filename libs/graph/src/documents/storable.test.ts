@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../conditions/exact-json';
-import { unstorableNumber, unstorableText, unstorableValues } from './storable';
+import { JsonNumber, stringifyJson } from '../conditions/exact-json';
+import { holdsVerbatimTrigger, needsVerbatimStorage, storedDocumentText, unstorableNumber, unstorableText, unstorableValues } from './storable';
+import { utf8ByteLength } from './envelope';
 
 describe('unstorableText', () => {
   it('refuses U+0000 and lone surrogates and accepts paired surrogates and other control characters', () => {
@@ -49,5 +51,36 @@ describe('unstorableValues', () => {
     expect(unstorableValues(parseJsonExact('{"a":[1,2.5,"x",null,true,{"b":9007199254740993}]}'))).toEqual([]);
     expect(unstorableValues(Array.from({ length: 50 }, () => '\u0000'), '', 3)).toHaveLength(3);
     expect(unstorableValues('\u0000')).toEqual([{ path: '', message: expect.any(String) }]);
+  });
+});
+
+describe('the stored form of a document (numbers kept as written)', () => {
+  it('keeps a document holding a number written with an exponent as its own text, any other as itself', () => {
+    for (const text of ['{"x":1e131071}', '[1E-7]', '{"a":[0,-2.5e+3]}', '1e5', '{"$json":"v1","text":"1"}']) {
+      expect(needsVerbatimStorage(text)).toBe(true);
+      expect(JSON.parse(storedDocumentText(text))).toEqual({ $json: 'v1', text });
+    }
+    for (const text of ['{"x":100000}', '[1.5,"e5"]', '{"a":"no exponent here"}', '12345678901234567890']) {
+      expect(needsVerbatimStorage(text)).toBe(false);
+      expect(storedDocumentText(text)).toBe(text);
+    }
+  });
+
+  it('finds in a parsed document what its written text would show, without writing it', () => {
+    expect(holdsVerbatimTrigger({ a: [1, 2, { b: new JsonNumber('1e131071') }] })).toBe(true);
+    expect(holdsVerbatimTrigger([1e21])).toBe(true);
+    expect(holdsVerbatimTrigger([1e-7])).toBe(true);
+    expect(holdsVerbatimTrigger({ deep: { $json: 'x' } })).toBe(true);
+    expect(holdsVerbatimTrigger({ a: [1, 1e20, 0.000001, -0, new JsonNumber('9007199254740993'), 'e5'] })).toBe(false);
+    for (const v of [{ a: new JsonNumber('1e131071') }, [1e21], [1e-7], { a: 1 }, [0.000001]]) {
+      expect(holdsVerbatimTrigger(v)).toBe(needsVerbatimStorage(stringifyJson(v)));
+    }
+  });
+
+  it('counts what is stored in the size caps: the verbatim envelope, escapes included', () => {
+    const quotes = { s: '"'.repeat(100) };
+    expect(utf8ByteLength(quotes)).toBe(JSON.stringify(quotes).length);
+    const kept = { s: '"'.repeat(100), n: new JsonNumber('1e400') };
+    expect(utf8ByteLength(kept as never)).toBe(JSON.stringify({ $json: 'v1', text: '{"s":"' + '\\"'.repeat(100) + '","n":1e400}' }).length);
   });
 });

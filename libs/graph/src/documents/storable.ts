@@ -95,3 +95,71 @@ export function unstorableValues(value: unknown, root = '', limit = 10): Unstora
   visit(value, root);
   return found;
 }
+
+/*
+ * Numbers as written. jsonb keeps a number as `numeric` and gives it back spelled out in
+ * full digits: `1e131071` (8 characters) comes back as 131,072, `1e-300` as 302. Exactness
+ * never needs that expansion, so a document holding a number written with an exponent is
+ * stored as its own JSON text, verbatim, in a jsonb envelope `{"$json":"v1","text":"…"}`:
+ * the number keeps the form it was written in, and what is stored stays the size of what
+ * was sent. Every other document is stored as itself. A document that could be mistaken for
+ * such an envelope (it holds a `"$json"` member) is stored in one too, so it reads back as
+ * itself. The size caps count this stored form ({@link storedDocumentText}).
+ */
+
+/** The member that marks a document stored verbatim (its value `"v1"`, its text in `text`). */
+export const VERBATIM_MARK = '$json';
+
+/** A number token written with an exponent: it follows `[`, `,`, `:` or the start of the text. */
+const EXPONENT_NUMBER = /(?:^|[:,[])\s*-?[0-9]+(?:\.[0-9]+)?[eE]/;
+
+/**
+ * True when jsonb would not give the JSON text `text` back as written (it holds a number
+ * token with an exponent), or when the text could read as a verbatim envelope. A string
+ * that merely looks like such a token only costs the envelope.
+ */
+export function needsVerbatimStorage(text: string): boolean {
+  return EXPONENT_NUMBER.test(text) || text.includes(`"${VERBATIM_MARK}"`);
+}
+
+/** The verbatim envelope of the JSON text `text` (`extra` members, e.g. a clear skeleton, beside it). */
+export function verbatimEnvelope(text: string, extra?: Record<string, unknown>): { $json: 'v1'; text: string } {
+  return { ...extra, $json: 'v1', text };
+}
+
+/** The JSON text stored for the document written as `text`: itself, or its verbatim envelope. */
+export function storedDocumentText(text: string, extra?: Record<string, unknown>): string {
+  return needsVerbatimStorage(text) ? JSON.stringify(verbatimEnvelope(text, extra)) : text;
+}
+
+/** True when `v` is a verbatim envelope as stored (see {@link verbatimEnvelope}). */
+export function isVerbatimEnvelope(v: unknown): v is { $json: 'v1'; text: string } {
+  return v !== null && typeof v === 'object' && (v as { $json?: unknown }).$json === 'v1' && typeof (v as { text?: unknown }).text === 'string';
+}
+
+/**
+ * Whether a parsed document (plain values and {@link JsonNumber}s) would be written with a
+ * number token jsonb rewrites, or holds a `$json` member: true when its stored form is the
+ * verbatim envelope. A walk without serialising (iterative: any depth).
+ */
+export function holdsVerbatimTrigger(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'number') {
+      // JSON.stringify writes a double with an exponent below 1e-6 and from 1e21 on
+      const a = Math.abs(v);
+      if (Number.isFinite(v) && a !== 0 && (a < 1e-6 || a >= 1e21)) return true;
+    } else if (v instanceof JsonNumber) {
+      if (/[eE]/.test(v.text)) return true;
+    } else if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else if (v !== null && typeof v === 'object') {
+      for (const k of Object.keys(v)) {
+        if (k === VERBATIM_MARK) return true;
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+    }
+  }
+  return false;
+}

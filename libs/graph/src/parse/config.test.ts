@@ -176,4 +176,17 @@ describe('config warnings', () => {
     expect(r.ok).toBe(true);
     expect(r.warnings).toEqual([{ key: 'start', message: expect.stringMatching(/defaultInput does not satisfy config\.inputSchema/) }]);
   });
+
+  it('warn when a Start defaultInput does not satisfy the graph inputSchema, which a run start checks too', () => {
+    const d = { ...baseline(), inputSchema: { type: 'object', required: ['q'] } };
+    node(d, 'start').config = { defaultInput: { other: 1 } };
+    const r = parse(d);
+    expect(r.ok).toBe(true);
+    expect(r.warnings).toEqual([{ key: 'start', message: expect.stringMatching(/defaultInput does not satisfy the graph inputSchema .*q/) }]);
+    // a default that satisfies it, or no default at all (the caller then brings the input), warns of nothing
+    node(d, 'start').config = { defaultInput: { q: 'x' } };
+    expect(parse(d).warnings).toEqual([]);
+    node(d, 'start').config = {};
+    expect(parse(d).warnings).toEqual([]);
+  });
 });

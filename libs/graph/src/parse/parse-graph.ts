@@ -160,7 +160,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
   });
 
   checkGraphRules(nodes, ruleEdges, header.kind, out);
-  collectWarnings(nodes, parsedEdges, out);
+  collectWarnings(nodes, parsedEdges, header.inputSchema, out);
   for (const k of Object.keys(doc)) {
     if (!GRAPH_MEMBERS.has(k)) out.warn(null, `graph member '${k}' is not part of the graph contract and is ignored`);
   }

@@ -3,7 +3,7 @@
  * errors. The shape warnings below are heuristics documented on each function.
  */
 import { starvedSuccessors, type ContextGraph } from '../inspect/pause-context';
-import type { EdgeCondition, GraphNode, Json } from '../model';
+import type { EdgeCondition, GraphNode, Json, JsonObject } from '../model';
 import { validateJson } from '../schema';
 import { adjacency } from './rules';
 import type { RuleEdge } from './rules';
@@ -15,13 +15,13 @@ export const SHAPE_ANALYSIS_MAX_NODES = 1000;
 
 const ENVELOPE_MEMBERS = new Set(['status', 'attempt', 'branch', 'output', 'error']);
 
-export function collectWarnings(nodes: readonly GraphNode[], edges: readonly RuleEdge[], out: Issues): void {
+export function collectWarnings(nodes: readonly GraphNode[], edges: readonly RuleEdge[], graphInputSchema: JsonObject | null, out: Issues): void {
   const byKey = new Map(nodes.map((n) => [n.key, n] as const));
   const adj = adjacency(nodes, edges);
   humanStarved(nodes, edges, out);
   for (const n of nodes) {
     responseSchema(n, out);
-    startDefaultInput(n, out);
+    startDefaultInput(n, graphInputSchema, out);
   }
   neverFires(edges, byKey, out);
   sharedJoins(nodes, adj, out);
@@ -89,10 +89,23 @@ function responseSchema(n: GraphNode, out: Issues): void {
   }
 }
 
-function startDefaultInput(n: GraphNode, out: Issues): void {
-  if (n.kind !== 'Start' || !isObject(n.config.inputSchema) || !hasOwn(n.config, 'defaultInput')) return;
-  const r = validateJson(n.config.inputSchema, n.config.defaultInput);
-  if (!r.valid) out.warn(n.key, `Start ${q(n.key)}: config.defaultInput does not satisfy config.inputSchema (${r.errors.slice(0, 3).join('; ')})`);
+/**
+ * A Start `defaultInput` that a run started without input would be refused for: a run
+ * start checks its input against both the Start's `config.inputSchema` and the graph's
+ * `inputSchema`, so either one the default breaks is worth a warning. Keyed to the Start,
+ * where the default is written.
+ */
+function startDefaultInput(n: GraphNode, graphInputSchema: JsonObject | null, out: Issues): void {
+  if (n.kind !== 'Start' || !hasOwn(n.config, 'defaultInput')) return;
+  const why = (schema: unknown) => {
+    const r = validateJson(schema, n.config.defaultInput);
+    return r.valid ? null : r.errors.slice(0, 3).join('; ');
+  };
+  const own = isObject(n.config.inputSchema) ? why(n.config.inputSchema) : null;
+  if (own !== null) out.warn(n.key, `Start ${q(n.key)}: config.defaultInput does not satisfy config.inputSchema (${own})`);
+  // a null default stands for no default (the run starts with {}), which the caller is expected to replace
+  const graph = graphInputSchema !== null && n.config.defaultInput !== null ? why(graphInputSchema) : null;
+  if (graph !== null) out.warn(n.key, `Start ${q(n.key)}: config.defaultInput does not satisfy the graph inputSchema (${graph})`);
 }
 
 /**

@@ -67,6 +67,9 @@ describe('user patterns run in linear time', () => {
 describe('patterns RE2 cannot run', () => {
   it.each([
     ['a backreference', '(a)\\1'],
+    ['a named backreference', '(?<n>a)\\k<n>'],
+    ['a named backreference inside a class', '(?<n>a)[\\k<n>]'],
+    ['a backreference past the seventh group', '(a)(b)(c)(d)(e)(f)(g)(h)\\8'],
     ['a lookahead', 'a(?=b)'],
     ['a negative lookahead', '^(?!x)'],
     ['a lookbehind', '(?<=a)b'],
@@ -75,6 +78,12 @@ describe('patterns RE2 cannot run', () => {
   ])('are refused: %s', (_what, pattern) => {
     expect(patternError(pattern)).toEqual(expect.any(String));
     expect(checkSchema({ type: 'string', pattern })).toMatch(/^\/pattern is refused: patterns run on RE2/);
+  });
+
+  it('tell an escaped backslash followed by k or a digit from a backreference', () => {
+    expect(patternError('\\\\k<n>')).toBeNull();
+    expect(patternError('^a\\\\8$')).toBeNull();
+    expect(patternError('(?<n>a)\\\\\\k<n>')).toMatch(/backreference/);
   });
 
   it('are found with their JSON Pointer through every subschema keyword', () => {

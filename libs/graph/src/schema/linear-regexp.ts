@@ -12,10 +12,30 @@ import { RE2JS } from 're2js';
 
 type RegExpEngine = NonNullable<CodeOptions['regExp']>;
 
+/**
+ * The first backreference written in an ECMAScript pattern: `\k<name>` or `\8`/`\9`.
+ * RE2JS.translateRegExp drops the backslash of these (it treats them as identity escapes),
+ * so without this check `(?<n>a)\k<n>` would compile and quietly match the text "k<n>".
+ * `\1`…`\7` need no check: the translation keeps them and RE2 refuses them itself.
+ * Escaped backslashes (`\\k`) are skipped pair by pair, so they are not mistaken for one.
+ */
+function findBackreference(source: string): string | null {
+  for (let i = 0; i < source.length - 1; i++) {
+    if (source[i] !== '\\') continue;
+    const next = source[i + 1];
+    if (next === 'k') return `\\k${/^<[^>]{0,40}>/.exec(source.slice(i + 2))?.[0] ?? ''}`;
+    if (next === '8' || next === '9') return `\\${next}`;
+    i++; // skip the escaped character, whatever it is
+  }
+  return null;
+}
+
 /** A compiled pattern as ajv uses it: `test` searches anywhere in the string, like RegExp#test. */
 class LinearPattern {
   private readonly re: RE2JS;
   constructor(readonly source: string) {
+    const backreference = findBackreference(source);
+    if (backreference !== null) throw new Error(`backreference \`${backreference}\` is not supported by RE2`);
     this.re = RE2JS.compile(RE2JS.translateRegExp(source));
   }
   test(s: string): boolean {

@@ -106,7 +106,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       },
       {
         name: 'defaultInput', type: 'json', required: false, defaultText: '{}', example: { text: 'Flowline runs graphs durably.' },
-        help: 'The run input when a run is started without one; a warning when it does not satisfy inputSchema.',
+        help: 'The run input when a run is started without one; a warning when it does not satisfy inputSchema or the graph inputSchema.',
       },
     ],
   }),

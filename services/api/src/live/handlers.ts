@@ -48,6 +48,18 @@ export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
   const { tenant, scopes } = (socket.data as { principal: Principal }).principal;
   const readers = new Map<string, ActivityReader>();
   const readerKey = (runId: string, nodeKey: string) => `${runId}\u0000${nodeKey}`;
+  // The run rooms this socket holds a subscription slot for: joined, or being subscribed
+  // (reserved before the first await, so concurrent calls cannot all pass the cap check
+  // while each waits for admission), with the calls in flight per room. A room leaves the
+  // set when no call for it is in flight and the socket is not in it.
+  const slots = new Set<string>();
+  const inFlight = new Map<string, number>();
+  const release = (room: string) => {
+    const n = (inFlight.get(room) ?? 1) - 1;
+    if (n > 0) inFlight.set(room, n);
+    else inFlight.delete(room);
+    if (n <= 0 && !socket.rooms.has(room)) slots.delete(room);
+  };
   const guard = (event: keyof typeof LIVE_EVENT_SCOPES, body: (payload: unknown, ack: Ack) => Promise<void>) => {
     const scope = LIVE_EVENT_SCOPES[event];
     socket.on(event, (payload: unknown, ack?: unknown) => {
@@ -67,29 +79,37 @@ export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
     if (!req.success) return ack(errorAck('ValidationFailed', issuesOf(req.error)));
     const { runId, afterSeq } = req.data;
     const room = runRoom(runId);
-    if (!socket.rooms.has(room) && socket.rooms.size > d.options.maxSubscriptionsPerSocket) {
+    if (!slots.has(room) && slots.size >= d.options.maxSubscriptionsPerSocket) {
       return ack(errorAck('TooManyRequests', `at most ${d.options.maxSubscriptionsPerSocket} subscriptions per connection`));
     }
-    const admission = await d.bucket.take();
-    if (!admission.admitted) return ack(errorAck('TooManyRequests', 'subscriptions are being admitted gradually', admission.retryAfterMs));
-    if (!isUuid(runId) || !(await readRunHead(d.pool, tenant, runId))) return ack(errorAck('NotFound', 'no such run'));
-    if (socket.disconnected) return;
-    // join first (the room's first join subscribes the run's change channel) and wait for the
-    // subscription: a change committed after this point is pinged to the room, one before it is in the replay
-    await socket.join(room);
-    await d.pingsFlowing(runId);
-    const snapshot = await readRunSnapshot(d.pool, tenant, runId, afterSeq, d.eventReplayLimit);
-    if (!snapshot) {
-      await socket.leave(room);
-      return ack(errorAck('NotFound', 'no such run'));
+    slots.add(room);
+    inFlight.set(room, (inFlight.get(room) ?? 0) + 1);
+    try {
+      const admission = await d.bucket.take();
+      if (!admission.admitted) return ack(errorAck('TooManyRequests', 'subscriptions are being admitted gradually', admission.retryAfterMs));
+      if (!isUuid(runId) || !(await readRunHead(d.pool, tenant, runId))) return ack(errorAck('NotFound', 'no such run'));
+      if (socket.disconnected) return;
+      // join first (the room's first join subscribes the run's change channel) and wait for the
+      // subscription: a change committed after this point is pinged to the room, one before it is in the replay
+      await socket.join(room);
+      await d.pingsFlowing(runId);
+      const snapshot = await readRunSnapshot(d.pool, tenant, runId, afterSeq, d.eventReplayLimit);
+      if (!snapshot) {
+        await socket.leave(room);
+        return ack(errorAck('NotFound', 'no such run'));
+      }
+      ack(snapshot);
+    } finally {
+      release(room);
     }
-    ack(snapshot);
   });
 
   guard(LIVE_EVENTS.unsubscribeRun, async (payload, ack) => {
     const req = unsubscribeRunRequestSchema.safeParse(payload);
     if (!req.success) return ack(errorAck('ValidationFailed', issuesOf(req.error)));
-    await socket.leave(runRoom(req.data.runId));
+    const room = runRoom(req.data.runId);
+    await socket.leave(room);
+    if (!inFlight.has(room)) slots.delete(room);
     for (const [k, r] of readers) if (k.startsWith(`${req.data.runId}\u0000`)) r.stop();
     ack({ ok: true });
   });

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { Server, type Socket } from 'socket.io';
 import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter';
 import { LIVE_EVENTS, LIVE_SOCKET_PATH, duplicateConnection, isClusterConnection, runRoom, type RedisConnection } from '@flowline/queue';
-import { createAuthenticator, type ApiKeyTable, type Principal } from '../auth';
+import { createKeyResolver, type ApiKeyTable, type Principal } from '../auth';
 import { sharedChangeFeed, type ChangeFeed, type Unwatch } from './change-feed';
 import type { LiveOptions } from './config';
 import { createPingMerger } from './merger';
@@ -109,10 +109,11 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
     burst: d.options.subscribeBurst,
     maxWaiting: d.options.subscribeMaxWaiting,
   });
-  const authenticate = createAuthenticator(d.apiKeys);
+  const authenticate = createKeyResolver(d.apiKeys);
   io.use((socket, next) => {
     const token: unknown = (socket.handshake.auth as Record<string, unknown> | undefined)?.token;
-    const principal = authenticate(typeof token === 'string' ? `Bearer ${token}` : undefined);
+    // the key as sent, compared exactly (a padded key is another, unknown key)
+    const principal = authenticate(typeof token === 'string' ? token : null);
     if (principal === null) {
       next(new Error('Unauthorized'));
       return;

@@ -34,11 +34,14 @@ export function registerAdminQueues(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Flowline queues' } },
   });
-  const authenticate = registerAdminSession(app, deps);
+  const authenticate = registerAdminSession(app, deps, ADMIN_QUEUES_PATH);
   const admin = requireScope('admin');
   for (const path of [ADMIN_QUEUES_PATH, `${ADMIN_QUEUES_PATH}/*`]) {
     app.use(path, authenticate);
     app.use(path, admin);
   }
+  // Bull Board serves its page only without the trailing slash; a typed or bookmarked
+  // `/admin/queues/` is led there (a relative redirect: right behind any proxy)
+  app.get(`${ADMIN_QUEUES_PATH}/`, (c) => c.redirect(ADMIN_QUEUES_PATH, 301));
   app.route(ADMIN_QUEUES_PATH, serverAdapter.registerPlugin());
 }

@@ -12,7 +12,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { ForbiddenError, createAuthenticator, createDigestResolver, keyDigest, type Principal } from '../auth';
+import { ForbiddenError, bearerKey, createAuthenticator, createDigestResolver, createKeyResolver, keyDigest, type Principal } from '../auth';
 import type { AppDeps, AppEnv } from '../context';
 import { PayloadTooLargeError, UnauthorizedError } from '../errors';
 
@@ -39,22 +39,24 @@ const LOGIN_PAGE = `<!doctype html>
 /** The Redis key of a session token (its digest: a Redis dump reveals no token). */
 const sessionKey = (prefix: string, token: string) => `${prefix}:admin-session:${keyDigest(token)}`;
 
-/** The key a sign-in presents: the bearer header, else the form's `key` field. */
+/** The key a sign-in presents, exactly as sent (nothing trimmed): the bearer header, else the form's `key` field. */
 async function presentedKey(c: Context<AppEnv>): Promise<string | null> {
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
-  if (bearer?.[1]) return bearer[1];
+  const header = c.req.header('authorization');
+  if (header !== undefined) return bearerKey(header);
   if (!(c.req.header('content-type') ?? '').startsWith('application/x-www-form-urlencoded')) return null;
-  const key = new URLSearchParams(await c.req.text()).get('key')?.trim();
+  const key = new URLSearchParams(await c.req.text()).get('key');
   return key ? key : null;
 }
 
 /**
  * Registers the sign-in form and session routes; returns the resolver the queue UI's
- * middleware uses: the bearer header when present, else the session cookie.
+ * middleware uses: the bearer header when present, else the session cookie. A form
+ * sign-in lands on `landing`, the queue UI's own address.
  */
-export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps): MiddlewareHandler<AppEnv> {
+export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps, landing: string): MiddlewareHandler<AppEnv> {
   const ttlS = deps.adminSessionTtlS ?? DEFAULT_ADMIN_SESSION_TTL_S;
   const byHeader = createAuthenticator(deps.apiKeys);
+  const byKey = createKeyResolver(deps.apiKeys);
   const byDigest = createDigestResolver(deps.apiKeys);
   const secure = (c: Context<AppEnv>) => new URL(c.req.url).protocol === 'https:';
 
@@ -74,7 +76,7 @@ export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps): M
     }),
     async (c) => {
       const key = await presentedKey(c);
-      const principal = key === null ? null : byHeader(`Bearer ${key}`);
+      const principal = key === null ? null : byKey(key);
       if (key === null || principal === null) throw new UnauthorizedError();
       if (!principal.scopes.has('admin')) throw new ForbiddenError('admin');
       const token = randomBytes(32).toString('base64url');
@@ -88,7 +90,7 @@ export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps): M
       });
       c.header('cache-control', 'no-store');
       // the form lands on the UI; an API client gets no body
-      return c.req.header('authorization') ? c.body(null, 204) : c.redirect('/admin/queues/', 303);
+      return c.req.header('authorization') ? c.body(null, 204) : c.redirect(landing, 303);
     },
   );
 

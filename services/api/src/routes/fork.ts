@@ -12,7 +12,7 @@ import { planFork, type ForkRefusalCode, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { bodyMember, jsonText, sendJson } from '../body';
 import { ApiError, GraphInvalidError, InputTooLargeError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
-import { checkGraph, checkRunInput } from '../graph-rules';
+import { checkGraph, checkRunInput, storedBytes } from '../graph-rules';
 import { requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, errorResponses, jsonContent } from '../schemas';
@@ -83,7 +83,7 @@ function seedOf(deps: AppDeps, req: { fromNodeKey: string; failedOnly: boolean; 
   else inputJson = target.version === source.definitionVersion ? jsonText(source.input) : checkRunInput(graph, source.input, max);
   if (!isStart && input !== undefined) {
     inputOverrideJson = jsonText(input);
-    const bytes = Buffer.byteLength(inputOverrideJson, 'utf8');
+    const bytes = storedBytes(inputOverrideJson);
     if (bytes > max) throw new InputTooLargeError(bytes, max);
   }
   return {

@@ -3,10 +3,11 @@
  * keyed `{error:{code,message}}`). The route list is read from `/openapi.json`, so a new
  * route is fuzzed without anyone listing it. Each case is one request built by fast-check:
  * path segments (fixtures, unknown ids, fuzzed and percent-encoded strings, NUL, lone
- * surrogates), query strings (limits, sequence numbers and cursors in and out of range) and
- * bodies (each route's valid template mutated member by member with JSON values whose
- * strings hold NUL and lone surrogates and whose number tokens go beyond int4, 2^53 and
- * Postgres `numeric`, or replaced by any JSON value or by text that is not JSON).
+ * surrogates), query strings (limits, sequence numbers, and cursors crafted for every paged
+ * route: instants that are none, tags, ids) and bodies (each route's valid template mutated
+ * member by member with JSON values whose strings hold NUL and lone surrogates and whose
+ * number tokens go beyond int4, 2^53 and Postgres `numeric`, many written with an exponent
+ * a store could spell out in full, or replaced by any JSON value or by text that is not JSON).
  * Used by `fuzz.int.test.ts` (a few hundred cases per route) and `scripts/fuzz.ts` (3,000).
  * Not a test file.
  */
@@ -100,14 +101,38 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
   },
 );
 
+/**
+ * Number tokens written with an exponent, heavy on the ones a store could spell out in full
+ * (`1e131071` is 8 characters and 131,072 digits): mantissas with and without a fraction or
+ * a sign, `e`/`E`, an optional exponent sign, exponents small, around a double's range (308,
+ * 324), around Postgres `numeric`'s (16,383 after the point, 131,072 before) and far beyond.
+ */
+export const exponentToken: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.constantFrom('', '-'),
+    fc.oneof(fc.nat({ max: 99 }).map(String), fc.tuple(fc.nat({ max: 9 }), fc.nat({ max: 99_999 })).map(([i, f]) => `${i}.${f}`), fc.constantFrom('0', '0.0', '9.999999999999999999999')),
+    fc.constantFrom('e', 'E'),
+    fc.constantFrom('', '+', '-'),
+    fc.oneof(
+      fc.nat({ max: 30 }),
+      fc.integer({ min: 300, max: 330 }),
+      fc.integer({ min: 16_370, max: 16_400 }),
+      fc.integer({ min: 131_060, max: 131_080 }),
+      fc.constantFrom(100_000, 999_999, 2_147_483_648, 99_999_999_999),
+    ),
+  )
+  .map(([sign, mantissa, e, expSign, exp]) => `${sign}${mantissa}${e}${expSign}${exp}`);
+
 /** Number tokens around every range the API and Postgres have. */
 export const numberToken: fc.Arbitrary<string> = fc.oneof(
+  exponentToken,
   fc.integer().map(String),
   fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
   fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map(String),
   fc.constantFrom(
     '0', '-0', '1', '-1', '2147483647', '2147483648', '-2147483649', '4294967296', '9007199254740993', '1e400', '-1e400',
     '0.1e-999999', '1e131072', '1e-16384', '0e-20000', '1E+2', '1.5', '99999999999999999999', '200', '201', '1e308',
+    '1e131071', '-1E+131071', '1e-16383', '9.9e131070', '1e100000',
   ),
 );
 
@@ -230,23 +255,33 @@ function segment(fixtures: string[]): fc.Arbitrary<string> {
   );
 }
 
-/** A cursor that passes or nearly passes the format checks: dates in and out of range, message seqs of any size. */
+/** `YYYY-MM-DDTHH:MM:SS.ffffff` of any digits: real instants, February 30, month 13, hour 24, year 0000. */
+const craftedInstant: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.oneof(fc.integer({ min: 0, max: 9999 }), fc.constantFrom(0, 1, 2024, 2026, 9999)),
+    fc.oneof(fc.integer({ min: 0, max: 99 }), fc.integer({ min: 1, max: 13 })),
+    fc.oneof(fc.integer({ min: 0, max: 99 }), fc.integer({ min: 28, max: 32 })),
+    fc.oneof(fc.integer({ min: 0, max: 99 }), fc.constantFrom(0, 23, 24)),
+    fc.integer({ min: 0, max: 99 }),
+    fc.oneof(fc.integer({ min: 0, max: 99 }), fc.constantFrom(59, 60)),
+    fc.integer({ min: 0, max: 999_999 }),
+  )
+  .map(([y, mo, d, h, mi, s, us]) => {
+    const p = (n: number, w: number) => String(n).padStart(w, '0');
+    return `${p(y, 4)}-${p(mo, 2)}-${p(d, 2)}T${p(h, 2)}:${p(mi, 2)}:${p(s, 2)}.${p(us, 6)}`;
+  });
+
+/**
+ * A cursor that passes or nearly passes the format checks of every paged route: keyset
+ * cursors untagged (definitions, runs) and tagged `c:` (conversations) with crafted
+ * instants and ids (uuids, conversation-like ids, NUL, lone surrogates, other tags),
+ * version cursors (`v` and any number), message seqs of any size, and noise.
+ */
 const craftedCursor: fc.Arbitrary<string> = fc.oneof(
   fc
-    .tuple(
-      fc.integer({ min: 0, max: 9999 }),
-      fc.integer({ min: 0, max: 99 }),
-      fc.integer({ min: 0, max: 99 }),
-      fc.integer({ min: 0, max: 99 }),
-      fc.integer({ min: 0, max: 99 }),
-      fc.integer({ min: 0, max: 99 }),
-      fc.integer({ min: 0, max: 999_999 }),
-      fc.uuid(),
-    )
-    .map(([y, mo, d, h, mi, s, us, id]) => {
-      const p = (n: number, w: number) => String(n).padStart(w, '0');
-      return Buffer.from(`${p(y, 4)}-${p(mo, 2)}-${p(d, 2)}T${p(h, 2)}:${p(mi, 2)}:${p(s, 2)}.${p(us, 6)}|${id}`).toString('base64url');
-    }),
+    .tuple(fc.constantFrom('', 'c:', 'C:', 'm:', 'v'), craftedInstant, fc.oneof(fc.uuid(), fc.constantFrom('conv-1', 'x'.repeat(128), 'x'.repeat(129), 'a|b', ''), nastyString))
+    .map(([tag, at, id]) => Buffer.from(`${tag}${at}|${id}`).toString('base64url')),
+  fc.oneof(fc.bigInt({ min: -1n, max: 10n ** 12n }), fc.constantFrom(0n, 2_147_483_647n, 2_147_483_648n)).map((n) => Buffer.from(`v${n}`).toString('base64url')),
   fc.bigInt({ min: 0n, max: 10n ** 16n }).map((n) => Buffer.from(`m:${n}`).toString('base64url')),
   nastyString.map((s) => Buffer.from(s).toString('base64url')),
   nastyString,
@@ -437,6 +472,19 @@ export function targetedCases(f: Fixtures, token: string): Array<{ route: string
     }
   }
   out.push(get('GET /v1/conversations/{id}/messages', `/v1/conversations/${f.convId}/messages?cursor=${cursor('m:9999999999999999')}`));
+  // a conversation cursor is read by the same keyset decoder: an instant that is none is a 400 there too
+  for (const date of ['2026-02-30T00:00:00.000000', '2026-13-01T00:00:00.000000', '0000-01-01T00:00:00.000000', '2026-01-01T24:00:00.000000']) {
+    out.push(get('GET /v1/conversations', `/v1/conversations?cursor=${cursor(`c:${date}|${f.convId}`)}`));
+  }
+  // numbers written with an exponent that the store could spell out in full: stored as written (2xx) or refused (4xx), never a 5xx
+  const anyAnswer = [200, 201, 202, 400, 404, 409];
+  for (const n of ['1e131071', '-9.99E+131071', '1e-16383', '1e100000']) {
+    out.push({ ...post('POST /v1/definitions/{id}/runs', `/v1/definitions/${f.defId}/runs`, `{"input":{"v":${n},"w":[${n},${n}]}}`), expect: anyAnswer });
+    out.push({ ...post('POST /v1/definitions', '/v1/definitions', `{"name":"exp","graph":{"nodes":[{"key":"s","kind":"Start","config":{"defaultInput":{"v":${n}}}},{"key":"e","kind":"End","config":{"outcome":"x"}}],"edges":[{"key":"e1","from":"s","to":"e","condition":{"path":"output.x","op":"Gt","value":${n}}}]}}`), expect: anyAnswer });
+    out.push({ ...post('POST /v1/runs/{id}/nodes/{key}/complete', `/v1/runs/${f.runId}/nodes/t3/complete`, `{"output":{"v":${n}}}`), expect: anyAnswer });
+    out.push({ ...post('PUT /v1/runs/{id}/nodes/{key}/input', `/v1/runs/${f.runId}/nodes/t2/input`, `{"input":{"v":${n}}}`, 'PUT'), expect: anyAnswer });
+    out.push({ ...post('POST /v1/runs/{id}/nodes/{key}/decide', `/v1/runs/${f.runId}/nodes/gate/decide`, `{"operationId":"o-${n}","decision":"Approve","payload":{"v":${n}}}`), expect: anyAnswer });
+  }
   // a list filter naming no possible conversation matches no run (200, empty), like a malformed definitionId
   for (const bad of ['%00', 'a%00b']) out.push({ ...get('GET /v1/runs', `/v1/runs?conversationId=${bad}`), expect: [200] });
   return out;
