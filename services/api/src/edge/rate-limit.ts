@@ -19,8 +19,9 @@ import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../context';
-import { ApiError } from '../errors';
+import { RetryLaterError } from '../errors';
 import { ErrorSchema } from '../schemas';
+import { requestKind, type RequestKind } from './request-kind';
 
 /** One bucket: `perSecond` refill (0 = no limit) and `burst` capacity. */
 export interface BucketOptions {
@@ -37,12 +38,9 @@ export interface RateLimitOptions {
 }
 
 /** 429: the tenant's bucket for this kind of request is empty. */
-export class RateLimitedError extends ApiError {
-  constructor(
-    kind: 'write' | 'read',
-    readonly retryAfterSeconds: number,
-  ) {
-    super(429, 'RateLimited', `too many ${kind} requests for this tenant; retry after ${retryAfterSeconds} s`);
+export class RateLimitedError extends RetryLaterError {
+  constructor(kind: RequestKind, retryAfterSeconds: number) {
+    super(429, 'RateLimited', `too many ${kind} requests for this tenant; retry after ${retryAfterSeconds} s`, retryAfterSeconds);
   }
 }
 
@@ -92,7 +90,7 @@ export function rateLimit(redis: RedisConnection, prefix: string, opts: RateLimi
     logger.warn({ err }, 'rate limiter unavailable (Redis); serving requests without limits');
   };
   return async (c, next) => {
-    const kind = c.req.method === 'GET' || c.req.method === 'HEAD' ? 'read' : 'write';
+    const kind = requestKind(c.req.method);
     const bucket = kind === 'read' ? opts.reads : opts.writes;
     if (bucket.perSecond <= 0) return next();
     let verdict: [number, number] | null = null;
@@ -113,9 +111,7 @@ export function rateLimit(redis: RedisConnection, prefix: string, opts: RateLimi
       }
     }
     if (verdict !== null && Number(verdict[0]) !== 1) {
-      const seconds = Math.max(1, Math.ceil(Number(verdict[1]) / 1000));
-      c.header('retry-after', String(seconds));
-      throw new RateLimitedError(kind, seconds);
+      throw new RateLimitedError(kind, Math.max(1, Math.ceil(Number(verdict[1]) / 1000)));
     }
     return next();
   };
