@@ -2,9 +2,10 @@
  * The Hono app: middleware order is load-bearing —
  * keep-alive guard (an unread body is drained or the connection closed) → metrics → the
  * request's span (tracing on, tracing.ts) → auth
- * (/v1 and /admin/queues; 401) → the route's scope check (403, route-scopes.ts) → the tenant's rate limit
- * (429, edge/rate-limit.ts) → admission of what is in flight (429 for the tenant, 503 for the replica,
- * edge/admission.ts) → 413 body limit → lossless JSON parse → zod route validators.
+ * (/v1 and /admin/queues; 401) → the route's scope check (403, route-scopes.ts) → admission of what
+ * is in flight (429 for the tenant, 503 for the replica, edge/admission.ts: local and cheap, so a
+ * refused burst costs no Redis round trip) → the tenant's rate limit (429, edge/rate-limit.ts) → 413
+ * body limit → lossless JSON parse → zod route validators.
  * Every error leaves through the one `onError` mapping (errors.ts); a refusal to retry later
  * carries `Retry-After`, and a request that found no free database connection in time is one
  * of them (503 `Overloaded`), never a 500.
@@ -71,9 +72,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const withMetrics: AppDeps = { ...deps, metrics };
 
   const edge = deps.edge ?? DEFAULT_EDGE_OPTIONS;
+  // a saturated pool refuses many requests at once: one warning per 10 s says so, the metric counts each
+  let poolWarnedAt = -Infinity;
   app.onError((thrown, c) => {
     const err = overloadedByPool(thrown, edge.admission.retryAfterSeconds);
-    if (err !== thrown) metrics.refused('DATABASE_ACQUIRE_TIMEOUT_MS');
+    if (err !== thrown) {
+      metrics.refused('DATABASE_ACQUIRE_TIMEOUT_MS');
+      if (Date.now() - poolWarnedAt >= 10_000) {
+        poolWarnedAt = Date.now();
+        deps.logger.warn({ route: c.req.routePath }, 'no database connection came free within DATABASE_ACQUIRE_TIMEOUT_MS; answering 503 Overloaded');
+      }
+    }
     const { status, body } = errorResponse(err);
     // the route's pattern, not its path (path segments are the client's text); the error as
     // its facts only (class, SQLSTATE, stack frames: libs/runtime serializeError)
@@ -91,8 +100,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('*', traceRequests());
   app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
   installScopeChecks(app);
-  if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
   app.use('/v1/*', admission(new AdmissionLedger(edge.admission), edge.admission, (r) => metrics.refused(r.option)));
+  if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
   app.use('/v1/*', limitBody());
   app.use('/v1/*', parseBody());
 

@@ -495,7 +495,7 @@ export function renderBurst(b: BurstResult): string[] {
     '## One tenant\'s burst against another tenant\'s reads',
     '',
     `Per round, tenant A sends ${b.creates} \`POST /v1/definitions\` at once (valid ${b.nodes}-node fan-outs, ${fmt(b.bodyBytes / 1024)} KiB bodies); ` +
-      'tenant B reads `GET /v1/runs?limit=20` one request after another throughout. One API with its default admission bounds, rate limits and pool of 10.',
+      'tenant B starts a `GET /v1/runs?limit=20` every 50 ms throughout (open loop). One API with its default admission bounds, rate limits and pool of 10.',
     '',
     table(
       ['round', "A's answers", 'burst wall time', "B's reads", "B's read p50 / p99 / max", '0 × 5xx', "B's p99 ≤ 1 s"],

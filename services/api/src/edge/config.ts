@@ -32,10 +32,10 @@ export const edgeConfigSchema = z.object({
   RATE_LIMIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(10_000).default(250)
     .describe('a rate limit check Redis does not answer within this long lets the request through (fails open, warning logged), ms'),
   ADMISSION_TENANT_WRITES: inFlight(64, 1_000_000, 'REST write requests (every /v1 method but GET) of one tenant', '429 TooManyInFlight'),
-  ADMISSION_TENANT_WRITE_BYTES: inFlight(4 * MiB, 1024 * MiB, "request body bytes of one tenant's writes (Content-Length, or counted as a chunked body streams in; at least 1 MiB, the largest body)", '429 TooManyInFlight'),
+  ADMISSION_TENANT_WRITE_BYTES: inFlight(2 * MiB, 1024 * MiB, "request body bytes of one tenant's writes (Content-Length, or counted as a chunked body streams in; at least 1 MiB, the largest body)", '429 TooManyInFlight'),
   ADMISSION_TENANT_READS: inFlight(128, 1_000_000, 'REST read requests (GET /v1/…) of one tenant, a budget of their own that writes never take,', '429 TooManyInFlight'),
   ADMISSION_REPLICA_WRITES: inFlight(256, 1_000_000, 'REST write requests of every tenant (at least ADMISSION_TENANT_WRITES)', '503 Overloaded'),
-  ADMISSION_REPLICA_WRITE_BYTES: inFlight(16 * MiB, 1024 * MiB, "request body bytes of every tenant's writes (at least ADMISSION_TENANT_WRITE_BYTES)", '503 Overloaded'),
+  ADMISSION_REPLICA_WRITE_BYTES: inFlight(8 * MiB, 1024 * MiB, "request body bytes of every tenant's writes (at least ADMISSION_TENANT_WRITE_BYTES)", '503 Overloaded'),
   ADMISSION_REPLICA_READS: inFlight(512, 1_000_000, 'REST read requests of every tenant (at least ADMISSION_TENANT_READS)', '503 Overloaded'),
   ADMISSION_RETRY_AFTER_S: z.coerce.number().int().min(1).max(3_600).default(1)
     .describe('the Retry-After of an in-flight refusal (429 TooManyInFlight, 503 Overloaded) and of a request that found no free database connection in time (503 Overloaded), s'),
