@@ -11,6 +11,7 @@ import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import pino from 'pino';
 import { createPool } from '@flowline/db';
 import { heavyFanOutBody } from '@flowline/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -176,7 +177,9 @@ describe('in-flight bounds', () => {
 describe('a request that finds no free database connection in time', () => {
   it('is answered 503 Overloaded with Retry-After naming DATABASE_ACQUIRE_TIMEOUT_MS, never 500, and the next one is served once a connection is free', async () => {
     const pool = createPool(h.db.url, { max: 1, connectionTimeoutMs: 200 });
-    const app = createApp({ ...h.deps, pool, edge: { ...DEFAULT_EDGE_OPTIONS, rateLimit: null, admission: { ...DEFAULT_EDGE_OPTIONS.admission, retryAfterSeconds: 2 } } });
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (l: string) => lines.push(l) });
+    const app = createApp({ ...h.deps, pool, logger, edge: { ...DEFAULT_EDGE_OPTIONS, rateLimit: null, admission: { ...DEFAULT_EDGE_OPTIONS.admission, retryAfterSeconds: 2 } } });
     const held = await pool.connect();
     try {
       for (const [method, path, body] of [
@@ -196,6 +199,8 @@ describe('a request that finds no free database connection in time', () => {
     }
     const r = await app.request('/v1/runs', { headers: { authorization: `Bearer ${KEYS.a}` } });
     expect(r.status).toBe(200);
+    // two refusals, one warning (at most one per 10 s), no "request failed" error
+    expect(lines.map((l) => (JSON.parse(l) as { level: number; msg: string }).msg)).toEqual([expect.stringContaining('DATABASE_ACQUIRE_TIMEOUT_MS')]);
     await pool.end();
   });
 });
