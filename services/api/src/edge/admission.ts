@@ -23,7 +23,7 @@ import type { AppEnv } from '../context';
 import { ErrorSchema } from '../schemas';
 import { OverloadedError, TooManyInFlightError, type RetryLaterError } from '../errors';
 import { MAX_BODY_BYTES } from '../body';
-import { requestKind, type RequestKind } from './request-kind';
+import { announcedLength, requestKind, type RequestKind } from './request-weight';
 
 /** The bounds, each 0 = unbounded; the ADMISSION_* options of edge/config.ts. */
 export interface AdmissionOptions {
@@ -139,14 +139,6 @@ export function refusalError(r: Refusal, retryAfterSeconds: number): RetryLaterE
   return r.scope === 'tenant'
     ? new TooManyInFlightError(r.what, r.option, r.limit, retryAfterSeconds)
     : new OverloadedError(r.what, r.option, r.limit, retryAfterSeconds);
-}
-
-/** The body's announced length; null when it streams without one (chunked). */
-function announcedLength(req: Request): number | null {
-  const length = req.headers.get('content-length');
-  if (length === null || req.headers.has('transfer-encoding')) return null;
-  const n = Number(length);
-  return Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 
 /** `req` with a body that counts each chunk into `ticket` and errors with the refusal at the chunk that crosses a bound. */

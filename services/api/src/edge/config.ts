@@ -29,6 +29,8 @@ export const edgeConfigSchema = z.object({
   RATE_LIMIT_WRITE_BURST: burst(2_000, 'REST writes'),
   RATE_LIMIT_READS_PER_SECOND: rate(5_000, 'REST reads (GET /v1/…)'),
   RATE_LIMIT_READ_BURST: burst(10_000, 'REST reads'),
+  RATE_LIMIT_WRITE_BYTES_PER_TOKEN: z.coerce.number().int().min(0).max(1024 * MiB).default(64 * 1024)
+    .describe('a write takes one token of its bucket plus one per this many bytes of the body it announces (Content-Length; a 1 MiB create takes 17 with the default), never more than the burst; 0 = one token per write'),
   RATE_LIMIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(10_000).default(250)
     .describe('a rate limit check Redis does not answer within this long lets the request through (fails open, warning logged), ms'),
   ADMISSION_TENANT_WRITES: inFlight(64, 1_000_000, 'REST write requests (every /v1 method but GET) of one tenant', '429 TooManyInFlight'),
@@ -74,6 +76,7 @@ export function toEdgeOptions(cfg: z.output<typeof edgeConfigSchema>): EdgeOptio
     rateLimit: {
       writes: { perSecond: cfg.RATE_LIMIT_WRITES_PER_SECOND, burst: cfg.RATE_LIMIT_WRITE_BURST },
       reads: { perSecond: cfg.RATE_LIMIT_READS_PER_SECOND, burst: cfg.RATE_LIMIT_READ_BURST },
+      writeBytesPerToken: cfg.RATE_LIMIT_WRITE_BYTES_PER_TOKEN,
       timeoutMs: cfg.RATE_LIMIT_TIMEOUT_MS,
     },
     admission: {
