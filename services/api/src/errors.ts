@@ -162,7 +162,7 @@ export class TooManyInFlightError extends RetryLaterError {
     super(
       429,
       'TooManyInFlight',
-      `the tenant already has ${what} in flight on this API replica (${bound} = ${limit}); retry after ${retryAfterSeconds} s`,
+      `the tenant's ${what} in flight on this API replica are at their bound (${bound} = ${limit}); retry after ${retryAfterSeconds} s`,
       retryAfterSeconds,
       [{ bound, limit }],
     );
@@ -175,8 +175,8 @@ export class TooManyInFlightError extends RetryLaterError {
  * replica, or this one a moment later, serves the request; `details` names the bound.
  */
 export class OverloadedError extends RetryLaterError {
-  constructor(what: string, bound: string, limit: number, retryAfterSeconds: number) {
-    super(503, 'Overloaded', `this API replica is overloaded: ${what} (${bound} = ${limit}); retry after ${retryAfterSeconds} s`, retryAfterSeconds, [
+  constructor(reason: string, bound: string, limit: number, retryAfterSeconds: number) {
+    super(503, 'Overloaded', `this API replica is overloaded: ${reason} (${bound} = ${limit}); retry after ${retryAfterSeconds} s`, retryAfterSeconds, [
       { bound, limit },
     ]);
   }
@@ -195,7 +195,7 @@ export class NotReadyError extends ApiError {
 export function overloadedByPool(err: unknown, retryAfterSeconds: number): unknown {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
     if (e instanceof PoolTimeoutError) {
-      return new OverloadedError('no database connection came free in time', 'DATABASE_ACQUIRE_TIMEOUT_MS', e.timeoutMs, retryAfterSeconds);
+      return new OverloadedError(`no database connection came free within ${e.timeoutMs} ms`, 'DATABASE_ACQUIRE_TIMEOUT_MS', e.timeoutMs, retryAfterSeconds);
     }
   }
   return err;

@@ -49,6 +49,7 @@ export interface Refusal {
   scope: 'tenant' | 'replica';
   option: string;
   limit: number;
+  /** what it counts: `write requests`, `write body bytes`, `read requests` */
   what: string;
 }
 
@@ -111,14 +112,14 @@ export class AdmissionLedger {
     const o = this.opts;
     const over = (now: number, add: number, limit: number) => limit > 0 && add > 0 && now + add > limit;
     if (kind === 'read') {
-      if (over(mine.reads, requests, o.tenantReads)) return { scope: 'tenant', option: 'ADMISSION_TENANT_READS', limit: o.tenantReads, what: 'as many read requests' };
-      if (over(this.replica.reads, requests, o.replicaReads)) return { scope: 'replica', option: 'ADMISSION_REPLICA_READS', limit: o.replicaReads, what: 'every read slot is taken' };
+      if (over(mine.reads, requests, o.tenantReads)) return { scope: 'tenant', option: 'ADMISSION_TENANT_READS', limit: o.tenantReads, what: 'read requests' };
+      if (over(this.replica.reads, requests, o.replicaReads)) return { scope: 'replica', option: 'ADMISSION_REPLICA_READS', limit: o.replicaReads, what: 'read requests' };
       return null;
     }
-    if (over(mine.writes, requests, o.tenantWrites)) return { scope: 'tenant', option: 'ADMISSION_TENANT_WRITES', limit: o.tenantWrites, what: 'as many write requests' };
-    if (over(mine.writeBytes, bytes, o.tenantWriteBytes)) return { scope: 'tenant', option: 'ADMISSION_TENANT_WRITE_BYTES', limit: o.tenantWriteBytes, what: 'as many write body bytes' };
-    if (over(this.replica.writes, requests, o.replicaWrites)) return { scope: 'replica', option: 'ADMISSION_REPLICA_WRITES', limit: o.replicaWrites, what: 'every write slot is taken' };
-    if (over(this.replica.writeBytes, bytes, o.replicaWriteBytes)) return { scope: 'replica', option: 'ADMISSION_REPLICA_WRITE_BYTES', limit: o.replicaWriteBytes, what: 'its write body bytes in flight are at their bound' };
+    if (over(mine.writes, requests, o.tenantWrites)) return { scope: 'tenant', option: 'ADMISSION_TENANT_WRITES', limit: o.tenantWrites, what: 'write requests' };
+    if (over(mine.writeBytes, bytes, o.tenantWriteBytes)) return { scope: 'tenant', option: 'ADMISSION_TENANT_WRITE_BYTES', limit: o.tenantWriteBytes, what: 'write body bytes' };
+    if (over(this.replica.writes, requests, o.replicaWrites)) return { scope: 'replica', option: 'ADMISSION_REPLICA_WRITES', limit: o.replicaWrites, what: 'write requests' };
+    if (over(this.replica.writeBytes, bytes, o.replicaWriteBytes)) return { scope: 'replica', option: 'ADMISSION_REPLICA_WRITE_BYTES', limit: o.replicaWriteBytes, what: 'write body bytes' };
     return null;
   }
 
@@ -138,7 +139,7 @@ export class AdmissionLedger {
 export function refusalError(r: Refusal, retryAfterSeconds: number): RetryLaterError {
   return r.scope === 'tenant'
     ? new TooManyInFlightError(r.what, r.option, r.limit, retryAfterSeconds)
-    : new OverloadedError(r.what, r.option, r.limit, retryAfterSeconds);
+    : new OverloadedError(`every tenant's ${r.what} in flight are at their bound`, r.option, r.limit, retryAfterSeconds);
 }
 
 /** `req` with a body that counts each chunk into `ticket` and errors with the refusal at the chunk that crosses a bound. */
