@@ -5,7 +5,7 @@
  * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
  * (and tests/bench/RESULTS.md with --record).
  *
- *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,w7,fairness,peers,live,console]
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,w7,fairness,burst,peers,live,console]
  *                    [--peers name,name | --no-peers] [--reinstall] [--record]
  *
  * `console` (only when named in --only) runs the web console's figures in headless
@@ -30,6 +30,7 @@ import { renderMarkdown, type Results } from './lib/report';
 import { spread } from './lib/stats';
 import { fairness } from './lib/fairness';
 import { w7 } from './lib/w7';
+import { burst } from './lib/burst';
 
 const { values: flags } = parseArgs({
   options: {
@@ -73,6 +74,8 @@ const sizes = {
   w7N: 100,
   w7M: mode === 'quick' ? 100 : 1000,
   w7Sockets: 100,
+  // tenant A's parallel 1 MiB creates per round (tenant B reads throughout); one round per repetition
+  burstCreates: 200,
 };
 const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
 const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
@@ -109,6 +112,7 @@ const results: Results = {
   live: null,
   fairness: null,
   w7: null,
+  burst: null,
   errors: [],
 };
 log(
@@ -251,6 +255,13 @@ try {
     await redis.flushall();
     const dbUrl = await freshDatabase(pgServer.adminUrl, 'bench_fairness', false);
     results.fairness = await fairness(dbUrl, redisServer.url, { aRuns: sizes.fairnessA, bRuns: sizes.fairnessB }, log);
+  });
+
+  await section('burst', async () => {
+    // a cluster of its own: two tenants by API key, every admission bound and rate limit at its default
+    await redis.flushall();
+    const dbUrl = await freshDatabase(pgServer.adminUrl, 'bench_burst', false);
+    results.burst = await burst(dbUrl, redisServer.url, { creates: sizes.burstCreates, rounds: reps }, log);
   });
 
   await section('peers', async () => {

@@ -43,10 +43,13 @@ async function call(url: string, method: string, body?: unknown): Promise<{ stat
   }
 }
 
-/** A 4xx answer: retrying cannot help. */
+/** A 4xx answer other than 429: retrying cannot help. */
 class RefusedError extends Error {}
 
-/** Retries `attempt` (network errors and 5xx) until it returns a value or `budgetMs` passes. */
+/** True for an answer that asks to be retried later: 429 (a tenant's bound) or any 5xx (503 Overloaded, a replica restarting). */
+const retryLater = (status: number) => status === 429 || status >= 500;
+
+/** Retries `attempt` (network errors, 429 and 5xx) until it returns a value or `budgetMs` passes. */
 async function retrying<T>(budgetMs: number, attempt: () => Promise<T | undefined>, onRetry: () => void = () => undefined): Promise<T | undefined> {
   const until = Date.now() + budgetMs;
   for (;;) {
@@ -91,7 +94,7 @@ export async function startWorkload(o: WorkloadOptions): Promise<Workload> {
     const id = await retrying(60_000, async () => {
       const r = await call(`${api(0)}/v1/definitions`, 'POST', { name: `chaos-${shape}`, graph: graphOf(shape) });
       if (r.status === 201) return (r.json as { id: string }).id;
-      if (r.status < 500) throw new RefusedError(`defining ${shape} answered ${r.status}: ${JSON.stringify(r.json)}`);
+      if (!retryLater(r.status)) throw new RefusedError(`defining ${shape} answered ${r.status}: ${JSON.stringify(r.json)}`);
       return undefined;
     });
     if (!id) throw new Error(`could not define ${shape}`);
@@ -107,7 +110,7 @@ export async function startWorkload(o: WorkloadOptions): Promise<Workload> {
     const ok = await retrying(120_000, async () => {
       const r = await call(`${api(n + 1)}/v1/runs/${run.runId}/cancel`, 'POST', {});
       if (r.status === 202 || r.status === 200) return true;
-      if (r.status < 500) throw new RefusedError(`cancel answered ${r.status}`);
+      if (!retryLater(r.status)) throw new RefusedError(`cancel answered ${r.status}`);
       return undefined;
     });
     if (ok) figures.cancelsSent++;
@@ -122,7 +125,7 @@ export async function startWorkload(o: WorkloadOptions): Promise<Workload> {
       async () => {
         const r = await call(`${api(n)}/v1/definitions/${definitionId}/runs`, 'POST', { requestId: tag, input: { tag } });
         if (r.status === 202) return (r.json as { runId: string }).runId;
-        if (r.status < 500) throw new RefusedError(`POST run answered ${r.status}: ${JSON.stringify(r.json)}`);
+        if (!retryLater(r.status)) throw new RefusedError(`POST run answered ${r.status}: ${JSON.stringify(r.json)}`);
         return undefined;
       },
       () => figures.postRetries++,

@@ -1,5 +1,5 @@
 export * from './schema';
-export { createPool } from './pool';
+export { createPool, PoolTimeoutError } from './pool';
 export type { Pool, PoolClient, PoolOptions } from './pool';
 export {
   configureEncryption,

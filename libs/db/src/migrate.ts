@@ -116,8 +116,8 @@ export interface MigrateBootOptions {
   onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
 }
 
-/** Node socket errors and SQLSTATEs (class 08, 57P01–57P03) that mean "not reachable yet", not "wrong". */
-const TRANSIENT_CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EAI_AGAIN', 'EPIPE', '57P01', '57P02', '57P03']);
+/** Node socket errors, SQLSTATEs (class 08, 57P01–57P03) and the pool's acquire timeout that mean "not reachable yet", not "wrong". */
+const TRANSIENT_CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EAI_AGAIN', 'EPIPE', '57P01', '57P02', '57P03', 'PoolTimeout']);
 
 /** True when a connection failure is worth retrying at boot. */
 export function isTransientConnectError(err: unknown): boolean {

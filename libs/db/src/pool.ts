@@ -45,6 +45,7 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
     ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     types: { getTypeParser: typeParser },
   });
+  typeAcquireTimeouts(pool, opts.connectionTimeoutMs ?? 10_000);
   if (opts.refuseNestedConnections) refuseNestedConnections(pool);
   pool.on('error', (err) => opts.onIdleError?.(err));
   // pg-pool listens for errors only on idle clients. A checked-out client between
@@ -53,6 +54,54 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
   // pg-pool discards it on release.
   pool.on('connect', (client) => client.on('error', (err) => opts.onIdleError?.(err)));
   return pool;
+}
+
+/**
+ * No connection within the pool's acquire timeout (`connectionTimeoutMs`): every client is
+ * busy and none came free in time, or a new connection did not open in time. The caller
+ * did nothing wrong; the database (or this process' share of it) is saturated, so a server
+ * answers it as "retry later", never as an internal error.
+ */
+export class PoolTimeoutError extends Error {
+  readonly code = 'PoolTimeout';
+  constructor(
+    readonly timeoutMs: number,
+    options: { cause: unknown },
+  ) {
+    super(`no Postgres connection within ${timeoutMs} ms`, options);
+    this.name = 'PoolTimeoutError';
+  }
+}
+
+/**
+ * The two errors pg-pool raises when `connectionTimeoutMillis` runs out: waiting in its
+ * queue for a busy client, and opening a new connection. pg-pool gives them no `code`, so
+ * their text is their only mark; this is the one place that reads it (pinned by
+ * test/pool.int.test.ts against the installed pg-pool).
+ */
+const ACQUIRE_TIMEOUT_MESSAGES = new Set(['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout']);
+
+function isAcquireTimeout(err: unknown): boolean {
+  return err instanceof Error && (err as { code?: unknown }).code === undefined && ACQUIRE_TIMEOUT_MESSAGES.has(err.message);
+}
+
+/**
+ * Makes every acquire timeout of `pool` — `connect()` and the connection `query()` takes —
+ * a {@link PoolTimeoutError}. pg-pool's `query` checks out through `this.connect(cb)`,
+ * so wrapping `connect` covers both.
+ */
+function typeAcquireTimeouts(pool: pg.Pool, timeoutMs: number): void {
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+  const typed = (err: unknown) => (isAcquireTimeout(err) ? new PoolTimeoutError(timeoutMs, { cause: err }) : err);
+  (pool as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
+    const cb = args[0];
+    if (typeof cb === 'function') {
+      return connect((err: unknown, ...rest: unknown[]) => (cb as (...a: unknown[]) => unknown)(err ? typed(err) : err, ...rest));
+    }
+    return (connect() as Promise<pg.PoolClient>).catch((err: unknown) => {
+      throw typed(err);
+    });
+  };
 }
 
 const INT8_OID = 20;

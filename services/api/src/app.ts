@@ -2,9 +2,13 @@
  * The Hono app: middleware order is load-bearing —
  * keep-alive guard (an unread body is drained or the connection closed) → metrics → the
  * request's span (tracing on, tracing.ts) → auth
- * (/v1 and /admin/queues; 401) → the route's scope check (403, route-scopes.ts) → the tenant's rate limit
- * (429, edge/rate-limit.ts) → 413 body limit → lossless JSON parse → zod route validators.
- * Every error leaves through the one `onError` mapping (errors.ts).
+ * (/v1 and /admin/queues; 401) → the route's scope check (403, route-scopes.ts) → admission of what
+ * is in flight (429 for the tenant, 503 for the replica, edge/admission.ts: local and cheap, so a
+ * refused burst costs no Redis round trip) → the tenant's rate limit (429, edge/rate-limit.ts) → 413
+ * body limit → lossless JSON parse → zod route validators.
+ * Every error leaves through the one `onError` mapping (errors.ts); a refusal to retry later
+ * carries `Retry-After`, and a request that found no free database connection in time is one
+ * of them (503 `Overloaded`), never a 500.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
@@ -12,10 +16,11 @@ import type { Issue } from '@flowline/graph';
 import { assertEveryRouteScoped, authMiddleware, createAuthenticator, documentScopes, installScopeChecks } from './auth';
 import { limitBody, parseBody } from './body';
 import type { AppDeps, AppEnv } from './context';
-import { ApiError, BacklogFullError, ValidationFailedError, errorResponse } from './errors';
+import { ApiError, RetryLaterError, ValidationFailedError, errorResponse, overloadedByPool } from './errors';
 import { DEFAULT_EDGE_OPTIONS } from './edge/config';
 import { keepAliveGuard } from './edge/keep-alive';
 import { documentRateLimits, rateLimit } from './edge/rate-limit';
+import { AdmissionLedger, admission, documentAdmission } from './edge/admission';
 import { createMetrics } from './metrics';
 import { traceRequests } from './tracing';
 import { registerConversationRoutes } from './routes/conversations';
@@ -66,25 +71,36 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const metrics = deps.metrics ?? createMetrics();
   const withMetrics: AppDeps = { ...deps, metrics };
 
-  app.onError((err, c) => {
+  const edge = deps.edge ?? DEFAULT_EDGE_OPTIONS;
+  // a saturated pool refuses many requests at once: one warning per 10 s says so, the metric counts each
+  let poolWarnedAt = -Infinity;
+  app.onError((thrown, c) => {
+    const err = overloadedByPool(thrown, edge.admission.retryAfterSeconds);
+    if (err !== thrown) {
+      metrics.refused('DATABASE_ACQUIRE_TIMEOUT_MS');
+      if (Date.now() - poolWarnedAt >= 10_000) {
+        poolWarnedAt = Date.now();
+        deps.logger.warn({ route: c.req.routePath }, 'no database connection came free within DATABASE_ACQUIRE_TIMEOUT_MS; answering 503 Overloaded');
+      }
+    }
     const { status, body } = errorResponse(err);
     // the route's pattern, not its path (path segments are the client's text); the error as
     // its facts only (class, SQLSTATE, stack frames: libs/runtime serializeError)
     if (status >= 500 && !(err instanceof ApiError)) {
       deps.logger.error({ err, method: c.req.method, route: c.req.routePath, tenant: c.get('tenant') }, 'request failed');
     }
-    if (err instanceof BacklogFullError) c.header('retry-after', String(err.retryAfterSeconds));
+    if (err instanceof RetryLaterError) c.header('retry-after', String(err.retryAfterSeconds));
     return c.json(body, status as 500);
   });
   app.notFound((c) => c.json({ error: { code: 'NotFound', message: 'no such route' } }, 404));
 
   // first: every answer, refusals included, leaves the connection reusable (edge/keep-alive.ts)
-  const edge = deps.edge ?? DEFAULT_EDGE_OPTIONS;
   app.use('*', keepAliveGuard(edge));
   app.use('*', metrics.middleware);
   app.use('*', traceRequests());
   app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
   installScopeChecks(app);
+  app.use('/v1/*', admission(new AdmissionLedger(edge.admission), edge.admission, (r) => metrics.refused(r.option)));
   if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
   app.use('/v1/*', limitBody());
   app.use('/v1/*', parseBody());
@@ -105,6 +121,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   assertEveryRouteScoped(app);
   documentScopes(app);
   if (edge.rateLimit) documentRateLimits(app);
+  documentAdmission(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.openAPIRegistry.registerPath({

@@ -62,6 +62,10 @@ export const apiConfigSchema = defineConfig({
     .max(1_048_576)
     .default(32_768)
     .describe("longest ChatInput answer (the decide route's payload.text), UTF-8 bytes"),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1_000).default(10)
+    .describe("connections of the API replica's Postgres pool"),
+  DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000)
+    .describe('how long a request waits for a free Postgres connection (or a new one to open) before it is answered 503 Overloaded with Retry-After, ms'),
   STREAM_POLL_MS: z.coerce.number().int().min(20).max(10_000).default(250).describe('SSE poll of the events table, ms'),
 });
 

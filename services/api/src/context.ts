@@ -84,5 +84,11 @@ export interface AppEnv {
     scopes: ReadonlySet<ApiKeyScope>;
     /** the JSON body parsed losslessly (big numbers kept), undefined without a body */
     body: unknown;
+    /**
+     * Gives the request's admission slot back before its answer is ready: a start that then
+     * waits for its run (`?wait=`) holds no slot of its tenant while it sleeps. Absent when
+     * admission is off.
+     */
+    releaseAdmission?: () => void;
   };
 }

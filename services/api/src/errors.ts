@@ -4,7 +4,7 @@
  * `{ error: { code, message, details? } }`.
  */
 import { HTTPException } from 'hono/http-exception';
-import { EncryptedValueError } from '@flowline/db';
+import { EncryptedValueError, PoolTimeoutError } from '@flowline/db';
 import type { Issue } from '@flowline/graph';
 
 /** Base of every error the API answers with on purpose. */
@@ -137,13 +137,55 @@ export class NodeStateConflictError extends ApiError {
   }
 }
 
-/** A start past the tenant's MAX_PENDING_RUNS (issue #16); answered with `Retry-After`. */
-export class BacklogFullError extends ApiError {
+/**
+ * A refusal the client should retry later (429, 503): `app.onError` answers it with a
+ * `Retry-After` header of {@link retryAfterSeconds}.
+ */
+export class RetryLaterError extends ApiError {
   constructor(
-    limit: number,
+    status: 429 | 503,
+    code: string,
+    message: string,
     readonly retryAfterSeconds: number,
+    details?: unknown[],
   ) {
-    super(429, 'BacklogFull', `the tenant already has ${limit} Pending runs (MAX_PENDING_RUNS); retry after ${retryAfterSeconds} s`, [{ limit }]);
+    super(status, code, message, details);
+  }
+}
+
+/** A start past the tenant's MAX_PENDING_RUNS; answered with `Retry-After`. */
+export class BacklogFullError extends RetryLaterError {
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(429, 'BacklogFull', `the tenant already has ${limit} Pending runs (MAX_PENDING_RUNS); retry after ${retryAfterSeconds} s`, retryAfterSeconds, [{ limit }]);
+  }
+}
+
+/**
+ * 429: the tenant already has as many requests (or body bytes) in flight on this API replica
+ * as its bound allows; `details` names the bound's option and its value.
+ */
+export class TooManyInFlightError extends RetryLaterError {
+  constructor(what: string, bound: string, limit: number, retryAfterSeconds: number) {
+    super(
+      429,
+      'TooManyInFlight',
+      `the tenant's ${what} in flight on this API replica are at their bound (${bound} = ${limit}); retry after ${retryAfterSeconds} s`,
+      retryAfterSeconds,
+      [{ bound, limit }],
+    );
+  }
+}
+
+/**
+ * 503: this API replica is saturated — every tenant's requests (or body bytes) in flight reach
+ * its bound, or no database connection came free within its acquire timeout. Another
+ * replica, or this one a moment later, serves the request; `details` names the bound.
+ */
+export class OverloadedError extends RetryLaterError {
+  constructor(reason: string, bound: string, limit: number, retryAfterSeconds: number) {
+    super(503, 'Overloaded', `this API replica is overloaded: ${reason} (${bound} = ${limit}); retry after ${retryAfterSeconds} s`, retryAfterSeconds, [
+      { bound, limit },
+    ]);
   }
 }
 
@@ -151,6 +193,19 @@ export class NotReadyError extends ApiError {
   constructor(message: string) {
     super(503, 'NotReady', message);
   }
+}
+
+/**
+ * `err` answered as 503 `Overloaded` when a database acquire timeout caused it (anywhere in
+ * its `cause` chain: a store may wrap it); any other error as it is.
+ */
+export function overloadedByPool(err: unknown, retryAfterSeconds: number): unknown {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof PoolTimeoutError) {
+      return new OverloadedError(`no database connection came free within ${e.timeoutMs} ms`, 'DATABASE_ACQUIRE_TIMEOUT_MS', e.timeoutMs, retryAfterSeconds);
+    }
+  }
+  return err;
 }
 
 export interface ErrorBody {

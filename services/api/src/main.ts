@@ -27,6 +27,8 @@ shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
 configureEncryption(cfg.ENCRYPTION_KEY);
 
 const pool = createPool(cfg.DATABASE_URL, {
+  max: cfg.DATABASE_POOL_MAX,
+  connectionTimeoutMs: cfg.DATABASE_ACQUIRE_TIMEOUT_MS,
   applicationName: 'flowline-api',
   onIdleError: (err) => logger.warn({ err }, 'idle Postgres client failed'),
 });

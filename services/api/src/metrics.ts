@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics of an API process: default process metrics, the HTTP request duration
  * histogram labelled by method, matched route pattern and status, and the engine's view from
- * the API: `flowline_runs_created_total{tenant}`, `flowline_live_sockets` (connected
+ * the API: `flowline_runs_created_total{tenant}`, `flowline_api_refused_total{bound}` (requests
+ * refused to be retried later, by the option of the bound), `flowline_live_sockets` (connected
  * live-channel sockets, read at scrape time) and `flowline_live_pings_total` (change pings
  * written to a run's room on this replica).
  */
@@ -15,6 +16,8 @@ export interface ApiMetrics {
   middleware: MiddlewareHandler;
   /** a run was created (not an idempotent replay) */
   runCreated(tenant: string): void;
+  /** a request was refused by the bound `option` sets (admission, or the database acquire timeout) */
+  refused(option: string): void;
   /** a change ping was written to a run's room */
   pingSent(): void;
   /** what `flowline_live_sockets` reads at scrape time (the live channel sets it) */
@@ -33,6 +36,11 @@ export function createMetrics(): ApiMetrics {
     ['method', 'route', 'status'],
   );
   const created = metric.counter('flowline_runs_created_total', 'runs created, by tenant', ['tenant']);
+  const refused = metric.counter(
+    'flowline_api_refused_total',
+    'requests refused to be retried later (429 TooManyInFlight, 503 Overloaded), by the option of the bound that refused',
+    ['bound'],
+  );
   const pings = metric.counter(
     'flowline_live_pings_total',
     "change pings written to a run's room on this replica",
@@ -58,6 +66,7 @@ export function createMetrics(): ApiMetrics {
     registry,
     middleware,
     runCreated: (tenant) => created.inc({ tenant }),
+    refused: (bound) => refused.inc({ bound }),
     pingSent: () => pings.inc(),
     setSocketCount: (read) => {
       sockets = read;

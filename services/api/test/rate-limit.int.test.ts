@@ -12,7 +12,7 @@ import { createApp } from '../src/app';
 import { DEFAULT_EDGE_OPTIONS, edgeConfigSchema } from '../src/edge/config';
 import { KEYS, startHarness, type Harness } from './harness';
 
-const LIMITS = { writes: { perSecond: 0.5, burst: 3 }, reads: { perSecond: 0.5, burst: 5 }, timeoutMs: 250 };
+const LIMITS = { writes: { perSecond: 0.5, burst: 3 }, reads: { perSecond: 0.5, burst: 5 }, writeBytesPerToken: 0, timeoutMs: 250 };
 
 let a: Harness;
 let b: Harness;
@@ -56,6 +56,31 @@ describe('per-tenant rate limits shared by two replicas', () => {
     expect(answers.slice(0, 4)).toEqual([200, 200, 200, 200]);
   });
 
+  it('weighs a write by the body it announces: one token plus one per RATE_LIMIT_WRITE_BYTES_PER_TOKEN bytes, never more than the burst', async () => {
+    // a bucket of its own (another prefix): 20 tokens, a token per 1 KiB of body
+    const weighted = createApp({ ...a.deps, queuePrefix: `${a.prefix}-weighted`, edge: { ...DEFAULT_EDGE_OPTIONS, rateLimit: { ...LIMITS, writes: { perSecond: 0.5, burst: 20 }, writeBytesPerToken: 1024 } } });
+    // in-process requests carry no Content-Length of their own: announced as a client's would be
+    const announced = (app: typeof weighted, pad: number) => {
+      const body = JSON.stringify({ graph: { nodes: [], edges: [] }, pad: 'x'.repeat(pad) });
+      return app.request('/v1/definitions/validate', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEYS.a}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+        body,
+      });
+    };
+    const post = (pad: number) => announced(weighted, pad);
+    expect((await post(10 * 1024)).status).toBe(200); // 11 tokens of 20
+    const refused = await post(10 * 1024); // 11 more: 9 left
+    expect({ status: refused.status, code: ((await refused.json()) as { error: { code: string } }).error.code }).toEqual({ status: 429, code: 'RateLimited' });
+    // the 2 missing tokens come back in 4 s at 0.5 a second
+    expect(Number(refused.headers.get('retry-after'))).toBe(4);
+    expect((await post(0)).status).toBe(200); // a small write takes one token
+    // a body heavier than the whole bucket takes the whole bucket (it passes when the bucket is full, never refused forever)
+    const other = createApp({ ...a.deps, queuePrefix: `${a.prefix}-heavy`, edge: { ...DEFAULT_EDGE_OPTIONS, rateLimit: { ...LIMITS, writes: { perSecond: 0.5, burst: 5 }, writeBytesPerToken: 1024 } } });
+    expect((await announced(other, 100 * 1024)).status).toBe(200);
+    expect((await announced(other, 0)).status).toBe(429);
+  });
+
   it('never limits the ops routes', async () => {
     for (let i = 0; i < 10; i++) expect((await b.app.request('/healthz')).status).toBe(200);
   });
@@ -92,7 +117,8 @@ describe('the rate limit options', () => {
     const d = edgeConfigSchema.parse({});
     expect(d.RATE_LIMIT_WRITES_PER_SECOND).toBeGreaterThanOrEqual(1000);
     expect(d.RATE_LIMIT_READS_PER_SECOND).toBeGreaterThanOrEqual(d.RATE_LIMIT_WRITES_PER_SECOND);
-    for (const bad of [{ RATE_LIMIT_WRITE_BURST: '0' }, { RATE_LIMIT_READS_PER_SECOND: '-1' }, { RATE_LIMIT_TIMEOUT_MS: 'soon' }]) {
+    expect(d.RATE_LIMIT_WRITE_BYTES_PER_TOKEN).toBe(64 * 1024);
+    for (const bad of [{ RATE_LIMIT_WRITE_BURST: '0' }, { RATE_LIMIT_READS_PER_SECOND: '-1' }, { RATE_LIMIT_TIMEOUT_MS: 'soon' }, { RATE_LIMIT_WRITE_BYTES_PER_TOKEN: '-1' }]) {
       const r = edgeConfigSchema.safeParse(bad);
       expect({ bad, ok: r.success }).toEqual({ bad, ok: false });
     }

@@ -4,7 +4,9 @@
  * exactly what the test did and when.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDefinition, lineGraph, startHarness, type Harness } from './harness';
+import { createApp } from '../src/app';
+import { DEFAULT_EDGE_OPTIONS } from '../src/edge/config';
+import { KEYS, createDefinition, lineGraph, startHarness, type Harness } from './harness';
 
 let h: Harness;
 let defId: string;
@@ -79,5 +81,16 @@ describe('POST /v1/definitions/{id}/runs?wait=', () => {
       expect({ wait, status: r.status, details: r.body.error?.details }).toEqual({ wait, status: 400, details: [{ key: 'wait', message: 'a duration such as 30s, 1500ms or 2m' }] });
       expect((await h.db.pool.query(`SELECT 1 FROM runs WHERE request_id = $1`, [requestId])).rowCount).toBe(0);
     }
+  });
+
+  it('holds no admission slot of the tenant while it waits: another write of the tenant is admitted meanwhile', async () => {
+    const app = createApp({ ...h.deps, edge: { ...DEFAULT_EDGE_OPTIONS, rateLimit: null, admission: { ...DEFAULT_EDGE_OPTIONS.admission, tenantWrites: 1 } } });
+    const post = (path: string, body: unknown) =>
+      app.request(path, { method: 'POST', headers: { authorization: `Bearer ${KEYS.a}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const waiting = post(`/v1/definitions/${defId}/runs?wait=1500ms`, {});
+    await new Promise((r) => setTimeout(r, 300));
+    const other = await post(`/v1/definitions/${defId}/runs`, {});
+    expect(other.status).toBe(202);
+    expect((await waiting).status).toBe(202);
   });
 });

@@ -6,6 +6,7 @@ import type { PeerOutcome } from './peers';
 import type { LanesResult } from './lanes';
 import type { FairnessResult } from './fairness';
 import type { W7Result, W7Side } from './w7';
+import type { BurstResult } from './burst';
 import type { CpuPerNode } from './hop-cpu';
 import { fmt, fmtSpread, spread, type Spread } from './stats';
 
@@ -47,6 +48,8 @@ export interface Results {
   fairness: FairnessResult | null;
   /** the replicas workload (tests/bench/lib/w7.ts) */
   w7?: W7Result | null;
+  /** one tenant's burst of 1 MiB creates against another tenant's reads (tests/bench/lib/burst.ts) */
+  burst?: BurstResult | null;
   errors: string[];
 }
 
@@ -435,6 +438,7 @@ export function renderMarkdown(r: Results): string {
   }
   if (r.w7) out.push('', ...renderW7(r.w7));
   if (r.fairness) out.push('', ...renderFairness(r.fairness));
+  if (r.burst) out.push('', ...renderBurst(r.burst));
   if (r.errors.length) {
     out.push('', '## Errors', '');
     for (const e of r.errors) out.push(`- ${e}`);
@@ -476,6 +480,36 @@ function renderW7(w: W7Result): string[] {
         ['non-owning dispatcher ≤ 0.1 ms CPU per W1 hop', nonOwner === null ? 'n/a' : `${nonOwner.toFixed(2)} ms`, nonOwner === null ? 'n/a' : verdict(nonOwner <= 0.1)],
       ],
     ),
+  ];
+}
+
+/** The burst section (a tenant's 1 MiB creates against another tenant's reads). */
+export function renderBurst(b: BurstResult): string[] {
+  const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
+  const answers = (a: Record<string, number>) =>
+    Object.entries(a)
+      .sort(([x], [y]) => x.localeCompare(y))
+      .map(([k, n]) => `${n} × ${k}`)
+      .join(', ');
+  return [
+    '## One tenant\'s burst against another tenant\'s reads',
+    '',
+    `Per round, tenant A sends ${b.creates} \`POST /v1/definitions\` at once (valid ${b.nodes}-node fan-outs, ${fmt(b.bodyBytes / 1024)} KiB bodies); ` +
+      'tenant B starts a `GET /v1/runs?limit=20` every 50 ms throughout (open loop). One API with its default admission bounds, rate limits and pool of 10.',
+    '',
+    table(
+      ['round', "A's answers", 'burst wall time', "B's reads", "B's read p50 / p99 / max", '0 × 5xx', "B's p99 ≤ 1 s"],
+      b.rounds.map((r, i) => [
+        String(i + 1),
+        answers(r.answers),
+        `${fmt(r.burstMs / 1000)} s`,
+        String(r.reads),
+        `${fmt(r.readP50Ms)} / ${fmt(r.readP99Ms)} / ${fmt(r.readMaxMs)} ms`,
+        verdict(r.fiveXx === 0),
+        verdict(r.readP99Ms <= 1000),
+      ]),
+    ),
+    '',
   ];
 }
 

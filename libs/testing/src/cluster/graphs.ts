@@ -35,3 +35,28 @@ export function waitThenEcho(ms: number, maxAttempts = 3): JsonObject {
     ],
   };
 }
+
+/**
+ * The JSON body of a valid `POST /v1/definitions` of about `bytes` bytes: a Start → (n − 2)
+ * LlmCall → End fan-out, each LlmCall's prompt padded evenly. Heavy on every count at once
+ * (body size, nodes, edges) — what a burst of large creates sends.
+ */
+export function heavyFanOutBody(n: number, bytes: number): string {
+  const inner = n - 2;
+  const body = (pad: number) =>
+    JSON.stringify({
+      name: 'burst',
+      graph: {
+        nodes: [
+          { key: 'start', kind: 'Start' },
+          ...Array.from({ length: inner }, (_, i) => ({ key: `n${i}`, kind: 'LlmCall', config: { prompt: 'p'.repeat(pad) } })),
+          { key: 'end', kind: 'End', config: { outcome: 'done' } },
+        ],
+        edges: [
+          ...Array.from({ length: inner }, (_, i) => ({ key: `a${i}`, from: 'start', to: `n${i}` })),
+          ...Array.from({ length: inner }, (_, i) => ({ key: `b${i}`, from: `n${i}`, to: 'end' })),
+        ],
+      },
+    });
+  return body(Math.max(0, Math.floor((bytes - body(0).length) / inner)));
+}

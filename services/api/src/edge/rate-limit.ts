@@ -2,8 +2,9 @@
  * Per-tenant rate limits on REST (`/v1/*`; ops routes are never limited): a token bucket for
  * writes (every method but GET/HEAD) and a looser one for reads, shared by every API replica
  * through Redis. Each bucket holds up to `burst` tokens and refills continuously at `perSecond`;
- * a request takes one token or is answered 429 `RateLimited` with `Retry-After` (whole
- * seconds until a token is there).
+ * a read takes one token, a write one plus one per `writeBytesPerToken` bytes of the body it
+ * announces (a 1 MiB create weighs more than a cancel), or the request is answered 429
+ * `RateLimited` with `Retry-After` (whole seconds until its tokens are there).
  *
  * Why a Lua script and not a library: the limiter must be a token bucket (a sustained rate
  * plus a burst), atomic across replicas, on one round trip, with the exact wait for
@@ -19,8 +20,9 @@ import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../context';
-import { ApiError } from '../errors';
+import { RetryLaterError } from '../errors';
 import { ErrorSchema } from '../schemas';
+import { announcedLength, requestKind, type RequestKind } from './request-weight';
 
 /** One bucket: `perSecond` refill (0 = no limit) and `burst` capacity. */
 export interface BucketOptions {
@@ -32,28 +34,29 @@ export interface BucketOptions {
 export interface RateLimitOptions {
   writes: BucketOptions;
   reads: BucketOptions;
+  /** a write takes one token more per this many announced body bytes; 0 = one token per write */
+  writeBytesPerToken: number;
   /** a limiter call that takes longer fails open, ms */
   timeoutMs: number;
 }
 
 /** 429: the tenant's bucket for this kind of request is empty. */
-export class RateLimitedError extends ApiError {
-  constructor(
-    kind: 'write' | 'read',
-    readonly retryAfterSeconds: number,
-  ) {
-    super(429, 'RateLimited', `too many ${kind} requests for this tenant; retry after ${retryAfterSeconds} s`);
+export class RateLimitedError extends RetryLaterError {
+  constructor(kind: RequestKind, retryAfterSeconds: number) {
+    super(429, 'RateLimited', `too many ${kind} requests for this tenant; retry after ${retryAfterSeconds} s`, retryAfterSeconds);
   }
 }
 
 /**
- * KEYS[1] the bucket (hash: tokens, at). ARGV rate per second, burst. Refills by the time
- * passed on Redis' clock, takes one token when there is one. Returns {1, 0} when taken,
- * else {0, ms until a token is there}. The key expires once a full bucket would be back.
+ * KEYS[1] the bucket (hash: tokens, at). ARGV rate per second, burst, cost (tokens, ≤ burst).
+ * Refills by the time passed on Redis' clock, takes `cost` tokens when they are there. Returns
+ * {1, 0} when taken, else {0, ms until they are there}. The key expires once a full bucket
+ * would be back.
  */
 const TAKE_TOKEN = `
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
@@ -63,18 +66,18 @@ if tokens == nil or at == nil then tokens = burst; at = now end
 tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
 local taken = 0
 local wait = 0
-if tokens >= 1 then
-  tokens = tokens - 1
+if tokens >= cost then
+  tokens = tokens - cost
   taken = 1
 else
-  wait = math.ceil((1 - tokens) * 1000 / rate)
+  wait = math.ceil((cost - tokens) * 1000 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
 return {taken, wait}
 `;
 
-type TakeToken = (key: string, rate: number, burst: number) => Promise<[number, number]>;
+type TakeToken = (key: string, rate: number, burst: number, cost: number) => Promise<[number, number]>;
 
 const WARN_EVERY_MS = 10_000;
 
@@ -92,9 +95,12 @@ export function rateLimit(redis: RedisConnection, prefix: string, opts: RateLimi
     logger.warn({ err }, 'rate limiter unavailable (Redis); serving requests without limits');
   };
   return async (c, next) => {
-    const kind = c.req.method === 'GET' || c.req.method === 'HEAD' ? 'read' : 'write';
+    const kind = requestKind(c.req.method);
     const bucket = kind === 'read' ? opts.reads : opts.writes;
     if (bucket.perSecond <= 0) return next();
+    const bytes = kind === 'write' && opts.writeBytesPerToken > 0 ? (announcedLength(c.req.raw) ?? 0) : 0;
+    // never more than the bucket holds, or a large body could never pass
+    const cost = Math.min(bucket.burst, 1 + Math.floor(bytes / Math.max(1, opts.writeBytesPerToken)));
     let verdict: [number, number] | null = null;
     // a lost connection fails open at once; a first connect (boot) is waited for within timeoutMs
     if (redis.status === 'reconnecting' || redis.status === 'close' || redis.status === 'end') {
@@ -105,7 +111,7 @@ export function rateLimit(redis: RedisConnection, prefix: string, opts: RateLimi
         timer = setTimeout(() => reject(new Error(`no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
       });
       try {
-        verdict = await Promise.race([take(`${prefix}:ratelimit:${kind}:${c.get('tenant')}`, bucket.perSecond, bucket.burst), timeout]);
+        verdict = await Promise.race([take(`${prefix}:ratelimit:${kind}:${c.get('tenant')}`, bucket.perSecond, bucket.burst, cost), timeout]);
       } catch (err) {
         failOpen(err);
       } finally {
@@ -113,9 +119,7 @@ export function rateLimit(redis: RedisConnection, prefix: string, opts: RateLimi
       }
     }
     if (verdict !== null && Number(verdict[0]) !== 1) {
-      const seconds = Math.max(1, Math.ceil(Number(verdict[1]) / 1000));
-      c.header('retry-after', String(seconds));
-      throw new RateLimitedError(kind, seconds);
+      throw new RateLimitedError(kind, Math.max(1, Math.ceil(Number(verdict[1]) / 1000)));
     }
     return next();
   };

@@ -160,6 +160,8 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       deps.metrics?.runCreated(c.get('tenant'));
       await publishWake(deps, res.runId, c.get('tenant'));
     }
+    // the run exists: a wait holds no admission slot of the tenant while it sleeps
+    if (waitMs !== null) c.get('releaseAdmission')?.();
     if (waitMs !== null && (await waitForRunEnd(deps, c.get('tenant'), res.runId, waitMs, c.req.raw.signal))) {
       const run = await getRunDetail(pool, c.get('tenant'), res.runId);
       if (run) return sendJson(200, { runId: run.id, run: runSummary(run), output: run.output }, { location: `/v1/runs/${run.id}` });
