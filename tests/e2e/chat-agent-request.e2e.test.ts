@@ -39,7 +39,8 @@ describe('an Agent of a Chat graph on a whole cluster', () => {
       handler: (req) => {
         // the DecisionModel asks for a JSON answer with its labels; the Agent for plain text
         if (req.body.response_format) return { content: JSON.stringify({ choice: 'billing' }), logprobs: 'auto' };
-        return { content: 'We refunded the second charge.' };
+        // slow enough that a stream opened after the send sees the Agent running and its deltas arrive
+        return { content: 'We refunded the second charge.', delayMs: 1500, chunkSize: 4 };
       },
     });
     c = await startE2eCluster({
@@ -69,5 +70,32 @@ describe('an Agent of a Chat graph on a whole cluster', () => {
     const prompts = llm.requests.map((r) => userText(r.body));
     const agentPrompt = prompts.find((p) => p.startsWith('Answer the customer.'));
     expect(agentPrompt).toBe('Answer the customer.\n\n## Conversation request\nWhy was I charged twice in May?');
+  });
+
+  it("streams the run over SSE: node statuses, the Agent's content deltas, and a final run.result", async () => {
+    const definitionId = await c.api.createDefinition('support-sse', graph);
+    const id = `conv-${randomUUID()}`;
+    const sent = await c.api.send('POST', `/v1/conversations/${id}/messages`, { definitionId, text: 'Where is my parcel?', requestId: `${id}-1` });
+    const runId = sent.body.runId as string;
+    // the stream is read from the start of the run, live or replayed; it ends with the run
+    const res = await fetch(`${c.cluster.apiUrl}/v1/runs/${runId}/stream`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const frames = text
+      .split('\n\n')
+      .filter((b) => b.includes('event:'))
+      .map((b) => {
+        const f: Record<string, string> = {};
+        for (const line of b.split('\n')) {
+          const at = line.indexOf(':');
+          if (at > 0) f[line.slice(0, at)] = line.slice(at + 1).trimStart();
+        }
+        return { id: f.id!, event: f.event!, data: JSON.parse(f.data!) as Record<string, unknown> };
+      });
+    expect(frames.at(-1)).toMatchObject({ event: 'run.result', data: { runId, status: 'Completed' } });
+    const statuses = frames.filter((f) => f.event === 'runChanged' && f.data.nodeKey === 'helper').map((f) => f.data.status);
+    expect(statuses).toEqual(expect.arrayContaining(['Queued', 'Succeeded']));
+    const content = frames.filter((f) => f.event === 'activity' && f.data.nodeKey === 'helper' && f.data.type === 'content').map((f) => f.data.text).join('');
+    expect(content).toBe('We refunded the second charge.');
   });
 });

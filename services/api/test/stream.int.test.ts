@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activityStreamKey } from '@flowline/queue';
 import { KEYS, createDefinition, lineGraph, startHarness, startRun, type Harness } from './harness';
 
 let h: Harness;
@@ -12,7 +13,8 @@ afterAll(async () => {
 interface Frame {
   id: string;
   event: string;
-  data: { runId: string; seq: number; kind: string };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each frame kind is asserted member by member
+  data: any;
 }
 
 /** An SSE frame reader: `take(n)` resolves with the next `n` frames (fewer if the stream ended). */
@@ -73,8 +75,9 @@ describe('SSE stream', () => {
     expect(frames.map((f) => f.id)).toEqual(['1', '2', '3', '4', '5', '6']);
     expect(frames.every((f) => f.event === 'runChanged')).toBe(true);
     expect(frames[0]!.data).toEqual({ runId, seq: 1, kind: 'run' });
-    expect(frames[1]!.data).toEqual({ runId, seq: 2, kind: 'node' });
-    expect(frames[5]!.data).toEqual({ runId, seq: 6, kind: 'gate' });
+    // a node event also names its node and the status it leaves the node in
+    expect(frames[1]!.data).toEqual({ runId, seq: 2, kind: 'node', nodeKey: 'start', status: 'Queued' });
+    expect(frames[5]!.data).toEqual({ runId, seq: 6, kind: 'gate', nodeKey: 'start', status: 'WaitingForApproval' });
   });
 
   it('resumes after Last-Event-ID and ends once the run is terminal and fully sent', async () => {
@@ -86,7 +89,45 @@ describe('SSE stream', () => {
       headers: { authorization: `Bearer ${KEYS.a}`, 'last-event-id': '3' },
     });
     const frames = await frameReader(res).take(100);
-    expect(frames.map((f) => f.data.seq)).toEqual([4, 5]);
+    expect(frames.map((f) => f.data.seq ?? f.event)).toEqual([4, 5, 'run.result']);
+    // the final frame says how the run ended; resuming after it sends nothing more
+    expect(frames[2]).toMatchObject({ id: '5.end', event: 'run.result', data: { runId, status: 'Completed' } });
+    const after = await h.app.request(`/v1/runs/${runId}/stream`, { headers: { authorization: `Bearer ${KEYS.a}`, 'last-event-id': frames[2]!.id } });
+    expect(after.status).toBe(204);
+  });
+
+  it('relays the live activity of a running model node as activity frames, and resumes exactly after one', async () => {
+    const defId = await createDefinition(h, lineGraph(), 'activity');
+    const runId = await startRun(h, defId);
+    // a running LlmCall-like row of the run, as the dispatcher leaves it, and its invocation's stream
+    const invocationId = '00000000-0000-4000-8000-0000000000a1';
+    await h.db.pool.query(`UPDATE node_runs SET status = 'Running', kind = 'LlmCall', attempt = 1, invocation_id = $2 WHERE run_id = $1 AND node_key = 'end'`, [runId, invocationId]);
+    const key = activityStreamKey(invocationId, h.prefix);
+    for (const [type, text] of [['phase', 'calling'], ['content', 'Hel'], ['content', 'lo'], ['reasoning', 'hmm']]) await h.redis.xadd(key, '*', 'type', type!, 'text', text!);
+    const res = await h.app.request(`/v1/runs/${runId}/stream`, { headers: { authorization: `Bearer ${KEYS.a}` } });
+    const reader = frameReader(res);
+    const frames = await reader.take(5);
+    await reader.close();
+    expect(frames[0]!.event).toBe('runChanged');
+    const activity = frames.slice(1);
+    expect(activity.map((f) => f.event)).toEqual(['activity', 'activity', 'activity', 'activity']);
+    expect(activity.map((f) => f.data)).toEqual([
+      { runId, nodeKey: 'end', invocationId, offset: 0, type: 'phase', text: 'calling' },
+      { runId, nodeKey: 'end', invocationId, offset: 1, type: 'content', text: 'Hel' },
+      { runId, nodeKey: 'end', invocationId, offset: 2, type: 'content', text: 'lo' },
+      { runId, nodeKey: 'end', invocationId, offset: 3, type: 'reasoning', text: 'hmm' },
+    ]);
+    // resumed after the second delta: the rest, then what lands later, then the end
+    const resumed = await h.app.request(`/v1/runs/${runId}/stream`, { headers: { authorization: `Bearer ${KEYS.a}`, 'last-event-id': activity[1]!.id } });
+    const rest = frameReader(resumed);
+    expect((await rest.take(2)).map((f) => f.data)).toMatchObject([{ offset: 2, text: 'lo' }, { offset: 3, text: 'hmm' }]);
+    await h.redis.xadd(key, '*', 'type', 'terminal');
+    await h.db.pool.query(`UPDATE node_runs SET status = 'Succeeded' WHERE run_id = $1 AND node_key = 'end'`, [runId]);
+    await h.db.pool.query(`UPDATE runs SET status = 'Completed', output = '{"outcome":"done","result":null}'::jsonb WHERE id = $1`, [runId]);
+    const tail = await rest.take(10);
+    expect(tail.map((f) => f.event)).toEqual(['activity', 'run.result']);
+    expect(tail[0]!.data).toMatchObject({ offset: 4, type: 'terminal' });
+    expect(tail[1]!.data).toEqual({ runId, status: 'Completed', failureClass: 'None', reason: null, output: { outcome: 'done', result: null } });
   });
 
   it('answers 404 to another tenant and 401 without a key', async () => {

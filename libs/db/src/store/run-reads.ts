@@ -177,6 +177,20 @@ export async function getRunHead(
   return r ? { status: r.status, lastSeq: r.last_seq } : null;
 }
 
+/**
+ * The model invocations of a run in flight (an LlmCall, Agent or DecisionModel node Queued or
+ * Running with its invocation): whose activity streams an SSE follower relays.
+ */
+export async function runningModelInvocations(db: Queryable, runId: string): Promise<Array<{ nodeKey: string; invocationId: string }>> {
+  const res = await db.query<{ node_key: string; invocation_id: string }>(
+    `SELECT node_key, invocation_id FROM node_runs
+     WHERE run_id = $1 AND status IN ('Queued', 'Running') AND kind IN ('LlmCall', 'Agent', 'DecisionModel') AND invocation_id IS NOT NULL
+     ORDER BY node_key`,
+    [runId],
+  );
+  return res.rows.map((r) => ({ nodeKey: r.node_key, invocationId: r.invocation_id }));
+}
+
 /** A runs-list filter: a checked run search (libs/graph `checkRunSearch`). */
 export type RunFilter = RunSearch;
 
