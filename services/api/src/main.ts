@@ -74,6 +74,7 @@ const app = createApp({
     streamPollMs: cfg.STREAM_POLL_MS,
     maxSteersPerNode: core.maxSteersPerNode,
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
+    maxTotalAttempts: core.maxTotalAttempts,
     metadata: { maxKeys: cfg.MAX_RUN_METADATA_KEYS, maxValueChars: cfg.MAX_RUN_METADATA_VALUE_CHARS },
     maxBulkRuns: cfg.MAX_BULK_RUNS,
     maxPendingRuns: maxPendingRunsOf(cfg),

@@ -515,7 +515,8 @@ export const BlockerSchema = z
       description:
         'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
-        'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick); times ISO 8601',
+        'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick), ' +
+        'budget/limit/spent/reason (budgetExhausted); times ISO 8601',
     }),
   })
   .openapi('Blocker');
@@ -525,6 +526,8 @@ export const RunBlockersSchema = z
     runId: z.string(),
     status: RunStatusSchema,
     at: Timestamp.openapi({ description: 'when the answer was read (database clock)' }),
-    blockers: z.array(BlockerSchema).openapi({ description: 'one per non-terminal node, document order; empty for a finished run' }),
+    blockers: z
+      .array(BlockerSchema)
+      .openapi({ description: 'one per non-terminal node, document order; empty for a finished run unless a spent budget failed it (budgetExhausted)' }),
   })
   .openapi('RunBlockers');

@@ -6,6 +6,7 @@
  */
 import type { Graph, GraphKind, GraphNode, Issue, JsonObject } from '../model';
 import { parseBudget } from '../budget/budget';
+import { checkBudgetReach } from './budget-reach';
 import type { RunBudget } from '../budget/budget';
 import { CHAT_MEMBER_SPECS, GRAPH_MEMBER_SPECS, MAX_CONCURRENCY_LIMIT } from '../spec/document';
 import { isValidPath } from '../conditions/path';
@@ -160,6 +161,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
   });
 
   checkGraphRules(nodes, ruleEdges, header.kind, out);
+  checkBudgetReach(nodes, parsedEdges, header.budget, out);
   collectWarnings(nodes, parsedEdges, out);
   for (const k of Object.keys(doc)) {
     if (!GRAPH_MEMBERS.has(k)) out.warn(null, `graph member '${k}' is not part of the graph contract and is ignored`);

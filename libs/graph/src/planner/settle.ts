@@ -8,6 +8,7 @@ import { storableText, unstorableValues } from '../documents/storable';
 import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type NodeCause, type RetryBackoff } from '../model';
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
+import { retryWithinBudget } from './retry-budget';
 
 /** Reason of rows cancelled because the run failed (human text; the row's cause is `RunFailure`). */
 const RUN_FAILURE_CANCEL_PREFIX = 'run failed at node ';
@@ -58,7 +59,7 @@ export function backoffMs(b: RetryBackoff, failedAttempt: number): number {
 
 /**
  * Fail the current attempt of `key`. A retryable class within the node's attemptLimit
- * and the run's maxTotalAttempts goes back to Pending with a backoff; otherwise the row
+ * and the run's retry budget (maxTotalAttempts, retries beyond first attempts) goes back to Pending with a backoff; otherwise the row
  * reads Failed (a retryable class becomes AttemptsExhausted, the cause kept in reason),
  * and a FailRun node fails the run at once.
  */
@@ -71,7 +72,7 @@ export function settleFailure(st: PlanState, key: string, cls: FailureClass, mes
   const cause: FailureClass = cls === 'None' ? 'NodeFailed' : cls;
   const retryable = RETRYABLE_FAILURE_CLASSES.has(cause);
   const nodeBudget = row.attempt < row.attemptLimit;
-  const runBudget = st.run.totalAttempts < st.ctx.options.maxTotalAttempts;
+  const runBudget = retryWithinBudget(st.rows.values(), st.ctx.options.maxTotalAttempts);
   if (retryable && nodeBudget && runBudget) {
     const notBefore = st.now + backoffMs(node.retryBackoff, row.attempt);
     st.update(key, {
@@ -98,7 +99,7 @@ export function settleFailure(st: PlanState, key: string, cls: FailureClass, mes
   if (retryable) {
     finalClass = 'AttemptsExhausted';
     finalReason = nodeBudget
-      ? `${cause}: ${reason} (run attempt budget of ${st.ctx.options.maxTotalAttempts} spent)`
+      ? `${cause}: ${reason} (run retry budget of ${st.ctx.options.maxTotalAttempts} (MAX_TOTAL_ATTEMPTS) spent)`
       : `${cause}: ${reason} (attempt ${row.attempt} of ${row.attemptLimit})`;
   }
   failNode(st, key, finalClass, finalReason, cause);

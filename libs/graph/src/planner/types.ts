@@ -109,7 +109,7 @@ export interface RunState {
   version: number;
   lastSeq: number;
   input: Json;
-  /** attempts spent by all nodes of the run (MAX_TOTAL_ATTEMPTS) */
+  /** attempts spent by all nodes of the run, first ones included (usage); the MAX_TOTAL_ATTEMPTS retry budget is judged from the rows (retry-budget.ts) */
   totalAttempts: number;
   breakpoints: string[];
   stepAllowance: StepAllowance | null;

@@ -21,7 +21,7 @@ describe('describeBlocker', () => {
   });
 
   it('has a sentence for every kind, and for a kind it does not know', () => {
-    const kinds: BlockerKind[] = ['shardOwner', 'runSlot', 'cancelDrain', 'runCancelling', 'upstream', 'join', 'heldDecision', 'timer', 'breakpoint', 'runPaused', 'laneBacklog', 'admission', 'worker', 'child', 'gate', 'tick'];
+    const kinds: BlockerKind[] = ['shardOwner', 'runSlot', 'cancelDrain', 'runCancelling', 'upstream', 'join', 'heldDecision', 'timer', 'breakpoint', 'runPaused', 'laneBacklog', 'admission', 'worker', 'child', 'gate', 'budgetExhausted', 'tick'];
     for (const k of kinds) expect(describeBlocker(b(k)).length, k).toBeGreaterThan(10);
     expect(describeBlocker(b('teleport' as BlockerKind))).toBe('Waiting (teleport).');
   });
