@@ -17,3 +17,4 @@ export {
   passThroughOutput,
   startOutput,
 } from './inline-output';
+export { toolIdempotencyKey } from './idempotency-key';
