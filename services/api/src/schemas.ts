@@ -499,6 +499,14 @@ export const EdgeOverrideSchema = z
 
 export const CompleteBody = z.object({ output: JsonSchema });
 
+export const SkipBody = z
+  .object({
+    prune: z.boolean().optional().openapi({
+      description: 'true: the node\'s out-edges die and what only it feeds is skipped with it; absent/false: declared not taken, its dependents proceed',
+    }),
+  })
+  .openapi('SkipRequest');
+
 export const NodeInputBody = z.object({ input: JsonSchema });
 
 export const NodeInputSchema = z.object({ nodeKey: z.string(), input: JsonSchema }).openapi('NodeInputOverride');

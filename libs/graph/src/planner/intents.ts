@@ -8,7 +8,7 @@ import type { Json, NodeStatus } from '../model';
 import { verbApplies, type OperatorVerb } from '../state-machine/verbs';
 import { isSurvivor } from './drain';
 import type { PlanState } from './plan-state';
-import { settleSuccess, skipNode } from './settle';
+import { settleSuccess, skipNode, skipNotTaken, withdrawRequest } from './settle';
 import type { Intent } from './types';
 
 export function applyIntents(st: PlanState): void {
@@ -41,8 +41,13 @@ function applyIntent(st: PlanState, intent: Intent, steered: Set<string>): void 
   if (!row || !node) return;
   switch (intent.kind) {
     case 'skip':
-      if (applies(st, 'skip', row.nodeKey)) {
-        skipNode(st, row.nodeKey, 'skipped by operator', { by: 'operator' });
+      if (!applies(st, 'skip', row.nodeKey)) return;
+      if (intent.prune === true) {
+        // the node and, through its dead out-edges, what only it feeds (a waiting gate's request withdrawn)
+        if (row.status === 'WaitingForApproval') withdrawRequest(st, row.nodeKey);
+        skipNode(st, row.nodeKey, 'skipped by operator', { by: 'operator', prune: 'true' });
+      } else {
+        skipNotTaken(st, row.nodeKey);
       }
       return;
     case 'retry':

@@ -197,6 +197,43 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
 }
 
 /** Skip a Pending row with one cause. */
+/**
+ * An operator declares a Pending node, or a gate waiting on a person, not taken: it reads
+ * Skipped (cause NotTaken) with the envelope `{status: "skipped", output: null}`, and its
+ * out-edges route on that envelope like a settled node's (unconditional ones Satisfied,
+ * conditional ones evaluated against it), so its dependents proceed. A waiting gate's open
+ * request is withdrawn: nobody keeps being asked for a decision the operator made moot.
+ */
+export function skipNotTaken(st: PlanState, key: string): void {
+  const row = st.row(key);
+  if (!row || (row.status !== 'Pending' && row.status !== 'WaitingForApproval')) return;
+  const withdrawn = row.status === 'WaitingForApproval' ? withdrawRequest(st, key) : null;
+  const envelope = buildEnvelope(st.index.outEdges.get(key) ?? [], { status: 'skipped', attempt: row.attempt, output: null });
+  st.update(key, {
+    status: 'Skipped',
+    cause: 'NotTaken',
+    output: envelope,
+    reason: 'skipped by operator',
+    finishedAt: st.now,
+    notBefore: null,
+    deadlineAt: null,
+  });
+  st.emit('node.skipped', key, { reason: 'skipped by operator', by: 'operator', notTaken: true, ...(withdrawn ? { withdrawn } : {}) });
+}
+
+/**
+ * Withdraw the open request of a gate waiting on a person (Pause/ChatInput): the row goes
+ * back to Pending without its pending decision, so the caller can skip it. Returns the
+ * decision kind that was asked for.
+ */
+export function withdrawRequest(st: PlanState, key: string): string | null {
+  const row = st.row(key);
+  if (!row || row.status !== 'WaitingForApproval') return null;
+  const kind = row.pendingDecisionKind ?? 'Approve';
+  st.update(key, { status: 'Pending', pendingDecisionKind: null });
+  return kind;
+}
+
 export function skipNode(st: PlanState, key: string, reason: string, detail: Record<string, string> = {}): void {
   const row = st.row(key);
   if (!row || row.status !== 'Pending') return;
