@@ -155,6 +155,18 @@ describe('pause and resume', () => {
     expect(row.last_seq).toBe(3);
   });
 
+  it('resumes a run keeping its breakpoints and edge overrides: only the pause clears', async () => {
+    const runId = await runWith({ start: 'Succeeded' });
+    expect((await post(`/v1/runs/${runId}/pause`)).status).toBe(202);
+    expect((await put(`/v1/runs/${runId}/breakpoints`, { nodeKeys: ['t'] })).status).toBe(200);
+    expect((await put(`/v1/runs/${runId}/edges/e3/override`, { verdict: false })).status).toBe(200);
+    expect((await post(`/v1/runs/${runId}/resume`)).status).toBe(202);
+    const controls = await h.call('GET', `/v1/runs/${runId}/controls`);
+    expect(controls.body).toEqual({ paused: false, breakpoints: ['t'], edgeOverrides: { e3: false }, step: null });
+    const row = await runRow(runId);
+    expect(row).toMatchObject({ paused: false, breakpoints: ['t'], edge_overrides: { e3: false } });
+  });
+
   it('refuses to pause a finished run with 409 RunStateConflict; 404 for an unknown run', async () => {
     const runId = await runWith();
     await q(`UPDATE runs SET status = 'Completed' WHERE id = $1`, [runId]);

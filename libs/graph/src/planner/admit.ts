@@ -108,10 +108,11 @@ function queueWork(st: PlanState, node: GraphNode, doc: InputDocument): void {
     finishedAt: null,
     deadlineAt,
     notBefore: null,
-    output: null,
+    // a held decision asked again keeps its held answer until the re-ask settles (intents.ts retry)
+    output: row.held ? row.output : null,
     failureClass: 'None',
     reason: null,
-    held: false,
+    held: row.held,
     pendingDecisionKind: null,
   });
   // the job is built from the row as just written, like a rebuild after Redis lost it

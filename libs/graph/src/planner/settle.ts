@@ -82,7 +82,8 @@ export function settleFailure(st: PlanState, key: string, cls: FailureClass, mes
       invocationId: null,
       deadlineAt: null,
       notBefore,
-      output: null,
+      // a held decision asked again keeps its held answer between attempts
+      output: row.held ? row.output : null,
       finishedAt: null,
     });
     st.emit(cause === 'Interrupted' ? 'node.interrupted' : 'node.failed', key, {
@@ -111,6 +112,7 @@ export function failNode(st: PlanState, key: string, cls: FailureClass, message:
   const row = st.row(key);
   const node = st.index.nodeByKey.get(key);
   if (!row || !node) return;
+  if (row.held && row.output !== null && row.status !== 'Succeeded') return restoreHeld(st, key, cls, reason);
   const outEdges = st.index.outEdges.get(key) ?? [];
   const envelope = buildEnvelope(outEdges, {
     status: 'failed',
@@ -130,6 +132,29 @@ export function failNode(st: PlanState, key: string, cls: FailureClass, message:
   });
   st.emit('node.failed', key, { class: cls, cause, reason, attempt: row.attempt });
   if (node.onError !== 'Continue' && !st.deferRunFailure) failRun(st, key);
+}
+
+/**
+ * A held decision asked again whose re-ask failed for good: its call had succeeded before, and
+ * the graph may already have acted on that, so it goes back to Succeeded, held, with the
+ * answer it gave (still waiting on an operator: retry it again or override an edge); the
+ * reason says why the re-ask failed. It never fails the node, nor the run.
+ */
+function restoreHeld(st: PlanState, key: string, cls: FailureClass, reason: string): void {
+  const row = st.row(key)!;
+  const why = storableText(`asking again failed (${cls}): ${reason}`);
+  st.update(key, {
+    status: 'Succeeded',
+    output: row.output,
+    held: true,
+    pendingDecisionKind: 'Operator',
+    failureClass: 'None',
+    reason: why,
+    finishedAt: st.now,
+    notBefore: null,
+    deadlineAt: null,
+  });
+  st.emit('node.completed', key, { attempt: row.attempt, branch: null, held: true, reaskFailed: { class: cls, reason: why } });
 }
 
 /** Fail the run for the lowest-keyed Failed row that is not onError Continue, if any. */
