@@ -7,7 +7,7 @@
  * validation says so instead of letting each run fail half way.
  */
 import type { RunBudget } from '../budget/budget-spec';
-import { CHILD_KINDS, LANE_OF_KIND, type GraphNode } from '../model';
+import { CHILD_KINDS, LANE_OF_KIND, type Graph, type GraphNode } from '../model';
 import type { RuleEdge } from './rules';
 import type { Issues } from './util';
 
@@ -49,14 +49,21 @@ export function fewestAttemptsToEnd(nodes: readonly GraphNode[], edges: readonly
   return best;
 }
 
+/** {@link fewestAttemptsToEnd} of a parsed graph (a run start judges its request's `budget.maxAttempts` with it). */
+export function fewestAttemptsOfGraph(graph: Graph): number | null {
+  return fewestAttemptsToEnd(graph.nodes, graph.edges.map((edge) => ({ edge, conditional: edge.condition !== null })));
+}
+
+/** The message of a `budget.maxAttempts` no completing run fits in. */
+export function unreachableBudgetMessage(max: number, fewest: number): string {
+  return `budget.maxAttempts (${max}) is below the ${fewest} attempts the shortest way from Start to an End spends: no run of this graph could complete`;
+}
+
 /** Error (keyed null) when the graph's own `budget.maxAttempts` is below what any completing run spends. */
 export function checkBudgetReach(nodes: readonly GraphNode[], edges: readonly RuleEdge[], budget: RunBudget | null, out: Issues): void {
   const max = budget?.maxAttempts;
   if (max === undefined) return;
   const fewest = fewestAttemptsToEnd(nodes, edges);
   if (fewest === null || fewest <= max) return;
-  out.error(
-    null,
-    `budget.maxAttempts (${max}) is below the ${fewest} attempts the shortest way from Start to an End spends: no run of this graph could complete`,
-  );
+  out.error(null, unreachableBudgetMessage(max, fewest));
 }

@@ -5,3 +5,4 @@ export { dotPathError, KEY_PATTERN } from './util';
 export { checkOf, parseJoinPolicy } from './member-check';
 export type { Check } from './member-check';
 export { DEFAULT_RETRY_BACKOFF, RETRYING_KINDS, urlUnderPrefix } from './node';
+export { fewestAttemptsOfGraph, unreachableBudgetMessage } from './budget-reach';
