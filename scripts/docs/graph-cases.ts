@@ -214,8 +214,13 @@ export const RULE_CASES: readonly RuleCase[] = [
     },
   },
 
+  {
+    group: 'graph',
+    rule: 'A node, edge or graph member outside the format is refused (a definition saved before this rule keeps loading).',
+    graph: around({ key: 'mid', kind: 'Parallel', color: 'red' }),
+  },
+
   // warnings: never refuse
-  { group: 'warning', rule: 'A node, edge or graph member outside the format is ignored.', graph: around({ key: 'mid', kind: 'Parallel', color: 'red' }) },
   {
     group: 'warning',
     rule: 'A node whose every inbound edge leaves a Pause or ChatInput receives the decision, not the content before the wait.',

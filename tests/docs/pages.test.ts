@@ -78,7 +78,7 @@ describe('the documentation', () => {
     const registry = await createToolRegistry({ modules: [join(REPO_ROOT, 'docs/examples/text-tools.mjs')] });
     expect(registry.catalog().map((t) => t.name)).toContain('word_count');
     const signal = new AbortController().signal;
-    const result = await registry.invoke('word_count', { text: 'durable graphs run on' }, { signal, allowedUrls: [], attempt: 1, invocationId: 'docs' });
+    const result = await registry.invoke('word_count', { text: 'durable graphs run on' }, { signal, allowedUrls: [], runId: 'r', nodeKey: 'n', input: { run: { input: null }, upstream: {}, input: null }, attempt: 1, invocationId: 'docs' });
     expect(result).toEqual({ words: 4, characters: 21 });
   });
 });

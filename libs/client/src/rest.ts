@@ -309,8 +309,12 @@ export function createRestClient(o: RestClientOptions) {
     /** `PUT /v1/runs/{id}/edges/{edgeKey}/override` → 200; `null` clears the override */
     overrideEdge: (runId: string, edgeKey: string, verdict: boolean | null, opts?: ActOptions) =>
       call<EdgeOverride>('PUT', `${run(runId)}/edges/${id(edgeKey)}/override`, { verdict }, undefined, idem(opts)),
-    /** `POST /v1/runs/{id}/nodes/{key}/skip` → 202 (Pending nodes only) */
-    skip: (runId: string, nodeKey: string, opts?: ActOptions) => call<Accepted>('POST', `${node(runId, nodeKey)}/skip`, undefined, undefined, idem(opts)),
+    /**
+     * `POST /v1/runs/{id}/nodes/{key}/skip` `{ prune? }` → 202 (a Pending node or a waiting gate): declared not taken,
+     * its dependents proceed; with `prune: true` what only it feeds is skipped with it
+     */
+    skip: (runId: string, nodeKey: string, opts?: ActOptions & { prune?: boolean }) =>
+      call<Accepted>('POST', `${node(runId, nodeKey)}/skip`, opts?.prune === undefined ? undefined : { prune: opts.prune }, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/retry` → 202 (a Failed node or a held decision) */
     retry: (runId: string, nodeKey: string, opts?: ActOptions) => call<Accepted>('POST', `${node(runId, nodeKey)}/retry`, undefined, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/complete` `{ output }` → 202 (operator completion) */

@@ -194,8 +194,11 @@ export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['No
  * - `Quarantine`: Cancelled because the run was quarantined.
  * - `CancelUnconfirmed`: Failed (Interrupted), a cancel survivor: its worker did not confirm a
  *   run cancel by the grace deadline, so the work may still be running.
+ * - `NotTaken`: Skipped by an operator declaring it not taken (`skip {}`): its out-edges route
+ *   on its skipped envelope, so its dependents proceed, instead of dying like those of a node
+ *   routing skipped (or an operator's `skip {prune: true}`).
  */
-export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed'] as const;
+export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed', 'NotTaken'] as const;
 export type NodeCause = (typeof NODE_CAUSES)[number];
 
 export const EVENT_KINDS = [

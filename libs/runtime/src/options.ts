@@ -160,7 +160,12 @@ export const coreOptions = {
     .min(1)
     .default(200)
     .describe('node runs of one run (>= MAX_NODES_PER_DEFINITION)'),
-  MAX_TOTAL_ATTEMPTS: int().min(1).default(50).describe('attempts all nodes of one run may spend together'),
+  // Retries only: each node's first attempt is free, so the largest graph MAX_NODES_PER_DEFINITION
+  // admits can always finish when nothing fails; the budget bounds what failures may cost.
+  MAX_TOTAL_ATTEMPTS: int()
+    .min(0)
+    .default(50)
+    .describe("retries all nodes of one run may spend together (attempts beyond each node's first; 0 = no retries)"),
   DEFAULT_NODE_TIMEOUT_SECONDS: int()
     .min(1)
     .default(600)

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { JsonNumber, type JsonObject } from '@flowline/graph';
-import { ToolError, createToolRegistry, type InvokeContext } from './index';
+import { ToolError, createToolRegistry, type InvokeContext, type ToolContext, type ToolDefinition } from './index';
+
+const INPUT = { run: { input: { order: 7 } }, upstream: {}, input: null };
 
 function ctx(overrides: Partial<InvokeContext> = {}): InvokeContext {
-  return { signal: new AbortController().signal, allowedUrls: [], attempt: 1, invocationId: 'inv-1', ...overrides };
+  return { signal: new AbortController().signal, allowedUrls: [], runId: 'run-1', nodeKey: 'pay', attempt: 1, invocationId: 'inv-1', input: INPUT, ...overrides };
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<ToolError> {
@@ -16,6 +18,23 @@ async function failureOf(promise: Promise<unknown>): Promise<ToolError> {
 }
 
 describe('tool registry', () => {
+  it("hands a tool the run, node, attempt, invocation, input document and an idempotency key stable across the node's retries", async () => {
+    const seen: ToolContext[] = [];
+    const spy: ToolDefinition = {
+      name: 'spy', description: 'records its context', argumentsSchema: { type: 'object' }, requiresAllowedUrls: false,
+      run: (_args, c) => (seen.push(c), null),
+    };
+    const registry = await createToolRegistry({ extraTools: [spy] });
+    await registry.invoke('spy', {}, ctx());
+    await registry.invoke('spy', {}, ctx({ attempt: 2, invocationId: 'inv-2' }));
+    expect(seen[0]).toMatchObject({ runId: 'run-1', nodeKey: 'pay', attempt: 1, invocationId: 'inv-1', input: INPUT, idempotencyKey: 'run-1:pay' });
+    expect(seen[1]).toMatchObject({ attempt: 2, invocationId: 'inv-2', idempotencyKey: 'run-1:pay' });
+    // an Agent's calls are distinct effects: each adds its position in the attempt
+    await registry.invoke('spy', {}, ctx({ nodeKey: 'agent', agentCall: 2 }));
+    expect(seen[2]!.idempotencyKey).toBe('run-1:agent:2');
+    expect(seen[2]).not.toHaveProperty('agentCall');
+  });
+
   it('lists the built-ins sorted by name, without test tools by default', async () => {
     const registry = await createToolRegistry();
     expect(registry.catalog().map((t) => t.name)).toEqual(['echo', 'http_fetch', 'json_extract', 'read_file', 'wait']);

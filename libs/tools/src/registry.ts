@@ -7,7 +7,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { hasExactNumbers, parseJson, stringifyJson, type Json, type JsonObject } from '@flowline/graph';
+import { hasExactNumbers, parseJson, stringifyJson, toolIdempotencyKey, type Json, type JsonObject } from '@flowline/graph';
 import { counterTool, echoTool, jsonExtractTool, testFailTool, waitTool } from './builtins/basic-tools';
 import { createHttpFetchTool, type HttpFetchOptions } from './builtins/http-fetch';
 import { createReadFileTool } from './builtins/read-file';
@@ -30,8 +30,12 @@ export interface ToolRegistryOptions {
   extraTools?: readonly ToolDefinition[];
 }
 
-/** What an invocation passes besides the arguments; `filesRoot` comes from the registry. */
-export type InvokeContext = Omit<ToolContext, 'filesRoot'>;
+/**
+ * What an invocation passes besides the arguments; `filesRoot` comes from the registry and
+ * `idempotencyKey` is derived from `runId`, `nodeKey` and `agentCall` (an Agent's 1-based
+ * tool call in its attempt) so no caller spells it differently.
+ */
+export type InvokeContext = Omit<ToolContext, 'filesRoot' | 'idempotencyKey'> & { agentCall?: number };
 
 export interface ToolRegistry {
   has(name: string): boolean;
@@ -155,7 +159,9 @@ export async function createToolRegistry(options: ToolRegistryOptions = {}): Pro
       try {
         // A result that arrived wins even if the signal fired meanwhile. An error the tool
         // leaks outside this call fails it ToolModuleFault (fault-scope.ts).
-        return toJson(await runInFaultScope(name, ctx.invocationId, () => entry.def.run(args, { ...ctx, filesRoot })));
+        const { agentCall, ...rest } = ctx;
+        const toolCtx: ToolContext = { ...rest, filesRoot, idempotencyKey: toolIdempotencyKey(ctx.runId, ctx.nodeKey, agentCall) };
+        return toJson(await runInFaultScope(name, ctx.invocationId, () => entry.def.run(args, toolCtx)));
       } catch (error) {
         if (ctx.signal.aborted) throw abortError(ctx.signal);
         throw describeError(name, error);

@@ -1,5 +1,5 @@
 /** The shape of a tool: what a Tool node names and an Agent may call. */
-import type { Json, JsonObject } from '@flowline/graph';
+import type { InputDocument, Json, JsonObject } from '@flowline/graph';
 
 /** Structured logger subset (pino-compatible). Never log arguments or results. */
 export interface ToolLogger {
@@ -16,9 +16,22 @@ export interface ToolContext {
   allowedUrls: readonly string[];
   /** TOOL_FILES_ROOT; null when the deployment set none */
   filesRoot: string | null;
+  /** the run the node belongs to */
+  runId: string;
+  /** the node's key in the run's graph */
+  nodeKey: string;
   /** 1-based attempt of the node */
   attempt: number;
+  /** this attempt's invocation (a new one on every attempt) */
   invocationId: string;
+  /** the node's input document (CONTRACT §3): run input, upstream envelopes, its input */
+  input: InputDocument;
+  /**
+   * `<runId>:<nodeKey>` (an Agent's calls add `:<n>`, their position in the attempt): the
+   * same on every retry and replay of the node, so a tool with side effects can hand it to
+   * the system it calls and have a repeat deduplicated. Never the attempt alone.
+   */
+  idempotencyKey: string;
   logger?: ToolLogger;
 }
 

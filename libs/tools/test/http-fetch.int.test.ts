@@ -36,6 +36,8 @@ describe('http_fetch against a local server', () => {
         res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(4096));
       } else if (url === '/ok/unavailable') {
         res.writeHead(503).end();
+      } else if (url === '/ok/headers') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ idempotencyKey: req.headers['idempotency-key'] ?? null }));
       } else if (url === '/ok/hang') {
         hangingRequest = () => res.end();
       } else {
@@ -57,9 +59,22 @@ describe('http_fetch against a local server', () => {
   const ctx = (overrides: Partial<InvokeContext> = {}): InvokeContext => ({
     signal: new AbortController().signal,
     allowedUrls: [`${base}/ok/`],
+    runId: 'run-1',
+    nodeKey: 'charge',
     attempt: 1,
     invocationId: 'inv-1',
+    input: { run: { input: null }, upstream: {}, input: null },
     ...overrides,
+  });
+
+  it('sends Idempotency-Key <runId>:<nodeKey> only when the node asks, the same on a retry', async () => {
+    const url = `${base}/ok/headers`;
+    const first = await open.invoke('http_fetch', { url, sendIdempotencyKey: true }, ctx());
+    const retry = await open.invoke('http_fetch', { url, sendIdempotencyKey: true }, ctx({ attempt: 2, invocationId: 'inv-2' }));
+    expect(first).toMatchObject({ json: { idempotencyKey: 'run-1:charge' } });
+    expect(retry).toMatchObject({ json: { idempotencyKey: 'run-1:charge' } });
+    expect(await open.invoke('http_fetch', { url }, ctx())).toMatchObject({ json: { idempotencyKey: null } });
+    expect(await open.invoke('http_fetch', { url, sendIdempotencyKey: false }, ctx())).toMatchObject({ json: { idempotencyKey: null } });
   });
 
   it('fetches an allowed URL and parses a JSON body when private addresses are allowed', async () => {

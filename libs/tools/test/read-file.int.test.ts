@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolError, createToolRegistry, type ToolRegistry } from '../src/index';
 
-const ctx = () => ({ signal: new AbortController().signal, allowedUrls: [], attempt: 1, invocationId: 'inv-1' });
+const ctx = () => ({ signal: new AbortController().signal, allowedUrls: [], runId: 'r', nodeKey: 'n', input: { run: { input: null }, upstream: {}, input: null }, attempt: 1, invocationId: 'inv-1' });
 
 async function failureClass(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(() => null, (e: unknown) => e);

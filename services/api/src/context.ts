@@ -39,6 +39,8 @@ export interface ApiLimits {
   maxChatAnswerBytes?: number;
   /** MAX_STEERS_PER_NODE */
   maxSteersPerNode: number;
+  /** MAX_TOTAL_ATTEMPTS (the budgetExhausted blocker names a spent retry budget with it) @default not judged */
+  maxTotalAttempts?: number;
   /** MAX_CONCURRENT_RUNS (the run-slot blocker reads it) @default 100 */
   maxConcurrentRuns?: number;
   /** MAX_RUN_METADATA_KEYS, MAX_RUN_METADATA_VALUE_CHARS @default { maxKeys: 16, maxValueChars: 256 } */

@@ -31,6 +31,15 @@ export function checkStartable(def: { enabled: boolean; planGraph: unknown }, ma
   return graph;
 }
 
+/**
+ * Re-parses a graph document saved earlier (a version stored without its parsed graph):
+ * members the contract does not know are ignored with a warning rather than refused, so a
+ * definition stored before documents were closed keeps loading.
+ */
+export function checkStoredGraph(doc: unknown, maxNodes: number, tools: ToolCatalog): GraphCheck {
+  return parseGraph(doc, { maxNodes, tools, stored: true });
+}
+
 /** sha256 (hex) of the canonical JSON of the document as submitted. */
 export function graphHash(doc: unknown): string {
   return createHash('sha256').update(canonicalJson(doc), 'utf8').digest('hex');

@@ -78,6 +78,7 @@ const app = createApp({
     maxChatAnswerBytes: cfg.MAX_CHAT_ANSWER_BYTES,
     maxRunWaitS: cfg.MAX_RUN_WAIT_S,
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
+    maxTotalAttempts: core.maxTotalAttempts,
     metadata: { maxKeys: cfg.MAX_RUN_METADATA_KEYS, maxValueChars: cfg.MAX_RUN_METADATA_VALUE_CHARS },
     maxBulkRuns: cfg.MAX_BULK_RUNS,
     maxPendingRuns: maxPendingRunsOf(cfg),

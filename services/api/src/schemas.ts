@@ -505,6 +505,14 @@ export const EdgeOverrideSchema = z
 
 export const CompleteBody = z.object({ output: JsonSchema });
 
+export const SkipBody = z
+  .object({
+    prune: z.boolean().optional().openapi({
+      description: 'true: the node\'s out-edges die and what only it feeds is skipped with it; absent/false: declared not taken, its dependents proceed',
+    }),
+  })
+  .openapi('SkipRequest');
+
 export const NodeInputBody = z.object({ input: JsonSchema });
 
 export const NodeInputSchema = z.object({ nodeKey: z.string(), input: JsonSchema }).openapi('NodeInputOverride');
@@ -521,7 +529,8 @@ export const BlockerSchema = z
       description:
         'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
-        'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick); times ISO 8601',
+        'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick), ' +
+        'budget/limit/spent/reason (budgetExhausted); times ISO 8601',
     }),
   })
   .openapi('Blocker');
@@ -531,6 +540,8 @@ export const RunBlockersSchema = z
     runId: z.string(),
     status: RunStatusSchema,
     at: Timestamp.openapi({ description: 'when the answer was read (database clock)' }),
-    blockers: z.array(BlockerSchema).openapi({ description: 'one per non-terminal node, document order; empty for a finished run' }),
+    blockers: z
+      .array(BlockerSchema)
+      .openapi({ description: 'one per non-terminal node, document order; empty for a finished run unless a spent budget failed it (budgetExhausted)' }),
   })
   .openapi('RunBlockers');

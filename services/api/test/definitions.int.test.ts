@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertDefinition } from '@flowline/db';
+import { parseGraph } from '@flowline/graph';
 import { KEYS, createDefinition, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
 
 let h: Harness;
@@ -87,6 +90,40 @@ describe('definitions', () => {
     const text = await read.res.text();
     expect(text).toContain('"n":1e100000');
     expect(text.length).toBeLessThan(5_000);
+  });
+
+  it('refuses a node, edge or graph member outside the contract, keyed to its element, at save and validate', async () => {
+    const graph = lineGraph({ title: 'x' });
+    (graph.nodes[1] as Record<string, unknown>).colour = 'red';
+    (graph.edges[0] as Record<string, unknown>).weight = 2;
+    const v = await h.call('POST', '/v1/definitions/validate', { body: { graph } });
+    expect(v.status).toBe(200);
+    expect(v.body).toMatchObject({ valid: false, warnings: [] });
+    expect(v.body.errors).toEqual([
+      { key: 'end', message: "End 'end': node member 'colour' is not part of the graph contract" },
+      { key: 'e1', message: "edge 'e1': edge member 'weight' is not part of the graph contract" },
+      { key: null, message: "graph member 'title' is not part of the graph contract" },
+    ]);
+    const r = await h.call('POST', '/v1/definitions', { body: { name: 'open', graph } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('GraphInvalid');
+    expect(r.body.error.details).toEqual(v.body.errors);
+  });
+
+  it('keeps loading and running a definition stored with a member outside the contract before documents were closed', async () => {
+    const doc = { ...lineGraph(), note: 'saved long ago' };
+    const parsed = parseGraph(doc, { maxNodes: 200, tools: new Map(), stored: true });
+    if (!parsed.ok) throw new Error('the stored document should re-parse');
+    const row = await insertDefinition(h.db.pool, {
+      id: randomUUID(), tenantId: 'tenantA', name: 'old', description: null, kind: 'Standard',
+      graphJson: JSON.stringify(doc), planGraphJson: JSON.stringify(parsed.graph), graphHash: 'f'.repeat(64), nodeCount: 2, refs: [],
+    });
+    const got = await h.call('GET', `/v1/definitions/${row.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body.graph).toEqual(doc);
+    expect((await h.call('POST', `/v1/definitions/${row.id}/runs`, { body: {} })).status).toBe(202);
+    expect((await h.call('POST', `/v1/definitions/${row.id}/duplicate`)).status).toBe(201);
+    expect((await h.call('PUT', `/v1/definitions/${row.id}`, { body: { name: 'renamed', version: 1 } })).status).toBe(200);
   });
 
   it('reads a definition with its graph and 404s unknown, malformed and other-tenant ids', async () => {

@@ -155,6 +155,18 @@ describe('pause and resume', () => {
     expect(row.last_seq).toBe(3);
   });
 
+  it('resumes a run keeping its breakpoints and edge overrides: only the pause clears', async () => {
+    const runId = await runWith({ start: 'Succeeded' });
+    expect((await post(`/v1/runs/${runId}/pause`)).status).toBe(202);
+    expect((await put(`/v1/runs/${runId}/breakpoints`, { nodeKeys: ['t'] })).status).toBe(200);
+    expect((await put(`/v1/runs/${runId}/edges/e3/override`, { verdict: false })).status).toBe(200);
+    expect((await post(`/v1/runs/${runId}/resume`)).status).toBe(202);
+    const controls = await h.call('GET', `/v1/runs/${runId}/controls`);
+    expect(controls.body).toEqual({ paused: false, breakpoints: ['t'], edgeOverrides: { e3: false }, step: null });
+    const row = await runRow(runId);
+    expect(row).toMatchObject({ paused: false, breakpoints: ['t'], edge_overrides: { e3: false } });
+  });
+
   it('refuses to pause a finished run with 409 RunStateConflict; 404 for an unknown run', async () => {
     const runId = await runWith();
     await q(`UPDATE runs SET status = 'Completed' WHERE id = $1`, [runId]);
@@ -251,15 +263,25 @@ describe('skip', () => {
     expect(await intentsOf(runId)).toEqual([{ kind: 'skip', node_key: 't', payload: {} }]);
   });
 
-  it('refuses a node waiting on a person or already settled with 409 NodeStateConflict; a node it skipped answers 202', async () => {
+  it('carries {prune: true} to the planner, refuses a prune that is not a boolean, and a different pending skip of the node', async () => {
+    const runId = await runWith();
+    const bad = await post(`/v1/runs/${runId}/nodes/t/skip`, { prune: 'yes' });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'ValidationFailed']);
+    expect((await post(`/v1/runs/${runId}/nodes/t/skip`, { prune: true })).status).toBe(202);
+    expect(await intentsOf(runId)).toEqual([{ kind: 'skip', node_key: 't', payload: { prune: true } }]);
+    const other = await post(`/v1/runs/${runId}/nodes/t/skip`, {});
+    expect([other.status, other.body.error.code]).toEqual([409, 'NodeStateConflict']);
+  });
+
+  it('takes a gate waiting on a person; refuses a settled node with 409 NodeStateConflict; a node it skipped answers 202', async () => {
     const runId = await runWith({ gate: 'WaitingForApproval', llm: 'Succeeded' });
-    const gate = await post(`/v1/runs/${runId}/nodes/gate/skip`);
-    expect([gate.status, gate.body.error.code]).toEqual([409, 'NodeStateConflict']);
-    expect(gate.body.error.message).toMatch(/decide/);
+    expect((await post(`/v1/runs/${runId}/nodes/gate/skip`)).status).toBe(202);
+    expect(await intentsOf(runId)).toEqual([{ kind: 'skip', node_key: 'gate', payload: {} }]);
     expect((await post(`/v1/runs/${runId}/nodes/llm/skip`)).status).toBe(409);
     await q(`UPDATE node_runs SET status = 'Skipped', reason = 'skipped by operator' WHERE run_id = $1 AND node_key = 't'`, [runId]);
     expect((await post(`/v1/runs/${runId}/nodes/t/skip`)).status).toBe(202);
-    expect(await intentsOf(runId)).toEqual([]);
+    // the replay of a skip already made records nothing (only the gate's intent stands)
+    expect(await intentsOf(runId)).toEqual([{ kind: 'skip', node_key: 'gate', payload: {} }]);
     expect((await post(`/v1/runs/${runId}/nodes/ghost/skip`)).status).toBe(404);
   });
 });

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeLaneQueues, createLaneQueues, enqueueWork, publishCancellations, type LaneQueues } from '@flowline/queue';
 import { cleanupRedisPrefix, startFakeLlm, testRedisUrl, uniquePrefix, waitFor, type FakeLlmServer, type FakeReply } from '@flowline/testing';
-import { createToolRegistry } from '@flowline/tools';
+import { createToolRegistry, type ToolDefinition } from '@flowline/tools';
 import { readActivity } from '../src/activity';
 import { createProviderRegistry } from '../src/providers/registry';
 import { createLlmWorker, type LlmWorker } from '../src/worker';
@@ -39,7 +39,11 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
       providers: { plain: { baseUrl: fake.url, stream: false } },
       onErrorDetail: (invocationId, detail) => logger.debug({ invocationId, ...detail }, 'model provider error'),
     });
-    const tools = await createToolRegistry({ testTools: true });
+    const keyTool: ToolDefinition = {
+      name: 'idem', description: 'answers its idempotency key and node', argumentsSchema: { type: 'object' }, requiresAllowedUrls: false,
+      run: (_args, c) => ({ key: c.idempotencyKey, runId: c.runId, nodeKey: c.nodeKey, attempt: c.attempt }),
+    };
+    const tools = await createToolRegistry({ testTools: true, extraTools: [keyTool] });
     worker = createLlmWorker({ redis, providers, tools, logger, prefix, concurrency: 4, shutdownGraceMs: 1_000, maxInputBytes: MAX_INPUT_BYTES });
     await worker.start();
     queues = createLaneQueues(producer, prefix);
@@ -219,6 +223,22 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     const activity = await readActivity(redis, prefix, item.invocationId);
     expect(activity.some((e) => e.type === 'toolCall' && e.text === 'echo')).toBe(true);
     expect(activity.filter((e) => e.type === 'phase').map((e) => e.text)).toContain('iteration 2');
+  });
+
+  it("hands each Agent tool call the node's idempotency key with the call's position in the attempt", async () => {
+    script(
+      'm-idem',
+      { toolCalls: [{ id: 'c1', name: 'idem', arguments: {} }, { id: 'c2', name: 'idem', arguments: {} }] },
+      { content: 'done' },
+    );
+    const item = llmItem('Agent', { instructions: 'Pay twice', model: 'm-idem', tools: ['idem'] }, { nodeKey: 'payer', attempt: 2 });
+    expect(await run(item)).toMatchObject({ ok: true });
+    const [, second] = requestsFor(fake, 'm-idem');
+    const fed = (second!.body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content) as unknown);
+    expect(fed).toEqual([
+      { key: `${item.runId}:payer:1`, runId: item.runId, nodeKey: 'payer', attempt: 2 },
+      { key: `${item.runId}:payer:2`, runId: item.runId, nodeKey: 'payer', attempt: 2 },
+    ]);
   });
 
   it('offers no tools on the last allowed iteration and fails NodeFailed when the model still only calls tools', async () => {

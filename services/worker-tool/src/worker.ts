@@ -54,8 +54,11 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
       opts.registry.invoke(call.toolName, call.args, {
         signal: invocation.signal,
         allowedUrls: call.allowedUrls,
+        runId: item.runId,
+        nodeKey: item.nodeKey,
         attempt: item.attempt,
         invocationId: item.invocationId,
+        input: item.input,
         logger: log,
       }),
     );

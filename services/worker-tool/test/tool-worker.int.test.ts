@@ -13,7 +13,8 @@ import {
   type LaneQueues,
 } from '@flowline/queue';
 import { cleanupRedisPrefix, testRedisUrl, uniquePrefix, waitFor } from '@flowline/testing';
-import { createToolRegistry } from '@flowline/tools';
+import type { Json } from '@flowline/graph';
+import { createToolRegistry, type ToolDefinition } from '@flowline/tools';
 import { createToolWorker, type ToolWorker } from '../src/worker';
 import { returnValueOf, toolItem } from './helpers';
 
@@ -40,7 +41,12 @@ describe('tool worker (in-process, real Redis)', () => {
       if (message?.runId) wakes.push(message.runId);
       if (message) reports.push(message);
     });
-    const registry = await createToolRegistry({ testTools: true });
+    // `context` answers the facts its context carries (never the signal or the logger)
+    const context: ToolDefinition = {
+      name: 'context', description: 'answers its context', argumentsSchema: { type: 'object' }, requiresAllowedUrls: false,
+      run: (_args, c) => ({ runId: c.runId, nodeKey: c.nodeKey, attempt: c.attempt, invocationId: c.invocationId, idempotencyKey: c.idempotencyKey, input: c.input as unknown as Json }),
+    };
+    const registry = await createToolRegistry({ testTools: true, extraTools: [context] });
     const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
     toolWorker = createToolWorker({ redis, registry, logger, prefix, concurrency: 4, shutdownGraceMs: 2_000 });
     await toolWorker.start();
@@ -67,6 +73,21 @@ describe('tool worker (in-process, real Redis)', () => {
     expect(mine).toHaveLength(1);
     expect(mine[0]!.ret).toEqual(value);
     expect(mine[0]!.started).toBeUndefined();
+  });
+
+  it("hands the tool its run, node, attempt, invocation, input document and the node's idempotency key on every attempt", async () => {
+    const first = toolItem({ toolName: 'context' }, { nodeKey: 'charge' });
+    const retry = toolItem({ toolName: 'context' }, { runId: first.runId, nodeKey: 'charge', attempt: 2 });
+    await enqueueWork(queues, [first]);
+    const a = await returnValueOf(queues, first.invocationId);
+    await enqueueWork(queues, [retry]);
+    const b = await returnValueOf(queues, retry.invocationId);
+    const key = `${first.runId}:charge`;
+    expect(a.outcome).toMatchObject({
+      ok: true,
+      output: { result: { runId: first.runId, nodeKey: 'charge', attempt: 1, invocationId: first.invocationId, idempotencyKey: key, input: first.input } },
+    });
+    expect(b.outcome).toMatchObject({ ok: true, output: { result: { attempt: 2, invocationId: retry.invocationId, idempotencyKey: key } } });
   });
 
   it('reports the start of a call still running after the start-report delay, then its outcome', async () => {

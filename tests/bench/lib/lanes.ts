@@ -146,7 +146,7 @@ export async function laneOverhead(redisUrl: string, calls: number, warmup = 30)
     const target = await providers.resolve(null);
     const direct: Record<Lane, () => Promise<unknown>> = {
       tool: () =>
-        registry.invoke('echo', { hello: 'world' }, { signal: new AbortController().signal, allowedUrls: [], attempt: 1, invocationId: randomUUID() }),
+        registry.invoke('echo', { hello: 'world' }, { signal: new AbortController().signal, allowedUrls: [], runId: 'r', nodeKey: 'n', input: { run: { input: null }, upstream: {}, input: null }, attempt: 1, invocationId: randomUUID() }),
       llm: () =>
         target.provider.complete({ model: target.model, messages: [{ role: 'user', content: 'hi' }] }, { signal: new AbortController().signal }),
     };

@@ -30,7 +30,9 @@ async function resettingProxy(target: URL): Promise<{ url: string; resetAll(): v
   };
 }
 
-const ctx = () => ({ signal: new AbortController().signal, allowedUrls: [], filesRoot: null, attempt: 1, invocationId: randomUUID() });
+const ctx = () => ({
+  signal: new AbortController().signal, allowedUrls: [], filesRoot: null, runId: 'r', nodeKey: 'n', input: { run: { input: null }, upstream: {}, input: null }, attempt: 1, invocationId: randomUUID(), idempotencyKey: 'r:n',
+});
 
 describe('the chaos effect tool', () => {
   let db: TestDatabase;

@@ -411,7 +411,7 @@ describe('operator verbs', () => {
     expect(await refusal(c.runs.setBreakpoints(runId, ['nope']))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     expect(await c.runs.setBreakpoints(runId, ['b', 'b'])).toEqual({ nodeKeys: ['b'] });
     expect(await c.runs.setInput(runId, 'a', { x: 42 })).toEqual({ nodeKey: 'a', input: { x: 42 } });
-    expect(await c.runs.skip(runId, 'c')).toEqual({ accepted: true });
+    expect(await c.runs.skip(runId, 'c', { prune: true })).toEqual({ accepted: true });
     expect(await c.runs.overrideEdge(runId, 'gd', false)).toEqual({ edgeKey: 'gd', verdict: false });
     expect(await refusal(c.runs.overrideEdge(runId, 'nope', true))).toMatchObject({ status: 404, code: 'NotFound' });
     // the controls read back what was set (the console's breakpoint and override toggles read them)

@@ -211,6 +211,36 @@ describe('POST /v1/runs/{id}/fork', () => {
     await finished(raced[0]!.body.runId);
   }, 60_000);
 
+  it('keeps a node an operator declared not taken as not taken in the fork: the node after it runs again from it', async () => {
+    const tag = randomUUID();
+    const def = await define({
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'gate', kind: 'Pause', config: { prompt: 'Go?', allowedDecisions: ['Approve'] } },
+        { key: 'f', kind: 'Tool', config: { toolName: 'counter', arguments: { key: `f-${tag}` } } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'gate' },
+        { key: 'e2', from: 'gate', to: 'f' },
+        { key: 'e3', from: 'f', to: 'end' },
+      ],
+    });
+    const source = await start(def);
+    await waitFor(async () => (await h.call('GET', `/v1/runs/${source}`)).body.run.status === 'WaitingForApproval', {
+      timeoutMs: 20_000,
+      description: 'the gate waits',
+    });
+    expect((await h.call('POST', `/v1/runs/${source}/nodes/gate/skip`, { body: {} })).status).toBe(202);
+    expect((await finished(source)).run.status).toBe('Completed');
+    const res = await fork(source, { fromNodeKey: 'f' });
+    expect(res.status).toBe(202);
+    const forked = await finished(res.body.runId);
+    expect(forked.run.status).toBe('Completed');
+    expect(row(forked, 'gate')).toMatchObject({ status: 'Skipped', reusedFrom: source });
+    expect((await node(res.body.runId, 'f')).output.output.result).toMatchObject({ key: `f-${tag}`, count: 2 });
+  });
+
   it('answers 404 for another tenant’s run, an unknown run and a malformed id', async () => {
     const def = await define(forkGraph(randomUUID()));
     const source = await start(def);

@@ -49,6 +49,25 @@ function calls(budget?: Record<string, unknown>, keys = ['a', 'b', 'c']) {
   };
 }
 
+/**
+ * Start → LlmCalls a, b, c side by side → End (All): one call is the shortest way to the End,
+ * so a budget of 2 attempts passes validation, yet a run needs all three.
+ */
+function fanOut(budget: Record<string, unknown>) {
+  const keys = ['a', 'b', 'c'];
+  return {
+    budget,
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      ...keys.map((k) => ({ key: k, kind: 'LlmCall', maxAttempts: 1, config: { prompt: `say ${k}` } })),
+      { key: 'end', kind: 'End', config: { outcome: 'done' } },
+    ],
+    edges: keys.flatMap((k) => [
+      { key: `s${k}`, from: 'start', to: k },
+      { key: `${k}e`, from: k, to: 'end' },
+    ]),
+  };
+}
 
 async function startRun(graph: unknown, body: Record<string, unknown> = {}): Promise<string> {
   const def = await api.definitions.create({ name: `budget-${Math.random().toString(36).slice(2, 8)}`, graph });
@@ -196,11 +215,12 @@ describe('run budgets through the cluster', () => {
   }, 40_000);
 
   it('fails a run BudgetExceeded instead of queueing the attempt past the stricter maxAttempts', async () => {
-    const runId = await startRun(calls({ maxAttempts: 2 }), { budget: { maxAttempts: 10 } });
+    const runId = await startRun(fanOut({ maxAttempts: 2 }), { budget: { maxAttempts: 10 } });
     const d = await ended(runId);
     expect(d.run.budget).toEqual({ maxAttempts: 2 });
     expect(d.run).toMatchObject({ status: 'Failed', failureClass: 'BudgetExceeded', reason: 'budget maxAttempts 2 exceeded: 3 attempts needed' });
     expect(d.run.usage?.attempts).toBe(2);
+    // a, b spent the budget; c was never queued
     expect(d.nodeRuns.find((n) => n.nodeKey === 'c')).toMatchObject({ status: 'Pending', attempt: 0 });
     await waitFor(async () => sample(await metrics(), 'flowline_runs_budget_exceeded_total', { tenant: TENANT, budget: 'maxAttempts' }) === 1, { timeoutMs: 5_000 });
   }, 40_000);
@@ -243,6 +263,18 @@ describe('run budgets through the cluster', () => {
     const badGraph = await api.definitions.create({ name: 'bad-budget', graph: calls({ maxWallClockMs: -5 }) }).catch((e: unknown) => e);
     expect(isApiRequestError(badGraph) && badGraph.code).toBe('GraphInvalid');
     expect(isApiRequestError(badGraph) && JSON.stringify(badGraph.details)).toContain('budget.maxWallClockMs must be a positive integer');
+    // a maxAttempts no completing run fits in (three calls in a line need three): refused on the graph and on the start
+    const unreachable = await api.definitions.create({ name: 'unreachable', graph: calls({ maxAttempts: 2 }) }).catch((e: unknown) => e);
+    expect(isApiRequestError(unreachable) && unreachable.code).toBe('GraphInvalid');
+    expect(isApiRequestError(unreachable) && JSON.stringify(unreachable.details)).toContain('budget.maxAttempts (2) is below the 3 attempts');
+    const line = await api.definitions.create({ name: 'line', graph: calls() });
+    const tooSmall = await api.runs.start(line.id, { budget: { maxAttempts: 2 } }).catch((e: unknown) => e);
+    expect(isApiRequestError(tooSmall) && [tooSmall.status, tooSmall.code, JSON.stringify(tooSmall.details)]).toEqual([
+      400,
+      'BudgetInvalid',
+      expect.stringContaining('"key":"budget.maxAttempts"'),
+    ]);
+    expect((await api.runs.start(line.id, { budget: { maxAttempts: 3 } })).runId).toEqual(expect.any(String));
   }, 40_000);
 });
 

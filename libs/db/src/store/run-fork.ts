@@ -124,6 +124,8 @@ interface SourceNodeRow {
   held: boolean;
   attempt: number;
   failure_class: string;
+  /** kept on a reused row: a node an operator declared not taken still lets its dependents proceed */
+  cause: string;
   reason: string | null;
   input: string | null;
   output: string | null;
@@ -146,7 +148,7 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
   const s = src.rows[0];
   if (!s) return rollback<ForkRunResult>({ kind: 'runNotFound' });
   const nodeRes = await tx.query<SourceNodeRow>(
-    `SELECT node_key, kind, status, held, attempt, failure_class, reason, input::text AS input, output::text AS output,
+    `SELECT node_key, kind, status, held, attempt, failure_class, cause::text AS cause, reason, input::text AS input, output::text AS output,
             decision::text AS decision, loop_state::text AS loop_state, queued_at, started_at, finished_at
      FROM node_runs WHERE run_id = $1`,
     [s.id],
@@ -303,11 +305,12 @@ async function insertNodeRows(
   });
   await tx.query(
     `INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit, failure_class, reason, input, output, decision,
-                            input_override, queued_at, started_at, finished_at, reused_from_run_id, loop_state, publishes)
-     SELECT $1, k, kd, st, att, lim, fc, rs, inp::jsonb, outp::jsonb, dec::jsonb, ovr::jsonb, qa, sa, fa, rf, ls::jsonb, false
+                            input_override, queued_at, started_at, finished_at, reused_from_run_id, loop_state, publishes, cause)
+     SELECT $1, k, kd, st, att, lim, fc, rs, inp::jsonb, outp::jsonb, dec::jsonb, ovr::jsonb, qa, sa, fa, rf, ls::jsonb, false, cs::node_cause
      FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[],
-                 $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::uuid[], $17::text[])
-       AS t(k, kd, st, att, lim, fc, rs, inp, outp, dec, ovr, qa, sa, fa, rf, ls)`,
+                 $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::uuid[], $17::text[],
+                 $18::text[])
+       AS t(k, kd, st, att, lim, fc, rs, inp, outp, dec, ovr, qa, sa, fa, rf, ls, cs)`,
     [
       runId,
       rows.map((r) => r.n.key),
@@ -326,6 +329,7 @@ async function insertNodeRows(
       rows.map((r) => r.from?.finished_at ?? null),
       rows.map((r) => (r.from ? sourceRunId : null)),
       rows.map((r) => r.loop),
+      rows.map((r) => (r.from?.status === 'Skipped' && r.from.cause === 'NotTaken' ? 'NotTaken' : 'None')),
     ],
   );
 }

@@ -152,3 +152,26 @@ describe('blockers', () => {
     expect(only(skipped, 'end').details.reason).toMatch(/skipped/);
   });
 });
+
+describe('blockers of a run a spent budget failed', () => {
+  const failedRow = (attempt: number): Partial<NodeRunState> => ({ status: 'Failed', attempt, failureClass: 'AttemptsExhausted', finishedAt: 500 });
+  const failedRun = { status: 'Failed' as const, failureClass: 'AttemptsExhausted' as const, reason: 'retry budget spent', finishedAt: 500 };
+
+  it('names the spent MAX_TOTAL_ATTEMPTS retry budget on every row the failure left Pending', () => {
+    const snap = running(chain, { start: done(), work: failedRow(3) }, failedRun);
+    const list = blockers(snap, { now: NOW, maxTotalAttempts: 2 });
+    expect(list).toEqual([
+      { nodeKey: 'end', status: 'Pending', kind: 'budgetExhausted', since: 500, details: { budget: 'MAX_TOTAL_ATTEMPTS', limit: 2, spent: 2, reason: 'retry budget spent' } },
+    ]);
+  });
+
+  it("names the run's own budget on a run failed BudgetExceeded", () => {
+    const snap = running(chain, { start: done() }, { status: 'Failed', failureClass: 'BudgetExceeded', reason: 'maxAttempts 1 exceeded', finishedAt: 400 });
+    expect(only(snap, 'work')).toMatchObject({ kind: 'budgetExhausted', details: { budget: 'run', reason: 'maxAttempts 1 exceeded' } });
+  });
+
+  it("lists nothing when a node's own maxAttempts ran out with retry budget left, or the run failed otherwise", () => {
+    expect(blockers(running(chain, { start: done(), work: failedRow(3) }, failedRun), { now: NOW, maxTotalAttempts: 50 })).toEqual([]);
+    expect(blockers(running(chain, { start: done(), work: failedRow(1) }, { ...failedRun, failureClass: 'NodeFailed' }), { now: NOW, maxTotalAttempts: 0 })).toEqual([]);
+  });
+});

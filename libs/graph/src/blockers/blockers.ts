@@ -11,14 +11,19 @@ import { CHILD_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type JoinPo
 import { admission } from '../planner/admission';
 import { inboundVerdicts, type RoutingView } from '../planner/edge-verdict';
 import { indexGraph } from '../planner/graph-index';
+import { retriesSpent } from '../planner/retry-budget';
 import type { NodeRunState, RunSnapshot } from '../planner/types';
 import type { Blocker, BlockerDetails, BlockerFacts, BlockerKind } from './types';
 
 type Verdict = Omit<Blocker, 'nodeKey' | 'status'>;
 
-/** The blockers of every non-terminal node, document order; empty for a finished run. */
+/**
+ * The blockers of every non-terminal node, document order. A finished run has none, except
+ * one that a spent budget failed: its rows left Pending name that budget, so "nothing waits"
+ * is never the answer for work that can no longer run.
+ */
 export function blockers(snapshot: RunSnapshot, facts: BlockerFacts): Blocker[] {
-  if (TERMINAL_RUN_STATUSES.has(snapshot.run.status)) return [];
+  if (TERMINAL_RUN_STATUSES.has(snapshot.run.status)) return spentBudgetBlockers(snapshot, facts);
   const index = indexGraph(snapshot.graph);
   const rows = new Map(snapshot.nodes.map((r) => [r.nodeKey, r]));
   const view: RoutingView = { index, rows, overrides: snapshot.run.edgeOverrides };
@@ -144,4 +149,28 @@ function childVerdict(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState)
     return tick(`its child run ended ${childStatus}: applied on the next tick`, null);
   }
   return at('child', row.startedAt, { childRunId, childStatus });
+}
+
+/**
+ * A run failed by a spent budget: the retry budget (MAX_TOTAL_ATTEMPTS, judged when the
+ * deployment's limit is among the facts) or the run's own `budget` (BudgetExceeded). Every
+ * row it left non-terminal is blocked by that budget; any other finished run has no blockers.
+ */
+function spentBudgetBlockers(snap: RunSnapshot, facts: BlockerFacts): Blocker[] {
+  const run = snap.run;
+  if (run.status !== 'Failed') return [];
+  let details: BlockerDetails | null = null;
+  const spent = retriesSpent(snap.nodes);
+  if (run.failureClass === 'AttemptsExhausted' && facts.maxTotalAttempts !== undefined && spent >= facts.maxTotalAttempts) {
+    details = { budget: 'MAX_TOTAL_ATTEMPTS', limit: facts.maxTotalAttempts, spent, reason: run.reason ?? '' };
+  } else if (run.failureClass === 'BudgetExceeded') {
+    details = { budget: 'run', reason: run.reason ?? '' };
+  }
+  if (details === null) return [];
+  const out: Blocker[] = [];
+  for (const row of snap.nodes) {
+    if (TERMINAL_NODE_STATUSES.has(row.status)) continue;
+    out.push({ nodeKey: row.nodeKey, status: row.status, kind: 'budgetExhausted', since: run.finishedAt, details: { ...details } });
+  }
+  return out;
 }

@@ -45,6 +45,12 @@ export const BLOCKER_KINDS = [
   /** Pause/ChatInput or a held DecisionModel: a person with the `run` scope must decide */
   'gate',
   /**
+   * the run failed because a budget is spent: `budget` 'MAX_TOTAL_ATTEMPTS' (the run's retries,
+   * `spent` of `limit`) or 'run' (the run's own budget, BudgetExceeded); the node can only run
+   * again if an operator reopens the run (retry of the failed node)
+   */
+  'budgetExhausted',
+  /**
    * nothing but a tick: eligible work, an outcome or decision waiting to be applied, a passed
    * deadline, or a Queued job missing from its lane (the in-flight check enqueues it again)
    */
@@ -95,8 +101,12 @@ export type BlockerDetails = {
   shard?: number;
   owner?: string | null;
   expiresAt?: number | null;
-  /** tick: what the next tick does */
+  /** tick: what the next tick does; budgetExhausted: the run's reason */
   reason?: string;
+  /** budgetExhausted: which budget ('MAX_TOTAL_ATTEMPTS' retries or the run's own 'run' budget) */
+  budget?: 'MAX_TOTAL_ATTEMPTS' | 'run';
+  /** budgetExhausted (MAX_TOTAL_ATTEMPTS): retries spent */
+  spent?: number;
 };
 
 /** What a BullMQ job of a Queued/Running lane node looks like in Redis. */
@@ -125,4 +135,6 @@ export interface BlockerFacts {
   jobs?: Readonly<Record<string, JobFact>>;
   /** child run id → its status */
   children?: Readonly<Record<string, string>>;
+  /** MAX_TOTAL_ATTEMPTS: lets a run failed AttemptsExhausted name a spent retry budget */
+  maxTotalAttempts?: number;
 }

@@ -30,3 +30,4 @@ export {
   passThroughOutput,
   startOutput,
 } from './inline-output';
+export { toolIdempotencyKey } from './idempotency-key';

@@ -4,7 +4,7 @@ import { EDGE_MEMBER_SPECS } from '../spec/document';
 import { parseCondition } from './condition';
 import { hasOwn, q, typeName } from './util';
 
-/** Edge members of the contract (anything else is ignored with a warning). */
+/** Edge members of the contract (anything else is refused; a stored document re-parsed ignores it with a warning). */
 export const EDGE_MEMBERS: ReadonlySet<string> = new Set(EDGE_MEMBER_SPECS.map((m) => m.name));
 
 export interface EdgeParse {
@@ -14,6 +14,8 @@ export interface EdgeParse {
   conditional: boolean;
   errors: string[];
   warnings: string[];
+  /** members of the edge document the contract does not know (the caller judges them) */
+  unknownMembers: string[];
 }
 
 /**
@@ -30,9 +32,7 @@ export function parseEdge(
 ): EdgeParse {
   const errors: string[] = [];
   const warnings: string[] = [];
-  for (const k of Object.keys(raw)) {
-    if (!EDGE_MEMBERS.has(k)) warnings.push(`edge member '${k}' is not part of the graph contract and is ignored`);
-  }
+  const unknownMembers = Object.keys(raw).filter((k) => !EDGE_MEMBERS.has(k));
   const ends: Record<'from' | 'to', string | null> = { from: null, to: null };
   for (const m of ['from', 'to'] as const) {
     const v = hasOwn(raw, m) ? raw[m] : undefined;
@@ -65,5 +65,5 @@ export function parseEdge(
     else errors.push(...c.errors);
   }
   const edge = ends.from !== null && ends.to !== null ? { key, from: ends.from, to: ends.to, label, condition, default: isDefault } : null;
-  return { edge, conditional, errors, warnings };
+  return { edge, conditional, errors, warnings, unknownMembers };
 }

@@ -7,3 +7,4 @@ export type { Check } from './member-check';
 export { DEFAULT_RETRY_BACKOFF, RETRYING_KINDS, urlUnderPrefix } from './node';
 export { startIssues } from './start-check';
 export type { StartCheckOptions } from './start-check';
+export { fewestAttemptsOfGraph, unreachableBudgetMessage } from './budget-reach';

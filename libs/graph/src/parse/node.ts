@@ -11,7 +11,7 @@ import { parseHttpUrl, parseJoinPolicy, schemaObject } from './member-check';
 import type { ToolCatalog } from './types';
 import { hasOwn, isObject, isPositiveInt, q, typeName } from './util';
 
-/** Node members of the contract (anything else is ignored with a warning). */
+/** Node members of the contract (anything else is refused; a stored document re-parsed ignores it with a warning). */
 export const NODE_MEMBERS: ReadonlySet<string> = new Set(NODE_MEMBER_SPECS.map((m) => m.name));
 
 /** Kinds whose default `maxAttempts` is above 1 (3: LlmCall, Agent, Tool, DecisionModel). */
@@ -36,6 +36,8 @@ export interface NodeParse {
   node: GraphNode | null;
   errors: string[];
   warnings: string[];
+  /** members of the node document the contract does not know (the caller judges them) */
+  unknownMembers: string[];
 }
 
 function opt(o: Record<string, unknown>, k: string): unknown {
@@ -70,9 +72,7 @@ function parseBackoff(v: unknown): RetryBackoff | string {
 export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeKind, ctx: GraphContext): NodeParse {
   const errors: string[] = [];
   const warnings: string[] = [];
-  for (const k of Object.keys(raw)) {
-    if (!NODE_MEMBERS.has(k)) warnings.push(`node member '${k}' is not part of the graph contract and is ignored`);
-  }
+  const unknownMembers = Object.keys(raw).filter((k) => !NODE_MEMBERS.has(k));
   let label = key;
   const rawLabel = opt(raw, 'label');
   if (rawLabel !== undefined) {
@@ -132,6 +132,7 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
     node: { key, kind, label, joinPolicy, maxAttempts, timeoutSeconds, retryBackoff, onError, ...schemas, position, config: c.config },
     errors,
     warnings,
+    unknownMembers,
   };
 }
 

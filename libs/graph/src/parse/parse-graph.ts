@@ -6,6 +6,7 @@
  */
 import type { Graph, GraphKind, GraphNode, Issue, JsonObject } from '../model';
 import { parseBudget } from '../budget/budget';
+import { checkBudgetReach } from './budget-reach';
 import type { RunBudget } from '../budget/budget';
 import { CHAT_MEMBER_SPECS, GRAPH_MEMBER_SPECS, MAX_CONCURRENCY_LIMIT } from '../spec/document';
 import { isValidPath } from '../conditions/path';
@@ -81,6 +82,12 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
   if (structural.length > 0) return fail(structural);
 
   const out = new Issues();
+  // Documents are closed: a member the contract does not know is refused (a typo such as
+  // `maxAtempts` would otherwise be dropped silently); a stored document re-parsed keeps loading.
+  const unknownMember = (key: string | null, what: string): void => {
+    if (opts.stored === true) out.warn(key, `${what} is not part of the graph contract and is ignored`);
+    else out.error(key, `${what} is not part of the graph contract`);
+  };
   const header = parseHeader(doc, out);
   const ctx: GraphContext = {
     kind: header.kind,
@@ -131,6 +138,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     const key = id.key;
     const p = parseNode(raw, key, kind, ctx);
     for (const e of p.errors) out.error(key, `${kind} ${q(key)}: ${e}`);
+    for (const m of p.unknownMembers) unknownMember(key, `${kind} ${q(key)}: node member '${m}'`);
     for (const w of p.warnings) out.warn(key, `${kind} ${q(key)}: ${w}`);
     if (p.node !== null) nodes.push(p.node);
     if (kind === 'Condition' && p.node !== null && !hasOwn(p.node.config, 'path') && isObject(raw.config) && present(raw.config.path)) {
@@ -152,6 +160,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     const p = parseEdge(raw, key ?? `edges[${i}]`, byKey, declared, brokenPaths);
     const name = key === null ? `#${i}` : q(key);
     for (const e of p.errors) out.error(key, `edge ${name}: ${e}`);
+    for (const m of p.unknownMembers) unknownMember(key, `edge ${name}: edge member '${m}'`);
     for (const w of p.warnings) out.warn(key, `edge ${name}: ${w}`);
     if (p.edge === null) return;
     const re = { edge: p.edge, conditional: p.conditional };
@@ -160,10 +169,9 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
   });
 
   checkGraphRules(nodes, ruleEdges, header.kind, out);
+  checkBudgetReach(nodes, parsedEdges, header.budget, out);
   collectWarnings(nodes, parsedEdges, header.inputSchema, out);
-  for (const k of Object.keys(doc)) {
-    if (!GRAPH_MEMBERS.has(k)) out.warn(null, `graph member '${k}' is not part of the graph contract and is ignored`);
-  }
+  for (const k of Object.keys(doc)) if (!GRAPH_MEMBERS.has(k)) unknownMember(null, `graph member '${k}'`);
 
   if (out.errors.length > 0) return fail(out.errors, out.warnings);
   const graph: Graph = {

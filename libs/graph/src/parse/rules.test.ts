@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonNumber, parseJsonExact, stringifyJsonExact } from '../conditions';
-import { around, baseline, edge, errorsOf, node, only, parse, router, valid } from './fixtures/builders';
+import { OPTS, around, baseline, edge, errorsOf, node, only, parse, router, valid } from './fixtures/builders';
 import type { Doc } from './fixtures/builders';
 import { canonicalEight } from './fixtures/canonical-eight';
 
@@ -309,9 +309,13 @@ describe('element shapes', () => {
     valid(d);
   });
 
-  it('warns about a graph member outside the contract without refusing it', () => {
-    const r = parse({ ...baseline(), title: 'x' });
+  it('refuses a graph member outside the contract, keyed null', () => {
+    only({ ...baseline(), title: 'x' }, null, /^graph member 'title' is not part of the graph contract$/);
+  });
+
+  it('only warns about a graph member outside the contract when re-parsing a stored document', () => {
+    const r = parse({ ...baseline(), title: 'x' }, { ...OPTS, stored: true });
     expect(r.ok).toBe(true);
-    expect(r.warnings).toEqual([{ key: null, message: expect.stringMatching(/graph member 'title'/) }]);
+    expect(r.warnings).toEqual([{ key: null, message: expect.stringMatching(/graph member 'title' .* is ignored/) }]);
   });
 });

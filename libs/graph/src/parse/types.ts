@@ -15,6 +15,13 @@ export interface ParseOptions {
    * judged (a stored graph re-parsed).
    */
   definitions?: ReadonlySet<string>;
+  /**
+   * true re-parses a document saved earlier: members the contract does not know (on the
+   * graph, a node or an edge) are ignored with a warning, so a definition stored before
+   * documents were closed keeps loading. Absent/false (save, validate): each is an error,
+   * as a compile step refuses an entry it does not know. @default false
+   */
+  stored?: boolean;
 }
 
 /** Outcome of {@link parseGraph}: the graph with defaults filled in, or every error at once. */

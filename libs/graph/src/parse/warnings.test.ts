@@ -91,11 +91,23 @@ describe('warnings', () => {
     expect(warningsOf(d)).toEqual([{ key: 'e3', message: expect.stringMatching(/does not start at an output envelope member/) }]);
   });
 
-  it('flag members outside the contract without refusing them', () => {
+  it('refuse node and edge members outside the contract, keyed to their element', () => {
     const d = baseline();
     node(d, 'work').width = 120;
     edge(d, 'e1').animated = true;
-    expect(errorsOf(d)).toEqual([]);
-    expect(warningsOf(d).map((w) => w.key)).toEqual(['work', 'e1']);
+    expect(errorsOf(d)).toEqual([
+      { key: 'work', message: "LlmCall 'work': node member 'width' is not part of the graph contract" },
+      { key: 'e1', message: "edge 'e1': edge member 'animated' is not part of the graph contract" },
+    ]);
+    expect(warningsOf(d)).toEqual([]);
+  });
+
+  it('flag members outside the contract without refusing them when re-parsing a stored document', () => {
+    const d = baseline();
+    node(d, 'work').width = 120;
+    edge(d, 'e1').animated = true;
+    const stored = { ...OPTS, stored: true };
+    expect(errorsOf(d, stored)).toEqual([]);
+    expect(warningsOf(d, stored).map((w) => w.key)).toEqual(['work', 'e1']);
   });
 });

@@ -12,6 +12,7 @@ import type { Admission } from './admission';
 import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { attemptWithinBudget } from './budget-check';
+import { retryWithinBudget } from './retry-budget';
 import { cancelNode, failNode, settleSuccess } from './settle';
 import { workItemOf } from './work-item';
 
@@ -107,10 +108,11 @@ function queueWork(st: PlanState, node: GraphNode, doc: InputDocument): void {
     finishedAt: null,
     deadlineAt,
     notBefore: null,
-    output: null,
+    // a held decision asked again keeps its held answer until the re-ask settles (intents.ts retry)
+    output: row.held ? row.output : null,
     failureClass: 'None',
     reason: null,
-    held: false,
+    held: row.held,
     pendingDecisionKind: null,
   });
   // the job is built from the row as just written, like a rebuild after Redis lost it
@@ -119,12 +121,16 @@ function queueWork(st: PlanState, node: GraphNode, doc: InputDocument): void {
   st.emit('node.queued', node.key, { attempt, invocationId, lane });
 }
 
-/** Charge one attempt to the run; when its budget is spent the row fails AttemptsExhausted instead. */
+/**
+ * Charge one attempt to the run. A first attempt is always admitted; a retry (the row has
+ * run before) needs the run's retry budget, and when that is spent the row fails
+ * AttemptsExhausted instead.
+ */
 function spendAttempt(st: PlanState, key: string): boolean {
   const row = st.row(key)!;
-  if (st.run.totalAttempts >= st.ctx.options.maxTotalAttempts) {
-    st.update(key, { attempt: Math.max(row.attempt, 1) });
-    failNode(st, key, 'AttemptsExhausted', `run attempt budget of ${st.ctx.options.maxTotalAttempts} spent`);
+  const limit = st.ctx.options.maxTotalAttempts;
+  if (row.attempt >= 1 && !retryWithinBudget(st.rows.values(), limit)) {
+    failNode(st, key, 'AttemptsExhausted', `run retry budget of ${limit} (MAX_TOTAL_ATTEMPTS) spent`);
     return false;
   }
   if (!attemptWithinBudget(st)) return false;

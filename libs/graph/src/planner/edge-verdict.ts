@@ -21,9 +21,14 @@ export interface RoutingView {
   firedCache?: Map<string, Set<string>>;
 }
 
-/** True when a settled source routes on its envelope: succeeded, or failed under onError Continue. */
+/**
+ * True when a settled source routes on its envelope: succeeded, failed under onError
+ * Continue, or skipped by an operator declaring it not taken (its dependents proceed: a
+ * not-taken step satisfies a prerequisite, as a reference task graph's Skipped does).
+ */
 export function routesOnEnvelope(node: GraphNode | undefined, row: NodeRunState): boolean {
   if (row.status === 'Succeeded') return true;
+  if (row.status === 'Skipped') return row.cause === 'NotTaken';
   return row.status === 'Failed' && node?.onError === 'Continue';
 }
 
@@ -48,7 +53,6 @@ export function edgeVerdict(view: RoutingView, edge: GraphEdge): EdgeVerdict {
   const forced = overrideOf(view, edge);
   if (forced !== undefined) return forced ? 'Satisfied' : 'Dead';
   if (!row) return 'Dead';
-  if (row.status === 'Skipped' || row.status === 'Cancelled') return 'Dead';
   if (!routesOnEnvelope(view.index.nodeByKey.get(edge.from), row)) return 'Dead';
   if (row.status === 'Succeeded' && row.held) {
     // The operator chose once any out-edge of the held node is overridden: the rest are dead.
@@ -62,7 +66,7 @@ function firedOf(view: RoutingView, sourceKey: string, row: NodeRunState): Set<s
   const cached = view.firedCache?.get(sourceKey);
   if (cached) return cached;
   const envelope: OutputEnvelope = row.output ?? {
-    status: row.status === 'Succeeded' ? 'succeeded' : 'failed',
+    status: row.status === 'Succeeded' ? 'succeeded' : row.status === 'Skipped' ? 'skipped' : 'failed',
     attempt: row.attempt,
     branch: null,
     output: null,

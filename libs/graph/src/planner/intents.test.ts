@@ -221,12 +221,13 @@ describe('gates and decisions', () => {
     expect(r.result.run?.set.output).toMatchObject({ outcome: 'b' });
   });
 
-  it('retries a held DecisionModel back to Pending and queues it again', () => {
+  it('retries a held DecisionModel back to Pending and queues it again, keeping its held answer while it asks', () => {
     const g = graphOf([node('s', 'Start'), node('d', 'DecisionModel'), node('a', 'End')], [edge('1', 's', 'd'), edge('2', 'd', 'a')]);
     let { snap } = step(snapshotOf(g), 0);
     snap = step(withResult(snap, 'd', ok({ choice: 'a', held: true })), 10).snap;
     const r = step(withIntents(snap, { id: 'r', kind: 'retry', nodeKey: 'd' }), 20);
-    expect(rowOf(r.snap, 'd')).toMatchObject({ status: 'Queued', attempt: 2, held: false });
+    expect(rowOf(r.snap, 'd')).toMatchObject({ status: 'Queued', attempt: 2, held: true, pendingDecisionKind: null });
+    expect(rowOf(r.snap, 'd').output?.output).toEqual({ choice: 'a', held: true });
     expect(r.snap.run.status).toBe('Running');
   });
 });

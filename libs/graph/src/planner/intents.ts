@@ -8,7 +8,7 @@ import type { Json, NodeStatus } from '../model';
 import { verbApplies, type OperatorVerb } from '../state-machine/verbs';
 import { isSurvivor } from './drain';
 import type { PlanState } from './plan-state';
-import { settleSuccess, skipNode } from './settle';
+import { settleSuccess, skipNode, skipNotTaken, withdrawRequest } from './settle';
 import type { Intent } from './types';
 
 export function applyIntents(st: PlanState): void {
@@ -41,8 +41,13 @@ function applyIntent(st: PlanState, intent: Intent, steered: Set<string>): void 
   if (!row || !node) return;
   switch (intent.kind) {
     case 'skip':
-      if (applies(st, 'skip', row.nodeKey)) {
-        skipNode(st, row.nodeKey, 'skipped by operator', { by: 'operator' });
+      if (!applies(st, 'skip', row.nodeKey)) return;
+      if (intent.prune === true) {
+        // the node and, through its dead out-edges, what only it feeds (a waiting gate's request withdrawn)
+        if (row.status === 'WaitingForApproval') withdrawRequest(st, row.nodeKey);
+        skipNode(st, row.nodeKey, 'skipped by operator', { by: 'operator', prune: 'true' });
+      } else {
+        skipNotTaken(st, row.nodeKey);
       }
       return;
     case 'retry':
@@ -56,27 +61,34 @@ function applyIntent(st: PlanState, intent: Intent, steered: Set<string>): void 
   }
 }
 
-/** Failed (or held DecisionModel) → Pending with `maxAttempts` more attempts; reopens a run it failed. */
+/**
+ * Failed (or held DecisionModel) → Pending with `maxAttempts` more attempts; reopens a run it
+ * failed. A held decision is asked again from its held answer: the row keeps that answer
+ * (`output`, `held`) while it re-asks, its out-edges hold meanwhile (the row is live), and a
+ * re-ask that fails for good puts it back, still held (settle.ts `restoreHeld`), rather than
+ * failing a node whose call had succeeded.
+ */
 function retry(st: PlanState, key: string): void {
   const row = st.row(key)!;
   const node = st.index.nodeByKey.get(key)!;
   if (!applies(st, 'retry', key)) return;
   const cleared = row.failureClass;
+  const reask = row.status === 'Succeeded' && row.held;
   st.update(key, {
     status: 'Pending',
     attemptLimit: row.attempt + node.maxAttempts,
     failureClass: 'None',
     reason: null,
-    output: null,
+    output: reask ? row.output : null,
     notBefore: null,
     deadlineAt: null,
     finishedAt: null,
     invocationId: null,
     childRunId: null,
-    held: false,
+    held: reask,
     pendingDecisionKind: null,
   });
-  st.emit('node.retried', key, { by: 'operator', clearedClass: cleared, attempt: row.attempt });
+  st.emit('node.retried', key, { by: 'operator', clearedClass: cleared, attempt: row.attempt, ...(reask ? { reask: true } : {}) });
   reopenIfUnfailed(st, 'retry');
 }
 

@@ -217,11 +217,11 @@ describe('retries and deadlines', () => {
     expect(rowOf(r.snap, 't')).toMatchObject({ status: 'Failed', failureClass: 'ValidationFailed', reason: 'no' });
   });
 
-  it('stops retrying when the run attempt budget is spent', () => {
-    const { snap } = step(snapshotOf(chain()), 0, { maxTotalAttempts: 1 });
-    const r = step(withResult(snap, 't', failed('NodeFailed', 'x')), 10, { maxTotalAttempts: 1 });
+  it('stops retrying when the run retry budget is spent', () => {
+    const { snap } = step(snapshotOf(chain()), 0, { maxTotalAttempts: 0 });
+    const r = step(withResult(snap, 't', failed('NodeFailed', 'x')), 10, { maxTotalAttempts: 0 });
     expect(rowOf(r.snap, 't')).toMatchObject({ status: 'Failed', failureClass: 'AttemptsExhausted' });
-    expect(rowOf(r.snap, 't').reason).toContain('run attempt budget');
+    expect(rowOf(r.snap, 't').reason).toContain('run retry budget');
   });
 
   it('times out Queued or Running work past its deadline and cancels the invocation', () => {

@@ -8,6 +8,7 @@ import { storableText, unstorableValues } from '../documents/storable';
 import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type NodeCause, type RetryBackoff } from '../model';
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
+import { retryWithinBudget } from './retry-budget';
 
 /** Reason of rows cancelled because the run failed (human text; the row's cause is `RunFailure`). */
 const RUN_FAILURE_CANCEL_PREFIX = 'run failed at node ';
@@ -58,7 +59,7 @@ export function backoffMs(b: RetryBackoff, failedAttempt: number): number {
 
 /**
  * Fail the current attempt of `key`. A retryable class within the node's attemptLimit
- * and the run's maxTotalAttempts goes back to Pending with a backoff; otherwise the row
+ * and the run's retry budget (maxTotalAttempts, retries beyond first attempts) goes back to Pending with a backoff; otherwise the row
  * reads Failed (a retryable class becomes AttemptsExhausted, the cause kept in reason),
  * and a FailRun node fails the run at once.
  */
@@ -71,7 +72,7 @@ export function settleFailure(st: PlanState, key: string, cls: FailureClass, mes
   const cause: FailureClass = cls === 'None' ? 'NodeFailed' : cls;
   const retryable = RETRYABLE_FAILURE_CLASSES.has(cause);
   const nodeBudget = row.attempt < row.attemptLimit;
-  const runBudget = st.run.totalAttempts < st.ctx.options.maxTotalAttempts;
+  const runBudget = retryWithinBudget(st.rows.values(), st.ctx.options.maxTotalAttempts);
   if (retryable && nodeBudget && runBudget) {
     const notBefore = st.now + backoffMs(node.retryBackoff, row.attempt);
     st.update(key, {
@@ -81,7 +82,8 @@ export function settleFailure(st: PlanState, key: string, cls: FailureClass, mes
       invocationId: null,
       deadlineAt: null,
       notBefore,
-      output: null,
+      // a held decision asked again keeps its held answer between attempts
+      output: row.held ? row.output : null,
       finishedAt: null,
     });
     st.emit(cause === 'Interrupted' ? 'node.interrupted' : 'node.failed', key, {
@@ -98,7 +100,7 @@ export function settleFailure(st: PlanState, key: string, cls: FailureClass, mes
   if (retryable) {
     finalClass = 'AttemptsExhausted';
     finalReason = nodeBudget
-      ? `${cause}: ${reason} (run attempt budget of ${st.ctx.options.maxTotalAttempts} spent)`
+      ? `${cause}: ${reason} (run retry budget of ${st.ctx.options.maxTotalAttempts} (MAX_TOTAL_ATTEMPTS) spent)`
       : `${cause}: ${reason} (attempt ${row.attempt} of ${row.attemptLimit})`;
   }
   failNode(st, key, finalClass, finalReason, cause);
@@ -110,6 +112,7 @@ export function failNode(st: PlanState, key: string, cls: FailureClass, message:
   const row = st.row(key);
   const node = st.index.nodeByKey.get(key);
   if (!row || !node) return;
+  if (row.held && row.output !== null && row.status !== 'Succeeded') return restoreHeld(st, key, cls, reason);
   const outEdges = st.index.outEdges.get(key) ?? [];
   const envelope = buildEnvelope(outEdges, {
     status: 'failed',
@@ -129,6 +132,29 @@ export function failNode(st: PlanState, key: string, cls: FailureClass, message:
   });
   st.emit('node.failed', key, { class: cls, cause, reason, attempt: row.attempt });
   if (node.onError !== 'Continue' && !st.deferRunFailure) failRun(st, key);
+}
+
+/**
+ * A held decision asked again whose re-ask failed for good: its call had succeeded before, and
+ * the graph may already have acted on that, so it goes back to Succeeded, held, with the
+ * answer it gave (still waiting on an operator: retry it again or override an edge); the
+ * reason says why the re-ask failed. It never fails the node, nor the run.
+ */
+function restoreHeld(st: PlanState, key: string, cls: FailureClass, reason: string): void {
+  const row = st.row(key)!;
+  const why = storableText(`asking again failed (${cls}): ${reason}`);
+  st.update(key, {
+    status: 'Succeeded',
+    output: row.output,
+    held: true,
+    pendingDecisionKind: 'Operator',
+    failureClass: 'None',
+    reason: why,
+    finishedAt: st.now,
+    notBefore: null,
+    deadlineAt: null,
+  });
+  st.emit('node.completed', key, { attempt: row.attempt, branch: null, held: true, reaskFailed: { class: cls, reason: why } });
 }
 
 /** Fail the run for the lowest-keyed Failed row that is not onError Continue, if any. */
@@ -196,6 +222,43 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
 }
 
 /** Skip a Pending row with one cause. */
+/**
+ * An operator declares a Pending node, or a gate waiting on a person, not taken: it reads
+ * Skipped (cause NotTaken) with the envelope `{status: "skipped", output: null}`, and its
+ * out-edges route on that envelope like a settled node's (unconditional ones Satisfied,
+ * conditional ones evaluated against it), so its dependents proceed. A waiting gate's open
+ * request is withdrawn: nobody keeps being asked for a decision the operator made moot.
+ */
+export function skipNotTaken(st: PlanState, key: string): void {
+  const row = st.row(key);
+  if (!row || (row.status !== 'Pending' && row.status !== 'WaitingForApproval')) return;
+  const withdrawn = row.status === 'WaitingForApproval' ? withdrawRequest(st, key) : null;
+  const envelope = buildEnvelope(st.index.outEdges.get(key) ?? [], { status: 'skipped', attempt: row.attempt, output: null });
+  st.update(key, {
+    status: 'Skipped',
+    cause: 'NotTaken',
+    output: envelope,
+    reason: 'skipped by operator',
+    finishedAt: st.now,
+    notBefore: null,
+    deadlineAt: null,
+  });
+  st.emit('node.skipped', key, { reason: 'skipped by operator', by: 'operator', notTaken: true, ...(withdrawn ? { withdrawn } : {}) });
+}
+
+/**
+ * Withdraw the open request of a gate waiting on a person (Pause/ChatInput): the row goes
+ * back to Pending without its pending decision, so the caller can skip it. Returns the
+ * decision kind that was asked for.
+ */
+export function withdrawRequest(st: PlanState, key: string): string | null {
+  const row = st.row(key);
+  if (!row || row.status !== 'WaitingForApproval') return null;
+  const kind = row.pendingDecisionKind ?? 'Approve';
+  st.update(key, { status: 'Pending', pendingDecisionKind: null });
+  return kind;
+}
+
 export function skipNode(st: PlanState, key: string, reason: string, detail: Record<string, string> = {}): void {
   const row = st.row(key);
   if (!row || row.status !== 'Pending') return;

@@ -109,7 +109,7 @@ export interface RunState {
   version: number;
   lastSeq: number;
   input: Json;
-  /** attempts spent by all nodes of the run (MAX_TOTAL_ATTEMPTS) */
+  /** attempts spent by all nodes of the run, first ones included (usage); the MAX_TOTAL_ATTEMPTS retry budget is judged from the rows (retry-budget.ts) */
   totalAttempts: number;
   breakpoints: string[];
   stepAllowance: StepAllowance | null;
@@ -159,7 +159,8 @@ export interface WorkStarted {
 /** Operator intents committed by the API, applied in order by the planner. */
 export type Intent =
   | { id: string; kind: 'cancel'; reason: string | null }
-  | { id: string; kind: 'skip'; nodeKey: string }
+  /** `prune`: the node's dependents are skipped with it; absent/false: declared not taken, they proceed */
+  | { id: string; kind: 'skip'; nodeKey: string; prune?: boolean }
   | { id: string; kind: 'retry'; nodeKey: string }
   | { id: string; kind: 'complete'; nodeKey: string; output: Json }
   | { id: string; kind: 'steer'; nodeKey: string; operationId: string }

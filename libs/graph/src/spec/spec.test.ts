@@ -175,7 +175,7 @@ describe('the parser agrees with the descriptions', () => {
     expect(r.graph.chat).toEqual(Object.fromEntries(CHAT_MEMBER_SPECS.map((m) => [m.name, m.default])));
   });
 
-  it('accepts every described node, edge and graph member without a warning, and warns on any other', () => {
+  it('accepts every described node, edge and graph member without a warning, and refuses any other', () => {
     const d = docFor('LlmCall', workable('LlmCall'));
     const work = d.nodes[1]!;
     for (const m of NODE_MEMBER_SPECS) if (m.example !== undefined && m.name !== 'key' && m.name !== 'kind') work[m.name] = m.example;
@@ -190,7 +190,7 @@ describe('the parser agrees with the descriptions', () => {
     work.colour = 'red';
     d.edges[0]!.weight = 2;
     d.theme = 'dark';
-    expect(warningsOf(d).map((w) => w.message)).toEqual([
+    expect(errorsOf(d).map((w) => w.message)).toEqual([
       expect.stringContaining("node member 'colour'"),
       expect.stringContaining("edge member 'weight'"),
       expect.stringContaining("graph member 'theme'"),

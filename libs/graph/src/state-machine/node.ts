@@ -32,7 +32,8 @@ export type NodeEvent = (typeof NODE_EVENTS)[number];
  * only by operator acts: `retry` (Failed → Pending), `operatorComplete` (Failed →
  * Succeeded), `retryHeld` (a held DecisionModel, Succeeded → Pending) and `reopen`
  * (Cancelled/Skipped → Pending: the nodes a failure cancelled or skipped, when a retry or
- * complete reopens the run). WaitingForApproval never becomes Skipped.
+ * complete reopens the run). WaitingForApproval becomes Skipped only by an operator's skip,
+ * which withdraws the gate's request.
  */
 export const NODE_TRANSITIONS = {
   /** admitted to a worker lane (node.queued) */
@@ -49,8 +50,8 @@ export const NODE_TRANSITIONS = {
   interrupt: { Queued: 'Pending', Running: 'Pending' },
   /** an applied steer re-runs the node on the same attempt (node.steered) */
   requeueOnSteer: { Queued: 'Pending', Running: 'Pending' },
-  /** routing found every path in dead, or the operator skipped it: Pending only (node.skipped) */
-  skip: { Pending: 'Skipped' },
+  /** routing found every path in dead, or the operator skipped it (a waiting gate: its request withdrawn) (node.skipped) */
+  skip: { Pending: 'Skipped', WaitingForApproval: 'Skipped' },
   /** run cancel, run failure, or a First/quorum join made it moot (node.cancelled) */
   cancel: { Pending: 'Cancelled', Queued: 'Cancelled', Running: 'Cancelled', WaitingForApproval: 'Cancelled' },
   /** a Pause/ChatInput waits on a person (gate.requested) */

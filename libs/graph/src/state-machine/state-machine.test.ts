@@ -34,6 +34,7 @@ Running interrupt Pending
 Queued requeueOnSteer Pending
 Running requeueOnSteer Pending
 Pending skip Skipped
+WaitingForApproval skip Skipped
 Pending cancel Cancelled
 Queued cancel Cancelled
 Running cancel Cancelled
@@ -128,13 +129,13 @@ describe('node-run state machine', () => {
     expect(nextNodeStatus('Failed', 'retry')).toBe('Pending');
   });
 
-  it('refuses to skip a node waiting for approval, and never reaches Skipped from it in one step', () => {
-    expect(nextNodeStatus('WaitingForApproval', 'skip')).toBeNull();
-    expect(canTransitionNode('WaitingForApproval', 'Skipped')).toBe(false);
+  it('skips a gate waiting on a person (its request withdrawn) in one step', () => {
+    expect(nextNodeStatus('WaitingForApproval', 'skip')).toBe('Skipped');
+    expect(canTransitionNode('WaitingForApproval', 'Skipped')).toBe(true);
   });
 
-  it('skips only Pending nodes', () => {
-    expect(NODE_STATUSES.filter((s) => nextNodeStatus(s, 'skip') !== null)).toEqual(['Pending']);
+  it('skips only Pending nodes and waiting gates', () => {
+    expect(NODE_STATUSES.filter((s) => nextNodeStatus(s, 'skip') !== null)).toEqual(['Pending', 'WaitingForApproval']);
   });
 
   it('requeues a steered node from Queued or Running to Pending and nowhere else', () => {

@@ -49,8 +49,8 @@ describe('the operator verb table', () => {
   });
 
   it('words its refusals as the API answers them', () => {
-    expect(verbRefusal('skip', state('Running', 'WaitingForApproval', 'Pause'))).toBe('node waits on a person: decide it');
-    expect(verbRefusal('skip', state('Running', 'Queued'))).toBe('node is Queued, not Pending');
+    expect(verbRefusal('skip', state('Running', 'WaitingForApproval', 'Pause'))).toBeNull();
+    expect(verbRefusal('skip', state('Running', 'Queued'))).toBe('node is Queued');
     expect(verbRefusal('skip', state('Cancelling', 'Pending'))).toBe('run is Cancelling');
     expect(verbRefusal('complete', state('Running', 'Succeeded'))).toBe('node is Succeeded');
     expect(verbRefusal('input', state('Running', 'Running'))).toBe('node is Running, not Pending');

@@ -72,8 +72,8 @@ export const VERB_RULES = {
   breakpoints: { scope: 'run', runStatuses: RUN_STATUSES },
   /** an edge override changes routing of a live or Failed run */
   override: { scope: 'run', runStatuses: REPAIRABLE_RUN_STATUSES },
-  /** a Pending node of a live run is skipped */
-  skip: { scope: 'node', runStatuses: OPERABLE_RUN_STATUSES, nodeStatuses: ['Pending'] },
+  /** a Pending node, or a gate waiting on a person (its request withdrawn), of a live run is skipped */
+  skip: { scope: 'node', runStatuses: OPERABLE_RUN_STATUSES, nodeStatuses: ['Pending', 'WaitingForApproval'] },
   /** a Failed node (or a held decision) gets a fresh attempt budget; a Pending run holds no Failed node */
   retry: {
     scope: 'node',
@@ -164,7 +164,6 @@ function refusedKind(verb: OperatorVerb, kind: NodeKind): string {
 }
 
 function refusedStatus(verb: OperatorVerb, rule: NodeVerbRule, status: NodeStatus): string {
-  if (verb === 'skip' && status === 'WaitingForApproval') return 'node waits on a person: decide it';
   if (verb === 'retry') return `node is ${status}: only a Failed node or a held decision can be retried`;
   if (rule.nodeStatuses.length === 1) return `node is ${status}, not ${rule.nodeStatuses[0]}`;
   if (verb === 'steer') return `node is ${status}, not Queued or Running`;

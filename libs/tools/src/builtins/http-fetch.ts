@@ -66,7 +66,7 @@ async function readCapped(res: IncomingMessage, cap: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function requestOnce(url: URL, signal: AbortSignal, allowPrivate: boolean, cap: number): Promise<Hop> {
+function requestOnce(url: URL, signal: AbortSignal, allowPrivate: boolean, cap: number, idempotencyKey: string | null): Promise<Hop> {
   const host = unbracket(url.hostname);
   if (!allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
     return Promise.reject(toolInvalid(`http_fetch: ${host} is a private address`));
@@ -74,7 +74,11 @@ function requestOnce(url: URL, signal: AbortSignal, allowPrivate: boolean, cap: 
   const options: RequestOptions = {
     method: 'GET',
     signal,
-    headers: { 'accept-encoding': 'identity', 'user-agent': 'flowline-http-fetch/1' },
+    headers: {
+      'accept-encoding': 'identity',
+      'user-agent': 'flowline-http-fetch/1',
+      ...(idempotencyKey !== null ? { 'idempotency-key': idempotencyKey } : {}),
+    },
     ...(allowPrivate ? {} : { lookup: guardedLookup }),
   };
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -118,12 +122,14 @@ export function createHttpFetchTool(options: HttpFetchOptions = {}): ToolDefinit
     name: 'http_fetch',
     description:
       'HTTP GET of a URL under one of the node\'s allowedUrls prefixes; returns { url, status, contentType, body, json? }. ' +
-      'Redirects are followed only to allowed URLs; 5xx and 429 answers fail the attempt (retryable).',
+      'Redirects are followed only to allowed URLs; 5xx and 429 answers fail the attempt (retryable). ' +
+      'With sendIdempotencyKey: true every hop carries the header Idempotency-Key: <runId>:<nodeKey>, the same on every retry of the node.',
     argumentsSchema: {
       type: 'object',
       properties: {
         url: { type: 'string', minLength: 1, maxLength: 8192 },
         method: { type: 'string', enum: ['GET'] },
+        sendIdempotencyKey: { type: 'boolean' },
       },
       required: ['url'],
       additionalProperties: false,
@@ -131,6 +137,8 @@ export function createHttpFetchTool(options: HttpFetchOptions = {}): ToolDefinit
     requiresAllowedUrls: true,
     run: async (args, ctx) => {
       const prefixes = normalizeAllowedUrls(ctx.allowedUrls);
+      // only when the node asks: a server that does not know the header must not see it
+      const idempotencyKey = args.sendIdempotencyKey === true ? ctx.idempotencyKey : null;
       let url: URL;
       try {
         url = new URL(args.url as string);
@@ -146,7 +154,7 @@ export function createHttpFetchTool(options: HttpFetchOptions = {}): ToolDefinit
         const signal = AbortSignal.any([ctx.signal, hopTimeout]);
         let answer: Hop;
         try {
-          answer = await requestOnce(url, signal, allowPrivate, cap);
+          answer = await requestOnce(url, signal, allowPrivate, cap, idempotencyKey);
         } catch (error) {
           if (error instanceof ToolError) throw error;
           if (ctx.signal.aborted) throw abortError(ctx.signal);

@@ -30,7 +30,8 @@ const blockersRoute = createRoute({
     'already has its limit of live runs: key, value, live, limit, ahead), cancelDrain / runCancelling, upstream, ' +
     'join, heldDecision, timer (retry backoff), breakpoint, runPaused, laneBacklog (position and depth in the lane), ' +
     'admission (provider capacity), worker, child, gate (who may decide), or tick (what the next tick applies). ' +
-    'Empty for a finished run.',
+    'Empty for a finished run, except one a spent budget failed: its rows left behind read budgetExhausted ' +
+    '(budget MAX_TOTAL_ATTEMPTS with limit and spent retries, or the run\'s own budget).',
   request: { params: IdParam },
   responses: { 200: jsonContent(RunBlockersSchema, 'the blockers of the run'), ...errorResponses },
 });
@@ -54,6 +55,7 @@ export function registerBlockerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       ...(key ? { concurrency: { key: snap.graph.concurrency?.key ?? '', value: key.value, live: key.live, limit: key.limit, ahead: key.ahead } } : {}),
       shard: { shard: facts.shard, owner: facts.owner, expiresAt: facts.expiresAt },
       jobs: await jobFacts(deps, snap),
+      ...(deps.limits.maxTotalAttempts !== undefined ? { maxTotalAttempts: deps.limits.maxTotalAttempts } : {}),
     });
     return sendJson(200, { runId, status: snap.run.status, at: new Date(facts.now).toISOString(), blockers: list.map(present) });
   });

@@ -12,7 +12,7 @@ import { planFork, type ForkRefusalCode, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { bodyMember, jsonText, sendJson } from '../body';
 import { ApiError, GraphInvalidError, InputTooLargeError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
-import { checkGraph, checkRunInput, storedBytes } from '../graph-rules';
+import { checkRunInput, checkStoredGraph, storedBytes } from '../graph-rules';
 import { requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, errorResponses, jsonContent } from '../schemas';
@@ -60,7 +60,7 @@ function seedOf(deps: AppDeps, req: { fromNodeKey: string; failedOnly: boolean; 
   let planGraph = target.planGraph;
   let planGraphJson: string | null = null;
   if (planGraph === null) {
-    const parsed = checkGraph(target.graph, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+    const parsed = checkStoredGraph(target.graph, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
     if (!parsed.ok) throw new GraphInvalidError(parsed.errors, parsed.warnings);
     planGraph = parsed.graph;
     planGraphJson = jsonText(parsed.graph);

@@ -37,6 +37,7 @@ import {
   BreakpointsBody,
   BreakpointsSchema,
   CompleteBody,
+  SkipBody,
   EdgeOverrideBody,
   EdgeOverrideSchema,
   EdgeParam,
@@ -125,9 +126,14 @@ const routes = {
     responses: { 200: jsonContent(EdgeOverrideSchema, 'override standing'), ...errorResponses, ...conflict('RunStateConflict') },
   }),
   skip: createRoute({
-    method: 'post', path: '/v1/runs/{id}/nodes/{key}/skip', tags, security, request: { params: NodeParam },
-    operationId: 'skipNode', summary: 'Skip a pending node',
-    responses: { ...accepted('skip requested'), ...errorResponses, ...conflict('NodeStateConflict: not Pending') },
+    method: 'post', path: '/v1/runs/{id}/nodes/{key}/skip', tags, security, request: { params: NodeParam, ...body(SkipBody, false) },
+    operationId: 'skipNode', summary: 'Skip a pending node or a waiting gate',
+    description:
+      'Declares a Pending node, or a Pause/ChatInput waiting on a person, not taken: it reads Skipped with the envelope ' +
+      '{status: "skipped", output: null}; its unconditional out-edges are Satisfied and its conditional ones are evaluated ' +
+      'against that envelope, so its dependents proceed (a waiting gate\'s request is withdrawn). With {prune: true} its ' +
+      'out-edges are dead instead: what only it feeds is skipped with it, and the run may end without reaching an End.',
+    responses: { ...accepted('skip requested'), ...errorResponses, ...conflict('NodeStateConflict: not Pending nor a waiting gate') },
   }),
   retry: createRoute({
     method: 'post', path: '/v1/runs/{id}/nodes/{key}/retry', tags, security, request: { params: NodeParam },
@@ -175,6 +181,15 @@ async function requireNode(deps: AppDeps, tenant: string, runId: string, key: st
   const node = await getNodeRun(deps.pool, runId, key);
   if (!node) throw new NotFoundError('node');
   return { run, node };
+}
+
+/** A skip's intent payload: `{"prune":true}` when the body asks to prune, else `{}` (declared not taken). */
+function skipPayload(c: { get(key: 'body'): unknown }): string {
+  const prune = bodyMember(c, 'prune');
+  if (prune !== undefined && prune !== null && typeof prune !== 'boolean') {
+    throw new ValidationFailedError('prune must be a boolean', [{ key: 'prune', message: 'must be a boolean' }]);
+  }
+  return prune === true ? '{"prune":true}' : '{}';
 }
 
 /** A required member of the losslessly parsed body (zod's `unknown` accepts absence). */
@@ -316,7 +331,7 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       const p = { id: c.req.param('id') ?? '', key: c.req.param('key') ?? '' };
       const runId = requireUuid(p.id, 'run');
       const tenant = c.get('tenant');
-      const payload = kind === 'complete' ? jsonText({ output: requiredMember(c, 'output') }) : '{}';
+      const payload = kind === 'complete' ? jsonText({ output: requiredMember(c, 'output') }) : kind === 'skip' ? skipPayload(c) : '{}';
       await requireNode(deps, tenant, runId, p.key);
       const outcome = await recordNodeIntent(pool, tenant, runId, p.key, kind, payload);
       if (outcome === 'recorded') {

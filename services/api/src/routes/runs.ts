@@ -14,7 +14,17 @@ import {
   requestCancel,
   type RunFilter,
 } from '@flowline/db';
-import { checkRunMetadata, checkRunSearch, concurrencyKeyOf, DEFAULT_METADATA_LIMITS, DEFAULT_RUN_PRIORITY, parseBudget, type RunSearchInput } from '@flowline/graph';
+import {
+  checkRunMetadata,
+  checkRunSearch,
+  concurrencyKeyOf,
+  DEFAULT_METADATA_LIMITS,
+  DEFAULT_RUN_PRIORITY,
+  fewestAttemptsOfGraph,
+  parseBudget,
+  unreachableBudgetMessage,
+  type RunSearchInput,
+} from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { BacklogFullError, BudgetInvalidError, MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
@@ -144,6 +154,12 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
       prepare: (def) => {
         const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+        // a request budget no completing run of this graph fits in is refused, not started to fail half way
+        const max = budget.budget?.maxAttempts;
+        const fewest = max === undefined ? null : fewestAttemptsOfGraph(graph);
+        if (max !== undefined && fewest !== null && fewest > max) {
+          throw new BudgetInvalidError([{ key: 'budget.maxAttempts', message: unreachableBudgetMessage(max, fewest) }]);
+        }
         return {
           inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
           nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),

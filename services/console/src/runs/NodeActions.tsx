@@ -71,7 +71,8 @@ export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind,
             Step this node
           </button>
         ) : null}
-        {status === 'Pending' && runLive ? (
+        {(status === 'Pending' || status === 'WaitingForApproval') && runLive ? (
+          // declared not taken: the nodes after it proceed (a waiting gate's request is withdrawn)
           <button type="button" className="btn btn-sm" disabled={skip.pending} onClick={() => skip.run()}>
             Skip
           </button>

@@ -18,10 +18,16 @@ describe('describeBlocker', () => {
     expect(describeBlocker(b('child', { childRunId: 'abcdef0123', childStatus: 'Running' }))).toBe('Waiting for its child run abcdef01 (Running).');
     expect(describeBlocker(b('shardOwner', { shard: 7, owner: null }))).toBe('No dispatcher owns shard 7: the run moves once a dispatcher takes the shard.');
     expect(describeBlocker(b('tick', { reason: 'due now' }))).toBe("Waiting for the dispatcher's next tick: due now.");
+    expect(describeBlocker(b('budgetExhausted', { budget: 'MAX_TOTAL_ATTEMPTS', limit: 50, spent: 50 }))).toBe(
+      'Never runs: the run spent its retry budget (50 of 50 retries, MAX_TOTAL_ATTEMPTS). Retry the failed node to reopen the run.',
+    );
+    expect(describeBlocker(b('budgetExhausted', { budget: 'run', reason: 'budget maxTokens 10 exceeded' }))).toBe(
+      'Never runs: the run went past its budget (budget maxTokens 10 exceeded).',
+    );
   });
 
   it('has a sentence for every kind, and for a kind it does not know', () => {
-    const kinds: BlockerKind[] = ['shardOwner', 'runSlot', 'cancelDrain', 'runCancelling', 'upstream', 'join', 'heldDecision', 'timer', 'breakpoint', 'runPaused', 'laneBacklog', 'admission', 'worker', 'child', 'gate', 'tick'];
+    const kinds: BlockerKind[] = ['shardOwner', 'runSlot', 'cancelDrain', 'runCancelling', 'upstream', 'join', 'heldDecision', 'timer', 'breakpoint', 'runPaused', 'laneBacklog', 'admission', 'worker', 'child', 'gate', 'budgetExhausted', 'tick'];
     for (const k of kinds) expect(describeBlocker(b(k)).length, k).toBeGreaterThan(10);
     expect(describeBlocker(b('teleport' as BlockerKind))).toBe('Waiting (teleport).');
   });

@@ -56,6 +56,10 @@ export function describeBlocker(b: Blocker): string {
       return `Waiting for its child run${str(d.childRunId) ? ` ${String(d.childRunId).slice(0, 8)}` : ''}${str(d.childStatus) ? ` (${String(d.childStatus)})` : ''}.`;
     case 'gate':
       return `Waiting for a person: ${d.decisionKind === 'Answer' ? 'an answer' : d.decisionKind === 'Operator' ? 'an operator' : 'a decision'}.`;
+    case 'budgetExhausted':
+      return d.budget === 'MAX_TOTAL_ATTEMPTS'
+        ? `Never runs: the run spent its retry budget (${String(d.spent ?? '?')} of ${String(d.limit ?? '?')} retries, MAX_TOTAL_ATTEMPTS). Retry the failed node to reopen the run.`
+        : `Never runs: the run went past its budget${str(d.reason) ? ` (${String(d.reason)})` : ''}.`;
     case 'tick':
       return `Waiting for the dispatcher's next tick${str(d.reason) ? `: ${String(d.reason)}` : ''}.`;
     default:

@@ -89,6 +89,9 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
   // what the model reasoned on each call, kept with the output (sealed with it when encryption is on)
   const reasoning: string[] = [];
 
+  /** tool calls made so far in this attempt: each call's idempotency key carries its position */
+  let agentCalls = 0;
+
   async function runTool(call: LlmToolCall): Promise<string> {
     const args = parseArguments(call.arguments);
     const small = args !== null && Buffer.byteLength(call.arguments, 'utf8') <= RECORDED_ARGUMENTS_MAX_BYTES;
@@ -107,8 +110,12 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
       const result = await ctx.tools.invoke(call.name, args, {
         signal: ctx.signal,
         allowedUrls: [],
+        runId: ctx.item.runId,
+        nodeKey: ctx.item.nodeKey,
         attempt: ctx.item.attempt,
         invocationId: ctx.item.invocationId,
+        input: ctx.item.input,
+        agentCall: ++agentCalls,
         logger: ctx.logger,
       });
       record(true);
