@@ -340,4 +340,34 @@ describe('the console in Chromium against a real cluster', () => {
     expect(runs.items.map((r) => r.status)).toEqual([expect.not.stringMatching(/Cancelled/), 'Cancelled']);
     expect(runs.items[0]).toMatchObject({ definitionName: 'Ask and answer', pendingInput: { nodeKey: 'ask' } });
   });
+
+  it("shows the running Agent's live output in the chat and steers it from there; the steer lands in the thread", async () => {
+    // no LLM worker runs in this cluster: the Agent stays Queued, live and steerable
+    const agentChat = {
+      kind: 'Chat',
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'helper', kind: 'Agent', config: { instructions: 'Help the person.' } },
+        { key: 'end', kind: 'End', config: { outcome: 'answered' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'helper' },
+        { key: 'e2', from: 'helper', to: 'end' },
+      ],
+    };
+    const defId = (await c.admin.definitions.create({ name: 'Agent chat', graph: agentChat })).id;
+    await page.goto(`${c.baseUrl}/console/chat?definitionId=${defId}`);
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.waitForURL(/conversationId=/);
+    await page.getByLabel('Message', { exact: true }).fill('plan my week');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const live = page.locator('.chat-live[data-node-key="helper"]');
+    await live.waitFor({ timeout: 30_000 });
+    await live.getByText('is queued: waiting for a model worker').waitFor();
+    await live.getByLabel('Steer helper while it works').fill('mornings only');
+    await live.getByRole('button', { name: 'Steer' }).click();
+    await page.locator('.thread .bubble[data-role="user"]', { hasText: 'mornings only' }).waitFor({ timeout: 15_000 });
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'chat-steer');
+  });
 });

@@ -17,6 +17,8 @@ import { useRunLive } from '../live/use-run-live';
 import { useCan, useClient } from '../session/session';
 import { StatusBadge, TERMINAL_RUN_STATUSES } from '../ui/status';
 import { EmptyState, Loading, RefusalNote, Time } from '../ui/primitives';
+import { STEERABLE_KINDS } from '../ui/kinds';
+import { ChatLive } from './ChatLive';
 
 const route = getRouteApi('/chat');
 
@@ -194,7 +196,7 @@ function Composer({ definitionId, conversationId, detail, onSent }: { definition
   );
 }
 
-function RunCard({ detail, refusal }: { detail: RunDetail | undefined; refusal: unknown }) {
+function RunCard({ detail, refusal, onSteered }: { detail: RunDetail | undefined; refusal: unknown; onSteered(): void }) {
   if (!detail) return <p className="muted small">No run yet: the first message starts one.</p>;
   const waiting = detail.nodeRuns.filter((n) => n.status === 'WaitingForApproval');
   const running = detail.nodeRuns.filter((n) => n.status === 'Running' || n.status === 'Queued');
@@ -221,6 +223,11 @@ function RunCard({ detail, refusal }: { detail: RunDetail | undefined; refusal: 
         </div>
       </dl>
       {running.length > 0 ? <p className="small">Working: {running.map((n) => n.nodeKey).join(', ')}</p> : null}
+      {running
+        .filter((n) => STEERABLE_KINDS.has(n.kind))
+        .map((n) => (
+          <ChatLive key={`${n.nodeKey}:${n.attempt}:${n.status}`} runId={detail.run.id} node={n} onSteered={onSteered} />
+        ))}
       {waiting.length > 0 ? <p className="small">Waiting on: {waiting.map((n) => n.nodeKey).join(', ')}</p> : null}
       {detail.run.failureClass !== 'None' ? (
         <p className="small failure">
@@ -327,7 +334,7 @@ export function ChatPage() {
           </section>
           <aside className="card chat-run" aria-label="Bound run">
             <h2>Run</h2>
-            {conversationId ? <RunCard detail={run.data} refusal={run.error ?? live.refusal} /> : <p className="muted small">—</p>}
+            {conversationId ? <RunCard detail={run.data} refusal={run.error ?? live.refusal} onSteered={() => void qc.invalidateQueries({ queryKey: keys.messages(conversationId) })} /> : <p className="muted small">—</p>}
           </aside>
         </div>
       ) : null}
