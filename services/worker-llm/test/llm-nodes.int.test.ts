@@ -287,10 +287,29 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     const body = requestsFor(fake, 'm-dec')[0]!.body;
     expect(body.temperature).toBe(0);
     expect(body.logprobs).toBe(true);
+    expect(body.top_logprobs).toBe(5);
+    // the provider reported no alternatives: no per-label probabilities
+    expect(output).not.toHaveProperty('probabilities');
     expect((body.response_format as { json_schema: { schema: unknown } }).json_schema.schema).toMatchObject({
       properties: { choice: { type: 'string', enum: ['yes', 'no'] } },
       required: ['choice'],
     });
+  });
+
+  it("reports every label's probability from the alternatives the provider gives where the choice begins", async () => {
+    script('m-dec-top', {
+      content: '{"choice":"no"}',
+      logprobs: [
+        { token: '{"choice":"', logprob: 0 },
+        { token: 'no', logprob: Math.log(0.55), top: [{ token: 'no', logprob: Math.log(0.55) }, { token: 'yes', logprob: Math.log(0.4) }] },
+        { token: '"}', logprob: 0 },
+      ],
+    });
+    const outcome = await run(llmItem('DecisionModel', { question: 'Ship it?', labels: ['yes', 'no', 'later'], model: 'm-dec-top' }));
+    const output = (outcome.ok ? outcome.output : {}) as { probabilities: Record<string, number> };
+    expect(output.probabilities.no).toBeCloseTo(0.55, 6);
+    expect(output.probabilities.yes).toBeCloseTo(0.4, 6);
+    expect(output.probabilities.later).toBe(0);
   });
 
   it('holds a decision below minConfidence, and one without confidence while minConfidence is set', async () => {

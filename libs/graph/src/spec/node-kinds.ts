@@ -243,7 +243,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
   DecisionModel: kind({
     kind: 'DecisionModel', group: 'model', maxAttempts: 3, fact: 'labels', starter: { question: 'Does the input need a human review?', labels: ['yes', 'no'] },
     summary: 'A model picks one of fixed labels (temperature 0); out-edges route on output.choice.',
-    output: '{ choice, confidence, held, provider, usage }.',
+    output: '{ choice, confidence, probabilities?, held, provider, usage }: probabilities gives every label its probability when the provider reports the alternatives at each token (top_logprobs).',
     config: [
       { name: 'question', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Is the text a complaint?', help: 'What the model decides.' },
       {

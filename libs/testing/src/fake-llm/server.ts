@@ -71,7 +71,12 @@ function tokensOf(answer: FakeAnswer): FakeToken[] | null {
   return out;
 }
 
-const wireToken = (t: FakeToken) => ({ token: t.token, logprob: t.logprob, bytes: null, top_logprobs: [] });
+const wireToken = (t: FakeToken) => ({
+  token: t.token,
+  logprob: t.logprob,
+  bytes: null,
+  top_logprobs: (t.top ?? []).map((a) => ({ token: a.token, logprob: a.logprob, bytes: null })),
+});
 
 function usageOf(answer: FakeAnswer, body: Record<string, unknown>) {
   if (answer.usage !== undefined) return answer.usage;

@@ -4,6 +4,8 @@
 export interface FakeToken {
   token: string;
   logprob: number;
+  /** the alternatives the server reports at this position (`top_logprobs`) @default none */
+  top?: Array<{ token: string; logprob: number }>;
 }
 
 /** A scripted tool call; `arguments` objects are serialised to JSON. */

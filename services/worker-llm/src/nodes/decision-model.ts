@@ -5,7 +5,8 @@
  * fails NodeFailed (retryable) without repeating the model's text. `confidence` is the
  * probability of the chosen label's tokens when the provider returned log-probabilities,
  * else null; with `minConfidence` an answer below it (or without confidence) succeeds
- * `held: true`. Output `{ choice, confidence, held, provider: "llm", usage }`.
+ * `held: true`. With the alternatives at each position (`top_logprobs`) it also reports every
+ * label's `probabilities`. Output `{ choice, confidence, probabilities?, held, provider: "llm", usage }`.
  */
 import type { Json, JsonObject } from '@flowline/graph';
 import { llmFailed } from '../errors';
@@ -59,6 +60,52 @@ export function labelConfidence(label: string, tokens: readonly LlmTokenLogprob[
   return Number.isFinite(p) ? Math.min(1, Math.max(0, p)) : null;
 }
 
+/**
+ * Each label's probability, read where the answer's `choice` string begins: the chosen label
+ * gets its {@link labelConfidence}; every other label gets the summed probability of the
+ * alternatives the provider reported at that position (`top_logprobs`) that begin it and no
+ * other label. A label no reported alternative begins reads 0 (it was less likely than every
+ * alternative shown). Null without log-probabilities or alternatives, or when the tokens do
+ * not spell the answer. Approximate for labels that share their first token.
+ */
+export function labelProbabilities(labels: readonly string[], choice: string, tokens: readonly LlmTokenLogprob[] | null): Record<string, number> | null {
+  const chosen = labelConfidence(choice, tokens);
+  if (chosen === null || !tokens || !tokens.some((t) => t.top && t.top.length > 0)) return null;
+  const joined = tokens.map((t) => t.token).join('');
+  const encoded = JSON.stringify(choice).slice(1, -1);
+  const key = joined.indexOf('"choice"');
+  const colon = key >= 0 ? joined.indexOf(':', key + 8) : -1;
+  const quote = colon >= 0 ? joined.indexOf('"', colon) : -1;
+  if (quote < 0 || !joined.startsWith(`${encoded}"`, quote + 1)) return null;
+  const start = quote + 1;
+  // the token in which the label's text begins, and what of that token comes before the label
+  let at = 0;
+  let index = -1;
+  for (let i = 0; i < tokens.length; i++) {
+    const end = at + tokens[i]!.token.length;
+    if (end > start) {
+      index = i;
+      break;
+    }
+    at = end;
+  }
+  if (index < 0) return null;
+  const lead = joined.slice(at, start);
+  const out: Record<string, number> = Object.fromEntries(labels.map((l) => [l, 0]));
+  const encodedLabels = labels.map((l) => [l, JSON.stringify(l).slice(1, -1)] as const);
+  for (const alt of tokens[index]!.top ?? []) {
+    if (!alt.token.startsWith(lead)) continue;
+    const rest = alt.token.slice(lead.length).replace(/"$/, '');
+    if (rest === '') continue;
+    const begun = encodedLabels.filter(([, e]) => e.startsWith(rest) || rest.startsWith(e));
+    if (begun.length !== 1) continue;
+    const [label] = begun[0]!;
+    if (label !== choice) out[label] = Math.min(1, out[label]! + Math.exp(alt.logprob));
+  }
+  out[choice] = chosen;
+  return out;
+}
+
 function choiceOf(text: string, labels: readonly string[]): string | null {
   let value: unknown;
   try {
@@ -99,7 +146,8 @@ export async function runDecisionModel(ctx: NodeContext): Promise<Json> {
     throw llmFailed(`the decision is not one of the ${config.labels.length} labels (finish reason: ${response.usage.finishReason ?? 'unknown'})`);
   }
   const confidence = labelConfidence(choice, response.logprobs);
+  const probabilities = labelProbabilities(config.labels, choice, response.logprobs);
   const min = config.minConfidence ?? null;
   const held = min !== null && (confidence === null || confidence < min);
-  return { choice, confidence, held, provider: 'llm', usage: usageJson(response.usage) };
+  return { choice, confidence, ...(probabilities ? { probabilities } : {}), held, provider: 'llm', usage: usageJson(response.usage) };
 }

@@ -73,13 +73,25 @@ export function buildParams(request: LlmRequest, allowLogprobs: boolean): ChatCo
   if (s.stop !== undefined) params.stop = s.stop;
   for (const [k, v] of Object.entries(s.extra ?? {})) params[k] = v;
   if (request.reasoningEffort !== undefined) params.reasoning_effort = request.reasoningEffort as ChatCompletionCreateParamsBase['reasoning_effort'];
-  if (request.logprobs && allowLogprobs) params.logprobs = true;
+  if (request.logprobs && allowLogprobs) {
+    params.logprobs = true;
+    // the alternatives at each position let a decision report every label's probability
+    params.top_logprobs = TOP_LOGPROBS;
+  }
   return params;
 }
 
 interface DeltaExtras {
   reasoning_content?: string | null;
   reasoning?: string | null;
+}
+
+/** Alternatives asked for at each token position when log-probabilities are asked for. */
+export const TOP_LOGPROBS = 5;
+
+function tokenOf(t: { token: string; logprob: number; top_logprobs?: Array<{ token: string; logprob: number }> | null }): LlmTokenLogprob {
+  const top = t.top_logprobs ?? [];
+  return top.length > 0 ? { token: t.token, logprob: t.logprob, top: top.map((a) => ({ token: a.token, logprob: a.logprob })) } : { token: t.token, logprob: t.logprob };
 }
 
 /** Creates an OpenAI-compatible provider. */
@@ -128,7 +140,7 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): LlmProvider {
         if (tc.function?.arguments) slot.arguments += tc.function.arguments;
         options.onDelta?.({ type: 'toolCall', text: tc.function?.name ?? '' });
       }
-      for (const lp of choice.logprobs?.content ?? []) (logprobs ??= []).push({ token: lp.token, logprob: lp.logprob });
+      for (const lp of choice.logprobs?.content ?? []) (logprobs ??= []).push(tokenOf(lp));
       if (choice.finish_reason) finishReason = choice.finish_reason;
     }
     // The client ends an aborted stream quietly: the abort still decides the outcome.
@@ -166,7 +178,7 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): LlmProvider {
       text,
       reasoning: message?.reasoning_content ?? message?.reasoning ?? null,
       toolCalls,
-      logprobs: lp ? lp.map((t) => ({ token: t.token, logprob: t.logprob })) : null,
+      logprobs: lp ? lp.map(tokenOf) : null,
       usage: {
         inputTokens: completion.usage?.prompt_tokens ?? null,
         outputTokens: completion.usage?.completion_tokens ?? null,

@@ -63,6 +63,8 @@ export interface LlmUsage {
 export interface LlmTokenLogprob {
   token: string;
   logprob: number;
+  /** the most likely tokens at this position, when the provider reported them (`top_logprobs`) */
+  top?: Array<{ token: string; logprob: number }>;
 }
 
 export interface LlmResponse {
