@@ -93,7 +93,7 @@ describe('an Agent of a Chat graph on a whole cluster', () => {
         return { id: f.id!, event: f.event!, data: JSON.parse(f.data!) as Record<string, unknown> };
       });
     expect(frames.at(-1)).toMatchObject({ event: 'run.result', data: { runId, status: 'Completed' } });
-    const statuses = frames.filter((f) => f.event === 'runChanged' && f.data.nodeKey === 'helper').map((f) => f.data.status);
+    const statuses = frames.filter((f) => f.event === 'node' && f.data.nodeKey === 'helper').map((f) => f.data.status);
     expect(statuses).toEqual(expect.arrayContaining(['Queued', 'Succeeded']));
     const content = frames.filter((f) => f.event === 'activity' && f.data.nodeKey === 'helper' && f.data.type === 'content').map((f) => f.data.text).join('');
     expect(content).toBe('We refunded the second charge.');

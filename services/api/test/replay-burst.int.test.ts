@@ -45,6 +45,9 @@ beforeAll(async () => {
       QUEUE_PREFIX: redis.prefix,
       PORT: '0',
       API_KEYS: `tenantA:${KEY_A},tenantB:${KEY_B}`,
+      // this file is about replays under a burst, not admission: every request of it is admitted
+      ADMISSION_TENANT_WRITES: '256',
+      ADMISSION_TENANT_READS: '512',
     },
     readyText: 'api listening',
   });

@@ -67,17 +67,21 @@ describe('SSE stream', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     const stream = frameReader(res);
-    const replayed = await stream.take(4);
+    // seq 1 (a run event), then seqs 2-4 (node events): a runChanged frame each, each node event followed by its node frame
+    const replayed = await stream.take(7);
     // written after the replay was sent: reached by polling the events table
     await addEvents(runId, 5, 6, 'gate.requested');
-    const frames = [...replayed, ...(await stream.take(2))];
+    const all = [...replayed, ...(await stream.take(4))];
     await stream.close();
+    const frames = all.filter((f) => f.event === 'runChanged');
     expect(frames.map((f) => f.id)).toEqual(['1', '2', '3', '4', '5', '6']);
-    expect(frames.every((f) => f.event === 'runChanged')).toBe(true);
     expect(frames[0]!.data).toEqual({ runId, seq: 1, kind: 'run' });
-    // a node event also names its node and the status it leaves the node in
-    expect(frames[1]!.data).toEqual({ runId, seq: 2, kind: 'node', nodeKey: 'start', status: 'Queued' });
-    expect(frames[5]!.data).toEqual({ runId, seq: 6, kind: 'gate', nodeKey: 'start', status: 'WaitingForApproval' });
+    expect(frames[1]!.data).toEqual({ runId, seq: 2, kind: 'node' });
+    expect(frames[5]!.data).toEqual({ runId, seq: 6, kind: 'gate' });
+    // what each node or gate event did to its node, under the same id
+    const nodes = all.filter((f) => f.event === 'node');
+    expect(nodes.map((f) => [f.id, f.data.status])).toEqual([['2', 'Queued'], ['3', 'Queued'], ['4', 'Queued'], ['5', 'WaitingForApproval'], ['6', 'WaitingForApproval']]);
+    expect(nodes[0]!.data).toEqual({ runId, seq: 2, nodeKey: 'start', status: 'Queued', event: 'node.queued' });
   });
 
   it('resumes after Last-Event-ID and ends once the run is terminal and fully sent', async () => {
@@ -89,10 +93,10 @@ describe('SSE stream', () => {
       headers: { authorization: `Bearer ${KEYS.a}`, 'last-event-id': '3' },
     });
     const frames = await frameReader(res).take(100);
-    expect(frames.map((f) => f.data.seq ?? f.event)).toEqual([4, 5, 'run.result']);
+    expect(frames.map((f) => `${f.event} ${f.id}`)).toEqual(['runChanged 4', 'node 4', 'runChanged 5', 'node 5', 'run.result 5.end']);
     // the final frame says how the run ended; resuming after it sends nothing more
-    expect(frames[2]).toMatchObject({ id: '5.end', event: 'run.result', data: { runId, status: 'Completed' } });
-    const after = await h.app.request(`/v1/runs/${runId}/stream`, { headers: { authorization: `Bearer ${KEYS.a}`, 'last-event-id': frames[2]!.id } });
+    expect(frames[4]).toMatchObject({ id: '5.end', event: 'run.result', data: { runId, status: 'Completed' } });
+    const after = await h.app.request(`/v1/runs/${runId}/stream`, { headers: { authorization: `Bearer ${KEYS.a}`, 'last-event-id': frames[4]!.id } });
     expect(after.status).toBe(204);
   });
 

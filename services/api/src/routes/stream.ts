@@ -1,7 +1,8 @@
 /**
  * `GET /v1/runs/{id}/stream`: Server-Sent Events of a run. Each committed event becomes a
- * frame `id: <seq>` / `event: runChanged` / `data: {"runId","seq","kind"}` (a node event's data
- * also names its `nodeKey` and the `status` it leaves the node in). While an LlmCall, Agent or
+ * frame `id: <seq>` / `event: runChanged` / `data: {"runId","seq","kind"}`, exactly the live
+ * channel's ping; a node or gate event is followed by an `event: node` frame (same id) naming the
+ * node and the status the event leaves it in. While an LlmCall, Agent or
  * DecisionModel node runs, its live deltas (content, reasoning, tool calls, phases) come as
  * `event: activity` frames; once the run is terminal and every event was sent, one
  * `event: run.result` frame (status, failure, output) ends the stream. Every frame's `id:` is a
@@ -154,11 +155,12 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
             cursor.seq = e.seq;
             const kind = pingKind(e.kind);
             const status = kind === 'node' || kind === 'gate' ? nodeStatusAfterEvent(e.kind, e.detail) : null;
-            await stream.writeSSE({
-              id: formatCursor(cursor),
-              event: 'runChanged',
-              data: JSON.stringify({ runId, seq: e.seq, kind, ...(e.nodeKey !== null && kind !== 'run' ? { nodeKey: e.nodeKey } : {}), ...(status ? { status } : {}) }),
-            });
+            const id = formatCursor(cursor);
+            // the ping exactly as the live channel's; what it did to its node in a frame of its own
+            await stream.writeSSE({ id, event: 'runChanged', data: JSON.stringify({ runId, seq: e.seq, kind }) });
+            if (status && e.nodeKey !== null) {
+              await stream.writeSSE({ id, event: 'node', data: JSON.stringify({ runId, seq: e.seq, nodeKey: e.nodeKey, status, event: e.kind }) });
+            }
             lastWrite = Date.now();
           }
           if (page.truncated) continue;
