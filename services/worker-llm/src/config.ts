@@ -1,7 +1,7 @@
 /**
  * worker-llm configuration: the shared option shapes of CONTRACT §7 plus the LLM
  * lane's own, parsed once in main.ts. LLM_PROVIDERS is JSON:
- * `{ "<name>": { "baseUrl", "apiKey"?, "model"?, "maxConcurrentCalls"?, "tokensPerMinute"?, "stream"?, "logprobs"? } }`;
+ * `{ "<name>": { "baseUrl", "apiKey"?, "model"?, "maxConcurrentCalls"?, "tokensPerMinute"?, "stream"?, "logprobs"?, "vision"? } }`;
  * a node pins one with `model: "<name>/<model>"`.
  */
 import { z } from 'zod';
