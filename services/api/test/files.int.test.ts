@@ -128,6 +128,8 @@ describe('POST /v1/files', () => {
     const up = await upload(u.body, { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` });
     expect(up.status).toBe(413);
     expect(up.body.error.code).toBe('PayloadTooLarge');
+    // refused by MAX_UPLOAD_BYTES, not by the 1 MiB cap of JSON bodies
+    expect(up.body.error.message).toContain(String(CAP));
     expect(await counts()).toEqual(before);
   });
 
