@@ -28,6 +28,7 @@ import type {
   RunStatus,
   RunSummary,
   SendMessageBody,
+  StoredFile,
   StartRunBody,
   StepAccepted,
   StepBody,
@@ -230,6 +231,16 @@ export function createRestClient(o: RestClientOptions) {
     }
   }
 
+  /** `POST /v1/files`: one multipart `file` part (fetch writes the boundary); a refusal throws ApiRequestError. */
+  async function upload(content: Blob, name: string): Promise<StoredFile> {
+    const form = new FormData();
+    form.append('file', content, name);
+    const res = await doFetch(urlOf('/v1/files'), { method: 'POST', headers: headersOf(undefined, false), body: form });
+    const parsed = parse(await res.text());
+    if (!res.ok) throw refusal(res.status, res.statusText, parsed);
+    return parsed as StoredFile;
+  }
+
   const id = encodeURIComponent;
   const idem = (opts?: ActOptions) => (opts?.idempotencyKey !== undefined ? { 'idempotency-key': opts.idempotencyKey } : undefined);
   const run = (runId: string) => `/v1/runs/${id(runId)}`;
@@ -371,6 +382,16 @@ export function createRestClient(o: RestClientOptions) {
     tools: {
       /** `GET /v1/tools`: what a Tool node may name */
       list: () => call<Page<ToolCatalogEntry>>('GET', '/v1/tools'),
+    },
+    files: {
+      /**
+       * `POST /v1/files` → 201 `{ fileId, name, bytes, sha256, contentType, kind }` (the Blob's type is the
+       * content type; `image/*` is kind `image`); 413 `PayloadTooLarge` past MAX_UPLOAD_BYTES. Pass
+       * `{ fileId, name, kind, bytes }` as an attachment of `conversations.send`.
+       */
+      upload,
+      /** `GET /v1/files/{id}`: the metadata of an upload of this tenant; 404 `NotFound` for another tenant's */
+      get: (fileId: string) => call<StoredFile>('GET', `/v1/files/${id(fileId)}`),
     },
     conversations: {
       /** `GET /v1/conversations`, newest first; `definitionId` keeps those whose bound run is of it */

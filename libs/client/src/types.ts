@@ -443,6 +443,18 @@ export interface Attachment {
   bytes: number;
 }
 
+/** An uploaded file (`POST /v1/files`, `GET /v1/files/{id}`). */
+export interface StoredFile {
+  fileId: string;
+  name: string;
+  bytes: number;
+  /** lowercase hex SHA-256 of the content */
+  sha256: string;
+  contentType: string;
+  /** `image` for an image/* content type, else `text` */
+  kind: 'text' | 'image';
+}
+
 /** `POST /v1/conversations/{id}/messages` body; `requestId` is the idempotency key. */
 export interface SendMessageBody {
   definitionId: string;

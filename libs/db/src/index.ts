@@ -39,3 +39,5 @@ export type { PruneCounts } from './store/retention';
 export { claimBulkJob, countBulkCandidates, failedNodesOf, getBulkJob, nextBulkRuns, recordBulkBatch, submitBulkJob } from './store/bulk-jobs';
 export type { BulkJobRow, BulkRunResult, SubmitBulkParams, SubmitBulkResult } from './store/bulk-jobs';
 export { runSearchSql } from './store/run-search';
+export { DEFAULT_FILE_CHUNK_BYTES, fileKindOf, FileTooLargeError, pgFileStore, runTenantOf } from './store/files';
+export type { FilePutOptions, FileStore, StoredFile } from './store/files';

@@ -24,6 +24,7 @@ import { AdmissionLedger, admission, documentAdmission } from './edge/admission'
 import { createMetrics } from './metrics';
 import { traceRequests } from './tracing';
 import { registerConversationRoutes } from './routes/conversations';
+import { registerFileRoutes } from './routes/files';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
 import { registerOperatorRoutes } from './routes/operator';
@@ -116,6 +117,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
   registerConversationRoutes(app, deps);
+  registerFileRoutes(app, deps);
   registerWhoamiRoute(app, deps);
   // a keyed route without a declared scope would answer any key: refuse to build
   assertEveryRouteScoped(app);

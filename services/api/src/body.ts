@@ -13,6 +13,21 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
+/**
+ * Memory an upload holds at once while it streams to the file store (about one store chunk),
+ * bytes: what admission weighs it at, whatever its size.
+ */
+export const UPLOAD_BUFFER_BYTES = 256 * 1024;
+
+/**
+ * True for the file upload (`POST /v1/files`): its body streams into the file store under
+ * its own cap (MAX_UPLOAD_BYTES), so neither the 1 MiB cap nor the JSON parse applies to it,
+ * and admission weighs it by {@link UPLOAD_BUFFER_BYTES} instead of its length.
+ */
+export function isStreamedUpload(c: { req: { method: string; path: string } }): boolean {
+  return c.req.method === 'POST' && c.req.path === '/v1/files';
+}
+
 /** 413 for bodies over the limit, whether announced by Content-Length or streamed. */
 export function limitBody(): MiddlewareHandler<AppEnv> {
   const limit = bodyLimit({
@@ -21,7 +36,7 @@ export function limitBody(): MiddlewareHandler<AppEnv> {
       throw new PayloadTooLargeError(MAX_BODY_BYTES);
     },
   });
-  return async (c, next) => (METHODS_WITH_BODY.has(c.req.method) ? limit(c, next) : next());
+  return async (c, next) => (METHODS_WITH_BODY.has(c.req.method) && !isStreamedUpload(c) ? limit(c, next) : next());
 }
 
 /**
@@ -35,7 +50,7 @@ export function limitBody(): MiddlewareHandler<AppEnv> {
 export function parseBody(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const type = c.req.header('content-type') ?? '';
-    if (!METHODS_WITH_BODY.has(c.req.method) || !/json/i.test(type)) return next();
+    if (!METHODS_WITH_BODY.has(c.req.method) || !/json/i.test(type) || isStreamedUpload(c)) return next();
     const text = await c.req.text();
     if (text.trim() === '') {
       c.set('body', {});

@@ -62,6 +62,13 @@ export const apiConfigSchema = defineConfig({
     .max(1_048_576)
     .default(32_768)
     .describe("longest ChatInput answer (the decide route's payload.text), UTF-8 bytes"),
+  MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_073_741_824)
+    .default(10_485_760)
+    .describe('largest file content POST /v1/files keeps (413 PayloadTooLarge beyond it, nothing kept), bytes'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1_000).default(10)
     .describe("connections of the API replica's Postgres pool"),
   DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000)

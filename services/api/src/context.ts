@@ -2,6 +2,7 @@
  * What the app is built from (its dependencies) and what each request carries.
  */
 import type { Pool } from 'pg';
+import type { FileStore } from '@flowline/db';
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { MetadataLimits, ToolCatalog } from '@flowline/graph';
@@ -51,6 +52,8 @@ export interface ApiLimits {
   maxPendingRuns?: (tenantId: string) => number;
   /** BACKLOG_RETRY_AFTER_S: the Retry-After of a 429 BacklogFull @default 5 */
   backlogRetryAfterS?: number;
+  /** MAX_UPLOAD_BYTES: largest file content POST /v1/files keeps @default 10 MiB */
+  maxUploadBytes?: number;
 }
 
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */
@@ -76,6 +79,8 @@ export interface AppDeps {
   bullBoardWrite?: boolean;
   /** ADMIN_SESSION_TTL_S: lifetime of a queue UI browser session, s @default 3600 */
   adminSessionTtlS?: number;
+  /** where uploads live @default the Postgres file store over `pool` */
+  files?: FileStore;
 }
 
 /** Hono env: per-request variables. */

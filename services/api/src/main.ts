@@ -83,6 +83,7 @@ const app = createApp({
     maxBulkRuns: cfg.MAX_BULK_RUNS,
     maxPendingRuns: maxPendingRunsOf(cfg),
     backlogRetryAfterS: cfg.BACKLOG_RETRY_AFTER_S,
+    maxUploadBytes: cfg.MAX_UPLOAD_BYTES,
   },
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
   queuePrefix: cfg.QUEUE_PREFIX,

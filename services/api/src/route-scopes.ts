@@ -56,6 +56,9 @@ export const ROUTE_SCOPES = {
   'POST /v1/runs/bulk': 'operate',
   'GET /v1/bulk-jobs/{bulkId}': 'read',
 
+  'POST /v1/files': 'run',
+  'GET /v1/files/{id}': 'read',
+
   'GET /v1/conversations': 'read',
   'POST /v1/conversations/{id}/messages': 'run',
   'DELETE /v1/conversations/{id}': 'run',

@@ -142,6 +142,8 @@ describe('ops', () => {
         'PUT /v1/runs/{id}/nodes/{key}/input',
         'GET /v1/tools',
         'GET /v1/whoami',
+        'POST /v1/files',
+        'GET /v1/files/{id}',
         'GET /v1/conversations',
         'POST /v1/conversations/{id}/messages',
         'GET /v1/conversations/{id}/messages',

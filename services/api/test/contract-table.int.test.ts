@@ -18,6 +18,8 @@ let defId: string;
 let runId: string;
 let chatDef: string;
 const convId = 'contract-table-conv';
+/** Tenant A's uploaded file. */
+let fileId: string;
 
 /** start → agent → llm → t → t2 → t3 → gate → end. */
 function mainGraph() {
@@ -66,6 +68,10 @@ beforeAll(async () => {
   chatDef = await createDefinition(h, chatGraph(), 'chat');
   const sent = await h.call('POST', `/v1/conversations/${convId}/messages`, { body: { definitionId: chatDef, text: 'hi', requestId: 'conv-1' } });
   if (sent.status !== 202) throw new Error(`send: ${sent.status} ${JSON.stringify(sent.body)}`);
+  const form = new FormData();
+  form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'hello.txt');
+  const uploaded = await h.app.request('/v1/files', { method: 'POST', headers: { authorization: `Bearer ${KEYS.a}` }, body: form });
+  fileId = ((await uploaded.json()) as { fileId: string }).fileId;
 });
 afterAll(async () => {
   await h.close();
@@ -75,7 +81,7 @@ interface Row {
   method: string;
   /** the OpenAPI path template */
   template: string;
-  path: (ids: { def: string; run: string; conv: string; node?: string; edge?: string }) => string;
+  path: (ids: { def: string; run: string; conv: string; file?: string; node?: string; edge?: string }) => string;
   body?: unknown;
 }
 
@@ -141,6 +147,10 @@ const ROUTES: Row[] = [
   { method: 'PUT', template: '/v1/runs/{id}/nodes/{key}/input', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 't2'}/input`, body: { input: { edited: 1 } } },
   { method: 'GET', template: '/v1/tools', path: () => '/v1/tools' },
   { method: 'GET', template: '/v1/whoami', path: () => '/v1/whoami' },
+  // a multipart body: its success and its own cap are in files.int.test.ts
+  { method: 'POST', template: '/v1/files', path: () => '/v1/files' },
+  // unknown and malformed ids reuse the run's
+  { method: 'GET', template: '/v1/files/{id}', path: (i) => `/v1/files/${i.file ?? i.run}` },
   { method: 'GET', template: '/v1/conversations', path: () => '/v1/conversations' },
   {
     method: 'POST',
@@ -153,7 +163,7 @@ const ROUTES: Row[] = [
   { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
-const ids = () => ({ def: defId, run: runId, conv: convId });
+const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId });
 const bodyOf = (r: Row) =>
   r.body !== null && typeof r.body === 'object' && 'definitionId' in r.body ? { ...r.body, definitionId: chatDef } : r.body;
 const call = (r: Row, path: string, token: string | null) => h.call(r.method, path, { ...(r.body === undefined ? {} : { body: bodyOf(r) }), token });
@@ -245,6 +255,7 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'PUT /v1/runs/{id}/nodes/{key}/input': 200,
       'GET /v1/conversations/{id}/messages': 200,
       'GET /v1/conversations/{id}/runs': 200,
+      'GET /v1/files/{id}': 200,
       // the live run pins the definition; the conversation's run is still live
       'DELETE /v1/definitions/{id}': '409 DefinitionInUse',
       'POST /v1/conversations/{id}/messages': '409 RunBusy',
@@ -426,7 +437,8 @@ describe('bad bodies (§5)', () => {
     expect((await h.call('GET', `/v1/definitions/${def}`)).body.version).toBe(1);
   });
 
-  it.each(ROUTES.filter((r) => r.method !== 'GET' && r.method !== 'DELETE').map((r) => [label(r), r] as const))(
+  // the upload streams up to MAX_UPLOAD_BYTES instead (files.int.test.ts)
+  it.each(ROUTES.filter((r) => r.method !== 'GET' && r.method !== 'DELETE' && r.template !== '/v1/files').map((r) => [label(r), r] as const))(
     '%s answers 413 PayloadTooLarge to a body over 1 MiB',
     async (_l, r) => {
       const raw = `{"pad":${JSON.stringify('a'.repeat(1024 * 1024 + 1))}}`;

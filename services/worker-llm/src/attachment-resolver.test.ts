@@ -35,13 +35,14 @@ describe('gatherAttachments', () => {
     expect(out).toMatchObject({ section: '', skipped: ['a.md'] });
   });
 
-  it('skips a throwing resolver, a non-{text} answer and images (never asking for an image)', async () => {
+  it('skips a throwing resolver, a non-{text} answer, and an image answered with text', async () => {
     const asked: string[] = [];
     const resolver: AttachmentResolver = async (ref, c) => {
       asked.push(ref.name);
       expect(c).toMatchObject({ runId: 'r1', nodeKey: 'n1' });
       if (ref.name === 'boom.md') throw new Error('down');
       if (ref.name === 'odd.md') return { text: 42 } as unknown as { text: string };
+      // a text answer for an image reference cannot be used
       return { text: `body of ${ref.name}` };
     };
     const out = await gatherAttachments(
@@ -50,7 +51,7 @@ describe('gatherAttachments', () => {
       ctx(),
       logger,
     );
-    expect(asked.sort()).toEqual(['boom.md', 'odd.md', 'ok.md']);
+    expect(asked.sort()).toEqual(['boom.md', 'odd.md', 'ok.md', 'pic.png']);
     expect(out?.skipped).toEqual(['boom.md', 'pic.png', 'odd.md']);
     expect(out?.section).toContain('body of ok.md');
     expect(out?.section).toMatch(/^## Attachments\n/);

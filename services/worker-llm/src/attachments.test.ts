@@ -51,8 +51,23 @@ describe('composeAttachments', () => {
   });
 
   it('is empty when nothing could be used', () => {
-    expect(composeAttachments([text('gone.md', null)], 1_000, fixedNonce)).toEqual({ section: '', skipped: ['gone.md'], included: 0, truncated: 0 });
+    expect(composeAttachments([text('gone.md', null)], 1_000, fixedNonce)).toEqual({ section: '', skipped: ['gone.md'], included: 0, truncated: 0, images: [] });
     expect(composeAttachments([], 1_000, fixedNonce).section).toBe('');
+  });
+
+  it('lists resolved images apart from the text, named in the section, and skips an image without bytes', () => {
+    const pic: ResolvedAttachment = { ref: ref('pic.png', 'image'), text: null, image: { dataUrl: 'data:image/png;base64,AAAA' } };
+    const gone: ResolvedAttachment = { ref: ref('gone.png', 'image'), text: null, image: null };
+    const out = composeAttachments([text('a.md', 'alpha'), pic, gone], 1_000, fixedNonce);
+    expect(out.images).toEqual([{ name: 'pic.png', dataUrl: 'data:image/png;base64,AAAA' }]);
+    expect(out.skipped).toEqual(['gone.png']);
+    expect(out.section).toContain('alpha');
+    expect(out.section).toContain('Images attached (sent with this message, in order): "pic.png"');
+    expect(out.section).not.toContain('AAAA');
+    const only = composeAttachments([pic], 1_000, fixedNonce);
+    expect(only.section).toMatch(/^## Attachments\n/);
+    expect(only.included).toBe(0);
+    expect(only.images).toHaveLength(1);
   });
 
   it('budgets all bodies together in UTF-8 bytes, cutting after the end marker is placed', () => {

@@ -16,10 +16,18 @@ export interface AttachmentRef {
   bytes: number;
 }
 
-/** What resolving one reference produced: its text, or null when it cannot be used. */
+/** What resolving one reference produced: its text (a text file) or image (an image file), null when it cannot be used. */
 export interface ResolvedAttachment {
   ref: AttachmentRef;
   text: string | null;
+  /** an image file's bytes as a `data:` URL; absent or null for a text file or an image that cannot be used */
+  image?: { dataUrl: string } | null;
+}
+
+/** An image attachment that goes to the model as an image content part. */
+export interface AttachedImage {
+  name: string;
+  dataUrl: string;
 }
 
 export interface ComposedAttachments {
@@ -31,6 +39,8 @@ export interface ComposedAttachments {
   included: number;
   /** files whose text was cut (or left out entirely) by the budget */
   truncated: number;
+  /** image files to send as image content parts, in input order */
+  images: AttachedImage[];
 }
 
 /** The opening sentence of the section. */
@@ -72,8 +82,10 @@ function endMarker(nonce: string, index: number): string {
 }
 
 /**
- * Composes the section from resolved attachments (input order kept). An image, or a
- * text that is null or empty, is skipped. Bodies share `budgetBytes`: the first ones in
+ * Composes the section from resolved attachments (input order kept). A resolved image is
+ * not in the section: it is listed in `images` (and named in the section, so the text
+ * says which file each image is). An image without bytes, or a text that is null or
+ * empty, is skipped. Bodies share `budgetBytes`: the first ones in
  * full, the one that crosses the budget cut (never inside a character), later ones empty,
  * each cut body followed — after its end marker — by the truncation marker line.
  * `nonce()` is called until it yields a value no body contains.
@@ -81,11 +93,19 @@ function endMarker(nonce: string, index: number): string {
 export function composeAttachments(resolved: readonly ResolvedAttachment[], budgetBytes: number, nonce: () => string): ComposedAttachments {
   const skipped: string[] = [];
   const usable: { name: string; text: string }[] = [];
+  const images: AttachedImage[] = [];
   for (const r of resolved) {
-    if (r.ref.kind !== 'text' || r.text === null || r.text.length === 0) skipped.push(r.ref.name);
+    if (r.ref.kind === 'image') {
+      if (r.image) images.push({ name: r.ref.name, dataUrl: r.image.dataUrl });
+      else skipped.push(r.ref.name);
+    } else if (r.text === null || r.text.length === 0) skipped.push(r.ref.name);
     else usable.push({ name: r.ref.name, text: r.text });
   }
-  if (usable.length === 0) return { section: '', skipped, included: 0, truncated: 0 };
+  const imageLine = images.length > 0 ? `Images attached (sent with this message, in order): ${images.map((i) => JSON.stringify(i.name)).join(', ')}` : null;
+  if (usable.length === 0) {
+    const section = imageLine ? `## Attachments\n${ATTACHMENTS_NOTICE}\n\n${imageLine}` : '';
+    return { section, skipped, included: 0, truncated: 0, images };
+  }
   let n = nonce();
   for (let tries = 0; usable.some((u) => u.text.includes(n)); tries++) {
     if (tries >= 16) throw new Error('could not draw an attachment nonce absent from the content');
@@ -106,5 +126,6 @@ export function composeAttachments(resolved: readonly ResolvedAttachment[], budg
     }
     return lines.join('\n');
   });
-  return { section: `## Attachments\n${ATTACHMENTS_NOTICE}\n\n${blocks.join('\n\n')}`, skipped, included: usable.length, truncated };
+  const body = imageLine ? [...blocks, imageLine] : blocks;
+  return { section: `## Attachments\n${ATTACHMENTS_NOTICE}\n\n${body.join('\n\n')}`, skipped, included: usable.length, truncated, images };
 }

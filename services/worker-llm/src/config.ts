@@ -1,7 +1,7 @@
 /**
  * worker-llm configuration: the shared option shapes of CONTRACT §7 plus the LLM
  * lane's own, parsed once in main.ts. LLM_PROVIDERS is JSON:
- * `{ "<name>": { "baseUrl", "apiKey"?, "model"?, "maxConcurrentCalls"?, "tokensPerMinute"?, "stream"?, "logprobs"? } }`;
+ * `{ "<name>": { "baseUrl", "apiKey"?, "model"?, "maxConcurrentCalls"?, "tokensPerMinute"?, "stream"?, "logprobs"?, "vision"? } }`;
  * a node pins one with `model: "<name>/<model>"`.
  */
 import { z } from 'zod';
@@ -55,7 +55,7 @@ export const llmWorkerOwnOptions = {
     .trim()
     .min(1)
     .optional()
-    .describe('path (relative to the cwd) or package name of an ES module exporting resolveAttachment(ref, ctx); unset = every attachment is skipped'),
+    .describe("path (relative to the cwd) or package name of an ES module exporting resolveAttachment(ref, ctx), used instead of Flowline's file store; unset = attachments are read from the file store (POST /v1/files uploads) at DATABASE_URL"),
   MAX_ATTACHMENT_TEXT_BYTES: z.coerce
     .number()
     .int()
@@ -63,9 +63,27 @@ export const llmWorkerOwnOptions = {
     .max(16 * 1024 * 1024)
     .default(DEFAULT_MAX_ATTACHMENT_TEXT_BYTES)
     .describe('UTF-8 byte budget of all attachment text in one prompt (includeAttachments)'),
+  MAX_ATTACHMENT_IMAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64 * 1024 * 1024)
+    .default(5 * 1024 * 1024)
+    .describe('largest image attachment sent to a model as an image content part (a larger one is skipped and named in attachmentsSkipped), bytes'),
+  MAX_ATTACHMENT_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024 * 1024 * 1024)
+    .default(16 * 1024 * 1024)
+    .describe('largest text attachment read from the file store into memory (a larger one is skipped), bytes'),
+  FILE_STORE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(2)
+    .describe('connections of the Postgres pool the file store resolver reads attachments with (opened only when ATTACHMENT_RESOLVER_MODULE is unset)'),
+  LLM_VISION: flagOption('1: the default provider\'s models take image input (image attachments are sent as image content parts); 0 fails a node with an image attachment ValidationFailed before any call', '1'),
 };
 
 export const llmWorkerConfigSchema = defineConfig({
+  DATABASE_URL: connectionOptions.DATABASE_URL,
   REDIS_URL: connectionOptions.REDIS_URL,
   REDIS_CLUSTER_NODES: connectionOptions.REDIS_CLUSTER_NODES,
   LLM_BASE_URL: workerOptions.LLM_BASE_URL,

@@ -10,7 +10,8 @@
 import { connectRedis, laneTelemetry } from '@flowline/queue';
 import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig, serveLaneWorker } from '@flowline/runtime';
 import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
-import { loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
+import { createPool, pgFileStore, runTenantOf } from '@flowline/db';
+import { fileStoreResolver, loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
 import { createProviderRegistry } from './providers/registry';
@@ -29,8 +30,21 @@ const tools = await createToolRegistry({
   httpFetch: { allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE },
 });
 
-let attachmentResolver: AttachmentResolver | null = null;
-if (config.ATTACHMENT_RESOLVER_MODULE !== undefined) {
+let attachmentResolver: AttachmentResolver;
+// The default: uploads read from the file store as the run's tenant. The pool opens a
+// connection only when a file is read, and is not closed at shutdown (releasers run before
+// the drain, while a draining node may still be reading its attachments); exit closes it.
+if (config.ATTACHMENT_RESOLVER_MODULE === undefined) {
+  const pool = createPool(config.DATABASE_URL, {
+    max: config.FILE_STORE_POOL_MAX,
+    applicationName: 'flowline-worker-llm',
+    onIdleError: (err) => logger.warn({ err }, 'file store connection error'),
+  });
+  attachmentResolver = fileStoreResolver(pgFileStore(pool), (runId) => runTenantOf(pool, runId), {
+    maxImageBytes: config.MAX_ATTACHMENT_IMAGE_BYTES,
+    maxTextFileBytes: config.MAX_ATTACHMENT_FILE_BYTES,
+  });
+} else {
   try {
     attachmentResolver = await loadAttachmentResolver(config.ATTACHMENT_RESOLVER_MODULE);
   } catch (err) {
@@ -49,6 +63,7 @@ const providers = createProviderRegistry({
   tokensPerMinute: config.LLM_TOKENS_PER_MINUTE,
   stream: config.LLM_STREAM,
   logprobs: config.LLM_LOGPROBS,
+  vision: config.LLM_VISION,
   timeoutMs: config.LLM_REQUEST_TIMEOUT_MS,
   onErrorDetail: (invocationId, detail) => logger.debug({ invocationId, ...detail }, 'model provider error'),
   logger,

@@ -8,7 +8,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
@@ -569,6 +569,27 @@ describe('conversations', () => {
     await c.runs.decide(sent.runId, 'ask', { operationId: randomUUID(), decision: 'Answer', payload: { text: 'hello' } });
     await waitForRun(c, sent.runId, (d) => d.run.status === 'Completed', 'chat run completed');
   }, 60_000);
+});
+
+describe('files', () => {
+  it('uploads a file, reads its metadata back, refuses another tenant with NotFound, and sends it as an attachment', async () => {
+    const c = client();
+    const stored = await c.files.upload(new Blob(['a note'], { type: 'text/plain' }), 'note.txt');
+    expect(stored).toEqual({
+      fileId: expect.any(String),
+      name: 'note.txt',
+      bytes: 6,
+      sha256: createHash('sha256').update('a note').digest('hex'),
+      contentType: 'text/plain',
+      kind: 'text',
+    });
+    expect(await c.files.get(stored.fileId)).toEqual(stored);
+    expect(await refusal(client(KEYS.b).files.get(stored.fileId))).toMatchObject({ status: 404, code: 'NotFound' });
+    const def = await c.definitions.create({ name: 'chat-files', graph: { ...chatGraph(), chat: { acceptsAttachments: true } } });
+    const attachment = { fileId: stored.fileId, name: stored.name, kind: stored.kind, bytes: stored.bytes };
+    const sent = await c.conversations.send(`conv-${randomUUID()}`, { definitionId: def.id, text: 'see file', requestId: 'f-1', attachments: [attachment] });
+    expect(sent.runId).toEqual(expect.any(String));
+  });
 });
 
 describe('coverage', () => {

@@ -8,3 +8,4 @@ export * from './shard-leases';
 export * from './conversations';
 export * from './bulk-jobs';
 export * from './sql-functions';
+export * from './files';

@@ -78,8 +78,8 @@ const publishToChat: MemberSpec = {
 const includeAttachments: MemberSpec = {
   name: 'includeAttachments', type: 'boolean', required: false, default: false, chatOnly: true, example: true,
   help:
-    "Give the model the text attachments of the run's message in an Attachments section (Chat graphs with " +
-    'chat.acceptsAttachments only).',
+    "Give the model the attachments of the run's message: text files in an Attachments section, images as image " +
+    'content parts (Chat graphs with chat.acceptsAttachments only).',
 };
 const inputBinding: MemberSpec = {
   name: 'inputBinding', type: 'dotPath', required: false, example: 'input.output',

@@ -22,7 +22,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../context';
 import { ErrorSchema } from '../schemas';
 import { OverloadedError, TooManyInFlightError, type RetryLaterError } from '../errors';
-import { MAX_BODY_BYTES } from '../body';
+import { isStreamedUpload, MAX_BODY_BYTES, UPLOAD_BUFFER_BYTES } from '../body';
 import { announcedLength, requestKind, type RequestKind } from './request-weight';
 
 /** The bounds, each 0 = unbounded; the ADMISSION_* options of edge/config.ts. */
@@ -174,7 +174,9 @@ export function admission(ledger: AdmissionLedger, opts: AdmissionOptions, onRef
   return async (c, next) => {
     const kind = requestKind(c.req.method);
     const raw = c.req.raw;
-    const announced = kind === 'write' && raw.body !== null ? announcedLength(raw) : 0;
+    // an upload streams to the file store a chunk at a time: it weighs what it holds, not its length
+    const upload = isStreamedUpload(c);
+    const announced = upload ? UPLOAD_BUFFER_BYTES : kind === 'write' && raw.body !== null ? announcedLength(raw) : 0;
     // over the body limit: refused next, unread, with 413 — nothing to admit
     if (announced !== null && announced > MAX_BODY_BYTES) return next();
     const ticket = ledger.admit(c.get('tenant'), kind, announced ?? 0);

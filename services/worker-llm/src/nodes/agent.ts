@@ -13,7 +13,7 @@
  */
 import { memberNamed, NODE_KIND_SPECS, parseJson, stringifyJson, type Json, type JsonObject } from '@flowline/graph';
 import { ToolError } from '@flowline/tools';
-import { nodeAttachments } from '../attachment-resolver';
+import { nodeAttachments, withImages } from '../attachment-resolver';
 import { abortErrorOf, llmFailed } from '../errors';
 import { conversationRequestSection, cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
 import type { LlmMessage, LlmToolCall, LlmToolSpec, LlmUsage } from '../providers/types';
@@ -82,8 +82,13 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
   const attached = await nodeAttachments(ctx, config.includeAttachments);
   const messages: LlmMessage[] = [
     { role: 'system', content: AGENT_SYSTEM_PROMPT },
-    { role: 'user', content: joinParts(config.instructions, request, upstream, attached.section, steeringSection(ctx.item.steering)) },
+    {
+      role: 'user',
+      content: joinParts(config.instructions, request, upstream, attached.section, steeringSection(ctx.item.steering)),
+      ...(attached.images.length > 0 ? { images: attached.images.map((i) => ({ dataUrl: i.dataUrl })) } : {}),
+    },
   ];
+  const call = withImages(target, attached.images, ctx.item.nodeKey, ctx.call.bind(ctx));
   const records: ToolCallRecord[] = [];
   const usages: LlmUsage[] = [];
   // what the model reasoned on each call, kept with the output (sealed with it when encryption is on)
@@ -131,7 +136,7 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
   for (let iteration = 1; ; iteration++) {
     const offer = iteration < maxIterations && records.length < maxToolCalls && offered.size > 0;
     ctx.phase(`iteration ${iteration}`);
-    const response = await ctx.call(target, {
+    const response = await call(target, {
       messages,
       ...(offer ? { tools: [...offered.values()] } : {}),
       ...(schema ? { responseSchema: { name: 'response', schema } } : {}),

@@ -7,7 +7,7 @@
  * `{ text, json, usage, attachmentsSkipped? }`.
  */
 import type { Json } from '@flowline/graph';
-import { nodeAttachments } from '../attachment-resolver';
+import { nodeAttachments, withImages } from '../attachment-resolver';
 import { dataBlock, joinParts, resolveBindings, steeringSection } from '../prompt';
 import type { LlmMessage } from '../providers/types';
 import { readJsonAnswer, stripThinking, usageJson } from './answer';
@@ -30,9 +30,11 @@ export async function runLlmCall(ctx: NodeContext): Promise<Json> {
       attached.section,
       steeringSection(ctx.item.steering),
     ),
+    ...(attached.images.length > 0 ? { images: attached.images.map((i) => ({ dataUrl: i.dataUrl })) } : {}),
   });
   const schema = config.responseJsonSchema ?? null;
-  const response = await ctx.call(target, {
+  const call = withImages(target, attached.images, ctx.item.nodeKey, ctx.call.bind(ctx));
+  const response = await call(target, {
     messages,
     ...(schema ? { responseSchema: { name: 'response', schema } } : {}),
     ...(config.reasoningEffort ? { reasoningEffort: config.reasoningEffort } : {}),

@@ -42,6 +42,14 @@ function toWire(messages: readonly LlmMessage[]): ChatCompletionMessageParam[] {
             ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) }
             : {}),
         };
+      case 'user':
+        // image attachments travel as image content parts after the text (OpenAI `image_url`)
+        return m.images && m.images.length > 0
+          ? {
+              role: 'user',
+              content: [{ type: 'text', text: m.content }, ...m.images.map((i) => ({ type: 'image_url' as const, image_url: { url: i.dataUrl } }))],
+            }
+          : { role: 'user', content: m.content };
       default:
         return { role: m.role, content: m.content };
     }

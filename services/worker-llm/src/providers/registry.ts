@@ -27,6 +27,8 @@ export const providerEntrySchema = z.object({
   tokensPerMinute: z.number().int().min(0).optional(),
   stream: z.boolean().optional(),
   logprobs: z.boolean().optional(),
+  /** false: its models take no image input (an image attachment fails the node ValidationFailed before any call) @default true */
+  vision: z.boolean().optional(),
 });
 export type ProviderEntry = z.output<typeof providerEntrySchema>;
 
@@ -46,6 +48,8 @@ export interface ModelTarget {
   /** `<provider>/<model>`: the admission key */
   key: string;
   limits: AdmissionLimits;
+  /** false when the provider's models are configured to take no image input @default true */
+  vision?: boolean;
 }
 
 export interface ProviderRegistryOptions {
@@ -60,6 +64,8 @@ export interface ProviderRegistryOptions {
   stream?: boolean;
   /** LLM_LOGPROBS: the default provider sends `logprobs` when a request asks @default true */
   logprobs?: boolean;
+  /** LLM_VISION: the default provider's models take image input @default true */
+  vision?: boolean;
   timeoutMs?: number;
   onErrorDetail?: OpenAiProviderOptions['onErrorDetail'];
   /** model discovery of the default provider (used only when it has no default model) */
@@ -95,6 +101,7 @@ interface Entry {
   model: string | null;
   limits: AdmissionLimits;
   logprobs?: boolean;
+  vision?: boolean;
 }
 
 /** Builds the providers once per process. */
@@ -114,6 +121,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
       }),
       model: e.model ?? null,
       logprobs: e.logprobs,
+      vision: e.vision,
       limits: { maxConcurrentCalls: e.maxConcurrentCalls ?? defaults.maxConcurrentCalls, tokensPerMinute: e.tokensPerMinute ?? defaults.tokensPerMinute },
     });
   }
@@ -132,7 +140,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
       onErrorDetail: opts.onErrorDetail,
     });
     const model = opts.defaultModel ?? named?.model ?? null;
-    entries.set('default', { provider, model, limits: named?.limits ?? defaults, logprobs: opts.logprobs ?? named?.logprobs });
+    entries.set('default', { provider, model, limits: named?.limits ?? defaults, logprobs: opts.logprobs ?? named?.logprobs, vision: opts.vision ?? named?.vision });
     if (model === null) discovery = discoveryOf(provider, opts);
   } else {
     defaultName = 'scripted';
@@ -169,7 +177,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
       let chosen = name === 'scripted' ? 'scripted' : (model ?? entry.model ?? opts.defaultModel ?? null);
       if (!chosen && name === 'default' && discovery) chosen = await discovered();
       if (!chosen) throw llmInvalid(`no model configured for provider ${name}: pin one on the node or set LLM_MODEL`);
-      return { provider: entry.provider, model: chosen, key: `${name}/${chosen}`, limits: entry.limits };
+      return { provider: entry.provider, model: chosen, key: `${name}/${chosen}`, limits: entry.limits, vision: entry.vision ?? true };
     },
   };
 }

@@ -8,10 +8,15 @@ export interface LlmToolCall {
   arguments: string;
 }
 
+/** An image sent with a user message (an image attachment): a `data:` URL of its bytes. */
+export interface LlmImage {
+  dataUrl: string;
+}
+
 /** A chat message (OpenAI chat shape, the subset the lane sends). */
 export type LlmMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; images?: LlmImage[] }
   | { role: 'assistant'; content: string | null; toolCalls?: LlmToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 
