@@ -269,7 +269,7 @@ export function createRestClient(o: RestClientOptions) {
         { wait: `${Math.max(0, Math.floor(waitSeconds))}s` },
         opts.idempotencyKey !== undefined ? { 'idempotency-key': opts.idempotencyKey } : undefined,
       ),
-    /** `GET /v1/runs`, newest first, filtered by the search members (issue #17) */
+    /** `GET /v1/runs`, newest first, filtered by the search members */
     list: (q: Omit<RunSearchQuery, 'status'> & { status?: Named<RunStatus> | RunStatus[]; limit?: number; cursor?: string } = {}) =>
       call<Page<RunSummary>>('GET', '/v1/runs', undefined, searchQuery(q as RunSearchQuery)),
     /** `POST /v1/runs/bulk`: `{ count }` for a dry run, else 202 `{ bulkId, count }` (a tracked background job) */

@@ -27,7 +27,7 @@ export type FailureClass =
   | 'CapacityRejected'
   | 'Internal'
   | 'BudgetExceeded'
-  /** the run waited Pending, never admitted, past PENDING_RUN_TTL_MS (issue #16) */
+  /** the run waited Pending, never admitted, past PENDING_RUN_TTL_MS, so a backlog does not keep stale work forever */
   | 'Expired';
 
 /** Node kind (§1.1). */
@@ -189,7 +189,7 @@ export interface RunSummary {
    * API; optional in this type so summaries built by hand (test fakes) need not name it.
    */
   forkedFrom?: { runId: string; nodeKey: string } | null;
-  /** 1–5, higher first (issue #16). Always sent by the API; optional like `forkedFrom` */
+  /** 1–5, higher first. Always sent by the API; optional like `forkedFrom` */
   priority?: number;
   /**
    * string key/values given at start (searchable, stored unencrypted), {} when none. Always
@@ -202,7 +202,7 @@ export interface RunSummary {
   usage?: RunUsage;
 }
 
-/** A run budget (issue #16): past any limit the run fails `BudgetExceeded`. */
+/** A run budget, a cap on what one run may spend: past any limit the run fails `BudgetExceeded`. */
 export interface RunBudget {
   maxTokens?: number;
   maxCostUsd?: number;
@@ -293,7 +293,7 @@ export interface StartRunBody {
   conversationId?: string;
   /**
    * 1–5, default 3; HIGHER is more urgent: orders the release of the tenant's held work and
-   * which of its Pending runs take free run slots first (issue #16). Outside 1–5: 400 ValidationFailed
+   * which of its Pending runs take free run slots first. Outside 1–5: 400 ValidationFailed
    */
   priority?: number;
   /** this run's budget; per field the stricter of it and the definition's applies */
@@ -302,7 +302,7 @@ export interface StartRunBody {
   metadata?: Record<string, string>;
 }
 
-/** `GET /v1/runs` search (issue #17): every member optional, all ANDed. */
+/** `GET /v1/runs` search: every member optional, all ANDed. */
 export interface RunSearchQuery {
   /** any of these statuses */
   status?: RunStatus | RunStatus[];

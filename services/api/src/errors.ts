@@ -247,7 +247,7 @@ export function errorResponse(err: unknown): { status: number; body: ErrorBody }
   return { status: 500, body: { error: { code: 'Internal', message: 'internal error' } } };
 }
 
-/** Run metadata that breaks a rule (issue #17); details name each key: `{ key: 'metadata.<key>', message }`. */
+/** Run metadata that breaks a rule; details name each key: `{ key: 'metadata.<key>', message }`. */
 export class MetadataInvalidError extends ApiError {
   constructor(details: Issue[]) {
     super(400, 'MetadataInvalid', `run metadata is invalid: ${details.map((d) => d.key).join(', ')}`, details);

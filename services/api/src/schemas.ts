@@ -174,14 +174,14 @@ export const GraphDescriptorSchema = z
   })
   .openapi('GraphDescriptor');
 
-/** Run metadata (issue #17): string key/values, searchable, stored unencrypted. */
+/** Run metadata: string key/values, searchable, stored unencrypted. */
 export const RunMetadataSchema = z.record(z.string(), z.string()).openapi('RunMetadata', {
   description:
     'string key/values given at start (MAX_RUN_METADATA_KEYS keys, each 1–64 letters, digits, _ - . starting with a letter or digit; values up to ' +
     'MAX_RUN_METADATA_VALUE_CHARS characters). Stored NOT encrypted: they are searchable (GET /v1/runs?metadata=k:v). Kept by a fork, not given to child runs.',
   example: { batch: 'nightly-42', customer: 'acme' },
 });
-/** A run's priority on start (issue #16): 1–5, higher first, default 3. */
+/** A run's priority on start: 1–5, higher first, default 3. */
 export const PrioritySchema = z
   .number()
   .int()
@@ -283,7 +283,7 @@ export const RunSummarySchema = z
 
 const StringOrList = z.union([z.string(), z.array(z.string())]);
 
-/** The run search members as query parameters (issue #17); a bad value answers 400 ValidationFailed keyed by its name. */
+/** The run search members as query parameters; a bad value answers 400 ValidationFailed keyed by its name. */
 export const RunSearchQuery = z.object({
   status: StringOrList.optional().openapi({ description: 'one or more run statuses: repeated, or comma-separated (status=Failed,Cancelled)', example: 'Failed' }),
   definitionId: z.string().optional(),

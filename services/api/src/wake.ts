@@ -9,7 +9,7 @@ import type { AppDeps } from './context';
 /**
  * Publishes `{ runId, tenantId }` on the wake channel of the run's shard (its owner's alone);
  * never throws. The tenant lets the owner order its ticks fairly across tenants before it has
- * read the run (issue #16).
+ * read the run.
  */
 export async function publishWake(deps: Pick<AppDeps, 'redis' | 'queuePrefix' | 'logger' | 'limits'>, runId: string, tenantId?: string): Promise<void> {
   try {

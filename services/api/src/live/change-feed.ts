@@ -3,8 +3,8 @@
  * committed change is pinged on its run's channel by its committer, and this feed subscribes
  * to a run's channel while something of this replica watches the run (from the first
  * `watch` to the last unwatch), handing each valid ping to the run's watchers and to the
- * `onAny` listeners. A replica nobody watches a run through spends nothing on its commits
- * (issue #19). Malformed messages are dropped (logged), never thrown. One feed per (Redis
+ * `onAny` listeners. A replica nobody watches a run through spends nothing on its commits,
+ * so adding replicas does not add work per commit. Malformed messages are dropped (logged), never thrown. One feed per (Redis
  * client, prefix), so the socket server and the SSE route share one subscriber connection.
  */
 import type { Logger } from 'pino';

@@ -7,7 +7,8 @@
  * here (the adapter's create-room / delete-room: from the first socket's join to the last
  * one's leave), so it receives only the pings of runs its own sockets watch and delivers
  * them without re-broadcasting through the adapter; a replica nobody watches a run through
- * spends nothing on that run's commits (issue #19).
+ * spends nothing on that run's commits, so adding replicas
+ * does not add work per commit.
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Pool } from 'pg';

@@ -1,5 +1,5 @@
 /**
- * Bulk actions by filter (issue #17): `POST /v1/runs/bulk` answers the count of runs the
+ * Bulk actions by filter: `POST /v1/runs/bulk` answers the count of runs the
  * filter matches AND the action applies to — as a dry run, or by submitting a tracked job
  * (202 `{bulkId, count}`) that the dispatchers work through in the background — and
  * `GET /v1/bulk-jobs/{bulkId}` its progress. The request's rules are libs/graph

@@ -157,7 +157,7 @@ const sendRoute = createRoute({
     409: jsonContent(ErrorSchema, 'RunBusy (a bound run is live), RerunConfirmationRequired, DefinitionDisabled or RequestIdReused'),
     429: {
       description:
-        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, issue #16); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
+        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, so one tenant cannot pile up unbounded waiting work); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
       headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before sending again' }) }),
       content: { 'application/json': { schema: ErrorSchema } },
     },

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/runs/{id}/fork` (issue #17): a NEW run from a node of a run. The route turns
+ * `POST /v1/runs/{id}/fork`: a NEW run from a node of a run. The route turns
  * the request into the pure decision (libs/graph `planFork`) and the store's one-transaction
  * fork (libs/db `forkRun`); it adds the input rules: an edited input of the Start node is the
  * new run's input (checked like a run start), of any other node it replaces the `input` member

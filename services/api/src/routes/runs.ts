@@ -78,7 +78,7 @@ const startRun = createRoute({
     409: jsonContent(ErrorSchema, 'RequestIdReused, or RunBusy (with a conversationId whose bound run is live)'),
     429: {
       description:
-        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, issue #16); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
+        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, so one tenant cannot pile up unbounded waiting work); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
       headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before starting again' }) }),
       content: { 'application/json': { schema: ErrorSchema } },
     },

@@ -1,7 +1,7 @@
 /**
  * The console's routes under `/console`. Sections are path segments, selections are search
  * params (app/search.ts). The run view and the chat page are code-split; a later section
- * (the graph editor, issue #14) adds one more lazy route here and one entry to the shell's
+ * (the graph editor, for example) adds one more lazy route here and one entry to the shell's
  * SECTIONS, without touching the rest.
  */
 import {
