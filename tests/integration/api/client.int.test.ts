@@ -550,8 +550,9 @@ describe('conversations', () => {
     const def = await c.definitions.create({ name: 'chat', graph: chatGraph() });
     const conv = `conv-${randomUUID()}`;
     const sent = await c.conversations.send(conv, { definitionId: def.id, text: 'hi', requestId: 'm-1' });
-    expect(sent).toEqual({ runId: expect.any(String), messageId: expect.any(String) });
-    expect(await c.conversations.send(conv, { definitionId: def.id, text: 'hi', requestId: 'm-1' })).toEqual(sent);
+    expect(sent).toEqual({ runId: expect.any(String), messageId: expect.any(String), action: 'started' });
+    // the same send again: the same run and message, the action says it was a replay
+    expect(await c.conversations.send(conv, { definitionId: def.id, text: 'hi', requestId: 'm-1' })).toEqual({ ...sent, action: 'replayed' });
     const busy = await refusal(c.conversations.send(conv, { definitionId: def.id, text: 'again', requestId: 'm-2' }));
     expect(busy).toMatchObject({ status: 409, code: 'RunBusy' });
 
@@ -568,6 +569,10 @@ describe('conversations', () => {
     expect((await c.runs.get(sent.runId)).nodeRuns.find((n) => n.nodeKey === 'ask')?.pendingDecisionKind).toBe('Answer');
     await c.runs.decide(sent.runId, 'ask', { operationId: randomUUID(), decision: 'Answer', payload: { text: 'hello' } });
     await waitForRun(c, sent.runId, (d) => d.run.status === 'Completed', 'chat run completed');
+    // purged: the messages go, the run stays, unbound
+    expect(await c.conversations.purge(conv)).toBeNull();
+    expect(await refusal(c.conversations.messages(conv))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect((await c.runs.get(sent.runId)).run.conversationId).toBeNull();
   }, 60_000);
 });
 
