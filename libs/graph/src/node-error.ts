@@ -8,7 +8,7 @@
 import { RETRYABLE_FAILURE_CLASSES, type FailureClass, type JsonObject } from './model';
 
 /** The classes a node's own work can fail with (CONTRACT §4); the rest are the engine's. */
-export type NodeFailureClass = Extract<FailureClass, 'NodeFailed' | 'ValidationFailed' | 'Timeout' | 'Cancelled' | 'Interrupted'>;
+export type NodeFailureClass = Extract<FailureClass, 'NodeFailed' | 'ValidationFailed' | 'Timeout' | 'Cancelled' | 'Interrupted' | 'CapacityRejected'>;
 
 /** A failure of a node's work with the failure class to report and a stable `code`. */
 export class FlowlineNodeError extends Error {

@@ -15,6 +15,7 @@ export const TOOL_ERROR_CODES = {
   Timeout: 'ToolTimedOut',
   Cancelled: 'ToolCancelled',
   Interrupted: 'ToolInterrupted',
+  CapacityRejected: 'ToolCapacityRejected',
 } as const satisfies Record<ToolFailureClass, string>;
 
 /** Every code a ToolError carries: one per failure class, plus the codes of its subclasses. */

@@ -13,6 +13,7 @@ export const LLM_ERROR_CODES = {
   Timeout: 'LlmTimedOut',
   Cancelled: 'LlmCancelled',
   Interrupted: 'LlmInterrupted',
+  CapacityRejected: 'LlmCapacityRejected',
 } as const satisfies Record<LlmFailureClass, string>;
 
 /** An LLM-lane failure with a stable `code` and the failure class to report. */

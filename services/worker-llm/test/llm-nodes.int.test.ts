@@ -359,6 +359,18 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(logs.some((l) => l.includes('"status":429'))).toBe(true);
   });
 
+  it('fails CapacityRejected, not retryable, when the provider cannot load the model for lack of memory', async () => {
+    const said = 'model requires more system memory (12.4 GiB) than is available (3.1 GiB)';
+    script('m-oom', { status: 500, body: { error: { message: said } } });
+    const out = await run(llmItem('LlmCall', { prompt: 'x', model: 'm-oom' }));
+    expect(out).toMatchObject({
+      ok: false,
+      failureClass: 'CapacityRejected',
+      reason: 'the model provider cannot load the model for lack of capacity (HTTP 500): free capacity or pin another model',
+    });
+    expect(JSON.stringify(out)).not.toContain('12.4 GiB');
+  });
+
   it('waits out a provider cool-down without calling the provider, visible in job progress and activity', async () => {
     script('m-wait', { content: 'after the wait' });
     await redis.set(`${prefix}:llm:cool:default/m-wait`, '1', 'PX', 60_000);

@@ -215,6 +215,10 @@ describe('retries and deadlines', () => {
     const { snap } = step(snapshotOf(chain()), 0);
     const r = step(withResult(snap, 't', failed('ValidationFailed', 'no')), 10);
     expect(rowOf(r.snap, 't')).toMatchObject({ status: 'Failed', failureClass: 'ValidationFailed', reason: 'no' });
+    // a worker's capacity refusal (the model cannot be loaded) is final too
+    const cap = step(withResult(snap, 't', failed('CapacityRejected', 'no memory')), 10);
+    expect(rowOf(cap.snap, 't')).toMatchObject({ status: 'Failed', failureClass: 'CapacityRejected', reason: 'no memory' });
+    expect(cap.result.events.some((e) => e.kind === 'node.retried')).toBe(false);
   });
 
   it('stops retrying when the run retry budget is spent', () => {

@@ -1,7 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { LlmError } from '../errors';
-import { classOfStatus, mapProviderError, retryAfterMsOf } from './error-map';
+import { classOfStatus, isCapacityRefusal, mapProviderError, retryAfterMsOf } from './error-map';
 
 const live = new AbortController().signal;
 const headers = (h: Record<string, string>) => new Headers(h);
@@ -28,6 +28,22 @@ describe('provider error mapping', () => {
     const e = mapProviderError(APIError.generate(429, { message: 'prompt-s3cret' }, 'prompt-s3cret', headers({ 'retry-after': '3' })), live);
     expect(e).toMatchObject({ failureClass: 'NodeFailed', rateLimited: true, retryAfterMs: 3000 });
     expect(e.message).not.toContain('s3cret');
+  });
+
+  it('maps a model that cannot be loaded for lack of memory to CapacityRejected (not retried), never quoting the provider', () => {
+    const said = 'model requires more system memory (12.4 GiB) than is available (3.1 GiB) for prompt-s3cret';
+    for (const status of [500, 503, 400]) {
+      const e = mapProviderError(APIError.generate(status, { error: { message: said } }, said, headers({})), live);
+      expect(e.failureClass).toBe('CapacityRejected');
+      expect(e.retryable).toBe(false);
+      expect(e.message).toBe(`the model provider cannot load the model for lack of capacity (HTTP ${status}): free capacity or pin another model`);
+    }
+    for (const text of ['CUDA out of memory. Tried to allocate 2.00 GiB', 'failed to load model', 'not enough GPU memory', 'insufficient memory for the KV cache']) {
+      expect(isCapacityRefusal(text)).toBe(true);
+    }
+    for (const text of ['the prompt is too long', 'rate limit reached', 'model not found', 'invalid image']) expect(isCapacityRefusal(text)).toBe(false);
+    // any other 5xx stays the retryable NodeFailed
+    expect(mapProviderError(APIError.generate(503, { error: { message: 'busy' } }, 'busy', headers({})), live).failureClass).toBe('NodeFailed');
   });
 
   it('maps connection failures and client timeouts, and lets an aborted signal decide', () => {

@@ -1,8 +1,9 @@
 /**
  * Provider errors → failure classes (CONTRACT §4): a timeout is Timeout; 5xx, 429 and
  * an unreachable server are NodeFailed (retryable); 408 is Timeout; any other 4xx is
- * ValidationFailed (the same request fails the same way). The reason names the HTTP
- * status only — never the provider's text, which may quote the prompt.
+ * ValidationFailed (the same request fails the same way); a model that cannot be loaded for
+ * lack of memory is CapacityRejected (not retried). The reason names the HTTP status only —
+ * never the provider's text, which may quote the prompt.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { LlmError, abortErrorOf } from '../errors';
@@ -18,6 +19,22 @@ export function retryAfterMsOf(headers: { get(name: string): string | null } | u
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed) * 1000);
   const at = Date.parse(trimmed);
   return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+/**
+ * What model servers say when a model cannot be loaded for lack of memory (Ollama's "model
+ * requires more system memory … than is available", llama.cpp's and vLLM's out-of-memory and
+ * "failed to load model" answers). Retrying sends the same request to the same full machine,
+ * so such a refusal is CapacityRejected, not the retryable NodeFailed: only an operator
+ * freeing capacity, or a node pinning another model, changes it. The text is matched here
+ * and never repeated in the node's reason.
+ */
+const CAPACITY_REFUSAL =
+  /requires more (system )?memory|not enough (system |gpu |v)?memory|insufficient (system |gpu |v)?memory|out of (gpu |v)?memory|cuda out of memory|failed to load (the )?model|unable to load (the )?model|cannot load (the )?model/i;
+
+/** True when a provider's error text says the model cannot be loaded for lack of capacity. */
+export function isCapacityRefusal(message: string): boolean {
+  return CAPACITY_REFUSAL.test(message);
 }
 
 /** The failure class of an HTTP status from a provider. */
@@ -42,6 +59,9 @@ export function mapProviderError(error: unknown, signal: AbortSignal, nowMs: num
     if (status === 429) {
       const retryAfterMs = retryAfterMsOf(error.headers, nowMs);
       return new LlmError('NodeFailed', 'the model provider is rate limiting (HTTP 429)', { cause: error, retryAfterMs, rateLimited: true });
+    }
+    if (status >= 400 && status !== 408 && isCapacityRefusal(error.message ?? '')) {
+      return new LlmError('CapacityRejected', `the model provider cannot load the model for lack of capacity (HTTP ${status}): free capacity or pin another model`, { cause: error });
     }
     const failureClass = classOfStatus(status);
     const text =
