@@ -93,7 +93,7 @@ export function AttachmentPicker({ pending }: { pending: ReturnType<typeof usePe
   const id = useId();
   return (
     <div className="attach">
-      <label htmlFor={id} className="btn btn-ghost btn-sm attach-label">
+      <label htmlFor={id} className="btn btn-sm attach-label">
         Attach files
       </label>
       {/* visually hidden but focusable: the label is the visible control, the input keeps keyboard access */}
