@@ -370,4 +370,38 @@ describe('the console in Chromium against a real cluster', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'chat-steer');
   });
+
+  it('attaches a file to a chat message: uploaded at once, shown as a chip, sent, and listed on the message', async () => {
+    const filesChat = {
+      kind: 'Chat',
+      chat: { acceptsAttachments: true },
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'ask', kind: 'ChatInput', config: { prompt: 'anything else?' } },
+        { key: 'end', kind: 'End', config: { outcome: 'answered' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'ask' },
+        { key: 'e2', from: 'ask', to: 'end' },
+      ],
+    };
+    const defId = (await c.admin.definitions.create({ name: 'Files chat', graph: filesChat })).id;
+    await page.goto(`${c.baseUrl}/console/chat?definitionId=${defId}`);
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.waitForURL(/conversationId=/);
+    await page.getByLabel('Attach files').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('buy milk\nwater plants\n') });
+    const chips = page.getByRole('list', { name: 'Attachments to send' });
+    await chips.getByText('notes.txt').waitFor({ timeout: 15_000 });
+    await chips.getByText('text · 22 B').waitFor();
+    await page.getByLabel('Message', { exact: true }).fill('what is on my list?');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'chat-attachments-composer');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const bubble = page.locator('.thread .bubble[data-role="user"]', { hasText: 'what is on my list?' });
+    await bubble.getByRole('list', { name: 'Attached files' }).getByText('notes.txt').waitFor({ timeout: 30_000 });
+    await page.getByText('The run asks:').waitFor({ timeout: 30_000 });
+    expect(await chips.count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'chat-attachments');
+  });
 });

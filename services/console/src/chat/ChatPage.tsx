@@ -9,7 +9,7 @@ import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import { isApiRequestError, type ConversationMessage, type RunDetail } from '@flowline/client';
-import { keys, useConversations, useDefinitionIndex, useRunDetail } from '../api/queries';
+import { keys, useConversations, useDefinition, useDefinitionIndex, useRunDetail } from '../api/queries';
 import { newOperationId } from '../api/operation';
 import { refusalOf } from '../api/refusal';
 import { readGraphDoc } from '../definitions/graph-doc';
@@ -19,6 +19,7 @@ import { StatusBadge, TERMINAL_RUN_STATUSES } from '../ui/status';
 import { EmptyState, Loading, RefusalNote, Time } from '../ui/primitives';
 import { STEERABLE_KINDS } from '../ui/kinds';
 import { ChatLive } from './ChatLive';
+import { AttachmentList, AttachmentPicker, ModelReceived, acceptsAttachments, usePendingAttachments } from './attachments';
 
 const route = getRouteApi('/chat');
 
@@ -88,6 +89,7 @@ function Thread({ messages, pending }: { messages: ConversationMessage[]; pendin
       {messages.map((m) => (
         <li key={m.id} className={`bubble bubble-${m.role}`} data-role={m.role}>
           <div className="bubble-text">{m.text}</div>
+          <AttachmentList items={m.attachments} label="Attached files" />
           <div className="bubble-meta">
             {m.role === 'assistant' && m.nodeKey ? <span className="mono">{m.nodeKey}</span> : null} <Time iso={m.createdAt} />
           </div>
@@ -102,26 +104,54 @@ function Thread({ messages, pending }: { messages: ConversationMessage[]; pendin
   );
 }
 
-function Composer({ definitionId, conversationId, detail, onSent }: { definitionId: string; conversationId: string; detail: RunDetail | undefined; onSent(): void }) {
+function Composer({
+  definitionId,
+  conversationId,
+  detail,
+  attachable,
+  onSent,
+}: {
+  definitionId: string;
+  conversationId: string;
+  detail: RunDetail | undefined;
+  /** the Chat graph accepts files with a message */
+  attachable: boolean;
+  onSent(): void;
+}) {
   const client = useClient();
   const canRun = useCan('run');
   const [text, setText] = useState('');
   const id = useId();
   const input = waitingInput(detail);
+  const pending = usePendingAttachments(async (blob, name) => {
+    const f = await client.files.upload(blob, name);
+    return { fileId: f.fileId, name: f.name, kind: f.kind, bytes: f.bytes };
+  });
+  // files travel with a message that starts a run; an answer to a waiting ChatInput carries text only
+  const withFiles = attachable && !input;
   const send = useMutation({
     mutationFn: async ({ text: t, confirmRerun }: { text: string; confirmRerun?: boolean }) => {
       const operationId = newOperationId();
       if (input && detail) {
         await client.runs.decide(detail.run.id, input.nodeKey, { operationId, decision: 'Answer', payload: { text: t } }, { idempotencyKey: operationId });
       } else {
-        await client.conversations.send(conversationId, { definitionId, text: t, requestId: operationId, ...(confirmRerun ? { confirmRerun } : {}) });
+        const attachments = withFiles ? pending.ready : [];
+        await client.conversations.send(conversationId, {
+          definitionId,
+          text: t,
+          requestId: operationId,
+          ...(attachments.length > 0 ? { attachments } : {}),
+          ...(confirmRerun ? { confirmRerun } : {}),
+        });
       }
     },
     onSuccess: () => {
       setText('');
+      pending.clear();
       onSent();
     },
   });
+  const blocked = send.isPending || (withFiles && pending.busy);
   if (!canRun) return <p className="muted composer-note">This key can read the conversation but not write to it (it lacks the run scope).</p>;
   const busy = send.error && isApiRequestError(send.error, 'RunBusy') ? refusalOf(send.error) : null;
   const busyRun = busy && isApiRequestError(send.error) ? ((send.error.details as Array<{ runId?: string }> | undefined)?.[0]?.runId ?? null) : null;
@@ -133,7 +163,7 @@ function Composer({ definitionId, conversationId, detail, onSent }: { definition
       className="composer"
       onSubmit={(e) => {
         e.preventDefault();
-        if (text.trim()) send.mutate({ text });
+        if (text.trim() && !blocked) send.mutate({ text });
       }}
     >
       {input ? (
@@ -184,14 +214,15 @@ function Composer({ definitionId, conversationId, detail, onSent }: { definition
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey) {
               e.preventDefault();
-              if (text.trim()) send.mutate({ text });
+              if (text.trim() && !blocked) send.mutate({ text });
             }
           }}
         />
-        <button type="submit" className="btn btn-primary" disabled={send.isPending || !text.trim()}>
+        <button type="submit" className="btn btn-primary" disabled={blocked || !text.trim()}>
           {input ? 'Answer' : 'Send'}
         </button>
       </div>
+      {withFiles ? <AttachmentPicker pending={pending} /> : null}
     </form>
   );
 }
@@ -228,6 +259,7 @@ function RunCard({ detail, refusal, onSteered }: { detail: RunDetail | undefined
         .map((n) => (
           <ChatLive key={`${n.nodeKey}:${n.attempt}:${n.status}`} runId={detail.run.id} node={n} onSteered={onSteered} />
         ))}
+      <ModelReceived detail={detail} />
       {waiting.length > 0 ? <p className="small">Waiting on: {waiting.map((n) => n.nodeKey).join(', ')}</p> : null}
       {detail.run.failureClass !== 'None' ? (
         <p className="small failure">
@@ -253,6 +285,7 @@ export function ChatPage() {
   const run = useRunDetail(bound.data ?? undefined, live.pollMs);
   const messages = useMessages(conversationId, live.pollMs);
   const pickerId = useId();
+  const definition = useDefinition(definitionId);
 
   // a change of the bound run (a node published, the run ended) re-reads the messages
   const runVersion = run.dataUpdatedAt;
@@ -321,6 +354,7 @@ export function ChatPage() {
                   definitionId={definitionId}
                   conversationId={conversationId}
                   detail={run.data}
+                  attachable={acceptsAttachments(definition.data?.graph)}
                   onSent={() => {
                     void qc.invalidateQueries({ queryKey: keys.conversationRuns(conversationId) });
                     void qc.invalidateQueries({ queryKey: keys.messages(conversationId) });
