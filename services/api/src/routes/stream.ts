@@ -103,11 +103,18 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
           wake = done;
         });
 
+      // which model invocations run is read from the store only when an event may have changed it
+      // (a node queued, started or settled): the activity poll between events costs Redis reads only
+      let still = new Set<string>();
+      let recheck = true;
       /** Sends the new activity entries of the run's model invocations; true when it sent any. */
       const relayActivity = async (): Promise<boolean> => {
-        const running = await runningModelInvocations(deps.pool, runId);
-        for (const r of running) if (!relayed.has(r.invocationId)) relayed.set(r.invocationId, { nodeKey: r.nodeKey, lastId: null });
-        const still = new Set(running.map((r) => r.invocationId));
+        if (recheck) {
+          recheck = false;
+          const running = await runningModelInvocations(deps.pool, runId);
+          for (const r of running) if (!relayed.has(r.invocationId)) relayed.set(r.invocationId, { nodeKey: r.nodeKey, lastId: null });
+          still = new Set(running.map((r) => r.invocationId));
+        }
         let sentAny = false;
         for (const [invocationId, at] of relayed) {
           const key = activityStreamKey(invocationId, deps.queuePrefix);
@@ -153,6 +160,7 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
           const page = await listRunEvents(deps.pool, runId, cursor.seq, deps.limits.eventReplayLimit);
           for (const e of page.events) {
             cursor.seq = e.seq;
+            if (e.nodeKey !== null) recheck = true;
             const kind = pingKind(e.kind);
             const status = kind === 'node' || kind === 'gate' ? nodeStatusAfterEvent(e.kind, e.detail) : null;
             const id = formatCursor(cursor);
