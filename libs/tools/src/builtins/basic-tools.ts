@@ -70,15 +70,18 @@ const counters = new Map<string, number>();
 /** Test-only tools, registered with `testTools` (WF_TEST_TOOLS=1). */
 export const testFailTool: ToolDefinition = {
   name: 'test_fail',
-  description: 'Test tool: fails (retryable) on attempts below `untilAttempt`, then returns its arguments.',
+  description:
+    'Test tool: waits `ms` (default 0), then fails (retryable) on attempts below `untilAttempt`, or returns its arguments.',
   argumentsSchema: {
     type: 'object',
-    properties: { untilAttempt: { type: 'integer', minimum: 1 } },
+    properties: { untilAttempt: { type: 'integer', minimum: 1 }, ms: { type: 'integer', minimum: 0, maximum: MAX_WAIT_MS } },
     required: ['untilAttempt'],
     additionalProperties: true,
   },
   requiresAllowedUrls: false,
-  run: (args: JsonObject, ctx) => {
+  run: async (args: JsonObject, ctx) => {
+    // The wait keeps an attempt in flight long enough for a test to break something under it.
+    if (typeof args.ms === 'number') await sleep(args.ms, ctx.signal);
     const untilAttempt = args.untilAttempt as number;
     if (ctx.attempt < untilAttempt) {
       throw toolFailed(`test_fail: attempt ${ctx.attempt} is below untilAttempt ${untilAttempt}`);
