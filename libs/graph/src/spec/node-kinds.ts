@@ -169,8 +169,8 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       {
         name: 'arguments', type: 'object', required: false, default: {}, template: true, example: { text: 'hello', ids: '{{ input.output.ids }}' },
         help:
-          "Arguments, checked against the tool's argument schema when it runs. Every string in them is a template; a string that is " +
-          'exactly one placeholder keeps the JSON type it names (an array stays an array).',
+          "Arguments, checked against the tool's argument schema when it runs; a string in them that is exactly one placeholder " +
+          'keeps the JSON type it names (an array stays an array).',
       },
       {
         name: 'argumentBindings', type: 'bindings', required: false, example: { text: 'run.input.text' },
@@ -236,9 +236,8 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
         name: 'outputTemplate', type: 'json', required: false, template: true, defaultText: 'none (resultPath decides output.result)',
         example: { summary: '{{ input.output.text }}', topic: '{{ run.input.topic }}' },
         help:
-          'What output.result is, rendered when the End settles: a template string, or an object or array whose strings are ' +
-          'templates (a string that is exactly one placeholder keeps its JSON type). Not together with resultPath. A render ' +
-          'that fails fails the End (ValidationFailed).',
+          'What output.result is, rendered when the End settles: a string, or an object or array of them (a string that is ' +
+          'exactly one placeholder keeps its JSON type). Not together with resultPath. A render that fails fails the End (ValidationFailed).',
       },
       {
         name: 'publishToChat', type: 'boolean', required: false, chatOnly: true, example: false,
