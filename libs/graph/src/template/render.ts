@@ -15,7 +15,6 @@
  */
 import { Context, Output, toValue, toValueSync, type Emitter, type Template } from 'liquidjs';
 import { utf8StringByteLength } from '../documents/envelope';
-import { inputDocumentAsJson } from '../documents/inline-output';
 import { DEFAULT_CORE_OPTIONS, type CoreOptions, type InputDocument, type Json, type JsonObject } from '../model';
 import { hasTemplateSyntax, templateEngine } from './engine';
 
@@ -48,13 +47,15 @@ export type ValuePath = readonly (string | number)[];
 
 export type RenderOutcome = { ok: true; value: Json } | { ok: false; path: ValuePath; error: string };
 
-/** The scope of a node's templates: its input document as JSON, plus the run state. */
+/**
+ * The scope of a node's templates: its input document's members as they are (an operator's
+ * input edit included; the engine only reads them), plus the run state.
+ */
 export function templateScope(doc: InputDocument): TemplateScope {
-  const json = inputDocumentAsJson(doc);
   return {
-    input: json.input ?? null,
-    upstream: (json.upstream ?? {}) as JsonObject,
-    run: (json.run ?? {}) as JsonObject,
+    input: (doc.input ?? null) as Json,
+    upstream: doc.upstream as unknown as JsonObject,
+    run: doc.run as unknown as JsonObject,
     state: doc.state ?? {},
   };
 }
