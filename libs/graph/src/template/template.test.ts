@@ -77,6 +77,12 @@ describe('rendering', () => {
     });
   });
 
+  it('writes the characters {{ themselves through raw or a quoted literal, as the docs say', () => {
+    expect(render('Reply with {% raw %}{{ name }}{% endraw %} kept')).toEqual({ value: 'Reply with {{ name }} kept' });
+    expect(render('Use {{ "{{" }} literally')).toEqual({ value: 'Use {{ literally' });
+    expect(checkTemplateText('Reply with {% raw %}{{ name }}{% endraw %}', { stateKeys: null, nodeKeys: new Set() })).toBeNull();
+  });
+
   it('refuses a placeholder whose value JSON cannot hold', () => {
     expect(render('{{ 1 | divided_by: 0 }}')).toEqual({ error: expect.stringMatching(/JSON cannot hold/) });
   });
