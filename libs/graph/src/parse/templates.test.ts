@@ -59,6 +59,13 @@ describe('templates at validation', () => {
     expect(warningsOf(baseline())).toEqual([]);
   });
 
+  it('leave a templated http_fetch url to the tool, which checks it against allowedUrls when it runs', () => {
+    const fetch = (url: string) => around({ kind: 'Tool', config: { toolName: 'http_fetch', allowedUrls: ['https://api.example.com/'], arguments: { url, method: 'GET' } } });
+    valid(fetch('https://api.example.com/items/{{ run.input.id }}'));
+    valid(fetch('{{ run.input.url }}'));
+    only(fetch('https://elsewhere.example.com/'), 'work', /is outside config\.allowedUrls/);
+  });
+
   it('leave members that are not templates alone', () => {
     const d = baseline();
     node(d, 'done').config = { outcome: '{{ not a template member' };
