@@ -1,5 +1,5 @@
 // Lint rules that hold the architecture of CONVENTIONS.md without anyone remembering:
-// libs/graph is pure (ajv and re2js only; no clock, no randomness), no import cycles, no
+// libs/graph is pure (ajv, re2js and liquidjs only; no clock, no randomness), no import cycles, no
 // deep imports across packages, packages reach each other only through their exports maps, the
 // browser client reaches neither BullMQ nor ioredis, no floating promises.
 // tests/lint/lint-rules.test.ts lints a deliberately bad fixture for each rule with this config.
@@ -87,15 +87,16 @@ export default tseslint.config(
     },
   },
   {
-    // The pure core: no IO, no clock, no node builtins, nothing but ajv and re2js (the
-    // linear-time engine user regular expressions run on; pure JS, no native build).
+    // The pure core: no IO, no clock, no node builtins, nothing but ajv, re2js (the
+    // linear-time engine user regular expressions run on; pure JS, no native build) and
+    // liquidjs (the template engine, configured as a sandbox in src/template/engine.ts).
     files: ['libs/graph/src/**/*.ts'],
     ignores: ['libs/graph/src/**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
           deepImport,
-          { regex: '^(?!(ajv|ajv-formats|re2js)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only ajv, re2js (its declared dependencies) and its own files.' },
+          { regex: '^(?!(ajv|ajv-formats|re2js|liquidjs)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only ajv, re2js, liquidjs (its declared dependencies) and its own files.' },
         ],
       }],
       'no-restricted-globals': ['error',

@@ -128,6 +128,7 @@ function exampleOf(m: MemberSpec): string {
 function meaningOf(m: MemberSpec): string {
   const notes: string[] = [];
   if (m.refersTo === 'definition') notes.push('Names a definition id (`GET /v1/definitions`).');
+  if (m.template === true) notes.push('A [template](../concepts.md#templates) over `input`, `state`, `upstream` and `run`.');
   if (m.chatOnly === true) notes.push('Chat graphs only.');
   return [m.help, ...notes].join(' ');
 }

@@ -246,6 +246,11 @@ export interface InputDocument {
   run: { input: Json };
   upstream: Record<string, OutputEnvelope>;
   input: OutputEnvelope | Record<string, OutputEnvelope> | null;
+  /**
+   * The run state as the node sees it (graph member `state`); absent on runs of graphs
+   * without state, and read as `{}` by templates then.
+   */
+  state?: Record<string, Json>;
 }
 
 /** Options the core reads; services fill them from validated config (CONTRACT §7). */
@@ -262,6 +267,10 @@ export interface CoreOptions {
    * cancel of a Queued/Running lane node before it ends anyway and lists it as a survivor.
    */
   cancelDrainGraceMs: number;
+  /** MAX_TEMPLATE_OUTPUT_BYTES: most UTF-8 bytes one rendered template value may hold (`template/`). */
+  maxTemplateOutputBytes: number;
+  /** TEMPLATE_RENDER_LIMIT_MS: wall-clock backstop of one template render, ms. */
+  templateRenderLimitMs: number;
 }
 
 export const DEFAULT_CORE_OPTIONS: CoreOptions = {
@@ -273,4 +282,6 @@ export const DEFAULT_CORE_OPTIONS: CoreOptions = {
   maxRunInputBytes: 65_536,
   maxSteersPerNode: 5,
   cancelDrainGraceMs: 10_000,
+  maxTemplateOutputBytes: 262_144,
+  templateRenderLimitMs: 500,
 };

@@ -4,6 +4,7 @@ export {
   connectionOptions,
   httpOptions,
   coreOptions,
+  templateOptions,
   dispatchOptions,
   backlogOptions,
   maxPendingRunsOf,

@@ -9,7 +9,7 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Logger } from './logger';
 import { opsOptions, startWorkerOpsPort } from './ops-server';
-import { dispatchOptions, logOptions, workerOptions } from './options';
+import { dispatchOptions, logOptions, templateOptions, workerOptions } from './options';
 import { tracingOptions } from './tracing';
 import { workerStallOptions } from './worker-stall';
 import type { Releaser, Shutdown } from './shutdown';
@@ -72,6 +72,7 @@ export const laneWorkerOptions = {
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
+  ...templateOptions,
   SHARD_COUNT: dispatchOptions.SHARD_COUNT,
   ...logOptions,
   ...tracingOptions,

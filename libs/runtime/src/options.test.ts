@@ -5,6 +5,23 @@ import { connectionOptions, coreOptions, defineConfig, hashTagOf, toCoreOptions 
 
 const core = defineConfig(coreOptions);
 
+describe('MAX_TEMPLATE_OUTPUT_BYTES and TEMPLATE_RENDER_LIMIT_MS', () => {
+  it('default to 256 KiB and 500 ms and reach the planner', () => {
+    const o = toCoreOptions(parseConfigOrThrow(core, {}));
+    expect([o.maxTemplateOutputBytes, o.templateRenderLimitMs]).toEqual([262_144, 500]);
+    const set = toCoreOptions(parseConfigOrThrow(core, { MAX_TEMPLATE_OUTPUT_BYTES: '4096', TEMPLATE_RENDER_LIMIT_MS: '50' }));
+    expect([set.maxTemplateOutputBytes, set.templateRenderLimitMs]).toEqual([4096, 50]);
+  });
+
+  it('are refused at boot out of range or when not an integer, naming the option', () => {
+    for (const [name, bad] of [['MAX_TEMPLATE_OUTPUT_BYTES', '100'], ['MAX_TEMPLATE_OUTPUT_BYTES', '99999999'], ['TEMPLATE_RENDER_LIMIT_MS', '5'], ['TEMPLATE_RENDER_LIMIT_MS', '1.5']] as const) {
+      const r = parseConfig(core, { [name]: bad });
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.issues.map((i) => i.split(':')[0])).toEqual([name]);
+    }
+  });
+});
+
 describe('CANCEL_DRAIN_GRACE_MS', () => {
   it('defaults to 10 s and reaches the planner as cancelDrainGraceMs', () => {
     expect(toCoreOptions(parseConfigOrThrow(core, {})).cancelDrainGraceMs).toBe(10_000);

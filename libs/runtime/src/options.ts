@@ -153,6 +153,20 @@ export const httpOptions = {
   EVENT_REPLAY_LIMIT: int().min(1).max(1000).default(200).describe('events per replay page (ceiling 1000)'),
 };
 
+/** Bounds of one template render (prompts, instructions, Tool arguments, End outputTemplate). */
+export const templateOptions = {
+  MAX_TEMPLATE_OUTPUT_BYTES: int()
+    .min(1024)
+    .max(16_777_216)
+    .default(262_144)
+    .describe('most UTF-8 bytes one rendered template value may hold; a render past it fails the node ValidationFailed'),
+  TEMPLATE_RENDER_LIMIT_MS: int()
+    .min(10)
+    .max(60_000)
+    .default(500)
+    .describe('wall-clock backstop of one template render, ms; a render past it fails the node ValidationFailed'),
+};
+
 /** Limits the pure core reads (mapped to `CoreOptions` by {@link toCoreOptions}). */
 export const coreOptions = {
   MAX_NODES_PER_DEFINITION: int().min(1).default(200).describe('nodes allowed in one graph'),
@@ -181,6 +195,7 @@ export const coreOptions = {
     .max(86_400_000)
     .default(10_000)
     .describe('a cancelled run waits this long for each worker to confirm; unconfirmed work is then listed as a survivor'),
+  ...templateOptions,
 };
 
 /** Dispatcher options. */
@@ -319,6 +334,8 @@ export function toCoreOptions(cfg: CoreConfig): CoreOptions {
     maxRunInputBytes: cfg.MAX_RUN_INPUT_BYTES,
     maxSteersPerNode: cfg.MAX_STEERS_PER_NODE,
     cancelDrainGraceMs: cfg.CANCEL_DRAIN_GRACE_MS,
+    maxTemplateOutputBytes: cfg.MAX_TEMPLATE_OUTPUT_BYTES,
+    templateRenderLimitMs: cfg.TEMPLATE_RENDER_LIMIT_MS,
   };
 }
 

@@ -22,7 +22,7 @@ function chatReplyGraph() {
     kind: 'Chat',
     nodes: [
       { key: 'start', kind: 'Start' },
-      { key: 'reply', kind: 'LlmCall', config: { prompt: 'answer {{q}}', inputBindings: { q: 'run.input.text' }, publishToChat: true } },
+      { key: 'reply', kind: 'LlmCall', config: { prompt: 'Answer the question in the input data.', inputBindings: { q: 'run.input.text' }, publishToChat: true } },
       { key: 'end', kind: 'End', config: { outcome: 'answered' } },
     ],
     edges: [

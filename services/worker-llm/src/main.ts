@@ -102,6 +102,7 @@ const worker = createLlmWorker({
   lockDurationMs: config.WORKER_LOCK_MS,
   telemetry: tracing.enabled ? laneTelemetry() : undefined,
   maxInputBytes: config.MAX_RUN_INPUT_BYTES,
+  templateLimits: { maxOutputBytes: config.MAX_TEMPLATE_OUTPUT_BYTES, renderLimitMs: config.TEMPLATE_RENDER_LIMIT_MS },
   attachments: { resolver: attachmentResolver, maxTextBytes: config.MAX_ATTACHMENT_TEXT_BYTES },
   admissionLeaseMs: config.LLM_ADMISSION_LEASE_MS,
   activityMaxLen: config.LLM_ACTIVITY_MAXLEN,

@@ -13,7 +13,7 @@
  */
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
-import { FlowlineNodeError, failureClassOf, type Json, type WorkItem } from '@flowline/graph';
+import { DEFAULT_TEMPLATE_LIMITS, FlowlineNodeError, failureClassOf, type Json, type TemplateLimits, type WorkItem } from '@flowline/graph';
 import { DEFAULT_QUEUE_PREFIX, createLaneWorker, type AdmissionProgress, type LaneInvocation, type LaneJob, type LaneRunContext, type LaneTelemetry, type LaneWorker } from '@flowline/queue';
 import { SpanKind, tracingEnabled, withSpan } from '@flowline/runtime';
 import type { ToolRegistry } from '@flowline/tools';
@@ -50,6 +50,8 @@ export interface LlmWorkerOptions {
   lockDurationMs?: number;
   /** MAX_RUN_INPUT_BYTES: budget of each data block in a prompt. @default 65536 */
   maxInputBytes?: number;
+  /** MAX_TEMPLATE_OUTPUT_BYTES and TEMPLATE_RENDER_LIMIT_MS. @default DEFAULT_TEMPLATE_LIMITS */
+  templateLimits?: TemplateLimits;
   /** `includeAttachments`: the loaded ATTACHMENT_RESOLVER_MODULE (null/absent: every attachment skipped) and MAX_ATTACHMENT_TEXT_BYTES (@default 65536) */
   attachments?: { resolver?: AttachmentSettings['resolver']; maxTextBytes?: number };
   /** admission slot lease, ms. @default 30000 */
@@ -118,6 +120,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
   const prefix = opts.prefix ?? DEFAULT_QUEUE_PREFIX;
   const now = opts.now ?? Date.now;
   const maxInputBytes = opts.maxInputBytes ?? 65_536;
+  const templates = opts.templateLimits ?? DEFAULT_TEMPLATE_LIMITS;
   const attachments: AttachmentSettings = {
     resolver: opts.attachments?.resolver ?? null,
     maxTextBytes: opts.attachments?.maxTextBytes ?? DEFAULT_MAX_ATTACHMENT_TEXT_BYTES,
@@ -146,6 +149,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       item,
       signal,
       maxInputBytes,
+      templates,
       attachments,
       tools: opts.tools,
       logger: jobLog,

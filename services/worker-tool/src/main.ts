@@ -39,6 +39,7 @@ const worker = createToolWorker({
   concurrency: config.LANE_CONCURRENCY,
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   lockDurationMs: config.WORKER_LOCK_MS,
+  templateLimits: { maxOutputBytes: config.MAX_TEMPLATE_OUTPUT_BYTES, renderLimitMs: config.TEMPLATE_RENDER_LIMIT_MS },
   telemetry: tracing.enabled ? laneTelemetry() : undefined,
 });
 

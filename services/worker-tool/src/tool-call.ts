@@ -1,11 +1,13 @@
 /**
  * Pure resolution of a Tool node's call from its config and input document
- * (CONTRACT §2 Tool): `arguments` literals merged with `argumentBindings`, each a dot
- * path into the input document; bindings win over literals of the same name, and a
- * binding whose path resolves to nothing fails the attempt ValidationFailed.
+ * (CONTRACT §2 Tool): `arguments` rendered as templates over the input document (a string
+ * that is exactly one placeholder keeps the JSON type it names), merged with
+ * `argumentBindings`, each a dot path into the input document; bindings win over arguments
+ * of the same name. A binding whose path resolves to nothing, or an argument template that
+ * cannot be rendered, fails the attempt ValidationFailed.
  */
 import { z } from 'zod';
-import type { InputDocument, Json, JsonObject } from '@flowline/graph';
+import { DEFAULT_TEMPLATE_LIMITS, renderConfigMember, templateScope, type InputDocument, type Json, type JsonObject, type TemplateLimits } from '@flowline/graph';
 import { jsonSchema } from '@flowline/queue';
 import { resolveDotPath, toolInvalid } from '@flowline/tools';
 
@@ -24,16 +26,20 @@ export interface ToolCall {
 }
 
 /**
- * @throws ToolError ValidationFailed on a malformed config or an unresolved binding
+ * `nodeKey` names the node in a template failure (`nodes.<key>.config.arguments.<name>: …`).
+ * @throws ToolError ValidationFailed on a malformed config, an argument template that cannot
+ * be rendered or an unresolved binding
  */
-export function resolveToolCall(config: JsonObject, input: InputDocument): ToolCall {
+export function resolveToolCall(config: JsonObject, input: InputDocument, nodeKey: string, limits: TemplateLimits = DEFAULT_TEMPLATE_LIMITS): ToolCall {
   const parsed = toolConfigSchema.safeParse(config);
   if (!parsed.success) {
     const members = [...new Set(parsed.error.issues.map((i) => i.path.map(String).join('.') || '(config)'))];
     throw toolInvalid(`Tool node config is invalid at ${members.join(', ')}`);
   }
   const { toolName, argumentBindings, allowedUrls } = parsed.data;
-  const args: JsonObject = { ...((parsed.data.arguments ?? {}) as JsonObject) };
+  const rendered = renderConfigMember(nodeKey, 'arguments', (parsed.data.arguments ?? {}) as JsonObject, templateScope(input), limits);
+  if ('error' in rendered) throw toolInvalid(rendered.error);
+  const args: JsonObject = { ...(rendered.value as JsonObject) };
   const document = input as unknown as Json;
   for (const [name, path] of Object.entries(argumentBindings ?? {})) {
     const lookup = resolveDotPath(document, path);

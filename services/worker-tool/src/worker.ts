@@ -9,7 +9,7 @@
  */
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
-import type { Json, WorkItem } from '@flowline/graph';
+import { DEFAULT_TEMPLATE_LIMITS, type Json, type TemplateLimits, type WorkItem } from '@flowline/graph';
 import { createLaneWorker, type LaneRunContext, type LaneTelemetry, type LaneWorker } from '@flowline/queue';
 import { withSpan } from '@flowline/runtime';
 import { ToolError, toolInvalid, type ToolRegistry } from '@flowline/tools';
@@ -30,6 +30,8 @@ export interface ToolWorkerOptions {
   shutdownGraceMs?: number;
   /** WORKER_LOCK_MS: BullMQ job lock; a killed worker's job is noticed within about this long. @default DEFAULT_WORKER_LOCK_MS */
   lockDurationMs?: number;
+  /** MAX_TEMPLATE_OUTPUT_BYTES and TEMPLATE_RENDER_LIMIT_MS: bounds of the rendered arguments. @default DEFAULT_TEMPLATE_LIMITS */
+  templateLimits?: TemplateLimits;
   /** clock, epoch ms. @default Date.now */
   now?: () => number;
   /** BullMQ telemetry (laneTelemetry(), tracing on only): each job's process span continues its dispatch span. @default none */
@@ -42,12 +44,13 @@ export type ToolWorker = LaneWorker;
 /** Creates (but does not start) a tool lane worker. */
 export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
   const now = opts.now ?? Date.now;
+  const templates = opts.templateLimits ?? DEFAULT_TEMPLATE_LIMITS;
 
   /** One item: the tool's result is the output; a ToolError is the lane's typed failure. */
   async function run(item: WorkItem, { invocation, log }: LaneRunContext<Logger>): Promise<Json> {
     if (item.lane !== 'tool' || item.kind !== 'Tool') throw toolInvalid(`a ${item.kind} node cannot run on the tool lane`);
     if (item.deadlineAt <= now()) throw new ToolError('Timeout', 'the attempt deadline passed before the tool started');
-    const call = resolveToolCall(item.config, item.input);
+    const call = resolveToolCall(item.config, item.input, item.nodeKey, templates);
     // the node's execution span (GenAI semantic conventions' execute_tool), under the job's process span
     const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.toolName, ...spanIds(item) };
     const result = await withSpan(`execute_tool ${call.toolName}`, { attributes }, () =>

@@ -6,6 +6,7 @@ import { NODE_KINDS } from '../model';
 import type { GraphKind, GraphNode, JoinPolicy, JsonObject, NodeKind, OnError, RetryBackoff } from '../model';
 import { NODE_MEMBER_SPECS, RETRY_BACKOFF_MEMBER_SPECS } from '../spec/document';
 import { NODE_KIND_SPECS } from '../spec/node-kinds';
+import { hasTemplateSyntax } from '../template/engine';
 import { parseConfig } from './config';
 import { parseHttpUrl, parseJoinPolicy, schemaObject } from './member-check';
 import type { ToolCatalog } from './types';
@@ -184,11 +185,13 @@ export function listTools(tools: ToolCatalog): string {
   return names.length === 0 ? 'catalog tools (the catalog is empty)' : names.map(q).join(', ');
 }
 
-/** A literal `arguments.url` (not overridden by a binding) must sit under an allowed prefix. */
+/** A literal `arguments.url` (not overridden by a binding, not a template) must sit under an allowed prefix. */
 function checkLiteralUrl(config: JsonObject, allowed: string[], errors: string[]): void {
   const args = config.arguments;
   const bound = isObject(config.argumentBindings) && hasOwn(config.argumentBindings, 'url');
   if (!isObject(args) || !hasOwn(args, 'url') || bound) return;
+  // a templated url is known only when it is rendered; the tool checks it against allowedUrls then
+  if (typeof args.url === 'string' && hasTemplateSyntax(args.url)) return;
   const url = parseHttpUrl(args.url);
   if (url === null) {
     errors.push('config.arguments.url must be an absolute http(s) URL');

@@ -15,6 +15,7 @@ import { parseEdge } from './edge';
 import { definitionReferenceOf, isNodeKind, parseNode } from './node';
 import type { GraphContext } from './node';
 import { checkGraphRules } from './rules';
+import { checkTemplates } from './templates';
 import type { RuleEdge } from './rules';
 import { readSkeleton, structuralErrors } from './structure';
 import type { GraphValidation, ParseOptions, ParseResult } from './types';
@@ -169,6 +170,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
   });
 
   checkGraphRules(nodes, ruleEdges, header.kind, out);
+  checkTemplates(nodes, hasOwn(doc, 'state') ? doc.state : undefined, opts.stored === true, out);
   checkBudgetReach(nodes, parsedEdges, header.budget, out);
   collectWarnings(nodes, parsedEdges, header.inputSchema, out);
   for (const k of Object.keys(doc)) if (!GRAPH_MEMBERS.has(k)) unknownMember(null, `graph member '${k}'`);

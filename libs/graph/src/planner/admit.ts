@@ -8,6 +8,7 @@ import { inputDocumentOf } from '../documents/input-document';
 import { inlineOutput, inputDocumentAsJson } from '../documents/inline-output';
 import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocument, type Json } from '../model';
 import { validateJson } from '../schema';
+import { renderConfigMember, templateLimitsOf, templateScope } from '../template/render';
 import type { Admission } from './admission';
 import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
@@ -55,7 +56,8 @@ function cancelLosers(st: PlanState, node: GraphNode, adm: Extract<Admission, { 
 
 function runInline(st: PlanState, node: GraphNode, doc: InputDocument): void {
   const row = st.row(node.key)!;
-  const output = inlineOutput(node, doc, st.run.input) ?? {};
+  const rendered = endTemplateResult(st, node, doc);
+  const output = rendered !== null && 'value' in rendered ? { outcome: node.config['outcome'] ?? null, result: rendered.value } : (inlineOutput(node, doc, st.run.input) ?? {});
   const attempt = row.attempt + 1; // read before update: it changes the row in place
   st.update(node.key, {
     status: 'Running',
@@ -67,7 +69,18 @@ function runInline(st: PlanState, node: GraphNode, doc: InputDocument): void {
     notBefore: null,
   });
   st.emit('node.started', node.key, { attempt, inline: true });
+  if (rendered !== null && 'error' in rendered) return failNode(st, node.key, 'ValidationFailed', rendered.error);
   settleSuccess(st, node.key, output);
+}
+
+/**
+ * An End's `outputTemplate` rendered over its input document: its value becomes
+ * output.result; a failure (a missing value, a cap) fails the End ValidationFailed.
+ * Null when the node has no template.
+ */
+function endTemplateResult(st: PlanState, node: GraphNode, doc: InputDocument): { value: Json } | { error: string } | null {
+  if (node.kind !== 'End' || node.config['outputTemplate'] === undefined) return null;
+  return renderConfigMember(node.key, 'outputTemplate', node.config['outputTemplate'], templateScope(doc), templateLimitsOf(st.ctx.options));
 }
 
 function parkGate(st: PlanState, node: GraphNode, doc: InputDocument): void {

@@ -83,6 +83,11 @@ export interface MemberSpec {
   readonly refersTo?: 'tool' | 'definition' | 'node';
   /** `record`: its closed member list */
   readonly members?: readonly MemberSpec[];
+  /**
+   * the member holds a template (`template/`): a string, or every string inside an object or
+   * array, rendered over `input`, `state`, `upstream` and `run`; judged at validation
+   */
+  readonly template?: boolean;
   /** the member only applies to Chat graphs */
   readonly chatOnly?: boolean;
   /** one user-facing sentence (or two) */

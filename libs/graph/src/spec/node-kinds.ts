@@ -116,9 +116,9 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     output: '{ text, json, usage }: json is the answer parsed as a JSON object (or null); usage.reasoningTokens where the provider reports it.',
     config: [
       model,
-      { name: 'systemPrompt', type: 'string', required: false, multiline: true, example: 'You write one-sentence summaries.', help: 'System message sent before the prompt.' },
+      { name: 'systemPrompt', type: 'string', required: false, multiline: true, template: true, example: 'You write one-sentence summaries.', help: 'System message sent before the prompt.' },
       {
-        name: 'prompt', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Summarise the input data.',
+        name: 'prompt', type: 'string', required: true, nonBlank: true, multiline: true, template: true, example: 'Summarise the input data.',
         help: "The user message; the named input data follow it.",
       },
       inputBindings,
@@ -138,7 +138,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     output: '{ text, json, usage, toolCalls, reasoning? }: reasoning is what the model reasoned on each call, when it said (kept, and sealed, with the output).',
     config: [
       {
-        name: 'instructions', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Find the answer with the tools and report it.',
+        name: 'instructions', type: 'string', required: true, nonBlank: true, multiline: true, template: true, example: 'Find the answer with the tools and report it.',
         help: 'The task, sent as the first user message.',
       },
       model,
@@ -166,7 +166,12 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     output: '{ result }: the tool result (JSON when the tool returned an object or array).',
     config: [
       { name: 'toolName', type: 'string', required: true, nonBlank: true, refersTo: 'tool', example: 'echo', help: 'The catalog tool to call (GET /v1/tools).' },
-      { name: 'arguments', type: 'object', required: false, default: {}, example: { text: 'hello' }, help: "Literal arguments, checked against the tool's argument schema when it runs." },
+      {
+        name: 'arguments', type: 'object', required: false, default: {}, template: true, example: { text: 'hello', ids: '{{ input.output.ids }}' },
+        help:
+          "Arguments, checked against the tool's argument schema when it runs; a string in them that is exactly one placeholder " +
+          'keeps the JSON type it names (an array stays an array).',
+      },
       {
         name: 'argumentBindings', type: 'bindings', required: false, example: { text: 'run.input.text' },
         help:
@@ -228,6 +233,13 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
         help: "Dot path into the node's input document whose value is output.result (null when it resolves to nothing).",
       },
       {
+        name: 'outputTemplate', type: 'json', required: false, template: true, defaultText: 'none (resultPath decides output.result)',
+        example: { summary: '{{ input.output.text }}', topic: '{{ run.input.topic }}' },
+        help:
+          'What output.result is, rendered when the End settles: a string, or an object or array of them (a string that is ' +
+          'exactly one placeholder keeps its JSON type). Not together with resultPath. A render that fails fails the End (ValidationFailed).',
+      },
+      {
         name: 'publishToChat', type: 'boolean', required: false, chatOnly: true, example: false,
         defaultText: 'true in a Chat graph (false says so explicitly); nothing publishes in a Standard graph',
         help: "Post the run's result (output.result) to the conversation as an assistant message (Chat graphs only).",
@@ -245,7 +257,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     summary: 'A model picks one of fixed labels (temperature 0); out-edges route on output.choice.',
     output: '{ choice, confidence, probabilities?, held, provider, usage }: probabilities gives every label its probability when the provider reports the alternatives at each token (top_logprobs).',
     config: [
-      { name: 'question', type: 'string', required: true, nonBlank: true, multiline: true, example: 'Is the text a complaint?', help: 'What the model decides.' },
+      { name: 'question', type: 'string', required: true, nonBlank: true, multiline: true, template: true, example: 'Is the text a complaint?', help: 'What the model decides.' },
       {
         name: 'labels', type: 'stringList', required: true, minItems: 2, maxItems: 32, maxLength: 64, unique: true, nonBlank: true, itemNoun: 'label',
         example: ['yes', 'no'], help: 'The answers to choose from: 2–32 distinct labels of at most 64 characters. An answer outside them fails the attempt.',

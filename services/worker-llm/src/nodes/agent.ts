@@ -16,6 +16,7 @@ import { ToolError } from '@flowline/tools';
 import { nodeAttachments, withImages } from '../attachment-resolver';
 import { abortErrorOf, llmFailed } from '../errors';
 import { conversationRequestSection, cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
+import { renderPromptText } from '../templates';
 import type { LlmMessage, LlmToolCall, LlmToolSpec, LlmUsage } from '../providers/types';
 import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
 import { agentConfigSchema, readConfig } from './config';
@@ -66,6 +67,7 @@ function feedBack(result: Json): string {
 /** Runs an Agent node; returns its output document. */
 export async function runAgent(ctx: NodeContext): Promise<Json> {
   const config = readConfig(agentConfigSchema, 'Agent', ctx.item.config);
+  const instructions = renderPromptText(ctx.item, 'instructions', config.instructions, ctx.templates);
   const target = await ctx.resolveModel(config.model);
   const offered = new Map<string, LlmToolSpec>();
   for (const name of config.tools ?? []) {
@@ -84,7 +86,7 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
     { role: 'system', content: AGENT_SYSTEM_PROMPT },
     {
       role: 'user',
-      content: joinParts(config.instructions, request, upstream, attached.section, steeringSection(ctx.item.steering)),
+      content: joinParts(instructions, request, upstream, attached.section, steeringSection(ctx.item.steering)),
       ...(attached.images.length > 0 ? { images: attached.images.map((i) => ({ dataUrl: i.dataUrl })) } : {}),
     },
   ];

@@ -1,6 +1,6 @@
 /** What a node executor is handed by the worker: the item, its signal and the IO it may use. */
 import type { Logger } from 'pino';
-import type { WorkItem } from '@flowline/graph';
+import type { TemplateLimits, WorkItem } from '@flowline/graph';
 import type { ToolRegistry } from '@flowline/tools';
 import type { AttachmentSettings } from '../attachment-resolver';
 import type { ModelTarget } from '../providers/registry';
@@ -12,6 +12,8 @@ export interface NodeContext {
   signal: AbortSignal;
   /** MAX_RUN_INPUT_BYTES: budget of each data block inlined into a prompt */
   maxInputBytes: number;
+  /** MAX_TEMPLATE_OUTPUT_BYTES and TEMPLATE_RENDER_LIMIT_MS: bounds of each rendered template */
+  templates: TemplateLimits;
   /** ATTACHMENT_RESOLVER_MODULE and MAX_ATTACHMENT_TEXT_BYTES (`includeAttachments`) */
   attachments: AttachmentSettings;
   /** the provider and model a node's `model` pin resolves to */

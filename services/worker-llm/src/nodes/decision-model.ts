@@ -11,6 +11,7 @@
 import type { Json, JsonObject } from '@flowline/graph';
 import { llmFailed } from '../errors';
 import { dataBlock, joinParts, resolveBindings, steeringSection } from '../prompt';
+import { renderPromptText } from '../templates';
 import type { LlmTokenLogprob } from '../providers/types';
 import { stripThinking, usageJson } from './answer';
 import { decisionConfigSchema, readConfig } from './config';
@@ -121,6 +122,7 @@ function choiceOf(text: string, labels: readonly string[]): string | null {
 /** Runs a DecisionModel node; returns its output document. */
 export async function runDecisionModel(ctx: NodeContext): Promise<Json> {
   const config = readConfig(decisionConfigSchema, 'DecisionModel', ctx.item.config);
+  const question = renderPromptText(ctx.item, 'question', config.question, ctx.templates);
   const data = resolveBindings(config.inputBindings, ctx.item.input);
   const target = await ctx.resolveModel(config.model);
   const labelList = config.labels.map((l) => `- ${l}`).join('\n');
@@ -130,7 +132,7 @@ export async function runDecisionModel(ctx: NodeContext): Promise<Json> {
       {
         role: 'user',
         content: joinParts(
-          `Question: ${config.question}`,
+          `Question: ${question}`,
           `Labels:\n${labelList}`,
           data ? dataBlock('Input data', data, ctx.maxInputBytes) : null,
           steeringSection(ctx.item.steering),

@@ -9,6 +9,7 @@
 import type { Json } from '@flowline/graph';
 import { nodeAttachments, withImages } from '../attachment-resolver';
 import { dataBlock, joinParts, resolveBindings, steeringSection } from '../prompt';
+import { renderPromptText } from '../templates';
 import type { LlmMessage } from '../providers/types';
 import { readJsonAnswer, stripThinking, usageJson } from './answer';
 import { llmCallConfigSchema, readConfig, toSampling } from './config';
@@ -17,15 +18,17 @@ import type { NodeContext } from './context';
 /** Runs an LlmCall node; returns its output document. */
 export async function runLlmCall(ctx: NodeContext): Promise<Json> {
   const config = readConfig(llmCallConfigSchema, 'LlmCall', ctx.item.config);
+  const systemPrompt = config.systemPrompt ? renderPromptText(ctx.item, 'systemPrompt', config.systemPrompt, ctx.templates) : null;
+  const prompt = renderPromptText(ctx.item, 'prompt', config.prompt, ctx.templates);
   const data = resolveBindings(config.inputBindings, ctx.item.input);
   const target = await ctx.resolveModel(config.model);
   const attached = await nodeAttachments(ctx, config.includeAttachments);
   const messages: LlmMessage[] = [];
-  if (config.systemPrompt) messages.push({ role: 'system', content: config.systemPrompt });
+  if (systemPrompt) messages.push({ role: 'system', content: systemPrompt });
   messages.push({
     role: 'user',
     content: joinParts(
-      config.prompt,
+      prompt,
       data ? dataBlock('Input data', data, ctx.maxInputBytes) : null,
       attached.section,
       steeringSection(ctx.item.steering),
