@@ -18,3 +18,4 @@ export * from './fork';
 export * from './retention';
 export * from './bulk';
 export * from './budget';
+export * from './state';
