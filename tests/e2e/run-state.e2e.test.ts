@@ -8,7 +8,7 @@
  * fork from the third search starts from the state its reused nodes wrote.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor, nodeOf, E2E_SHARD_COUNT as SHARD_COUNT, startE2eCluster, type E2eCluster } from '@flowline/testing';
+import { nodeOf, startE2eCluster, type E2eCluster } from '@flowline/testing';
 
 const SEARCHES = ['s1', 's2', 's3', 's4', 's5'];
 /** s1 waits longest: the searches finish in reverse key order */
@@ -100,17 +100,7 @@ describe('run state through the cluster', () => {
     const definitionId = await c.api.createDefinition('five-searches-kill', fiveSearches(2500));
     const runId = await c.api.startRun(definitionId, { topic: 'tides' });
     await c.api.waitForRun(runId, (v) => SEARCHES.every((k) => nodeOf(v, k)?.status === 'Running'), 30_000, 'searches running');
-    const owner = await c.ownerOf(runId);
-    expect(owner).toMatch(/^dispatcher-[12]$/);
-    const survivor = owner === 'dispatcher-1' ? 'dispatcher-2' : 'dispatcher-1';
-    await c.cluster.kill(owner!, 'SIGKILL');
-    await waitFor(
-      async () => {
-        const r = await c.db.pool.query<{ n: number }>('select count(*)::int as n from shard_leases where owner = $1 and expires_at > now()', [survivor]);
-        return r.rows[0]!.n === SHARD_COUNT;
-      },
-      { timeoutMs: 20_000, intervalMs: 200, description: 'survivor owns every shard' },
-    );
+    await c.killRunOwner(runId);
     const done = await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 40_000, 'run completed');
     expect(done.output).toEqual({ outcome: 'done', result: expected(2500) });
     expect((await state(runId)).state).toEqual(expected(2500));
