@@ -258,6 +258,8 @@ export interface OutputEnvelope {
   branch: string | null;
   output: unknown;
   error?: { class: string; reason: string | null };
+  /** the run-state keys its out-edge conditions read, as of its commit (only on such a node) */
+  state?: Record<string, unknown>;
 }
 
 /** Input document (§3): what an executor is handed. */
@@ -265,6 +267,8 @@ export interface InputDocument {
   run: { input: unknown };
   upstream: Record<string, OutputEnvelope>;
   input: unknown;
+  /** the run state when the node started (a graph that keeps run state) */
+  state?: Record<string, unknown>;
 }
 
 /** One steering entry of a node (§5 steer). */

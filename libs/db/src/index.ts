@@ -22,6 +22,7 @@ export * from './store/intents';
 export { claimConcurrency, loadSnapshots, SLOT_HOLDING_RUN_STATUSES } from './store/run-snapshots';
 export type { LoadedSnapshot, LoadSnapshotsOptions } from './store/run-snapshots';
 export { applyPlans, forceQuarantine, toApplyItem } from './store/run-apply';
+export { getRunState, insertStateSeed, loadStateLog, loadStateLogs } from './store/run-state';
 export type { ApplyItem, ApplyOptions, ApplyOutcome } from './store/run-apply';
 export { dueRuns, setWake } from './store/run-wake';
 export { claimShards, releaseShards } from './store/shard-leases';

@@ -80,6 +80,11 @@ export interface GraphNode {
   position: { x: number; y: number } | null;
   /** Per-kind config, closed (validated), null members removed. */
   config: JsonObject;
+  /**
+   * Run-state writes: state key → dot path into this node's own output envelope, applied
+   * when the node succeeds (`state/`). Absent: the node writes nothing.
+   */
+  writes?: Record<string, string>;
 }
 
 export interface GraphEdge {
@@ -107,10 +112,30 @@ export interface Graph {
    * runs of the definition per value of the dot path `key` over `{ input }`. Absent: none.
    */
   concurrency?: { key: string; limit: number };
+  /**
+   * Run state (`state/`): reducers per key, the initial state and an optional schema. Present
+   * when the document declares `state` or any node declares `writes`; absent: the run keeps
+   * no state and its input documents carry none.
+   */
+  state?: StateSpec;
   /** In document order. */
   nodes: GraphNode[];
   /** In document order (this order decides `branch`: the first conditional edge that fired). */
   edges: GraphEdge[];
+}
+
+/** How a state key folds the writes it receives (`state/reducers.ts`). */
+export const STATE_REDUCERS = ['overwrite', 'append', 'sum', 'merge', 'rejectConflict'] as const;
+export type StateReducer = (typeof STATE_REDUCERS)[number];
+
+/** A graph's run-state declaration after parsing. */
+export interface StateSpec {
+  /** JSON Schema every committed state must satisfy; null: none */
+  schema: JsonObject | null;
+  /** state key → reducer; a key not listed overwrites */
+  reducers: Record<string, StateReducer>;
+  /** the state a run starts with */
+  initial: JsonObject;
 }
 
 /** A keyed validation error or warning (§1.4). */
@@ -225,6 +250,8 @@ export const EVENT_KINDS = [
   'node.published',
   'gate.requested',
   'gate.decided',
+  /** a node's writes changed the run state: `{ keys, bySeq }` (the keys, never the values) */
+  'state.updated',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -240,6 +267,11 @@ export interface OutputEnvelope {
   branch: string | null;
   output: Json;
   error?: { class: FailureClass; reason: string };
+  /**
+   * The run-state keys this node's out-edge conditions read (`state.<key>…`), as of the
+   * node's commit: present only on such a node, so its routing never changes after it settled.
+   */
+  state?: JsonObject;
 }
 
 export interface InputDocument {
@@ -247,10 +279,10 @@ export interface InputDocument {
   upstream: Record<string, OutputEnvelope>;
   input: OutputEnvelope | Record<string, OutputEnvelope> | null;
   /**
-   * The run state as the node sees it (graph member `state`); absent on runs of graphs
-   * without state, and read as `{}` by templates then.
+   * The run state when the node started (graph member `state`); present only in a graph that
+   * keeps state, and read as `{}` by templates otherwise.
    */
-  state?: Record<string, Json>;
+  state?: JsonObject;
 }
 
 /** Options the core reads; services fill them from validated config (CONTRACT §7). */
@@ -271,6 +303,8 @@ export interface CoreOptions {
   maxTemplateOutputBytes: number;
   /** TEMPLATE_RENDER_LIMIT_MS: wall-clock backstop of one template render, ms. */
   templateRenderLimitMs: number;
+  /** MAX_RUN_STATE_BYTES: a write that would make the run state larger (UTF-8 JSON) fails its node */
+  maxRunStateBytes?: number;
 }
 
 export const DEFAULT_CORE_OPTIONS: CoreOptions = {
@@ -284,4 +318,5 @@ export const DEFAULT_CORE_OPTIONS: CoreOptions = {
   cancelDrainGraceMs: 10_000,
   maxTemplateOutputBytes: 262_144,
   templateRenderLimitMs: 500,
+  maxRunStateBytes: 262_144,
 };

@@ -414,6 +414,18 @@ export const EventsQuery = z.object({
   limit: z.coerce.number().int().min(INT4_MIN).max(INT4_MAX).optional(),
 });
 
+/** `GET /v1/runs/{id}/state` query. */
+export const RunStateQuery = z.object({
+  atSeq: z.coerce.number().int().min(0).max(INT4_MAX).optional(),
+});
+
+export const RunStateSchema = z
+  .object({
+    state: z.record(z.string(), JsonSchema),
+    seq: z.number().int(),
+  })
+  .openapi('RunState');
+
 export const EventSchema = z
   .object({ seq: z.number().int(), kind: EventKindSchema, nodeKey: z.string().nullable(), at: Timestamp, detail: JsonSchema })
   .openapi('RunEvent');

@@ -10,6 +10,7 @@ import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
 import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
+import { stateEntriesAt } from './run-state';
 import type { Queryable } from './transaction';
 
 /** One run's plan with the snapshot it was planned from. */
@@ -76,7 +77,7 @@ function sealNodeSet(runId: string, nodeKey: string, set: Record<string, unknown
 
 /**
  * Seals the documents of an apply item (ENCRYPTION_KEY set): node documents and steering
- * messages, the run output, child run inputs (bound to the child's id) and the detail of
+ * messages, the run output, run-state writes, child run inputs (bound to the child's id) and the detail of
  * steering events — numbered `lastSeq + i` as flowline_apply numbers them, which holds
  * because the item applies only at the snapshot's version and every writer of `last_seq`
  * bumps `version`.
@@ -89,6 +90,9 @@ function sealItem(item: Record<string, unknown>, runId: string, lastSeq: number)
     ...c,
     input: sealJson(c.input, runDocAt(c.childRunId, 'input')),
   }));
+  if (item.stateWrites) {
+    item.stateWrites = (item.stateWrites as Array<{ seq: number; entries: unknown }>).map((w) => ({ ...w, entries: sealJson(w.entries, stateEntriesAt(runId, w.seq)) }));
+  }
   item.events = (item.events as Array<{ kind: string; detail: unknown }>).map((e, i) =>
     SEALED_EVENT_KINDS.has(e.kind) ? { ...e, detail: sealJson(e.detail, eventDetailAt(runId, lastSeq + i + 1)) } : e,
   );
@@ -117,6 +121,8 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     children: plan.startChildren,
     cancelChildren: plan.cancelChildren,
     wakeAt: iso(plan.wakeAt),
+    // run state: each write is one log row under its state.updated event's seq
+    ...(plan.stateWrites ? { stateWrites: plan.stateWrites.map((w) => ({ seq: w.seq, entries: [{ nodeKey: w.nodeKey, writes: w.writes }] })) } : {}),
   };
   // without a key the documents go as they are, unless jsonb would rewrite a number of one
   // (spell `1e131071` out in full): then those are stored verbatim (see sealJson)

@@ -14,6 +14,7 @@ import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnre
 import { definitionGraphAt } from './definitions';
 import { decodeJson } from '../json-codec';
 import type { Queryable } from './transaction';
+import { loadStateLogs } from './run-state';
 
 /** A snapshot as stored: with the run's current `wake_at` (epoch ms), so an unchanged wake costs no write. */
 export interface LoadedSnapshot extends RunSnapshot {
@@ -144,6 +145,12 @@ export async function loadSnapshots(
         ? { concurrencyKeyAvailable: false }
         : {}),
     });
+  }
+  // run state: read only for runs whose graph keeps it, so a graph without state costs no read
+  const stateful = out.filter((s) => s.graph.state !== undefined).map((s) => s.run.id);
+  if (stateful.length > 0) {
+    const logs = await loadStateLogs(db, stateful);
+    for (const s of out) if (s.graph.state !== undefined) s.stateLog = logs.get(s.run.id) ?? [];
   }
   // Pending top-level runs take their tenant's free slots in admission order: a run
   // gets one only while fewer Pending runs of its tenant come before it (higher priority, or the

@@ -40,7 +40,7 @@ export function admitNode(st: PlanState, node: GraphNode, adm: Extract<Admission
 
 /** The row's input document, with an operator's `PUT …/input` replacing its `input` member. */
 export function inputDocumentFor(st: PlanState, key: string): InputDocument {
-  const doc = inputDocumentOf(st.run.input, satisfiedPredecessors(st, key), st.rows);
+  const doc = inputDocumentOf(st.run.input, satisfiedPredecessors(st, key), st.rows, st.state?.values);
   const override = st.row(key)?.inputOverride;
   return override ? { ...doc, input: override.input as InputDocument['input'] } : doc;
 }

@@ -99,6 +99,7 @@ function finish(st: PlanState): PlanResult {
     consumedIntentIds: st.consumedIntentIds,
     consumedInvocationIds: st.consumedInvocationIds,
     wakeAt,
+    ...(st.stateWrites.length > 0 ? { stateWrites: st.stateWrites } : {}),
   };
 }
 

@@ -25,8 +25,14 @@ export function applyStarted(st: PlanState): void {
   }
 }
 
+/**
+ * Settles the results in arrival order; in a graph that keeps run state, in node key order
+ * (a node's own results in arrival order), so writes landing in one tick commit in an order
+ * that does not depend on which worker answered first.
+ */
 export function applyResults(st: PlanState): void {
-  for (const r of st.snapshot.results) {
+  const results = st.state ? [...st.snapshot.results].sort((a, b) => (a.nodeKey < b.nodeKey ? -1 : a.nodeKey > b.nodeKey ? 1 : 0)) : st.snapshot.results;
+  for (const r of results) {
     st.consumedInvocationIds.push(r.invocationId);
     const row = st.row(r.nodeKey);
     if (!inFlight(row) || row.invocationId !== r.invocationId) continue;

@@ -9,6 +9,7 @@ import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, ty
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
 import { retryWithinBudget } from './retry-budget';
+import { commitWrites, judgeWrites, withRoutingState } from './state-writes';
 
 /** Reason of rows cancelled because the run failed (human text; the row's cause is `RunFailure`). */
 const RUN_FAILURE_CANCEL_PREFIX = 'run failed at node ';
@@ -37,6 +38,11 @@ export function settleSuccess(st: PlanState, key: string, output: Json, finished
     const v = validateJson(node.outputSchema, output);
     if (!v.valid) return settleFailure(st, key, 'ValidationFailed', `output does not match outputSchema: ${v.errors.join('; ')}`);
   }
+  // run state: the node's writes are judged now and committed with its status, or fail it
+  const writes = st.state ? judgeWrites(st, node, envelope) : null;
+  if (writes && !writes.ok) return settleFailure(st, key, 'ValidationFailed', writes.reason);
+  if (st.state) withRoutingState(st, outEdges, envelope, writes?.state ?? st.state.values);
+  if (held) envelope.branch = null;
   st.update(key, {
     status: 'Succeeded',
     output: envelope,
@@ -48,7 +54,9 @@ export function settleSuccess(st: PlanState, key: string, output: Json, finished
     held,
     pendingDecisionKind: held ? 'Operator' : null,
   });
+  const completedSeq = st.nextSeq();
   st.emit('node.completed', key, { attempt: row.attempt, branch: envelope.branch, held });
+  if (writes) commitWrites(st, key, writes, completedSeq);
 }
 
 /** Backoff before attempt `failedAttempt + 1`: min(maxMs, initialMs × multiplier^(failedAttempt−1)). */
@@ -120,6 +128,7 @@ export function failNode(st: PlanState, key: string, cls: FailureClass, message:
     output: null,
     error: { class: cls, reason },
   });
+  if (st.state) withRoutingState(st, outEdges, envelope, st.state.values);
   st.update(key, {
     status: 'Failed',
     output: envelope,

@@ -20,6 +20,7 @@ import type {
   RunStatus,
 } from '../model';
 import type { ModelPrices, RunBudget, RunUsage } from '../budget';
+import type { StateWrite } from '../state/fold';
 
 export interface SteerEntry {
   operationId: string;
@@ -196,6 +197,11 @@ export interface RunSnapshot {
    * runs: a Pending run stays Pending. Absent: the run has no key, or it holds its place.
    */
   concurrencyKeyAvailable?: boolean;
+  /**
+   * The run's state log (`run_state_writes`, oldest first), read only when the graph keeps
+   * state (`graph.state`); the planner folds it (`state/fold.ts`). Absent: empty.
+   */
+  stateLog?: StateWrite[];
 }
 
 export interface PlanContext {
@@ -305,4 +311,9 @@ export interface PlanResult {
   consumedInvocationIds: string[];
   /** when the run next needs a tick by time alone (backoff, deadline); null = only on a signal */
   wakeAt: number | null;
+  /**
+   * State writes committed with this plan, each numbered by the seq of its `state.updated`
+   * event (lastSeq + its place among `events`). Absent: none.
+   */
+  stateWrites?: StateWrite[];
 }

@@ -9,6 +9,7 @@ import {
   getNodeRun,
   getRunDetail,
   getRunHead,
+  getRunState,
   listRunEvents,
   listRuns,
   requestCancel,
@@ -48,6 +49,8 @@ import {
   RunResultSchema,
   RunListQuery,
   RunListSchema,
+  RunStateQuery,
+  RunStateSchema,
   StartRunBody,
   errorResponses,
   jsonContent,
@@ -111,6 +114,16 @@ const eventsRoute = createRoute({
   operationId: 'listRunEvents', summary: "Read a run's events after a seq",
   request: { params: IdParam, query: EventsQuery },
   responses: { 200: jsonContent(EventPageSchema, 'events after afterSeq (exclusive)'), ...errorResponses },
+});
+const stateRoute = createRoute({
+  method: 'get', path: '/v1/runs/{id}/state', tags, security,
+  operationId: 'getRunState', summary: "Read a run's state, now or as of any event",
+  description:
+    "The run state (graph member `state`, nodes' `writes`) folded from its log: `{state, seq}`, `seq` being the " +
+    'event it is the state as of. `atSeq` answers the state as of that event (its history, one state per ' +
+    '`state.updated`); past the last event it is refused. A run whose graph keeps no state answers `{}`.',
+  request: { params: IdParam, query: RunStateQuery },
+  responses: { 200: jsonContent(RunStateSchema, 'the state as of seq'), ...errorResponses },
 });
 const cancelRoute = createRoute({
   method: 'post', path: '/v1/runs/{id}/cancel', tags, security,
@@ -232,6 +245,15 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       limit,
       truncated: page.truncated,
     });
+  });
+
+  app.openapi(stateRoute, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'run');
+    const { atSeq } = c.req.valid('query');
+    const got = await getRunState(pool, c.get('tenant'), id, atSeq);
+    if (!got) throw new NotFoundError('run');
+    if (atSeq !== undefined && atSeq > got.seq) throw new ValidationFailedError(`atSeq ${atSeq} is past the run's last event (${got.seq})`);
+    return sendJson(200, got);
   });
 
   app.openapi(cancelRoute, async (c) => {
