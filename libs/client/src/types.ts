@@ -4,6 +4,8 @@
  * contract leaves open (graphs, run input, node output) are `unknown`.
  */
 
+import type { GraphAnalysis, UsageView } from '@flowline/graph';
+
 /** A loose string type that still offers the contract's names for completion. */
 export type Named<T extends string> = T | (string & {});
 
@@ -142,20 +144,7 @@ export interface GraphDescription {
   version: number;
   nodes: NodeDescription[];
   edges: EdgeDescription[];
-  analysis: {
-    start: string | null;
-    ends: string[];
-    fanOut: string[];
-    joins: string[];
-    human: string[];
-    children: string[];
-    routers: string[];
-    topologicalOrder: string[];
-    depth: number;
-    tools: string[];
-    nodeCount: number;
-    edgeCount: number;
-  };
+  analysis: GraphAnalysis;
 }
 
 /** `POST /v1/definitions/validate`. */
@@ -210,16 +199,8 @@ export interface RunBudget {
   maxAttempts?: number;
 }
 
-/** A run's rolled-up model usage (its ended child runs included). */
-export interface RunUsage {
-  tokens: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  /** tokens of models the dispatcher's MODEL_PRICES has no price for */
-  unpricedTokens: number;
-  attempts: number;
-}
+/** A run's rolled-up model usage (its ended child runs included), as the engine's usage view reads it. */
+export type RunUsage = UsageView;
 
 /** One node run of `GET /v1/runs/{id}` (§8). */
 export interface NodeRunSummary {

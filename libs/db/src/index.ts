@@ -12,7 +12,7 @@ export {
   sealJsonText,
 } from './crypto';
 export type { Envelope, Sealed } from './crypto';
-export { FUNCTIONS_FOLDER, functionSources, migrate, migrationsHash, MIGRATIONS_FOLDER, type FunctionSource } from './migrate';
+export { FUNCTIONS_FOLDER, functionSources, migrate, migrateAtBoot, migrationsHash, MIGRATIONS_FOLDER, type BootLog, type FunctionSource } from './migrate';
 export * from './store/definitions';
 export * from './store/definition-versions';
 export * from './store/run-create';

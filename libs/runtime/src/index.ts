@@ -31,7 +31,7 @@ export type { Shutdown, ShutdownOptions, Releaser } from './shutdown';
 export { systemClock } from './clock';
 export type { Clock } from './clock';
 export { opsOptions, createMetricsRegistry, startOpsServer, startWorkerOpsPort } from './ops-server';
-export { flagOption, laneWorkerOptions, serveLaneWorker, toolModulesOf } from './lane-process';
+export { flagOption, laneWorkerOptions, laneWorkerSettings, serveLaneWorker, toolModulesOf, toolRegistrySettings } from './lane-process';
 export { metricsOn } from './metric-helpers';
 export type { MetricsOn } from './metric-helpers';
 export type { LaneProcessWorker, ServeLaneWorkerOptions } from './lane-process';

@@ -7,7 +7,7 @@
  * written to a run's room on this replica).
  */
 import type { MiddlewareHandler } from 'hono';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { metricsOn } from '@flowline/runtime';
 
 /** The API's registry, the middleware feeding its request histogram, and the engine hooks. */
@@ -46,13 +46,8 @@ export function createMetrics(): ApiMetrics {
     "change pings written to a run's room on this replica",
   );
   let sockets = () => 0;
-  new Gauge({
-    name: 'flowline_live_sockets',
-    help: 'live-channel sockets connected to this replica',
-    registers: [registry],
-    collect() {
-      this.set(sockets());
-    },
+  metric.gauge('flowline_live_sockets', 'live-channel sockets connected to this replica', function () {
+    this.set(sockets());
   });
   const middleware: MiddlewareHandler = async (c, next) => {
     const end = histogram.startTimer();

@@ -14,7 +14,7 @@
  * - `flowline_runs_budget_exceeded_total{tenant,budget}`: runs failed BudgetExceeded, by the budget gone past
  * - `flowline_runs_expired_total{tenant}`: runs that ended Failed/Expired, never admitted within PENDING_RUN_TTL_MS
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { storedUsage } from '@flowline/graph';
 import { metricsOn } from '@flowline/runtime';
 import type { CommittedPlan } from './tick';
@@ -87,16 +87,15 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
     "a worker's result (its finishedAt) to the next node's admission to its lane, seconds",
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   );
-  new Gauge({
-    name: 'flowline_dispatcher_shards_owned',
-    help: 'shards whose lease this dispatcher holds',
-    labelNames: ['dispatcher'] as const,
-    registers: [registry],
-    collect() {
+  metric.gauge(
+    'flowline_dispatcher_shards_owned',
+    'shards whose lease this dispatcher holds',
+    function () {
       const r = readings();
       if (r) this.set({ dispatcher: r.id }, r.shardsOwned());
     },
-  });
+    ['dispatcher'],
+  );
   scrapedCounter(
     registry,
     { name: 'flowline_shard_lease_renew_failures_total', help: 'shard lease renewals that failed (unconfirmed for most of a lease, the dispatcher drops its shards)' },

@@ -6,14 +6,14 @@
  * `checkBulkRequest`; the set of runs is fixed at submission by the store.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import { countBulkCandidates, getBulkJob, submitBulkJob, type BulkJobRow } from '@flowline/db';
 import { checkBulkRequest, DEFAULT_METADATA_LIMITS } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { bodyMember, sendJson } from '../body';
 import { ApiError, BulkTooLargeError, NotFoundError, ValidationFailedError } from '../errors';
 import { requireUuid } from '../present';
-import { BulkAcceptedSchema, BulkBody, BulkDryRunSchema, BulkIdParam, BulkJobSchema, ErrorSchema, errorResponses, jsonContent } from '../schemas';
+import { BulkAcceptedSchema, BulkBody, BulkDryRunSchema, BulkIdParam, BulkJobSchema, ErrorSchema, errorResponses, jsonContent, IdempotencyKeyHeaders, jsonBody } from '../schemas';
 
 const DEFAULT_MAX_BULK_RUNS = 100_000;
 
@@ -39,8 +39,8 @@ const submitRoute = createRoute({
     'another body: 409 RequestIdReused). Refusals: 400 ValidationFailed (keyed: action, filter.<member>, fromNodeKey), BulkTooLarge ' +
     '(over MAX_BULK_RUNS). A bulk fork takes fromNodeKey and failedOnly, pins each run\'s own version and keeps its input.',
   request: {
-    headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
-    body: { content: { 'application/json': { schema: BulkBody } }, required: true },
+    headers: IdempotencyKeyHeaders,
+    body: jsonBody(BulkBody),
   },
   responses: {
     200: jsonContent(BulkDryRunSchema, 'dry run: the number of runs the action would apply to'),

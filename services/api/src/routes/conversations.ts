@@ -32,7 +32,7 @@ import { bodyMember, sendJson } from '../body';
 import { checkRunInput, checkStartable, effectiveRunInput } from '../graph-rules';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
-import { ErrorSchema, PageQuery, PrioritySchema, RunSummarySchema, errorResponses, jsonContent } from '../schemas';
+import { ErrorSchema, PageQuery, PrioritySchema, RunSummarySchema, errorResponses, jsonContent, pageSchema, backlogFullResponse, jsonBody } from '../schemas';
 
 const tags = ['conversations'];
 const security = [{ bearer: [] }];
@@ -138,9 +138,7 @@ const MessageSchema = z
   })
   .openapi('Message');
 
-const MessageListSchema = z
-  .object({ items: z.array(MessageSchema), nextCursor: z.string().nullable() })
-  .openapi('MessageList');
+const MessageListSchema = pageSchema(MessageSchema, 'MessageList');
 
 const sendRoute = createRoute({
   method: 'post', path: '/v1/conversations/{id}/messages', tags, security,
@@ -150,17 +148,12 @@ const sendRoute = createRoute({
     'user message as its trigger. `requestId` is the idempotency key (never expires): the same send again answers ' +
     'the same runId and messageId. An End (unless `publishToChat: false`) and LlmCall/Agent nodes with ' +
     '`publishToChat: true` post their answer as assistant messages.',
-  request: { params: ConversationParam, body: { content: { 'application/json': { schema: SendMessageBody } }, required: true } },
+  request: { params: ConversationParam, body: jsonBody(SendMessageBody) },
   responses: {
     202: jsonContent(MessageAcceptedSchema, 'run started (or the same send replayed)'),
     ...errorResponses,
     409: jsonContent(ErrorSchema, 'RunBusy (a bound run is live), RerunConfirmationRequired, DefinitionDisabled or RequestIdReused'),
-    429: {
-      description:
-        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, so one tenant cannot pile up unbounded waiting work); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
-      headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before sending again' }) }),
-      content: { 'application/json': { schema: ErrorSchema } },
-    },
+    429: backlogFullResponse('sending'),
   },
 });
 const messagesRoute = createRoute({
@@ -185,7 +178,7 @@ const runsRoute = createRoute({
   request: { params: ConversationReadParam, query: PageQuery },
   responses: {
     200: jsonContent(
-      z.object({ items: z.array(ConversationRunSchema), nextCursor: z.string().nullable() }).openapi('ConversationRunList'),
+      pageSchema(ConversationRunSchema, 'ConversationRunList'),
       'runs bound to the conversation, newest first, with what the chat shows of each',
     ),
     ...errorResponses,
@@ -221,7 +214,7 @@ const listRoute = createRoute({
   operationId: 'listConversations', summary: 'List conversations, newest first',
   request: { query: ConversationListQuery },
   responses: {
-    200: jsonContent(z.object({ items: z.array(ConversationSchema), nextCursor: z.string().nullable() }).openapi('ConversationList'), 'newest first'),
+    200: jsonContent(pageSchema(ConversationSchema, 'ConversationList'), 'newest first'),
     ...errorResponses,
   },
 });

@@ -55,11 +55,11 @@ import {
   INT4_MAX,
   errorResponses,
   jsonContent,
+  jsonBody,
 } from '../schemas';
 
 const tags = ['definitions'];
 const security = [{ bearer: [] }];
-const jsonBody = <T>(schema: T) => ({ content: { 'application/json': { schema } }, required: true });
 
 const createDef = createRoute({
   method: 'post', path: '/v1/definitions', tags, security,

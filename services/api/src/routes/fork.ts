@@ -6,7 +6,7 @@
  * of that node's input document (as `PUT …/nodes/{key}/input` does).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import { forkRun, type ForkSeed, type ForkSourceView, type ForkTargetView } from '@flowline/db';
 import { planFork, type ForkRefusalCode, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
@@ -15,7 +15,7 @@ import { ApiError, GraphInvalidError, InputTooLargeError, NotFoundError, Request
 import { checkRunInput, checkStoredGraph, storedBytes } from '../graph-rules';
 import { requireUuid } from '../present';
 import { publishWake } from '../wake';
-import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, errorResponses, jsonContent } from '../schemas';
+import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, errorResponses, jsonContent, IdempotencyKeyHeaders, jsonBody } from '../schemas';
 
 const BAD_REQUEST_REFUSALS: ReadonlySet<string> = new Set(['ForkNodeUnknown', 'ForkVersionUnknown']);
 
@@ -44,8 +44,8 @@ const forkRoute = createRoute({
     'ForkUpstreamMismatch (details keyed per node), ForkOfChildRun, RequestIdReused.',
   request: {
     params: IdParam,
-    headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
-    body: { content: { 'application/json': { schema: ForkRunBody } }, required: true },
+    headers: IdempotencyKeyHeaders,
+    body: jsonBody(ForkRunBody),
   },
   responses: {
     202: jsonContent(ForkAcceptedSchema, 'the new run (or the same run again for a replayed requestId)'),

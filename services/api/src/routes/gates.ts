@@ -20,7 +20,7 @@ import {
 import { bodyMember, jsonText, sendJson } from '../body';
 import { requireKey, requireUuid } from '../present';
 import { publishWake } from '../wake';
-import { AcceptedSchema, DecideBody, ErrorSchema, NodeParam, errorResponses, jsonContent } from '../schemas';
+import { AcceptedSchema, DecideBody, ErrorSchema, NodeParam, errorResponses, jsonContent, jsonBody } from '../schemas';
 
 /** Longest ChatInput answer accepted when MAX_CHAT_ANSWER_BYTES is not given, UTF-8 bytes. */
 export const DEFAULT_MAX_ANSWER_BYTES = 32_768;
@@ -28,7 +28,7 @@ export const DEFAULT_MAX_ANSWER_BYTES = 32_768;
 const decideRoute = createRoute({
   method: 'post', path: '/v1/runs/{id}/nodes/{key}/decide', tags: ['gates'], security: [{ bearer: [] }],
   operationId: 'decideNode', summary: 'Decide a waiting Pause or answer a ChatInput',
-  request: { params: NodeParam, body: { content: { 'application/json': { schema: DecideBody } }, required: true } },
+  request: { params: NodeParam, body: jsonBody(DecideBody) },
   responses: {
     202: jsonContent(AcceptedSchema, 'decision recorded (or the same decision replayed)'),
     ...errorResponses,

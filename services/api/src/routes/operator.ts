@@ -52,6 +52,7 @@ import {
   SteerBody,
   errorResponses,
   jsonContent,
+  jsonBody,
 } from '../schemas';
 
 /** 409: the cap of steering entries per node (MAX_STEERS_PER_NODE) is reached. */
@@ -77,7 +78,7 @@ export class RunStateConflictError extends ApiError {
 
 const tags = ['operator'];
 const security = [{ bearer: [] }];
-const body = <T>(schema: T, required = true) => ({ body: { content: { 'application/json': { schema } }, required } });
+const body = <T>(schema: T, required = true) => ({ body: jsonBody(schema, required) });
 const conflict = (what: string) => ({ 409: jsonContent(ErrorSchema, what) });
 const accepted = (what: string) => ({ 202: jsonContent(AcceptedSchema, what) });
 

@@ -54,6 +54,9 @@ import {
   StartRunBody,
   errorResponses,
   jsonContent,
+  IdempotencyKeyHeaders,
+  backlogFullResponse,
+  jsonBody,
 } from '../schemas';
 
 const tags = ['runs'];
@@ -71,20 +74,15 @@ const startRun = createRoute({
     query: z.object({
       wait: z.string().optional().openapi({ description: 'how long to wait for the run to end: 30s, 1500ms, 2m or seconds', example: '30s' }),
     }),
-    headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
-    body: { content: { 'application/json': { schema: StartRunBody } }, required: false },
+    headers: IdempotencyKeyHeaders,
+    body: jsonBody(StartRunBody, false),
   },
   responses: {
     200: jsonContent(RunResultSchema, 'with ?wait: the run ended within the wait'),
     202: jsonContent(RunIdSchema, 'accepted (or the same run again for a replayed requestId); with ?wait: still running when the wait ran out'),
     ...errorResponses,
     409: jsonContent(ErrorSchema, 'RequestIdReused, or RunBusy (with a conversationId whose bound run is live)'),
-    429: {
-      description:
-        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, so one tenant cannot pile up unbounded waiting work); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
-      headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before starting again' }) }),
-      content: { 'application/json': { schema: ErrorSchema } },
-    },
+    429: backlogFullResponse('starting'),
   },
 });
 const listRunsRoute = createRoute({
@@ -135,7 +133,7 @@ const cancelRoute = createRoute({
     'nodes whose worker never confirmed read Failed (Interrupted, "cancel not confirmed by the worker… may still be running") ' +
     'and are listed in the run.cancelled event detail `survivors: [{nodeKey, invocationId}]`. Retrying (or completing) ' +
     'every survivor reopens the run.',
-  request: { params: IdParam, body: { content: { 'application/json': { schema: CancelBody } }, required: false } },
+  request: { params: IdParam, body: jsonBody(CancelBody, false) },
   responses: { 202: jsonContent(AcceptedSchema, 'cancel requested (no-op on a finished run)'), ...errorResponses },
 });
 
