@@ -222,8 +222,10 @@ export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['No
  * - `NotTaken`: Skipped by an operator declaring it not taken (`skip {}`): its out-edges route
  *   on its skipped envelope, so its dependents proceed, instead of dying like those of a node
  *   routing skipped (or an operator's `skip {prune: true}`).
+ * - `RunCompleted`: Cancelled because an End with `stopRun: true` completed the run while the
+ *   row was still working or waiting (`planner/stop-run.ts`).
  */
-export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed', 'NotTaken'] as const;
+export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed', 'NotTaken', 'RunCompleted'] as const;
 export type NodeCause = (typeof NODE_CAUSES)[number];
 
 export const EVENT_KINDS = [

@@ -10,6 +10,7 @@ import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocu
 import { validateJson } from '../schema';
 import { renderConfigMember, templateLimitsOf, templateScope } from '../template/render';
 import type { Admission } from './admission';
+import { completeRun } from './complete-run';
 import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { attemptWithinBudget } from './budget-check';
@@ -71,6 +72,10 @@ function runInline(st: PlanState, node: GraphNode, doc: InputDocument): void {
   st.emit('node.started', node.key, { attempt, inline: true });
   if (rendered !== null && 'error' in rendered) return failNode(st, node.key, 'ValidationFailed', rendered.error);
   settleSuccess(st, node.key, output);
+  // an End with stopRun completes the run the moment it succeeds, whatever else still works
+  if (node.kind === 'End' && node.config['stopRun'] === true && st.row(node.key)?.status === 'Succeeded') {
+    completeRun(st, node.key, { stopRun: true });
+  }
 }
 
 /**

@@ -227,7 +227,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
     deadlineAt: null,
     pendingDecisionKind: null,
   });
-  st.emit('node.cancelled', key, { reason });
+  st.emit('node.cancelled', key, { reason, cause });
 }
 
 /** Skip a Pending row with one cause. */

@@ -244,6 +244,12 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
         defaultText: 'true in a Chat graph (false says so explicitly); nothing publishes in a Standard graph',
         help: "Post the run's result (output.result) to the conversation as an assistant message (Chat graphs only).",
       },
+      {
+        name: 'stopRun', type: 'boolean', required: false, default: false, example: true,
+        help:
+          "Complete the run the moment this End succeeds, with its output as the run's: work still queued, running or " +
+          'waiting on a person is cancelled (cause RunCompleted) and nodes not reached stay Pending.',
+      },
     ],
   }),
   ChatInput: kind({
