@@ -523,7 +523,7 @@ export interface RunControls {
 /** What a non-terminal node waits for (`GET /v1/runs/{id}/blockers`). */
 export type BlockerKind = Named<
   | 'shardOwner' | 'runSlot' | 'concurrencyKey' | 'cancelDrain' | 'runCancelling' | 'upstream' | 'join' | 'heldDecision' | 'timer'
-  | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'budgetExhausted' | 'tick'
+  | 'branchPlace' | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'budgetExhausted' | 'tick'
 >;
 
 /** One node's blocker: the one thing it waits for, since when, and kind-specific details. */

@@ -201,7 +201,14 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     kind: 'Parallel', group: 'flow', fact: null, starter: {},
     summary: 'A fan-out label: every satisfied out-edge starts its branch.',
     output: "its single predecessor's output, verbatim.",
-    config: [],
+    config: [
+      {
+        name: 'maxConcurrency', type: 'integer', required: false, min: 1, example: 2, defaultText: 'unbounded',
+        help:
+          'Most branches working at once. A branch is one direct successor; it works while that node is queued, running ' +
+          'or waiting on a person. The others wait Pending and start in document order as places free.',
+      },
+    ],
   }),
   Join: kind({
     kind: 'Join', group: 'flow', fact: 'joinPolicy', starter: {},
