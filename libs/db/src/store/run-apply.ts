@@ -86,9 +86,10 @@ function sealItem(item: Record<string, unknown>, runId: string, lastSeq: number)
   const run = item.run as Record<string, unknown>;
   if (run.output !== undefined && run.output !== null) run.output = sealJson(run.output, runDocAt(runId, 'output'));
   for (const n of item.nodes as Array<{ nodeKey: string; set: Record<string, unknown> }>) sealNodeSet(runId, n.nodeKey, n.set);
-  item.children = (item.children as Array<{ childRunId: string; input: unknown }>).map((c) => ({
+  item.children = (item.children as Array<{ childRunId: string; input: unknown; stateSeed?: unknown }>).map((c) => ({
     ...c,
     input: sealJson(c.input, runDocAt(c.childRunId, 'input')),
+    ...(c.stateSeed !== undefined ? { stateSeed: sealJson(c.stateSeed, stateEntriesAt(c.childRunId, 0)) } : {}),
   }));
   if (item.stateWrites) {
     item.stateWrites = (item.stateWrites as Array<{ seq: number; entries: unknown }>).map((w) => ({ ...w, entries: sealJson(w.entries, stateEntriesAt(runId, w.seq)) }));
@@ -118,7 +119,8 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     })),
     events: plan.events,
     intentIds: plan.consumedIntentIds,
-    children: plan.startChildren,
+    // a Subworkflow's stateIn: the child's state seed, one base entry of its log at seq 0
+    children: plan.startChildren.map(({ state, ...c }) => (state ? { ...c, stateSeed: [{ nodeKey: null, writes: state }] } : c)),
     cancelChildren: plan.cancelChildren,
     wakeAt: iso(plan.wakeAt),
     // run state: each write is one log row under its state.updated event's seq

@@ -8,7 +8,7 @@ import { NODE_MEMBER_SPECS, RETRY_BACKOFF_MEMBER_SPECS } from '../spec/document'
 import { NODE_KIND_SPECS } from '../spec/node-kinds';
 import { hasTemplateSyntax } from '../template/engine';
 import { parseConfig } from './config';
-import { parseWrites } from '../state/parse-state';
+import { checkChildStateMembers, parseWrites } from '../state/parse-state';
 import { parseHttpUrl, parseJoinPolicy, schemaObject } from './member-check';
 import type { ToolCatalog } from './types';
 import { hasOwn, isObject, isPositiveInt, q, typeName } from './util';
@@ -131,6 +131,7 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
   errors.push(...c.errors);
   kindRules(kind, c.config, ctx, errors, warnings);
   const writes = parseWrites(opt(raw, 'writes'), errors);
+  if (kind === 'Subworkflow') checkChildStateMembers({ kind, config: c.config, ...(writes ? { writes } : {}) }, errors);
   return {
     node: {
       key, kind, label, joinPolicy, maxAttempts, timeoutSeconds, retryBackoff, onError, ...schemas, position, config: c.config,

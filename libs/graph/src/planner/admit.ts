@@ -6,7 +6,7 @@
 import { resolvePath } from '../conditions';
 import { inputDocumentOf } from '../documents/input-document';
 import { inlineOutput, inputDocumentAsJson } from '../documents/inline-output';
-import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocument, type Json } from '../model';
+import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocument, type Json, type JsonObject } from '../model';
 import { validateJson } from '../schema';
 import { renderConfigMember, templateLimitsOf, templateScope } from '../template/render';
 import type { Admission } from './admission';
@@ -172,6 +172,20 @@ export function childInput(node: GraphNode, doc: InputDocument): { ok: true; val
   return { ok: true, value: map };
 }
 
+/** A Subworkflow's `stateIn` resolved against its input document: the child's state seed, or null without one. */
+export function childStateSeed(node: GraphNode, doc: InputDocument): { ok: true; value: JsonObject | null } | { ok: false; reason: string } {
+  const stateIn = node.kind === 'Subworkflow' ? node.config['stateIn'] : undefined;
+  if (typeof stateIn !== 'object' || stateIn === null || Array.isArray(stateIn)) return { ok: true, value: null };
+  const json = inputDocumentAsJson(doc);
+  const seed: JsonObject = {};
+  for (const [key, path] of Object.entries(stateIn)) {
+    const hit = typeof path === 'string' ? resolvePath(json, path) : { found: false as const };
+    if (!hit.found || hit.value === undefined) return { ok: false, reason: `stateIn.${key}: path '${String(path)}' resolves to nothing in the node's input document` };
+    seed[key] = hit.value as Json;
+  }
+  return { ok: true, value: Object.keys(seed).length > 0 ? seed : null };
+}
+
 function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
   const row = st.row(node.key)!;
   const defKey = node.kind === 'Loop' ? 'body' : 'definitionId';
@@ -186,6 +200,8 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
   const resume = node.kind === 'Loop' && row.loop?.resume === true && row.loop.iteration > 1 ? row.loop : null;
   const input: ReturnType<typeof childInput> = resume ? { ok: true, value: resume.last } : childInput(node, doc);
   if (!input.ok) return fail(input.reason);
+  const seed = childStateSeed(node, doc);
+  if (!seed.ok) return fail(seed.reason);
   if (!spendAttempt(st, node.key)) return;
   const childRunId = st.ctx.newId();
   const attempt = row.attempt + 1;
@@ -205,6 +221,6 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
     reason: null,
     loop: node.kind !== 'Loop' ? null : resume ? { iteration: resume.iteration, results: resume.results, last: resume.last } : { iteration: 1, results: [], last: null },
   });
-  st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value });
+  st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value, ...(seed.value ? { state: seed.value } : {}) });
   st.emit('node.started', node.key, { attempt, childRunId, ...(node.kind === 'Loop' ? { iteration: resume?.iteration ?? 1 } : {}) });
 }

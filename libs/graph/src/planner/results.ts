@@ -77,7 +77,7 @@ export function applyChildren(st: PlanState): void {
     if (TERMINAL_RUN_STATUSES.has(child.status)) chargeChild(st, child);
     if (child.status === 'Completed') {
       if (row.kind === 'Loop') iterate(st, row, child);
-      else settleSuccess(st, row.nodeKey, child.output);
+      else settleSuccess(st, row.nodeKey, child.output, st.now, child.state ?? undefined);
     } else if (child.status === 'Failed') {
       settleFailure(st, row.nodeKey, 'NodeFailed', `child run ${child.childRunId} failed (${child.failureClass}): ${child.reason ?? ''}`);
     } else if (child.status === 'Cancelled') {

@@ -179,6 +179,11 @@ export interface ChildRunState {
   /** the child's own rolled-up usage and attempts, rolled into the parent's when the child ends */
   usage?: RunUsage | null;
   totalAttempts?: number;
+  /**
+   * The child's final run state, loaded only for a Completed child whose Subworkflow node
+   * declares `stateOut` and has not settled yet. Absent otherwise.
+   */
+  state?: JsonObject | null;
 }
 
 export interface RunSnapshot {
@@ -295,6 +300,8 @@ export interface ChildStart {
   childRunId: string;
   definitionId: string;
   input: Json;
+  /** a Subworkflow's `stateIn`: the child's state seed (its log's seq-0 base entry). Absent: none */
+  state?: JsonObject;
 }
 
 export interface PlanResult {

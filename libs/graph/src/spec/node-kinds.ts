@@ -303,6 +303,23 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     kind: 'Subworkflow', group: 'child', fact: 'definitionId', starter: {},
     summary: 'Runs another definition as a child run (nesting depth ≤ 5).',
     output: "the child run's output.",
-    config: [{ name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition to run.' }, inputBinding],
+    config: [
+      { name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition to run.' },
+      inputBinding,
+      {
+        name: 'stateIn', type: 'bindings', required: false, example: { topic: 'state.topic' },
+        help:
+          "Seeds the child run's state: each child state key maps to a dot path into this node's input document (state.…, " +
+          "run.input.…); the values are set over the child graph's state.initial (the child graph must keep state). A path " +
+          'that resolves to nothing fails the node before the child starts.',
+      },
+      {
+        name: 'stateOut', type: 'bindings', required: false, example: { findings: 'findings' },
+        help:
+          "Writes the child's final state into this run's state when the child completes: each state key of this run maps to " +
+          "a dot path into the child's state, folded by this run's reducers like a node's writes. A path that resolves to " +
+          'nothing fails the node (ValidationFailed).',
+      },
+    ],
   }),
 };
