@@ -46,7 +46,8 @@ export type NodeKind =
   | 'ChatInput'
   | 'DecisionModel'
   | 'Loop'
-  | 'Subworkflow';
+  | 'Subworkflow'
+  | 'Map';
 
 /** What a node waiting on a person needs (§8): Pause → Approve, ChatInput → Answer, held DecisionModel → Operator. */
 export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';

@@ -99,6 +99,13 @@ function sealItem(item: Record<string, unknown>, runId: string, lastSeq: number)
   );
 }
 
+/** A Map's progress also names the children it keeps working, as ids the load reads (`live_children`). */
+function withLiveChildren(set: Record<string, unknown>): Record<string, unknown> {
+  if (!('map' in set)) return set;
+  const map = set.map as { live: Array<{ childRunId: string }> } | null;
+  return { ...set, liveChildren: map ? map.live.map((l) => l.childRunId) : null };
+}
+
 /** The `flowline_apply_run` item of one plan, or null when it has nothing to write. */
 export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unknown> | null {
   const runId = snapshot.run.id;
@@ -115,7 +122,7 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
       nodeKey: p.nodeKey,
       expectStatus: p.expect.status,
       expectAttempt: p.expect.attempt,
-      set: withIsoTimes(p.set, NODE_TIME_FIELDS),
+      set: withLiveChildren(withIsoTimes(p.set, NODE_TIME_FIELDS)),
     })),
     events: plan.events,
     intentIds: plan.consumedIntentIds,

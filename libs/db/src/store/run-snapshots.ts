@@ -203,6 +203,7 @@ export const NODE_DOC_COLUMNS = [
   ['output', 'output'],
   ['decision', 'decision'],
   ['loop', 'loop_state'],
+  ['map', 'map_state'],
 ] as const;
 
 /** Where a node row's document lives. */

@@ -146,7 +146,8 @@ function judgeInFlight(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState
 }
 
 function childVerdict(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState): Verdict {
-  const childRunId = row.childRunId ?? '';
+  // a Map waits on the children it keeps working: named by the first one
+  const childRunId = row.childRunId ?? row.map?.live[0]?.childRunId ?? '';
   const childStatus = snap.children.find((c) => c.childRunId === childRunId)?.status ?? facts.children?.[childRunId] ?? null;
   if (childStatus !== null && TERMINAL_RUN_STATUSES.has(childStatus as RunStatus)) {
     return tick(`its child run ended ${childStatus}: applied on the next tick`, null);

@@ -131,6 +131,7 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
   errors.push(...c.errors);
   kindRules(kind, c.config, ctx, errors, warnings);
   const writes = parseWrites(opt(raw, 'writes'), errors);
+  if (kind === 'Map' && c.config.toleratedFailures !== undefined && c.config.toleratedFailurePercent !== undefined) errors.push('config.toleratedFailures and config.toleratedFailurePercent cannot be given together; give one');
   if (kind === 'Subworkflow') checkChildStateMembers({ kind, config: c.config, ...(writes ? { writes } : {}) }, errors);
   return {
     node: {
@@ -178,10 +179,10 @@ function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors
   }
 }
 
-/** The definition a Subworkflow (`config.definitionId`) or Loop (`config.body`) names, or null. */
+/** The definition a Subworkflow or Map (`config.definitionId`) or Loop (`config.body`) names, or null. */
 export function definitionReferenceOf(kind: unknown, config: unknown): string | null {
   if (!isObject(config)) return null;
-  const ref = kind === 'Subworkflow' ? config.definitionId : kind === 'Loop' ? config.body : undefined;
+  const ref = kind === 'Subworkflow' || kind === 'Map' ? config.definitionId : kind === 'Loop' ? config.body : undefined;
   return typeof ref === 'string' ? ref : null;
 }
 

@@ -11,6 +11,7 @@ import { validateJson } from '../schema';
 import { renderConfigMember, templateLimitsOf, templateScope } from '../template/render';
 import type { Admission } from './admission';
 import { completeRun } from './complete-run';
+import { beginMap, mapItems } from './map';
 import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { attemptWithinBudget } from './budget-check';
@@ -36,6 +37,7 @@ export function admitNode(st: PlanState, node: GraphNode, adm: Extract<Admission
   if (INLINE_KINDS.has(node.kind)) return runInline(st, node, doc);
   if (HUMAN_KINDS.has(node.kind)) return parkGate(st, node, doc);
   if (node.kind === 'Loop' || node.kind === 'Subworkflow') return startChild(st, node, doc);
+  if (node.kind === 'Map') return startMap(st, node, doc);
   return queueWork(st, node, doc);
 }
 
@@ -223,4 +225,37 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
   });
   st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value, ...(seed.value ? { state: seed.value } : {}) });
   st.emit('node.started', node.key, { attempt, childRunId, ...(node.kind === 'Loop' ? { iteration: resume?.iteration ?? 1 } : {}) });
+}
+
+/** A Map: its items read, one attempt spent for the whole node, then its first children started (`map.ts`). */
+function startMap(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const row = st.row(node.key)!;
+  const fail = (reason: string) => {
+    st.update(node.key, { input: doc, attempt: Math.max(row.attempt, 1), startedAt: st.now });
+    failNode(st, node.key, 'ValidationFailed', reason);
+  };
+  const definitionId = node.config['definitionId'];
+  if (typeof definitionId !== 'string' || definitionId === '') return fail('config.definitionId names no definition');
+  if (st.run.depth >= MAX_NESTING_DEPTH) return fail(`nesting depth ${MAX_NESTING_DEPTH} reached`);
+  const items = mapItems(st, node, doc);
+  if (!items.ok) return fail(items.reason);
+  if (!spendAttempt(st, node.key)) return;
+  const attempt = row.attempt + 1;
+  st.update(node.key, {
+    status: 'Running',
+    attempt,
+    input: doc,
+    childRunId: null,
+    invocationId: null,
+    queuedAt: st.now,
+    startedAt: st.now,
+    finishedAt: null,
+    deadlineAt: null,
+    notBefore: null,
+    output: null,
+    failureClass: 'None',
+    reason: null,
+  });
+  st.emit('node.started', node.key, { attempt, items: items.items.length });
+  beginMap(st, node, items.items);
 }

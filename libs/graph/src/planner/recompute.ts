@@ -61,6 +61,10 @@ function waitsOnPerson(st: PlanState): boolean {
       const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
       if (child?.status === 'WaitingForApproval') return true;
     }
+    if (row.status === 'Running' && row.map) {
+      const live = new Set(row.map.live.map((l) => l.childRunId));
+      if (st.snapshot.children.some((c) => live.has(c.childRunId) && c.status === 'WaitingForApproval')) return true;
+    }
   }
   return false;
 }

@@ -9,6 +9,7 @@ import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, ty
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
 import { retryWithinBudget } from './retry-budget';
+import { cancelMapChildren } from './map-children';
 import { commitWrites, judgeWrites, withRoutingState } from './state-writes';
 
 /** Reason of rows cancelled because the run failed (human text; the row's cause is `RunFailure`). */
@@ -211,6 +212,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
     if (queuedNow >= 0) st.enqueue.splice(queuedNow, 1);
     else st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason });
   }
+  if (row.status === 'Running' && row.kind === 'Map') cancelMapChildren(st, key);
   if (row.status === 'Running' && row.childRunId && !st.cancelChildren.includes(row.childRunId)) {
     const startedNow = st.startChildren.findIndex((c) => c.childRunId === row.childRunId);
     const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
@@ -220,6 +222,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
   st.update(key, {
     status: 'Cancelled',
     failureClass: 'Cancelled',
+    ...(row.kind === 'Map' ? { map: null } : {}),
     cause,
     reason,
     finishedAt: st.now,

@@ -57,6 +57,21 @@ export interface LoopState {
   resume?: boolean;
 }
 
+/** A Map node's progress over its items (`map.ts`), kept on its row while it runs. */
+export interface MapState {
+  /** how many items the Map runs */
+  total: number;
+  /** the next item index to start: items below it have started */
+  next: number;
+  /** the child runs working now, each with its item index */
+  live: { childRunId: string; index: number }[];
+  /** each started item's child run output, by item index (null until it completes, or when it failed) */
+  results: Json[];
+  failed: number;
+  /** the first failures (item index and reason), at most MAP_ERRORS_KEPT */
+  errors: { index: number; reason: string }[];
+}
+
 /** One node_runs row as the planner sees it. */
 export interface NodeRunState {
   nodeKey: string;
@@ -89,6 +104,8 @@ export interface NodeRunState {
   held: boolean;
   childRunId: string | null;
   loop: LoopState | null;
+  /** a Map node's progress while it runs (`node_runs.map_state`); absent or null otherwise */
+  map?: MapState | null;
 }
 
 export type StepMode = 'one' | 'wave' | 'node';

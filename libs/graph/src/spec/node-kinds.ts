@@ -322,4 +322,28 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       },
     ],
   }),
+  Map: kind({
+    kind: 'Map', group: 'child', fact: 'items', starter: { items: 'input.output.items' },
+    summary: 'Runs another definition as a child run once per item of an array, a bounded number at a time.',
+    output: '{ results, succeeded, failed, errors }: results holds each child run output in item order (null for a failed item).',
+    config: [
+      { name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition each item runs; its run input is the item.' },
+      {
+        name: 'items', type: 'dotPath', required: true, example: 'state.urls',
+        help: "Dot path into the node's input document to the array to map over (state.…, run.input.…, input.output.…); anything but an array fails the node.",
+      },
+      {
+        name: 'maxConcurrency', type: 'integer', required: false, min: 1, max: 1000, default: 8, example: 16,
+        help: 'Most child runs working at once (capped by the deployment option MAP_MAX_CONCURRENCY); the next item starts as one ends.',
+      },
+      {
+        name: 'toleratedFailures', type: 'integer', required: false, min: 0, default: 0, example: 2,
+        help: 'Failed items the node tolerates; one more fails it (the children still working are cancelled). Not together with toleratedFailurePercent.',
+      },
+      {
+        name: 'toleratedFailurePercent', type: 'number', required: false, min: 0, max: 100, example: 5,
+        help: 'Failed items tolerated, as a percentage of all items; more fail the node. Not together with toleratedFailures.',
+      },
+    ],
+  }),
 };
