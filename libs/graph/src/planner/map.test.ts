@@ -129,9 +129,9 @@ describe('Map', () => {
   it('applies its own writes to its output through the run reducers', () => {
     const g = mapGraph({ maxConcurrency: 2 }, { writes: { pages: 'output.results' } });
     g.state = { schema: null, reducers: {}, initial: {} };
-    let s = step(snapshotOf(g, { items: items(2) }), 1_000).snap;
+    const s = step(snapshotOf(g, { items: items(2) }), 1_000).snap;
     const r = step(childrenEnd(s, () => 'Completed'), 2_000);
-    s = r.snap;
+    expect(rowOf(r.snap, 'map').status).toBe('Succeeded');
     expect(r.result.stateWrites).toEqual([{ seq: expect.any(Number), nodeKey: 'map', writes: { pages: [{ outcome: 'ok', result: 0 }, { outcome: 'ok', result: 1 }] } }]);
   });
 
