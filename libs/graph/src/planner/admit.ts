@@ -188,26 +188,23 @@ export function childStateSeed(node: GraphNode, doc: InputDocument): { ok: true;
   return { ok: true, value: Object.keys(seed).length > 0 ? seed : null };
 }
 
-function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
-  const row = st.row(node.key)!;
-  const defKey = node.kind === 'Loop' ? 'body' : 'definitionId';
+/** A child-backed node that cannot start fails ValidationFailed before any child exists. */
+function failBeforeChild(st: PlanState, key: string, doc: InputDocument, reason: string): void {
+  st.update(key, { input: doc, attempt: Math.max(st.row(key)!.attempt, 1), startedAt: st.now });
+  failNode(st, key, 'ValidationFailed', reason);
+}
+
+/** Why `node` cannot start child runs (no definition named, nesting too deep), or null. */
+function childRefusal(st: PlanState, node: GraphNode, defKey: string): string | null {
   const definitionId = node.config[defKey];
-  const fail = (reason: string) => {
-    st.update(node.key, { input: doc, attempt: Math.max(row.attempt, 1), startedAt: st.now });
-    failNode(st, node.key, 'ValidationFailed', reason);
-  };
-  if (typeof definitionId !== 'string' || definitionId === '') return fail(`config.${defKey} names no definition`);
-  if (st.run.depth >= MAX_NESTING_DEPTH) return fail(`nesting depth ${MAX_NESTING_DEPTH} reached`);
-  // a fork with failedOnly resumes a Loop at the iteration that failed, fed the last output
-  const resume = node.kind === 'Loop' && row.loop?.resume === true && row.loop.iteration > 1 ? row.loop : null;
-  const input: ReturnType<typeof childInput> = resume ? { ok: true, value: resume.last } : childInput(node, doc);
-  if (!input.ok) return fail(input.reason);
-  const seed = childStateSeed(node, doc);
-  if (!seed.ok) return fail(seed.reason);
-  if (!spendAttempt(st, node.key)) return;
-  const childRunId = st.ctx.newId();
-  const attempt = row.attempt + 1;
-  st.update(node.key, {
+  if (typeof definitionId !== 'string' || definitionId === '') return `config.${defKey} names no definition`;
+  if (st.run.depth >= MAX_NESTING_DEPTH) return `nesting depth ${MAX_NESTING_DEPTH} reached`;
+  return null;
+}
+
+/** The row of a child-backed node whose attempt `attempt` just started (`childRunId`: its one child, null for a Map). */
+function childRunning(st: PlanState, key: string, doc: InputDocument, attempt: number, childRunId: string | null): void {
+  st.update(key, {
     status: 'Running',
     attempt,
     input: doc,
@@ -221,6 +218,27 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
     output: null,
     failureClass: 'None',
     reason: null,
+  });
+}
+
+function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const row = st.row(node.key)!;
+  const defKey = node.kind === 'Loop' ? 'body' : 'definitionId';
+  const fail = (reason: string) => failBeforeChild(st, node.key, doc, reason);
+  const refusal = childRefusal(st, node, defKey);
+  if (refusal !== null) return fail(refusal);
+  const definitionId = node.config[defKey] as string;
+  // a fork with failedOnly resumes a Loop at the iteration that failed, fed the last output
+  const resume = node.kind === 'Loop' && row.loop?.resume === true && row.loop.iteration > 1 ? row.loop : null;
+  const input: ReturnType<typeof childInput> = resume ? { ok: true, value: resume.last } : childInput(node, doc);
+  if (!input.ok) return fail(input.reason);
+  const seed = childStateSeed(node, doc);
+  if (!seed.ok) return fail(seed.reason);
+  if (!spendAttempt(st, node.key)) return;
+  const childRunId = st.ctx.newId();
+  const attempt = row.attempt + 1;
+  childRunning(st, node.key, doc, attempt, childRunId);
+  st.update(node.key, {
     loop: node.kind !== 'Loop' ? null : resume ? { iteration: resume.iteration, results: resume.results, last: resume.last } : { iteration: 1, results: [], last: null },
   });
   st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value, ...(seed.value ? { state: seed.value } : {}) });
@@ -229,33 +247,13 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
 
 /** A Map: its items read, one attempt spent for the whole node, then its first children started (`map.ts`). */
 function startMap(st: PlanState, node: GraphNode, doc: InputDocument): void {
-  const row = st.row(node.key)!;
-  const fail = (reason: string) => {
-    st.update(node.key, { input: doc, attempt: Math.max(row.attempt, 1), startedAt: st.now });
-    failNode(st, node.key, 'ValidationFailed', reason);
-  };
-  const definitionId = node.config['definitionId'];
-  if (typeof definitionId !== 'string' || definitionId === '') return fail('config.definitionId names no definition');
-  if (st.run.depth >= MAX_NESTING_DEPTH) return fail(`nesting depth ${MAX_NESTING_DEPTH} reached`);
+  const refusal = childRefusal(st, node, 'definitionId');
+  if (refusal !== null) return failBeforeChild(st, node.key, doc, refusal);
   const items = mapItems(st, node, doc);
-  if (!items.ok) return fail(items.reason);
+  if (!items.ok) return failBeforeChild(st, node.key, doc, items.reason);
   if (!spendAttempt(st, node.key)) return;
-  const attempt = row.attempt + 1;
-  st.update(node.key, {
-    status: 'Running',
-    attempt,
-    input: doc,
-    childRunId: null,
-    invocationId: null,
-    queuedAt: st.now,
-    startedAt: st.now,
-    finishedAt: null,
-    deadlineAt: null,
-    notBefore: null,
-    output: null,
-    failureClass: 'None',
-    reason: null,
-  });
+  const attempt = st.row(node.key)!.attempt + 1;
+  childRunning(st, node.key, doc, attempt, null);
   st.emit('node.started', node.key, { attempt, items: items.items.length });
   beginMap(st, node, items.items);
 }
