@@ -46,7 +46,8 @@ export type NodeKind =
   | 'ChatInput'
   | 'DecisionModel'
   | 'Loop'
-  | 'Subworkflow';
+  | 'Subworkflow'
+  | 'Map';
 
 /** What a node waiting on a person needs (§8): Pause → Approve, ChatInput → Answer, held DecisionModel → Operator. */
 export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';
@@ -523,7 +524,7 @@ export interface RunControls {
 /** What a non-terminal node waits for (`GET /v1/runs/{id}/blockers`). */
 export type BlockerKind = Named<
   | 'shardOwner' | 'runSlot' | 'concurrencyKey' | 'cancelDrain' | 'runCancelling' | 'upstream' | 'join' | 'heldDecision' | 'timer'
-  | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'budgetExhausted' | 'tick'
+  | 'branchPlace' | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'budgetExhausted' | 'tick'
 >;
 
 /** One node's blocker: the one thing it waits for, since when, and kind-specific details. */

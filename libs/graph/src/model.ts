@@ -26,6 +26,8 @@ export const NODE_KINDS = [
   'DecisionModel',
   'Loop',
   'Subworkflow',
+  /** an addition to CONTRACT §1.1: a Subworkflow run once per item of an array (`planner/map.ts`) */
+  'Map',
 ] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
@@ -34,7 +36,7 @@ export const INLINE_KINDS: ReadonlySet<NodeKind> = new Set(['Start', 'Condition'
 /** Kinds that park on a person. */
 export const HUMAN_KINDS: ReadonlySet<NodeKind> = new Set(['Pause', 'ChatInput']);
 /** Kinds that start a child run. */
-export const CHILD_KINDS: ReadonlySet<NodeKind> = new Set(['Loop', 'Subworkflow']);
+export const CHILD_KINDS: ReadonlySet<NodeKind> = new Set(['Loop', 'Subworkflow', 'Map']);
 /** Kinds whose work goes to a worker lane, and which lane. */
 export const LANE_OF_KIND: Readonly<Partial<Record<NodeKind, Lane>>> = {
   LlmCall: 'llm',
@@ -222,8 +224,10 @@ export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['No
  * - `NotTaken`: Skipped by an operator declaring it not taken (`skip {}`): its out-edges route
  *   on its skipped envelope, so its dependents proceed, instead of dying like those of a node
  *   routing skipped (or an operator's `skip {prune: true}`).
+ * - `RunCompleted`: Cancelled because an End with `stopRun: true` completed the run while the
+ *   row was still working or waiting (`planner/stop-run.ts`).
  */
-export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed', 'NotTaken'] as const;
+export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed', 'NotTaken', 'RunCompleted'] as const;
 export type NodeCause = (typeof NODE_CAUSES)[number];
 
 export const EVENT_KINDS = [
@@ -305,6 +309,10 @@ export interface CoreOptions {
   templateRenderLimitMs: number;
   /** MAX_RUN_STATE_BYTES: a write that would make the run state larger (UTF-8 JSON) fails its node */
   maxRunStateBytes?: number;
+  /** MAP_MAX_CONCURRENCY: most child runs one Map node keeps working at once, whatever its maxConcurrency */
+  mapMaxConcurrency?: number;
+  /** MAP_MAX_ITEMS: most items one Map node runs; a longer array fails it ValidationFailed */
+  mapMaxItems?: number;
 }
 
 export const DEFAULT_CORE_OPTIONS: CoreOptions = {
@@ -319,4 +327,6 @@ export const DEFAULT_CORE_OPTIONS: CoreOptions = {
   maxTemplateOutputBytes: 262_144,
   templateRenderLimitMs: 500,
   maxRunStateBytes: 262_144,
+  mapMaxConcurrency: 64,
+  mapMaxItems: 10_000,
 };

@@ -558,7 +558,7 @@ export const BlockerSchema = z
         'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
         'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick), ' +
-        'budget/limit/spent/reason (budgetExhausted); times ISO 8601',
+        'budget/limit/spent/reason (budgetExhausted), parallel/maxConcurrency/working (branchPlace); times ISO 8601',
     }),
   })
   .openapi('Blocker');

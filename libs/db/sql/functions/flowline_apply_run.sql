@@ -85,7 +85,11 @@ BEGIN
       decision = CASE WHEN p."set" ? 'decision' THEN nullif(p."set"->'decision', 'null'::jsonb) ELSE nr.decision END,
       held = CASE WHEN p."set" ? 'held' THEN (p."set"->>'held')::boolean ELSE nr.held END,
       child_run_id = CASE WHEN p."set" ? 'childRunId' THEN (p."set"->>'childRunId')::uuid ELSE nr.child_run_id END,
-      loop_state = CASE WHEN p."set" ? 'loop' THEN nullif(p."set"->'loop', 'null'::jsonb) ELSE nr.loop_state END
+      loop_state = CASE WHEN p."set" ? 'loop' THEN nullif(p."set"->'loop', 'null'::jsonb) ELSE nr.loop_state END,
+      map_state = CASE WHEN p."set" ? 'map' THEN nullif(p."set"->'map', 'null'::jsonb) ELSE nr.map_state END,
+      live_children = CASE WHEN p."set" ? 'liveChildren'
+                           THEN ARRAY(SELECT jsonb_array_elements_text(nullif(p."set"->'liveChildren', 'null'::jsonb))::uuid)
+                           ELSE nr.live_children END
     FROM jsonb_to_recordset(patches) AS p("nodeKey" text, "set" jsonb)
     WHERE nr.run_id = rid AND nr.node_key = p."nodeKey";
   END IF;

@@ -27,7 +27,7 @@ export const definitions = pgTable(
     graphHash: text('graph_hash').notNull(),
     nodeCount: integer('node_count').notNull(),
     /**
-     * The definitions this one names (Subworkflow `definitionId`, Loop `body`), kept in the
+     * The definitions this one names (Subworkflow and Map `definitionId`, Loop `body`), kept in the
      * clear beside a possibly sealed graph so a delete can refuse while another definition
      * of the tenant still names it.
      */

@@ -113,6 +113,10 @@ export const runs = pgTable(
       .on(t.tenantId, t.priority.desc(), t.createdAt, t.id)
       .where(sql`status = 'Pending' and parent_run_id is null`),
     index('runs_parent_idx').on(t.parentRunId),
+    // a parent's live children (the snapshot load): a Map with thousands of ended children reads only the live ones
+    index('runs_parent_live_idx')
+      .on(t.parentRunId)
+      .where(sql.raw(`parent_run_id is not null and status not in (${TERMINAL_RUN_STATUSES_SQL})`)),
     // a concurrency key's runs: its live places and its Pending runs
     index('runs_concurrency_key_idx')
       .on(t.tenantId, t.definitionId, t.concurrencyKey)

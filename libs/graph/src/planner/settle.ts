@@ -5,10 +5,11 @@
  */
 import { buildEnvelope, checkOutputSize } from '../documents/envelope';
 import { storableText, unstorableValues } from '../documents/storable';
-import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type NodeCause, type RetryBackoff } from '../model';
+import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type JsonObject, type NodeCause, type RetryBackoff } from '../model';
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
 import { retryWithinBudget } from './retry-budget';
+import { cancelMapChildren } from './map-children';
 import { commitWrites, judgeWrites, withRoutingState } from './state-writes';
 
 /** Reason of rows cancelled because the run failed (human text; the row's cause is `RunFailure`). */
@@ -22,7 +23,7 @@ const isObject = (v: Json): v is { [k: string]: Json } => typeof v === 'object' 
  * surrogate in a string or member name, a number beyond `numeric` — a worker's document is
  * judged here, so no such output ever reaches a commit) or misses the node's outputSchema.
  */
-export function settleSuccess(st: PlanState, key: string, output: Json, finishedAt = st.now): void {
+export function settleSuccess(st: PlanState, key: string, output: Json, finishedAt = st.now, childState?: JsonObject): void {
   const row = st.row(key);
   const node = st.index.nodeByKey.get(key);
   if (!row || !node) return;
@@ -39,7 +40,7 @@ export function settleSuccess(st: PlanState, key: string, output: Json, finished
     if (!v.valid) return settleFailure(st, key, 'ValidationFailed', `output does not match outputSchema: ${v.errors.join('; ')}`);
   }
   // run state: the node's writes are judged now and committed with its status, or fail it
-  const writes = st.state ? judgeWrites(st, node, envelope) : null;
+  const writes = st.state ? judgeWrites(st, node, envelope, childState) : null;
   if (writes && !writes.ok) return settleFailure(st, key, 'ValidationFailed', writes.reason);
   if (st.state) withRoutingState(st, outEdges, envelope, writes?.state ?? st.state.values);
   if (held) envelope.branch = null;
@@ -211,6 +212,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
     if (queuedNow >= 0) st.enqueue.splice(queuedNow, 1);
     else st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason });
   }
+  if (row.status === 'Running' && row.kind === 'Map') cancelMapChildren(st, key);
   if (row.status === 'Running' && row.childRunId && !st.cancelChildren.includes(row.childRunId)) {
     const startedNow = st.startChildren.findIndex((c) => c.childRunId === row.childRunId);
     const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
@@ -220,6 +222,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
   st.update(key, {
     status: 'Cancelled',
     failureClass: 'Cancelled',
+    ...(row.kind === 'Map' ? { map: null } : {}),
     cause,
     reason,
     finishedAt: st.now,
@@ -227,7 +230,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
     deadlineAt: null,
     pendingDecisionKind: null,
   });
-  st.emit('node.cancelled', key, { reason });
+  st.emit('node.cancelled', key, { reason, cause });
 }
 
 /** Skip a Pending row with one cause. */

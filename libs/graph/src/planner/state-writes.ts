@@ -19,19 +19,38 @@ export type JudgedWrites = { ok: true; values: JsonObject; keys: string[]; state
  * they will be committed at is the one after the node's `node.completed` event, which the
  * caller emits next.
  */
-export function judgeWrites(st: PlanState, node: GraphNode, envelope: OutputEnvelope): JudgedWrites | null {
-  if (!node.writes || !st.state) return null;
+export function judgeWrites(st: PlanState, node: GraphNode, envelope: OutputEnvelope, childState?: JsonObject): JudgedWrites | null {
+  if (!st.state) return null;
   const doc = envelopeAsJson(envelope);
   const values: JsonObject = {};
-  for (const [key, path] of Object.entries(node.writes)) {
+  for (const [key, path] of Object.entries(node.writes ?? {})) {
     const hit = resolvePath(doc, path);
     if (!hit.found || hit.value === undefined) return { ok: false, reason: `writes.${key}: path '${path}' resolves to nothing in the node's output envelope` };
     values[key] = hit.value as Json;
   }
+  const out = childStateOut(node, childState ?? {});
+  if (!out.ok) return out;
+  Object.assign(values, out.values);
   if (Object.keys(values).length === 0) return null;
   const max = st.ctx.options.maxRunStateBytes ?? DEFAULT_CORE_OPTIONS.maxRunStateBytes!;
   const verdict = st.state.judge(node.key, st.nextSeq() + 1, values, max);
   return verdict.ok ? { ok: true, values, keys: verdict.keys, state: verdict.state } : verdict;
+}
+
+/**
+ * A Subworkflow's `stateOut` (this run's state key → dot path into the child's final state),
+ * resolved against the state its child run completed with. Nothing for other nodes.
+ */
+function childStateOut(node: GraphNode, childState: JsonObject): { ok: true; values: JsonObject } | { ok: false; reason: string } {
+  const stateOut = node.kind === 'Subworkflow' ? node.config['stateOut'] : undefined;
+  const values: JsonObject = {};
+  if (typeof stateOut !== 'object' || stateOut === null || Array.isArray(stateOut)) return { ok: true, values };
+  for (const [key, path] of Object.entries(stateOut)) {
+    const hit = typeof path === 'string' ? resolvePath(childState, path) : { found: false as const };
+    if (!hit.found || hit.value === undefined) return { ok: false, reason: `stateOut.${key}: path '${String(path)}' resolves to nothing in the child run's final state` };
+    values[key] = hit.value as Json;
+  }
+  return { ok: true, values };
 }
 
 /** Commits writes `judgeWrites` accepted, right after the node's `node.completed` at `completedSeq`. */

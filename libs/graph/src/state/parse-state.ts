@@ -114,9 +114,37 @@ export function parseWrites(raw: unknown, errors: string[]): Record<string, stri
   return writes;
 }
 
-/** True when the graph keeps run state: a `state` block, a node's `writes`, or a condition on `state.…`. */
+/**
+ * The run-state keys a node writes when it succeeds: its `writes`, and a Subworkflow's
+ * `stateOut` (the child's final state written through this run's reducers).
+ */
+export function stateKeysWrittenBy(node: Pick<GraphNode, 'writes' | 'kind' | 'config'>): string[] {
+  const keys = node.writes ? Object.keys(node.writes) : [];
+  const out = node.kind === 'Subworkflow' ? node.config['stateOut'] : undefined;
+  if (isObject(out)) for (const k of Object.keys(out)) if (!keys.includes(k)) keys.push(k);
+  return keys;
+}
+
+/**
+ * A Subworkflow's `stateIn` / `stateOut` keys are state keys, and `stateOut` may not write a
+ * key the node's own `writes` also write (one node, one value per key). Errors are the node's.
+ */
+export function checkChildStateMembers(node: Pick<GraphNode, 'writes' | 'kind' | 'config'>, errors: string[]): void {
+  for (const member of ['stateIn', 'stateOut'] as const) {
+    const v = node.config[member];
+    if (!isObject(v)) continue;
+    for (const key of Object.keys(v)) {
+      if (!KEY_PATTERN.test(key)) errors.push(`config.${member}: ${stateKeyProblem(key)}`);
+      else if (member === 'stateOut' && node.writes && hasOwn(node.writes, key)) {
+        errors.push(`config.stateOut.${key}: state key '${key}' is written by the node's writes too; write it once`);
+      }
+    }
+  }
+}
+
+/** True when the graph keeps run state: a `state` block, a node's `writes` or `stateOut`, or a condition on `state.…`. */
 export function keepsState(hasBlock: boolean, nodes: readonly GraphNode[], edges: Graph['edges']): boolean {
-  return hasBlock || nodes.some((n) => n.writes !== undefined) || edges.some((e) => e.condition?.path.startsWith('state.') === true);
+  return hasBlock || nodes.some((n) => stateKeysWrittenBy(n).length > 0) || edges.some((e) => e.condition?.path.startsWith('state.') === true);
 }
 
 /** The rejectConflict rule (module header): writers of such a key must be ordered by the graph. */
@@ -129,7 +157,7 @@ export function checkConflictWriters(graph: Pick<Graph, 'nodes' | 'edges'>, spec
   };
   for (const [key, reducer] of Object.entries(spec.reducers)) {
     if (reducer !== 'rejectConflict') continue;
-    const writers = graph.nodes.filter((n) => n.writes !== undefined && hasOwn(n.writes, key));
+    const writers = graph.nodes.filter((n) => stateKeysWrittenBy(n).includes(key));
     for (let i = 0; i < writers.length; i++) {
       for (let j = i + 1; j < writers.length; j++) {
         const a = writers[i]!;
