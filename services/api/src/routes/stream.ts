@@ -15,7 +15,7 @@
  * a lost ping; while activity is relayed the stream looks at it every `ACTIVITY_POLL_MS`.
  */
 import type { OpenAPIHono} from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { getRunDetail, getRunHead, listRunEvents, runningModelInvocations } from '@flowline/db';
 import { nodeStatusAfterEvent, TERMINAL_RUN_STATUSES, type RunStatus } from '@flowline/graph';
@@ -26,11 +26,12 @@ import { sharedChangeFeed } from '../live/change-feed';
 import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError } from '../errors';
 import { requireUuid } from '../present';
-import { INT4_MAX, IdParam, errorResponses } from '../schemas';
+import { INT4_MAX, IdParam } from '../schemas';
+import { v1Route } from '../v1-route';
 
-const streamRoute = createRoute({
-  method: 'get', path: '/v1/runs/{id}/stream', tags: ['runs'], security: [{ bearer: [] }],
-  operationId: 'streamRunChanges', summary: "Follow a run's change pings as Server-Sent Events",
+const streamRoute = v1Route.runs('get', '/v1/runs/{id}/stream', {
+  operationId: 'streamRunChanges',
+  summary: "Follow a run's change pings as Server-Sent Events",
   request: {
     params: IdParam,
     query: z.object({ afterSeq: z.coerce.number().int().min(0).max(INT4_MAX).optional() }),
@@ -46,7 +47,6 @@ const streamRoute = createRoute({
   },
   responses: {
     200: { content: { 'text/event-stream': { schema: z.string() } }, description: 'runChanged, activity and run.result frames' },
-    ...errorResponses,
   },
 });
 
