@@ -99,3 +99,19 @@ export function runLoop(service: Service, opts: RunLoopOptions): LoopHandle {
     done,
   };
 }
+
+/**
+ * A loop of passes that needs no start or stop of its own (a background runner): `pass(stopping)`
+ * does one round and says whether more work waits; `stopping()` turns true once `stop()` is called,
+ * so a long pass can end between its batches instead of running to its end.
+ */
+export function runPasses(pass: (stopping: () => boolean) => Promise<boolean>, opts: RunLoopOptions): { stop(): Promise<void> } {
+  let stopping = false;
+  const handle = runLoop({ start() {}, stop() {}, runOnce: () => pass(() => stopping) }, opts);
+  return {
+    async stop() {
+      stopping = true;
+      await handle.stop();
+    },
+  };
+}
