@@ -12,7 +12,7 @@ import { parseMetadataPair, type RunsSearch } from '../app/search';
 import { useDefinitionIndex, useRunPages } from '../api/queries';
 import { useCan } from '../session/session';
 import { StatusBadge } from '../ui/status';
-import { EmptyState, ListTable, LoadMore, RefusalNote, ShortId, Time, durationText, type Column } from '../ui/primitives';
+import { EmptyState, ListTable, ShortId, Time, durationText, type Column } from '../ui/primitives';
 import { BulkDialog } from './BulkDialog';
 import { bulkFilterOf } from './bulk';
 
@@ -254,10 +254,11 @@ export function RunsPage() {
       </div>
       {bulkOpen && bulkFilter ? <BulkDialog filter={bulkFilter} onClose={() => setBulkOpen(false)} /> : null}
       <Filters search={search} key={search.conversationId ?? ''} />
-      <RefusalNote error={runs.error} title="Could not list runs" />
       <ListTable
         columns={COLUMNS}
         query={runs}
+        refusalTitle="Could not list runs"
+        moreLabel="Load older runs"
         rowCount={items.length}
         skeletonRows={6}
         empty={
@@ -270,7 +271,6 @@ export function RunsPage() {
           <RunRow key={r.id} run={r} definitionName={defs.get(r.definitionId)?.name} now={now} />
         ))}
       </ListTable>
-      <LoadMore query={runs} label="Load older runs" />
     </div>
   );
 }
