@@ -24,7 +24,7 @@ export type { ApiKeyGrant, ApiKeyScope, RedisClusterSeed } from './options';
 export { createLogger, REDACT_PATHS } from './logger';
 export { redactUrlUserinfo, serializeError } from './redact';
 export type { Logger, CreateLoggerOptions } from './logger';
-export { runLoop } from './service';
+export { runLoop, runPasses, wakeableSleep } from './service';
 export type { Service, RunLoopOptions, LoopHandle } from './service';
 export { createShutdown, installShutdown, onShutdown } from './shutdown';
 export type { Shutdown, ShutdownOptions, Releaser } from './shutdown';

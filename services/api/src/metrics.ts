@@ -41,10 +41,7 @@ export function createMetrics(): ApiMetrics {
     'requests refused to be retried later (429 TooManyInFlight, 503 Overloaded), by the option of the bound that refused',
     ['bound'],
   );
-  const pings = metric.counter(
-    'flowline_live_pings_total',
-    "change pings written to a run's room on this replica",
-  );
+  const pings = metric.counter('flowline_live_pings_total', "change pings written to a run's room on this replica");
   let sockets = () => 0;
   metric.gauge('flowline_live_sockets', 'live-channel sockets connected to this replica', function () {
     this.set(sockets());

@@ -42,26 +42,14 @@ const FINISHED = { 'run.completed': 'Completed', 'run.failed': 'Failed', 'run.ca
 /** Registers the dispatcher's metrics on `registry`; `readings` is read at each scrape. */
 export function createDispatcherMetrics(registry: Registry, readings: () => DispatcherReadings | null): DispatcherMetrics {
   const metric = metricsOn(registry);
-  const finished = metric.counter(
-    'flowline_runs_finished_total',
-    'runs that reached a terminal status, by status and tenant',
-    ['status', 'tenant'],
-  );
-  const attempts = metric.counter(
-    'flowline_node_attempts_total',
-    'node attempts settled, by node kind and outcome (Succeeded or the failure class)',
-    ['kind', 'outcome'],
-  );
+  const finished = metric.counter('flowline_runs_finished_total', 'runs that reached a terminal status, by status and tenant', ['status', 'tenant']);
+  const attempts = metric.counter('flowline_node_attempts_total', 'node attempts settled, by node kind and outcome (Succeeded or the failure class)', ['kind', 'outcome']);
   const tokens = metric.counter(
     'flowline_run_tokens_total',
     "model tokens (input + output) of runs' LlmCall/Agent/DecisionModel attempts, by tenant (counted on top-level runs, child runs included once ended)",
     ['tenant'],
   );
-  const cost = metric.counter(
-    'flowline_run_cost_usd_total',
-    'US dollars of that model usage priced by MODEL_PRICES, by tenant',
-    ['tenant'],
-  );
+  const cost = metric.counter('flowline_run_cost_usd_total', 'US dollars of that model usage priced by MODEL_PRICES, by tenant', ['tenant']);
   const budgetExceeded = metric.counter(
     'flowline_runs_budget_exceeded_total',
     'runs failed BudgetExceeded, by tenant and the budget gone past (maxTokens, maxCostUsd, maxWallClockMs, maxAttempts)',
@@ -77,11 +65,7 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
     'wall time of one tick (load, plan, commit, side effects), seconds',
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   );
-  const batchSize = metric.histogram(
-    'flowline_tick_batch_size',
-    'runs taken by one tick',
-    [1, 2, 5, 10, 20, 50, 100, 200, 500],
-  );
+  const batchSize = metric.histogram('flowline_tick_batch_size', 'runs taken by one tick', [1, 2, 5, 10, 20, 50, 100, 200, 500]);
   const hop = metric.histogram(
     'flowline_hop_latency_seconds',
     "a worker's result (its finishedAt) to the next node's admission to its lane, seconds",

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { tenantScoped } from './columns';
 
 /**
  * Workflow definitions. `graph` is the document exactly as submitted (what GET returns);
@@ -13,7 +14,7 @@ export const definitions = pgTable(
     id: uuid('id')
       .primaryKey()
       .default(sql`gen_random_uuid()`),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     name: text('name').notNull(),
     description: text('description'),
     /** 'Standard' | 'Chat' */

@@ -1,4 +1,5 @@
-import { integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { integer, jsonb, pgTable, primaryKey, uuid } from 'drizzle-orm/pg-core';
+import { tenantScoped } from './columns';
 
 /**
  * A run's state log: one row per `state.updated` event (`seq` is that event's seq), holding
@@ -13,7 +14,7 @@ export const runStateWrites = pgTable(
   {
     runId: uuid('run_id').notNull(),
     seq: integer('seq').notNull(),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     /** `[{ nodeKey, writes }]`: one entry for a node's write, several for a seed */
     entries: jsonb('entries').notNull(),
   },

@@ -11,6 +11,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { TERMINAL_RUN_STATUSES_SQL } from '../store/status-sql';
+import { tenantScoped } from './columns';
 
 /**
  * One row per run (RunState of libs/graph/src/planner/types.ts, snake_case).
@@ -22,7 +23,7 @@ export const runs = pgTable(
   'runs',
   {
     id: uuid('id').primaryKey(),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     /** no FK: definitions may be deleted only when no live run pins them (checked by the API) */
     definitionId: uuid('definition_id').notNull(),
     definitionVersion: integer('definition_version').notNull(),
