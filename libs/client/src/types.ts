@@ -47,7 +47,8 @@ export type NodeKind =
   | 'DecisionModel'
   | 'Loop'
   | 'Subworkflow'
-  | 'Map';
+  | 'Map'
+  | 'Wait';
 
 /** What a node waiting on a person needs (§8): Pause → Approve, ChatInput → Answer, held DecisionModel → Operator. */
 export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';

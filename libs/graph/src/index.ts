@@ -20,3 +20,4 @@ export * from './bulk';
 export * from './budget';
 export * from './template';
 export * from './state';
+export * from './wait';

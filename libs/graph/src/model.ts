@@ -28,6 +28,8 @@ export const NODE_KINDS = [
   'Subworkflow',
   /** an addition to CONTRACT §1.1: a Subworkflow run once per item of an array (`planner/map.ts`) */
   'Map',
+  /** an addition to CONTRACT §1.1: parks the run until a time (`planner/wait.ts`) */
+  'Wait',
 ] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
@@ -35,6 +37,12 @@ export type NodeKind = (typeof NODE_KINDS)[number];
 export const INLINE_KINDS: ReadonlySet<NodeKind> = new Set(['Start', 'Condition', 'Parallel', 'Join', 'End']);
 /** Kinds that park on a person. */
 export const HUMAN_KINDS: ReadonlySet<NodeKind> = new Set(['Pause', 'ChatInput']);
+/**
+ * Kinds the planner parks itself: the row reads Running with no invocation and no child, and
+ * its `deadlineAt` is when it wakes (`planner/wait.ts`). Not inline: a crash cannot leave one
+ * half-run, so it is never reset to Pending.
+ */
+export const PARKED_KINDS: ReadonlySet<NodeKind> = new Set(['Wait']);
 /** Kinds that start a child run. */
 export const CHILD_KINDS: ReadonlySet<NodeKind> = new Set(['Loop', 'Subworkflow', 'Map']);
 /** Kinds whose work goes to a worker lane, and which lane. */

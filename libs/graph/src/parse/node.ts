@@ -2,6 +2,7 @@
  * One node document → GraphNode with defaults filled in (CONTRACT §1.1), plus the
  * per-node rules that need only the node and the graph's kind/tool catalog.
  */
+import { waitConfigErrors } from '../wait/wait-config';
 import { NODE_KINDS } from '../model';
 import type { GraphKind, GraphNode, JoinPolicy, JsonObject, NodeKind, OnError, RetryBackoff } from '../model';
 import { NODE_MEMBER_SPECS, RETRY_BACKOFF_MEMBER_SPECS } from '../spec/document';
@@ -132,6 +133,7 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
   kindRules(kind, c.config, ctx, errors, warnings);
   const writes = parseWrites(opt(raw, 'writes'), errors);
   if (kind === 'Map' && c.config.toleratedFailures !== undefined && c.config.toleratedFailurePercent !== undefined) errors.push('config.toleratedFailures and config.toleratedFailurePercent cannot be given together; give one');
+  if (kind === 'Wait') errors.push(...waitConfigErrors(c.config));
   if (kind === 'Subworkflow') checkChildStateMembers({ kind, config: c.config, ...(writes ? { writes } : {}) }, errors);
   return {
     node: {

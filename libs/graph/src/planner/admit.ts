@@ -18,6 +18,7 @@ import { attemptWithinBudget } from './budget-check';
 import { retryWithinBudget } from './retry-budget';
 import { cancelNode, failNode, settleSuccess } from './settle';
 import { workItemOf } from './work-item';
+import { parkWait } from './wait';
 
 /** Deepest nesting of child runs (CONTRACT §2: depth ≤ 5). */
 export const MAX_NESTING_DEPTH = 5;
@@ -36,6 +37,7 @@ export function admitNode(st: PlanState, node: GraphNode, adm: Extract<Admission
   }
   if (INLINE_KINDS.has(node.kind)) return runInline(st, node, doc);
   if (HUMAN_KINDS.has(node.kind)) return parkGate(st, node, doc);
+  if (node.kind === 'Wait') return parkWait(st, node, doc);
   if (node.kind === 'Loop' || node.kind === 'Subworkflow') return startChild(st, node, doc);
   if (node.kind === 'Map') return startMap(st, node, doc);
   return queueWork(st, node, doc);

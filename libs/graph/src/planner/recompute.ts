@@ -5,7 +5,8 @@
  * - A Failed row that is not onError Continue (lowest key, ordinal) ⇒ Failed with its class.
  * - Else while anything is live (Pending, Queued, Running, WaitingForApproval rows):
  *   WaitingForApproval when a row waits on a person or operator (a gate, a held
- *   DecisionModel, a child run waiting on a person), else Running.
+ *   DecisionModel, a child run waiting on a person) or when nothing works but parked Waits
+ *   (the run then holds no run slot), else Running.
  * - Else a succeeded End ⇒ Completed, output = the first End to succeed (earliest
  *   finishedAt, then document order), validated against the graph's outputSchema
  *   (a mismatch fails the run ValidationFailed); else Cancelled with a reason naming
@@ -18,6 +19,7 @@ import { edgeVerdict } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { drain } from './drain';
 import { failRunIfAnyFailed } from './settle';
+import { isParkedWait } from './wait';
 
 export function recompute(st: PlanState): void {
   if (st.run.status === 'Cancelling') return drain(st);
@@ -25,7 +27,7 @@ export function recompute(st: PlanState): void {
   if (failRunIfAnyFailed(st)) return;
   if (TERMINAL_RUN_STATUSES.has(st.run.status)) return;
   const live = [...st.rows.values()].some((r) => !TERMINAL_NODE_STATUSES.has(r.status));
-  if (live) return setLiveStatus(st, waitsOnPerson(st) ? 'WaitingForApproval' : 'Running');
+  if (live) return setLiveStatus(st, waitsOnPerson(st) || parkedOnWaits(st) ? 'WaitingForApproval' : 'Running');
   const ends = st.snapshot.graph.nodes.filter((n) => n.kind === 'End');
   const winner = ends
     .map((n) => st.row(n.key))
@@ -67,4 +69,21 @@ function waitsOnPerson(st: PlanState): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Nothing of the run works but Wait nodes parked on a time: no Queued row, no Running row
+ * other than a parked Wait, no retry backing off, at least one parked Wait. Other Pending
+ * rows do not count: they wait on the Wait (or on a gate), never on a worker.
+ */
+function parkedOnWaits(st: PlanState): boolean {
+  let parked = false;
+  for (const row of st.rows.values()) {
+    if (row.status === 'Queued') return false;
+    if (row.status === 'Pending' && row.notBefore !== null) return false; // a retry backing off will work
+    if (row.status !== 'Running') continue;
+    if (!isParkedWait(row)) return false;
+    parked = true;
+  }
+  return parked;
 }

@@ -3,6 +3,7 @@
  * (settled only when the invocation id matches a Queued/Running row; otherwise ignored
  * and still consumed), deadlines, and child runs (Subworkflow output, Loop iterations).
  */
+import { fireDueWaits, isParkedWait } from './wait';
 import { evaluateCondition } from '../conditions';
 import { buildEnvelope, utf8ByteLength } from '../documents/envelope';
 import { CONDITION_OPS, TERMINAL_RUN_STATUSES, type EdgeCondition, type Json, type JsonObject, type OutputEnvelope } from '../model';
@@ -59,8 +60,11 @@ export function applyResults(st: PlanState): void {
  * awaiting its cancel confirmation carries the drain's grace deadline instead: the drain judges it.
  */
 export function applyDeadlines(st: PlanState): void {
+  fireDueWaits(st);
   for (const row of st.rows.values()) {
     if (!inFlight(row) || row.deadlineAt === null || row.deadlineAt > st.now) continue;
+    // a parked Wait's deadline is its wake time, not a timeout (fireDueWaits)
+    if (isParkedWait(row)) continue;
     if (st.run.status === 'Cancelling' && awaitingCancel(row)) continue;
     if (row.invocationId) st.cancel.push({ nodeKey: row.nodeKey, invocationId: row.invocationId, reason: 'deadline passed' });
     settleFailure(st, row.nodeKey, 'Timeout', `attempt ${row.attempt} passed its deadline`);

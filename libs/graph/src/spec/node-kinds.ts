@@ -229,6 +229,23 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       { name: 'requireComment', type: 'boolean', required: false, default: false, example: true, help: 'A decision must carry a comment.' },
     ],
   }),
+  Wait: kind({
+    kind: 'Wait', group: 'flow', fact: 'for', starter: { for: 'PT1H' },
+    summary: 'Parks the run until a time: no worker and no run slot while it waits; it wakes within the sweep interval and survives restarts.',
+    output: "{ fired: 'timer', at }: at is the wake time (RFC 3339).",
+    config: [
+      {
+        name: 'for', type: 'string', required: false, nonBlank: true, example: 'PT30M',
+        help: 'How long to wait once the node is reached, an ISO-8601 duration (PT30S, PT2H, P3D, P1W; no years or months). Give for or until, not both.',
+      },
+      {
+        name: 'until', type: 'string', required: false, nonBlank: true, example: '2030-01-31T09:00:00Z',
+        help:
+          "When to wake: an RFC 3339 timestamp, or a dot path into the node's input document (run.input.…, input.output.…) holding one. " +
+          'A time already past fires at once; a path that holds no timestamp fails the node (ValidationFailed).',
+      },
+    ],
+  }),
   End: kind({
     kind: 'End', group: 'flow', fact: 'outcome', starter: { outcome: 'done' },
     summary: "Finishes the run: the first End to succeed gives the run's output.",

@@ -126,6 +126,7 @@ describe('the parser agrees with the descriptions', () => {
     for (const m of NODE_KIND_SPECS[kind].config) {
       const base = workable(kind);
       if (kind === 'Tool' && m.name === 'allowedUrls') base.toolName = 'http_fetch';
+      if (kind === 'Wait') delete base['for']; // for and until are given one at a time
       if (m.example !== undefined) {
         expect(errorsOf(docFor(kind, { ...base, [m.name]: m.example })), `${kind}.${m.name} example`).toEqual([]);
       }

@@ -13,6 +13,7 @@ export const KIND_GLYPH: Record<string, string> = {
   DecisionModel: '⚖',
   Loop: '↻',
   Subworkflow: '⊞',
+  Wait: '◷',
 };
 
 /** Kinds whose running attempt streams tokens (`streamNodeActivity`). */

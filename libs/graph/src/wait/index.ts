@@ -1,0 +1,2 @@
+export { looksLikeTimestamp, parseIsoDuration, parseTimestamp, timerWakeAt } from './wait-time';
+export { waitConfigErrors } from './wait-config';
