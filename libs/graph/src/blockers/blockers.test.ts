@@ -57,6 +57,13 @@ describe('blockers', () => {
     expect(kindOf({ ...snap, concurrencyKeyAvailable: true }, 'start', { concurrency })).toBe('tick');
   });
 
+  it('reports a parked Wait as a timer until its wake time, then as due on the next tick', () => {
+    const g = graphOf([node('start', 'Start'), node('nap', 'Wait', { config: { for: 'PT1H' } }), node('end', 'End')], [edge('e1', 'start', 'nap'), edge('e2', 'nap', 'end')]);
+    const parked = (wake: number) => running(g, { start: done(), nap: { status: 'Running', attempt: 1, startedAt: 300, deadlineAt: wake } }, { status: 'WaitingForApproval' });
+    expect(only(parked(NOW + 5000), 'nap')).toMatchObject({ kind: 'timer', since: 300, details: { until: NOW + 5000 } });
+    expect(only(parked(NOW - 1), 'nap')).toMatchObject({ kind: 'tick', details: { reason: expect.stringContaining('fires on the next tick') } });
+  });
+
   it('reports upstream with the open predecessor and since the run started', () => {
     expect(only(running(chain), 'work')).toMatchObject({ kind: 'upstream', since: 100, details: { waitingOn: ['start'] } });
   });

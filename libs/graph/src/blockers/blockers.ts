@@ -7,6 +7,7 @@
  * Pending run without a slot, then without a place of its concurrency key, a Cancelling run's drain, an unapplied intent or outcome of the
  * node (the next tick applies it), then the node's own state.
  */
+import { isParkedWait } from '../planner/wait';
 import { CHILD_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type JoinPolicy, type RunStatus } from '../model';
 import { admission } from '../planner/admission';
 import { branchBoundOf } from '../planner/branch-bound';
@@ -122,6 +123,10 @@ function latestFinish(snap: RunSnapshot, view: RoutingView, key: string): number
 
 function judgeInFlight(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState): Verdict {
   if (CHILD_KINDS.has(row.kind)) return childVerdict(snap, facts, row);
+  if (isParkedWait(row)) {
+    if (row.deadlineAt !== null && row.deadlineAt <= facts.now) return tick('its wake time came: it fires on the next tick', row.deadlineAt);
+    return at('timer', row.startedAt, row.deadlineAt === null ? {} : { until: row.deadlineAt });
+  }
   if (row.invocationId === null) return tick(`a ${row.status} row without an invocation`, row.queuedAt);
   if (row.deadlineAt !== null && row.deadlineAt <= facts.now) return tick('its deadline passed: it times out on the next tick', row.deadlineAt);
   const base = { invocationId: row.invocationId, deadlineAt: row.deadlineAt };

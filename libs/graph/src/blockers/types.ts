@@ -25,7 +25,7 @@ export const BLOCKER_KINDS = [
   'join',
   /** an inbound edge leaves a held DecisionModel: an operator must retry it or override an edge */
   'heldDecision',
-  /** retry backoff: not admitted before `until` */
+  /** retry backoff: not admitted before `until`; a Wait node parked until `until` */
   'timer',
   /**
    * eligible, but a branch of a Parallel whose `maxConcurrency` branches all work: it starts

@@ -10,6 +10,7 @@
 import { inputDocumentAsJson } from '../documents/inline-output';
 import type { GraphNode, InputDocument } from '../model';
 import type { NodeRunState } from './types';
+import { isoOf } from '../wait/civil-time';
 import { timerWakeAt } from '../wait/wait-time';
 import type { PlanState } from './plan-state';
 import { failNode, settleSuccess } from './settle';
@@ -42,7 +43,7 @@ export function parkWait(st: PlanState, node: GraphNode, doc: InputDocument): vo
   if (wake === null) return failNode(st, node.key, 'ValidationFailed', 'Wait config names no timer');
   if ('error' in wake) return failNode(st, node.key, 'ValidationFailed', wake.error);
   st.update(node.key, { deadlineAt: wake.at });
-  st.emit('node.started', node.key, { attempt, wakeAt: new Date(wake.at).toISOString() });
+  st.emit('node.started', node.key, { attempt, wakeAt: isoOf(wake.at) });
   if (wake.at <= st.now) fireTimer(st, st.row(node.key)!);
 }
 
@@ -55,5 +56,5 @@ export function fireDueWaits(st: PlanState): void {
 }
 
 function fireTimer(st: PlanState, row: NodeRunState): void {
-  settleSuccess(st, row.nodeKey, { fired: 'timer', at: new Date(row.deadlineAt ?? st.now).toISOString() });
+  settleSuccess(st, row.nodeKey, { fired: 'timer', at: isoOf(row.deadlineAt ?? st.now) });
 }

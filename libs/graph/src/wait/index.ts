@@ -1,2 +1,3 @@
+export { isoOf } from './civil-time';
 export { looksLikeTimestamp, parseIsoDuration, parseTimestamp, timerWakeAt } from './wait-time';
 export { waitConfigErrors } from './wait-config';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isoOf } from './civil-time';
 import { parseIsoDuration, parseTimestamp, timerWakeAt } from './wait-time';
 
 describe('Wait timer times', () => {
@@ -35,5 +36,16 @@ describe('Wait timer times', () => {
     expect(timerWakeAt({ until: 'run.input.missing' }, doc, 0)).toEqual({ error: expect.stringContaining('resolves to nothing') });
     expect(timerWakeAt({ until: 'run.input.n' }, doc, 0)).toEqual({ error: expect.stringContaining('holds number') });
     expect(timerWakeAt({}, doc, 0)).toBeNull();
+  });
+});
+
+describe('civil time without the Date global', () => {
+  it('agrees with the platform clock on epoch ms and ISO text across eras, leap days and offsets', () => {
+    for (const ms of [0, 951_782_400_000, 1_709_164_800_123, 4_102_444_799_999, -86_400_001, 253_402_300_799_000]) {
+      expect(isoOf(ms)).toBe(new Date(ms).toISOString());
+      expect(parseTimestamp(new Date(ms).toISOString())).toEqual({ at: ms });
+    }
+    expect(parseTimestamp('2024-02-29T23:30:00-01:30')).toEqual({ at: Date.parse('2024-02-29T23:30:00-01:30') });
+    expect(parseTimestamp('2023-02-29T00:00:00Z')).toEqual({ error: expect.stringContaining('no real instant') });
   });
 });

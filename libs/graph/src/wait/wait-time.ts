@@ -5,6 +5,7 @@
  */
 import { resolvePath } from '../conditions';
 import type { Json } from '../model';
+import { daysFromCivil, daysInMonth } from './civil-time';
 
 const MS = { W: 604_800_000, D: 86_400_000, H: 3_600_000, M: 60_000, S: 1000 } as const;
 
@@ -43,14 +44,13 @@ export function looksLikeTimestamp(text: string): boolean {
 export function parseTimestamp(text: string): { at: number } | { error: string } {
   const m = RFC3339.exec(text);
   if (!m) return { error: `'${text}' is not an RFC 3339 timestamp like 2030-01-31T09:00:00Z` };
-  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
-  const at = Date.parse(text.replace(' ', 'T'));
-  // Date.parse rolls 2030-02-30 over to March: compare the fields it read back (in UTC, offset removed)
-  const utc = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!));
-  if (Number.isNaN(at) || utc.getUTCMonth() !== mo! - 1 || utc.getUTCDate() !== d! || h! > 23 || mi! > 59 || s! > 59) {
-    return { error: `'${text}' names no real instant` };
-  }
-  return { at };
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) return { error: `'${text}' names no real instant` };
+  const fraction = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
+  const zone = m[8]!;
+  const offsetMin = /^[Zz]$/.test(zone) ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
+  const local = daysFromCivil(y, mo, d) * 86_400_000 + ((h * 60 + mi) * 60 + s) * 1000 + fraction;
+  return { at: local - offsetMin * 60_000 };
 }
 
 /**
