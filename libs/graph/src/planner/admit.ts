@@ -18,7 +18,9 @@ import { attemptWithinBudget } from './budget-check';
 import { retryWithinBudget } from './retry-budget';
 import { cancelNode, failNode, settleSuccess } from './settle';
 import { workItemOf } from './work-item';
-import { parkWait } from './wait';
+import { fireTimer } from './wait';
+import { isoOf } from '../wait/civil-time';
+import { timerWakeAt } from '../wait/wait-time';
 
 /** Deepest nesting of child runs (CONTRACT §2: depth ≤ 5). */
 export const MAX_NESTING_DEPTH = 5;
@@ -204,8 +206,11 @@ function childRefusal(st: PlanState, node: GraphNode, defKey: string): string | 
   return null;
 }
 
-/** The row of a child-backed node whose attempt `attempt` just started (`childRunId`: its one child, null for a Map). */
-function childRunning(st: PlanState, key: string, doc: InputDocument, attempt: number, childRunId: string | null): void {
+/**
+ * The row of a node that works without a worker whose attempt `attempt` just started: a
+ * child-backed node (`childRunId`: its one child, null for a Map) or a parked Wait (null).
+ */
+function runningWithoutWorker(st: PlanState, key: string, doc: InputDocument, attempt: number, childRunId: string | null): void {
   st.update(key, {
     status: 'Running',
     attempt,
@@ -239,7 +244,7 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
   if (!spendAttempt(st, node.key)) return;
   const childRunId = st.ctx.newId();
   const attempt = row.attempt + 1;
-  childRunning(st, node.key, doc, attempt, childRunId);
+  runningWithoutWorker(st, node.key, doc, attempt, childRunId);
   st.update(node.key, {
     loop: node.kind !== 'Loop' ? null : resume ? { iteration: resume.iteration, results: resume.results, last: resume.last } : { iteration: 1, results: [], last: null },
   });
@@ -255,7 +260,22 @@ function startMap(st: PlanState, node: GraphNode, doc: InputDocument): void {
   if (!items.ok) return failBeforeChild(st, node.key, doc, items.reason);
   if (!spendAttempt(st, node.key)) return;
   const attempt = st.row(node.key)!.attempt + 1;
-  childRunning(st, node.key, doc, attempt, null);
+  runningWithoutWorker(st, node.key, doc, attempt, null);
   st.emit('node.started', node.key, { attempt, items: items.items.length });
   beginMap(st, node, items.items);
+}
+
+/**
+ * A Wait: the row reads Running with no invocation and no child, its wake time in
+ * `deadlineAt` (`wait.ts`); a wake time already reached fires in this same tick.
+ */
+function parkWait(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const attempt = st.row(node.key)!.attempt + 1;
+  runningWithoutWorker(st, node.key, doc, attempt, null);
+  const wake = timerWakeAt(node.config, inputDocumentAsJson(doc), st.now);
+  if (wake === null) return failNode(st, node.key, 'ValidationFailed', 'Wait config names no timer');
+  if ('error' in wake) return failNode(st, node.key, 'ValidationFailed', wake.error);
+  st.update(node.key, { deadlineAt: wake.at });
+  st.emit('node.started', node.key, { attempt, wakeAt: isoOf(wake.at) });
+  if (wake.at <= st.now) fireTimer(st, st.row(node.key)!);
 }
