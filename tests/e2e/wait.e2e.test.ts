@@ -63,9 +63,12 @@ describe('Wait timers on a whole cluster', () => {
     const napId = await c.api.createDefinition('long-nap', timerGraph({ for: 'PT6S' }));
     const echoId = await c.api.createDefinition('echo', echoGraph);
     const parked = await c.api.startRun(napId, {});
-    await c.api.waitForRun(parked, (v) => v.run.status === 'WaitingForApproval' && nodeOf(v, 'nap')?.status === 'Running', 20_000, 'run parked on its Wait');
+    await c.api.waitForRun(parked, (v) => nodeOf(v, 'nap')?.status === 'Running', 20_000, 'Wait parked');
     const other = await c.api.startRun(echoId, {});
     await c.api.waitForRun(other, (v) => v.run.status === 'Completed', 5_000, 'second run completed while the first is parked');
+    const meanwhile = await c.api.waitForRun(parked, () => true, 5_000, 'parked run read');
+    expect(meanwhile.run.status).toBe('WaitingForApproval');
+    expect(nodeOf(meanwhile, 'nap')?.status).toBe('Running');
     const first = await c.api.waitForRun(parked, (v) => v.run.status === 'Completed', 20_000, 'parked run completed');
     expect(nodeOf(first, 'nap')?.status).toBe('Succeeded');
   }, 40_000);
