@@ -128,6 +128,12 @@ export interface Graph {
    * no state and its input documents carry none.
    */
   state?: StateSpec;
+  /**
+   * Signal channels (an addition to CONTRACT §1): channel name → the JSON Schema its payloads
+   * must satisfy (null: any payload). A Wait node reads one (`config.signal`); `POST
+   * /v1/runs/{id}/signals` refuses a channel not declared here. Absent: none.
+   */
+  signals?: Record<string, { schema: JsonObject | null }>;
   /** In document order. */
   nodes: GraphNode[];
   /** In document order (this order decides `branch`: the first conditional edge that fired). */

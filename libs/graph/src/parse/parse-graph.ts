@@ -171,6 +171,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
   });
 
   checkGraphRules(nodes, ruleEdges, header.kind, out);
+  checkSignalWaits(nodes, header.signals, out);
   checkTemplates(nodes, hasOwn(doc, 'state') ? doc.state : undefined, opts.stored === true, out);
   const edges = parsedEdges.map((e) => e.edge);
   const state = keepsState(header.state !== null, nodes, edges) ? (header.state ?? parseStateBlock(undefined, out)) : null;
@@ -189,6 +190,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     ...(header.budget ? { budget: header.budget } : {}),
     ...(header.concurrency ? { concurrency: header.concurrency } : {}),
     ...(state ? { state } : {}),
+    ...(header.signals ? { signals: header.signals } : {}),
     nodes,
     edges,
   };
@@ -204,6 +206,8 @@ interface Header {
   concurrency: Graph['concurrency'] | null;
   /** the `state` block when declared */
   state: StateSpec | null;
+  /** the `signals` block when declared */
+  signals: Graph['signals'] | null;
 }
 
 /** The `concurrency` block: `{ key: <dot path>, limit: 1–MAX_CONCURRENCY_LIMIT }`, closed. */
@@ -230,6 +234,50 @@ function parseConcurrency(raw: unknown, out: Issues): Graph['concurrency'] | nul
     ok = false;
   }
   return ok ? { key: key as string, limit: limit as number } : null;
+}
+
+/** The `signals` block: channel name → `{ schema? }`, each closed. */
+function parseSignals(raw: unknown, out: Issues): Graph['signals'] | null {
+  if (!isObject(raw)) {
+    out.error(null, `'signals' must be an object of channel name → { schema? }, not ${typeName(raw)}`);
+    return null;
+  }
+  const channels: NonNullable<Graph['signals']> = {};
+  let ok = true;
+  for (const [name, spec] of Object.entries(raw)) {
+    const fail = (message: string) => {
+      out.error(null, `signals.${name}: ${message}`);
+      ok = false;
+    };
+    if (!CHANNEL_NAME.test(name)) fail('a channel name is 1–64 of A-Z a-z 0-9 _ -');
+    else if (spec !== null && !isObject(spec)) fail(`must be an object { schema? }, not ${typeName(spec)}`);
+    else {
+      const body = spec ?? {};
+      const extra = Object.keys(body).find((k) => k !== 'schema');
+      if (extra !== undefined) fail(`unknown member '${extra}'`);
+      let schema: JsonObject | null = null;
+      if (body.schema !== undefined && body.schema !== null) {
+        const r = schemaObject(body.schema);
+        if ('error' in r) fail(`schema ${r.error}`);
+        else schema = r.value as JsonObject;
+      }
+      channels[name] = { schema };
+    }
+  }
+  return ok ? channels : null;
+}
+
+/** A channel name: like a node key. */
+const CHANNEL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A Wait reading a signal must name a channel the graph declares. */
+function checkSignalWaits(nodes: GraphNode[], signals: Graph['signals'] | null, out: Issues): void {
+  for (const n of nodes) {
+    const channel = n.kind === 'Wait' ? n.config['signal'] : undefined;
+    if (typeof channel !== 'string' || (signals && hasOwn(signals, channel))) continue;
+    const declared = signals ? Object.keys(signals) : [];
+    out.error(n.key, `Wait ${q(n.key)}: config.signal names channel ${q(channel)}, which the graph's signals do not declare${declared.length > 0 ? ` (declared: ${declared.join(', ')})` : ''}`);
+  }
 }
 
 function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
@@ -270,5 +318,7 @@ function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
   const concurrency = rawConcurrency === undefined ? null : parseConcurrency(rawConcurrency, out);
   const rawState = get('state');
   const state = rawState === undefined ? null : parseStateBlock(rawState, out);
-  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null, concurrency, state };
+  const rawSignals = get('signals');
+  const signals = rawSignals === undefined ? null : parseSignals(rawSignals, out);
+  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null, concurrency, state, signals };
 }

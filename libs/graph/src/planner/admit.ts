@@ -18,7 +18,7 @@ import { attemptWithinBudget } from './budget-check';
 import { retryWithinBudget } from './retry-budget';
 import { cancelNode, failNode, settleSuccess } from './settle';
 import { workItemOf } from './work-item';
-import { fireTimer } from './wait';
+import { consumeSignal, fireTimer } from './wait';
 import { isoOf } from '../wait/civil-time';
 import { timerWakeAt } from '../wait/wait-time';
 
@@ -267,11 +267,18 @@ function startMap(st: PlanState, node: GraphNode, doc: InputDocument): void {
 
 /**
  * A Wait: the row reads Running with no invocation and no child, its wake time in
- * `deadlineAt` (`wait.ts`); a wake time already reached fires in this same tick.
+ * `deadlineAt` (`wait.ts`); a wake time already reached fires in this same tick, and a
+ * signal already sent on its channel is consumed in this same tick.
  */
 function parkWait(st: PlanState, node: GraphNode, doc: InputDocument): void {
   const attempt = st.row(node.key)!.attempt + 1;
   runningWithoutWorker(st, node.key, doc, attempt, null);
+  const channel = node.config['signal'];
+  if (typeof channel === 'string') {
+    st.emit('node.started', node.key, { attempt, signal: channel });
+    consumeSignal(st, st.row(node.key)!, channel);
+    return;
+  }
   const wake = timerWakeAt(node.config, inputDocumentAsJson(doc), st.now);
   if (wake === null) return failNode(st, node.key, 'ValidationFailed', 'Wait config names no timer');
   if ('error' in wake) return failNode(st, node.key, 'ValidationFailed', wake.error);

@@ -15,7 +15,8 @@ export function isEmptyPlan(plan: PlanResult): boolean {
     plan.startChildren.length === 0 &&
     plan.cancelChildren.length === 0 &&
     plan.consumedIntentIds.length === 0 &&
-    plan.consumedInvocationIds.length === 0
+    plan.consumedInvocationIds.length === 0 &&
+    (plan.consumedSignals?.length ?? 0) === 0
   );
 }
 

@@ -8,6 +8,7 @@ import type { RoutingView } from './edge-verdict';
 import { RunStateFold, type StateWrite } from '../state/fold';
 import { indexGraph, type GraphIndex } from './graph-index';
 import type {
+  ConsumedSignal,
   CancelWork,
   ChildStart,
   NodePatch,
@@ -41,6 +42,8 @@ export class PlanState implements RoutingView {
   readonly state: RunStateFold | null;
   /** state writes of this call, numbered by their `state.updated` event's seq */
   readonly stateWrites: StateWrite[] = [];
+  /** signals consumed in this plan (`wait.ts`) */
+  readonly consumedSignals: ConsumedSignal[] = [];
   private readonly patches = new Map<string, NodePatch>();
   private readonly originals = new Map<string, NodeRunState>();
   private readonly runSet: RunSet = {};

@@ -100,6 +100,7 @@ function finish(st: PlanState): PlanResult {
     consumedInvocationIds: st.consumedInvocationIds,
     wakeAt,
     ...(st.stateWrites.length > 0 ? { stateWrites: st.stateWrites } : {}),
+    ...(st.consumedSignals.length > 0 ? { consumedSignals: st.consumedSignals } : {}),
   };
 }
 

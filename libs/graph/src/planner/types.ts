@@ -220,6 +220,11 @@ export interface RunSnapshot {
    */
   concurrencyKeyAvailable?: boolean;
   /**
+   * The run's signals not yet consumed (`POST /v1/runs/{id}/signals`), oldest first per
+   * channel (`at`, then `id`). Absent: none.
+   */
+  signals?: RunSignal[];
+  /**
    * The run's state log (`run_state_writes`, oldest first), read only when the graph keeps
    * state (`graph.state`); the planner folds it (`state/fold.ts`). Absent: empty.
    */
@@ -340,4 +345,21 @@ export interface PlanResult {
    * event (lastSeq + its place among `events`). Absent: none.
    */
   stateWrites?: StateWrite[];
+  /** signals consumed by Wait nodes, committed with this plan (never consumed twice: the commit is version-guarded). Absent: none. */
+  consumedSignals?: ConsumedSignal[];
+}
+
+/** A signal sent to a run and not yet consumed. */
+export interface RunSignal {
+  id: string;
+  channel: string;
+  payload: Json;
+  /** when it was sent, epoch ms */
+  at: number;
+}
+
+/** A signal a Wait node consumed. */
+export interface ConsumedSignal {
+  signalId: string;
+  nodeKey: string;
 }

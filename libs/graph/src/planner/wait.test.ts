@@ -84,8 +84,20 @@ describe('Wait node (timer)', () => {
 });
 
 describe('Wait node config', () => {
+  it('keeps the declared signal channels on the graph and refuses a malformed block', () => {
+    const ok = parseGraph(doc({ signal: 'review' }), OPTS);
+    expect(ok.ok && ok.graph.signals).toEqual({ review: { schema: { type: 'object' } } });
+    const bad = parseGraph({ ...doc({ for: 'PT1S' }), signals: { 'no way': {}, x: { schema: 1 }, y: { other: 1 } } }, OPTS);
+    expect(bad.ok ? [] : bad.errors.map((e) => e.message)).toEqual([
+      expect.stringContaining('signals.no way: a channel name'),
+      expect.stringContaining('signals.x: schema'),
+      expect.stringContaining("signals.y: unknown member 'other'"),
+    ]);
+  });
+
   const doc = (config: Json) => ({
     schemaVersion: 1,
+    signals: { review: { schema: { type: 'object' } } },
     nodes: [{ key: 's', kind: 'Start' }, { key: 'w', kind: 'Wait', config }, { key: 'e', kind: 'End', config: { outcome: 'ok' } }],
     edges: [{ key: '1', from: 's', to: 'w' }, { key: '2', from: 'w', to: 'e' }],
   });
@@ -94,7 +106,7 @@ describe('Wait node config', () => {
     return r.ok ? [] : r.errors.map((e) => `${e.key}: ${e.message}`);
   };
 
-  it.each([[{ for: 'PT3D' }], [{ until: '2030-01-31T09:00:00Z' }], [{ until: 'run.input.due' }]])('accepts %j', (config) => {
+  it.each([[{ for: 'PT3D' }], [{ until: '2030-01-31T09:00:00Z' }], [{ until: 'run.input.due' }], [{ signal: 'review' }]])('accepts %j', (config) => {
     expect(errors(config)).toEqual([]);
   });
 
@@ -105,7 +117,57 @@ describe('Wait node config', () => {
     [{ for: '10s' }, 'not an ISO-8601 duration'],
     [{ until: '2030-02-30T09:00:00Z' }, 'no real instant'],
     [{ until: 'a..b' }, 'neither an RFC 3339 timestamp nor a dot path'],
+    [{ signal: 'review', for: 'PT1S' }, 'config.for and config.signal cannot be given together'],
+    [{ signal: 'nope' }, "names channel 'nope', which the graph's signals do not declare \\(declared: review\\)"],
   ])('refuses %j with a keyed error', (config, text) => {
     expect(errors(config)).toEqual([expect.stringMatching(new RegExp(`^w: .*${text}`))]);
+  });
+});
+
+describe('Wait node (signal)', () => {
+  /** s → w1 (signal review) → w2 (signal review) → e */
+  const twoWaits = () => ({
+    ...graphOf(
+      [node('s', 'Start'), node('w1', 'Wait', { config: { signal: 'review' } }), node('w2', 'Wait', { config: { signal: 'review' } }), node('e', 'End', { config: { outcome: 'ok', resultPath: 'upstream' } })],
+      [edge('1', 's', 'w1'), edge('2', 'w1', 'w2'), edge('3', 'w2', 'e')],
+    ),
+    signals: { review: { schema: null } },
+  });
+  const sig = (id: string, at: number, payload: Json, channel = 'review') => ({ id, channel, payload, at });
+  const withSignals = (snap: RunSnapshot, ...signals: ReturnType<typeof sig>[]): RunSnapshot => ({ ...snap, signals });
+
+  it('parks with no wake time and no run slot until a signal of its channel arrives, then settles on it', () => {
+    const first = step(snapshotOf(twoWaits()), 0);
+    expect(rowOf(first.snap, 'w1')).toMatchObject({ status: 'Running', invocationId: null, deadlineAt: null });
+    expect(first.result.wakeAt).toBeNull();
+    expect(first.snap.run.status).toBe('WaitingForApproval');
+    expect(step(first.snap, 50).result.consumedSignals).toBeUndefined();
+
+    const r = step(withSignals(first.snap, sig('x', 60, { ok: 1 }, 'other'), sig('a', 70, { ok: true })), 100);
+    expect(r.result.consumedSignals).toEqual([{ signalId: 'a', nodeKey: 'w1' }]);
+    expect(rowOf(r.snap, 'w1').output?.output).toEqual({ fired: 'signal', channel: 'review', payload: { ok: true }, at: '1970-01-01T00:00:00.070Z' });
+    expect(rowOf(r.snap, 'w2').status).toBe('Running');
+  });
+
+  it('consumes signals sent before the Waits were reached, oldest first, each once, in the tick that reaches them', () => {
+    const r = step(withSignals(snapshotOf(twoWaits()), sig('late', 20, 'second'), sig('early', 10, 'first')), 100);
+    expect(r.result.consumedSignals).toEqual([{ signalId: 'early', nodeKey: 'w1' }, { signalId: 'late', nodeKey: 'w2' }]);
+    expect(rowOf(r.snap, 'w1').output?.output).toMatchObject({ payload: 'first' });
+    expect(rowOf(r.snap, 'w2').output?.output).toMatchObject({ payload: 'second' });
+    expect(r.snap.run.status).toBe('Completed');
+  });
+
+  it('leaves a second signal for a later Wait when only one Wait is reached', () => {
+    const g = { ...twoWaits() };
+    const r = step(withSignals(snapshotOf(g, { q: 1 }, { paused: false }), sig('a', 1, 1), sig('b', 2, 2), sig('c', 3, 3)), 100);
+    expect(r.result.consumedSignals?.map((c) => c.signalId)).toEqual(['a', 'b']);
+  });
+
+  it('is cancelled by a run cancel and consumes nothing while the run drains', () => {
+    const { snap } = step(snapshotOf(twoWaits()), 0);
+    const r = step(withIntents(withSignals(snap, sig('a', 5, 1)), { id: 'c', kind: 'cancel', reason: null } as Intent), 10);
+    expect(rowOf(r.snap, 'w1').status).toBe('Cancelled');
+    expect(r.result.consumedSignals).toBeUndefined();
+    expect(r.snap.run.status).toBe('Cancelled');
   });
 });

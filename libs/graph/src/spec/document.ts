@@ -207,6 +207,13 @@ export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
       "Run state: a JSON object kept with the run, written by nodes' `writes`, folded by per-key reducers, read by every node " +
       'as `state` in its input document (conditions, bindings: state.findings) and by GET /v1/runs/{id}/state.',
   },
+  {
+    name: 'signals', type: 'object', required: false, example: { review: { schema: { type: 'object', required: ['approved'] } } },
+    help:
+      'Signal channels a run of this definition accepts (an addition to CONTRACT §1): channel name (1–64 of A-Z a-z 0-9 _ -) → ' +
+      '{ schema? }, the JSON Schema every payload sent on it must satisfy. POST /v1/runs/{id}/signals refuses any other channel; ' +
+      'a Wait node with config.signal reads one.',
+  },
   { name: 'nodes', type: 'list', required: true, help: 'The nodes, in document order: exactly one Start and at least one End.' },
   {
     name: 'edges', type: 'list', required: false, default: [],

@@ -231,18 +231,24 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
   }),
   Wait: kind({
     kind: 'Wait', group: 'flow', fact: 'for', starter: { for: 'PT1H' },
-    summary: 'Parks the run until a time: no worker and no run slot while it waits; it wakes within the sweep interval and survives restarts.',
-    output: "{ fired: 'timer', at }: at is the wake time (RFC 3339).",
+    summary: 'Parks the run until a time or a signal: no worker and no run slot while it waits; it survives restarts.',
+    output: "{ fired: 'timer', at } (at: the wake time), or { fired: 'signal', channel, payload, at } (at: when the signal was sent).",
     config: [
       {
         name: 'for', type: 'string', required: false, nonBlank: true, example: 'PT30M',
-        help: 'How long to wait once the node is reached, an ISO-8601 duration (PT30S, PT2H, P3D, P1W; no years or months). Give for or until, not both.',
+        help: 'How long to wait once the node is reached, an ISO-8601 duration (PT30S, PT2H, P3D, P1W; no years or months). Give one of for, until or signal.',
       },
       {
         name: 'until', type: 'string', required: false, nonBlank: true, example: '2030-01-31T09:00:00Z',
         help:
           "When to wake: an RFC 3339 timestamp, or a dot path into the node's input document (run.input.…, input.output.…) holding one. " +
           'A time already past fires at once; a path that holds no timestamp fails the node (ValidationFailed).',
+      },
+      {
+        name: 'signal', type: 'key', required: false, example: 'review',
+        help:
+          "Wait for a signal on this channel (one the graph's signals declare), sent with POST /v1/runs/{id}/signals: the oldest " +
+          'signal not yet consumed, including one sent before the node was reached. Give one of for, until or signal.',
       },
     ],
   }),

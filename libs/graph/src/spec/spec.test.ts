@@ -32,6 +32,7 @@ function docFor(kind: NodeKind, config: JsonObject): Doc {
     d.nodes[1] = { key: 'work', kind: 'Parallel' };
     d.nodes[kind === 'Start' ? 0 : 2]!.config = config;
   }
+  if (kind === 'Wait') d.signals = { review: {} }; // the channel config.signal's example names
   if (kind === 'Condition') d.edges.push({ key: 'e3', from: 'work', to: 'done', condition: { path: 'output', op: 'Exists' } });
   if (kind === 'ChatInput' || Object.keys(config).some((m) => memberOf(kind, m)?.chatOnly === true)) {
     d.kind = 'Chat';
@@ -126,7 +127,7 @@ describe('the parser agrees with the descriptions', () => {
     for (const m of NODE_KIND_SPECS[kind].config) {
       const base = workable(kind);
       if (kind === 'Tool' && m.name === 'allowedUrls') base.toolName = 'http_fetch';
-      if (kind === 'Wait') delete base['for']; // for and until are given one at a time
+      if (kind === 'Wait') delete base['for']; // for, until and signal are given one at a time
       if (m.example !== undefined) {
         expect(errorsOf(docFor(kind, { ...base, [m.name]: m.example })), `${kind}.${m.name} example`).toEqual([]);
       }

@@ -1,6 +1,6 @@
 /**
  * Parse-time rules of a Wait node's config beyond each member's own check: exactly one of
- * `for` / `until`, a duration that parses, and an `until` that is a real timestamp or a
+ * `for` / `until` / `signal` (the graph checks the channel is declared), a duration that parses, and an `until` that is a real timestamp or a
  * dot path (resolved when the node is reached).
  */
 import { isValidPath } from '../conditions';
@@ -12,8 +12,9 @@ export function waitConfigErrors(config: JsonObject): string[] {
   const errors: string[] = [];
   const forText = config['for'];
   const until = config['until'];
-  if (forText === undefined && until === undefined) errors.push('config needs one of for (a duration) or until (a time) for Wait nodes');
-  if (forText !== undefined && until !== undefined) errors.push('config.for and config.until cannot be given together; give one');
+  const given = (['for', 'until', 'signal'] as const).filter((m) => config[m] !== undefined);
+  if (given.length === 0) errors.push('config needs one of for (a duration), until (a time) or signal (a channel) for Wait nodes');
+  if (given.length > 1) errors.push(`config.${given.join(' and config.')} cannot be given together; give one`);
   if (typeof forText === 'string') {
     const d = parseIsoDuration(forText);
     if ('error' in d) errors.push(`config.for ${d.error}`);
