@@ -1,5 +1,5 @@
 -- Applies one run's plan (the item of flowline_apply): compare-and-set of the run row on its
--- version, the node patches, events, run-state writes, cancelled and created children, and the run's rolled-up
+-- version, the node patches, events, run-state writes, consumed signals, cancelled and created children, and the run's rolled-up
 -- model usage (the `usage` member of the run patch). Returns false when the run moved on (its
 -- version differs) or its lock is taken: a lost race, re-read on the next tick, never an error.
 -- Like every function here it never waits on a row or advisory lock (try-locks and SKIP LOCKED),
@@ -112,6 +112,14 @@ BEGIN
     UPDATE intents SET applied_at = now()
     WHERE run_id = rid AND applied_at IS NULL
       AND id = ANY(ARRAY(SELECT jsonb_array_elements_text(item->'intentIds')::uuid));
+  END IF;
+
+  -- signals the plan's Wait nodes consumed: marked with the Wait's success, in this same
+  -- version-guarded commit, so a signal is consumed once and never lost between the two
+  IF jsonb_array_length(coalesce(item->'consumedSignals', '[]'::jsonb)) > 0 THEN
+    UPDATE run_signals s SET consumed_at = now(), consumed_by = c."nodeKey"
+    FROM jsonb_to_recordset(item->'consumedSignals') AS c("signalId" uuid, "nodeKey" text)
+    WHERE s.run_id = rid AND s.id = c."signalId" AND s.consumed_at IS NULL;
   END IF;
 
   IF jsonb_array_length(coalesce(item->'children', '[]'::jsonb)) > 0 THEN

@@ -7,11 +7,12 @@
 -- in, so the model's sets are not restated here — except the live-children filter, which names the
 -- terminal statuses so its partial index applies); none of them selects an index, so the generic
 -- plan is the plan.
--- Output: one row per existing run of run_ids, oldest first (created_at, id).
+-- Output: one row per existing run of run_ids, oldest first (created_at, id); its unconsumed signals
+-- (Wait nodes) ride along.
 CREATE OR REPLACE FUNCTION flowline_load_snapshots(run_ids uuid[], slot_statuses text[], max_runs int, terminal_statuses text[])
 RETURNS TABLE (run json, graph jsonb, def_id uuid, def_version int, wake_at bigint, shard int, trace_parent text,
                concurrency_key text, concurrency_claimed boolean, tenant_live bigint, ahead int,
-               nodes json, intents json, children json)
+               nodes json, intents json, children json, signals json)
 LANGUAGE plpgsql STABLE
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -88,7 +89,11 @@ BEGIN
          UNION
          -- a Map's children it still counts as working, ended ones included (not yet gathered)
          SELECT unnest(n.live_children) FROM node_runs n WHERE n.run_id = r.id AND n.live_children IS NOT NULL)
-    ) AS children
+    ) AS children,
+    -- the signals no Wait consumed yet, oldest first (the partial index run_signals_unconsumed_idx)
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'channel', s.channel, 'payload', s.payload,
+       'at', flowline_ms(s.created_at)) ORDER BY s.created_at, s.id), '[]'::json)
+     FROM run_signals s WHERE s.run_id = r.id AND s.consumed_at IS NULL) AS signals
   FROM target r LEFT JOIN live USING (tenant_id)
   ORDER BY r.created_at, r.id;
 END

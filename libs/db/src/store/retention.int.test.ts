@@ -44,6 +44,21 @@ describe('pruneExpiredRuns', () => {
     await expectRows([fresh], kept);
   });
 
+  it("deletes a pruned run's signals, consumed or not, and keeps a kept run's", async () => {
+    const t = 'signals';
+    const expired = await insertRunRows(db.pool, { tenantId: t, status: 'Completed', finishedAt: ago(9) });
+    const fresh = await insertRunRows(db.pool, { tenantId: t, status: 'Completed', finishedAt: ago(1) });
+    for (const [runId, req, consumed] of [[expired, 'a', true], [expired, 'b', false], [fresh, 'c', false]] as const) {
+      await db.pool.query(
+        `INSERT INTO run_signals (run_id, tenant_id, channel, payload, request_id, consumed_at) VALUES ($1, $2, 'review', '{}', $3, $4)`,
+        [runId, t, req, consumed ? new Date() : null],
+      );
+    }
+    await pruneExpiredRuns(db.pool, t, CUTOFF, 10);
+    const left = await db.pool.query('SELECT request_id FROM run_signals WHERE tenant_id = $1 ORDER BY request_id', [t]);
+    expect(left.rows).toEqual([{ request_id: 'c' }]);
+  });
+
   it('takes only terminal runs of the tenant finished strictly before the cutoff', async () => {
     const t = 'exact';
     const pruned = [

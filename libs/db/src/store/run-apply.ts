@@ -132,6 +132,8 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     wakeAt: iso(plan.wakeAt),
     // run state: each write is one log row under its state.updated event's seq
     ...(plan.stateWrites ? { stateWrites: plan.stateWrites.map((w) => ({ seq: w.seq, entries: [{ nodeKey: w.nodeKey, writes: w.writes }] })) } : {}),
+    // signals the plan's Wait nodes consumed, marked in the same commit
+    ...(plan.consumedSignals ? { consumedSignals: plan.consumedSignals } : {}),
   };
   // without a key the documents go as they are, unless jsonb would rewrite a number of one
   // (spell `1e131071` out in full): then those are stored verbatim (see sealJson)

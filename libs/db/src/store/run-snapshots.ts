@@ -6,6 +6,7 @@ import type {
   Graph,
   Intent,
   NodeRunState,
+  RunSignal,
   RunSnapshot,
   RunState,
 } from '@flowline/graph';
@@ -88,6 +89,8 @@ interface LoadRow {
   nodes: NodeRunState[];
   intents: Array<{ id: string; kind: string; nodeKey: string | null; payload: Record<string, unknown> }>;
   children: ChildRunState[];
+  /** the run's signals no Wait consumed yet, oldest first */
+  signals: RunSignal[];
 }
 
 /**
@@ -134,6 +137,7 @@ export async function loadSnapshots(
       started: [],
       intents: row.intents.map(toIntent),
       children: row.children,
+      ...(row.signals.length > 0 ? { signals: row.signals } : {}),
       runSlotAvailable: true,
       wakeAt: row.wake_at,
       shard: row.shard,
@@ -263,6 +267,9 @@ function openRow(row: LoadRow): void {
   }
   for (const i of row.intents) {
     if (isEnvelope(i.payload)) i.payload = openJson(i.payload, { table: 'intents', column: 'payload', row: i.id });
+  }
+  for (const sg of row.signals) {
+    if (isEnvelope(sg.payload)) sg.payload = openJson(sg.payload, { table: 'run_signals', column: 'payload', row: sg.id });
   }
   for (const c of row.children) {
     if (isEnvelope(c.output)) c.output = openJson(c.output, runDocAt(c.childRunId, 'output'));
