@@ -34,6 +34,8 @@ import type {
   StepBody,
   ToolCatalogEntry,
   DecideBody,
+  SignalAccepted,
+  SignalBody,
   SteerBody,
   Whoami,
   RunControls,
@@ -313,6 +315,8 @@ export function createRestClient(o: RestClientOptions) {
     /** `POST /v1/runs/{id}/nodes/{key}/decide` → 202 */
     decide: (runId: string, nodeKey: string, b: DecideBody, opts?: ActOptions) =>
       call<Accepted>('POST', `${node(runId, nodeKey)}/decide`, b, undefined, idem(opts)),
+    /** `POST /v1/runs/{id}/signals` → 202 (idempotent by `requestId`): kept until a Wait node on the channel consumes it */
+    signal: (runId: string, b: SignalBody, opts?: ActOptions) => call<SignalAccepted>('POST', `${run(runId)}/signals`, b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/steer` → 202 */
     steer: (runId: string, nodeKey: string, b: SteerBody, opts?: ActOptions) =>
       call<Accepted>('POST', `${node(runId, nodeKey)}/steer`, b, undefined, idem(opts)),

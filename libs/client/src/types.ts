@@ -376,6 +376,24 @@ export interface DecideBody {
   payload?: unknown;
 }
 
+/** `POST /v1/runs/{id}/signals` body. */
+export interface SignalBody {
+  /** a channel the run's graph declares (graph member `signals`) */
+  channel: string;
+  /** any JSON, checked against the channel's schema; absent: null */
+  payload?: unknown;
+  /** idempotency key: the same one again answers the first signal */
+  requestId: string;
+}
+
+/** `POST /v1/runs/{id}/signals` answer. */
+export interface SignalAccepted {
+  accepted: true;
+  signalId: string;
+  /** true: this requestId was sent before; the answer names that first signal */
+  duplicate: boolean;
+}
+
 /** `POST …/steer` body. */
 export interface SteerBody {
   operationId: string;

@@ -25,7 +25,7 @@ export { applyPlans, forceQuarantine, toApplyItem } from './store/run-apply';
 export { getRunState, insertStateSeed, loadStateLog, loadStateLogs } from './store/run-state';
 export type { ApplyItem, ApplyOptions, ApplyOutcome } from './store/run-apply';
 export { dueRuns, setWake } from './store/run-wake';
-export { sendSignal, type SendSignalInput, type SendSignalOutcome } from './store/run-signals';
+export { getRunSignalChannels, sendSignal, type SendSignalInput, type SendSignalOutcome } from './store/run-signals';
 export { claimShards, releaseShards } from './store/shard-leases';
 export { getRunBlockerFacts } from './store/blocker-facts';
 export { stuckRunCandidates, WATCHED_RUN_STATUSES } from './store/stuck-runs';

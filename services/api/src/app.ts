@@ -27,6 +27,7 @@ import { registerConversationRoutes } from './routes/conversations';
 import { registerFileRoutes } from './routes/files';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
+import { registerSignalRoutes } from './routes/signals';
 import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
 import { registerBlockerRoutes } from './routes/blockers';
@@ -114,6 +115,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerBlockerRoutes(app, deps);
   registerForkRoutes(app, withMetrics);
   registerGateRoutes(app, deps);
+  registerSignalRoutes(app, deps);
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
   registerConversationRoutes(app, deps);

@@ -55,6 +55,20 @@ export const apiConfigSchema = defineConfig({
     .max(3_600)
     .default(60)
     .describe('longest wait a run start may ask for (POST /v1/definitions/{id}/runs?wait=30s); a longer ask waits this long, s'),
+  MAX_PENDING_SIGNALS_PER_CHANNEL: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(100)
+    .describe('most signals one channel of one run keeps unconsumed (POST /v1/runs/{id}/signals answers 409 SignalBacklogFull past it)'),
+  MAX_SIGNAL_PAYLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_048_576)
+    .default(65_536)
+    .describe('largest signal payload (POST /v1/runs/{id}/signals), UTF-8 bytes of its JSON'),
   MAX_CHAT_ANSWER_BYTES: z.coerce
     .number()
     .int()

@@ -38,6 +38,10 @@ export interface ApiLimits {
   maxRunWaitS?: number;
   /** MAX_CHAT_ANSWER_BYTES: the longest ChatInput answer, UTF-8 bytes @default 32768 */
   maxChatAnswerBytes?: number;
+  /** MAX_PENDING_SIGNALS_PER_CHANNEL: unconsumed signals one channel of one run keeps @default 100 */
+  maxPendingSignalsPerChannel?: number;
+  /** MAX_SIGNAL_PAYLOAD_BYTES: largest signal payload, UTF-8 bytes of its JSON @default 65536 */
+  maxSignalPayloadBytes?: number;
   /** MAX_STEERS_PER_NODE */
   maxSteersPerNode: number;
   /** MAX_TOTAL_ATTEMPTS (the budgetExhausted blocker names a spent retry budget with it) @default not judged */

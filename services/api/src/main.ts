@@ -68,6 +68,8 @@ const app = createApp({
     streamPollMs: cfg.STREAM_POLL_MS,
     maxSteersPerNode: core.maxSteersPerNode,
     maxChatAnswerBytes: cfg.MAX_CHAT_ANSWER_BYTES,
+    maxPendingSignalsPerChannel: cfg.MAX_PENDING_SIGNALS_PER_CHANNEL,
+    maxSignalPayloadBytes: cfg.MAX_SIGNAL_PAYLOAD_BYTES,
     maxRunWaitS: cfg.MAX_RUN_WAIT_S,
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
     maxTotalAttempts: core.maxTotalAttempts,

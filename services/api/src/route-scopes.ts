@@ -41,6 +41,7 @@ export const ROUTE_SCOPES = {
   'GET /v1/runs/{id}/controls': 'read',
   'GET /v1/runs/{id}/blockers': 'read',
   'POST /v1/runs/{id}/nodes/{key}/decide': 'run',
+  'POST /v1/runs/{id}/signals': 'run',
 
   'POST /v1/runs/{id}/cancel': 'operate',
   'POST /v1/runs/{id}/pause': 'operate',

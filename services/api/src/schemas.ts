@@ -443,6 +443,16 @@ export const DecideBody = z.object({
 
 export const AcceptedSchema = z.object({ accepted: z.literal(true) }).openapi('Accepted');
 
+export const SignalBody = z.object({
+  channel: z.string().min(1).max(64).openapi({ description: "a channel the run's graph declares (graph member signals)" }),
+  payload: JsonSchema.optional().openapi({ description: "any JSON (null when absent), checked against the channel's schema" }),
+  requestId: z.string().min(1).max(200).openapi({ description: 'idempotency key: the same requestId again answers the first signal' }),
+});
+
+export const SignalAcceptedSchema = z
+  .object({ accepted: z.literal(true), signalId: z.string(), duplicate: z.boolean() })
+  .openapi('SignalAccepted');
+
 export const ToolListSchema = z
   .object({
     items: z.array(

@@ -131,6 +131,7 @@ describe('ops', () => {
         'POST /v1/runs/bulk',
         'GET /v1/bulk-jobs/{bulkId}',
         'POST /v1/runs/{id}/nodes/{key}/decide',
+        'POST /v1/runs/{id}/signals',
         'POST /v1/runs/{id}/nodes/{key}/steer',
         'POST /v1/runs/{id}/pause',
         'POST /v1/runs/{id}/resume',

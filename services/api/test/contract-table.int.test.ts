@@ -21,7 +21,7 @@ const convId = 'contract-table-conv';
 /** Tenant A's uploaded file. */
 let fileId: string;
 
-/** start → agent → llm → t → t2 → t3 → gate → end. */
+/** start → agent → llm → t → t2 → t3 → gate → end; it declares the signal channel `review`. */
 function mainGraph() {
   const keys = ['start', 'agent', 'llm', 't', 't2', 't3', 'gate', 'end'];
   return {
@@ -36,6 +36,7 @@ function mainGraph() {
       { key: 'end', kind: 'End', config: { outcome: 'done' } },
     ],
     edges: keys.slice(1).map((to, i) => ({ key: `e${i + 1}`, from: keys[i]!, to })),
+    signals: { review: {} },
   };
 }
 
@@ -115,6 +116,12 @@ const ROUTES: Row[] = [
     template: '/v1/runs/{id}/nodes/{key}/decide',
     path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 'gate'}/decide`,
     body: { operationId: 'op-1', decision: 'Approve' },
+  },
+  {
+    method: 'POST',
+    template: '/v1/runs/{id}/signals',
+    path: (i) => `/v1/runs/${i.run}/signals`,
+    body: { channel: 'review', payload: { ok: true }, requestId: 'sig-1' },
   },
   {
     method: 'POST',
@@ -241,6 +248,7 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/runs/{id}/nodes/{key}': 200,
       'POST /v1/runs/{id}/nodes/{key}/decide': 202,
       'POST /v1/runs/{id}/nodes/{key}/steer': 202,
+      'POST /v1/runs/{id}/signals': 202,
       'GET /v1/runs/{id}/events': 200,
       'GET /v1/runs/{id}/state': 200,
       'GET /v1/runs/{id}/controls': 200,

@@ -402,6 +402,38 @@ describe('operator verbs', () => {
     ],
   };
 
+  it('signals a run: a signal sent before its Wait is reached is kept and consumed; refuses SignalUnknown, SignalPayloadInvalid and a finished run', async () => {
+    const c = client();
+    const signalGraph = {
+      signals: { review: { schema: { type: 'object', required: ['approved'] } } },
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'hold', kind: 'Pause', config: { prompt: 'go?', allowedDecisions: ['Approve'] } },
+        { key: 'await', kind: 'Wait', config: { signal: 'review' } },
+        { key: 'end', kind: 'End', config: { outcome: 'reviewed', resultPath: 'input.output' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'hold' },
+        { key: 'e2', from: 'hold', to: 'await' },
+        { key: 'e3', from: 'await', to: 'end' },
+      ],
+    };
+    const def = await c.definitions.create({ name: 'signalled', graph: signalGraph });
+    const { runId } = await c.runs.start(def.id);
+    await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'gate open before the Wait');
+    expect(await refusal(c.runs.signal(runId, { channel: 'nope', payload: {}, requestId: 'x' }))).toMatchObject({ status: 404, code: 'SignalUnknown' });
+    expect(await refusal(c.runs.signal(runId, { channel: 'review', payload: { other: 1 }, requestId: 'y' }))).toMatchObject({ status: 422, code: 'SignalPayloadInvalid' });
+    expect(await refusal(client(KEYS.b).runs.signal(runId, { channel: 'review', payload: { approved: true }, requestId: 'z' }))).toMatchObject({ status: 404, code: 'NotFound' });
+    // sent while the Wait is not reached yet: kept
+    const sent = await c.runs.signal(runId, { channel: 'review', payload: { approved: true }, requestId: 'r-1' });
+    expect(sent).toEqual({ accepted: true, signalId: expect.any(String), duplicate: false });
+    expect(await c.runs.signal(runId, { channel: 'review', payload: { approved: false }, requestId: 'r-1' })).toEqual({ ...sent, duplicate: true });
+    await c.runs.decide(runId, 'hold', { operationId: randomUUID(), decision: 'Approve' });
+    const done = await waitForRun(c, runId, (d) => d.run.status === 'Completed', 'run completed on the kept signal');
+    expect(done.output).toMatchObject({ outcome: 'reviewed', result: { fired: 'signal', channel: 'review', payload: { approved: true } } });
+    expect(await refusal(c.runs.signal(runId, { channel: 'review', payload: { approved: true }, requestId: 'r-2' }))).toMatchObject({ status: 409, code: 'RunStateConflict' });
+  });
+
   it('pauses, steps, sets breakpoints, overrides an edge, skips, edits input, completes and resumes a run', async () => {
     const c = client();
     const def = await c.definitions.create({ name: 'operated', graph });

@@ -1,7 +1,9 @@
 /** Signals sent to a run and kept until a Wait node consumes them (`schema/run-signals.ts`). */
 import { randomUUID } from 'node:crypto';
-import { TERMINAL_RUN_STATUSES } from '@flowline/graph';
-import { sealJsonText } from '../crypto';
+import { TERMINAL_RUN_STATUSES, type Graph } from '@flowline/graph';
+import { isEnvelope, openEnvelopeText, sealJsonText } from '../crypto';
+import { decodeJson } from '../json-codec';
+import { definitionGraphAt } from './definitions';
 import type { Queryable } from './transaction';
 
 /** What a send did. */
@@ -28,7 +30,9 @@ export interface SendSignalInput {
  * Guard: the run exists for the tenant (locked FOR SHARE so a concurrent end is ordered with the
  * send), is not terminal, and its channel holds fewer than $7 unconsumed signals; a request id
  * already sent answers the earlier signal (idempotent) whatever else changed.
- * Effect: the signal row, and the run due now (a wake never postpones another).
+ * Effect: the signal row, and the run due now with its version bumped (a foreign change: a
+ * dispatcher's cached snapshot of the run, which lacks the signal, is dropped, and a tick planned
+ * from it cannot commit).
  * Result: one row: the outcome, the signal id, the run's status, the pending count.
  */
 const SEND_SQL = `
@@ -48,7 +52,7 @@ ins AS (
   ON CONFLICT (run_id, request_id) DO NOTHING
   RETURNING id),
 woke AS (
-  UPDATE runs SET wake_at = least(coalesce(wake_at, now()), now())
+  UPDATE runs SET wake_at = now(), version = version + 1
   WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM ins) RETURNING id)
 SELECT (SELECT v FROM verdict) AS verdict, coalesce((SELECT id FROM ins), (SELECT id FROM prior)) AS signal_id,
        (SELECT status FROM r) AS status, (SELECT n FROM pending) AS pending, (SELECT count(*) FROM woke)::int AS woke`;
@@ -76,4 +80,25 @@ export async function sendSignal(db: Queryable, input: SendSignalInput): Promise
     // a concurrent send of the same request id won the unique index: read its row next time
   }
   throw new Error('signal send lost its request-id race twice');
+}
+
+/**
+ * The signal channels a run accepts (its pinned graph's `signals`; `{}` when it declares none)
+ * and its status; null when the tenant has no such run.
+ */
+export async function getRunSignalChannels(
+  db: Queryable,
+  tenantId: string,
+  runId: string,
+): Promise<{ status: string; channels: NonNullable<Graph['signals']> } | null> {
+  const res = await db.query<{ status: string; plan_graph: unknown; definition_id: string; definition_version: number }>(
+    'SELECT status, plan_graph, definition_id, definition_version FROM runs WHERE id = $1 AND tenant_id = $2',
+    [runId, tenantId],
+  );
+  const r = res.rows[0];
+  if (!r) return null;
+  const graph = (isEnvelope(r.plan_graph)
+    ? decodeJson(openEnvelopeText(r.plan_graph, definitionGraphAt(r.definition_id, r.definition_version, 'plan_graph'))!)
+    : r.plan_graph) as Graph;
+  return { status: r.status, channels: graph.signals ?? {} };
 }

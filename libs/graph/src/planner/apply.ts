@@ -23,13 +23,17 @@ export function applyPlanToSnapshot(snapshot: RunSnapshot, result: PlanResult): 
   }
   const consumedInv = new Set(result.consumedInvocationIds);
   const consumedIntents = new Set(result.consumedIntentIds);
+  const consumedSignals = new Set((result.consumedSignals ?? []).map((c) => c.signalId));
+  const { signals: before, ...rest } = snapshot;
+  const signals = before?.filter((s) => !consumedSignals.has(s.id));
   return {
-    ...snapshot,
+    ...rest,
     run,
     nodes,
     ...(stateLog ? { stateLog } : {}),
     results: snapshot.results.filter((r) => !consumedInv.has(r.invocationId)),
     started: snapshot.started.filter((s) => !consumedInv.has(s.invocationId)),
     intents: snapshot.intents.filter((i) => !consumedIntents.has(i.id)),
+    ...(signals && signals.length > 0 ? { signals } : {}),
   };
 }

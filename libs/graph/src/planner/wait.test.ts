@@ -157,6 +157,15 @@ describe('Wait node (signal)', () => {
     expect(r.snap.run.status).toBe('Completed');
   });
 
+  it('drops a consumed signal from the snapshot a committed plan leaves, so a later tick never reuses it', () => {
+    const first = step(withSignals(snapshotOf(twoWaits()), sig('a', 1, 'only')), 10);
+    expect(first.result.consumedSignals).toEqual([{ signalId: 'a', nodeKey: 'w1' }]);
+    expect(first.snap.signals).toBeUndefined();
+    const later = step(first.snap, 20);
+    expect(rowOf(later.snap, 'w2').status).toBe('Running');
+    expect(later.result.consumedSignals).toBeUndefined();
+  });
+
   it('leaves a second signal for a later Wait when only one Wait is reached', () => {
     const g = { ...twoWaits() };
     const r = step(withSignals(snapshotOf(g, { q: 1 }, { paused: false }), sig('a', 1, 1), sig('b', 2, 2), sig('c', 3, 3)), 100);
