@@ -1,6 +1,6 @@
 /** Test-only builders: a definition, runs with node rows, and hand-made plans. */
 import { randomUUID } from 'node:crypto';
-import type { Graph, GraphNode, NodeKind, PlanResult } from '@flowline/graph';
+import { DEFAULT_CORE_OPTIONS, type Graph, type GraphNode, type NodeKind, type PlanResult } from '@flowline/graph';
 import type { Pool } from 'pg';
 import { createRun, loadSnapshots, type LoadedSnapshot } from '../src';
 
@@ -121,4 +121,10 @@ export async function createRunOf(pool: Pool, definitionId: string, graph: Graph
 export async function snapshotOfRun(pool: Pool, runId: string): Promise<LoadedSnapshot> {
   const [s] = await loadSnapshots(pool, [runId], { maxConcurrentRuns: 100 });
   return s!;
+}
+
+/** A plan context at `now` whose ids are uuids numbered from it (deterministic per tick). */
+export function tickContext(now: number) {
+  let n = 0;
+  return { now, options: DEFAULT_CORE_OPTIONS, newId: () => `00000000-0000-4000-8000-${String(now * 10 + ++n).padStart(12, '0')}` };
 }

@@ -1,8 +1,8 @@
-import { applyPlanToSnapshot, DEFAULT_CORE_OPTIONS, plan, type Graph, type RunSnapshot } from '@flowline/graph';
+import { applyPlanToSnapshot, plan, type Graph, type RunSnapshot } from '@flowline/graph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@flowline/testing';
 import { applyPlans, configureEncryption, loadSnapshots, sendSignal } from '../src';
-import { CHAIN, gnode, insertDefinition, insertRun } from './fixtures';
+import { CHAIN, gnode, insertDefinition, insertRun, tickContext } from './fixtures';
 
 /** start → first (Wait signal review) → second (Wait signal review) → end */
 const WAITS: Graph = {
@@ -28,10 +28,7 @@ afterAll(() => {
 });
 
 const OPTS = { maxConcurrentRuns: 100 };
-const ctx = (now: number) => {
-  let n = 0;
-  return { now, options: DEFAULT_CORE_OPTIONS, newId: () => `00000000-0000-4000-8000-${String(now * 10 + ++n).padStart(12, '0')}` };
-};
+const ctx = tickContext;
 const send = (runId: string, requestId: string, payload: unknown, maxPending = 10) =>
   sendSignal(db.pool, { tenantId: 't1', runId, channel: 'review', payloadJson: JSON.stringify(payload), requestId, maxPending });
 

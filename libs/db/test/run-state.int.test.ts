@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { applyPlanToSnapshot, DEFAULT_CORE_OPTIONS, plan, type Graph, type RunSnapshot } from '@flowline/graph';
+import { applyPlanToSnapshot, plan, type Graph, type RunSnapshot } from '@flowline/graph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@flowline/testing';
 import { applyPlans, configureEncryption, getRunState, loadSnapshots, loadStateLog } from '../src';
-import { CHAIN, gnode, insertDefinition, insertRun } from './fixtures';
+import { CHAIN, gnode, insertDefinition, insertRun, tickContext } from './fixtures';
 
 /** start (writes topic) → tool (appends a finding) → end */
 const STATEFUL: Graph = {
@@ -24,10 +24,7 @@ afterAll(() => {
 });
 
 const OPTS = { maxConcurrentRuns: 100 };
-const ctx = (now: number) => {
-  let n = 0;
-  return { now, options: DEFAULT_CORE_OPTIONS, newId: () => `00000000-0000-4000-8000-${String(now * 10 + ++n).padStart(12, '0')}` };
-};
+const ctx = tickContext;
 
 /** Plans and commits one tick of `runId`, with the given results attached. */
 async function tick(runId: string, now: number, results: RunSnapshot['results'] = []): Promise<RunSnapshot> {
