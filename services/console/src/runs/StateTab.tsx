@@ -47,9 +47,9 @@ function ChangeTable({ update, before, after }: { update: StateUpdate; before: R
       <tbody>
         {changes.map((c) => (
           <tr key={c.key} data-state-key={c.key} data-change={c.change}>
-            <th scope="row" className="mono">
-              {c.key} <span className="chip chip-sm">{c.change}</span>
-            </th>
+            <td>
+              <span className="mono">{c.key}</span> <span className="chip">{c.change}</span>
+            </td>
             <td>
               <code className="state-value">{compact(c.before)}</code>
             </td>
@@ -71,7 +71,7 @@ function UpdateDetail({ runId, update }: { runId: string; update: StateUpdate })
   return (
     <div className="state-at" data-state-at={update.seq}>
       <ChangeTable update={update} before={before.data.state} after={after.data.state} />
-      <JsonDoc title={`State as of #${update.seq}`} value={after.data.state} />
+      <JsonDoc title={`State as of #${update.seq}`} value={after.data.state} expandAll />
     </div>
   );
 }
@@ -98,7 +98,7 @@ export function StateTab({ runId, graph, pollMs, seq, onPick }: { runId: string;
         <h2 id="state-now-title" className="section-title">
           State now {now.data ? <span className="muted small">as of #{now.data.seq}</span> : null}
         </h2>
-        {now.isPending ? <Loading label="Reading the run state" /> : now.data ? <JsonDoc title="Run state" value={now.data.state} /> : null}
+        {now.isPending ? <Loading label="Reading the run state" /> : now.data ? <JsonDoc title="Run state" value={now.data.state} expandAll /> : null}
       </section>
       <section className="state-history" aria-labelledby="state-history-title">
         <h2 id="state-history-title" className="section-title">

@@ -54,7 +54,7 @@ describe('the State tab', () => {
     view.unmount();
     renderInSession(<StateTab runId={RUN} graph={graph} pollMs={false} seq={6} onPick={() => undefined} />, fake);
     const table = await screen.findByRole('table', { name: 'What s1 changed' });
-    expect(table.querySelector('tr[data-state-key="findings"]')?.textContent).toContain('[]["a"]');
+    expect(table.querySelector('tr[data-state-key="findings"]')?.textContent).toContain('findings changed[]["a"]');
     expect(table.querySelectorAll('tbody tr')).toHaveLength(1);
     expect(fake.calls).toContain(`GET /v1/runs/${RUN}/state?atSeq=6`);
     expect(fake.calls).toContain(`GET /v1/runs/${RUN}/state?atSeq=5`);
