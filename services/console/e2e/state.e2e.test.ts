@@ -107,4 +107,74 @@ describe('run state in the console', () => {
     await page.goto(`${c.baseUrl}/console/run?runId=${runId}&tab=state`);
     await page.getByText('This graph keeps no run state').waitFor();
   });
+
+  it('edits the graph’s state and a node’s writes, completes {{ state. in a prompt, saves, and draws a bad template’s error on the prompt', async () => {
+    const graph = {
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'sum', kind: 'LlmCall', config: { prompt: 'Summarise.' } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'sum' },
+        { key: 'e2', from: 'sum', to: 'end' },
+      ],
+    };
+    const id = (await c.admin.definitions.create({ name: 'summary', description: 'state from the editor', graph })).id;
+    await page.goto(`${c.baseUrl}/console/editor?definitionId=${id}`);
+    const node = (key: string) => page.locator(`.react-flow__node[data-id="${key}"]`);
+    await node('sum').waitFor();
+
+    // the toolbar's State button opens the graph's State section: a key with its reducer
+    await page.getByRole('toolbar', { name: 'Editor actions' }).getByRole('button', { name: 'State', exact: true }).click();
+    const section = page.locator('#graph-state');
+    await section.waitFor();
+    await section.getByLabel('New state key', { exact: true }).fill('findings');
+    await section.getByLabel('Reducer of the new state key').selectOption('append');
+    await section.getByRole('button', { name: 'Add key' }).click();
+    expect(await section.getByLabel('Reducer of findings').inputValue()).toBe('append');
+    await page.locator('.validation-strip[data-state="valid"]').waitFor();
+    await shot(page, 'editor-state-panel');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Start writes the run input's topic
+    await node('start').click();
+    const writes = page.locator('[data-testid="member-writes"]');
+    await writes.getByLabel('New writes name', { exact: true }).fill('topic');
+    await writes.getByLabel('New writes path', { exact: true }).fill('output.input.topic');
+    await writes.getByRole('button', { name: 'Add' }).click();
+    expect(await writes.getByLabel('writes path of topic').inputValue()).toBe('output.input.topic');
+
+    // the prompt offers the declared and written state keys after {{ state.
+    await node('sum').click();
+    const prompt = page.locator('[data-testid="member-prompt"] .cm-content');
+    await prompt.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(' Topic: {{ state.');
+    const offered = page.locator('.cm-tooltip-autocomplete [role="option"]');
+    await expect.poll(() => offered.allInnerTexts()).toEqual(['findings', 'topic']);
+    await shot(page, 'editor-completion');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(' }}');
+    await expect.poll(() => prompt.innerText()).toContain('{{ state.topic }}');
+    await page.locator('.validation-strip[data-state="valid"]').waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByTestId('editor-status').getByText('v2 · saved').waitFor();
+    const saved = (await c.admin.definitions.get(id)).graph as { state?: unknown; nodes: Array<{ key: string; writes?: unknown; config?: { prompt?: string } }> };
+    expect(saved.state).toEqual({ reducers: { findings: 'append' } });
+    expect(saved.nodes.find((n) => n.key === 'start')!.writes).toEqual({ topic: 'output.input.topic' });
+    expect(saved.nodes.find((n) => n.key === 'sum')!.config!.prompt).toBe('Summarise. Topic: {{ state.topic }}');
+
+    // a template naming a root that is not one: the server's keyed error sits on the prompt
+    await prompt.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('Summarise {{ inputs.text }}');
+    const error = page.locator('[data-testid="member-prompt"] .field-error');
+    await expect.poll(() => error.allInnerTexts(), { timeout: 10_000 }).toEqual([expect.stringContaining("nodes.sum.config.prompt: template refers to 'inputs'")]);
+    expect(await page.locator('[data-testid="member-prompt"]').getAttribute('data-invalid')).toBe('true');
+    await shot(page, 'editor-template-error');
+    expect(await seriousViolations(page)).toEqual([]);
+  });
 });

@@ -11,7 +11,7 @@ import { EditorView, keymap, lineNumbers, placeholder as cmPlaceholder } from '@
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { json } from '@codemirror/lang-json';
 import { bracketMatching, syntaxHighlighting, defaultHighlightStyle } from '@codemirror/language';
-import { autocompletion, closeBrackets, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
+import { autocompletion, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
 import { templateCompletions, type TemplateHints } from '../model/template-hints';
 
 /** The text a value is edited as (empty for absent). */
@@ -91,7 +91,7 @@ export function JsonEditor({ label, value, onChange, help, placeholder, minLines
           ...(text ? [] : [lineNumbers(), json()]),
           history(),
           bracketMatching(),
-          ...(hints ? [closeBrackets(), autocompletion({ override: [templateSource(hintsRef)], icons: false })] : []),
+          ...(hints ? [autocompletion({ override: [templateSource(hintsRef)], icons: false })] : []),
           syntaxHighlighting(defaultHighlightStyle),
           keymap.of([...defaultKeymap, ...historyKeymap]),
           EditorView.lineWrapping,

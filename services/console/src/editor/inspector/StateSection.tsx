@@ -36,7 +36,7 @@ export function StateSection({ state, onChange, messages, writtenKeys }: { state
       <h3 id="graph-state-title">State</h3>
       <p className="muted small">
         A JSON object kept with each run: nodes write it through their <span className="mono">writes</span>, templates and bindings read it as{' '}
-        <span className="mono">state.…</span>.
+        <span className="mono">state.…</span>
       </p>
       {stateProblems(messages, null).map((p) => (
         <p key={p} className="field-error">
