@@ -7,10 +7,9 @@
  * error about a bad template drawn on the prompt field. axe-core finds no serious or critical
  * violation on either. Screenshots go to /tmp/cstate-*.png.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from './browser';
-import { KEYS, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { KEYS, closeAfterFile, openConsolePage, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `/tmp/cstate-${name}.png`, fullPage: true });
 
@@ -32,27 +31,17 @@ const gatherGraph = {
 
 describe('run state in the console', () => {
   let c: ConsoleCluster;
-  let browser: Browser;
-  let context: BrowserContext;
+  let browser: Browser | undefined;
   let page: Page;
 
   beforeAll(async () => {
     c = await startConsoleCluster();
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
-    page = await context.newPage();
+    ({ browser, page } = await openConsolePage());
     page.setDefaultTimeout(20_000);
     await signIn(page, c.baseUrl, KEYS.admin);
   }, 240_000);
 
-  afterEach((ctx) => {
-    if (ctx.task.result?.state === 'fail') process.stdout.write(`${c?.e2e.lines.slice(-40).join('\n')}\n`);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await c?.close();
-  });
+  closeAfterFile(() => ({ c, browser }));
 
   it('shows the final state, and for an earlier change the state as of it and what its node changed', async () => {
     const definitionId = (await c.admin.definitions.create({ name: 'gather', description: 'Start writes topic, two echoes append findings', graph: gatherGraph })).id;

@@ -11,6 +11,11 @@ import { JsonEditor } from './JsonEditor';
 
 const SPEC = Object.fromEntries((GRAPH_MEMBER_SPECS.find((m) => m.name === 'state')?.members ?? []).map((m) => [m.name, m]));
 
+const JSON_MEMBERS = [
+  { name: 'schema', label: 'schema (JSON Schema)' },
+  { name: 'initial', label: 'initial (JSON object)' },
+] as const;
+
 /** The messages naming `state.<member>` (or the state block itself when `member` is null). */
 function stateProblems(messages: string[], member: string | null): string[] {
   const named = (m: string) => /^'?state\.(schema|reducers|initial)\b/.exec(m)?.[1] ?? null;
@@ -93,25 +98,19 @@ export function StateSection({ state, onChange, messages, writtenKeys }: { state
           {unlisted.length > 0 ? <> Written but not listed (overwrite): <span className="mono">{unlisted.join(', ')}</span>.</> : null}
         </p>
       </div>
-      <JsonEditor
-        label="schema (JSON Schema)"
-        value={block.schema}
-        onChange={(v) => setMember('schema', v)}
-        help={SPEC.schema!.help}
-        placeholder={JSON.stringify(SPEC.schema!.example)}
-        problems={stateProblems(messages, 'schema')}
-        testId="state-schema"
-      />
-      <JsonEditor
-        label="initial (JSON object)"
-        value={block.initial}
-        onChange={(v) => setMember('initial', v)}
-        help={SPEC.initial!.help}
-        placeholder={JSON.stringify(SPEC.initial!.example)}
-        problems={stateProblems(messages, 'initial')}
-        testId="state-initial"
-        minLines={2}
-      />
+      {JSON_MEMBERS.map(({ name, label }) => (
+        <JsonEditor
+          key={name}
+          label={label}
+          value={block[name]}
+          onChange={(v) => setMember(name, v)}
+          help={SPEC[name]!.help}
+          placeholder={JSON.stringify(SPEC[name]!.example)}
+          problems={stateProblems(messages, name)}
+          testId={`state-${name}`}
+          minLines={name === 'initial' ? 2 : 3}
+        />
+      ))}
     </section>
   );
 }
