@@ -17,6 +17,7 @@ import { EmptyState, Loading, RefusalNote, ShortId, Time, durationText } from '.
 import { JsonDoc } from '../ui/JsonDoc';
 import { BlockersTab } from './BlockersTab';
 import { EventsTab } from './EventsTab';
+import { StateTab } from './StateTab';
 import { NodePanel } from './NodePanel';
 import { NodeTable } from './NodeTable';
 import { RunActions } from './RunActions';
@@ -29,6 +30,7 @@ const TABS: Array<{ id: RunTab; label: string }> = [
   { id: 'nodes', label: 'Nodes' },
   { id: 'blockers', label: 'Waiting on' },
   { id: 'events', label: 'Events' },
+  { id: 'state', label: 'State' },
   { id: 'output', label: 'Output' },
 ];
 
@@ -81,7 +83,7 @@ export function RunPage() {
   const run = useRunDetail(runId, live.pollMs);
   const defs = useDefinitionIndex();
   const select = useCallback(
-    (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab }) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false }),
+    (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab; stateSeq?: number | undefined }) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false }),
     [navigate],
   );
   const selectNode = useCallback((k: string | undefined) => select({ nodeKey: k, edgeKey: undefined }), [select]);
@@ -205,6 +207,9 @@ export function RunPage() {
                   {tab === 'nodes' ? <NodeTable nodeRuns={detail.nodeRuns} labels={labels} selected={nodeKey} now={now} onSelect={selectNode} /> : null}
                   {tab === 'blockers' ? <BlockersTab runId={runId} pollMs={live.pollMs} now={now} onSelect={selectNode} /> : null}
                   {tab === 'events' ? <EventsTab runId={runId} pollMs={live.pollMs} /> : null}
+                  {tab === 'state' ? (
+                    <StateTab runId={runId} graph={detail.graph} pollMs={live.pollMs} seq={search.stateSeq} onPick={(stateSeq) => select({ stateSeq })} />
+                  ) : null}
                   {tab === 'output' ? (
                     <div className="output-tab">
                       <JsonDoc title="Run output" value={detail.output} emptyText="no End has succeeded yet" />
