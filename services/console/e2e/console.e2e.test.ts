@@ -290,6 +290,12 @@ describe('the console in Chromium against a real cluster', () => {
     await reload();
     await page.locator('[data-node-panel="review"]').waitFor();
     expect(await page.getByRole('tab', { name: 'Events' }).getAttribute('aria-selected')).toBe('true');
+    // each event at its wall-clock time to the millisecond, not the milliseconds alone
+    const times = await page.locator('time.event-at').allTextContents();
+    expect(times.length).toBeGreaterThan(3);
+    for (const t of times) expect(t).toMatch(/^\d{2}:\d{2}:\d{2}\.\d{3}$/);
+    expect(await page.locator('.event-gap').nth(1).textContent()).toMatch(/^\+\d/);
+    await screenshot(page, 'events-tab');
     expect(await page.locator('.graph-node[data-node-key="review"]').getAttribute('class')).toContain('is-selected');
 
     // an edge
