@@ -9,3 +9,4 @@ export * from './conversations';
 export * from './bulk-jobs';
 export * from './sql-functions';
 export * from './files';
+export * from './mcp-servers';
