@@ -78,7 +78,7 @@ export const llmWorkerOwnOptions = {
     .default(16 * 1024 * 1024)
     .describe('largest text attachment read from the file store into memory (a larger one is skipped), bytes'),
   FILE_STORE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(2)
-    .describe('connections of the Postgres pool the file store resolver reads attachments with (opened only when ATTACHMENT_RESOLVER_MODULE is unset)'),
+    .describe('connections of the Postgres pool that reads attachments (the default file store resolver) and MCP server records (opened only when one is read)'),
   LLM_VISION: flagOption('1: the default provider\'s models take image input (image attachments are sent as image content parts); 0 fails a node with an image attachment ValidationFailed before any call', '1'),
 };
 

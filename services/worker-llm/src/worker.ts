@@ -17,7 +17,7 @@ import { DEFAULT_TEMPLATE_LIMITS, FlowlineNodeError, failureClassOf, type Json, 
 import { DEFAULT_QUEUE_PREFIX, createLaneWorker, type AdmissionProgress, type LaneInvocation, type LaneJob, type LaneRunContext, type LaneTelemetry, type LaneWorker } from '@flowline/queue';
 import { SpanKind, tracingEnabled, withSpan } from '@flowline/runtime';
 import type { ToolRegistry } from '@flowline/tools';
-import { createActivityFeed, type ActivityFeed } from './activity';
+import { createActivityFeed, type ActivityFeed } from '@flowline/queue';
 import type { AttachmentSettings } from './attachment-resolver';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { createAdmission } from './admission';
@@ -37,6 +37,8 @@ export interface LlmWorkerOptions {
   providers: ProviderRegistry;
   /** the read-only tool registry an Agent may call */
   tools: ToolRegistry;
+  /** MCP tools an Agent may call (`mcp:<server>/<tool>`, `mcp:<server>/*`) @default none */
+  mcp?: NodeContext['mcp'];
   logger: Logger;
   /** @default DEFAULT_QUEUE_PREFIX */
   prefix?: string;
@@ -152,6 +154,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       templates,
       attachments,
       tools: opts.tools,
+      mcp: opts.mcp,
       logger: jobLog,
       phase: (text) => feed.push('phase', text),
       toolActivity: (text) => feed.push('toolCall', text),

@@ -15,8 +15,8 @@ import { ToolError, throwIfAborted, toolInvalid } from '../tool-error';
 import type { ToolLogger } from '../tool-definition';
 import { ConnectionPool, type Connection, type ListedTool } from './connections';
 import { classifyMcpError } from './errors';
-import type { AllowedHosts } from './network-guard';
-import type { McpServerSpec } from './server-spec';
+import { parseAllowedHosts, type AllowedHosts } from './network-guard';
+import { loadStdioServers, type McpServerSpec } from './server-spec';
 
 /** One tool of a server, as an Agent offers it. */
 export interface McpToolInfo {
@@ -35,6 +35,21 @@ export interface McpProgress {
   message?: string;
 }
 
+/** A progress notification as an activity `phase` entry: `progress 2/5`, `progress 2/5: <message>`. */
+export function mcpProgressText(p: McpProgress): string {
+  const amount = p.total === undefined ? `${p.progress}` : `${p.progress}/${p.total}`;
+  return p.message ? `progress ${amount}: ${p.message}` : `progress ${amount}`;
+}
+
+/**
+ * The function name an LLM is offered for an MCP tool: `mcp__<server>__<tool>` in the
+ * alphabet providers accept (`[A-Za-z0-9_-]`, at most 64), other characters as `_`. The
+ * Agent maps a called name back to its tool (a clash within one Agent gets a numbered suffix).
+ */
+export function mcpFunctionName(server: string, tool: string): string {
+  return `mcp__${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+}
+
 export interface McpCallContext {
   signal: AbortSignal;
   onProgress?: (p: McpProgress) => void;
@@ -42,8 +57,10 @@ export interface McpCallContext {
 }
 
 export interface McpToolboxOptions {
-  /** the server `name` of `tenant`: its registered one, else the deployment's stdio one; null when neither */
+  /** the tenant's registered server `name` (Postgres); null when it has none of that name */
   resolve(tenant: string, name: string): Promise<McpServerSpec | null>;
+  /** the deployment's stdio servers (MCP_STDIO_SERVERS_FILE), named by a tenant without one of its own of that name @default none */
+  stdioServers?: ReadonlyMap<string, McpServerSpec>;
   /** MCP_ALLOWED_HOSTS: hosts whose private addresses may be reached @default none */
   allowedHosts?: AllowedHosts;
   /** false (the API): stdio servers are never started, their listings never read @default true */
@@ -110,7 +127,8 @@ export function createMcpToolbox(opts: McpToolboxOptions): McpToolbox {
   });
 
   async function serverOf(tenant: string, name: string): Promise<McpServerSpec> {
-    const spec = await opts.resolve(tenant, name);
+    // the tenant's own server of the name wins: a deployment adding one cannot take it over
+    const spec = (await opts.resolve(tenant, name)) ?? opts.stdioServers?.get(name) ?? null;
     if (spec === null) throw new ToolError('ValidationFailed', `unknown MCP server ${name}`, { code: 'McpServerUnknown' });
     return spec;
   }
@@ -200,4 +218,33 @@ export function createMcpToolbox(opts: McpToolboxOptions): McpToolbox {
 
     close: () => pool.close(),
   };
+}
+
+/** The MCP options of a service's config (libs/runtime `mcpOptions`). */
+export interface McpConfigOptions {
+  MCP_STDIO_SERVERS_FILE?: string | undefined;
+  MCP_ALLOWED_HOSTS?: string | undefined;
+  MCP_MAX_CONNECTIONS: number;
+  MCP_CONNECT_TIMEOUT_MS: number;
+}
+
+/**
+ * A toolbox from a service's validated options; reads the stdio servers file.
+ * @throws McpConfigError when MCP_STDIO_SERVERS_FILE cannot be read or is malformed (boot must stop)
+ */
+export function mcpToolboxFromConfig(
+  config: McpConfigOptions,
+  resolve: McpToolboxOptions['resolve'],
+  extra: { spawnStdio: boolean; logger?: ToolLogger },
+): { toolbox: McpToolbox; stdioNames: ReadonlySet<string> } {
+  const stdioServers = loadStdioServers(config.MCP_STDIO_SERVERS_FILE ?? null);
+  const toolbox = createMcpToolbox({
+    resolve,
+    stdioServers,
+    allowedHosts: parseAllowedHosts(config.MCP_ALLOWED_HOSTS),
+    maxConnections: config.MCP_MAX_CONNECTIONS,
+    connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
+    ...extra,
+  });
+  return { toolbox, stdioNames: new Set(stdioServers.keys()) };
 }
