@@ -30,6 +30,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { ApiError, BacklogFullError, MetadataInvalidError, NotFoundError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkRunInput, checkStartable, effectiveRunInput } from '../graph-rules';
+import { withStartCatalog } from '../mcp-catalog';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, PageQuery, PrioritySchema, RunSummarySchema, errorResponses, jsonContent } from '../schemas';
@@ -260,7 +261,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
     // read before the send: only a send that would create a run asks (a replay answers its run)
     const lastStatus = await lastConversationRunStatus(pool, c.get('tenant'), conversationId, definitionId);
     const rerun = lastStatus === 'Failed' || lastStatus === 'Cancelled';
-    const res = await sendMessage(pool, {
+    const res = await withStartCatalog(pool, deps.mcp, c.get('tenant'), (mcp) => sendMessage(pool, {
       tenantId: c.get('tenant'),
       conversationId,
       definitionId,
@@ -274,7 +275,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       priority: body.priority ?? DEFAULT_RUN_PRIORITY,
       maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
       prepare: (def) => {
-        const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+        const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), mcp);
         if (graph.kind !== 'Chat') throw new NotChatDefinitionError();
         if (rerun && graph.chat?.requireRerunConfirmation !== false && body.confirmRerun !== true) {
           throw new RerunConfirmationRequiredError(lastStatus);
@@ -286,7 +287,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
           concurrency: concurrencyKeyOf(graph, effectiveRunInput(graph, input)),
         };
       },
-    });
+    }));
     switch (res.kind) {
       case 'definitionNotFound':
         throw new NotFoundError('definition');
