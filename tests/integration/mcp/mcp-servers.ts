@@ -32,17 +32,21 @@ export interface EverythingServer {
   stop(): Promise<void>;
 }
 
-/** Starts server-everything in streamable HTTP mode (`index.js streamableHttp`, `PORT`). */
-export async function startEverything(): Promise<EverythingServer> {
+/**
+ * Starts server-everything on a free port (`PORT`): in streamable HTTP mode
+ * (`index.js streamableHttp`, endpoint `/mcp`), or in the older HTTP+SSE mode (`index.js sse`,
+ * endpoint `/sse`).
+ */
+export async function startEverything(mode: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<EverythingServer> {
   const port = await freePort();
   const proc = await spawnService({
     cwd: process.cwd(),
     env: { PORT: String(port) },
-    args: [serverEntry('@modelcontextprotocol/server-everything'), 'streamableHttp'],
-    readyText: `listening on port ${port}`,
+    args: [serverEntry('@modelcontextprotocol/server-everything'), mode],
+    readyText: mode === 'sse' ? `Server is running on port ${port}` : `listening on port ${port}`,
   });
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`,
     process: proc,
     stop: async () => {
       proc.child.kill('SIGTERM');

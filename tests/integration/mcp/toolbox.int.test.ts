@@ -102,13 +102,27 @@ describe('MCP toolbox against @modelcontextprotocol/server-everything (streamabl
     expect(await toolbox.listedNames('t1', 'down')).toBeNull();
   });
 
-  it('refuses a loopback server outside MCP_ALLOWED_HOSTS without connecting', async () => {
-    const strict = createMcpToolbox({ resolve: async () => remote('everything', everything.url) });
+  it('refuses a loopback server outside MCP_ALLOWED_HOSTS without connecting, by IP literal and by a name resolving to it', async () => {
+    const byName = everything.url.replace('127.0.0.1', 'localhost');
+    const strict = createMcpToolbox({ resolve: async (_t, name) => remote(name, name === 'byname' ? byName : everything.url) });
     try {
       const err = await failure(strict.call('t1', 'mcp:everything/echo', { message: 'x' }, { signal: never() }));
       expect(err).toMatchObject({ failureClass: 'ValidationFailed', message: expect.stringMatching(/127\.0\.0\.1 is a private address \(allow it with MCP_ALLOWED_HOSTS\)/) });
+      const named = await failure(strict.call('t1', 'mcp:byname/echo', { message: 'x' }, { signal: never() }));
+      expect(named).toMatchObject({ failureClass: 'ValidationFailed', message: expect.stringMatching(/localhost resolves to a private address/) });
     } finally {
       await strict.close();
+    }
+  });
+
+  it('calls a server over the older HTTP+SSE transport', async () => {
+    const sse = await startEverything('sse');
+    const viaSse = createMcpToolbox({ resolve: async () => remote('old', sse.url, { transport: 'sse' } as Partial<McpServerSpec>), allowedHosts: LOCAL });
+    try {
+      expect(await viaSse.call('t1', 'mcp:old/get-sum', { a: 2, b: 3 }, { signal: never() })).toMatchObject({ text: expect.stringContaining('5') });
+    } finally {
+      await viaSse.close();
+      await sse.stop();
     }
   });
 });
