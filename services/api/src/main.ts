@@ -8,7 +8,7 @@ import { serve } from '@hono/node-server';
 import { configureEncryption, createPool, mcpServerForUse, migrate } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
 import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
-import { createToolRegistry, mcpToolboxFromConfig, parseAllowedHosts } from '@flowline/tools';
+import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
 import { createApp } from './app';
 import { apiConfigSchema } from './config';
 import { edgeConfigSchema, toEdgeOptions } from './edge/config';
@@ -57,14 +57,7 @@ const tools = await createToolRegistry({
 
 // MCP: the API never starts a stdio server (only their names are read, so tenants may name
 // them); it lists remote servers' tools at a run start, through the same URL guard as the workers
-let mcp: ReturnType<typeof mcpToolboxFromConfig>;
-try {
-  mcp = mcpToolboxFromConfig(cfg, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: false, logger });
-} catch (err) {
-  // As loadConfig reports an invalid option: the message names the option and the file.
-  process.stderr.write(`invalid configuration:\n  ${err instanceof Error ? err.message : 'MCP_STDIO_SERVERS_FILE: cannot load'}\n`);
-  process.exit(1);
-}
+const mcp = bootMcpToolbox(cfg, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: false, logger });
 shutdown.onShutdown(() => mcp.toolbox.close(), 'mcp-sessions');
 
 const apiKeys = cfg.API_KEYS ? new Map(Object.entries(cfg.API_KEYS)) : null;

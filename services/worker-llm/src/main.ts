@@ -9,7 +9,7 @@
  */
 import { connectRedis, laneTelemetry } from '@flowline/queue';
 import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig, serveLaneWorker } from '@flowline/runtime';
-import { createToolRegistry, installLeakedErrorPolicy, mcpToolboxFromConfig, type McpToolbox } from '@flowline/tools';
+import { createToolRegistry, installLeakedErrorPolicy, bootMcpToolbox } from '@flowline/tools';
 import { configureEncryption, createPool, mcpServerForUse, pgFileStore, runTenantOf } from '@flowline/db';
 import { fileStoreResolver, loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema, toolModulesOf } from './config';
@@ -40,14 +40,7 @@ const pool = createPool(config.DATABASE_URL, {
 });
 // MCP server headers are sealed with ENCRYPTION_KEY
 configureEncryption(config.ENCRYPTION_KEY);
-let mcp: McpToolbox;
-try {
-  mcp = mcpToolboxFromConfig(config, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: true, logger }).toolbox;
-} catch (err) {
-  // As loadConfig reports an invalid option: the message names the option and the file.
-  process.stderr.write(`invalid configuration:\n  ${err instanceof Error ? err.message : 'MCP_STDIO_SERVERS_FILE: cannot load'}\n`);
-  process.exit(1);
-}
+const mcp = bootMcpToolbox(config, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: true, logger }).toolbox;
 
 let attachmentResolver: AttachmentResolver;
 // The default: uploads read from the file store as the run's tenant.

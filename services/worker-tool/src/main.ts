@@ -8,7 +8,7 @@
 import { connectRedis, laneTelemetry } from '@flowline/queue';
 import { createLogger, initTracing, installShutdown, loadConfig, serveLaneWorker } from '@flowline/runtime';
 import { configureEncryption, createPool, mcpServerForUse, runTenantOf } from '@flowline/db';
-import { createToolRegistry, installLeakedErrorPolicy, mcpToolboxFromConfig, type McpToolbox } from '@flowline/tools';
+import { createToolRegistry, installLeakedErrorPolicy, bootMcpToolbox } from '@flowline/tools';
 import { toolModulesOf, toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
 
@@ -37,14 +37,7 @@ const pool = createPool(config.DATABASE_URL, {
   applicationName: 'flowline-worker-tool',
   onIdleError: (err) => logger.warn({ err }, 'MCP server store connection error'),
 });
-let mcp: McpToolbox;
-try {
-  mcp = mcpToolboxFromConfig(config, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: true, logger }).toolbox;
-} catch (err) {
-  // As loadConfig reports an invalid option: the message names the option and the file.
-  process.stderr.write(`invalid configuration:\n  ${err instanceof Error ? err.message : 'MCP_STDIO_SERVERS_FILE: cannot load'}\n`);
-  process.exit(1);
-}
+const mcp = bootMcpToolbox(config, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: true, logger }).toolbox;
 
 const redis = connectRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES }, { maxRetriesPerRequest: null });
 redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));

@@ -248,3 +248,16 @@ export function mcpToolboxFromConfig(
   });
   return { toolbox, stdioNames: new Set(stdioServers.keys()) };
 }
+
+/**
+ * {@link mcpToolboxFromConfig} at a process's boot: a bad MCP_STDIO_SERVERS_FILE stops the
+ * process as an invalid option does (every service's loadConfig): the message on stderr, exit 1.
+ */
+export function bootMcpToolbox(...args: Parameters<typeof mcpToolboxFromConfig>): ReturnType<typeof mcpToolboxFromConfig> {
+  try {
+    return mcpToolboxFromConfig(...args);
+  } catch (err) {
+    process.stderr.write(`invalid configuration:\n  ${err instanceof Error ? err.message : 'MCP_STDIO_SERVERS_FILE: cannot load'}\n`);
+    process.exit(1);
+  }
+}
