@@ -60,6 +60,10 @@ describe('mcp server store', () => {
     expect(await existingMcpServerNames(db.pool, 't3', ['a2', 'b', 'zz'])).toEqual(new Set(['a2', 'b']));
     expect(await deleteMcpServer(db.pool, 't3', 'b')).toBe(true);
     expect(await deleteMcpServer(db.pool, 't3', 'b')).toBe(false);
+    // text no server can be named never reaches SQL (a NUL byte would fail the statement)
+    expect(await getMcpServer(db.pool, 't3', 'a\u0000b')).toBeNull();
+    expect(await deleteMcpServer(db.pool, 't3', '\ud800')).toBe(false);
+    expect(await updateMcpServer(db.pool, 't3', 'a\u0000', input('x'))).toBeNull();
   });
 
   it('seals the headers at rest when encryption is on', async () => {

@@ -4,6 +4,7 @@
  * names); {@link mcpServerForUse} opens them, for the workers that connect.
  */
 import { randomUUID } from 'node:crypto';
+import { MCP_SERVER_NAME_PATTERN } from '@flowline/graph';
 import { openJson, sealJson, type Sealed } from '../crypto';
 import type { Queryable } from './transaction';
 
@@ -85,9 +86,13 @@ function nameTaken(err: unknown): boolean {
   return e?.code === '23505' && e.constraint === 'mcp_servers_tenant_name_idx';
 }
 
-/** Which row `ref` (an id, else a name) stands for: the where-clause tail and its parameter. */
-function byRef(ref: string): { clause: string; value: string } {
-  return UUID_RE.test(ref) ? { clause: 'id = $2', value: ref.toLowerCase() } : { clause: 'name = $2', value: ref };
+/**
+ * Which row `ref` (an id, else a name) stands for: the where-clause tail and its parameter;
+ * null for text no server can be called (a NUL byte or a lone surrogate must never reach SQL).
+ */
+function byRef(ref: string): { clause: string; value: string } | null {
+  if (UUID_RE.test(ref)) return { clause: 'id = $2', value: ref.toLowerCase() };
+  return MCP_SERVER_NAME_PATTERN.test(ref) ? { clause: 'name = $2', value: ref } : null;
 }
 
 /**
@@ -118,7 +123,9 @@ export async function listMcpServers(db: Queryable, tenant: string): Promise<Mcp
 
 /** One server of the tenant by id or name; null when absent. */
 export async function getMcpServer(db: Queryable, tenant: string, ref: string): Promise<McpServerRecord | null> {
-  const { clause, value } = byRef(ref);
+  const by = byRef(ref);
+  if (by === null) return null;
+  const { clause, value } = by;
   const { rows } = await db.query<Row>(`select ${COLUMNS} from mcp_servers where tenant_id = $1 and ${clause}`, [tenant, value]);
   return rows[0] ? toRecord(rows[0]) : null;
 }
@@ -160,7 +167,9 @@ export async function updateMcpServer(db: Queryable, tenant: string, ref: string
 
 /** Deletes a server (by id or name); false when the tenant has no such server. */
 export async function deleteMcpServer(db: Queryable, tenant: string, ref: string): Promise<boolean> {
-  const { clause, value } = byRef(ref);
+  const by = byRef(ref);
+  if (by === null) return false;
+  const { clause, value } = by;
   const { rowCount } = await db.query(`delete from mcp_servers where tenant_id = $1 and ${clause}`, [tenant, value]);
   return (rowCount ?? 0) > 0;
 }
@@ -174,6 +183,7 @@ export async function existingMcpServerNames(db: Queryable, tenant: string, name
 
 /** A server of the tenant by name with its headers opened (the workers connect with them); null when absent. */
 export async function mcpServerForUse(db: Queryable, tenant: string, name: string): Promise<McpServerForUse | null> {
+  if (!MCP_SERVER_NAME_PATTERN.test(name)) return null;
   const { rows } = await db.query<Row>(`select ${COLUMNS}, headers from mcp_servers where tenant_id = $1 and name = $2`, [tenant, name]);
   const row = rows[0];
   if (!row) return null;
