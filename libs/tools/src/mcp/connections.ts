@@ -33,8 +33,8 @@ export interface ListedTool {
 export interface Connection {
   readonly spec: McpServerSpec;
   readonly client: Client;
-  /** the tool listing, read once and dropped on `list_changed` */
-  tools(signal?: AbortSignal): Promise<ReadonlyMap<string, ListedTool>>;
+  /** the tool listing, read once (shared by every caller, so no caller's signal aborts it) and dropped on `list_changed` */
+  tools(): Promise<ReadonlyMap<string, ListedTool>>;
   /** calls in flight: a busy session is not evicted */
   inFlight: number;
 }
@@ -167,11 +167,11 @@ export class ConnectionPool {
       await client.close().catch(() => undefined);
       throw classifyMcpError(error, null, spec.name, null, 'connect');
     }
-    const readTools = async (signal?: AbortSignal): Promise<ReadonlyMap<string, ListedTool>> => {
+    const readTools = async (): Promise<ReadonlyMap<string, ListedTool>> => {
       const tools = new Map<string, ListedTool>();
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
-        const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: spec.timeoutMs, ...(signal ? { signal } : {}) });
+        const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: spec.timeoutMs });
         for (const t of res.tools) {
           const inputSchema = t.inputSchema as JsonObject;
           tools.set(t.name, { name: t.name, description: t.description ?? '', inputSchema, validate: compile(inputSchema) });
@@ -185,9 +185,9 @@ export class ConnectionPool {
       spec,
       client,
       inFlight: 0,
-      tools(signal) {
+      tools() {
         if (listing === null) {
-          const reading = readTools(signal);
+          const reading = readTools();
           listing = reading;
           reading.catch(() => {
             if (listing === reading) listing = null;

@@ -11,7 +11,7 @@
  */
 import { parseMcpToolRef, type Json, type JsonObject } from '@flowline/graph';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ToolError, throwIfAborted, toolInvalid } from '../tool-error';
+import { ToolError, abortError, throwIfAborted, toolInvalid } from '../tool-error';
 import type { ToolLogger } from '../tool-definition';
 import { ConnectionPool, type Connection, type ListedTool } from './connections';
 import { classifyMcpError } from './errors';
@@ -100,6 +100,17 @@ export interface McpToolbox {
 /** An error answer's text is cut to this many characters in the node's failure reason. */
 export const MCP_ERROR_TEXT_MAX_CHARS = 500;
 
+/** `work`, or the abort error of `signal` as soon as it fires (the work itself goes on for its other waiters). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 function keyOf(tenant: string, spec: McpServerSpec): string {
   // a stdio server is the deployment's: one session serves every tenant
   return spec.transport === 'stdio' ? `stdio\u0000${spec.name}` : `${tenant}\u0000${spec.name}`;
@@ -138,7 +149,7 @@ export function createMcpToolbox(opts: McpToolboxOptions): McpToolbox {
     const key = keyOf(tenant, spec);
     const conn = await pool.get(key, spec);
     try {
-      return { conn, tools: await conn.tools(signal) };
+      return { conn, tools: await untilAborted(conn.tools(), signal) };
     } catch (error) {
       const failure = classifyMcpError(error, signal ?? null, spec.name, null, 'connect');
       if (failure.code === 'McpServerUnreachable') pool.discard(key, conn);
