@@ -5,7 +5,7 @@
  * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
  * (and tests/bench/RESULTS.md with --record).
  *
- *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w4,w5,w6,w7,fairness,burst,peers,live,console]
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w3state,w4,w5,w6,w7,fairness,burst,peers,live,console]
  *                    [--peers name,name | --no-peers] [--reinstall] [--record]
  *
  * `console` (only when named in --only) runs the web console's figures in headless
@@ -24,6 +24,7 @@ import { benchProcesses, cpuProfileAvailable } from './lib/hop-cpu';
 import { w0 } from './lib/w0';
 import { laneOverhead } from './lib/lanes';
 import { measured, w1, w2, w3, w4, type Ctx } from './lib/workloads';
+import { canonical, canonicalWithState } from './lib/graphs';
 import { w5, w6Graph, w6Once } from './lib/w5-w6';
 import { discoverPeers, incompletePeers, installPeer, runPeer } from './lib/peers';
 import { renderMarkdown, type Results } from './lib/report';
@@ -113,6 +114,7 @@ const results: Results = {
   fairness: null,
   w7: null,
   burst: null,
+  w3State: null,
   errors: [],
 };
 log(
@@ -162,7 +164,7 @@ try {
     );
   });
 
-  const clusterNeeded = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].some(want);
+  const clusterNeeded = ['w1', 'w2', 'w3', 'w3state', 'w4', 'w5', 'w6'].some(want);
   if (clusterNeeded) {
     await redis.flushall();
     const dbUrl = await freshDatabase(pgServer.adminUrl, 'bench_flowline', pgServer.statements);
@@ -206,6 +208,18 @@ try {
           results.w3.push(value);
           results.cost.push(cost);
         }
+      });
+      await section('w3state', async () => {
+        // the same M as W3's largest, plain then with state, back to back in this cluster
+        const m = sizes.w3[sizes.w3.length - 1]!;
+        // a warm-up of both paths first, so neither variant pays the processes' JIT warm-up
+        await w3({ ...ctx, reps: 1 }, 100, canonical(), 'w3-warmup-plain');
+        await w3({ ...ctx, reps: 1 }, 100, canonicalWithState(), 'w3-warmup-state');
+        const plain = (await w3(ctx, m, canonical(), `w3-plain-${m}`)).result;
+        const state = (await w3(ctx, m, canonicalWithState(), `w3-state-${m}`)).result;
+        const cpuRatio = plain.cpu && state.cpu ? state.cpu.totalMs / plain.cpu.totalMs : null;
+        results.w3State = { m, plain, state, cpuRatio };
+        log(`W3 + state CPU per node ÷ W3: ${cpuRatio === null ? 'n/a' : cpuRatio.toFixed(2)}`);
       });
       await section('w5', async () => {
         results.w5 = await w5(ctx, sizes.w5Parked, cl.dispatchers.length, sizes.w5IdleMs);

@@ -35,7 +35,8 @@ describe('the tutorial', () => {
 
   beforeAll(async () => {
     mkdirSync(workDir, { recursive: true });
-    c = await startE2eCluster({ dispatchers: 1, toolWorkers: 1 });
+    // an LLM worker on its built-in scripted provider, for the summary of the five searches
+    c = await startE2eCluster({ dispatchers: 1, toolWorkers: 1, llmWorkers: 1 });
   }, 90_000);
 
   afterAll(async () => {

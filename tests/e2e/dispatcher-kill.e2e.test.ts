@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor, nodeOf, E2E_SHARD_COUNT as SHARD_COUNT, startE2eCluster, type E2eCluster, waitThenEcho } from '@flowline/testing';
+import { nodeOf, startE2eCluster, type E2eCluster, waitThenEcho } from '@flowline/testing';
 
 describe('a dispatcher killed mid-run', () => {
   let c: E2eCluster;
@@ -20,22 +20,8 @@ describe('a dispatcher killed mid-run', () => {
     const definitionId = await c.api.createDefinition('slow', waitThenEcho(3000));
     const runId = await c.api.startRun(definitionId, {});
     await c.api.waitForRun(runId, (v) => nodeOf(v, 'slow')?.status === 'Running', 30_000, 'slow node running');
-    const owner = await c.ownerOf(runId);
-    expect(owner).toMatch(/^dispatcher-[12]$/);
-    const survivor = owner === 'dispatcher-1' ? 'dispatcher-2' : 'dispatcher-1';
-
-    await c.cluster.kill(owner!, 'SIGKILL');
-
-    await waitFor(
-      async () => {
-        const r = await c.db.pool.query<{ n: number }>(
-          'select count(*)::int as n from shard_leases where owner = $1 and expires_at > now()',
-          [survivor],
-        );
-        return r.rows[0]!.n === SHARD_COUNT;
-      },
-      { timeoutMs: 20_000, intervalMs: 200, description: 'survivor owns every shard' },
-    );
+    const { killed } = await c.killRunOwner(runId);
+    expect(killed).toMatch(/^dispatcher-[12]$/);
     const done = await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 30_000, 'run completed');
     expect(nodeOf(done, 'slow')).toMatchObject({ status: 'Succeeded', attempt: 1 });
     expect(nodeOf(done, 'echo')).toMatchObject({ status: 'Succeeded', attempt: 1 });

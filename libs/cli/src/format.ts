@@ -1,6 +1,6 @@
 /** Plain-text rendering: aligned tables, `key  value` blocks, event lines, keyed issues. */
 
-type Cell = string | number | boolean | null | undefined;
+export type Cell = string | number | boolean | null | undefined;
 
 function cell(v: Cell): string {
   return v === null || v === undefined || v === '' ? '-' : String(v);

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { createClient, type FlowlineClient } from '@flowline/client';
 import { ConnectionError } from './errors';
-import { pretty } from './format';
+import { pretty, table, type Cell } from './format';
 import type { CliIo, ExitCode } from './io';
 
 /** The API the CLI talks to when neither `--url` nor FLOWLINE_URL says otherwise. */
@@ -25,6 +25,11 @@ export interface Session {
   client(): FlowlineClient;
   /** writes `value` as JSON when `--json`, else `human()`'s text */
   print(value: unknown, human: () => string): void;
+  /**
+   * Prints a listing page: as JSON when `--json`, else a table of `headers` with a row per item
+   * from `row`, and on stderr how to ask for the next page when there is one.
+   */
+  printPage<T>(page: { items: T[]; nextCursor: string | null }, headers: string[], row: (item: T) => Cell[]): void;
   close(): void;
 }
 
@@ -58,6 +63,10 @@ export function createSession(program: Command, io: CliIo): Session {
     },
     print(value, human) {
       io.stdout(this.json ? pretty(value) : human());
+    },
+    printPage(page, headers, row) {
+      this.print(page, () => table(headers, page.items.map(row)));
+      if (!this.json && page.nextCursor) io.stderr(`more: --cursor ${page.nextCursor}\n`);
     },
     close() {
       client?.close();

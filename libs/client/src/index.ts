@@ -9,7 +9,7 @@ import { createLiveClient, type LATEST_SEQ, type LiveClient, type RunChange, typ
 import { createRestClient, type RestClientOptions } from './rest';
 
 export { ApiRequestError, createRestClient, isApiRequestError } from './rest';
-export type { RestClient, RestClientOptions, Page, EventPage, RawResponse, SendOptions, StreamOptions } from './rest';
+export type { RestClient, RestClientOptions, Page, EventPage, RunStateAt, RawResponse, SendOptions, StreamOptions } from './rest';
 export type * from './types';
 export { LATEST_SEQ, LiveRequestError, createLiveClient } from './live';
 export type { LiveClient, LiveClientOptions, RunChange, RunSubscription } from './live';

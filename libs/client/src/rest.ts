@@ -91,6 +91,12 @@ export interface EventPage {
   truncated: boolean;
 }
 
+/** `GET /v1/runs/{id}/state`: the run state as of event `seq`. */
+export interface RunStateAt {
+  state: Record<string, unknown>;
+  seq: number;
+}
+
 /** What {@link RestClient.send} answers: the status, the parsed body (text when not JSON) and the headers. */
 export interface RawResponse {
   status: number;
@@ -290,6 +296,8 @@ export function createRestClient(o: RestClientOptions) {
     /** `GET /v1/runs/{id}/events`: one page after `afterSeq` (exclusive) */
     events: (runId: string, q: { afterSeq?: number; limit?: number } = {}) =>
       call<EventPage>('GET', `${run(runId)}/events`, undefined, q),
+    /** `GET /v1/runs/{id}/state`: the run state now, or as of event `atSeq` */
+    state: (runId: string, q: { atSeq?: number } = {}) => call<RunStateAt>('GET', `${run(runId)}/state`, undefined, q),
     /** every event after `afterSeq`, reading page after page until one is not truncated */
     async allEvents(runId: string, afterSeq = 0): Promise<LiveEvent[]> {
       const out: LiveEvent[] = [];

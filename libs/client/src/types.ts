@@ -4,6 +4,8 @@
  * contract leaves open (graphs, run input, node output) are `unknown`.
  */
 
+import type { GraphAnalysis, UsageView } from '@flowline/graph';
+
 /** A loose string type that still offers the contract's names for completion. */
 export type Named<T extends string> = T | (string & {});
 
@@ -44,7 +46,8 @@ export type NodeKind =
   | 'ChatInput'
   | 'DecisionModel'
   | 'Loop'
-  | 'Subworkflow';
+  | 'Subworkflow'
+  | 'Map';
 
 /** What a node waiting on a person needs (§8): Pause → Approve, ChatInput → Answer, held DecisionModel → Operator. */
 export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';
@@ -142,20 +145,7 @@ export interface GraphDescription {
   version: number;
   nodes: NodeDescription[];
   edges: EdgeDescription[];
-  analysis: {
-    start: string | null;
-    ends: string[];
-    fanOut: string[];
-    joins: string[];
-    human: string[];
-    children: string[];
-    routers: string[];
-    topologicalOrder: string[];
-    depth: number;
-    tools: string[];
-    nodeCount: number;
-    edgeCount: number;
-  };
+  analysis: GraphAnalysis;
 }
 
 /** `POST /v1/definitions/validate`. */
@@ -210,16 +200,8 @@ export interface RunBudget {
   maxAttempts?: number;
 }
 
-/** A run's rolled-up model usage (its ended child runs included). */
-export interface RunUsage {
-  tokens: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  /** tokens of models the dispatcher's MODEL_PRICES has no price for */
-  unpricedTokens: number;
-  attempts: number;
-}
+/** A run's rolled-up model usage (its ended child runs included), as the engine's usage view reads it. */
+export type RunUsage = UsageView;
 
 /** One node run of `GET /v1/runs/{id}` (§8). */
 export interface NodeRunSummary {
@@ -258,6 +240,8 @@ export interface OutputEnvelope {
   branch: string | null;
   output: unknown;
   error?: { class: string; reason: string | null };
+  /** the run-state keys its out-edge conditions read, as of its commit (only on such a node) */
+  state?: Record<string, unknown>;
 }
 
 /** Input document (§3): what an executor is handed. */
@@ -265,6 +249,8 @@ export interface InputDocument {
   run: { input: unknown };
   upstream: Record<string, OutputEnvelope>;
   input: unknown;
+  /** the run state when the node started (a graph that keeps run state) */
+  state?: Record<string, unknown>;
 }
 
 /** One steering entry of a node (§5 steer). */
@@ -563,7 +549,7 @@ export interface RunControls {
 /** What a non-terminal node waits for (`GET /v1/runs/{id}/blockers`). */
 export type BlockerKind = Named<
   | 'shardOwner' | 'runSlot' | 'concurrencyKey' | 'cancelDrain' | 'runCancelling' | 'upstream' | 'join' | 'heldDecision' | 'timer'
-  | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'budgetExhausted' | 'tick'
+  | 'branchPlace' | 'breakpoint' | 'runPaused' | 'laneBacklog' | 'admission' | 'worker' | 'child' | 'gate' | 'budgetExhausted' | 'tick'
 >;
 
 /** One node's blocker: the one thing it waits for, since when, and kind-specific details. */

@@ -12,7 +12,7 @@ export {
   sealJsonText,
 } from './crypto';
 export type { Envelope, Sealed } from './crypto';
-export { FUNCTIONS_FOLDER, functionSources, migrate, migrationsHash, MIGRATIONS_FOLDER, type FunctionSource } from './migrate';
+export { FUNCTIONS_FOLDER, functionSources, migrate, migrateAtBoot, migrationsHash, MIGRATIONS_FOLDER, type BootLog, type FunctionSource } from './migrate';
 export * from './store/definitions';
 export * from './store/definition-versions';
 export * from './store/run-create';
@@ -22,6 +22,7 @@ export * from './store/intents';
 export { claimConcurrency, loadSnapshots, SLOT_HOLDING_RUN_STATUSES } from './store/run-snapshots';
 export type { LoadedSnapshot, LoadSnapshotsOptions } from './store/run-snapshots';
 export { applyPlans, forceQuarantine, toApplyItem } from './store/run-apply';
+export { getRunState, insertStateSeed, loadStateLog, loadStateLogs } from './store/run-state';
 export type { ApplyItem, ApplyOptions, ApplyOutcome } from './store/run-apply';
 export { dueRuns, setWake } from './store/run-wake';
 export { claimShards, releaseShards } from './store/shard-leases';

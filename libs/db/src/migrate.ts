@@ -39,6 +39,29 @@ export async function migrate(pool: pg.Pool, boot: MigrateBootOptions = {}): Pro
   }
 }
 
+/** What {@link migrateAtBoot} logs through (a pino logger fits). */
+export interface BootLog {
+  warn(obj: object, msg: string): void;
+  fatal(obj: object, msg: string): void;
+}
+
+/**
+ * A long-running service's boot migration: {@link migrate} waiting up to DATABASE_BOOT_WAIT_MS
+ * (`waitMs`) with each retry logged. A Postgres still unusable after that is logged fatal and
+ * ends the process with exit 1, as an invalid option does: the service cannot run without it.
+ */
+export async function migrateAtBoot(pool: pg.Pool, waitMs: number, log: BootLog): Promise<void> {
+  try {
+    await migrate(pool, {
+      waitMs,
+      onRetry: (err, attempt, delayMs) => log.warn({ err, attempt, delayMs }, 'Postgres not reachable yet; retrying'),
+    });
+  } catch (err) {
+    log.fatal({ err }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${waitMs} ms)`);
+    process.exit(1);
+  }
+}
+
 async function migrateOnce(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   let broken = false;

@@ -26,6 +26,7 @@ describe('loadSnapshots', () => {
     );
     const [s0] = await loadSnapshots(db.pool, [runId], OPTS);
     const child = randomUUID();
+    const mapChild = randomUUID();
     const full: Omit<NodeRunState, 'nodeKey' | 'kind'> = {
       status: 'WaitingForApproval',
       attempt: 2,
@@ -57,6 +58,7 @@ describe('loadSnapshots', () => {
       held: true,
       childRunId: child,
       loop: { iteration: 3, results: [1, { b: 2 }], last: 'x' },
+      map: { total: 3, next: 2, live: [{ childRunId: mapChild, index: 1 }], results: [{ r: 0 }, null], failed: 0, errors: [] },
     };
     const plan = emptyPlan({
       run: {
@@ -85,6 +87,9 @@ describe('loadSnapshots', () => {
     expect(s!.graph).toEqual(CHAIN);
     expect(s!.nodes.map((n) => n.nodeKey)).toEqual(['start', 'tool', 'end']);
     expect(s!.nodes[1]).toEqual({ nodeKey: 'tool', kind: 'Tool', ...full });
+    // a Map's working children are kept as ids the load reads
+    const live = await db.pool.query<{ live_children: string[] }>(`SELECT live_children FROM node_runs WHERE run_id = $1 AND node_key = 'tool'`, [runId]);
+    expect(live.rows[0]!.live_children).toEqual([mapChild]);
     expect(s!.nodes[0]).toEqual({
       nodeKey: 'start',
       kind: 'Start',
@@ -109,6 +114,7 @@ describe('loadSnapshots', () => {
       held: false,
       childRunId: null,
       loop: null,
+      map: null,
     });
     expect(s!.run).toEqual({
       id: runId,

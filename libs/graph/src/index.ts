@@ -19,3 +19,4 @@ export * from './retention';
 export * from './bulk';
 export * from './budget';
 export * from './template';
+export * from './state';

@@ -26,6 +26,8 @@ export const NODE_KINDS = [
   'DecisionModel',
   'Loop',
   'Subworkflow',
+  /** an addition to CONTRACT §1.1: a Subworkflow run once per item of an array (`planner/map.ts`) */
+  'Map',
 ] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
@@ -34,7 +36,7 @@ export const INLINE_KINDS: ReadonlySet<NodeKind> = new Set(['Start', 'Condition'
 /** Kinds that park on a person. */
 export const HUMAN_KINDS: ReadonlySet<NodeKind> = new Set(['Pause', 'ChatInput']);
 /** Kinds that start a child run. */
-export const CHILD_KINDS: ReadonlySet<NodeKind> = new Set(['Loop', 'Subworkflow']);
+export const CHILD_KINDS: ReadonlySet<NodeKind> = new Set(['Loop', 'Subworkflow', 'Map']);
 /** Kinds whose work goes to a worker lane, and which lane. */
 export const LANE_OF_KIND: Readonly<Partial<Record<NodeKind, Lane>>> = {
   LlmCall: 'llm',
@@ -80,6 +82,11 @@ export interface GraphNode {
   position: { x: number; y: number } | null;
   /** Per-kind config, closed (validated), null members removed. */
   config: JsonObject;
+  /**
+   * Run-state writes: state key → dot path into this node's own output envelope, applied
+   * when the node succeeds (`state/`). Absent: the node writes nothing.
+   */
+  writes?: Record<string, string>;
 }
 
 export interface GraphEdge {
@@ -107,10 +114,30 @@ export interface Graph {
    * runs of the definition per value of the dot path `key` over `{ input }`. Absent: none.
    */
   concurrency?: { key: string; limit: number };
+  /**
+   * Run state (`state/`): reducers per key, the initial state and an optional schema. Present
+   * when the document declares `state` or any node declares `writes`; absent: the run keeps
+   * no state and its input documents carry none.
+   */
+  state?: StateSpec;
   /** In document order. */
   nodes: GraphNode[];
   /** In document order (this order decides `branch`: the first conditional edge that fired). */
   edges: GraphEdge[];
+}
+
+/** How a state key folds the writes it receives (`state/reducers.ts`). */
+export const STATE_REDUCERS = ['overwrite', 'append', 'sum', 'merge', 'rejectConflict'] as const;
+export type StateReducer = (typeof STATE_REDUCERS)[number];
+
+/** A graph's run-state declaration after parsing. */
+export interface StateSpec {
+  /** JSON Schema every committed state must satisfy; null: none */
+  schema: JsonObject | null;
+  /** state key → reducer; a key not listed overwrites */
+  reducers: Record<string, StateReducer>;
+  /** the state a run starts with */
+  initial: JsonObject;
 }
 
 /** A keyed validation error or warning (§1.4). */
@@ -197,8 +224,10 @@ export const RETRYABLE_FAILURE_CLASSES: ReadonlySet<FailureClass> = new Set(['No
  * - `NotTaken`: Skipped by an operator declaring it not taken (`skip {}`): its out-edges route
  *   on its skipped envelope, so its dependents proceed, instead of dying like those of a node
  *   routing skipped (or an operator's `skip {prune: true}`).
+ * - `RunCompleted`: Cancelled because an End with `stopRun: true` completed the run while the
+ *   row was still working or waiting (`planner/stop-run.ts`).
  */
-export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed', 'NotTaken'] as const;
+export const NODE_CAUSES = ['None', 'RunCancel', 'RunFailure', 'JoinSatisfied', 'Quarantine', 'CancelUnconfirmed', 'NotTaken', 'RunCompleted'] as const;
 export type NodeCause = (typeof NODE_CAUSES)[number];
 
 export const EVENT_KINDS = [
@@ -225,6 +254,8 @@ export const EVENT_KINDS = [
   'node.published',
   'gate.requested',
   'gate.decided',
+  /** a node's writes changed the run state: `{ keys, bySeq }` (the keys, never the values) */
+  'state.updated',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -240,6 +271,11 @@ export interface OutputEnvelope {
   branch: string | null;
   output: Json;
   error?: { class: FailureClass; reason: string };
+  /**
+   * The run-state keys this node's out-edge conditions read (`state.<key>…`), as of the
+   * node's commit: present only on such a node, so its routing never changes after it settled.
+   */
+  state?: JsonObject;
 }
 
 export interface InputDocument {
@@ -247,10 +283,10 @@ export interface InputDocument {
   upstream: Record<string, OutputEnvelope>;
   input: OutputEnvelope | Record<string, OutputEnvelope> | null;
   /**
-   * The run state as the node sees it (graph member `state`); absent on runs of graphs
-   * without state, and read as `{}` by templates then.
+   * The run state when the node started (graph member `state`); present only in a graph that
+   * keeps state, and read as `{}` by templates otherwise.
    */
-  state?: Record<string, Json>;
+  state?: JsonObject;
 }
 
 /** Options the core reads; services fill them from validated config (CONTRACT §7). */
@@ -271,6 +307,12 @@ export interface CoreOptions {
   maxTemplateOutputBytes: number;
   /** TEMPLATE_RENDER_LIMIT_MS: wall-clock backstop of one template render, ms. */
   templateRenderLimitMs: number;
+  /** MAX_RUN_STATE_BYTES: a write that would make the run state larger (UTF-8 JSON) fails its node */
+  maxRunStateBytes?: number;
+  /** MAP_MAX_CONCURRENCY: most child runs one Map node keeps working at once, whatever its maxConcurrency */
+  mapMaxConcurrency?: number;
+  /** MAP_MAX_ITEMS: most items one Map node runs; a longer array fails it ValidationFailed */
+  mapMaxItems?: number;
 }
 
 export const DEFAULT_CORE_OPTIONS: CoreOptions = {
@@ -284,4 +326,7 @@ export const DEFAULT_CORE_OPTIONS: CoreOptions = {
   cancelDrainGraceMs: 10_000,
   maxTemplateOutputBytes: 262_144,
   templateRenderLimitMs: 500,
+  maxRunStateBytes: 262_144,
+  mapMaxConcurrency: 64,
+  mapMaxItems: 10_000,
 };

@@ -38,3 +38,13 @@ export class FlowlineNodeError extends Error {
 export function failureClassOf(error: unknown): NodeFailureClass {
   return error instanceof FlowlineNodeError ? error.failureClass : 'NodeFailed';
 }
+
+/**
+ * The error an aborted invocation stands for in a lane whose failures are `own`: the signal's
+ * reason when it is one (the worker aborts with Timeout, Cancelled or Interrupted errors), else
+ * the lane's Cancelled error, which `cancelled` makes.
+ */
+export function abortReasonOf<E extends FlowlineNodeError>(signal: AbortSignal, own: abstract new (...args: never[]) => E, cancelled: () => E): E {
+  const reason: unknown = signal.reason;
+  return reason instanceof own ? reason : cancelled();
+}

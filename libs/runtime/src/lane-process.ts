@@ -99,3 +99,25 @@ export function flagOption(description: string, dflt: '0' | '1' = '0') {
     .transform((v) => v === '1' || v === 'true')
     .describe(description);
 }
+
+/** The lane settings a lane worker's config names, as the lane worker takes them. */
+export function laneWorkerSettings(config: {
+  QUEUE_PREFIX: string;
+  SHARD_COUNT: number;
+  LANE_CONCURRENCY: number;
+  SHUTDOWN_GRACE_MS: number;
+  WORKER_LOCK_MS: number;
+}) {
+  return {
+    prefix: config.QUEUE_PREFIX,
+    shardCount: config.SHARD_COUNT,
+    concurrency: config.LANE_CONCURRENCY,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+    lockDurationMs: config.WORKER_LOCK_MS,
+  };
+}
+
+/** The tool registry options a lane worker's config names (the `http_fetch` policy is each lane's own). */
+export function toolRegistrySettings(config: { WF_TEST_TOOLS: boolean; TOOL_MODULES?: string; TOOL_FILES_ROOT?: string }) {
+  return { testTools: config.WF_TEST_TOOLS, modules: toolModulesOf(config), filesRoot: config.TOOL_FILES_ROOT ?? null };
+}

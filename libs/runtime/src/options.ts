@@ -186,6 +186,9 @@ export const coreOptions = {
     .describe('node deadline when the node sets none, seconds'),
   MAX_OUTPUT_JSON_BYTES: int().min(1).default(262_144).describe('largest output envelope, UTF-8 bytes'),
   MAX_RUN_INPUT_BYTES: int().min(1).default(65_536).describe('largest run input, UTF-8 bytes'),
+  MAX_RUN_STATE_BYTES: int().min(1).default(262_144).describe('largest run state, UTF-8 bytes; a write past it fails its node ValidationFailed'),
+  MAP_MAX_CONCURRENCY: int().min(1).max(1000).default(64).describe("most child runs one Map node keeps working at once (caps its config.maxConcurrency)"),
+  MAP_MAX_ITEMS: int().min(1).max(1_000_000).default(10_000).describe('most items one Map node runs; a longer items array fails the node ValidationFailed'),
   MAX_STEERS_PER_NODE: int().min(0).default(5).describe('steering messages accepted per node'),
   MAX_RUN_METADATA_KEYS: int().min(0).max(256).default(16).describe('most metadata keys on one run (keys: 1–64 letters, digits, _ - .)'),
   MAX_RUN_METADATA_VALUE_CHARS: int().min(1).max(4096).default(256).describe('longest run metadata value, characters'),
@@ -357,6 +360,9 @@ export function toCoreOptions(cfg: CoreConfig): CoreOptions {
     cancelDrainGraceMs: cfg.CANCEL_DRAIN_GRACE_MS,
     maxTemplateOutputBytes: cfg.MAX_TEMPLATE_OUTPUT_BYTES,
     templateRenderLimitMs: cfg.TEMPLATE_RENDER_LIMIT_MS,
+    maxRunStateBytes: cfg.MAX_RUN_STATE_BYTES,
+    mapMaxConcurrency: cfg.MAP_MAX_CONCURRENCY,
+    mapMaxItems: cfg.MAP_MAX_ITEMS,
   };
 }
 

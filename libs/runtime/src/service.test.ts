@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from './logger';
-import { runLoop, type Service } from './service';
+import { runLoop, runPasses, type Service } from './service';
 
 function capture() {
   const lines: Array<Record<string, unknown>> = [];
@@ -82,5 +82,29 @@ describe('createLogger', () => {
     expect(line).not.toContain('pw@h');
     expect(line).not.toContain('sk-1');
     expect(line).not.toContain('"t"');
+  });
+});
+
+describe('runPasses', () => {
+  it('tells a pass in progress that the loop is stopping, and stop waits for that pass to end', async () => {
+    const { logger } = capture();
+    const seen: boolean[] = [];
+    let inPass = false;
+    let ended = false;
+    const loop = runPasses(
+      async (stopping) => {
+        inPass = true;
+        seen.push(stopping());
+        await until(stopping);
+        seen.push(stopping());
+        ended = true;
+        return false;
+      },
+      { idleMs: 60_000, logger },
+    );
+    await until(() => inPass);
+    await loop.stop();
+    expect(ended).toBe(true);
+    expect(seen).toEqual([false, true]);
   });
 });

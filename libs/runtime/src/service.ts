@@ -35,6 +35,24 @@ export interface LoopHandle {
 
 const DEFAULT_BACKOFF = { initialMs: 100, maxMs: 10_000, multiplier: 2 };
 
+/** A sleep that `wake()` ends at once; a wake while nothing sleeps does nothing. */
+export function wakeableSleep(): { sleep(ms: number): Promise<void>; wake(): void } {
+  let interrupt: (() => void) | null = null;
+  return {
+    sleep: (ms) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(done, ms);
+        function done() {
+          clearTimeout(t);
+          interrupt = null;
+          resolve();
+        }
+        interrupt = done;
+      }),
+    wake: () => interrupt?.(),
+  };
+}
+
 /**
  * Starts `service` and drives it: loop at once while runOnce returns true, sleep idleMs (with
  * jitter) when it returns false, back off exponentially and log on errors. The loop only ends
@@ -47,19 +65,8 @@ export function runLoop(service: Service, opts: RunLoopOptions): LoopHandle {
   const jitter = Math.min(Math.max(opts.jitter ?? 0.1, 0), 1);
   let stopping = false;
   let woken = false;
-  let interrupt: (() => void) | null = null;
-
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (stopping || woken) return resolve();
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        interrupt = null;
-        resolve();
-      }
-      interrupt = done;
-    });
+  const nap = wakeableSleep();
+  const sleep = (ms: number) => (stopping || woken ? Promise.resolve() : nap.sleep(ms));
 
   const loop = async () => {
     await service.start();
@@ -89,13 +96,29 @@ export function runLoop(service: Service, opts: RunLoopOptions): LoopHandle {
   return {
     wake() {
       woken = true;
-      interrupt?.();
+      nap.wake();
     },
     async stop() {
       stopping = true;
-      interrupt?.();
+      nap.wake();
       await done;
     },
     done,
+  };
+}
+
+/**
+ * A loop of passes that needs no start or stop of its own (a background runner): `pass(stopping)`
+ * does one round and says whether more work waits; `stopping()` turns true once `stop()` is called,
+ * so a long pass can end between its batches instead of running to its end.
+ */
+export function runPasses(pass: (stopping: () => boolean) => Promise<boolean>, opts: RunLoopOptions): { stop(): Promise<void> } {
+  let stopping = false;
+  const handle = runLoop({ start() {}, stop() {}, runOnce: () => pass(() => stopping) }, opts);
+  return {
+    async stop() {
+      stopping = true;
+      await handle.stop();
+    },
   };
 }

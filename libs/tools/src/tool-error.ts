@@ -5,7 +5,7 @@
  * invocation's AbortSignal. Messages are safe to store as a node's `reason`: they
  * never quote argument values.
  */
-import { FlowlineNodeError, type NodeFailureClass } from '@flowline/graph';
+import { abortReasonOf, FlowlineNodeError, type NodeFailureClass } from '@flowline/graph';
 
 export type ToolFailureClass = NodeFailureClass;
 
@@ -48,14 +48,9 @@ export function toolInvalid(message: string, cause?: unknown): ToolError {
   return new ToolError('ValidationFailed', message, { cause });
 }
 
-/**
- * The error an aborted signal stands for: its reason when that is a ToolError (the
- * worker aborts with Timeout/Cancelled/Interrupted errors), else Cancelled.
- */
+/** The error an aborted signal stands for (see {@link abortReasonOf}). */
 export function abortError(signal: AbortSignal): ToolError {
-  const reason: unknown = signal.reason;
-  if (reason instanceof ToolError) return reason;
-  return new ToolError('Cancelled', 'the invocation was cancelled');
+  return abortReasonOf(signal, ToolError, () => new ToolError('Cancelled', 'the invocation was cancelled'));
 }
 
 /** Throws the abort error when the signal has fired. */

@@ -106,7 +106,7 @@ export class DefinitionReferencedError extends ApiError {
     super(
       409,
       'DefinitionReferenced',
-      'other definitions name this one (Subworkflow or Loop); change or delete them first',
+      'other definitions name this one (Subworkflow, Map or Loop); change or delete them first',
       referencedBy.map((r) => ({ definitionId: r.id, name: r.name })),
     );
   }

@@ -5,7 +5,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
-import { configureEncryption, createPool, mcpServerForUse, migrate } from '@flowline/db';
+import { configureEncryption, createPool, mcpServerForUse, migrateAtBoot } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
 import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
@@ -33,15 +33,7 @@ const pool = createPool(cfg.DATABASE_URL, {
   onIdleError: (err) => logger.warn({ err }, 'idle Postgres client failed'),
 });
 shutdown.onShutdown(() => pool.end(), 'postgres');
-try {
-  await migrate(pool, {
-    waitMs: cfg.DATABASE_BOOT_WAIT_MS,
-    onRetry: (err, attempt, delayMs) => logger.warn({ err, attempt, delayMs }, 'Postgres not reachable yet; retrying'),
-  });
-} catch (err) {
-  logger.fatal({ err }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${cfg.DATABASE_BOOT_WAIT_MS} ms)`);
-  process.exit(1);
-}
+await migrateAtBoot(pool, cfg.DATABASE_BOOT_WAIT_MS, logger);
 
 const redis = connectRedis({ url: cfg.REDIS_URL, clusterNodes: cfg.REDIS_CLUSTER_NODES }, { maxRetriesPerRequest: 3 });
 redis.on('error', (err) => logger.warn({ err }, 'redis error'));

@@ -7,7 +7,7 @@
  * written to a run's room on this replica).
  */
 import type { MiddlewareHandler } from 'hono';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { metricsOn } from '@flowline/runtime';
 
 /** The API's registry, the middleware feeding its request histogram, and the engine hooks. */
@@ -41,18 +41,10 @@ export function createMetrics(): ApiMetrics {
     'requests refused to be retried later (429 TooManyInFlight, 503 Overloaded), by the option of the bound that refused',
     ['bound'],
   );
-  const pings = metric.counter(
-    'flowline_live_pings_total',
-    "change pings written to a run's room on this replica",
-  );
+  const pings = metric.counter('flowline_live_pings_total', "change pings written to a run's room on this replica");
   let sockets = () => 0;
-  new Gauge({
-    name: 'flowline_live_sockets',
-    help: 'live-channel sockets connected to this replica',
-    registers: [registry],
-    collect() {
-      this.set(sockets());
-    },
+  metric.gauge('flowline_live_sockets', 'live-channel sockets connected to this replica', function () {
+    this.set(sockets());
   });
   const middleware: MiddlewareHandler = async (c, next) => {
     const end = histogram.startTimer();

@@ -112,15 +112,14 @@ export function runSummary(r: RunSummaryRow) {
   };
 }
 
+/** What a node run's summary and its detail both open with. */
+function nodeRunHead({ nodeKey, kind, status, attempt, failureClass, reason, pendingDecisionKind }: NodeRunSummaryRow) {
+  return { nodeKey, kind, status, attempt, failureClass, reason, pendingDecisionKind };
+}
+
 export function nodeRunSummary(r: NodeRunSummaryRow) {
   return {
-    nodeKey: r.nodeKey,
-    kind: r.kind,
-    status: r.status,
-    attempt: r.attempt,
-    failureClass: r.failureClass,
-    reason: r.reason,
-    pendingDecisionKind: r.pendingDecisionKind,
+    ...nodeRunHead(r),
     childRunId: r.childRunId,
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),
@@ -137,13 +136,7 @@ export function nodeRunDetail(r: NodeRunDetailRow) {
   }
   const steering = Array.isArray(r.steering) ? (r.steering as Array<Record<string, unknown>>) : [];
   return {
-    nodeKey: r.nodeKey,
-    kind: r.kind,
-    status: r.status,
-    attempt: r.attempt,
-    failureClass: r.failureClass,
-    reason: r.reason,
-    pendingDecisionKind: r.pendingDecisionKind,
+    ...nodeRunHead(r),
     input: input ?? null,
     output: r.output ?? null,
     error: r.failureClass === 'None' ? null : { class: r.failureClass, reason: r.reason },

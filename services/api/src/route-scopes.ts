@@ -36,6 +36,7 @@ export const ROUTE_SCOPES = {
   'GET /v1/runs/{id}': 'read',
   'GET /v1/runs/{id}/nodes/{key}': 'read',
   'GET /v1/runs/{id}/events': 'read',
+  'GET /v1/runs/{id}/state': 'read',
   'GET /v1/runs/{id}/stream': 'read',
   'GET /v1/runs/{id}/controls': 'read',
   'GET /v1/runs/{id}/blockers': 'read',

@@ -63,9 +63,12 @@ export const DefinitionSummarySchema = z
 
 export const DefinitionSchema = DefinitionSummarySchema.extend({ graph: GraphDocSchema }).openapi('Definition');
 
-export const DefinitionListSchema = z
-  .object({ items: z.array(DefinitionSummarySchema), nextCursor: z.string().nullable() })
-  .openapi('DefinitionList');
+/** A keyset page of `item`s: the items and the cursor of the next page (null on the last). */
+export function pageSchema<T extends z.ZodTypeAny>(item: T, name: string) {
+  return z.object({ items: z.array(item), nextCursor: z.string().nullable() }).openapi(name);
+}
+
+export const DefinitionListSchema = pageSchema(DefinitionSummarySchema, 'DefinitionList');
 
 /** `/v1/definitions/{id}/versions/{version}`: the definition and one of its saved versions. */
 export const VersionParam = IdParam.extend({
@@ -87,9 +90,7 @@ export const DefinitionVersionSummarySchema = z
 
 export const DefinitionVersionSchema = DefinitionVersionSummarySchema.extend({ graph: GraphDocSchema }).openapi('DefinitionVersion');
 
-export const DefinitionVersionListSchema = z
-  .object({ items: z.array(DefinitionVersionSummarySchema), nextCursor: z.string().nullable() })
-  .openapi('DefinitionVersionList');
+export const DefinitionVersionListSchema = pageSchema(DefinitionVersionSummarySchema, 'DefinitionVersionList');
 
 export const CreateDefinitionBody = z.object({
   name: z.string().min(1).max(200),
@@ -350,19 +351,22 @@ export const BulkJobSchema = z
   .openapi('BulkJob');
 export const BulkIdParam = z.object({ bulkId: z.string().openapi({ param: { name: 'bulkId', in: 'path' }, format: 'uuid' }) });
 
-export const RunListSchema = z
-  .object({ items: z.array(RunSummarySchema), nextCursor: z.string().nullable() })
-  .openapi('RunList');
+export const RunListSchema = pageSchema(RunSummarySchema, 'RunList');
+
+/** The members a node run's summary and its detail both open with. */
+const nodeRunHeadMembers = {
+  nodeKey: z.string(),
+  kind: NodeKindSchema,
+  status: NodeStatusSchema,
+  attempt: z.number().int(),
+  failureClass: FailureClassSchema,
+  reason: z.string().nullable(),
+  pendingDecisionKind: z.string().nullable(),
+};
 
 export const NodeRunSummarySchema = z
   .object({
-    nodeKey: z.string(),
-    kind: NodeKindSchema,
-    status: NodeStatusSchema,
-    attempt: z.number().int(),
-    failureClass: FailureClassSchema,
-    reason: z.string().nullable(),
-    pendingDecisionKind: z.string().nullable(),
+    ...nodeRunHeadMembers,
     childRunId: z.string().nullable(),
     startedAt: Timestamp.nullable(),
     finishedAt: Timestamp.nullable(),
@@ -392,13 +396,7 @@ export const SteerEntrySchema = z.object({
 
 export const NodeRunDetailSchema = z
   .object({
-    nodeKey: z.string(),
-    kind: NodeKindSchema,
-    status: NodeStatusSchema,
-    attempt: z.number().int(),
-    failureClass: FailureClassSchema,
-    reason: z.string().nullable(),
-    pendingDecisionKind: z.string().nullable(),
+    ...nodeRunHeadMembers,
     input: JsonSchema,
     output: JsonSchema,
     error: z.object({ class: FailureClassSchema, reason: z.string().nullable() }).nullable(),
@@ -413,6 +411,18 @@ export const EventsQuery = z.object({
   afterSeq: z.coerce.number().int().min(0).max(INT4_MAX).optional(),
   limit: z.coerce.number().int().min(INT4_MIN).max(INT4_MAX).optional(),
 });
+
+/** `GET /v1/runs/{id}/state` query. */
+export const RunStateQuery = z.object({
+  atSeq: z.coerce.number().int().min(0).max(INT4_MAX).optional(),
+});
+
+export const RunStateSchema = z
+  .object({
+    state: z.record(z.string(), JsonSchema),
+    seq: z.number().int(),
+  })
+  .openapi('RunState');
 
 export const EventSchema = z
   .object({ seq: z.number().int(), kind: EventKindSchema, nodeKey: z.string().nullable(), at: Timestamp, detail: JsonSchema })
@@ -450,6 +460,24 @@ export const ToolListSchema = z
 /** A JSON response entry for `createRoute`. */
 export function jsonContent<T>(schema: T, description: string) {
   return { content: { 'application/json': { schema } }, description };
+}
+
+/** A JSON request body of `schema`. */
+export function jsonBody<T>(schema: T, required = true) {
+  return { content: { 'application/json': { schema } }, required };
+}
+
+/** The `Idempotency-Key` header a route that starts something takes in place of a body `requestId`. */
+export const IdempotencyKeyHeaders = z.object({ 'idempotency-key': z.string().min(1).max(200).optional() });
+
+/** The 429 of a route that starts runs: the tenant's Pending backlog is full, or a rate limit refused it. */
+export function backlogFullResponse(retrying: 'starting' | 'sending') {
+  return {
+    description:
+      "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, so one tenant cannot pile up unbounded waiting work); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
+    headers: z.object({ 'Retry-After': z.string().openapi({ description: `seconds to wait before ${retrying} again` }) }),
+    content: { 'application/json': { schema: ErrorSchema } },
+  };
 }
 
 /** The error responses every /v1 route may give. */
@@ -530,7 +558,7 @@ export const BlockerSchema = z
         'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
         'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick), ' +
-        'budget/limit/spent/reason (budgetExhausted); times ISO 8601',
+        'budget/limit/spent/reason (budgetExhausted), parallel/maxConcurrency/working (branchPlace); times ISO 8601',
     }),
   })
   .openapi('Blocker');

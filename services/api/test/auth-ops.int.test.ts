@@ -122,6 +122,7 @@ describe('ops', () => {
         'GET /v1/runs/{id}',
         'GET /v1/runs/{id}/nodes/{key}',
         'GET /v1/runs/{id}/events',
+        'GET /v1/runs/{id}/state',
         'GET /v1/runs/{id}/stream',
         'GET /v1/runs/{id}/controls',
         'GET /v1/runs/{id}/blockers',

@@ -40,7 +40,7 @@ import {
   type RunStatus,
 } from '@flowline/graph';
 import { publishWakes, type SignalConnection } from '@flowline/queue';
-import { runLoop, type Logger, type LoopHandle } from '@flowline/runtime';
+import { runPasses, type Logger } from '@flowline/runtime';
 
 export interface BulkRunnerDeps {
   pool: Pool;
@@ -187,25 +187,13 @@ export async function processBulkJob(d: BulkRunnerDeps, claimed: BulkJobRow): Pr
 
 /** Starts the runner loop: claim a job and work it; poll every `pollMs` when none is open. */
 export function startBulkRunner(d: BulkRunnerDeps & { pollMs: number }): { stop(): Promise<void> } {
-  let stopping = false;
-  const deps: BulkRunnerDeps = { ...d, stopping: () => stopping };
-  const handle: LoopHandle = runLoop(
-    {
-      start() {},
-      stop() {},
-      async runOnce() {
-        const job = await claimBulkJob(d.pool, d.owner, d.leaseMs);
-        if (!job) return false;
-        await processBulkJob(deps, job);
-        return !stopping;
-      },
+  return runPasses(
+    async (stopping) => {
+      const job = await claimBulkJob(d.pool, d.owner, d.leaseMs);
+      if (!job) return false;
+      await processBulkJob({ ...d, stopping }, job);
+      return !stopping();
     },
     { idleMs: d.pollMs, logger: d.log, name: 'bulk-jobs', backoff: { initialMs: 500, maxMs: 30_000 } },
   );
-  return {
-    async stop() {
-      stopping = true;
-      await handle.stop();
-    },
-  };
 }

@@ -21,6 +21,21 @@ import { MAX_RETENTION_DAYS, parseModelPrices, parseTenantRetention, parseTenant
 const int = (def: number, min: number, description: string) =>
   z.coerce.number().int().min(min).default(def).describe(description);
 
+/** A `tenant=value` list option (default empty) that `parse` must accept; its error message is the issue. */
+function parsedListOption(parse: (text: string) => unknown, description: string) {
+  return z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      try {
+        parse(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .describe(description);
+}
+
 /** Options only the dispatcher reads. */
 export const dispatcherOwnOptions = {
   QUEUE_PREFIX: z.string().min(1).default('{flowline}').describe('BullMQ key prefix shared by dispatchers and workers'),
@@ -56,17 +71,7 @@ export const dispatcherOwnOptions = {
     "dispatch window of the tool lane: ready tool work is handed to BullMQ only while fewer jobs than this wait on the lane; the rest stays Queued, held per tenant and released by weighted round robin",
   ),
   LANE_WINDOW_LLM: int(32, 1, 'dispatch window of the llm lane (see LANE_WINDOW_TOOL)'),
-  TENANT_WEIGHTS: z
-    .string()
-    .default('')
-    .superRefine((text, ctx) => {
-      try {
-        parseTenantWeights(text);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      }
-    })
-    .describe("tenants' shares of the dispatch window as tenant=weight pairs (a=3,b=1), weights 1–1000; an unlisted tenant weighs 1"),
+  TENANT_WEIGHTS: parsedListOption(parseTenantWeights, "tenants' shares of the dispatch window as tenant=weight pairs (a=3,b=1), weights 1–1000; an unlisted tenant weighs 1"),
   MODEL_PRICES: z
     .string()
     .default('{}')
@@ -84,17 +89,7 @@ export const dispatcherOwnOptions = {
     .max(MAX_RETENTION_DAYS)
     .default(0)
     .describe(`days a tenant keeps its terminal runs (Completed/Failed/Cancelled, counted from finished_at) before the pruner deletes them with their events, node runs and messages; 0 keeps them forever`),
-  TENANT_RETENTION_DAYS: z
-    .string()
-    .default('')
-    .superRefine((text, ctx) => {
-      try {
-        parseTenantRetention(text);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      }
-    })
-    .describe('per-tenant RETENTION_DAYS as tenant=days pairs (acme=7,beta=90; 0 keeps that tenant\'s runs forever); an unlisted tenant has RETENTION_DAYS'),
+  TENANT_RETENTION_DAYS: parsedListOption(parseTenantRetention, 'per-tenant RETENTION_DAYS as tenant=days pairs (acme=7,beta=90; 0 keeps that tenant\'s runs forever); an unlisted tenant has RETENTION_DAYS'),
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500).describe('most runs the pruner deletes in one statement (its own short transaction)'),
   RETENTION_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(100).describe('pause between two pruning batches, ms, leaving the database to the tick loops'),
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100).describe('runs a bulk action job applies its verb to between two recorded checkpoints (outcomes, counts, cursor, lease renewal)'),

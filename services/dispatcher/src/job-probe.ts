@@ -6,7 +6,7 @@
  */
 import type { RedisConnection } from '@flowline/queue';
 import type { JobFate, Lane } from '@flowline/graph';
-import { admittedAt, laneJobKey, laneJobLockKey, LANES, parseWorkReturn, startsOnAdmission } from '@flowline/queue';
+import { admittedAt, jobFieldJson, laneJobKey, laneJobLockKey, LANES, parseWorkReturn, startsOnAdmission } from '@flowline/queue';
 
 export type { JobFate };
 
@@ -22,7 +22,7 @@ async function probeLane(redis: RedisConnection, prefix: string, lane: Lane, inv
   if (r[0] === 0) return { state: 'missing' };
   const [, locked, processedOn, finishedOn, failedReason, returnvalue, progress] = r as [number, number, string, string, string, string, string];
   if (finishedOn) {
-    const ret = returnvalue ? parseWorkReturn(safeJson(returnvalue)) : null;
+    const ret = returnvalue ? parseWorkReturn(jobFieldJson(returnvalue)) : null;
     if (ret?.success) return { state: 'completed', outcome: ret.data.outcome, finishedOn: Number(finishedOn) };
     return { state: 'failed', reason: failedReason || 'job failed', finishedOn: Number(finishedOn) };
   }
@@ -30,7 +30,7 @@ async function probeLane(redis: RedisConnection, prefix: string, lane: Lane, inv
   if (!locked) return { state: 'orphaned', processedOn: Number(processedOn) };
   if (!startsOnAdmission(lane)) return { state: 'running', startedAt: Number(processedOn) };
   // an admission-started lane runs from the worker's admission, not from the pickup
-  const at = progress ? admittedAt(safeJson(progress)) : null;
+  const at = progress ? admittedAt(jobFieldJson(progress)) : null;
   return at === null ? { state: 'admitting' } : { state: 'running', startedAt: at };
 }
 
@@ -41,12 +41,4 @@ export async function probeJob(redis: RedisConnection, prefix: string, invocatio
     if (fate.state !== 'missing') return fate;
   }
   return { state: 'missing' };
-}
-
-function safeJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return null;
-  }
 }

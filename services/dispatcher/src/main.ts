@@ -2,7 +2,7 @@
  * Dispatcher process: config → Postgres pool → Redis → migrate → dispatcher →
  * graceful shutdown (SIGTERM/SIGINT: stop loops, release shards, close clients, exit 0).
  */
-import { configureEncryption, createPool, migrate, onUnreadableRun } from '@flowline/db';
+import { configureEncryption, createPool, migrateAtBoot, onUnreadableRun } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
 import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig } from '@flowline/runtime';
 import { dispatcherConfigSchema } from './config';
@@ -41,15 +41,7 @@ const redis = connectRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_C
 redis.on('error', (err) => log.warn({ err }, 'redis error'));
 shutdown.onShutdown(() => redis.disconnect(), 'redis');
 
-try {
-  await migrate(pool, {
-    waitMs: config.DATABASE_BOOT_WAIT_MS,
-    onRetry: (err, attempt, delayMs) => log.warn({ err, attempt, delayMs }, 'Postgres not reachable yet; retrying'),
-  });
-} catch (err) {
-  log.fatal({ err }, `Postgres unusable at boot (waited up to DATABASE_BOOT_WAIT_MS=${config.DATABASE_BOOT_WAIT_MS} ms)`);
-  process.exit(1);
-}
+await migrateAtBoot(pool, config.DATABASE_BOOT_WAIT_MS, log);
 // /readyz answers 503 from the first moment of shutdown; the ops port closes last
 let draining = false;
 // the ops port starts before the dispatcher exists: its watchdog counts read through this

@@ -14,7 +14,7 @@
  * - `flowline_runs_budget_exceeded_total{tenant,budget}`: runs failed BudgetExceeded, by the budget gone past
  * - `flowline_runs_expired_total{tenant}`: runs that ended Failed/Expired, never admitted within PENDING_RUN_TTL_MS
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { storedUsage } from '@flowline/graph';
 import { metricsOn } from '@flowline/runtime';
 import type { CommittedPlan } from './tick';
@@ -42,26 +42,14 @@ const FINISHED = { 'run.completed': 'Completed', 'run.failed': 'Failed', 'run.ca
 /** Registers the dispatcher's metrics on `registry`; `readings` is read at each scrape. */
 export function createDispatcherMetrics(registry: Registry, readings: () => DispatcherReadings | null): DispatcherMetrics {
   const metric = metricsOn(registry);
-  const finished = metric.counter(
-    'flowline_runs_finished_total',
-    'runs that reached a terminal status, by status and tenant',
-    ['status', 'tenant'],
-  );
-  const attempts = metric.counter(
-    'flowline_node_attempts_total',
-    'node attempts settled, by node kind and outcome (Succeeded or the failure class)',
-    ['kind', 'outcome'],
-  );
+  const finished = metric.counter('flowline_runs_finished_total', 'runs that reached a terminal status, by status and tenant', ['status', 'tenant']);
+  const attempts = metric.counter('flowline_node_attempts_total', 'node attempts settled, by node kind and outcome (Succeeded or the failure class)', ['kind', 'outcome']);
   const tokens = metric.counter(
     'flowline_run_tokens_total',
     "model tokens (input + output) of runs' LlmCall/Agent/DecisionModel attempts, by tenant (counted on top-level runs, child runs included once ended)",
     ['tenant'],
   );
-  const cost = metric.counter(
-    'flowline_run_cost_usd_total',
-    'US dollars of that model usage priced by MODEL_PRICES, by tenant',
-    ['tenant'],
-  );
+  const cost = metric.counter('flowline_run_cost_usd_total', 'US dollars of that model usage priced by MODEL_PRICES, by tenant', ['tenant']);
   const budgetExceeded = metric.counter(
     'flowline_runs_budget_exceeded_total',
     'runs failed BudgetExceeded, by tenant and the budget gone past (maxTokens, maxCostUsd, maxWallClockMs, maxAttempts)',
@@ -77,26 +65,21 @@ export function createDispatcherMetrics(registry: Registry, readings: () => Disp
     'wall time of one tick (load, plan, commit, side effects), seconds',
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   );
-  const batchSize = metric.histogram(
-    'flowline_tick_batch_size',
-    'runs taken by one tick',
-    [1, 2, 5, 10, 20, 50, 100, 200, 500],
-  );
+  const batchSize = metric.histogram('flowline_tick_batch_size', 'runs taken by one tick', [1, 2, 5, 10, 20, 50, 100, 200, 500]);
   const hop = metric.histogram(
     'flowline_hop_latency_seconds',
     "a worker's result (its finishedAt) to the next node's admission to its lane, seconds",
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   );
-  new Gauge({
-    name: 'flowline_dispatcher_shards_owned',
-    help: 'shards whose lease this dispatcher holds',
-    labelNames: ['dispatcher'] as const,
-    registers: [registry],
-    collect() {
+  metric.gauge(
+    'flowline_dispatcher_shards_owned',
+    'shards whose lease this dispatcher holds',
+    function () {
       const r = readings();
       if (r) this.set({ dispatcher: r.id }, r.shardsOwned());
     },
-  });
+    ['dispatcher'],
+  );
   scrapedCounter(
     registry,
     { name: 'flowline_shard_lease_renew_failures_total', help: 'shard lease renewals that failed (unconfirmed for most of a lease, the dispatcher drops its shards)' },

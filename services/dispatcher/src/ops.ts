@@ -6,11 +6,11 @@
  * stuck-run watchdog's findings `flowline_watchdog_stuck_runs_total{invariant}` (watchdog.ts);
  * plus the engine metrics registered on `registry` by metrics.ts.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
 import { closeLaneQueues, createLaneQueues, LANES, readLaneBacklog } from '@flowline/queue';
-import { startOpsServer, type Logger, type OpsServer } from '@flowline/runtime';
+import { metricsOn, startOpsServer, type Logger, type OpsServer } from '@flowline/runtime';
 
 export interface DispatcherOpsOptions {
   port: number;
@@ -43,20 +43,14 @@ export async function startDispatcherOps(o: DispatcherOpsOptions): Promise<OpsSe
     })().finally(() => {
       reading = null;
     }));
-  const depth = new Gauge({
-    name: 'flowline_lane_queue_depth',
-    help: 'jobs waiting for a worker in the lane (wait + prioritized)',
-    labelNames: ['lane'] as const,
-    registers: [registry],
-    collect: refresh,
-  });
-  const oldest = new Gauge({
-    name: 'flowline_lane_oldest_wait_seconds',
-    help: 'age of the oldest job waiting in the lane, seconds (0 when none waits)',
-    labelNames: ['lane'] as const,
-    registers: [registry],
-    collect: refresh,
-  });
+  const metric = metricsOn(registry);
+  const depth = metric.gauge('flowline_lane_queue_depth', 'jobs waiting for a worker in the lane (wait + prioritized)', refresh, ['lane']);
+  const oldest = metric.gauge(
+    'flowline_lane_oldest_wait_seconds',
+    'age of the oldest job waiting in the lane, seconds (0 when none waits)',
+    refresh,
+    ['lane'],
+  );
   // a counter read at scrape time: it grows by what the dispatcher counted since the last scrape
   const seen: Record<string, number> = {};
   new Counter({

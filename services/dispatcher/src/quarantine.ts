@@ -67,6 +67,27 @@ export interface QuarantineItem {
 }
 
 /**
+ * Counts each refused apply against its run (the cache forgets the run: its next tick reads
+ * it again) and returns the runs whose count reached the limit, with the snapshot their
+ * refused plan was made from, to quarantine.
+ */
+export function recordApplyFailures(
+  d: Pick<QuarantineDeps, 'cache' | 'failures' | 'log'>,
+  failed: readonly { runId: string; error: unknown }[],
+  planned: readonly { snapshot: LoadedSnapshot }[],
+): QuarantineItem[] {
+  const exhausted: QuarantineItem[] = [];
+  for (const f of failed) {
+    d.cache.drop(f.runId);
+    const failures = d.failures.record(f.runId);
+    d.log.warn({ err: describeRefusal(f.error), runId: f.runId, failures, limit: d.failures.limit }, 'plan could not be applied; the sweep retries it');
+    const p = planned.find((c) => c.snapshot.run.id === f.runId);
+    if (p && d.failures.exhausted(f.runId)) exhausted.push({ snapshot: p.snapshot, error: f.error });
+  }
+  return exhausted;
+}
+
+/**
  * Quarantines `items`; returns the committed quarantine plans (for the tick's side effects:
  * cancels, pings) and how many runs were ended.
  */

@@ -11,7 +11,7 @@ import type { Pool } from 'pg';
 import type { Registry } from 'prom-client';
 import { pruneExpiredRuns, tenantsWithTerminalRuns, withRetentionLock, type PruneCounts } from '@flowline/db';
 import { parseTenantRetention, planRetention, retentionEnabled, type RetentionPolicy } from '@flowline/graph';
-import { metricsOn, runLoop, type Logger, type LoopHandle } from '@flowline/runtime';
+import { metricsOn, runPasses, type Logger } from '@flowline/runtime';
 import type { DispatcherConfig } from './config';
 
 /** The retention options of a validated config. */
@@ -104,24 +104,13 @@ export function startRetention(d: RetentionDeps & { intervalMs: number }): { sto
     d.log.info('retention off: RETENTION_DAYS and TENANT_RETENTION_DAYS keep every run');
     return null;
   }
-  let stopping = false;
-  const deps: RetentionDeps = { ...d, stopping: () => stopping };
-  const handle: LoopHandle = runLoop(
-    {
-      start() {},
-      stop() {},
-      async runOnce() {
-        await prunePass(deps);
-        return false;
-      },
+  const loop = runPasses(
+    async (stopping) => {
+      await prunePass({ ...d, stopping });
+      return false;
     },
     { idleMs: d.intervalMs, logger: d.log, name: 'retention', backoff: { initialMs: 1000, maxMs: 60_000 } },
   );
   d.log.info({ defaultDays: d.policy.defaultDays, tenantDays: d.policy.tenantDays, intervalMs: d.intervalMs, batchSize: d.batchSize }, 'retention on');
-  return {
-    async stop() {
-      stopping = true;
-      await handle.stop();
-    },
-  };
+  return loop;
 }

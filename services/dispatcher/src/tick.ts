@@ -12,7 +12,8 @@ import type { Clock, Logger } from '@flowline/runtime';
 import type { DispatchStore } from './store';
 import type { PendingWork } from './pending-work';
 import { committedState, type SnapshotCache } from './snapshot-cache';
-import { describeRefusal, quarantineRuns, type ApplyFailures } from './quarantine';
+import { claimKeyPlaces } from './concurrency-claim';
+import { quarantineRuns, recordApplyFailures, type ApplyFailures } from './quarantine';
 
 export interface CommittedPlan {
   /** with the run's stored `traceparent` when it was loaded (dispatch-trace.ts) */
@@ -58,37 +59,26 @@ export interface TickStats {
   quarantined: number;
 }
 
+interface Planned {
+  /** the snapshot as planned (reports attached) */
+  snapshot: LoadedSnapshot;
+  plan: PlanResult;
+  /** the snapshot as loaded or cached, before reports were attached */
+  loaded: LoadedSnapshot;
+}
+
 /** Ticks `runIds` (already taken from the ready set). */
 export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats> {
   const stats: TickStats = { loaded: 0, applied: 0, conflicted: 0, skipped: 0, failed: 0, cached: 0, statements: 0, quarantined: 0 };
   const owned = runIds.filter((id) => d.owns(id));
   if (owned.length === 0) return stats;
-  const snapshots: LoadedSnapshot[] = [];
-  const toLoad: string[] = [];
-  for (const id of owned) {
-    const hit = d.cache.get(id);
-    if (hit) snapshots.push(hit);
-    else toLoad.push(id);
-  }
-  stats.cached = snapshots.length;
-  if (toLoad.length > 0) {
-    const loaded = await d.store.loadSnapshots(toLoad);
-    stats.loaded = loaded.length;
-    const found = new Set(loaded.map((s) => s.run.id));
-    for (const id of toLoad) if (!found.has(id)) d.pending.forgetRun(id);
-    // a run read from the store teaches its tenant, for the tick order of its next ready mark
-    for (const s of loaded) d.pending.rememberTenant(s.run.id, s.run.tenantId);
-    snapshots.push(...loaded);
-    await claimKeyPlaces(d.store, loaded);
-  }
-
+  const snapshots = await snapshotsOf(d, owned, stats);
   const ctx: PlanContext = { now: d.clock.now(), options: d.options, newId: randomUUID, slotRetryMs: d.slotRetryMs, prices: d.prices ?? {}, pendingRunTtlMs: d.pendingRunTtlMs ?? 0 };
-  const toApply: { snapshot: LoadedSnapshot; plan: PlanResult; loaded: LoadedSnapshot }[] = [];
-  for (const raw of snapshots) {
+  const toApply: Planned[] = snapshots.map((raw) => {
     const snapshot = d.pending.attach(raw) as LoadedSnapshot;
     rememberInflight(d.pending, snapshot);
-    toApply.push({ snapshot, plan: plan(snapshot, ctx), loaded: raw });
-  }
+    return { snapshot, plan: plan(snapshot, ctx), loaded: raw };
+  });
   if (toApply.length === 0) return stats;
 
   let outcome;
@@ -105,26 +95,11 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
   stats.skipped += outcome.skipped.length;
   stats.failed = outcome.failed.length;
   for (const id of outcome.applied) d.failures.clear(id);
-  const exhausted: { snapshot: LoadedSnapshot; error: unknown }[] = [];
-  for (const f of outcome.failed) {
-    d.cache.drop(f.runId);
-    const failures = d.failures.record(f.runId);
-    d.log.warn({ err: describeRefusal(f.error), runId: f.runId, failures, limit: d.failures.limit }, 'plan could not be applied; the sweep retries it');
-    const planned = toApply.find((c) => c.snapshot.run.id === f.runId);
-    if (planned && d.failures.exhausted(f.runId)) exhausted.push({ snapshot: planned.snapshot, error: f.error });
-  }
+  const exhausted = recordApplyFailures(d, outcome.failed, toApply);
   // A conflicted run changed under us (API intent, peer): its reports stay and it ticks again.
   for (const id of outcome.conflicted) d.cache.drop(id);
   if (outcome.conflicted.length) d.pending.markReady(outcome.conflicted);
-  const done = new Set([...outcome.applied, ...outcome.skipped]);
-  const committed = toApply.filter((c) => done.has(c.snapshot.run.id));
-  for (const c of committed) d.pending.consume(c.snapshot.run.id, c.plan.consumedInvocationIds, c.snapshot);
-  const applied = new Set(outcome.applied);
-  for (const c of committed) {
-    const id = c.snapshot.run.id;
-    d.cache.set(id, committedState(c.loaded, c.snapshot, c.plan, applied.has(id)));
-  }
-  const effects: CommittedPlan[] = committed.filter((c) => applied.has(c.snapshot.run.id));
+  const effects = settleCommitted(d, toApply, new Set(outcome.applied), new Set(outcome.skipped));
   if (exhausted.length > 0) {
     const q = await quarantineRuns(d, exhausted, ctx);
     stats.quarantined = q.quarantined;
@@ -135,19 +110,43 @@ export async function tickRuns(d: TickDeps, runIds: string[]): Promise<TickStats
 }
 
 /**
- * Concurrency keys: a Pending keyed run that would otherwise start (its tenant has
- * a slot for it) asks for a place of its key; one that gets it starts in this tick.
+ * The owned runs' snapshots: the cached ones as they are, the rest read from the store (a run
+ * the store no longer has is forgotten), whose keyed Pending runs then claim their key places.
  */
-async function claimKeyPlaces(store: TickDeps['store'], loaded: LoadedSnapshot[]): Promise<void> {
-  const asking = loaded.filter((s) => s.concurrencyKeyAvailable === false && s.runSlotAvailable);
-  if (asking.length === 0 || !store.claimConcurrency) return;
-  const placed = await store.claimConcurrency(asking.map((s) => s.run.id));
-  for (const s of asking) {
-    if (placed.has(s.run.id)) {
-      s.concurrencyKeyAvailable = true;
-      s.concurrencyClaimed = true;
-    }
+async function snapshotsOf(d: TickDeps, owned: string[], stats: TickStats): Promise<LoadedSnapshot[]> {
+  const snapshots: LoadedSnapshot[] = [];
+  const toLoad: string[] = [];
+  for (const id of owned) {
+    const hit = d.cache.get(id);
+    if (hit) snapshots.push(hit);
+    else toLoad.push(id);
   }
+  stats.cached = snapshots.length;
+  if (toLoad.length === 0) return snapshots;
+  const loaded = await d.store.loadSnapshots(toLoad);
+  stats.loaded = loaded.length;
+  const found = new Set(loaded.map((s) => s.run.id));
+  for (const id of toLoad) if (!found.has(id)) d.pending.forgetRun(id);
+  // a run read from the store teaches its tenant, for the tick order of its next ready mark
+  for (const s of loaded) d.pending.rememberTenant(s.run.id, s.run.tenantId);
+  snapshots.push(...loaded);
+  await claimKeyPlaces(d.store, loaded);
+  return snapshots;
+}
+
+/**
+ * The plans that committed (applied, or skipped as nothing to write): their reports are
+ * consumed and the cache holds the state they left. Returns the applied ones, whose side
+ * effects follow.
+ */
+function settleCommitted(d: TickDeps, toApply: Planned[], applied: Set<string>, skipped: Set<string>): CommittedPlan[] {
+  const committed = toApply.filter((c) => applied.has(c.snapshot.run.id) || skipped.has(c.snapshot.run.id));
+  for (const c of committed) d.pending.consume(c.snapshot.run.id, c.plan.consumedInvocationIds, c.snapshot);
+  for (const c of committed) {
+    const id = c.snapshot.run.id;
+    d.cache.set(id, committedState(c.loaded, c.snapshot, c.plan, applied.has(id)));
+  }
+  return committed.filter((c) => applied.has(c.snapshot.run.id));
 }
 
 /** Learns which invocations belong to which run, so worker reports and job probes map job ids to runs. */

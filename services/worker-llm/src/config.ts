@@ -31,6 +31,11 @@ function parseProviders(raw: string | undefined): { ok: true; value: ProviderMap
   return { ok: false, where: [...new Set(parsed.error.issues.map((i) => i.path.map(String).join('.') || '(root)'))].join(', ') };
 }
 
+/** A size limit in bytes, at least 1 and at most `max`. */
+function bytesOption(max: number, dflt: number, description: string) {
+  return z.coerce.number().int().min(1).max(max).default(dflt).describe(description);
+}
+
 /** Options only the LLM worker reads. */
 export const llmWorkerOwnOptions = {
   QUEUE_PREFIX: z.string().min(1).default('{flowline}').describe('BullMQ key prefix shared by dispatchers and workers'),
@@ -56,27 +61,9 @@ export const llmWorkerOwnOptions = {
     .min(1)
     .optional()
     .describe("path (relative to the cwd) or package name of an ES module exporting resolveAttachment(ref, ctx), used instead of Flowline's file store; unset = attachments are read from the file store (POST /v1/files uploads) at DATABASE_URL"),
-  MAX_ATTACHMENT_TEXT_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(16 * 1024 * 1024)
-    .default(DEFAULT_MAX_ATTACHMENT_TEXT_BYTES)
-    .describe('UTF-8 byte budget of all attachment text in one prompt (includeAttachments)'),
-  MAX_ATTACHMENT_IMAGE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(64 * 1024 * 1024)
-    .default(5 * 1024 * 1024)
-    .describe('largest image attachment sent to a model as an image content part (a larger one is skipped and named in attachmentsSkipped), bytes'),
-  MAX_ATTACHMENT_FILE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1024 * 1024 * 1024)
-    .default(16 * 1024 * 1024)
-    .describe('largest text attachment read from the file store into memory (a larger one is skipped), bytes'),
+  MAX_ATTACHMENT_TEXT_BYTES: bytesOption(16 * 1024 * 1024, DEFAULT_MAX_ATTACHMENT_TEXT_BYTES, 'UTF-8 byte budget of all attachment text in one prompt (includeAttachments)'),
+  MAX_ATTACHMENT_IMAGE_BYTES: bytesOption(64 * 1024 * 1024, 5 * 1024 * 1024, 'largest image attachment sent to a model as an image content part (a larger one is skipped and named in attachmentsSkipped), bytes'),
+  MAX_ATTACHMENT_FILE_BYTES: bytesOption(1024 * 1024 * 1024, 16 * 1024 * 1024, 'largest text attachment read from the file store into memory (a larger one is skipped), bytes'),
   FILE_STORE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(2)
     .describe('connections of the Postgres pool that reads attachments (the default file store resolver) and MCP server records (opened only when one is read)'),
   LLM_VISION: flagOption('1: the default provider\'s models take image input (image attachments are sent as image content parts); 0 fails a node with an image attachment ValidationFailed before any call', '1'),

@@ -3,7 +3,7 @@
  * (CONTRACT §4). Messages are stored as the node's `reason`: they never quote a
  * prompt, a document or provider text (details go to the logs keyed by invocation id).
  */
-import { FlowlineNodeError, type NodeFailureClass } from '@flowline/graph';
+import { abortReasonOf, FlowlineNodeError, type NodeFailureClass } from '@flowline/graph';
 
 export type LlmFailureClass = NodeFailureClass;
 
@@ -42,14 +42,9 @@ export const llmFailed = (message: string, cause?: unknown) => new LlmError('Nod
 /** A non-retryable failure caused by the node's config or input (ValidationFailed). */
 export const llmInvalid = (message: string, cause?: unknown) => new LlmError('ValidationFailed', message, { cause });
 
-/**
- * The error an aborted signal stands for: its reason when that is an LlmError (the
- * worker aborts with Timeout/Cancelled/Interrupted errors), else Cancelled.
- */
+/** The error an aborted signal stands for (see {@link abortReasonOf}). */
 export function abortErrorOf(signal: AbortSignal): LlmError {
-  const reason: unknown = signal.reason;
-  if (reason instanceof LlmError) return reason;
-  return new LlmError('Cancelled', 'the invocation was cancelled');
+  return abortReasonOf(signal, LlmError, () => new LlmError('Cancelled', 'the invocation was cancelled'));
 }
 
 /** Throws the abort error when the signal has fired. */

@@ -8,11 +8,20 @@
  * background.
  */
 import { connectRedis, laneTelemetry } from '@flowline/queue';
-import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig, serveLaneWorker } from '@flowline/runtime';
-import { createToolRegistry, installLeakedErrorPolicy, bootMcpToolbox } from '@flowline/tools';
+import {
+  createLogger,
+  createMetricsRegistry,
+  initTracing,
+  installShutdown,
+  laneWorkerSettings,
+  loadConfig,
+  serveLaneWorker,
+  toolRegistrySettings,
+} from '@flowline/runtime';
+import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { configureEncryption, createPool, mcpServerForUse, pgFileStore, runTenantOf } from '@flowline/db';
 import { fileStoreResolver, loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
-import { llmWorkerConfigSchema, toolModulesOf } from './config';
+import { llmWorkerConfigSchema } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
 import { createProviderRegistry } from './providers/registry';
 import { createLlmWorkerMetrics } from './metrics';
@@ -23,12 +32,7 @@ const logger = createLogger('worker-llm', { level: config.LOG_LEVEL });
 // OTEL_EXPORTER_OTLP_ENDPOINT: each job's process span, the node's span and its model calls' (GenAI attributes)
 const tracing = initTracing('worker-llm', config.OTEL_EXPORTER_OTLP_ENDPOINT);
 
-const tools = await createToolRegistry({
-  testTools: config.WF_TEST_TOOLS,
-  modules: toolModulesOf(config),
-  filesRoot: config.TOOL_FILES_ROOT ?? null,
-  httpFetch: { allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE },
-});
+const tools = await createToolRegistry({ ...toolRegistrySettings(config), httpFetch: { allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE } });
 
 // Reads uploads (the default attachment resolver) and the tenants' MCP server records. The
 // pool opens a connection only when one is read, and is not closed at shutdown (releasers run
@@ -100,11 +104,7 @@ const worker = createLlmWorker({
   providers,
   tools,
   logger,
-  prefix: config.QUEUE_PREFIX,
-  shardCount: config.SHARD_COUNT,
-  concurrency: config.LANE_CONCURRENCY,
-  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
-  lockDurationMs: config.WORKER_LOCK_MS,
+  ...laneWorkerSettings(config),
   telemetry: tracing.enabled ? laneTelemetry() : undefined,
   maxInputBytes: config.MAX_RUN_INPUT_BYTES,
   templateLimits: { maxOutputBytes: config.MAX_TEMPLATE_OUTPUT_BYTES, renderLimitMs: config.TEMPLATE_RENDER_LIMIT_MS },

@@ -29,16 +29,8 @@ export function createLlmWorkerMetrics(registry: Registry): LlmWorkerMetrics {
     [0, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60],
     ['provider'],
   );
-  const waits = metric.counter(
-    'flowline_provider_admission_waits_total',
-    'model calls that had to wait for provider capacity',
-    ['provider'],
-  );
-  const tokens = metric.counter(
-    'flowline_provider_tokens_total',
-    'tokens the provider reported, by direction (input, output)',
-    ['provider', 'direction'],
-  );
+  const waits = metric.counter('flowline_provider_admission_waits_total', 'model calls that had to wait for provider capacity', ['provider']);
+  const tokens = metric.counter('flowline_provider_tokens_total', 'tokens the provider reported, by direction (input, output)', ['provider', 'direction']);
   return {
     admitted(provider, waitedMs) {
       wait.observe({ provider }, waitedMs / 1000);

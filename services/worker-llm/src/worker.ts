@@ -11,13 +11,24 @@
  * the worker itself broke. After a job finishes the worker publishes
  * a wake for its run.
  */
-import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import { DEFAULT_TEMPLATE_LIMITS, FlowlineNodeError, failureClassOf, type Json, type TemplateLimits, type WorkItem } from '@flowline/graph';
-import { DEFAULT_QUEUE_PREFIX, createLaneWorker, type AdmissionProgress, type LaneInvocation, type LaneJob, type LaneRunContext, type LaneTelemetry, type LaneWorker } from '@flowline/queue';
+import {
+  DEFAULT_QUEUE_PREFIX,
+  createActivityFeed,
+  createLaneWorker,
+  laneErrors,
+  nodeSpanIds,
+  type ActivityFeed,
+  type AdmissionProgress,
+  type LaneInvocation,
+  type LaneJob,
+  type LaneRunContext,
+  type LaneWorker,
+  type LaneWorkerSettings,
+} from '@flowline/queue';
 import { SpanKind, tracingEnabled, withSpan } from '@flowline/runtime';
 import type { ToolRegistry } from '@flowline/tools';
-import { createActivityFeed, type ActivityFeed } from '@flowline/queue';
 import type { AttachmentSettings } from './attachment-resolver';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { createAdmission } from './admission';
@@ -31,25 +42,14 @@ import type { ModelTarget, ProviderRegistry } from './providers/registry';
 import type { LlmResponse, LlmUsage } from './providers/types';
 import { NO_LLM_METRICS, type LlmWorkerMetrics } from './metrics';
 
-export interface LlmWorkerOptions {
-  /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
-  redis: RedisConnection;
+export interface LlmWorkerOptions extends LaneWorkerSettings<Logger> {
   providers: ProviderRegistry;
   /** the read-only tool registry an Agent may call */
   tools: ToolRegistry;
   /** MCP tools an Agent may call (`mcp:<server>/<tool>`, `mcp:<server>/*`) @default none */
   mcp?: NodeContext['mcp'];
-  logger: Logger;
-  /** @default DEFAULT_QUEUE_PREFIX */
-  prefix?: string;
-  /** SHARD_COUNT: each report goes to its run's shard's wake channel; absent = the broadcast channel */
-  shardCount?: number;
   /** LANE_CONCURRENCY. @default 8 */
   concurrency?: number;
-  /** SHUTDOWN_GRACE_MS. @default 10000 */
-  shutdownGraceMs?: number;
-  /** WORKER_LOCK_MS: the BullMQ job lock. @default DEFAULT_WORKER_LOCK_MS */
-  lockDurationMs?: number;
   /** MAX_RUN_INPUT_BYTES: budget of each data block in a prompt. @default 65536 */
   maxInputBytes?: number;
   /** MAX_TEMPLATE_OUTPUT_BYTES and TEMPLATE_RENDER_LIMIT_MS. @default DEFAULT_TEMPLATE_LIMITS */
@@ -61,12 +61,8 @@ export interface LlmWorkerOptions {
   /** activity stream cap and TTL */
   activityMaxLen?: number;
   activityTtlSeconds?: number;
-  /** clock, epoch ms. @default Date.now */
-  now?: () => number;
   /** provider admission and token metrics (metrics.ts) @default NO_LLM_METRICS */
   metrics?: LlmWorkerMetrics;
-  /** BullMQ telemetry (laneTelemetry(), tracing on only): each job's process span continues its dispatch span. @default none */
-  telemetry?: LaneTelemetry;
 }
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */
@@ -78,15 +74,9 @@ const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Js
   DecisionModel: runDecisionModel,
 };
 
-/** A node's ids as span attributes. */
+/** A node's ids and kind as span attributes. */
 function spanIds(item: WorkItem) {
-  return {
-    'flowline.run.id': item.runId,
-    'flowline.node.key': item.nodeKey,
-    'flowline.invocation.id': item.invocationId,
-    'flowline.node.attempt': item.attempt,
-    'flowline.node.kind': item.kind,
-  };
+  return { ...nodeSpanIds(item), 'flowline.node.kind': item.kind };
 }
 
 /** One span per model call, with the GenAI semantic conventions' attributes (never the prompt or the answer). */
@@ -113,10 +103,6 @@ function usageAttributes(u: LlmUsage) {
   return a;
 }
 
-function cancelledError(reason: string | null): LlmError {
-  return new LlmError('Cancelled', reason === null ? 'the invocation was cancelled' : `the invocation was cancelled: ${reason}`);
-}
-
 /** Creates (but does not start) an LLM lane worker. */
 export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
   const prefix = opts.prefix ?? DEFAULT_QUEUE_PREFIX;
@@ -127,7 +113,6 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     resolver: opts.attachments?.resolver ?? null,
     maxTextBytes: opts.attachments?.maxTextBytes ?? DEFAULT_MAX_ATTACHMENT_TEXT_BYTES,
   };
-  const log = opts.logger;
   const metrics = opts.metrics ?? NO_LLM_METRICS;
   const admission = createAdmission({ redis: opts.redis, prefix, leaseMs: opts.admissionLeaseMs });
 
@@ -225,21 +210,12 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
   }
 
   return createLaneWorker<Logger>({
+    ...opts,
     lane: 'llm',
-    redis: opts.redis,
-    logger: log,
     prefix,
-    shardCount: opts.shardCount,
     concurrency: opts.concurrency ?? 8,
-    shutdownGraceMs: opts.shutdownGraceMs,
-    lockDurationMs: opts.lockDurationMs,
-    telemetry: opts.telemetry,
     now,
-    errors: {
-      cancelled: cancelledError,
-      timeout: () => new LlmError('Timeout', 'the attempt deadline passed'),
-      interrupted: () => new LlmError('Interrupted', 'the worker shut down during the call'),
-    },
+    errors: laneErrors((failureClass, message) => new LlmError(failureClass, message)),
     unexpectedFailureReason: 'the LLM worker failed to run the node',
     run,
   });

@@ -6,10 +6,10 @@
  * the worker the same way, then exits 1 (installLeakedErrorPolicy).
  */
 import { connectRedis, laneTelemetry } from '@flowline/queue';
-import { createLogger, initTracing, installShutdown, loadConfig, serveLaneWorker } from '@flowline/runtime';
+import { createLogger, initTracing, installShutdown, laneWorkerSettings, loadConfig, serveLaneWorker, toolRegistrySettings } from '@flowline/runtime';
 import { configureEncryption, createPool, mcpServerForUse, runTenantOf } from '@flowline/db';
-import { createToolRegistry, installLeakedErrorPolicy, bootMcpToolbox } from '@flowline/tools';
-import { toolModulesOf, toolWorkerConfigSchema } from './config';
+import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
+import { toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
 
 const config = loadConfig(toolWorkerConfigSchema);
@@ -18,9 +18,7 @@ const logger = createLogger('worker-tool', { level: config.LOG_LEVEL });
 const tracing = initTracing('worker-tool', config.OTEL_EXPORTER_OTLP_ENDPOINT);
 
 const registry = await createToolRegistry({
-  testTools: config.WF_TEST_TOOLS,
-  modules: toolModulesOf(config),
-  filesRoot: config.TOOL_FILES_ROOT ?? null,
+  ...toolRegistrySettings(config),
   httpFetch: {
     allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE,
     maxResponseBytes: config.HTTP_FETCH_MAX_RESPONSE_BYTES,
@@ -46,11 +44,7 @@ const worker = createToolWorker({
   redis,
   registry,
   logger,
-  prefix: config.QUEUE_PREFIX,
-  shardCount: config.SHARD_COUNT,
-  concurrency: config.LANE_CONCURRENCY,
-  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
-  lockDurationMs: config.WORKER_LOCK_MS,
+  ...laneWorkerSettings(config),
   templateLimits: { maxOutputBytes: config.MAX_TEMPLATE_OUTPUT_BYTES, renderLimitMs: config.TEMPLATE_RENDER_LIMIT_MS },
   telemetry: tracing.enabled ? laneTelemetry() : undefined,
   mcp: { toolbox: mcp, tenantOf: (runId) => runTenantOf(pool, runId) },

@@ -9,42 +9,34 @@
  * feed. After a job finishes the worker
  * publishes a wake for its run so the owning dispatcher settles it at once.
  */
-import { DEFAULT_QUEUE_PREFIX, type RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import { DEFAULT_TEMPLATE_LIMITS, failureClassOf, isMcpToolName, type Json, type JsonObject, type TemplateLimits, type WorkItem } from '@flowline/graph';
-import { createActivityFeed, createLaneWorker, type LaneRunContext, type LaneTelemetry, type LaneWorker } from '@flowline/queue';
+import {
+  DEFAULT_QUEUE_PREFIX,
+  createActivityFeed,
+  createLaneWorker,
+  laneErrors,
+  nodeSpanIds,
+  type LaneRunContext,
+  type LaneWorker,
+  type LaneWorkerSettings,
+} from '@flowline/queue';
 import { withSpan } from '@flowline/runtime';
-import { ToolError, toolInvalid, mcpProgressText, type McpToolbox, type ToolRegistry } from '@flowline/tools';
+import { ToolError, mcpProgressText, toolInvalid, type McpToolbox, type ToolRegistry } from '@flowline/tools';
 import { resolveToolCall } from './tool-call';
 
-export interface ToolWorkerOptions {
-  /** BullMQ connection (`maxRetriesPerRequest: null`); owned by the caller. Duplicated once for the cancel subscription. */
-  redis: RedisConnection;
+export interface ToolWorkerOptions extends LaneWorkerSettings<Logger> {
   registry: ToolRegistry;
-  logger: Logger;
-  /** @default DEFAULT_QUEUE_PREFIX */
-  prefix?: string;
-  /** SHARD_COUNT: each report goes to its run's shard's wake channel; absent = the broadcast channel */
-  shardCount?: number;
   /** LANE_CONCURRENCY. @default 16 */
   concurrency?: number;
-  /** SHUTDOWN_GRACE_MS: in-flight calls get this long at stop before they are aborted as Interrupted. @default 10000 */
-  shutdownGraceMs?: number;
-  /** WORKER_LOCK_MS: BullMQ job lock; a killed worker's job is noticed within about this long. @default DEFAULT_WORKER_LOCK_MS */
-  lockDurationMs?: number;
   /** MAX_TEMPLATE_OUTPUT_BYTES and TEMPLATE_RENDER_LIMIT_MS: bounds of the rendered arguments. @default DEFAULT_TEMPLATE_LIMITS */
   templateLimits?: TemplateLimits;
-  /** clock, epoch ms. @default Date.now */
-  now?: () => number;
-  /** BullMQ telemetry (laneTelemetry(), tracing on only): each job's process span continues its dispatch span. @default none */
-  telemetry?: LaneTelemetry;
   /**
    * MCP tools (`toolName: "mcp:<server>/<tool>"`): the toolbox, and the tenant of a run (the
    * server is the run's tenant's). Absent: such a node fails ValidationFailed.
    */
   mcp?: { toolbox: McpToolbox; tenantOf(runId: string): Promise<string | null> };
 }
-
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */
 export type ToolWorker = LaneWorker;
@@ -60,7 +52,7 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     if (item.deadlineAt <= now()) throw new ToolError('Timeout', 'the attempt deadline passed before the tool started');
     const call = resolveToolCall(item.config, item.input, item.nodeKey, templates);
     // the node's execution span (GenAI semantic conventions' execute_tool), under the job's process span
-    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.toolName, ...spanIds(item) };
+    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.toolName, ...nodeSpanIds(item) };
     if (isMcpToolName(call.toolName)) {
       const result = await withSpan(`execute_tool ${call.toolName}`, { attributes }, () => callMcp(item, call.toolName, call.args, invocation.signal, log));
       return { result };
@@ -103,36 +95,12 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
   }
 
   return createLaneWorker<Logger>({
+    ...opts,
     lane: 'tool',
-    redis: opts.redis,
-    logger: opts.logger,
-    prefix: opts.prefix,
-    shardCount: opts.shardCount,
     concurrency: opts.concurrency ?? 16,
-    shutdownGraceMs: opts.shutdownGraceMs,
-    lockDurationMs: opts.lockDurationMs,
-    telemetry: opts.telemetry,
     now,
-    errors: {
-      cancelled: cancelledError,
-      timeout: () => new ToolError('Timeout', 'the attempt deadline passed'),
-      interrupted: () => new ToolError('Interrupted', 'the worker shut down during the call'),
-    },
+    errors: laneErrors((failureClass, message) => new ToolError(failureClass, message)),
     unexpectedFailureReason: 'the tool worker failed to run the tool',
     run,
   });
-}
-
-/** A node's ids as span attributes. */
-function spanIds(item: WorkItem) {
-  return {
-    'flowline.run.id': item.runId,
-    'flowline.node.key': item.nodeKey,
-    'flowline.invocation.id': item.invocationId,
-    'flowline.node.attempt': item.attempt,
-  };
-}
-
-function cancelledError(reason: string | null): ToolError {
-  return new ToolError('Cancelled', reason === null ? 'the invocation was cancelled' : `the invocation was cancelled: ${reason}`);
 }

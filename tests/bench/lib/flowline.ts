@@ -22,6 +22,9 @@ export const BENCH_ENV: Record<string, string> = {
   MAX_NODE_RUNS_PER_RUN: '300',
   MAX_TOTAL_ATTEMPTS: '1000',
   LANE_CONCURRENCY: '64',
+  // W3 keeps 64 starts in flight while its decider answers pauses: one tenant pushing as hard
+  // as it can, which the default per-tenant admission bound (64) would answer with 429s
+  ADMISSION_TENANT_WRITES: '256',
   LOG_LEVEL: 'warn',
 };
 

@@ -66,3 +66,14 @@ export function parked(): JsonObject {
 
 /** The canonical eight-node graph, Agent replaced by echo (tests/e2e); input `{ requiresReview: true }` takes the Pause. */
 export const canonical = canonicalWithTool;
+
+/**
+ * The canonical graph with run state: every node appends its envelope's `status` to one
+ * `append` key, so each hop also folds and commits a state write (what state costs per node).
+ */
+export function canonicalWithState(): JsonObject {
+  const doc = canonical();
+  const nodes = doc.nodes as JsonObject[];
+  for (const n of nodes) n.writes = { trail: 'status' };
+  return { ...doc, state: { reducers: { trail: 'append' }, initial: { trail: [] } } };
+}

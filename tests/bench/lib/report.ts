@@ -50,7 +50,17 @@ export interface Results {
   w7?: W7Result | null;
   /** one tenant's burst of 1 MiB creates against another tenant's reads (tests/bench/lib/burst.ts) */
   burst?: BurstResult | null;
+  /** W3 against W3 whose nodes each write one `append` state key, one after the other in one cluster */
+  w3State?: W3StateResult | null;
   errors: string[];
+}
+
+export interface W3StateResult {
+  m: number;
+  plain: { nodesPerSec: Spread; cpu?: CpuPerNode };
+  state: { nodesPerSec: Spread; cpu?: CpuPerNode };
+  /** all processes' CPU per succeeded node, state ÷ plain (target ≤ 1.15) */
+  cpuRatio: number | null;
 }
 
 export interface LiveFanout {
@@ -439,6 +449,7 @@ export function renderMarkdown(r: Results): string {
   if (r.w7) out.push('', ...renderW7(r.w7));
   if (r.fairness) out.push('', ...renderFairness(r.fairness));
   if (r.burst) out.push('', ...renderBurst(r.burst));
+  if (r.w3State) out.push('', ...renderW3State(r.w3State));
   if (r.errors.length) {
     out.push('', '## Errors', '');
     for (const e of r.errors) out.push(`- ${e}`);
@@ -479,6 +490,27 @@ function renderW7(w: W7Result): string[] {
         ['W3 CPU per node, 4 + 3 ÷ 1 + 1 ≤ 1.1×', `${w.w3CpuRatio.toFixed(2)}×`, verdict(w.w3CpuRatio <= 1.1)],
         ['non-owning dispatcher ≤ 0.1 ms CPU per W1 hop', nonOwner === null ? 'n/a' : `${nonOwner.toFixed(2)} ms`, nonOwner === null ? 'n/a' : verdict(nonOwner <= 0.1)],
       ],
+    ),
+  ];
+}
+
+/** The run-state section: what one `append` write per node costs the hop. */
+function renderW3State(w: W3StateResult): string[] {
+  const cpu = (c?: CpuPerNode) => (c ? `${c.totalMs.toFixed(2)} ms (${cpuParts(c.byProcess)})` : 'n/a');
+  return [
+    `## Run state: W3 M=${w.m} with one \`append\` write per node against plain W3 (same cluster, one after the other)`,
+    '',
+    table(
+      ['variant', 'nodes/s', 'CPU per succeeded node, all processes'],
+      [
+        ['W3', fmtSpread(w.plain.nodesPerSec), cpu(w.plain.cpu)],
+        ['W3 + state', fmtSpread(w.state.nodesPerSec), cpu(w.state.cpu)],
+      ],
+    ),
+    '',
+    table(
+      ['target', 'measured', 'verdict'],
+      [['W3 + state CPU per node ≤ 1.15× W3', w.cpuRatio === null ? 'n/a' : `${fmt(w.cpuRatio)}×`, verdict(w.cpuRatio === null ? null : w.cpuRatio <= 1.15)]],
     ),
   ];
 }

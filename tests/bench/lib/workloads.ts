@@ -262,11 +262,14 @@ async function w3Once(
   return { runsPerSec: m / secs, nodesPerSec: nodes / secs, nodes, ms: secs * 1000, ids: all };
 }
 
+/** W3: M canonical runs at once (`graph`: the canonical graph, or a variant of it such as {@link canonicalWithState}). */
 export async function w3(
   ctx: Ctx,
   m: number,
+  graph: JsonObject = canonical(),
+  name = `w3-${m}`,
 ): Promise<{ result: { m: number; runsPerSec: Spread; nodesPerSec: Spread; cpu?: CpuPerNode }; ids: string[] }> {
-  const def = await ctx.api.createDefinition(`w3-${m}`, canonical());
+  const def = await ctx.api.createDefinition(name, graph);
   const rps: number[] = [];
   const nps: number[] = [];
   const all: string[] = [];
@@ -283,7 +286,7 @@ export async function w3(
     all.push(...o.ids);
   }
   const cpu = ctx.processes && cpuBefore ? cpuPerNode(cpuBefore, cpuMs(ctx.processes), nodes, ms) : undefined;
-  ctx.log(`W3 M=${m}: nodes/s ${nps.map((x) => x.toFixed(0)).join(', ')}`);
+  ctx.log(`${name}: nodes/s ${nps.map((x) => x.toFixed(0)).join(', ')}`);
   return { result: { m, runsPerSec: spread(rps), nodesPerSec: spread(nps), ...(cpu ? { cpu } : {}) }, ids: all };
 }
 

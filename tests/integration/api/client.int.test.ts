@@ -330,6 +330,10 @@ describe('runs and gates', () => {
     expect(all.map((e) => e.seq)).toEqual(Array.from({ length: all.length }, (_, i) => i + 1));
     expect(all.map((e) => e.kind)).toEqual(expect.arrayContaining(['run.created', 'gate.requested', 'gate.decided', 'run.completed']));
     expect((await c.runs.allEvents(runId, 3)).map((e) => e.seq)).toEqual(all.slice(3).map((e) => e.seq));
+    // a graph that keeps no state answers the empty state as of the last event, and refuses a seq past it
+    expect(await c.runs.state(runId)).toEqual({ state: {}, seq: all.length });
+    expect(await c.runs.state(runId, { atSeq: 1 })).toEqual({ state: {}, seq: 1 });
+    expect(await refusal(c.runs.state(runId, { atSeq: all.length + 1 }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
 
     // SSE: a terminal run's stream sends every seq and ends; Last-Event-ID resumes after it
     const frames: RunChangedPing[] = [];

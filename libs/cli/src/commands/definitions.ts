@@ -1,7 +1,7 @@
 /** `flowline definitions list | get | create | validate | disable | enable | describe | render`. */
 import type { Command } from 'commander';
 import { positiveInt, readGraphFile } from '../args';
-import { fields, issueLine, pretty, table } from '../format';
+import { fields, issueLine, pretty } from '../format';
 import { EXIT } from '../io';
 import type { Session, Wrap } from '../session';
 import { registerGraphViews } from './graph-views';
@@ -17,13 +17,7 @@ export function registerDefinitions(program: Command, s: Session, wrap: Wrap): v
     .action(
       wrap(async (o: { limit?: number; cursor?: string }) => {
         const page = await s.client().definitions.list({ ...(o.limit ? { limit: o.limit } : {}), ...(o.cursor ? { cursor: o.cursor } : {}) });
-        s.print(page, () =>
-          table(
-            ['id', 'name', 'version', 'kind', 'nodes', 'updated'],
-            page.items.map((d) => [d.id, d.name, d.version, d.kind, d.nodeCount, d.updatedAt]),
-          ),
-        );
-        if (!s.json && page.nextCursor) s.io.stderr(`more: --cursor ${page.nextCursor}\n`);
+        s.printPage(page, ['id', 'name', 'version', 'kind', 'nodes', 'updated'], (d) => [d.id, d.name, d.version, d.kind, d.nodeCount, d.updatedAt]);
         return EXIT.ok;
       }),
     );

@@ -173,13 +173,7 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
           ...(o.limit ? { limit: o.limit } : {}),
           ...(o.cursor ? { cursor: o.cursor } : {}),
         });
-        s.print(page, () =>
-          table(
-            ['id', 'status', 'failureClass', 'definition', 'created', 'finished'],
-            page.items.map((r) => [r.id, r.status, r.failureClass, r.definitionId, r.createdAt, r.finishedAt]),
-          ),
-        );
-        if (!s.json && page.nextCursor) s.io.stderr(`more: --cursor ${page.nextCursor}\n`);
+        s.printPage(page, ['id', 'status', 'failureClass', 'definition', 'created', 'finished'], (r) => [r.id, r.status, r.failureClass, r.definitionId, r.createdAt, r.finishedAt]);
         return EXIT.ok;
       }),
     );

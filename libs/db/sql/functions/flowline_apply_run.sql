@@ -1,5 +1,5 @@
 -- Applies one run's plan (the item of flowline_apply): compare-and-set of the run row on its
--- version, the node patches, events, cancelled and created children, and the run's rolled-up
+-- version, the node patches, events, run-state writes, cancelled and created children, and the run's rolled-up
 -- model usage (the `usage` member of the run patch). Returns false when the run moved on (its
 -- version differs) or its lock is taken: a lost race, re-read on the next tick, never an error.
 -- Like every function here it never waits on a row or advisory lock (try-locks and SKIP LOCKED),
@@ -85,7 +85,11 @@ BEGIN
       decision = CASE WHEN p."set" ? 'decision' THEN nullif(p."set"->'decision', 'null'::jsonb) ELSE nr.decision END,
       held = CASE WHEN p."set" ? 'held' THEN (p."set"->>'held')::boolean ELSE nr.held END,
       child_run_id = CASE WHEN p."set" ? 'childRunId' THEN (p."set"->>'childRunId')::uuid ELSE nr.child_run_id END,
-      loop_state = CASE WHEN p."set" ? 'loop' THEN nullif(p."set"->'loop', 'null'::jsonb) ELSE nr.loop_state END
+      loop_state = CASE WHEN p."set" ? 'loop' THEN nullif(p."set"->'loop', 'null'::jsonb) ELSE nr.loop_state END,
+      map_state = CASE WHEN p."set" ? 'map' THEN nullif(p."set"->'map', 'null'::jsonb) ELSE nr.map_state END,
+      live_children = CASE WHEN p."set" ? 'liveChildren'
+                           THEN ARRAY(SELECT jsonb_array_elements_text(nullif(p."set"->'liveChildren', 'null'::jsonb))::uuid)
+                           ELSE nr.live_children END
     FROM jsonb_to_recordset(patches) AS p("nodeKey" text, "set" jsonb)
     WHERE nr.run_id = rid AND nr.node_key = p."nodeKey";
   END IF;
@@ -95,6 +99,13 @@ BEGIN
     INSERT INTO events (run_id, seq, kind, node_key, at, detail)
     SELECT rid, r.last_seq + e.ord, e.v->>'kind', e.v->>'nodeKey', now(), coalesce(e.v->'detail', '{}'::jsonb)
     FROM jsonb_array_elements(evs) WITH ORDINALITY AS e(v, ord);
+  END IF;
+
+  -- run state: the plan's writes, one log row per state.updated event (numbered by the planner
+  -- from the version-guarded last_seq, as the events above are)
+  IF jsonb_array_length(coalesce(item->'stateWrites', '[]'::jsonb)) > 0 THEN
+    INSERT INTO run_state_writes (run_id, seq, tenant_id, entries)
+    SELECT rid, (w->>'seq')::int, r.tenant_id, w->'entries' FROM jsonb_array_elements(item->'stateWrites') AS w;
   END IF;
 
   IF jsonb_array_length(coalesce(item->'intentIds', '[]'::jsonb)) > 0 THEN

@@ -1,6 +1,6 @@
 -- Creates a child run for a Subgraph node of `parent` (called by flowline_apply_run): the
 -- child's definition is read within the parent's tenant and the child inherits the parent's
--- priority. A definition that is gone fails the child at once (ValidationFailed) instead of
+-- priority; a `stateSeed` (a Subworkflow's stateIn) becomes the child's state log row at seq 0. A definition that is gone fails the child at once (ValidationFailed) instead of
 -- leaving the parent waiting on a run that will never start.
 CREATE OR REPLACE FUNCTION flowline_create_child(parent runs, c jsonb, shard_count int) RETURNS boolean
 LANGUAGE plpgsql AS $$
@@ -21,6 +21,10 @@ BEGIN
     SELECT cid, n->>'key', n->>'kind', 'Pending', 0, coalesce((n->>'maxAttempts')::int, 1)
     FROM jsonb_array_elements(d.plan_graph->'nodes') AS n;
     INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES (cid, 1, 'run.created', NULL, now(), detail);
+    -- a Subworkflow's stateIn: the child's state log starts with this base entry (seq 0, sealed by the caller)
+    IF c ? 'stateSeed' THEN
+      INSERT INTO run_state_writes (run_id, seq, tenant_id, entries) VALUES (cid, 0, parent.tenant_id, c->'stateSeed');
+    END IF;
     RETURN false;
   END IF;
   INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status,

@@ -4,7 +4,8 @@
 -- 4-6 ms (11 ms in a new session) against 0.3-0.7 ms to run it, once per tick that reads a run it
 -- has not cached (every new run, every run an API intent or a sweep woke). Its parameters are the
 -- run ids, the slot-holding statuses, MAX_CONCURRENT_RUNS and the terminal run statuses (passed
--- in, so the model's sets are not restated here); none of them selects an index, so the generic
+-- in, so the model's sets are not restated here — except the live-children filter, which names the
+-- terminal statuses so its partial index applies); none of them selects an index, so the generic
 -- plan is the plan.
 -- Output: one row per existing run of run_ids, oldest first (created_at, id).
 CREATE OR REPLACE FUNCTION flowline_load_snapshots(run_ids uuid[], slot_statuses text[], max_runs int, terminal_statuses text[])
@@ -65,7 +66,7 @@ BEGIN
        'queuedAt', flowline_ms(n.queued_at), 'startedAt', flowline_ms(n.started_at),
        'finishedAt', flowline_ms(n.finished_at), 'steering', n.steering,
        'pendingDecisionKind', n.pending_decision_kind, 'decision', n.decision, 'held', n.held,
-       'childRunId', n.child_run_id, 'loop', n.loop_state)), '[]'::json)
+       'childRunId', n.child_run_id, 'loop', n.loop_state, 'map', n.map_state)), '[]'::json)
      FROM node_runs n WHERE n.run_id = r.id) AS nodes,
     (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'nodeKey', i.node_key,
        'payload', i.payload) ORDER BY i.created_at, i.id), '[]'::json)
@@ -76,8 +77,17 @@ BEGIN
        ORDER BY c.created_at, c.id), '[]'::json)
      FROM runs c
      WHERE c.parent_run_id = r.id
-       AND (c.status <> ALL(terminal_statuses)
-            OR c.id IN (SELECT n.child_run_id FROM node_runs n WHERE n.run_id = r.id AND n.child_run_id IS NOT NULL))
+       AND c.id IN (
+         -- the live children, through the partial index runs_parent_live_idx: its predicate is
+         -- spelled out here (not the terminal_statuses parameter) so the generic plan can use it,
+         -- and a Map's thousands of ended children are never read
+         SELECT l.id FROM runs l
+         WHERE l.parent_run_id = r.id AND l.status NOT IN ('Completed', 'Failed', 'Cancelled')
+         UNION
+         SELECT n.child_run_id FROM node_runs n WHERE n.run_id = r.id AND n.child_run_id IS NOT NULL
+         UNION
+         -- a Map's children it still counts as working, ended ones included (not yet gathered)
+         SELECT unnest(n.live_children) FROM node_runs n WHERE n.run_id = r.id AND n.live_children IS NOT NULL)
     ) AS children
   FROM target r LEFT JOIN live USING (tenant_id)
   ORDER BY r.created_at, r.id;

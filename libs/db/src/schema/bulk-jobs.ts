@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { tenantScoped } from './columns';
 
 /**
  * Bulk actions by filter (`POST /v1/runs/bulk`): one row per job. The set of runs
@@ -12,7 +13,7 @@ export const bulkJobs = pgTable(
   'bulk_jobs',
   {
     id: uuid('id').primaryKey(),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     requestId: text('request_id'),
     /** cancel | retry-failed | resume | fork (libs/graph BULK_ACTIONS) */
     action: text('action').notNull(),

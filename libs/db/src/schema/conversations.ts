@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigserial, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { tenantScoped } from './columns';
 
 /**
  * A chat conversation of a tenant (CONTRACT §5): its id is client-chosen (1–128 chars).
@@ -10,7 +11,7 @@ import { bigserial, index, integer, jsonb, pgTable, primaryKey, text, timestamp,
 export const conversations = pgTable(
   'conversations',
   {
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     id: text('id').notNull(),
     boundRunId: uuid('bound_run_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -30,7 +31,7 @@ export const messages = pgTable(
   {
     id: uuid('id').primaryKey(),
     seq: bigserial('seq', { mode: 'number' }).notNull(),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     conversationId: text('conversation_id').notNull(),
     role: text('role').notNull(),
     text: text('text').notNull(),

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { foreignKey, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { definitions } from './definitions';
+import { tenantScoped } from './columns';
 
 /**
  * Every saved version of a definition: one row per (definition, version), written by the
@@ -13,7 +14,7 @@ export const definitionVersions = pgTable(
   'definition_versions',
   {
     definitionId: uuid('definition_id').notNull(),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     version: integer('version').notNull(),
     name: text('name').notNull(),
     description: text('description'),

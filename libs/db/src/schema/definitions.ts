@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { tenantScoped } from './columns';
 
 /**
  * Workflow definitions. `graph` is the document exactly as submitted (what GET returns);
@@ -13,7 +14,7 @@ export const definitions = pgTable(
     id: uuid('id')
       .primaryKey()
       .default(sql`gen_random_uuid()`),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     name: text('name').notNull(),
     description: text('description'),
     /** 'Standard' | 'Chat' */
@@ -27,7 +28,7 @@ export const definitions = pgTable(
     graphHash: text('graph_hash').notNull(),
     nodeCount: integer('node_count').notNull(),
     /**
-     * The definitions this one names (Subworkflow `definitionId`, Loop `body`), kept in the
+     * The definitions this one names (Subworkflow and Map `definitionId`, Loop `body`), kept in the
      * clear beside a possibly sealed graph so a delete can refuse while another definition
      * of the tenant still names it.
      */

@@ -1,4 +1,5 @@
 import { bigint, customType, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { tenantScoped } from './columns';
 
 const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });
 
@@ -12,7 +13,7 @@ export const files = pgTable(
   'files',
   {
     id: uuid('id').primaryKey(),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     name: text('name').notNull(),
     contentType: text('content_type').notNull(),
     kind: text('kind').notNull(),

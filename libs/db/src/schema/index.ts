@@ -9,4 +9,5 @@ export * from './conversations';
 export * from './bulk-jobs';
 export * from './sql-functions';
 export * from './files';
+export * from './run-state';
 export * from './mcp-servers';

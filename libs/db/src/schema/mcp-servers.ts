@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { tenantScoped } from './columns';
 
 /**
  * A tenant's MCP servers (`/v1/mcp-servers`): remote servers only (streamable HTTP or the
@@ -15,7 +16,7 @@ export const mcpServers = pgTable(
     id: uuid('id')
       .primaryKey()
       .default(sql`gen_random_uuid()`),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     name: text('name').notNull(),
     url: text('url').notNull(),
     /** 'streamable-http' | 'sse' */

@@ -50,6 +50,14 @@ export const nodeRuns = pgTable(
     held: boolean('held').notNull().default(false),
     childRunId: uuid('child_run_id'),
     loopState: jsonb('loop_state'),
+    /** `NodeRunState.map`: a running Map node's progress (sealed like the other documents) */
+    mapState: jsonb('map_state'),
+    /**
+     * The child runs a running Map node keeps working (the ids of `map_state.live`), kept
+     * readable so the snapshot load can fetch exactly those children, ended ones included,
+     * whatever the number of items.
+     */
+    liveChildren: uuid('live_children').array(),
     /** set at run creation: the node posts its answer to the run's conversation (publishToChat) */
     publishes: boolean('publishes').notNull().default(false),
     /** the attempt whose output was published (or found to have nothing to publish), else null */

@@ -11,6 +11,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { TERMINAL_RUN_STATUSES_SQL } from '../store/status-sql';
+import { tenantScoped } from './columns';
 
 /**
  * One row per run (RunState of libs/graph/src/planner/types.ts, snake_case).
@@ -22,7 +23,7 @@ export const runs = pgTable(
   'runs',
   {
     id: uuid('id').primaryKey(),
-    tenantId: text('tenant_id').notNull(),
+    ...tenantScoped,
     /** no FK: definitions may be deleted only when no live run pins them (checked by the API) */
     definitionId: uuid('definition_id').notNull(),
     definitionVersion: integer('definition_version').notNull(),
@@ -113,6 +114,10 @@ export const runs = pgTable(
       .on(t.tenantId, t.priority.desc(), t.createdAt, t.id)
       .where(sql`status = 'Pending' and parent_run_id is null`),
     index('runs_parent_idx').on(t.parentRunId),
+    // a parent's live children (the snapshot load): a Map with thousands of ended children reads only the live ones
+    index('runs_parent_live_idx')
+      .on(t.parentRunId)
+      .where(sql.raw(`parent_run_id is not null and status not in (${TERMINAL_RUN_STATUSES_SQL})`)),
     // a concurrency key's runs: its live places and its Pending runs
     index('runs_concurrency_key_idx')
       .on(t.tenantId, t.definitionId, t.concurrencyKey)

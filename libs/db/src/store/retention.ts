@@ -4,7 +4,7 @@
  * (0010_retention.sql) and deleted in batches, each batch one statement (its own short
  * transaction) that takes at most `limit` run rows, oldest finished first, skipping rows another
  * transaction holds, and deletes them with every row naming them:
- * events, node_runs, intents, the conversation messages they started or
+ * events, node_runs, run_state_writes, intents, the conversation messages they started or
  * published; a conversation bound to a pruned run is unbound (a new message may start a run).
  * A run is never pruned while a child of it is live, nor while its parent is kept (live, or
  * terminal and not yet expired): the parent's node still names it.
@@ -59,6 +59,7 @@ WITH doomed AS (
 ),
 ev AS (DELETE FROM events e USING doomed d WHERE e.run_id = d.id RETURNING 1),
 nr AS (DELETE FROM node_runs n USING doomed d WHERE n.run_id = d.id RETURNING 1),
+st AS (DELETE FROM run_state_writes w USING doomed d WHERE w.run_id = d.id RETURNING 1),
 it AS (DELETE FROM intents i USING doomed d WHERE i.run_id = d.id RETURNING 1),
 msg AS (DELETE FROM messages m USING doomed d WHERE m.run_id = d.id RETURNING 1),
 conv AS (UPDATE conversations c SET bound_run_id = NULL, updated_at = now()

@@ -10,6 +10,7 @@ import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
 import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
+import { stateEntriesAt } from './run-state';
 import type { Queryable } from './transaction';
 
 /** One run's plan with the snapshot it was planned from. */
@@ -76,7 +77,7 @@ function sealNodeSet(runId: string, nodeKey: string, set: Record<string, unknown
 
 /**
  * Seals the documents of an apply item (ENCRYPTION_KEY set): node documents and steering
- * messages, the run output, child run inputs (bound to the child's id) and the detail of
+ * messages, the run output, run-state writes, child run inputs (bound to the child's id) and the detail of
  * steering events — numbered `lastSeq + i` as flowline_apply numbers them, which holds
  * because the item applies only at the snapshot's version and every writer of `last_seq`
  * bumps `version`.
@@ -85,13 +86,24 @@ function sealItem(item: Record<string, unknown>, runId: string, lastSeq: number)
   const run = item.run as Record<string, unknown>;
   if (run.output !== undefined && run.output !== null) run.output = sealJson(run.output, runDocAt(runId, 'output'));
   for (const n of item.nodes as Array<{ nodeKey: string; set: Record<string, unknown> }>) sealNodeSet(runId, n.nodeKey, n.set);
-  item.children = (item.children as Array<{ childRunId: string; input: unknown }>).map((c) => ({
+  item.children = (item.children as Array<{ childRunId: string; input: unknown; stateSeed?: unknown }>).map((c) => ({
     ...c,
     input: sealJson(c.input, runDocAt(c.childRunId, 'input')),
+    ...(c.stateSeed !== undefined ? { stateSeed: sealJson(c.stateSeed, stateEntriesAt(c.childRunId, 0)) } : {}),
   }));
+  if (item.stateWrites) {
+    item.stateWrites = (item.stateWrites as Array<{ seq: number; entries: unknown }>).map((w) => ({ ...w, entries: sealJson(w.entries, stateEntriesAt(runId, w.seq)) }));
+  }
   item.events = (item.events as Array<{ kind: string; detail: unknown }>).map((e, i) =>
     SEALED_EVENT_KINDS.has(e.kind) ? { ...e, detail: sealJson(e.detail, eventDetailAt(runId, lastSeq + i + 1)) } : e,
   );
+}
+
+/** A Map's progress also names the children it keeps working, as ids the load reads (`live_children`). */
+function withLiveChildren(set: Record<string, unknown>): Record<string, unknown> {
+  if (!('map' in set)) return set;
+  const map = set.map as { live: Array<{ childRunId: string }> } | null;
+  return { ...set, liveChildren: map ? map.live.map((l) => l.childRunId) : null };
 }
 
 /** The `flowline_apply_run` item of one plan, or null when it has nothing to write. */
@@ -110,13 +122,16 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
       nodeKey: p.nodeKey,
       expectStatus: p.expect.status,
       expectAttempt: p.expect.attempt,
-      set: withIsoTimes(p.set, NODE_TIME_FIELDS),
+      set: withLiveChildren(withIsoTimes(p.set, NODE_TIME_FIELDS)),
     })),
     events: plan.events,
     intentIds: plan.consumedIntentIds,
-    children: plan.startChildren,
+    // a Subworkflow's stateIn: the child's state seed, one base entry of its log at seq 0
+    children: plan.startChildren.map(({ state, ...c }) => (state ? { ...c, stateSeed: [{ nodeKey: null, writes: state }] } : c)),
     cancelChildren: plan.cancelChildren,
     wakeAt: iso(plan.wakeAt),
+    // run state: each write is one log row under its state.updated event's seq
+    ...(plan.stateWrites ? { stateWrites: plan.stateWrites.map((w) => ({ seq: w.seq, entries: [{ nodeKey: w.nodeKey, writes: w.writes }] })) } : {}),
   };
   // without a key the documents go as they are, unless jsonb would rewrite a number of one
   // (spell `1e131071` out in full): then those are stored verbatim (see sealJson)

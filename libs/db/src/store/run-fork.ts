@@ -14,6 +14,7 @@ import { definitionGraphAt, exactJson, sealPlanGraph } from './definitions';
 import { openJsonText, sealJsonText } from '../crypto';
 import { nodeDocAt, runDocAt } from './run-snapshots';
 import type { NodeSeed } from './run-create';
+import { insertStateSeed, loadStateLog } from './run-state';
 
 /** The source run as the fork decision sees it. */
 export interface ForkSourceView {
@@ -198,6 +199,12 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
     return rollback(replayOf(held, p));
   }
   await insertNodeRows(tx, runId, s.id, p.fromNodeKey, seed, sourceNodes);
+  // run state: the fork starts from the source's state as of the forked node's commit, keeping
+  // only what the nodes it reuses wrote (in their commit order), so a node that runs again never
+  // writes twice; the new run's seed row (seq 0)
+  const reused = new Set(seed.reused);
+  const kept = (await loadStateLog(tx, s.id)).filter((w) => w.nodeKey === null || reused.has(w.nodeKey));
+  await insertStateSeed(tx, runId, p.tenantId, kept.map((w) => ({ nodeKey: w.nodeKey, writes: w.writes })));
   await tx.query(
     `INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $2::jsonb)`,
     [runId, JSON.stringify(detail)],

@@ -14,6 +14,7 @@ import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnre
 import { definitionGraphAt } from './definitions';
 import { decodeJson } from '../json-codec';
 import type { Queryable } from './transaction';
+import { getRunState, loadStateLogs } from './run-state';
 
 /** A snapshot as stored: with the run's current `wake_at` (epoch ms), so an unchanged wake costs no write. */
 export interface LoadedSnapshot extends RunSnapshot {
@@ -145,6 +146,13 @@ export async function loadSnapshots(
         : {}),
     });
   }
+  // run state: read only for runs whose graph keeps it, so a graph without state costs no read
+  const stateful = out.filter((s) => s.graph.state !== undefined).map((s) => s.run.id);
+  if (stateful.length > 0) {
+    const logs = await loadStateLogs(db, stateful);
+    for (const s of out) if (s.graph.state !== undefined) s.stateLog = logs.get(s.run.id) ?? [];
+  }
+  await loadChildStates(db, out);
   // Pending top-level runs take their tenant's free slots in admission order: a run
   // gets one only while fewer Pending runs of its tenant come before it (higher priority, or the
   // same and older; counted over every shard) than slots are free.
@@ -153,6 +161,24 @@ export async function loadSnapshots(
     s.runSlotAvailable = (aheadOf.get(s.run.id) ?? 0) < free.get(s.run.tenantId)!;
   }
   return out;
+}
+
+/**
+ * A Subworkflow with `stateOut` writes its child's final state when the child completes: that
+ * state is read (folded from the child's log) for a Completed child whose node still runs it —
+ * once, on the tick that settles the node; never for any other child.
+ */
+async function loadChildStates(db: Queryable, snapshots: LoadedSnapshot[]): Promise<void> {
+  for (const s of snapshots) {
+    for (const c of s.children) {
+      if (c.status !== 'Completed') continue;
+      const row = s.nodes.find((n) => n.nodeKey === c.nodeKey);
+      if (row?.status !== 'Running' || row.childRunId !== c.childRunId) continue;
+      const node = s.graph.nodes.find((n) => n.key === c.nodeKey);
+      if (node?.kind !== 'Subworkflow' || node.config['stateOut'] === undefined) continue;
+      c.state = (await getRunState(db, s.run.tenantId, c.childRunId))?.state ?? {};
+    }
+  }
 }
 
 /**
@@ -177,6 +203,7 @@ export const NODE_DOC_COLUMNS = [
   ['output', 'output'],
   ['decision', 'decision'],
   ['loop', 'loop_state'],
+  ['map', 'map_state'],
 ] as const;
 
 /** Where a node row's document lives. */

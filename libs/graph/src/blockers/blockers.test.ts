@@ -174,4 +174,14 @@ describe('blockers of a run a spent budget failed', () => {
     expect(blockers(running(chain, { start: done(), work: failedRow(3) }, failedRun), { now: NOW, maxTotalAttempts: 50 })).toEqual([]);
     expect(blockers(running(chain, { start: done(), work: failedRow(1) }, { ...failedRun, failureClass: 'NodeFailed' }), { now: NOW, maxTotalAttempts: 0 })).toEqual([]);
   });
+
+  it('reports branchPlace for an eligible branch of a Parallel whose maxConcurrency branches all work', () => {
+    const g = graphOf(
+      [node('start', 'Start'), node('par', 'Parallel', { config: { maxConcurrency: 1 } }), node('a', 'Tool'), node('b', 'Tool'), node('end', 'End', { joinPolicy: 'Any' })],
+      [edge('e1', 'start', 'par'), edge('e2', 'par', 'a'), edge('e3', 'par', 'b'), edge('e4', 'a', 'end'), edge('e5', 'b', 'end')],
+    );
+    const snap = running(g, { start: done(150), par: done(200), a: queued() });
+    expect(only(snap, 'b')).toMatchObject({ kind: 'branchPlace', since: 200, details: { parallel: 'par', maxConcurrency: 1, working: 1 } });
+    expect(kindOf(running(g, { start: done(150), par: done(200), a: done(300) }), 'b')).toBe('tick');
+  });
 });

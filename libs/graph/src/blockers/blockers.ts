@@ -9,6 +9,7 @@
  */
 import { CHILD_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type JoinPolicy, type RunStatus } from '../model';
 import { admission } from '../planner/admission';
+import { branchBoundOf } from '../planner/branch-bound';
 import { inboundVerdicts, type RoutingView } from '../planner/edge-verdict';
 import { indexGraph } from '../planner/graph-index';
 import { retriesSpent } from '../planner/retry-budget';
@@ -91,6 +92,8 @@ function judgePending(snap: RunSnapshot, view: RoutingView, facts: BlockerFacts,
     return at('join', settledAt, { waitingOn, joinPolicy: node.joinPolicy, satisfied, needed: needed(node.joinPolicy, inbound.length) });
   }
   if (row.notBefore !== null && row.notBefore > facts.now) return at('timer', row.finishedAt, { until: row.notBefore });
+  const bound = branchBoundOf(view, row.nodeKey);
+  if (bound) return at('branchPlace', settledAt, { ...bound });
   const allowance = snap.run.stepAllowance;
   const gatedBy = snap.run.breakpoints.includes(row.nodeKey) ? 'breakpoint' : snap.run.paused ? 'runPaused' : null;
   if (gatedBy === null) return tick('eligible: admitted on the next tick', settledAt);
@@ -143,7 +146,8 @@ function judgeInFlight(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState
 }
 
 function childVerdict(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState): Verdict {
-  const childRunId = row.childRunId ?? '';
+  // a Map waits on the children it keeps working: named by the first one
+  const childRunId = row.childRunId ?? row.map?.live[0]?.childRunId ?? '';
   const childStatus = snap.children.find((c) => c.childRunId === childRunId)?.status ?? facts.children?.[childRunId] ?? null;
   if (childStatus !== null && TERMINAL_RUN_STATUSES.has(childStatus as RunStatus)) {
     return tick(`its child run ended ${childStatus}: applied on the next tick`, null);

@@ -27,6 +27,11 @@ export const BLOCKER_KINDS = [
   'heldDecision',
   /** retry backoff: not admitted before `until` */
   'timer',
+  /**
+   * eligible, but a branch of a Parallel whose `maxConcurrency` branches all work: it starts
+   * when one settles (`parallel`, `maxConcurrency`, `working`)
+   */
+  'branchPlace',
   /** eligible, but listed in the run's breakpoints: a step allowance admits it */
   'breakpoint',
   /** eligible, but the run is paused: resume or step */
@@ -107,6 +112,10 @@ export type BlockerDetails = {
   budget?: 'MAX_TOTAL_ATTEMPTS' | 'run';
   /** budgetExhausted (MAX_TOTAL_ATTEMPTS): retries spent */
   spent?: number;
+  /** branchPlace: the bounded Parallel, its maxConcurrency and its branches working now */
+  parallel?: string;
+  maxConcurrency?: number;
+  working?: number;
 };
 
 /** What a BullMQ job of a Queued/Running lane node looks like in Redis. */

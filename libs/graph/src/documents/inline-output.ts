@@ -60,6 +60,7 @@ export function inlineOutput(node: GraphNode, doc: InputDocument, runInput: Json
 export function envelopeAsJson(env: OutputEnvelope): JsonObject {
   const out: JsonObject = { status: env.status, attempt: env.attempt, branch: env.branch, output: env.output };
   if (env.error) out['error'] = { class: env.error.class, reason: env.error.reason };
+  if (env.state) out['state'] = env.state;
   return out;
 }
 
@@ -71,7 +72,9 @@ export function inputDocumentAsJson(doc: InputDocument): JsonObject {
   if (doc.input !== null) {
     input = isEnvelope(doc.input) ? envelopeAsJson(doc.input) : upstream;
   }
-  return { run: { input: doc.run.input }, upstream, input };
+  const json: JsonObject = { run: { input: doc.run.input }, upstream, input };
+  if (doc.state) json['state'] = doc.state;
+  return json;
 }
 
 function isEnvelope(v: InputDocument['input']): v is OutputEnvelope {

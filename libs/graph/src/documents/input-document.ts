@@ -2,7 +2,7 @@
  * The input document an executor is handed (CONTRACT §3):
  * `{ run: { input }, upstream: { <key>: envelope }, input: single | map | null }`.
  */
-import type { Graph, InputDocument, Json, OutputEnvelope } from '../model';
+import type { Graph, InputDocument, Json, JsonObject, OutputEnvelope } from '../model';
 import { satisfiedPredecessors } from '../planner/edge-verdict';
 import { indexGraph } from '../planner/graph-index';
 import type { NodeRunState } from '../planner/types';
@@ -25,11 +25,15 @@ export function buildInputDocument(
   return inputDocumentOf(runInput, preds, rows);
 }
 
-/** The input document over already-judged satisfied predecessors (`preds`, deduplicated, in order). */
+/**
+ * The input document over already-judged satisfied predecessors (`preds`, deduplicated, in
+ * order); with `state` (a graph that keeps run state), the document carries it as `state`.
+ */
 export function inputDocumentOf(
   runInput: Json | undefined,
   preds: readonly string[],
   rows: ReadonlyMap<string, NodeRunState>,
+  state?: JsonObject,
 ): InputDocument {
   const upstream: Record<string, OutputEnvelope> = {};
   for (const key of preds) {
@@ -38,7 +42,9 @@ export function inputDocumentOf(
   }
   const first = preds[0];
   const input = preds.length === 0 || first === undefined ? null : preds.length === 1 ? upstream[first]! : upstream;
-  return { run: { input: runInput ?? null }, upstream, input };
+  const doc: InputDocument = { run: { input: runInput ?? null }, upstream, input };
+  if (state !== undefined) doc.state = state;
+  return doc;
 }
 
 function isRowMap(

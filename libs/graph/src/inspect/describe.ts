@@ -4,19 +4,13 @@
  * document order unless stated otherwise, so equal graphs describe identically.
  */
 import { CHILD_KINDS, HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND } from '../model';
-import type { EdgeCondition, Graph, GraphKind, JoinPolicy, Lane, NodeKind, OnError } from '../model';
+import type { EdgeCondition, Graph, GraphKind, GraphNode, Lane } from '../model';
 
 export type EdgeKind = 'unconditional' | 'conditional' | 'default';
 
-export interface NodeDescriptor {
+/** A node as described: its parsed members that say how it runs (defaults filled in), then what the graph makes of it. */
+export interface NodeDescriptor extends Pick<GraphNode, 'key' | 'kind' | 'label' | 'joinPolicy' | 'maxAttempts' | 'timeoutSeconds' | 'onError'> {
   index: number;
-  key: string;
-  kind: NodeKind;
-  label: string;
-  joinPolicy: JoinPolicy;
-  maxAttempts: number;
-  timeoutSeconds: number | null;
-  onError: OnError;
   /** Pause/ChatInput: parks on a person */
   human: boolean;
   /** executed by the planner in the tick (Start, Condition, Parallel, Join, End) */

@@ -8,6 +8,7 @@ import { NODE_MEMBER_SPECS, RETRY_BACKOFF_MEMBER_SPECS } from '../spec/document'
 import { NODE_KIND_SPECS } from '../spec/node-kinds';
 import { hasTemplateSyntax } from '../template/engine';
 import { parseConfig } from './config';
+import { checkChildStateMembers, parseWrites } from '../state/parse-state';
 import { parseHttpUrl, parseJoinPolicy, schemaObject } from './member-check';
 import type { ToolCatalog } from './types';
 import { isMcpToolName, mcpNameErrors, type McpCatalog } from './mcp-ref';
@@ -132,8 +133,14 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
   const c = parseConfig(kind, hasOwn(raw, 'config') ? raw.config : undefined);
   errors.push(...c.errors);
   kindRules(kind, c.config, ctx, errors, warnings);
+  const writes = parseWrites(opt(raw, 'writes'), errors);
+  if (kind === 'Map' && c.config.toleratedFailures !== undefined && c.config.toleratedFailurePercent !== undefined) errors.push('config.toleratedFailures and config.toleratedFailurePercent cannot be given together; give one');
+  if (kind === 'Subworkflow') checkChildStateMembers({ kind, config: c.config, ...(writes ? { writes } : {}) }, errors);
   return {
-    node: { key, kind, label, joinPolicy, maxAttempts, timeoutSeconds, retryBackoff, onError, ...schemas, position, config: c.config },
+    node: {
+      key, kind, label, joinPolicy, maxAttempts, timeoutSeconds, retryBackoff, onError, ...schemas, position, config: c.config,
+      ...(writes ? { writes } : {}),
+    },
     errors,
     warnings,
     unknownMembers,
@@ -182,10 +189,10 @@ function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors
   }
 }
 
-/** The definition a Subworkflow (`config.definitionId`) or Loop (`config.body`) names, or null. */
+/** The definition a Subworkflow or Map (`config.definitionId`) or Loop (`config.body`) names, or null. */
 export function definitionReferenceOf(kind: unknown, config: unknown): string | null {
   if (!isObject(config)) return null;
-  const ref = kind === 'Subworkflow' ? config.definitionId : kind === 'Loop' ? config.body : undefined;
+  const ref = kind === 'Subworkflow' || kind === 'Map' ? config.definitionId : kind === 'Loop' ? config.body : undefined;
   return typeof ref === 'string' ? ref : null;
 }
 

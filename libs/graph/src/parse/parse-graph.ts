@@ -4,7 +4,7 @@
  * errors are reported alone; otherwise every accumulated error is returned at once.
  * Never throws.
  */
-import type { Graph, GraphKind, GraphNode, Issue, JsonObject } from '../model';
+import type { Graph, GraphKind, GraphNode, Issue, JsonObject, StateSpec } from '../model';
 import { parseBudget } from '../budget/budget';
 import { checkBudgetReach } from './budget-reach';
 import type { RunBudget } from '../budget/budget';
@@ -21,6 +21,7 @@ import { readSkeleton, structuralErrors } from './structure';
 import type { GraphValidation, ParseOptions, ParseResult } from './types';
 import { Issues, KEY_PATTERN, hasOwn, isObject, present, q, typeName } from './util';
 import { collectWarnings } from './warnings';
+import { checkConflictWriters, keepsState, parseStateBlock } from '../state/parse-state';
 
 const GRAPH_MEMBERS: ReadonlySet<string> = new Set(GRAPH_MEMBER_SPECS.map((m) => m.name));
 /** A Chat graph's `chat` block when absent, and the value of each member left out. */
@@ -172,6 +173,9 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
 
   checkGraphRules(nodes, ruleEdges, header.kind, out);
   checkTemplates(nodes, hasOwn(doc, 'state') ? doc.state : undefined, opts.stored === true, out);
+  const edges = parsedEdges.map((e) => e.edge);
+  const state = keepsState(header.state !== null, nodes, edges) ? (header.state ?? parseStateBlock(undefined, out)) : null;
+  if (state) checkConflictWriters({ nodes, edges }, state, out);
   checkBudgetReach(nodes, parsedEdges, header.budget, out);
   collectWarnings(nodes, parsedEdges, header.inputSchema, out);
   for (const k of Object.keys(doc)) if (!GRAPH_MEMBERS.has(k)) unknownMember(null, `graph member '${k}'`);
@@ -185,8 +189,9 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     outputSchema: header.outputSchema,
     ...(header.budget ? { budget: header.budget } : {}),
     ...(header.concurrency ? { concurrency: header.concurrency } : {}),
+    ...(state ? { state } : {}),
     nodes,
-    edges: parsedEdges.map((e) => e.edge),
+    edges,
   };
   return { ok: true, graph, warnings: out.warnings };
 }
@@ -198,6 +203,8 @@ interface Header {
   outputSchema: JsonObject | null;
   budget: RunBudget | null;
   concurrency: Graph['concurrency'] | null;
+  /** the `state` block when declared */
+  state: StateSpec | null;
 }
 
 /** The `concurrency` block: `{ key: <dot path>, limit: 1–MAX_CONCURRENCY_LIMIT }`, closed. */
@@ -262,5 +269,7 @@ function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
   if (!budget.ok) for (const e of budget.errors) out.error(null, e);
   const rawConcurrency = get('concurrency');
   const concurrency = rawConcurrency === undefined ? null : parseConcurrency(rawConcurrency, out);
-  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null, concurrency };
+  const rawState = get('state');
+  const state = rawState === undefined ? null : parseStateBlock(rawState, out);
+  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null, concurrency, state };
 }

@@ -13,7 +13,8 @@ import { hasOwn, isObject, listSome, q } from './util';
 /** Above this many nodes the quadratic shape analysis (exclusive joins) is skipped. */
 export const SHAPE_ANALYSIS_MAX_NODES = 1000;
 
-const ENVELOPE_MEMBERS = new Set(['status', 'attempt', 'branch', 'output', 'error']);
+/** Roots a condition path may start at: the envelope's members, and `state` (the run state as of the source's commit). */
+const ENVELOPE_MEMBERS = new Set(['status', 'attempt', 'branch', 'output', 'error', 'state']);
 
 export function collectWarnings(nodes: readonly GraphNode[], edges: readonly RuleEdge[], graphInputSchema: JsonObject | null, out: Issues): void {
   const byKey = new Map(nodes.map((n) => [n.key, n] as const));

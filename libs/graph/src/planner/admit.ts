@@ -6,10 +6,12 @@
 import { resolvePath } from '../conditions';
 import { inputDocumentOf } from '../documents/input-document';
 import { inlineOutput, inputDocumentAsJson } from '../documents/inline-output';
-import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocument, type Json } from '../model';
+import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocument, type Json, type JsonObject } from '../model';
 import { validateJson } from '../schema';
 import { renderConfigMember, templateLimitsOf, templateScope } from '../template/render';
 import type { Admission } from './admission';
+import { completeRun } from './complete-run';
+import { beginMap, mapItems } from './map';
 import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { attemptWithinBudget } from './budget-check';
@@ -35,12 +37,13 @@ export function admitNode(st: PlanState, node: GraphNode, adm: Extract<Admission
   if (INLINE_KINDS.has(node.kind)) return runInline(st, node, doc);
   if (HUMAN_KINDS.has(node.kind)) return parkGate(st, node, doc);
   if (node.kind === 'Loop' || node.kind === 'Subworkflow') return startChild(st, node, doc);
+  if (node.kind === 'Map') return startMap(st, node, doc);
   return queueWork(st, node, doc);
 }
 
 /** The row's input document, with an operator's `PUT …/input` replacing its `input` member. */
 export function inputDocumentFor(st: PlanState, key: string): InputDocument {
-  const doc = inputDocumentOf(st.run.input, satisfiedPredecessors(st, key), st.rows);
+  const doc = inputDocumentOf(st.run.input, satisfiedPredecessors(st, key), st.rows, st.state?.values);
   const override = st.row(key)?.inputOverride;
   return override ? { ...doc, input: override.input as InputDocument['input'] } : doc;
 }
@@ -71,6 +74,10 @@ function runInline(st: PlanState, node: GraphNode, doc: InputDocument): void {
   st.emit('node.started', node.key, { attempt, inline: true });
   if (rendered !== null && 'error' in rendered) return failNode(st, node.key, 'ValidationFailed', rendered.error);
   settleSuccess(st, node.key, output);
+  // an End with stopRun completes the run the moment it succeeds, whatever else still works
+  if (node.kind === 'End' && node.config['stopRun'] === true && st.row(node.key)?.status === 'Succeeded') {
+    completeRun(st, node.key, { stopRun: true });
+  }
 }
 
 /**
@@ -167,24 +174,37 @@ export function childInput(node: GraphNode, doc: InputDocument): { ok: true; val
   return { ok: true, value: map };
 }
 
-function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
-  const row = st.row(node.key)!;
-  const defKey = node.kind === 'Loop' ? 'body' : 'definitionId';
+/** A Subworkflow's `stateIn` resolved against its input document: the child's state seed, or null without one. */
+export function childStateSeed(node: GraphNode, doc: InputDocument): { ok: true; value: JsonObject | null } | { ok: false; reason: string } {
+  const stateIn = node.kind === 'Subworkflow' ? node.config['stateIn'] : undefined;
+  if (typeof stateIn !== 'object' || stateIn === null || Array.isArray(stateIn)) return { ok: true, value: null };
+  const json = inputDocumentAsJson(doc);
+  const seed: JsonObject = {};
+  for (const [key, path] of Object.entries(stateIn)) {
+    const hit = typeof path === 'string' ? resolvePath(json, path) : { found: false as const };
+    if (!hit.found || hit.value === undefined) return { ok: false, reason: `stateIn.${key}: path '${String(path)}' resolves to nothing in the node's input document` };
+    seed[key] = hit.value as Json;
+  }
+  return { ok: true, value: Object.keys(seed).length > 0 ? seed : null };
+}
+
+/** A child-backed node that cannot start fails ValidationFailed before any child exists. */
+function failBeforeChild(st: PlanState, key: string, doc: InputDocument, reason: string): void {
+  st.update(key, { input: doc, attempt: Math.max(st.row(key)!.attempt, 1), startedAt: st.now });
+  failNode(st, key, 'ValidationFailed', reason);
+}
+
+/** Why `node` cannot start child runs (no definition named, nesting too deep), or null. */
+function childRefusal(st: PlanState, node: GraphNode, defKey: string): string | null {
   const definitionId = node.config[defKey];
-  const fail = (reason: string) => {
-    st.update(node.key, { input: doc, attempt: Math.max(row.attempt, 1), startedAt: st.now });
-    failNode(st, node.key, 'ValidationFailed', reason);
-  };
-  if (typeof definitionId !== 'string' || definitionId === '') return fail(`config.${defKey} names no definition`);
-  if (st.run.depth >= MAX_NESTING_DEPTH) return fail(`nesting depth ${MAX_NESTING_DEPTH} reached`);
-  // a fork with failedOnly resumes a Loop at the iteration that failed, fed the last output
-  const resume = node.kind === 'Loop' && row.loop?.resume === true && row.loop.iteration > 1 ? row.loop : null;
-  const input: ReturnType<typeof childInput> = resume ? { ok: true, value: resume.last } : childInput(node, doc);
-  if (!input.ok) return fail(input.reason);
-  if (!spendAttempt(st, node.key)) return;
-  const childRunId = st.ctx.newId();
-  const attempt = row.attempt + 1;
-  st.update(node.key, {
+  if (typeof definitionId !== 'string' || definitionId === '') return `config.${defKey} names no definition`;
+  if (st.run.depth >= MAX_NESTING_DEPTH) return `nesting depth ${MAX_NESTING_DEPTH} reached`;
+  return null;
+}
+
+/** The row of a child-backed node whose attempt `attempt` just started (`childRunId`: its one child, null for a Map). */
+function childRunning(st: PlanState, key: string, doc: InputDocument, attempt: number, childRunId: string | null): void {
+  st.update(key, {
     status: 'Running',
     attempt,
     input: doc,
@@ -198,8 +218,42 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
     output: null,
     failureClass: 'None',
     reason: null,
+  });
+}
+
+function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const row = st.row(node.key)!;
+  const defKey = node.kind === 'Loop' ? 'body' : 'definitionId';
+  const fail = (reason: string) => failBeforeChild(st, node.key, doc, reason);
+  const refusal = childRefusal(st, node, defKey);
+  if (refusal !== null) return fail(refusal);
+  const definitionId = node.config[defKey] as string;
+  // a fork with failedOnly resumes a Loop at the iteration that failed, fed the last output
+  const resume = node.kind === 'Loop' && row.loop?.resume === true && row.loop.iteration > 1 ? row.loop : null;
+  const input: ReturnType<typeof childInput> = resume ? { ok: true, value: resume.last } : childInput(node, doc);
+  if (!input.ok) return fail(input.reason);
+  const seed = childStateSeed(node, doc);
+  if (!seed.ok) return fail(seed.reason);
+  if (!spendAttempt(st, node.key)) return;
+  const childRunId = st.ctx.newId();
+  const attempt = row.attempt + 1;
+  childRunning(st, node.key, doc, attempt, childRunId);
+  st.update(node.key, {
     loop: node.kind !== 'Loop' ? null : resume ? { iteration: resume.iteration, results: resume.results, last: resume.last } : { iteration: 1, results: [], last: null },
   });
-  st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value });
+  st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value, ...(seed.value ? { state: seed.value } : {}) });
   st.emit('node.started', node.key, { attempt, childRunId, ...(node.kind === 'Loop' ? { iteration: resume?.iteration ?? 1 } : {}) });
+}
+
+/** A Map: its items read, one attempt spent for the whole node, then its first children started (`map.ts`). */
+function startMap(st: PlanState, node: GraphNode, doc: InputDocument): void {
+  const refusal = childRefusal(st, node, 'definitionId');
+  if (refusal !== null) return failBeforeChild(st, node.key, doc, refusal);
+  const items = mapItems(st, node, doc);
+  if (!items.ok) return failBeforeChild(st, node.key, doc, items.reason);
+  if (!spendAttempt(st, node.key)) return;
+  const attempt = st.row(node.key)!.attempt + 1;
+  childRunning(st, node.key, doc, attempt, null);
+  st.emit('node.started', node.key, { attempt, items: items.items.length });
+  beginMap(st, node, items.items);
 }

@@ -13,6 +13,7 @@
  */
 import { admission } from './admission';
 import { admitNode } from './admit';
+import { branchPlaceFree } from './branch-bound';
 import type { PlanState } from './plan-state';
 import { skipNode } from './settle';
 
@@ -38,6 +39,8 @@ export function advance(st: PlanState): void {
       }
       if (adm.kind !== 'eligible') continue;
       if (row.notBefore !== null && row.notBefore > st.now) continue;
+      // a bounded Parallel's branch waits (Pending) for a place
+      if (!branchPlaceFree(st, node.key)) continue;
       if (gated(node.key)) {
         if (!allowance) continue;
         if (allowance.mode === 'one' && used) continue;

@@ -2,7 +2,8 @@
  * Apply a PlanResult to a snapshot in memory, with the same guards the store uses:
  * a node patch lands only where the row still has the expected status and attempt;
  * the run patch only at the expected version (version + 1, lastSeq + events).
- * Consumed intents, results and starts are removed. Children are left as they were.
+ * Consumed intents, results and starts are removed; the plan's state writes join the state
+ * log. Children are left as they were.
  */
 import type { NodeRunState, PlanResult, RunSnapshot } from './types';
 
@@ -14,9 +15,11 @@ export function applyPlanToSnapshot(snapshot: RunSnapshot, result: PlanResult): 
     return { ...row, ...p.set };
   });
   let run = snapshot.run;
+  let stateLog = snapshot.stateLog;
   if (result.run && result.run.expectVersion === run.version) {
     const { output: _output, ...set } = result.run.set;
     run = { ...run, ...set, version: run.version + 1, lastSeq: run.lastSeq + result.events.length };
+    if (result.stateWrites) stateLog = [...(stateLog ?? []), ...result.stateWrites];
   }
   const consumedInv = new Set(result.consumedInvocationIds);
   const consumedIntents = new Set(result.consumedIntentIds);
@@ -24,6 +27,7 @@ export function applyPlanToSnapshot(snapshot: RunSnapshot, result: PlanResult): 
     ...snapshot,
     run,
     nodes,
+    ...(stateLog ? { stateLog } : {}),
     results: snapshot.results.filter((r) => !consumedInv.has(r.invocationId)),
     started: snapshot.started.filter((s) => !consumedInv.has(s.invocationId)),
     intents: snapshot.intents.filter((i) => !consumedIntents.has(i.id)),

@@ -13,6 +13,7 @@
  * contract stay as they are).
  */
 import type { RunState } from './types';
+import { parseTenantList } from '../tenant-list';
 
 export const MIN_RUN_PRIORITY = 1;
 export const MAX_RUN_PRIORITY = 5;
@@ -96,16 +97,9 @@ export function backlogVerdict(pending: number, max: number, retryAfterSeconds: 
  * @throws Error naming the bad entry
  */
 export function parseTenantIntegers(text: string, min: number, max: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const raw of text.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const m = /^([^=\s]+)\s*=\s*(\d+)$/.exec(entry);
-    if (!m) throw new Error(`'${entry}' is not tenant=value`);
-    const value = Number(m[2]);
-    if (value < min || value > max) throw new Error(`value of '${m[1]}' must be ${min}–${max}`);
-    if (m[1]! in out) throw new Error(`tenant '${m[1]}' is listed twice`);
-    out[m[1]!] = value;
-  }
-  return out;
+  return parseTenantList(text, {
+    valueName: 'value',
+    outOfRange: (tenant, value) => (value < min || value > max ? `value of '${tenant}' must be ${min}–${max}` : null),
+    fail: (message) => new Error(message),
+  });
 }

@@ -24,6 +24,7 @@
 import { buildEnvelope } from '../documents/envelope';
 import { TERMINAL_RUN_STATUSES } from '../model';
 import type { PlanState } from './plan-state';
+import { cancelMapChildren } from './map-children';
 import { cancelNode } from './settle';
 import type { NodeRunState, WorkOutcome } from './types';
 
@@ -76,6 +77,12 @@ export function drain(st: PlanState): void {
   let waiting = false;
   for (const row of [...st.rows.values()]) {
     if (row.status !== 'Queued' && row.status !== 'Running' && row.status !== 'WaitingForApproval') continue;
+    if (row.status === 'Running' && row.kind === 'Map') {
+      // its children are cancelled first: the row waits until every one it keeps working ended
+      if (cancelMapChildren(st, row.nodeKey)) waiting = true;
+      else cancelNode(st, row.nodeKey, reason, 'RunCancel');
+      continue;
+    }
     if (row.status === 'Running' && row.childRunId) {
       const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
       // Children are cancelled first: the row waits until the snapshot shows its child ended.

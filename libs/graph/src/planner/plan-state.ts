@@ -5,6 +5,7 @@
  */
 import type { EventKind, Json, JsonObject } from '../model';
 import type { RoutingView } from './edge-verdict';
+import { RunStateFold, type StateWrite } from '../state/fold';
 import { indexGraph, type GraphIndex } from './graph-index';
 import type {
   CancelWork,
@@ -36,6 +37,10 @@ export class PlanState implements RoutingView {
   readonly consumedInvocationIds: string[] = [];
   /** while true, a FailRun failure waits for the batch to end so the lowest failed key decides */
   deferRunFailure = false;
+  /** the run state, when the graph keeps one (null: it does not, and nothing about state costs anything) */
+  readonly state: RunStateFold | null;
+  /** state writes of this call, numbered by their `state.updated` event's seq */
+  readonly stateWrites: StateWrite[] = [];
   private readonly patches = new Map<string, NodePatch>();
   private readonly originals = new Map<string, NodeRunState>();
   private readonly runSet: RunSet = {};
@@ -47,6 +52,7 @@ export class PlanState implements RoutingView {
   ) {
     this.index = indexGraph(snapshot.graph);
     this.run = { ...snapshot.run };
+    this.state = snapshot.graph.state ? new RunStateFold(snapshot.graph.state, snapshot.stateLog ?? []) : null;
     for (const row of snapshot.nodes) {
       this.rows.set(row.nodeKey, { ...row });
       this.originals.set(row.nodeKey, row);
@@ -90,6 +96,11 @@ export class PlanState implements RoutingView {
 
   setRunOutput(value: Json): void {
     this.runOutput = { value };
+  }
+
+  /** The seq the next emitted event will have once the plan commits (the applier numbers them lastSeq+1, …). */
+  nextSeq(): number {
+    return this.snapshot.run.lastSeq + this.events.length + 1;
   }
 
   emit(kind: EventKind, nodeKey: string | null, detail: JsonObject = {}): void {

@@ -99,6 +99,7 @@ function finish(st: PlanState): PlanResult {
     consumedIntentIds: st.consumedIntentIds,
     consumedInvocationIds: st.consumedInvocationIds,
     wakeAt,
+    ...(st.stateWrites.length > 0 ? { stateWrites: st.stateWrites } : {}),
   };
 }
 
@@ -135,6 +136,7 @@ function badSnapshot(snapshot: RunSnapshot, _ctx: PlanContext, reason: string): 
       result.cancel.push({ nodeKey: row.nodeKey, invocationId: row.invocationId, reason });
     }
     if (row.childRunId && row.status === 'Running') result.cancelChildren.push(row.childRunId);
+    if (row.status === 'Running' && Array.isArray(row.map?.live)) for (const l of row.map.live) result.cancelChildren.push(l.childRunId);
   }
   return result;
 }

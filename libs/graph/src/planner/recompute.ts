@@ -12,8 +12,8 @@
  *   the unreached ends — failure class GateRejected when a Pause was rejected (the
  *   place to look, not a causal proof), None otherwise.
  */
-import { TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type Json, type RunStatus } from '../model';
-import { validateJson } from '../schema';
+import { TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type RunStatus } from '../model';
+import { completeRun } from './complete-run';
 import { edgeVerdict } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { drain } from './drain';
@@ -31,22 +31,7 @@ export function recompute(st: PlanState): void {
     .map((n) => st.row(n.key))
     .filter((r) => r?.status === 'Succeeded')
     .sort((a, b) => (a!.finishedAt ?? 0) - (b!.finishedAt ?? 0) || st.index.order.get(a!.nodeKey)! - st.index.order.get(b!.nodeKey)!)[0];
-  if (winner) {
-    const output: Json = winner.output?.output ?? null;
-    if (st.snapshot.graph.outputSchema) {
-      const v = validateJson(st.snapshot.graph.outputSchema, output);
-      if (!v.valid) {
-        const reason = `run output does not match outputSchema: ${v.errors.join('; ')}`;
-        st.updateRun({ status: 'Failed', failureClass: 'ValidationFailed', reason, finishedAt: st.now });
-        st.emit('run.failed', null, { nodeKey: winner.nodeKey, class: 'ValidationFailed' });
-        return;
-      }
-    }
-    st.updateRun({ status: 'Completed', failureClass: 'None', reason: null, finishedAt: st.now });
-    st.setRunOutput(output);
-    st.emit('run.completed', null, { endKey: winner.nodeKey });
-    return;
-  }
+  if (winner) return completeRun(st, winner.nodeKey);
   const unreached = ends.map((n) => `'${n.key}' (${st.row(n.key)?.status ?? 'missing'})`).join(', ');
   const rejected = [...st.rows.values()].find((r) => r.status === 'Succeeded' && r.decision?.decision === 'Reject');
   const reason = rejected
@@ -75,6 +60,10 @@ function waitsOnPerson(st: PlanState): boolean {
     if (row.status === 'Running' && row.childRunId) {
       const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
       if (child?.status === 'WaitingForApproval') return true;
+    }
+    if (row.status === 'Running' && row.map) {
+      const live = new Set(row.map.live.map((l) => l.childRunId));
+      if (st.snapshot.children.some((c) => live.has(c.childRunId) && c.status === 'WaitingForApproval')) return true;
     }
   }
   return false;

@@ -16,6 +16,7 @@
  * Pure: the caller gathers the facts (depth, backlogs, shared state) and applies the result
  * with a compare-and-set on the state's version.
  */
+import { parseTenantList } from '../tenant-list';
 
 /** A tenant with held work on the lane. */
 export interface WindowTenant {
@@ -154,16 +155,9 @@ export const MAX_TENANT_WEIGHT = 1000;
  * @throws TenantWeightsError naming the bad entry
  */
 export function parseTenantWeights(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const raw of text.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const m = /^([^=\s]+)\s*=\s*(\d+)$/.exec(entry);
-    if (!m) throw new TenantWeightsError(`'${entry}' is not tenant=weight`);
-    const weight = Number(m[2]);
-    if (weight < 1 || weight > MAX_TENANT_WEIGHT) throw new TenantWeightsError(`weight of '${m[1]}' must be 1–${MAX_TENANT_WEIGHT}`);
-    if (m[1]! in out) throw new TenantWeightsError(`tenant '${m[1]}' is listed twice`);
-    out[m[1]!] = weight;
-  }
-  return out;
+  return parseTenantList(text, {
+    valueName: 'weight',
+    outOfRange: (tenant, weight) => (weight < 1 || weight > MAX_TENANT_WEIGHT ? `weight of '${tenant}' must be 1–${MAX_TENANT_WEIGHT}` : null),
+    fail: (message) => new TenantWeightsError(message),
+  });
 }

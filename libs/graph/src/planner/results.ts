@@ -8,6 +8,7 @@ import { buildEnvelope, utf8ByteLength } from '../documents/envelope';
 import { CONDITION_OPS, TERMINAL_RUN_STATUSES, type EdgeCondition, type Json, type JsonObject, type OutputEnvelope } from '../model';
 import { chargeAttempt, chargeChild } from './budget-check';
 import { awaitingCancel, confirmCancel } from './drain';
+import { applyMapChildren } from './map';
 import type { PlanState } from './plan-state';
 import { settleFailure, settleSuccess } from './settle';
 import type { ChildRunState, NodeRunState } from './types';
@@ -25,8 +26,14 @@ export function applyStarted(st: PlanState): void {
   }
 }
 
+/**
+ * Settles the results in arrival order; in a graph that keeps run state, in node key order
+ * (a node's own results in arrival order), so writes landing in one tick commit in an order
+ * that does not depend on which worker answered first.
+ */
 export function applyResults(st: PlanState): void {
-  for (const r of st.snapshot.results) {
+  const results = st.state ? [...st.snapshot.results].sort((a, b) => (a.nodeKey < b.nodeKey ? -1 : a.nodeKey > b.nodeKey ? 1 : 0)) : st.snapshot.results;
+  for (const r of results) {
     st.consumedInvocationIds.push(r.invocationId);
     const row = st.row(r.nodeKey);
     if (!inFlight(row) || row.invocationId !== r.invocationId) continue;
@@ -64,6 +71,7 @@ export function applyDeadlines(st: PlanState): void {
 export function applyChildren(st: PlanState): void {
   // While Cancelling the drain owns child-backed rows: a child that ended cancels its node.
   if (st.run.status === 'Cancelling') return;
+  applyMapChildren(st);
   for (const row of [...st.rows.values()]) {
     if (row.status !== 'Running' || !row.childRunId) continue;
     const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
@@ -71,7 +79,7 @@ export function applyChildren(st: PlanState): void {
     if (TERMINAL_RUN_STATUSES.has(child.status)) chargeChild(st, child);
     if (child.status === 'Completed') {
       if (row.kind === 'Loop') iterate(st, row, child);
-      else settleSuccess(st, row.nodeKey, child.output);
+      else settleSuccess(st, row.nodeKey, child.output, st.now, child.state ?? undefined);
     } else if (child.status === 'Failed') {
       settleFailure(st, row.nodeKey, 'NodeFailed', `child run ${child.childRunId} failed (${child.failureClass}): ${child.reason ?? ''}`);
     } else if (child.status === 'Cancelled') {

@@ -5,10 +5,12 @@
  */
 import { buildEnvelope, checkOutputSize } from '../documents/envelope';
 import { storableText, unstorableValues } from '../documents/storable';
-import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type NodeCause, type RetryBackoff } from '../model';
+import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type JsonObject, type NodeCause, type RetryBackoff } from '../model';
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
 import { retryWithinBudget } from './retry-budget';
+import { cancelMapChildren } from './map-children';
+import { commitWrites, judgeWrites, withRoutingState } from './state-writes';
 
 /** Reason of rows cancelled because the run failed (human text; the row's cause is `RunFailure`). */
 const RUN_FAILURE_CANCEL_PREFIX = 'run failed at node ';
@@ -21,7 +23,7 @@ const isObject = (v: Json): v is { [k: string]: Json } => typeof v === 'object' 
  * surrogate in a string or member name, a number beyond `numeric` — a worker's document is
  * judged here, so no such output ever reaches a commit) or misses the node's outputSchema.
  */
-export function settleSuccess(st: PlanState, key: string, output: Json, finishedAt = st.now): void {
+export function settleSuccess(st: PlanState, key: string, output: Json, finishedAt = st.now, childState?: JsonObject): void {
   const row = st.row(key);
   const node = st.index.nodeByKey.get(key);
   if (!row || !node) return;
@@ -37,6 +39,11 @@ export function settleSuccess(st: PlanState, key: string, output: Json, finished
     const v = validateJson(node.outputSchema, output);
     if (!v.valid) return settleFailure(st, key, 'ValidationFailed', `output does not match outputSchema: ${v.errors.join('; ')}`);
   }
+  // run state: the node's writes are judged now and committed with its status, or fail it
+  const writes = st.state ? judgeWrites(st, node, envelope, childState) : null;
+  if (writes && !writes.ok) return settleFailure(st, key, 'ValidationFailed', writes.reason);
+  if (st.state) withRoutingState(st, outEdges, envelope, writes?.state ?? st.state.values);
+  if (held) envelope.branch = null;
   st.update(key, {
     status: 'Succeeded',
     output: envelope,
@@ -48,7 +55,9 @@ export function settleSuccess(st: PlanState, key: string, output: Json, finished
     held,
     pendingDecisionKind: held ? 'Operator' : null,
   });
+  const completedSeq = st.nextSeq();
   st.emit('node.completed', key, { attempt: row.attempt, branch: envelope.branch, held });
+  if (writes) commitWrites(st, key, writes, completedSeq);
 }
 
 /** Backoff before attempt `failedAttempt + 1`: min(maxMs, initialMs × multiplier^(failedAttempt−1)). */
@@ -120,6 +129,7 @@ export function failNode(st: PlanState, key: string, cls: FailureClass, message:
     output: null,
     error: { class: cls, reason },
   });
+  if (st.state) withRoutingState(st, outEdges, envelope, st.state.values);
   st.update(key, {
     status: 'Failed',
     output: envelope,
@@ -202,6 +212,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
     if (queuedNow >= 0) st.enqueue.splice(queuedNow, 1);
     else st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason });
   }
+  if (row.status === 'Running' && row.kind === 'Map') cancelMapChildren(st, key);
   if (row.status === 'Running' && row.childRunId && !st.cancelChildren.includes(row.childRunId)) {
     const startedNow = st.startChildren.findIndex((c) => c.childRunId === row.childRunId);
     const child = st.snapshot.children.find((c) => c.childRunId === row.childRunId);
@@ -211,6 +222,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
   st.update(key, {
     status: 'Cancelled',
     failureClass: 'Cancelled',
+    ...(row.kind === 'Map' ? { map: null } : {}),
     cause,
     reason,
     finishedAt: st.now,
@@ -218,7 +230,7 @@ export function cancelNode(st: PlanState, key: string, reason: string, cause: No
     deadlineAt: null,
     pendingDecisionKind: null,
   });
-  st.emit('node.cancelled', key, { reason });
+  st.emit('node.cancelled', key, { reason, cause });
 }
 
 /** Skip a Pending row with one cause. */

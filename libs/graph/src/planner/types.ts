@@ -20,6 +20,7 @@ import type {
   RunStatus,
 } from '../model';
 import type { ModelPrices, RunBudget, RunUsage } from '../budget';
+import type { StateWrite } from '../state/fold';
 
 export interface SteerEntry {
   operationId: string;
@@ -56,6 +57,21 @@ export interface LoopState {
   resume?: boolean;
 }
 
+/** A Map node's progress over its items (`map.ts`), kept on its row while it runs. */
+export interface MapState {
+  /** how many items the Map runs */
+  total: number;
+  /** the next item index to start: items below it have started */
+  next: number;
+  /** the child runs working now, each with its item index */
+  live: { childRunId: string; index: number }[];
+  /** each started item's child run output, by item index (null until it completes, or when it failed) */
+  results: Json[];
+  failed: number;
+  /** the first failures (item index and reason), at most MAP_ERRORS_KEPT */
+  errors: { index: number; reason: string }[];
+}
+
 /** One node_runs row as the planner sees it. */
 export interface NodeRunState {
   nodeKey: string;
@@ -88,6 +104,8 @@ export interface NodeRunState {
   held: boolean;
   childRunId: string | null;
   loop: LoopState | null;
+  /** a Map node's progress while it runs (`node_runs.map_state`); absent or null otherwise */
+  map?: MapState | null;
 }
 
 export type StepMode = 'one' | 'wave' | 'node';
@@ -178,6 +196,11 @@ export interface ChildRunState {
   /** the child's own rolled-up usage and attempts, rolled into the parent's when the child ends */
   usage?: RunUsage | null;
   totalAttempts?: number;
+  /**
+   * The child's final run state, loaded only for a Completed child whose Subworkflow node
+   * declares `stateOut` and has not settled yet. Absent otherwise.
+   */
+  state?: JsonObject | null;
 }
 
 export interface RunSnapshot {
@@ -196,6 +219,11 @@ export interface RunSnapshot {
    * runs: a Pending run stays Pending. Absent: the run has no key, or it holds its place.
    */
   concurrencyKeyAvailable?: boolean;
+  /**
+   * The run's state log (`run_state_writes`, oldest first), read only when the graph keeps
+   * state (`graph.state`); the planner folds it (`state/fold.ts`). Absent: empty.
+   */
+  stateLog?: StateWrite[];
 }
 
 export interface PlanContext {
@@ -289,6 +317,8 @@ export interface ChildStart {
   childRunId: string;
   definitionId: string;
   input: Json;
+  /** a Subworkflow's `stateIn`: the child's state seed (its log's seq-0 base entry). Absent: none */
+  state?: JsonObject;
 }
 
 export interface PlanResult {
@@ -305,4 +335,9 @@ export interface PlanResult {
   consumedInvocationIds: string[];
   /** when the run next needs a tick by time alone (backoff, deadline); null = only on a signal */
   wakeAt: number | null;
+  /**
+   * State writes committed with this plan, each numbered by the seq of its `state.updated`
+   * event (lastSeq + its place among `events`). Absent: none.
+   */
+  stateWrites?: StateWrite[];
 }

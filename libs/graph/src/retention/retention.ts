@@ -9,6 +9,7 @@
  * what the cutoffs give.
  */
 import { TERMINAL_RUN_STATUSES, type RunStatus } from '../model';
+import { parseTenantList } from '../tenant-list';
 
 /** One day, ms. */
 export const DAY_MS = 86_400_000;
@@ -47,18 +48,11 @@ export class TenantRetentionError extends Error {
  * @throws TenantRetentionError naming the bad entry
  */
 export function parseTenantRetention(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const raw of text.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const m = /^([^=\s]+)\s*=\s*(\d+)$/.exec(entry);
-    if (!m) throw new TenantRetentionError(`'${entry}' is not tenant=days`);
-    const days = Number(m[2]);
-    if (days > MAX_RETENTION_DAYS) throw new TenantRetentionError(`retention of '${m[1]}' must be 0–${MAX_RETENTION_DAYS} days`);
-    if (Object.hasOwn(out, m[1]!)) throw new TenantRetentionError(`tenant '${m[1]}' is listed twice`);
-    out[m[1]!] = days;
-  }
-  return out;
+  return parseTenantList(text, {
+    valueName: 'days',
+    outOfRange: (tenant, days) => (days > MAX_RETENTION_DAYS ? `retention of '${tenant}' must be 0–${MAX_RETENTION_DAYS} days` : null),
+    fail: (message) => new TenantRetentionError(message),
+  });
 }
 
 /** The retention of `tenantId`, days (0 = forever). */

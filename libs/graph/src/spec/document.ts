@@ -68,6 +68,13 @@ export const NODE_MEMBER_SPECS: readonly MemberSpec[] = [
     name: 'config', type: 'object', required: false, default: {},
     help: "The kind's own settings; a member the kind does not read is refused.",
   },
+  {
+    name: 'writes', type: 'bindings', required: false, example: { findings: 'output.json.items' },
+    help:
+      "Run-state writes: state key → dot path into this node's own output envelope. When the node succeeds, each value is " +
+      "folded into the run state by the key's reducer (state.reducers) and committed with the node's status; a path that " +
+      'resolves to nothing, or a write the reducer or state.schema refuses, fails the node ValidationFailed.',
+  },
 ];
 
 /** Members of an edge condition (CONTRACT §1.2); a Loop's `exitCondition` has the same shape. */
@@ -141,6 +148,27 @@ export const CONCURRENCY_MEMBER_SPECS: readonly MemberSpec[] = [
   },
 ];
 
+/** Members of a graph's `state` block (run state). */
+export const STATE_MEMBER_SPECS: readonly MemberSpec[] = [
+  {
+    name: 'schema', type: 'jsonSchema', required: false, example: { type: 'object', properties: { findings: { type: 'array' } } },
+    help:
+      'JSON Schema every committed state must satisfy: a write that breaks it fails the writing node ValidationFailed. ' +
+      "Reducers are checked against its declared property types at save (append needs an array, sum a number, merge an object).",
+  },
+  {
+    name: 'reducers', type: 'object', required: false, default: {}, example: { findings: 'append', cost: 'sum' },
+    help:
+      'State key → how writes fold: overwrite (the default: last commit wins), append (each write is one more item, in ' +
+      'writer node key order), sum (numbers added in writer key order), merge (objects merged in writer key order), ' +
+      'rejectConflict (a write of a different value than another node wrote fails the writer; its writers must be ordered by the graph).',
+  },
+  {
+    name: 'initial', type: 'object', required: false, default: {}, example: { findings: [] },
+    help: 'The state a run starts with (the Start node then maps the run input in through its writes).',
+  },
+];
+
 /** Members of a graph document (CONTRACT §1). */
 export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
   { name: 'schemaVersion', type: 'integer', required: false, min: 1, max: 1, default: 1, help: 'The graph format version; 1 when present.' },
@@ -171,6 +199,13 @@ export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
     help:
       "Concurrency key (an addition to CONTRACT §1): at most `limit` live top-level runs of this definition per value of " +
       "`key` (a tenant's own); the others stay Pending (blocker concurrencyKey) and are admitted as runs of that value end.",
+  },
+  {
+    name: 'state', type: 'record', required: false, members: STATE_MEMBER_SPECS,
+    example: { reducers: { findings: 'append' }, initial: { findings: [] } },
+    help:
+      "Run state: a JSON object kept with the run, written by nodes' `writes`, folded by per-key reducers, read by every node " +
+      'as `state` in its input document (conditions, bindings: state.findings) and by GET /v1/runs/{id}/state.',
   },
   { name: 'nodes', type: 'list', required: true, help: 'The nodes, in document order: exactly one Start and at least one End.' },
   {

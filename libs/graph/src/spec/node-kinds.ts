@@ -203,7 +203,14 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     kind: 'Parallel', group: 'flow', fact: null, starter: {},
     summary: 'A fan-out label: every satisfied out-edge starts its branch.',
     output: "its single predecessor's output, verbatim.",
-    config: [],
+    config: [
+      {
+        name: 'maxConcurrency', type: 'integer', required: false, min: 1, example: 2, defaultText: 'unbounded',
+        help:
+          'Most branches working at once. A branch is one direct successor; it works while that node is queued, running ' +
+          'or waiting on a person. The others wait Pending and start in document order as places free.',
+      },
+    ],
   }),
   Join: kind({
     kind: 'Join', group: 'flow', fact: 'joinPolicy', starter: {},
@@ -245,6 +252,12 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
         name: 'publishToChat', type: 'boolean', required: false, chatOnly: true, example: false,
         defaultText: 'true in a Chat graph (false says so explicitly); nothing publishes in a Standard graph',
         help: "Post the run's result (output.result) to the conversation as an assistant message (Chat graphs only).",
+      },
+      {
+        name: 'stopRun', type: 'boolean', required: false, default: false, example: true,
+        help:
+          "Complete the run the moment this End succeeds, with its output as the run's: work still queued, running or " +
+          'waiting on a person is cancelled (cause RunCompleted) and nodes not reached stay Pending.',
       },
     ],
   }),
@@ -292,6 +305,47 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     kind: 'Subworkflow', group: 'child', fact: 'definitionId', starter: {},
     summary: 'Runs another definition as a child run (nesting depth ≤ 5).',
     output: "the child run's output.",
-    config: [{ name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition to run.' }, inputBinding],
+    config: [
+      { name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition to run.' },
+      inputBinding,
+      {
+        name: 'stateIn', type: 'bindings', required: false, example: { topic: 'state.topic' },
+        help:
+          "Seeds the child run's state: each child state key maps to a dot path into this node's input document (state.…, " +
+          "run.input.…); the values are set over the child graph's state.initial (the child graph must keep state). A path " +
+          'that resolves to nothing fails the node before the child starts.',
+      },
+      {
+        name: 'stateOut', type: 'bindings', required: false, example: { findings: 'findings' },
+        help:
+          "Writes the child's final state into this run's state when the child completes: each state key of this run maps to " +
+          "a dot path into the child's state, folded by this run's reducers like a node's writes. A path that resolves to " +
+          'nothing fails the node (ValidationFailed).',
+      },
+    ],
+  }),
+  Map: kind({
+    kind: 'Map', group: 'child', fact: 'items', starter: { items: 'input.output.items' },
+    summary: 'Runs another definition as a child run once per item of an array, a bounded number at a time.',
+    output: '{ results, succeeded, failed, errors }: results holds each child run output in item order (null for a failed item).',
+    config: [
+      { name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition each item runs; its run input is the item.' },
+      {
+        name: 'items', type: 'dotPath', required: true, example: 'state.urls',
+        help: "Dot path into the node's input document to the array to map over (state.…, run.input.…, input.output.…); anything but an array fails the node.",
+      },
+      {
+        name: 'maxConcurrency', type: 'integer', required: false, min: 1, max: 1000, default: 8, example: 16,
+        help: 'Most child runs working at once (capped by the deployment option MAP_MAX_CONCURRENCY); the next item starts as one ends.',
+      },
+      {
+        name: 'toleratedFailures', type: 'integer', required: false, min: 0, default: 0, example: 2,
+        help: 'Failed items the node tolerates; one more fails it (the children still working are cancelled). Not together with toleratedFailurePercent.',
+      },
+      {
+        name: 'toleratedFailurePercent', type: 'number', required: false, min: 0, max: 100, example: 5,
+        help: 'Failed items tolerated, as a percentage of all items; more fail the node. Not together with toleratedFailures.',
+      },
+    ],
   }),
 };

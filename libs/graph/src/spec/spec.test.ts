@@ -43,11 +43,11 @@ function docFor(kind: NodeKind, config: JsonObject): Doc {
 const keyOf = (kind: NodeKind) => (kind === 'Start' ? 'start' : kind === 'End' ? 'done' : 'work');
 const memberOf = (kind: NodeKind, name: string) => NODE_KIND_SPECS[kind].config.find((m) => m.name === name);
 
-/** A starter config completed so it parses: a Loop or Subworkflow also needs a definition to name. */
+/** A starter config completed so it parses: a Loop, Subworkflow or Map also needs a definition to name. */
 function workable(kind: NodeKind): JsonObject {
   const c: JsonObject = { ...NODE_KIND_SPECS[kind].starter };
   if (kind === 'Loop') c.body = 'def-body';
-  if (kind === 'Subworkflow') c.definitionId = 'def-child';
+  if (kind === 'Subworkflow' || kind === 'Map') c.definitionId = 'def-child';
   return c;
 }
 

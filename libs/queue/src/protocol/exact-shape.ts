@@ -68,10 +68,11 @@ const isJsonObject = (v: unknown): boolean => isPlainObject(v) && isJson(v);
 
 /** An output envelope with exactly its members. */
 function isEnvelope(v: unknown): boolean {
-  if (!isPlainObject(v) || !hasMembers(v, ['status', 'attempt', 'branch', 'output'], ['error'])) return false;
+  if (!isPlainObject(v) || !hasMembers(v, ['status', 'attempt', 'branch', 'output'], ['error', 'state'])) return false;
   if (!envelopeStatuses.has(v.status) || !isInt(v.attempt) || v.attempt < 0) return false;
   if (v.branch !== null && typeof v.branch !== 'string') return false;
   if (!isJson(v.output)) return false;
+  if (v.state !== undefined && !isJsonObject(v.state)) return false;
   if (v.error === undefined) return true;
   const e = v.error;
   return isPlainObject(e) && hasMembers(e, ['class', 'reason']) && failureClasses.has(e.class) && typeof e.reason === 'string';
@@ -94,7 +95,8 @@ function isInput(v: unknown): boolean {
 }
 
 function isInputDocument(v: unknown): boolean {
-  if (!isPlainObject(v) || !hasMembers(v, ['run', 'upstream', 'input'])) return false;
+  if (!isPlainObject(v) || !hasMembers(v, ['run', 'upstream', 'input'], ['state'])) return false;
+  if (v.state !== undefined && !isJsonObject(v.state)) return false;
   const run = v.run;
   if (!isPlainObject(run) || !hasMembers(run, ['input']) || !isJson(run.input)) return false;
   return isEnvelopeMap(v.upstream) && isInput(v.input);

@@ -38,6 +38,8 @@ export const outputEnvelopeSchema: z.ZodType<OutputEnvelope> = z.object({
   branch: z.string().nullable(),
   output: jsonSchema,
   error: z.object({ class: failureClassSchema, reason: z.string() }).optional(),
+  /** the run-state keys the node's out-edges route on, as of its commit */
+  state: jsonObjectSchema.optional(),
 });
 
 const envelopeMapSchema = z.record(z.string(), outputEnvelopeSchema);
@@ -48,6 +50,8 @@ export const inputDocumentSchema: z.ZodType<InputDocument> = z.object({
   // Usually a predecessor's envelope or a map of them; an operator's input edit
   // (CONTRACT §8) replaces it with any JSON value, so any JSON is accepted.
   input: z.union([outputEnvelopeSchema, envelopeMapSchema, jsonSchema]).nullable() as z.ZodType<InputDocument['input']>,
+  /** the run state when the node started (a graph that keeps state) */
+  state: jsonObjectSchema.optional(),
 });
 
 const idSchema = z.string().min(1).max(200);

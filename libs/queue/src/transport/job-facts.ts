@@ -48,11 +48,12 @@ export async function laneJobFact(redis: RedisConnection, prefix: string, lane: 
   if (finishedOn) return { state: 'finished' };
   if (!processedOn) return { state: 'waiting', position: lpos >= 0 ? llen - lpos : null, depth: llen };
   if (!locked) return { state: 'orphaned' };
-  if (startsOnAdmission(lane) && admittedAt(safeJson(progress)) === null) return { state: 'admitting' };
+  if (startsOnAdmission(lane) && admittedAt(jobFieldJson(progress)) === null) return { state: 'admitting' };
   return { state: 'running' };
 }
 
-function safeJson(raw: string): unknown {
+/** A JSON field of a BullMQ job hash (`progress`, `returnvalue`) as a value; null when it is not JSON. */
+export function jobFieldJson(raw: string): unknown {
   try {
     return JSON.parse(raw);
   } catch {

@@ -113,6 +113,44 @@ export interface LaneWorkerOptions<L extends LaneLogger = LaneLogger> {
   run(item: WorkItem, ctx: LaneRunContext<L>): Promise<Json>;
 }
 
+/**
+ * What a lane service's own options repeat of the skeleton's: the connection, logger, lane
+ * settings and clock its process hands down. The service adds its lane's dependencies and
+ * spreads these into {@link createLaneWorker} with its lane, errors and run.
+ */
+export type LaneWorkerSettings<L extends LaneLogger = LaneLogger> = Pick<
+  LaneWorkerOptions<L>,
+  'redis' | 'logger' | 'prefix' | 'shardCount' | 'shutdownGraceMs' | 'lockDurationMs' | 'now' | 'telemetry'
+> & {
+  /** LANE_CONCURRENCY; each lane has its own default */
+  concurrency?: number;
+};
+
+/** The failure classes the skeleton itself ends a call with. */
+export type LaneEndClass = 'Cancelled' | 'Timeout' | 'Interrupted';
+
+/**
+ * A lane's {@link LaneWorkerOptions.errors}, worded alike on every lane: `make` builds the
+ * lane's own error class, so the outcome mapping reads the lane's codes.
+ */
+export function laneErrors(make: (failureClass: LaneEndClass, message: string) => Error): LaneWorkerOptions['errors'] {
+  return {
+    cancelled: (reason) => make('Cancelled', reason === null ? 'the invocation was cancelled' : `the invocation was cancelled: ${reason}`),
+    timeout: () => make('Timeout', 'the attempt deadline passed'),
+    interrupted: () => make('Interrupted', 'the worker shut down during the call'),
+  };
+}
+
+/** A node's ids as span attributes (the lane's spans add their own). */
+export function nodeSpanIds(item: WorkItem) {
+  return {
+    'flowline.run.id': item.runId,
+    'flowline.node.key': item.nodeKey,
+    'flowline.invocation.id': item.invocationId,
+    'flowline.node.attempt': item.attempt,
+  };
+}
+
 export interface LaneWorker {
   /** subscribes to cancellations, then starts taking jobs */
   start(): Promise<void>;

@@ -50,6 +50,11 @@ export interface E2eCluster {
   api: ApiClient;
   /** label of the dispatcher process holding the lease of the run's shard */
   ownerOf(runId: string): Promise<string | null>;
+  /**
+   * Kills (SIGKILL) the dispatcher owning the run's shard and waits until `survivor` holds every
+   * shard; answers the killed one's label. Needs two dispatchers.
+   */
+  killRunOwner(runId: string): Promise<{ killed: string; survivor: string }>;
   /** output lines of every process (dumped when a test fails) */
   lines: string[];
   close(): Promise<void>;
@@ -126,6 +131,13 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
     throw err;
   }
   const api = new ApiClient(cluster.apiUrl);
+  const ownerOf = async (runId: string): Promise<string | null> => {
+    const r = await db.pool.query<{ owner: string | null }>(
+      'select l.owner from runs r join shard_leases l on l.shard = r.shard where r.id = $1 and l.expires_at > now()',
+      [runId],
+    );
+    return r.rows[0]?.owner ?? null;
+  };
   return {
     cluster,
     db,
@@ -135,12 +147,20 @@ export async function startE2eCluster(o: StartOptions = {}): Promise<E2eCluster>
     queuePrefix,
     api,
     lines,
-    async ownerOf(runId) {
-      const r = await db.pool.query<{ owner: string | null }>(
-        'select l.owner from runs r join shard_leases l on l.shard = r.shard where r.id = $1 and l.expires_at > now()',
-        [runId],
+    ownerOf,
+    async killRunOwner(runId) {
+      const owner = await ownerOf(runId);
+      if (owner !== 'dispatcher-1' && owner !== 'dispatcher-2') throw new Error(`run ${runId} has no dispatcher owner (${owner})`);
+      const survivor = owner === 'dispatcher-1' ? 'dispatcher-2' : 'dispatcher-1';
+      await cluster.kill(owner, 'SIGKILL');
+      await waitFor(
+        async () => {
+          const r = await db.pool.query<{ n: number }>('select count(*)::int as n from shard_leases where owner = $1 and expires_at > now()', [survivor]);
+          return r.rows[0]!.n === SHARD_COUNT;
+        },
+        { timeoutMs: 20_000, intervalMs: 200, description: 'survivor owns every shard' },
       );
-      return r.rows[0]?.owner ?? null;
+      return { killed: owner, survivor };
     },
     async close() {
       api.client.close();

@@ -15,12 +15,13 @@ import {
   subscribeRunRequestSchema,
   unsubscribeRunRequestSchema,
 } from '@flowline/queue';
+import { getRunHead } from '@flowline/db';
 import { forbiddenMessage, type Principal } from '../auth';
 import { isUuid } from '../present';
 import { LIVE_EVENT_SCOPES } from '../route-scopes';
 import { startActivityReader, type ActivityReader } from './activity';
 import type { LiveDeps } from './live-server';
-import { readNodeActivityTarget, readRunHead, readRunSnapshot } from './snapshot';
+import { readNodeActivityTarget, readRunSnapshot } from './snapshot';
 import type { TokenBucket } from './token-bucket';
 
 /** Shared per-replica state the handlers use. */
@@ -87,7 +88,7 @@ export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
     try {
       const admission = await d.bucket.take();
       if (!admission.admitted) return ack(errorAck('TooManyRequests', 'subscriptions are being admitted gradually', admission.retryAfterMs));
-      if (!isUuid(runId) || !(await readRunHead(d.pool, tenant, runId))) return ack(errorAck('NotFound', 'no such run'));
+      if (!isUuid(runId) || !(await getRunHead(d.pool, tenant, runId))) return ack(errorAck('NotFound', 'no such run'));
       if (socket.disconnected) return;
       // join first (the room's first join subscribes the run's change channel) and wait for the
       // subscription: a change committed after this point is pinged to the room, one before it is in the replay

@@ -1,5 +1,5 @@
 /**
- * Reads behind the live channel: the tenant check of a run, the subscribe snapshot and
+ * Reads behind the live channel: the subscribe snapshot and
  * the activity target of a node. Every read is tenant-scoped; another tenant's run reads
  * as absent.
  */
@@ -9,20 +9,6 @@ import type { LiveEvent, RunSnapshot } from '@flowline/queue';
 
 /** Child runs deeper than this below the subscribed run are not listed. */
 const MAX_CHILD_DEPTH = 32;
-
-/** The run's status and last seq when it is the tenant's, else null. */
-export async function readRunHead(
-  pool: Pick<Pool, 'query'>,
-  tenant: string,
-  runId: string,
-): Promise<{ status: string; lastSeq: number } | null> {
-  const res = await pool.query<{ status: string; last_seq: number }>(
-    `SELECT status, last_seq FROM runs WHERE id = $1 AND tenant_id = $2`,
-    [runId, tenant],
-  );
-  const r = res.rows[0];
-  return r ? { status: r.status, lastSeq: r.last_seq } : null;
-}
 
 interface StateRow {
   status: string;

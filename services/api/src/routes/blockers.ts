@@ -6,7 +6,6 @@
  * position and depth).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute } from '@hono/zod-openapi';
 import { getRunBlockerFacts, loadSnapshots } from '@flowline/db';
 import { blockers, concurrencyPlaceFree, LANE_OF_KIND, type Blocker, type JobFact, type RunSnapshot } from '@flowline/graph';
 import { laneJobFact } from '@flowline/queue';
@@ -14,16 +13,17 @@ import type { AppDeps, AppEnv } from '../context';
 import { sendJson } from '../body';
 import { NotFoundError } from '../errors';
 import { requireUuid } from '../present';
-import { IdParam, RunBlockersSchema, errorResponses, jsonContent } from '../schemas';
+import { IdParam, RunBlockersSchema, jsonContent } from '../schemas';
+import { v1Route } from '../v1-route';
 
 /** MAX_CONCURRENT_RUNS when the deployment passes none (CONTRACT §7). */
 const DEFAULT_MAX_CONCURRENT_RUNS = 100;
 /** Detail members holding epoch ms, answered as ISO 8601. */
 const TIME_DETAILS = ['until', 'deadlineAt', 'expiresAt'] as const;
 
-const blockersRoute = createRoute({
-  method: 'get', path: '/v1/runs/{id}/blockers', tags: ['runs'], security: [{ bearer: [] }],
-  operationId: 'getRunBlockers', summary: "Why isn't this run moving: what each non-terminal node waits for",
+const blockersRoute = v1Route.runs('get', '/v1/runs/{id}/blockers', {
+  operationId: 'getRunBlockers',
+  summary: "Why isn't this run moving: what each non-terminal node waits for",
   description:
     'One blocker per non-terminal node, document order, with since-when: shardOwner (no live dispatcher owns the ' +
     "run's shard), runSlot (the tenant holds MAX_CONCURRENT_RUNS live runs), concurrencyKey (the run's concurrency key value " +
@@ -33,7 +33,7 @@ const blockersRoute = createRoute({
     'Empty for a finished run, except one a spent budget failed: its rows left behind read budgetExhausted ' +
     '(budget MAX_TOTAL_ATTEMPTS with limit and spent retries, or the run\'s own budget).',
   request: { params: IdParam },
-  responses: { 200: jsonContent(RunBlockersSchema, 'the blockers of the run'), ...errorResponses },
+  responses: { 200: jsonContent(RunBlockersSchema, 'the blockers of the run') },
 });
 
 /** Registers the blockers route on `app`. */

@@ -6,14 +6,14 @@
  * `checkBulkRequest`; the set of runs is fixed at submission by the store.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
 import { countBulkCandidates, getBulkJob, submitBulkJob, type BulkJobRow } from '@flowline/db';
 import { checkBulkRequest, DEFAULT_METADATA_LIMITS } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { bodyMember, sendJson } from '../body';
 import { ApiError, BulkTooLargeError, NotFoundError, ValidationFailedError } from '../errors';
 import { requireUuid } from '../present';
-import { BulkAcceptedSchema, BulkBody, BulkDryRunSchema, BulkIdParam, BulkJobSchema, ErrorSchema, errorResponses, jsonContent } from '../schemas';
+import { BulkAcceptedSchema, BulkBody, BulkDryRunSchema, BulkIdParam, BulkJobSchema, ErrorSchema, jsonContent, IdempotencyKeyHeaders, jsonBody } from '../schemas';
+import { v1Route } from '../v1-route';
 
 const DEFAULT_MAX_BULK_RUNS = 100_000;
 
@@ -24,12 +24,9 @@ export class BulkRequestIdReusedError extends ApiError {
   }
 }
 
-const tags = ['runs'];
-const security = [{ bearer: [] }];
-
-const submitRoute = createRoute({
-  method: 'post', path: '/v1/runs/bulk', tags, security,
-  operationId: 'bulkRuns', summary: 'Apply an operator action to every run a filter matches (dry run, or a tracked background job)',
+const submitRoute = v1Route.runs('post', '/v1/runs/bulk', {
+  operationId: 'bulkRuns',
+  summary: 'Apply an operator action to every run a filter matches (dry run, or a tracked background job)',
   description:
     'The runs are those of the tenant that match `filter` AND that the action applies to (cancel: live; retry-failed: Failed; resume: ' +
     'paused and live; fork: top-level). `dryRun: true` answers 200 `{count}` and writes nothing. Otherwise the set is fixed now (the ' +
@@ -39,22 +36,21 @@ const submitRoute = createRoute({
     'another body: 409 RequestIdReused). Refusals: 400 ValidationFailed (keyed: action, filter.<member>, fromNodeKey), BulkTooLarge ' +
     '(over MAX_BULK_RUNS). A bulk fork takes fromNodeKey and failedOnly, pins each run\'s own version and keeps its input.',
   request: {
-    headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
-    body: { content: { 'application/json': { schema: BulkBody } }, required: true },
+    headers: IdempotencyKeyHeaders,
+    body: jsonBody(BulkBody),
   },
   responses: {
     200: jsonContent(BulkDryRunSchema, 'dry run: the number of runs the action would apply to'),
     202: jsonContent(BulkAcceptedSchema, 'job submitted (or the same job again for a replayed requestId)'),
-    ...errorResponses,
     409: jsonContent(ErrorSchema, 'RequestIdReused'),
   },
 });
 
-const progressRoute = createRoute({
-  method: 'get', path: '/v1/bulk-jobs/{bulkId}', tags, security,
-  operationId: 'getBulkJob', summary: 'Progress of a bulk action job',
+const progressRoute = v1Route.runs('get', '/v1/bulk-jobs/{bulkId}', {
+  operationId: 'getBulkJob',
+  summary: 'Progress of a bulk action job',
   request: { params: BulkIdParam },
-  responses: { 200: jsonContent(BulkJobSchema, 'the job: status and counts'), ...errorResponses },
+  responses: { 200: jsonContent(BulkJobSchema, 'the job: status and counts') },
 });
 
 function present(job: BulkJobRow) {

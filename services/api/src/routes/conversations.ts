@@ -9,7 +9,7 @@
  * it is checked like any run input (MAX_RUN_INPUT_BYTES, the graph's input schemas).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import {
   conversationExists,
   conversationRunFacts,
@@ -24,19 +24,17 @@ import {
   sendMessage,
   type MessageRow,
 } from '@flowline/db';
-import { checkRunMetadata, concurrencyKeyOf, DEFAULT_METADATA_LIMITS, DEFAULT_RUN_PRIORITY } from '@flowline/graph';
-import { activeTraceParent } from '@flowline/runtime';
+import { checkRunMetadata, DEFAULT_METADATA_LIMITS } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { ApiError, BacklogFullError, MetadataInvalidError, NotFoundError } from '../errors';
 import { bodyMember, sendJson } from '../body';
-import { checkRunInput, checkStartable, effectiveRunInput } from '../graph-rules';
+import { checkStartable } from '../graph-rules';
 import { withStartCatalog } from '../mcp-catalog';
+import { runSeed, startPlacement } from '../run-start';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
-import { ErrorSchema, PageQuery, PrioritySchema, RunSummarySchema, errorResponses, jsonContent } from '../schemas';
-
-const tags = ['conversations'];
-const security = [{ bearer: [] }];
+import { ErrorSchema, PageQuery, PrioritySchema, RunSummarySchema, jsonContent, pageSchema, backlogFullResponse, jsonBody } from '../schemas';
+import { v1Route } from '../v1-route';
 
 /** Longest conversation id (CONTRACT §8). */
 export const MAX_CONVERSATION_ID_CHARS = 128;
@@ -139,36 +137,28 @@ const MessageSchema = z
   })
   .openapi('Message');
 
-const MessageListSchema = z
-  .object({ items: z.array(MessageSchema), nextCursor: z.string().nullable() })
-  .openapi('MessageList');
+const MessageListSchema = pageSchema(MessageSchema, 'MessageList');
 
-const sendRoute = createRoute({
-  method: 'post', path: '/v1/conversations/{id}/messages', tags, security,
-  operationId: 'sendConversationMessage', summary: 'Send a message to a conversation (starts a run)',
+const sendRoute = v1Route.conversations('post', '/v1/conversations/{id}/messages', {
+  operationId: 'sendConversationMessage',
+  summary: 'Send a message to a conversation (starts a run)',
   description:
     'Starts a run of the Chat definition bound to the conversation, with run input `{ text, attachments? }` and the ' +
     'user message as its trigger. `requestId` is the idempotency key (never expires): the same send again answers ' +
     'the same runId and messageId. An End (unless `publishToChat: false`) and LlmCall/Agent nodes with ' +
     '`publishToChat: true` post their answer as assistant messages.',
-  request: { params: ConversationParam, body: { content: { 'application/json': { schema: SendMessageBody } }, required: true } },
+  request: { params: ConversationParam, body: jsonBody(SendMessageBody) },
   responses: {
     202: jsonContent(MessageAcceptedSchema, 'run started (or the same send replayed)'),
-    ...errorResponses,
     409: jsonContent(ErrorSchema, 'RunBusy (a bound run is live), RerunConfirmationRequired, DefinitionDisabled or RequestIdReused'),
-    429: {
-      description:
-        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, so one tenant cannot pile up unbounded waiting work); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
-      headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before sending again' }) }),
-      content: { 'application/json': { schema: ErrorSchema } },
-    },
+    429: backlogFullResponse('sending'),
   },
 });
-const messagesRoute = createRoute({
-  method: 'get', path: '/v1/conversations/{id}/messages', tags, security,
-  operationId: 'listConversationMessages', summary: "List a conversation's messages, oldest first",
+const messagesRoute = v1Route.conversations('get', '/v1/conversations/{id}/messages', {
+  operationId: 'listConversationMessages',
+  summary: "List a conversation's messages, oldest first",
   request: { params: ConversationReadParam, query: PageQuery },
-  responses: { 200: jsonContent(MessageListSchema, 'messages, oldest first (published answers included)'), ...errorResponses },
+  responses: { 200: jsonContent(MessageListSchema, 'messages, oldest first (published answers included)') },
 });
 const ConversationRunSchema = RunSummarySchema.extend({
   definitionName: z.string().nullable().openapi({ description: "the definition's current name; null once it is deleted" }),
@@ -180,26 +170,25 @@ const ConversationRunSchema = RunSummarySchema.extend({
   steerable: z.boolean().openapi({ description: 'an Agent or LlmCall node is Queued or Running: a steer would be taken' }),
 }).openapi('ConversationRun');
 
-const runsRoute = createRoute({
-  method: 'get', path: '/v1/conversations/{id}/runs', tags, security,
-  operationId: 'listConversationRuns', summary: "List a conversation's runs, newest first",
+const runsRoute = v1Route.conversations('get', '/v1/conversations/{id}/runs', {
+  operationId: 'listConversationRuns',
+  summary: "List a conversation's runs, newest first",
   request: { params: ConversationReadParam, query: PageQuery },
   responses: {
     200: jsonContent(
-      z.object({ items: z.array(ConversationRunSchema), nextCursor: z.string().nullable() }).openapi('ConversationRunList'),
+      pageSchema(ConversationRunSchema, 'ConversationRunList'),
       'runs bound to the conversation, newest first, with what the chat shows of each',
     ),
-    ...errorResponses,
   },
 });
-const purgeRoute = createRoute({
-  method: 'delete', path: '/v1/conversations/{id}', tags, security,
-  operationId: 'purgeConversation', summary: 'Purge a conversation: delete its messages, unbind its runs',
+const purgeRoute = v1Route.conversations('delete', '/v1/conversations/{id}', {
+  operationId: 'purgeConversation',
+  summary: 'Purge a conversation: delete its messages, unbind its runs',
   description:
     'Deletes the conversation and every message of it, and unbinds its runs (their conversationId becomes null; no run is ' +
     'deleted, and a live one goes on without publishing into any conversation). 404 when the tenant has no such conversation.',
   request: { params: ConversationReadParam },
-  responses: { 204: { description: 'purged' }, ...errorResponses },
+  responses: { 204: { description: 'purged' } },
 });
 
 const ConversationSchema = z
@@ -217,13 +206,12 @@ const ConversationListQuery = PageQuery.extend({
   definitionId: z.string().optional().openapi({ description: 'only conversations whose bound run is of this definition' }),
 });
 
-const listRoute = createRoute({
-  method: 'get', path: '/v1/conversations', tags, security,
-  operationId: 'listConversations', summary: 'List conversations, newest first',
+const listRoute = v1Route.conversations('get', '/v1/conversations', {
+  operationId: 'listConversations',
+  summary: 'List conversations, newest first',
   request: { query: ConversationListQuery },
   responses: {
-    200: jsonContent(z.object({ items: z.array(ConversationSchema), nextCursor: z.string().nullable() }).openapi('ConversationList'), 'newest first'),
-    ...errorResponses,
+    200: jsonContent(pageSchema(ConversationSchema, 'ConversationList'), 'newest first'),
   },
 });
 
@@ -269,11 +257,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       text: body.text,
       attachments,
       metadata: metadata.metadata,
-      shardCount: deps.limits.shardCount,
-      // the request span's context: the dispatcher's spans of this run's nodes continue its trace
-      traceParent: activeTraceParent(),
-      priority: body.priority ?? DEFAULT_RUN_PRIORITY,
-      maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
+      ...startPlacement(deps, c.get('tenant'), body.priority),
       prepare: (def) => {
         const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), mcp);
         if (graph.kind !== 'Chat') throw new NotChatDefinitionError();
@@ -281,11 +265,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
           throw new RerunConfirmationRequiredError(lastStatus);
         }
         if (attachments.length > 0 && graph.chat?.acceptsAttachments !== true) throw new AttachmentsNotAcceptedError();
-        return {
-          inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
-          nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
-          concurrency: concurrencyKeyOf(graph, effectiveRunInput(graph, input)),
-        };
+        return runSeed(deps, graph, input);
       },
     }));
     switch (res.kind) {

@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { OpenAPIHono} from '@hono/zod-openapi';
-import { createRoute } from '@hono/zod-openapi';
 import {
   decodePageCursor,
   decodeVersionCursor,
@@ -54,115 +53,109 @@ import {
   ValidationSchema,
   VersionParam,
   INT4_MAX,
-  errorResponses,
   jsonContent,
+  jsonBody,
 } from '../schemas';
-
-const tags = ['definitions'];
+import { v1Route } from '../v1-route';
 
 const isObjectDoc = (doc: unknown): doc is { nodes?: unknown } => doc !== null && typeof doc === 'object';
-const security = [{ bearer: [] }];
-const jsonBody = <T>(schema: T) => ({ content: { 'application/json': { schema } }, required: true });
 
-const createDef = createRoute({
-  method: 'post', path: '/v1/definitions', tags, security,
-  operationId: 'createDefinition', summary: 'Create a definition from a graph document',
+const createDef = v1Route.definitions('post', '/v1/definitions', {
+  operationId: 'createDefinition',
+  summary: 'Create a definition from a graph document',
   request: { body: jsonBody(CreateDefinitionBody) },
-  responses: { 201: jsonContent(DefinitionSchema, 'created'), ...errorResponses, 400: jsonContent(GraphInvalidSchema, 'graph invalid or bad body') },
+  responses: { 201: jsonContent(DefinitionSchema, 'created'), 400: jsonContent(GraphInvalidSchema, 'graph invalid or bad body') },
 });
-const listDefs = createRoute({
-  method: 'get', path: '/v1/definitions', tags, security,
-  operationId: 'listDefinitions', summary: 'List definitions (without their graphs)',
+const listDefs = v1Route.definitions('get', '/v1/definitions', {
+  operationId: 'listDefinitions',
+  summary: 'List definitions (without their graphs)',
   request: { query: PageQuery },
-  responses: { 200: jsonContent(DefinitionListSchema, 'newest first, no graph'), ...errorResponses },
+  responses: { 200: jsonContent(DefinitionListSchema, 'newest first, no graph') },
 });
-const getDef = createRoute({
-  method: 'get', path: '/v1/definitions/{id}', tags, security,
-  operationId: 'getDefinition', summary: 'Get a definition with its graph',
+const getDef = v1Route.definitions('get', '/v1/definitions/{id}', {
+  operationId: 'getDefinition',
+  summary: 'Get a definition with its graph',
   request: { params: IdParam },
-  responses: { 200: jsonContent(DefinitionSchema, 'the definition with its graph'), ...errorResponses },
+  responses: { 200: jsonContent(DefinitionSchema, 'the definition with its graph') },
 });
-const putDef = createRoute({
-  method: 'put', path: '/v1/definitions/{id}', tags, security,
-  operationId: 'updateDefinition', summary: 'Update a definition (optimistic on its version)',
+const putDef = v1Route.definitions('put', '/v1/definitions/{id}', {
+  operationId: 'updateDefinition',
+  summary: 'Update a definition (optimistic on its version)',
   request: { params: IdParam, body: jsonBody(UpdateDefinitionBody) },
   responses: {
     200: jsonContent(DefinitionSchema, 'updated, version + 1'),
-    ...errorResponses,
     400: jsonContent(GraphInvalidSchema, 'graph invalid or bad body'),
     409: jsonContent(ErrorSchema, 'VersionConflict'),
   },
 });
-const deleteDef = createRoute({
-  method: 'delete', path: '/v1/definitions/{id}', tags, security,
-  operationId: 'deleteDefinition', summary: 'Delete a definition no live run pins and no other definition names',
+const deleteDef = v1Route.definitions('delete', '/v1/definitions/{id}', {
+  operationId: 'deleteDefinition',
+  summary: 'Delete a definition no live run pins and no other definition names',
   request: { params: IdParam },
   responses: {
     204: { description: 'deleted' },
-    ...errorResponses,
     409: jsonContent(ErrorSchema, 'DefinitionInUse (a live run pins it) or DefinitionReferenced (other definitions name it; details list them)'),
   },
 });
-const duplicateDef = createRoute({
-  method: 'post', path: '/v1/definitions/{id}/duplicate', tags, security,
-  operationId: 'duplicateDefinition', summary: 'Copy a definition under a new id',
+const duplicateDef = v1Route.definitions('post', '/v1/definitions/{id}/duplicate', {
+  operationId: 'duplicateDefinition',
+  summary: 'Copy a definition under a new id',
   request: { params: IdParam },
-  responses: { 201: jsonContent(DefinitionSchema, 'the copy, named "<name> (copy)"'), ...errorResponses },
+  responses: { 201: jsonContent(DefinitionSchema, 'the copy, named "<name> (copy)"') },
 });
-const renderDef = createRoute({
-  method: 'get', path: '/v1/definitions/{id}/render', tags, security,
-  operationId: 'renderDefinition', summary: "Draw a definition's graph as Mermaid or DOT text",
+const renderDef = v1Route.definitions('get', '/v1/definitions/{id}/render', {
+  operationId: 'renderDefinition',
+  summary: "Draw a definition's graph as Mermaid or DOT text",
   description:
     'The current version drawn as a Mermaid flowchart (left to right) or a Graphviz DOT digraph. Node ids are synthetic ' +
     '(n0, n1, … in document order); labels read "<label> (<kind>: <key>)"; an edge shows its label, else its condition, ' +
     'a default edge reads "default" and is dashed. Every label is escaped for its syntax.',
   request: { params: IdParam, query: RenderQuery },
-  responses: { 200: jsonContent(RenderSchema, '{ format, text, version }'), ...errorResponses },
+  responses: { 200: jsonContent(RenderSchema, '{ format, text, version }') },
 });
-const describeDef = createRoute({
-  method: 'get', path: '/v1/definitions/{id}/describe', tags, security,
-  operationId: 'describeDefinition', summary: "Describe a definition's parsed graph: nodes, edges, analysis",
+const describeDef = v1Route.definitions('get', '/v1/definitions/{id}/describe', {
+  operationId: 'describeDefinition',
+  summary: "Describe a definition's parsed graph: nodes, edges, analysis",
   description:
     'The current version described: every node with its defaults filled in, lane, in- and out-edges and depth from the ' +
     'Start; every edge with its kind and condition; and an analysis (start, ends, fan-outs, joins, human waits, child runs, ' +
     'routers, topological order, depth, tools used).',
   request: { params: IdParam },
-  responses: { 200: jsonContent(GraphDescriptorSchema, 'the graph descriptor'), ...errorResponses },
+  responses: { 200: jsonContent(GraphDescriptorSchema, 'the graph descriptor') },
 });
-const listVersions = createRoute({
-  method: 'get', path: '/v1/definitions/{id}/versions', tags, security,
-  operationId: 'listDefinitionVersions', summary: "List a definition's saved versions (without their graphs)",
+const listVersions = v1Route.definitions('get', '/v1/definitions/{id}/versions', {
+  operationId: 'listDefinitionVersions',
+  summary: "List a definition's saved versions (without their graphs)",
   description:
     'Every saved version of the definition, newest first: version 1 at creation, one more per update (a rename too). ' +
     'Deleting the definition removes them. Keyset paged like the other lists.',
   request: { params: IdParam, query: PageQuery },
-  responses: { 200: jsonContent(DefinitionVersionListSchema, 'newest first, no graph'), ...errorResponses },
+  responses: { 200: jsonContent(DefinitionVersionListSchema, 'newest first, no graph') },
 });
-const getVersion = createRoute({
-  method: 'get', path: '/v1/definitions/{id}/versions/{version}', tags, security,
-  operationId: 'getDefinitionVersion', summary: 'Get one saved version of a definition with its graph',
+const getVersion = v1Route.definitions('get', '/v1/definitions/{id}/versions/{version}', {
+  operationId: 'getDefinitionVersion',
+  summary: 'Get one saved version of a definition with its graph',
   description: 'The name, description and graph document as they were saved at that version (what a run of that version pinned).',
   request: { params: VersionParam },
-  responses: { 200: jsonContent(DefinitionVersionSchema, 'the version with its graph'), ...errorResponses },
+  responses: { 200: jsonContent(DefinitionVersionSchema, 'the version with its graph') },
 });
-const validateDef = createRoute({
-  method: 'post', path: '/v1/definitions/validate', tags, security,
-  operationId: 'validateGraph', summary: 'Validate a graph document without saving it',
+const validateDef = v1Route.definitions('post', '/v1/definitions/validate', {
+  operationId: 'validateGraph',
+  summary: 'Validate a graph document without saving it',
   request: { body: jsonBody(ValidateBody) },
-  responses: { 200: jsonContent(ValidationSchema, 'valid = no errors'), ...errorResponses },
+  responses: { 200: jsonContent(ValidationSchema, 'valid = no errors') },
 });
-const validateSaved = createRoute({
-  method: 'post', path: '/v1/definitions/{id}/validate', tags, security,
-  operationId: 'validateDefinition', summary: 'Validate a saved definition as things are now',
+const validateSaved = v1Route.definitions('post', '/v1/definitions/{id}/validate', {
+  operationId: 'validateDefinition',
+  summary: 'Validate a saved definition as things are now',
   description:
     'Re-validates the current version of a saved definition against the tool catalog, the node cap and the tenant\'s ' +
     'definitions as they are now (a deployment may have dropped a tool since it was saved). Saves nothing.',
   request: { params: IdParam },
-  responses: { 200: jsonContent(ValidationSchema, 'valid = no errors'), ...errorResponses },
+  responses: { 200: jsonContent(ValidationSchema, 'valid = no errors') },
 });
 const enabledRoute = (verb: 'disable' | 'enable') =>
-  createRoute({
-    method: 'post', path: `/v1/definitions/{id}/${verb}`, tags, security,
+  v1Route.definitions('post', `/v1/definitions/{id}/${verb}`, {
     operationId: `${verb}Definition`,
     summary: verb === 'disable' ? 'Disable a definition: new runs are refused, live runs go on' : 'Enable a disabled definition again',
     description:
@@ -171,7 +164,7 @@ const enabledRoute = (verb: 'disable' | 'enable') =>
           'runs already started, replays of their request ids, and child runs of live parents go on. Writes no new version. Idempotent.'
         : 'Starts are accepted again. Idempotent.',
     request: { params: IdParam },
-    responses: { 200: jsonContent(DefinitionSchema, 'the definition, `enabled` as set'), ...errorResponses },
+    responses: { 200: jsonContent(DefinitionSchema, 'the definition, `enabled` as set') },
   });
 
 /** Registers the definition routes on `app`. */

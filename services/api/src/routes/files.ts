@@ -36,7 +36,8 @@ const FileParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: '
 
 const getRoute = createRoute({
   method: 'get', path: '/v1/files/{id}', tags, security: [{ bearer: [] }],
-  operationId: 'getFile', summary: "An uploaded file's metadata",
+  operationId: 'getFile',
+  summary: "An uploaded file's metadata",
   request: { params: FileParam },
   responses: { 200: jsonContent(FileSchema, 'the file'), ...errorResponses },
 });
@@ -63,7 +64,8 @@ export function registerFileRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
   });
   app.openAPIRegistry.registerPath({
     method: 'post', path: '/v1/files', tags, security: [{ bearer: [] }],
-    operationId: 'uploadFile', summary: 'Upload a file (an attachment for a chat message)',
+    operationId: 'uploadFile',
+    summary: 'Upload a file (an attachment for a chat message)',
     description:
       'A multipart/form-data body with one `file` part (its filename and Content-Type are kept), streamed into the file ' +
       'store and hashed (SHA-256) as it arrives. Content past MAX_UPLOAD_BYTES is refused 413 PayloadTooLarge and nothing ' +

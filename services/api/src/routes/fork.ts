@@ -6,7 +6,6 @@
  * of that node's input document (as `PUT …/nodes/{key}/input` does).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
 import { forkRun, type ForkSeed, type ForkSourceView, type ForkTargetView } from '@flowline/db';
 import { planFork, type ForkRefusalCode, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
@@ -15,7 +14,8 @@ import { ApiError, GraphInvalidError, InputTooLargeError, NotFoundError, Request
 import { checkRunInput, checkStoredGraph, storedBytes } from '../graph-rules';
 import { requireUuid } from '../present';
 import { publishWake } from '../wake';
-import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, errorResponses, jsonContent } from '../schemas';
+import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, jsonContent, IdempotencyKeyHeaders, jsonBody } from '../schemas';
+import { v1Route } from '../v1-route';
 
 const BAD_REQUEST_REFUSALS: ReadonlySet<string> = new Set(['ForkNodeUnknown', 'ForkVersionUnknown']);
 
@@ -27,9 +27,9 @@ export class ForkRefusedError extends ApiError {
 }
 
 
-const forkRoute = createRoute({
-  method: 'post', path: '/v1/runs/{id}/fork', tags: ['runs'], security: [{ bearer: [] }],
-  operationId: 'forkRun', summary: 'Start a new run from a node of this run, reusing what succeeded upstream of it',
+const forkRoute = v1Route.runs('post', '/v1/runs/{id}/fork', {
+  operationId: 'forkRun',
+  summary: 'Start a new run from a node of this run, reusing what succeeded upstream of it',
   description:
     'Starts a NEW run (any source status, a live one too) that reuses the source run\'s node runs upstream of ' +
     '`fromNodeKey`: every ancestor of the node in the target graph that the source settled Succeeded (a held ' +
@@ -44,12 +44,11 @@ const forkRoute = createRoute({
     'ForkUpstreamMismatch (details keyed per node), ForkOfChildRun, RequestIdReused.',
   request: {
     params: IdParam,
-    headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
-    body: { content: { 'application/json': { schema: ForkRunBody } }, required: true },
+    headers: IdempotencyKeyHeaders,
+    body: jsonBody(ForkRunBody),
   },
   responses: {
     202: jsonContent(ForkAcceptedSchema, 'the new run (or the same run again for a replayed requestId)'),
-    ...errorResponses,
     409: jsonContent(ErrorSchema, 'ForkNodeNotInVersion, ForkUpstreamMismatch, ForkOfChildRun or RequestIdReused'),
   },
 });

@@ -6,7 +6,6 @@
  * answers 202 again whatever the run's state.
  */
 import type { OpenAPIHono} from '@hono/zod-openapi';
-import { createRoute } from '@hono/zod-openapi';
 import { getNodeRun, getRunDetail, recordDecision } from '@flowline/db';
 import { canonicalJson, verbRefusal, verbTakesKind, type GateDecision, type Json, type NodeKind, type NodeStatus, type RunStatus, type VerbState } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
@@ -20,18 +19,18 @@ import {
 import { bodyMember, jsonText, sendJson } from '../body';
 import { requireKey, requireUuid } from '../present';
 import { publishWake } from '../wake';
-import { AcceptedSchema, DecideBody, ErrorSchema, NodeParam, errorResponses, jsonContent } from '../schemas';
+import { AcceptedSchema, DecideBody, ErrorSchema, NodeParam, jsonContent, jsonBody } from '../schemas';
+import { v1Route } from '../v1-route';
 
 /** Longest ChatInput answer accepted when MAX_CHAT_ANSWER_BYTES is not given, UTF-8 bytes. */
 export const DEFAULT_MAX_ANSWER_BYTES = 32_768;
 
-const decideRoute = createRoute({
-  method: 'post', path: '/v1/runs/{id}/nodes/{key}/decide', tags: ['gates'], security: [{ bearer: [] }],
-  operationId: 'decideNode', summary: 'Decide a waiting Pause or answer a ChatInput',
-  request: { params: NodeParam, body: { content: { 'application/json': { schema: DecideBody } }, required: true } },
+const decideRoute = v1Route.gates('post', '/v1/runs/{id}/nodes/{key}/decide', {
+  operationId: 'decideNode',
+  summary: 'Decide a waiting Pause or answer a ChatInput',
+  request: { params: NodeParam, body: jsonBody(DecideBody) },
   responses: {
     202: jsonContent(AcceptedSchema, 'decision recorded (or the same decision replayed)'),
-    ...errorResponses,
     409: jsonContent(ErrorSchema, 'GateAlreadyDecided, DecisionNotAllowed or NodeStateConflict'),
   },
 });

@@ -8,7 +8,7 @@
  * for a host in MCP_ALLOWED_HOSTS). A graph names a server's tools as `mcp:<name>/<tool>`.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { MCP_SERVER_NAME_PATTERN } from '@flowline/graph';
 import {
   createMcpServer,
@@ -24,11 +24,8 @@ import { checkServerUrl, DEFAULT_MCP_TIMEOUT_MS, ToolError } from '@flowline/too
 import type { AppDeps, AppEnv } from '../context';
 import { sendJson } from '../body';
 import { ApiError, NotFoundError, ValidationFailedError } from '../errors';
-import { ErrorSchema, errorResponses, jsonContent } from '../schemas';
-
-const tags = ['mcp-servers'];
-const security = [{ bearer: [] }];
-const jsonBody = <T>(schema: T) => ({ content: { 'application/json': { schema } }, required: true });
+import { ErrorSchema, jsonBody, jsonContent } from '../schemas';
+import { v1Route } from '../v1-route';
 
 /** Most headers a server may carry, and the longest value. */
 export const MAX_MCP_HEADERS = 32;
@@ -98,35 +95,30 @@ const McpServerListSchema = z.object({ items: z.array(McpServerSchema) }).openap
 const RefParam = z.object({ id: z.string().min(1).max(64).openapi({ param: { name: 'id', in: 'path' }, description: "the server's id or name" }) });
 
 const nameTaken = jsonContent(ErrorSchema, 'McpServerNameTaken: another server of the tenant, or a stdio server of the deployment, has the name');
-const createRoute_ = createRoute({
-  method: 'post', path: '/v1/mcp-servers', tags, security,
+const createServerRoute = v1Route.mcpServers('post', '/v1/mcp-servers', {
   operationId: 'createMcpServer', summary: 'Register an MCP server (streamable HTTP or SSE) for the tenant',
   request: { body: jsonBody(McpServerBody) },
-  responses: { 201: jsonContent(McpServerSchema, 'registered (headers not shown)'), ...errorResponses, 409: nameTaken },
+  responses: { 201: jsonContent(McpServerSchema, 'registered (headers not shown)'), 409: nameTaken },
 });
-const listRoute = createRoute({
-  method: 'get', path: '/v1/mcp-servers', tags, security,
+const listRoute = v1Route.mcpServers('get', '/v1/mcp-servers', {
   operationId: 'listMcpServers', summary: "The tenant's MCP servers, by name",
-  responses: { 200: jsonContent(McpServerListSchema, 'every server of the tenant (stdio servers of the deployment are not listed)'), ...errorResponses },
+  responses: { 200: jsonContent(McpServerListSchema, 'every server of the tenant (stdio servers of the deployment are not listed)') },
 });
-const getRoute = createRoute({
-  method: 'get', path: '/v1/mcp-servers/{id}', tags, security,
+const getRoute = v1Route.mcpServers('get', '/v1/mcp-servers/{id}', {
   operationId: 'getMcpServer', summary: 'An MCP server (by id or name)',
   request: { params: RefParam },
-  responses: { 200: jsonContent(McpServerSchema, 'the server (headers not shown)'), ...errorResponses },
+  responses: { 200: jsonContent(McpServerSchema, 'the server (headers not shown)') },
 });
-const putRoute = createRoute({
-  method: 'put', path: '/v1/mcp-servers/{id}', tags, security,
+const putRoute = v1Route.mcpServers('put', '/v1/mcp-servers/{id}', {
   operationId: 'updateMcpServer', summary: 'Replace an MCP server (by id or name); absent headers are kept',
   request: { params: RefParam, body: jsonBody(McpServerBody) },
-  responses: { 200: jsonContent(McpServerSchema, 'replaced, version + 1'), ...errorResponses, 409: nameTaken },
+  responses: { 200: jsonContent(McpServerSchema, 'replaced, version + 1'), 409: nameTaken },
 });
-const deleteRoute = createRoute({
-  method: 'delete', path: '/v1/mcp-servers/{id}', tags, security,
+const deleteRoute = v1Route.mcpServers('delete', '/v1/mcp-servers/{id}', {
   operationId: 'deleteMcpServer', summary: 'Delete an MCP server (by id or name)',
   description: 'Definitions naming its tools stay saved; a run start of one is then refused 400 `GraphInvalid` (unknown MCP server), keyed to the node.',
   request: { params: RefParam },
-  responses: { 204: { description: 'deleted' }, ...errorResponses },
+  responses: { 204: { description: 'deleted' } },
 });
 
 function present(r: McpServerRecord) {
@@ -165,7 +157,7 @@ export function registerMcpServerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
     throw err;
   };
 
-  app.openapi(createRoute_, async (c) => {
+  app.openapi(createServerRoute, async (c) => {
     const row = await createMcpServer(pool, c.get('tenant'), inputOf(c.req.valid('json'))).catch(taken);
     deps.logger.info({ mcpServerId: row.id, name: row.name }, 'mcp server registered');
     return sendJson(201, present(row), { location: `/v1/mcp-servers/${row.id}` });

@@ -7,7 +7,6 @@
  * A guard that did not match is answered from a re-read: 404, 409 or a 202 replay.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute } from '@hono/zod-openapi';
 import {
   appendSteer,
   postSteerMessage,
@@ -50,9 +49,10 @@ import {
   StepAcceptedSchema,
   StepBody,
   SteerBody,
-  errorResponses,
   jsonContent,
+  jsonBody,
 } from '../schemas';
+import { v1Route } from '../v1-route';
 
 /** 409: the cap of steering entries per node (MAX_STEERS_PER_NODE) is reached. */
 export class SteerLimitReachedError extends ApiError {
@@ -75,84 +75,91 @@ export class RunStateConflictError extends ApiError {
   }
 }
 
-const tags = ['operator'];
-const security = [{ bearer: [] }];
-const body = <T>(schema: T, required = true) => ({ body: { content: { 'application/json': { schema } }, required } });
+const body = <T>(schema: T, required = true) => ({ body: jsonBody(schema, required) });
 const conflict = (what: string) => ({ 409: jsonContent(ErrorSchema, what) });
 const accepted = (what: string) => ({ 202: jsonContent(AcceptedSchema, what) });
 
 const routes = {
-  controls: createRoute({
-    method: 'get', path: '/v1/runs/{id}/controls', tags, security, request: { params: IdParam },
-    operationId: 'getRunControls', summary: "Read a run's operator controls: paused, breakpoints, edge overrides, step",
+  controls: v1Route.operator('get', '/v1/runs/{id}/controls', {
+    operationId: 'getRunControls',
+    summary: "Read a run's operator controls: paused, breakpoints, edge overrides, step",
     description: 'What operators set on the run: paused, breakpoints, edge overrides and an unconsumed step allowance.',
-    responses: { 200: jsonContent(RunControlsSchema, 'the run’s operator controls'), ...errorResponses },
+    request: { params: IdParam },
+    responses: { 200: jsonContent(RunControlsSchema, 'the run’s operator controls') },
   }),
-  steer: createRoute({
-    method: 'post', path: '/v1/runs/{id}/nodes/{key}/steer', tags, security,
-    operationId: 'steerNode', summary: 'Steer a queued or running Agent or LlmCall',
+  steer: v1Route.operator('post', '/v1/runs/{id}/nodes/{key}/steer', {
+    operationId: 'steerNode',
+    summary: 'Steer a queued or running Agent or LlmCall',
     request: { params: NodeParam, ...body(SteerBody) },
-    responses: { ...accepted('steering recorded (or replayed)'), ...errorResponses, ...conflict('SteerLimitReached, NodeStateConflict or OperationIdReused') },
+    responses: { ...accepted('steering recorded (or replayed)'), ...conflict('SteerLimitReached, NodeStateConflict or OperationIdReused') },
   }),
-  pause: createRoute({
-    method: 'post', path: '/v1/runs/{id}/pause', tags, security, request: { params: IdParam },
-    operationId: 'pauseRun', summary: 'Pause admission of new work in a run',
-    responses: { ...accepted('run paused (idempotent)'), ...errorResponses, ...conflict('RunStateConflict: run finished or cancelling') },
+  pause: v1Route.operator('post', '/v1/runs/{id}/pause', {
+    operationId: 'pauseRun',
+    summary: 'Pause admission of new work in a run',
+    request: { params: IdParam },
+    responses: { ...accepted('run paused (idempotent)'), ...conflict('RunStateConflict: run finished or cancelling') },
   }),
-  resume: createRoute({
-    method: 'post', path: '/v1/runs/{id}/resume', tags, security, request: { params: IdParam },
-    operationId: 'resumeRun', summary: 'Resume a paused run',
-    responses: { ...accepted('run resumed (idempotent)'), ...errorResponses },
+  resume: v1Route.operator('post', '/v1/runs/{id}/resume', {
+    operationId: 'resumeRun',
+    summary: 'Resume a paused run',
+    request: { params: IdParam },
+    responses: { ...accepted('run resumed (idempotent)') },
   }),
-  step: createRoute({
-    method: 'post', path: '/v1/runs/{id}/step', tags, security, request: { params: IdParam, ...body(StepBody) },
-    operationId: 'stepRun', summary: 'Let a paused run take one step',
-    responses: { 202: jsonContent(StepAcceptedSchema, 'allowance standing (coalesced with an identical outstanding one)'), ...errorResponses, ...conflict('RunNotPaused') },
+  step: v1Route.operator('post', '/v1/runs/{id}/step', {
+    operationId: 'stepRun',
+    summary: 'Let a paused run take one step',
+    request: { params: IdParam, ...body(StepBody) },
+    responses: { 202: jsonContent(StepAcceptedSchema, 'allowance standing (coalesced with an identical outstanding one)'), ...conflict('RunNotPaused') },
   }),
-  breakpoints: createRoute({
-    method: 'put', path: '/v1/runs/{id}/breakpoints', tags, security, request: { params: IdParam, ...body(BreakpointsBody) },
-    operationId: 'setBreakpoints', summary: "Replace a run's breakpoints",
-    responses: { 200: jsonContent(BreakpointsSchema, 'breakpoints replaced'), ...errorResponses },
+  breakpoints: v1Route.operator('put', '/v1/runs/{id}/breakpoints', {
+    operationId: 'setBreakpoints',
+    summary: "Replace a run's breakpoints",
+    request: { params: IdParam, ...body(BreakpointsBody) },
+    responses: { 200: jsonContent(BreakpointsSchema, 'breakpoints replaced') },
   }),
-  override: createRoute({
-    method: 'put', path: '/v1/runs/{id}/edges/{edgeKey}/override', tags, security,
-    operationId: 'overrideEdge', summary: "Force or clear an edge's verdict in a run",
+  override: v1Route.operator('put', '/v1/runs/{id}/edges/{edgeKey}/override', {
+    operationId: 'overrideEdge',
+    summary: "Force or clear an edge's verdict in a run",
     description:
       'Replaces the verdict of the edge once its source has settled: true opens it, false makes it dead ' +
       '(skips cascade), null removes the override (the condition decides again). While the source is still ' +
       'Pending, Queued, Running or waiting on a person the edge waits whatever the override says, and the ' +
       'override standing when the source settles is the one that acts: of several writes made meanwhile, the last wins.',
     request: { params: EdgeParam, ...body(EdgeOverrideBody) },
-    responses: { 200: jsonContent(EdgeOverrideSchema, 'override standing'), ...errorResponses, ...conflict('RunStateConflict') },
+    responses: { 200: jsonContent(EdgeOverrideSchema, 'override standing'), ...conflict('RunStateConflict') },
   }),
-  skip: createRoute({
-    method: 'post', path: '/v1/runs/{id}/nodes/{key}/skip', tags, security, request: { params: NodeParam, ...body(SkipBody, false) },
-    operationId: 'skipNode', summary: 'Skip a pending node or a waiting gate',
+  skip: v1Route.operator('post', '/v1/runs/{id}/nodes/{key}/skip', {
+    operationId: 'skipNode',
+    summary: 'Skip a pending node or a waiting gate',
     description:
       'Declares a Pending node, or a Pause/ChatInput waiting on a person, not taken: it reads Skipped with the envelope ' +
       '{status: "skipped", output: null}; its unconditional out-edges are Satisfied and its conditional ones are evaluated ' +
       'against that envelope, so its dependents proceed (a waiting gate\'s request is withdrawn). With {prune: true} its ' +
       'out-edges are dead instead: what only it feeds is skipped with it, and the run may end without reaching an End.',
-    responses: { ...accepted('skip requested'), ...errorResponses, ...conflict('NodeStateConflict: not Pending nor a waiting gate') },
+    request: { params: NodeParam, ...body(SkipBody, false) },
+    responses: { ...accepted('skip requested'), ...conflict('NodeStateConflict: not Pending nor a waiting gate') },
   }),
-  retry: createRoute({
-    method: 'post', path: '/v1/runs/{id}/nodes/{key}/retry', tags, security, request: { params: NodeParam },
-    operationId: 'retryNode', summary: 'Retry a failed node (or a held DecisionModel)',
+  retry: v1Route.operator('post', '/v1/runs/{id}/nodes/{key}/retry', {
+    operationId: 'retryNode',
+    summary: 'Retry a failed node (or a held DecisionModel)',
     description:
       'A Failed node (or a held decision) → Pending with maxAttempts more attempts. A run Failed by it reopens and the nodes ' +
       'its failure cancelled return to Pending. On a Cancelled run only a survivor of the cancel (a node whose worker never ' +
       'confirmed it) can be retried; once no survivor is left the run reopens and the nodes the cancel cancelled return to Pending.',
-    responses: { ...accepted('retry requested'), ...errorResponses, ...conflict('NodeStateConflict: not Failed nor a held decision') },
+    request: { params: NodeParam },
+    responses: { ...accepted('retry requested'), ...conflict('NodeStateConflict: not Failed nor a held decision') },
   }),
-  complete: createRoute({
-    method: 'post', path: '/v1/runs/{id}/nodes/{key}/complete', tags, security, request: { params: NodeParam, ...body(CompleteBody) },
-    operationId: 'completeNode', summary: "Complete a node with an operator's output",
-    responses: { ...accepted('operator completion requested'), ...errorResponses, ...conflict('NodeStateConflict') },
+  complete: v1Route.operator('post', '/v1/runs/{id}/nodes/{key}/complete', {
+    operationId: 'completeNode',
+    summary: "Complete a node with an operator's output",
+    request: { params: NodeParam, ...body(CompleteBody) },
+    responses: { ...accepted('operator completion requested'), ...conflict('NodeStateConflict') },
   }),
-  input: createRoute({
-    method: 'put', path: '/v1/runs/{id}/nodes/{key}/input', tags, security, request: { params: NodeParam, ...body(NodeInputBody) },
-    operationId: 'setNodeInput', summary: "Replace a pending node's input",
-    responses: { 200: jsonContent(NodeInputSchema, 'input replaced'), ...errorResponses, ...conflict('NodeStateConflict: not Pending') },
+  input: v1Route.operator('put', '/v1/runs/{id}/nodes/{key}/input', {
+    operationId: 'setNodeInput',
+    summary: "Replace a pending node's input",
+    request: { params: NodeParam, ...body(NodeInputBody) },
+    responses: { 200: jsonContent(NodeInputSchema, 'input replaced'), ...conflict('NodeStateConflict: not Pending') },
   }),
 };
 

@@ -8,34 +8,39 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Registry } from 'prom-client';
 import type { AppDeps, AppEnv } from '../context';
 import { NotReadyError } from '../errors';
-import { ErrorSchema, ToolListSchema, errorResponses, jsonContent } from '../schemas';
+import { ErrorSchema, ToolListSchema, jsonContent } from '../schemas';
+import { v1Route } from '../v1-route';
 
 const StatusSchema = z.object({ status: z.string() }).openapi('Health');
 
 const healthz = createRoute({
   method: 'get', path: '/healthz', tags: ['ops'], security: [],
-  operationId: 'getHealth', summary: 'Liveness: the process answers',
+  operationId: 'getHealth',
+  summary: 'Liveness: the process answers',
   responses: { 200: jsonContent(StatusSchema, 'the process is alive') },
 });
 const livez = createRoute({
   method: 'get', path: '/livez', tags: ['ops'], security: [],
-  operationId: 'getLiveness', summary: 'Liveness: the process answers (the same as /healthz)',
+  operationId: 'getLiveness',
+  summary: 'Liveness: the process answers (the same as /healthz)',
   responses: { 200: jsonContent(StatusSchema, 'the process is alive') },
 });
 const readyz = createRoute({
   method: 'get', path: '/readyz', tags: ['ops'], security: [],
-  operationId: 'getReadiness', summary: 'Readiness: Postgres and Redis answer and the process is not shutting down',
+  operationId: 'getReadiness',
+  summary: 'Readiness: Postgres and Redis answer and the process is not shutting down',
   responses: { 200: jsonContent(StatusSchema, 'Postgres and Redis answer'), 503: jsonContent(ErrorSchema, 'not ready (a store does not answer, or the process drains)') },
 });
 const metrics = createRoute({
   method: 'get', path: '/metrics', tags: ['ops'], security: [],
-  operationId: 'getMetrics', summary: 'Prometheus metrics of this API process',
+  operationId: 'getMetrics',
+  summary: 'Prometheus metrics of this API process',
   responses: { 200: { content: { 'text/plain': { schema: z.string() } }, description: 'Prometheus text format' } },
 });
-const tools = createRoute({
-  method: 'get', path: '/v1/tools', tags: ['tools'], security: [{ bearer: [] }],
-  operationId: 'listTools', summary: 'List the tools a Tool node may name',
-  responses: { 200: jsonContent(ToolListSchema, 'what a Tool node may name'), ...errorResponses },
+const tools = v1Route.tools('get', '/v1/tools', {
+  operationId: 'listTools',
+  summary: 'List the tools a Tool node may name',
+  responses: { 200: jsonContent(ToolListSchema, 'what a Tool node may name') },
 });
 
 const READY_TIMEOUT_MS = 2_000;

@@ -2,13 +2,14 @@
  * Run routes: start (idempotent), list, read, node read, events page, cancel (CONTRACT §5).
  */
 import type { OpenAPIHono} from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import {
   createRun,
   decodePageCursor,
   getNodeRun,
   getRunDetail,
   getRunHead,
+  getRunState,
   listRunEvents,
   listRuns,
   requestCancel,
@@ -17,20 +18,18 @@ import {
 import {
   checkRunMetadata,
   checkRunSearch,
-  concurrencyKeyOf,
   DEFAULT_METADATA_LIMITS,
-  DEFAULT_RUN_PRIORITY,
   fewestAttemptsOfGraph,
   parseBudget,
   unreachableBudgetMessage,
   type RunSearchInput,
 } from '@flowline/graph';
-import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { BacklogFullError, BudgetInvalidError, MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
-import { checkRunInput, checkStartable, effectiveRunInput } from '../graph-rules';
+import { checkStartable } from '../graph-rules';
 import { withStartCatalog } from '../mcp-catalog';
+import { runSeed, startPlacement } from '../run-start';
 import { DEFAULT_MAX_RUN_WAIT_S, parseWait, waitForRunEnd } from '../run-wait';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
@@ -49,17 +48,19 @@ import {
   RunResultSchema,
   RunListQuery,
   RunListSchema,
+  RunStateQuery,
+  RunStateSchema,
   StartRunBody,
-  errorResponses,
   jsonContent,
+  IdempotencyKeyHeaders,
+  backlogFullResponse,
+  jsonBody,
 } from '../schemas';
+import { v1Route } from '../v1-route';
 
-const tags = ['runs'];
-const security = [{ bearer: [] }];
-
-const startRun = createRoute({
-  method: 'post', path: '/v1/definitions/{id}/runs', tags, security,
-  operationId: 'startRun', summary: 'Start a run of a definition (idempotent on requestId)',
+const startRun = v1Route.runs('post', '/v1/definitions/{id}/runs', {
+  operationId: 'startRun',
+  summary: 'Start a run of a definition (idempotent on requestId)',
   description:
     'With `?wait=30s` (also `1500ms`, `2m`, or plain seconds; at most MAX_RUN_WAIT_S) the answer waits for the run to end: ' +
     '200 with the run summary and its output when it ends within the wait, else the usual 202 with `Location` to poll. ' +
@@ -69,53 +70,57 @@ const startRun = createRoute({
     query: z.object({
       wait: z.string().optional().openapi({ description: 'how long to wait for the run to end: 30s, 1500ms, 2m or seconds', example: '30s' }),
     }),
-    headers: z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }),
-    body: { content: { 'application/json': { schema: StartRunBody } }, required: false },
+    headers: IdempotencyKeyHeaders,
+    body: jsonBody(StartRunBody, false),
   },
   responses: {
     200: jsonContent(RunResultSchema, 'with ?wait: the run ended within the wait'),
     202: jsonContent(RunIdSchema, 'accepted (or the same run again for a replayed requestId); with ?wait: still running when the wait ran out'),
-    ...errorResponses,
     409: jsonContent(ErrorSchema, 'RequestIdReused, or RunBusy (with a conversationId whose bound run is live)'),
-    429: {
-      description:
-        "BacklogFull: the tenant already has MAX_PENDING_RUNS Pending runs (an addition to CONTRACT §5, so one tenant cannot pile up unbounded waiting work); retry after `Retry-After` seconds. Also RateLimited when rate limits are on",
-      headers: z.object({ 'Retry-After': z.string().openapi({ description: 'seconds to wait before starting again' }) }),
-      content: { 'application/json': { schema: ErrorSchema } },
-    },
+    429: backlogFullResponse('starting'),
   },
 });
-const listRunsRoute = createRoute({
-  method: 'get', path: '/v1/runs', tags, security,
-  operationId: 'listRuns', summary: 'List and search runs, newest first',
+const listRunsRoute = v1Route.runs('get', '/v1/runs', {
+  operationId: 'listRuns',
+  summary: 'List and search runs, newest first',
   description:
     'Filters (ANDed): status (repeated or comma-separated), definitionId, definitionVersion, failureClass, metadata=key:value (repeated: ' +
     'every pair on the run), createdAfter/createdBefore, finishedAfter/finishedBefore (RFC 3339, …After inclusive, …Before exclusive), ' +
     'conversationId. Keyset paging on (createdAt, id) whatever the filter. A bad value answers 400 ValidationFailed keyed by its name.',
   request: { query: RunListQuery },
-  responses: { 200: jsonContent(RunListSchema, 'newest first'), ...errorResponses },
+  responses: { 200: jsonContent(RunListSchema, 'newest first') },
 });
-const getRunRoute = createRoute({
-  method: 'get', path: '/v1/runs/{id}', tags, security,
-  operationId: 'getRun', summary: 'Get a run: summary, node runs, output and pinned graph',
+const getRunRoute = v1Route.runs('get', '/v1/runs/{id}', {
+  operationId: 'getRun',
+  summary: 'Get a run: summary, node runs, output and pinned graph',
   request: { params: IdParam },
-  responses: { 200: jsonContent(RunDetailSchema, 'run, node runs, output, pinned graph'), ...errorResponses },
+  responses: { 200: jsonContent(RunDetailSchema, 'run, node runs, output, pinned graph') },
 });
-const getNodeRoute = createRoute({
-  method: 'get', path: '/v1/runs/{id}/nodes/{key}', tags, security,
-  operationId: 'getNodeRun', summary: 'Get one node run with its input, output and steering',
+const getNodeRoute = v1Route.runs('get', '/v1/runs/{id}/nodes/{key}', {
+  operationId: 'getNodeRun',
+  summary: 'Get one node run with its input, output and steering',
   request: { params: NodeParam },
-  responses: { 200: jsonContent(NodeRunDetailSchema, 'node run with documents'), ...errorResponses },
+  responses: { 200: jsonContent(NodeRunDetailSchema, 'node run with documents') },
 });
-const eventsRoute = createRoute({
-  method: 'get', path: '/v1/runs/{id}/events', tags, security,
-  operationId: 'listRunEvents', summary: "Read a run's events after a seq",
+const eventsRoute = v1Route.runs('get', '/v1/runs/{id}/events', {
+  operationId: 'listRunEvents',
+  summary: "Read a run's events after a seq",
   request: { params: IdParam, query: EventsQuery },
-  responses: { 200: jsonContent(EventPageSchema, 'events after afterSeq (exclusive)'), ...errorResponses },
+  responses: { 200: jsonContent(EventPageSchema, 'events after afterSeq (exclusive)') },
 });
-const cancelRoute = createRoute({
-  method: 'post', path: '/v1/runs/{id}/cancel', tags, security,
-  operationId: 'cancelRun', summary: 'Cancel a run (idempotent)',
+const stateRoute = v1Route.runs('get', '/v1/runs/{id}/state', {
+  operationId: 'getRunState',
+  summary: "Read a run's state, now or as of any event",
+  description:
+    "The run state (graph member `state`, nodes' `writes`) folded from its log: `{state, seq}`, `seq` being the " +
+    'event it is the state as of. `atSeq` answers the state as of that event (its history, one state per ' +
+    '`state.updated`); past the last event it is refused. A run whose graph keeps no state answers `{}`.',
+  request: { params: IdParam, query: RunStateQuery },
+  responses: { 200: jsonContent(RunStateSchema, 'the state as of seq') },
+});
+const cancelRoute = v1Route.runs('post', '/v1/runs/{id}/cancel', {
+  operationId: 'cancelRun',
+  summary: 'Cancel a run (idempotent)',
   description:
     'Idempotent (202 again, and a no-op on a finished run). The run reads Cancelling while its work drains: ' +
     'children are cancelled before the parent; each Queued/Running worker node is sent its cancel and stays live ' +
@@ -123,8 +128,8 @@ const cancelRoute = createRoute({
     'nodes whose worker never confirmed read Failed (Interrupted, "cancel not confirmed by the worker… may still be running") ' +
     'and are listed in the run.cancelled event detail `survivors: [{nodeKey, invocationId}]`. Retrying (or completing) ' +
     'every survivor reopens the run.',
-  request: { params: IdParam, body: { content: { 'application/json': { schema: CancelBody } }, required: false } },
-  responses: { 202: jsonContent(AcceptedSchema, 'cancel requested (no-op on a finished run)'), ...errorResponses },
+  request: { params: IdParam, body: jsonBody(CancelBody, false) },
+  responses: { 202: jsonContent(AcceptedSchema, 'cancel requested (no-op on a finished run)') },
 });
 
 /** Registers the run routes on `app`. */
@@ -148,11 +153,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       requestId,
       conversationId: body.conversationId ?? null,
       metadata: metadata.metadata,
-      shardCount: deps.limits.shardCount,
-      // the request span's context: the dispatcher's spans of this run's nodes continue its trace
-      traceParent: activeTraceParent(),
-      priority: body.priority ?? DEFAULT_RUN_PRIORITY,
-      maxPendingRuns: deps.limits.maxPendingRuns?.(c.get('tenant')) ?? 0,
+      ...startPlacement(deps, c.get('tenant'), body.priority),
       prepare: (def) => {
         const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), mcp);
         // a request budget no completing run of this graph fits in is refused, not started to fail half way
@@ -161,11 +162,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
         if (max !== undefined && fewest !== null && fewest > max) {
           throw new BudgetInvalidError([{ key: 'budget.maxAttempts', message: unreachableBudgetMessage(max, fewest) }]);
         }
-        return {
-          inputJson: checkRunInput(graph, input, deps.limits.maxRunInputBytes),
-          nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
-          concurrency: concurrencyKeyOf(graph, effectiveRunInput(graph, input)),
-        };
+        return runSeed(deps, graph, input);
       },
     }));
     if (res.kind === 'definitionNotFound') throw new NotFoundError('definition');
@@ -233,6 +230,15 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       limit,
       truncated: page.truncated,
     });
+  });
+
+  app.openapi(stateRoute, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'run');
+    const { atSeq } = c.req.valid('query');
+    const got = await getRunState(pool, c.get('tenant'), id, atSeq);
+    if (!got) throw new NotFoundError('run');
+    if (atSeq !== undefined && atSeq > got.seq) throw new ValidationFailedError(`atSeq ${atSeq} is past the run's last event (${got.seq})`);
+    return sendJson(200, got);
   });
 
   app.openapi(cancelRoute, async (c) => {

@@ -15,22 +15,24 @@
  * a lost ping; while activity is relayed the stream looks at it every `ACTIVITY_POLL_MS`.
  */
 import type { OpenAPIHono} from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { getRunDetail, getRunHead, listRunEvents, runningActivityInvocations } from '@flowline/db';
 import { nodeStatusAfterEvent, TERMINAL_RUN_STATUSES, type RunStatus } from '@flowline/graph';
 import { activityEntrySchema, activityStreamKey, changeKindOf } from '@flowline/queue';
+import { wakeableSleep } from '@flowline/runtime';
 import { formatCursor, LAST_EVENT_ID_PATTERN, parseCursor, type SseCursor } from '../sse-cursor';
 import { jsonText } from '../body';
 import { sharedChangeFeed } from '../live/change-feed';
 import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError } from '../errors';
 import { requireUuid } from '../present';
-import { INT4_MAX, IdParam, errorResponses } from '../schemas';
+import { INT4_MAX, IdParam } from '../schemas';
+import { v1Route } from '../v1-route';
 
-const streamRoute = createRoute({
-  method: 'get', path: '/v1/runs/{id}/stream', tags: ['runs'], security: [{ bearer: [] }],
-  operationId: 'streamRunChanges', summary: "Follow a run's change pings as Server-Sent Events",
+const streamRoute = v1Route.runs('get', '/v1/runs/{id}/stream', {
+  operationId: 'streamRunChanges',
+  summary: "Follow a run's change pings as Server-Sent Events",
   request: {
     params: IdParam,
     query: z.object({ afterSeq: z.coerce.number().int().min(0).max(INT4_MAX).optional() }),
@@ -46,7 +48,6 @@ const streamRoute = createRoute({
   },
   responses: {
     200: { content: { 'text/event-stream': { schema: z.string() } }, description: 'runChanged, activity and run.result frames' },
-    ...errorResponses,
   },
 });
 
@@ -80,28 +81,18 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
       let open = true;
       let lastWrite = Date.now();
       let pingedSeq = 0;
-      let wake: (() => void) | null = null;
+      const napper = wakeableSleep();
       // the activity relayed: per invocation, its node and the last stream entry read in this process
       const relayed = new Map<string, { nodeKey: string; lastId: string | null }>();
       const unwatch = feed.watch(runId, (ping) => {
         pingedSeq = Math.max(pingedSeq, ping.seq);
-        wake?.();
+        napper.wake();
       });
 
       stream.onAbort(() => {
         open = false;
-        wake?.();
+        napper.wake();
       });
-      const nap = (ms: number) =>
-        new Promise<void>((resolve) => {
-          const t = setTimeout(done, ms);
-          function done() {
-            clearTimeout(t);
-            wake = null;
-            resolve();
-          }
-          wake = done;
-        });
 
       // which invocations run is read from the store only when an event may have changed it
       // (a node queued, started or settled): the activity poll between events costs Redis reads only
@@ -194,7 +185,7 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
           // a ping that landed during the read re-reads at once
           if (pingedSeq > pingedBeforeRead || !open) continue;
           const idle = Math.min(fallbackMs, Math.max(1, KEEPALIVE_MS - (Date.now() - lastWrite)));
-          await nap(relaying ? Math.min(ACTIVITY_POLL_MS, idle) : idle);
+          await napper.sleep(relaying ? Math.min(ACTIVITY_POLL_MS, idle) : idle);
         }
       } finally {
         unwatch();

@@ -4,11 +4,12 @@
  * in with it and hides what the scopes forbid.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { API_KEY_SCOPES } from '@flowline/runtime';
 import type { AppDeps, AppEnv } from '../context';
 import { sendJson } from '../body';
-import { errorResponses, jsonContent } from '../schemas';
+import { jsonContent } from '../schemas';
+import { v1Route } from '../v1-route';
 
 const WhoamiSchema = z
   .object({
@@ -18,10 +19,10 @@ const WhoamiSchema = z
   })
   .openapi('Whoami');
 
-const whoami = createRoute({
-  method: 'get', path: '/v1/whoami', tags: ['session'], security: [{ bearer: [] }],
-  operationId: 'getWhoami', summary: "The calling key's tenant and scopes",
-  responses: { 200: jsonContent(WhoamiSchema, 'the tenant and scopes of the key'), ...errorResponses },
+const whoami = v1Route.session('get', '/v1/whoami', {
+  operationId: 'getWhoami',
+  summary: "The calling key's tenant and scopes",
+  responses: { 200: jsonContent(WhoamiSchema, 'the tenant and scopes of the key') },
 });
 
 /** Registers `GET /v1/whoami`. */

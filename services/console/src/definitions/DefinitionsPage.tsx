@@ -7,7 +7,7 @@ import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import type { DefinitionSummary } from '@flowline/client';
 import { useDefinitionPages } from '../api/queries';
 import { useCan } from '../session/session';
-import { EmptyState, ListTable, LoadMore, RefusalNote, ShortId, Time, type Column } from '../ui/primitives';
+import { EmptyState, ListTable, ShortId, Time, type Column } from '../ui/primitives';
 import { StartRunDialog } from './StartRunDialog';
 
 const route = getRouteApi('/definitions');
@@ -75,10 +75,11 @@ export function DefinitionsPage() {
           <p className="muted">Saved graphs. A run pins the version it started from.</p>
         </div>
       </div>
-      <RefusalNote error={defs.error} title="Could not list definitions" />
       <ListTable
         columns={COLUMNS}
         query={defs}
+        refusalTitle="Could not list definitions"
+        moreLabel="Load more"
         rowCount={items.length}
         skeletonRows={4}
         empty={
@@ -91,7 +92,6 @@ export function DefinitionsPage() {
           <Row key={d.id} d={d} canRun={canRun} now={now} />
         ))}
       </ListTable>
-      <LoadMore query={defs} label="Load more" />
       {starting ? <StartRunDialog definition={starting} onClose={() => void navigate({ search: {} })} /> : null}
     </div>
   );

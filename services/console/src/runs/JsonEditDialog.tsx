@@ -3,6 +3,7 @@ import { useId } from 'react';
 import { Dialog, DialogActions } from '../ui/Dialog';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { RefusalNote } from '../ui/primitives';
+import { actDialog, type Act } from './acts';
 
 export function JsonEditDialog(props: {
   title: string;
@@ -10,25 +11,26 @@ export function JsonEditDialog(props: {
   help: string;
   initial: unknown;
   submitLabel: string;
-  pending: boolean;
-  error: unknown;
-  onSubmit(value: unknown): void;
+  /** the act the document is sent to; the dialog closes once it succeeds */
+  act: Act<unknown>;
   onClose(): void;
 }) {
   const field = useJsonText(JSON.stringify(props.initial ?? {}, null, 2));
   const { parsed } = field;
   const id = useId();
+  const { act } = props;
+  const ends = actDialog(act, props.onClose);
   return (
-    <Dialog title={props.title} onClose={props.onClose} wide>
+    <Dialog title={props.title} onClose={ends.close} wide>
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          if (parsed.ok) props.onSubmit(parsed.value);
+          if (parsed.ok) ends.submit(parsed.value);
         }}
       >
         <JsonField id={id} label={props.label} rows={14} field={field} help={props.help} />
-        <RefusalNote error={props.error} title="Refused" />
-        <DialogActions back="Cancel" onBack={props.onClose} act={props.pending ? 'Sending…' : props.submitLabel} disabled={!parsed.ok || props.pending} />
+        <RefusalNote error={act.error} title="Refused" />
+        <DialogActions back="Cancel" onBack={ends.close} act={act.pending ? 'Sending…' : props.submitLabel} disabled={!parsed.ok || act.pending} />
       </form>
     </Dialog>
   );

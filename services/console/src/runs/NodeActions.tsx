@@ -12,7 +12,7 @@ import { useCan } from '../session/session';
 import { HUMAN_KINDS, STEERABLE_KINDS } from '../ui/kinds';
 import { RefusalNote } from '../ui/primitives';
 import { Dialog, DialogActions } from '../ui/Dialog';
-import { useAct } from './acts';
+import { actDialog, useAct } from './acts';
 import { ForkDialog } from './ForkDialog';
 import { JsonEditDialog } from './JsonEditDialog';
 
@@ -45,6 +45,7 @@ export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind,
   const complete = useAct(runId, (c, operationId, output: unknown) => c.runs.complete(runId, nodeKey, output, { idempotencyKey: operationId }));
   const setInput = useAct(runId, (c, operationId, input: unknown) => c.runs.setInput(runId, nodeKey, input, { idempotencyKey: operationId }));
   const steer = useAct(runId, (c, operationId, text: string) => c.runs.steer(runId, nodeKey, { operationId, message: text }, { idempotencyKey: operationId }));
+  const steerEnds = actDialog(steer, () => setDialog(null));
   if (!canOperate) return null;
 
   const verbs = [toggleBreakpoint, step, skip, retry];
@@ -109,13 +110,8 @@ export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind,
           help="The node succeeds with this output (its envelope's output member); the run goes on from it."
           initial={{}}
           submitLabel="Complete node"
-          pending={complete.pending}
-          error={complete.error}
-          onSubmit={(v) => void complete.runAsync(v).then((ok) => ok && setDialog(null))}
-          onClose={() => {
-            complete.reset();
-            setDialog(null);
-          }}
+          act={complete}
+          onClose={() => setDialog(null)}
         />
       ) : null}
       {dialog === 'input' ? (
@@ -125,28 +121,17 @@ export function NodeActions({ runId, nodeKey, kind, status, pendingDecisionKind,
           help="Replaces the input member of the node's input document; the node runs with it."
           initial={detail?.input?.input ?? {}}
           submitLabel="Save input"
-          pending={setInput.pending}
-          error={setInput.error}
-          onSubmit={(v) => void setInput.runAsync(v).then((ok) => ok && setDialog(null))}
-          onClose={() => {
-            setInput.reset();
-            setDialog(null);
-          }}
+          act={setInput}
+          onClose={() => setDialog(null)}
         />
       ) : null}
       {dialog === 'fork' ? <ForkDialog runId={runId} nodeKey={nodeKey} input={detail?.input?.input} onClose={() => setDialog(null)} onForked={(r) => onForked?.(r)} /> : null}
       {dialog === 'steer' ? (
-        <Dialog
-          title={`Steer ${nodeKey}`}
-          onClose={() => {
-            steer.reset();
-            setDialog(null);
-          }}
-        >
+        <Dialog title={`Steer ${nodeKey}`} onClose={steerEnds.close}>
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              if (message.trim()) void steer.runAsync(message).then((ok) => ok && setDialog(null));
+              if (message.trim()) steerEnds.submit(message);
             }}
           >
             <label htmlFor={`${id}-steer`}>Message</label>

@@ -9,7 +9,7 @@ import { useCan } from '../session/session';
 import { TERMINAL_RUN_STATUSES } from '../ui/status';
 import { Dialog, DialogActions } from '../ui/Dialog';
 import { RefusalNote } from '../ui/primitives';
-import { useAct } from './acts';
+import { actDialog, useAct } from './acts';
 
 export function RunActions({ run }: { run: RunSummary }) {
   const canOperate = useCan('operate');
@@ -21,6 +21,7 @@ export function RunActions({ run }: { run: RunSummary }) {
   );
   const step = useAct(run.id, (c, operationId, mode: 'one' | 'wave') => c.runs.step(run.id, { mode }, { idempotencyKey: operationId }));
   const cancel = useAct(run.id, (c, operationId, why: string) => c.runs.cancel(run.id, why.trim() ? { reason: why.trim() } : {}, { idempotencyKey: operationId }));
+  const cancelEnds = actDialog(cancel, () => setConfirming(false));
   if (!canOperate || TERMINAL_RUN_STATUSES.has(run.status)) return null;
   const cancelling = run.status === 'Cancelling';
   const error = pause.error ?? step.error;
@@ -50,17 +51,11 @@ export function RunActions({ run }: { run: RunSummary }) {
       </div>
       <RefusalNote error={error} title="Refused" />
       {confirming ? (
-        <Dialog
-          title="Cancel this run?"
-          onClose={() => {
-            cancel.reset();
-            setConfirming(false);
-          }}
-        >
+        <Dialog title="Cancel this run?" onClose={cancelEnds.close}>
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              void cancel.runAsync(reason).then((ok) => ok && setConfirming(false));
+              cancelEnds.submit(reason);
             }}
           >
             <p>Running work is told to stop; the run reads Cancelling until its workers confirm, then Cancelled.</p>

@@ -12,7 +12,7 @@ import { parseMetadataPair, type RunsSearch } from '../app/search';
 import { useDefinitionIndex, useRunPages } from '../api/queries';
 import { useCan } from '../session/session';
 import { StatusBadge } from '../ui/status';
-import { EmptyState, ListTable, LoadMore, RefusalNote, ShortId, Time, durationText, type Column } from '../ui/primitives';
+import { EmptyState, ListTable, ShortId, Time, durationText, type Column } from '../ui/primitives';
 import { BulkDialog } from './BulkDialog';
 import { bulkFilterOf } from './bulk';
 
@@ -120,6 +120,12 @@ function Filters({ search }: { search: RunsSearch }) {
     void navigate({
       search: (prev) => Object.fromEntries(Object.entries({ ...prev, ...patch }).filter(([, v]) => (Array.isArray(v) ? v.length > 0 : v))) as RunsSearch,
     });
+  /** The id, value and change of the select over one search member. */
+  const selectOver = (member: 'status' | 'definitionId' | 'failureClass') => ({
+    id: `${id}-${member}`,
+    value: search[member],
+    onChange: (value: string | undefined) => set({ [member]: value }),
+  });
   return (
     <form
       className="filters"
@@ -130,29 +136,13 @@ function Filters({ search }: { search: RunsSearch }) {
       }}
     >
       <FilterSelect
-        id={`${id}-status`}
+        {...selectOver('status')}
         label="Status"
         any="Any status"
-        value={search.status}
         options={STATUSES.map((s) => ({ value: s, label: s === 'WaitingForApproval' ? 'Waiting for approval' : s }))}
-        onChange={(status) => set({ status })}
       />
-      <FilterSelect
-        id={`${id}-def`}
-        label="Definition"
-        any="Any definition"
-        value={search.definitionId}
-        options={[...defs.values()].map((d) => ({ value: d.id, label: d.name }))}
-        onChange={(definitionId) => set({ definitionId })}
-      />
-      <FilterSelect
-        id={`${id}-failure`}
-        label="Failure"
-        any="Any failure"
-        value={search.failureClass}
-        options={FAILURE_CLASSES.map((f) => ({ value: f, label: f }))}
-        onChange={(failureClass) => set({ failureClass })}
-      />
+      <FilterSelect {...selectOver('definitionId')} label="Definition" any="Any definition" options={[...defs.values()].map((d) => ({ value: d.id, label: d.name }))} />
+      <FilterSelect {...selectOver('failureClass')} label="Failure" any="Any failure" options={FAILURE_CLASSES.map((f) => ({ value: f, label: f }))} />
       <MetadataFilter id={`${id}-meta`} pairs={search.metadata ?? []} onChange={(metadata) => set({ metadata })} />
       <div className="field">
         <label htmlFor={`${id}-conv`}>Conversation</label>
@@ -254,10 +244,11 @@ export function RunsPage() {
       </div>
       {bulkOpen && bulkFilter ? <BulkDialog filter={bulkFilter} onClose={() => setBulkOpen(false)} /> : null}
       <Filters search={search} key={search.conversationId ?? ''} />
-      <RefusalNote error={runs.error} title="Could not list runs" />
       <ListTable
         columns={COLUMNS}
         query={runs}
+        refusalTitle="Could not list runs"
+        moreLabel="Load older runs"
         rowCount={items.length}
         skeletonRows={6}
         empty={
@@ -270,7 +261,6 @@ export function RunsPage() {
           <RunRow key={r.id} run={r} definitionName={defs.get(r.definitionId)?.name} now={now} />
         ))}
       </ListTable>
-      <LoadMore query={runs} label="Load older runs" />
     </div>
   );
 }

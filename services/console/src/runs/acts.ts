@@ -34,3 +34,20 @@ export function useAct<A = void>(runId: string, fn: (client: FlowlineClient, ope
     reset: m.reset,
   };
 }
+
+/** An act as {@link useAct} gives it. */
+export type Act<A> = ReturnType<typeof useAct<A>>;
+
+/**
+ * The two ends of a dialog over an act: `submit(args)` acts and closes the dialog once the act
+ * succeeds (a refusal keeps it open, showing why); `close()` forgets the act's refusal and closes.
+ */
+export function actDialog<A>(act: Act<A>, close: () => void) {
+  return {
+    submit: (args: A) => void act.runAsync(args).then((ok) => ok && close()),
+    close: () => {
+      act.reset();
+      close();
+    },
+  };
+}

@@ -38,6 +38,8 @@ export function describeBlocker(b: Blocker): string {
       return `An upstream decision is held for an operator: ${list(d.waitingOn)}.`;
     case 'timer':
       return `Backing off before its next attempt${time(d.until) ? `, until ${time(d.until)}` : ''}.`;
+    case 'branchPlace':
+      return `Waiting for a place: ${String(d.working ?? '?')} of the ${String(d.maxConcurrency ?? '?')} branches Parallel ${str(d.parallel) ?? '?'} allows at once are working.`;
     case 'breakpoint':
       return 'A breakpoint holds it: step it or remove the breakpoint.';
     case 'runPaused':

@@ -164,38 +164,50 @@ export function LoadMore({
 }
 
 /**
- * A page's list of records: a card holding the table (head row, skeleton rows while the first
- * page loads, then the rows) and, once a page answered with nothing, the empty state. A refusal
- * is the caller's to show (above the list), so an error is never taken for "nothing here".
+ * A page's list of records: the refusal of its query, if any, above a card holding the table
+ * (head row, skeleton rows while the first page loads, then the rows) and, once a page answered
+ * with nothing, the empty state; below it the "load more" button while there is a next page. A
+ * refused query shows its refusal and never the empty state, so an error is never taken for
+ * "nothing here".
  */
 export function ListTable({
   columns,
   query,
+  refusalTitle,
+  moreLabel,
   rowCount,
   skeletonRows,
   empty,
   children,
 }: {
   columns: readonly Column[];
-  query: { isPending: boolean; error: unknown };
+  query: { isPending: boolean; error: unknown } & Parameters<typeof LoadMore>[0]['query'];
+  /** what the refusal note says was refused ("Could not list runs") */
+  refusalTitle: string;
+  /** the label of the button that loads the next page */
+  moreLabel: string;
   rowCount: number;
   skeletonRows: number;
   empty: ReactNode;
   children: ReactNode;
 }) {
   return (
-    <div className="card table-card">
-      <table className="table">
-        <thead>
-          <HeadRow columns={columns} />
-        </thead>
-        <tbody>
-          {query.isPending ? <SkeletonRows rows={skeletonRows} cols={columns.length} /> : null}
-          {children}
-        </tbody>
-      </table>
-      {!query.isPending && rowCount === 0 && !query.error ? empty : null}
-    </div>
+    <>
+      <RefusalNote error={query.error} title={refusalTitle} />
+      <div className="card table-card">
+        <table className="table">
+          <thead>
+            <HeadRow columns={columns} />
+          </thead>
+          <tbody>
+            {query.isPending ? <SkeletonRows rows={skeletonRows} cols={columns.length} /> : null}
+            {children}
+          </tbody>
+        </table>
+        {!query.isPending && rowCount === 0 && !query.error ? empty : null}
+      </div>
+      <LoadMore query={query} label={moreLabel} />
+    </>
   );
 }
 

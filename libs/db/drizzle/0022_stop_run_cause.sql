@@ -1,0 +1,1 @@
+ALTER TYPE "public"."node_cause" ADD VALUE 'RunCompleted';
