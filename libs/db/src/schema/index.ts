@@ -10,3 +10,4 @@ export * from './bulk-jobs';
 export * from './sql-functions';
 export * from './files';
 export * from './run-state';
+export * from './mcp-servers';
