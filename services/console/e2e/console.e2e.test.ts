@@ -179,6 +179,12 @@ describe('the console in Chromium against a real cluster', () => {
     await dialog.getByRole('button', { name: 'Cancel run' }).click();
     await page.locator('.run-title [data-status="Cancelled"]').waitFor({ timeout: 30_000 });
     expect((await c.admin.runs.get(runId)).run.status).toBe('Cancelled');
+    // the nodes it never reached read "Not run", in the graph and the table, not "Pending"; its reason is in the header
+    await page.locator('.graph-node[data-node-key="merge"][data-status="NotRun"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('.graph-node [data-status="Pending"]').count()).toBe(0);
+    expect(await page.locator('.graph-node[data-node-key="merge"] .badge').innerText()).toBe('Not run');
+    expect(await page.locator('tr[data-node-key="merge"] .badge').innerText()).toBe('Not run');
+    expect(await page.locator('.run-meta .run-reason').innerText()).toContain('not needed');
   });
 
   it('cancels every run a metadata filter matches with one bulk action: the count first, then the job to its end', async () => {
