@@ -2,6 +2,7 @@ export * from './tool-error';
 export type * from './tool-definition';
 export * from './dot-path';
 export * from './registry';
+export { importModuleSpec } from './module-spec';
 export { ToolModuleFault, attributeLeakedError, installLeakedErrorPolicy, runInFaultScope } from './fault-scope';
 export type { LeakAttribution, LeakedErrorPolicyOptions } from './fault-scope';
 export { MAX_WAIT_MS, sleep } from './builtins/basic-tools';
