@@ -309,6 +309,13 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       { name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition to run.' },
       inputBinding,
       {
+        name: 'inputTemplate', type: 'json', required: false, template: true, defaultText: 'none (inputBinding decides the child input)',
+        example: { topic: '{{ state.topic }}', ids: '{{ input.output.result.ids }}' },
+        help:
+          "The child run's input, rendered when the node starts its child: a string, or an object or array of them (a string " +
+          'that is exactly one placeholder keeps its JSON type). Not together with inputBinding. A render that fails fails the node (ValidationFailed).',
+      },
+      {
         name: 'stateIn', type: 'bindings', required: false, example: { topic: 'state.topic' },
         help:
           "Seeds the child run's state: each child state key maps to a dot path into this node's input document (state.…, " +
