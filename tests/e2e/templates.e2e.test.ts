@@ -90,4 +90,29 @@ describe('templates on a whole cluster', () => {
     expect(r.body.error.code).toBe('GraphInvalid');
     expect(r.body.error.details).toContainEqual({ key: 'summarise', message: expect.stringMatching(/^nodes\.summarise\.config\.prompt: template refers to 'inputs'/) });
   });
+
+  it("hands a Subworkflow's child run the input its inputTemplate renders", async () => {
+    const child = await c.api.createDefinition('templates-child', {
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'end', kind: 'End', config: { outcome: 'child', resultPath: 'run.input' } },
+      ],
+      edges: [{ key: 'e1', from: 'start', to: 'end' }],
+    });
+    const parent = await c.api.createDefinition('templates-parent', {
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'sub', kind: 'Subworkflow', config: { definitionId: child, inputTemplate: { about: 'the {{ run.input.topic }}', ids: '{{ run.input.ids }}' } } },
+        { key: 'end', kind: 'End', config: { outcome: 'done', resultPath: 'input.output.result' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'sub' },
+        { key: 'e2', from: 'sub', to: 'end' },
+      ],
+    });
+    const runId = await c.api.startRun(parent, { topic: 'tides', ids: [4, 5] });
+    const view = await c.api.waitForRun(runId, (v) => ['Completed', 'Failed'].includes(v.run.status), 60_000, 'run ended');
+    expect(view.run.status).toBe('Completed');
+    expect(view.output).toEqual({ outcome: 'done', result: { about: 'the tides', ids: [4, 5] } });
+  });
 });

@@ -6,11 +6,16 @@
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createToolRegistry, type ToolRegistryOptions } from '@flowline/tools';
-import { createToolWorker } from '../../services/worker-tool/src/worker';
+import { createToolWorker, type ToolWorkerOptions } from '../../services/worker-tool/src/worker';
 import { SHARD_COUNT, type Harness } from '../../services/dispatcher/test/harness';
 
-/** Starts the real tool-lane worker (services/worker-tool) in this process. */
-export async function startToolWorker(h: Harness, concurrency = 8, tools: ToolRegistryOptions = {}): Promise<() => Promise<void>> {
+/** Starts the real tool-lane worker (services/worker-tool) in this process (`mcp`: its MCP toolbox). */
+export async function startToolWorker(
+  h: Harness,
+  concurrency = 8,
+  tools: ToolRegistryOptions = {},
+  mcp?: ToolWorkerOptions['mcp'],
+): Promise<() => Promise<void>> {
   const registry = await createToolRegistry({ testTools: true, ...tools });
   const connection = new Redis(h.redis.url, { maxRetriesPerRequest: null });
   const worker = createToolWorker({
@@ -21,6 +26,7 @@ export async function startToolWorker(h: Harness, concurrency = 8, tools: ToolRe
     shardCount: SHARD_COUNT,
     concurrency,
     shutdownGraceMs: 500,
+    ...(mcp ? { mcp } : {}),
   });
   await worker.start();
   return async () => {

@@ -23,7 +23,7 @@ it('every metric the dashboard queries is exported by a Flowline process', () =>
     for (const name of names) {
       if (PROM_CLIENT_DEFAULTS.includes(name)) continue;
       // declared as prom-client options (`name: '…'`) or as the first argument of a metricsOn constructor
-      const declared = new RegExp(`(name: |metric\\.(counter|histogram)\\(\\s*)'${name}'`);
+      const declared = new RegExp(`(name: |metric\\.(counter|histogram|gauge)\\(\\s*)'${name}'`);
       expect(sources, `${name} in ${expr}`).toMatch(declared);
     }
   }

@@ -29,6 +29,8 @@ import type {
   RunSummary,
   SendMessageBody,
   StoredFile,
+  McpServer,
+  McpServerBody,
   StartRunBody,
   StepAccepted,
   StepBody,
@@ -394,6 +396,18 @@ export function createRestClient(o: RestClientOptions) {
     tools: {
       /** `GET /v1/tools`: what a Tool node may name */
       list: () => call<Page<ToolCatalogEntry>>('GET', '/v1/tools'),
+    },
+    mcpServers: {
+      /** `POST /v1/mcp-servers` → 201; 409 `McpServerNameTaken`; 400 for a private address outside MCP_ALLOWED_HOSTS */
+      create: (b: McpServerBody) => call<McpServer>('POST', '/v1/mcp-servers', b),
+      /** `GET /v1/mcp-servers`: the tenant's servers by name (the deployment's stdio servers are not listed) */
+      list: () => call<{ items: McpServer[] }>('GET', '/v1/mcp-servers'),
+      /** `GET /v1/mcp-servers/{id}` (id or name) */
+      get: (ref: string) => call<McpServer>('GET', `/v1/mcp-servers/${id(ref)}`),
+      /** `PUT /v1/mcp-servers/{id}` (id or name) → version + 1; absent `headers` are kept */
+      update: (ref: string, b: McpServerBody) => call<McpServer>('PUT', `/v1/mcp-servers/${id(ref)}`, b),
+      /** `DELETE /v1/mcp-servers/{id}` (id or name) → 204 (`null`) */
+      delete: (ref: string) => call<null>('DELETE', `/v1/mcp-servers/${id(ref)}`),
     },
     files: {
       /**

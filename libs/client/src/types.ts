@@ -440,6 +440,31 @@ export interface ToolCatalogEntry {
   requiresAllowedUrls: boolean;
 }
 
+/** An MCP server of the tenant (`/v1/mcp-servers`): header names only, never their values. */
+export interface McpServer {
+  id: string;
+  name: string;
+  url: string;
+  transport: 'streamable-http' | 'sse';
+  headerNames: string[];
+  /** the tools graphs may use; null = every tool the server lists */
+  allowedTools: string[] | null;
+  timeoutMs: number;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** `POST /v1/mcp-servers` and `PUT /v1/mcp-servers/{id}` body; on PUT, absent `headers` keeps the stored ones. */
+export interface McpServerBody {
+  name: string;
+  url: string;
+  transport: 'streamable-http' | 'sse';
+  headers?: Record<string, string>;
+  allowedTools?: string[] | null;
+  timeoutMs?: number;
+}
+
 /** A file attached to a chat message. */
 export interface Attachment {
   fileId: string;

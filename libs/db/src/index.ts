@@ -43,3 +43,14 @@ export type { BulkJobRow, BulkRunResult, SubmitBulkParams, SubmitBulkResult } fr
 export { runSearchSql } from './store/run-search';
 export { DEFAULT_FILE_CHUNK_BYTES, fileKindOf, FileTooLargeError, pgFileStore, runTenantOf } from './store/files';
 export type { FilePutOptions, FileStore, StoredFile } from './store/files';
+export {
+  createMcpServer,
+  deleteMcpServer,
+  existingMcpServerNames,
+  getMcpServer,
+  listMcpServers,
+  mcpServerForUse,
+  McpServerNameTakenError,
+  updateMcpServer,
+} from './store/mcp-servers';
+export type { McpServerForUse, McpServerInput, McpServerRecord } from './store/mcp-servers';

@@ -6,3 +6,4 @@ export * from './transport/job-facts';
 export * from './transport/dispatch-window';
 export * from './transport/lane-backlog';
 export * from './transport/lane-telemetry';
+export * from './transport/activity-feed';

@@ -10,6 +10,7 @@ export {
   maxPendingRunsOf,
   MAX_PENDING_RUNS_CEILING,
   workerOptions,
+  mcpOptions,
   encryptionOptions,
   logOptions,
   allOptions,

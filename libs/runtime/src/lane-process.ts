@@ -9,7 +9,7 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Logger } from './logger';
 import { opsOptions, startWorkerOpsPort } from './ops-server';
-import { dispatchOptions, logOptions, templateOptions, workerOptions } from './options';
+import { dispatchOptions, encryptionOptions, logOptions, mcpOptions, templateOptions, workerOptions } from './options';
 import { tracingOptions } from './tracing';
 import { workerStallOptions } from './worker-stall';
 import type { Releaser, Shutdown } from './shutdown';
@@ -65,13 +65,16 @@ export async function serveLaneWorker(o: ServeLaneWorkerOptions): Promise<void> 
 
 /**
  * The options both lane workers take beside their own: the tool modules an Agent or a Tool node
- * may call, the job lock, the shard count (a report goes to the wake channel of its run's shard,
+ * may call, the MCP servers they may reach (and the key that opens their headers), the job lock, the shard count (a report goes to the wake channel of its run's shard,
  * read by the shard's owner alone), logging, tracing, the ops port and the stall rule.
  */
 export const laneWorkerOptions = {
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
   TOOL_MODULES: workerOptions.TOOL_MODULES,
   WORKER_LOCK_MS: workerOptions.WORKER_LOCK_MS,
+  ...mcpOptions,
+  // the workers open MCP server headers sealed with it
+  ...encryptionOptions,
   ...templateOptions,
   SHARD_COUNT: dispatchOptions.SHARD_COUNT,
   ...logOptions,

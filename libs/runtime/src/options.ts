@@ -265,6 +265,26 @@ export const workerOptions = {
     ),
 };
 
+/**
+ * MCP servers (the API lists their tools at a run start, the workers call them). Stdio
+ * servers come only from MCP_STDIO_SERVERS_FILE, never from the API.
+ */
+export const mcpOptions = {
+  MCP_STDIO_SERVERS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'JSON file of the deployment\'s stdio MCP servers, { "servers": { "<name>": { command, args?, env?, cwd?, allowedTools?, timeoutMs? } } }; the workers start them, every tenant may name them',
+    ),
+  MCP_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .describe('comma-separated host names or IP literals whose private, loopback or link-local addresses MCP server URLs may reach (all others are refused)'),
+  MCP_MAX_CONNECTIONS: int().min(1).max(10_000).default(64).describe('open MCP sessions a process keeps; the least recently used idle one is closed beyond'),
+  MCP_CONNECT_TIMEOUT_MS: int().min(100).max(600_000).default(10_000).describe('how long opening an MCP session (initialize) may take, ms'),
+};
+
 /** At-rest encryption of graphs and documents. */
 export const encryptionOptions = {
   ENCRYPTION_KEY: z
@@ -293,6 +313,7 @@ export const allOptions = {
   ...dispatchOptions,
   ...backlogOptions,
   ...workerOptions,
+  ...mcpOptions,
   ...encryptionOptions,
   ...logOptions,
 };

@@ -4,14 +4,13 @@
  * validated (ajv) before a tool runs; every failure comes back as a ToolError with its
  * failure class, so callers map outcomes without matching on text.
  */
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { hasExactNumbers, parseJson, stringifyJson, toolIdempotencyKey, type Json, type JsonObject } from '@flowline/graph';
 import { counterTool, echoTool, jsonExtractTool, testFailTool, waitTool } from './builtins/basic-tools';
 import { createHttpFetchTool, type HttpFetchOptions } from './builtins/http-fetch';
 import { createReadFileTool } from './builtins/read-file';
 import { runInFaultScope } from './fault-scope';
+import { importModuleSpec } from './module-spec';
 import { ToolError, abortError, throwIfAborted, toolFailed, toolInvalid } from './tool-error';
 import type { ToolCatalogEntry, ToolContext, ToolDefinition } from './tool-definition';
 
@@ -77,13 +76,7 @@ function checkDefinition(tool: unknown, source: string): ToolDefinition {
 }
 
 async function loadModule(spec: string): Promise<ToolDefinition[]> {
-  const target = spec.startsWith('.') || isAbsolute(spec) ? pathToFileURL(resolve(spec)).href : spec;
-  let mod: { tools?: unknown };
-  try {
-    mod = (await import(target)) as { tools?: unknown };
-  } catch (cause) {
-    throw new ToolRegistryError(`TOOL_MODULES: cannot load ${spec}`, { cause });
-  }
+  const mod = await importModuleSpec<{ tools?: unknown }>(spec, (cause) => new ToolRegistryError(`TOOL_MODULES: cannot load ${spec}`, { cause }));
   if (!Array.isArray(mod.tools)) throw new ToolRegistryError(`TOOL_MODULES: ${spec} exports no tools array`);
   return mod.tools.map((tool) => checkDefinition(tool, spec));
 }

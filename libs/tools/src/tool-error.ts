@@ -18,8 +18,15 @@ export const TOOL_ERROR_CODES = {
   CapacityRejected: 'ToolCapacityRejected',
 } as const satisfies Record<ToolFailureClass, string>;
 
-/** Every code a ToolError carries: one per failure class, plus the codes of its subclasses. */
-export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[ToolFailureClass] | 'ToolModuleFault';
+/**
+ * The codes of MCP tool failures: the server could not be reached (NodeFailed, retried), the
+ * tool answered an error (NodeFailed), the server or tool is not there for the tenant
+ * (ValidationFailed: the same call fails the same way).
+ */
+export const MCP_ERROR_CODES = ['McpServerUnreachable', 'McpToolFailed', 'McpServerUnknown', 'McpToolNotListed'] as const;
+
+/** Every code a ToolError carries: one per failure class, plus the codes of its subclasses and of MCP failures. */
+export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[ToolFailureClass] | 'ToolModuleFault' | (typeof MCP_ERROR_CODES)[number];
 
 /** A tool failure with a stable `code` and the failure class to report. */
 export class ToolError extends FlowlineNodeError {

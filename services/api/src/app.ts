@@ -25,6 +25,7 @@ import { createMetrics } from './metrics';
 import { traceRequests } from './tracing';
 import { registerConversationRoutes } from './routes/conversations';
 import { registerFileRoutes } from './routes/files';
+import { registerMcpServerRoutes } from './routes/mcp-servers';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
 import { registerSignalRoutes } from './routes/signals';
@@ -120,6 +121,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerStreamRoute(app, deps);
   registerConversationRoutes(app, deps);
   registerFileRoutes(app, deps);
+  registerMcpServerRoutes(app, deps);
   registerWhoamiRoute(app, deps);
   // a keyed route without a declared scope would answer any key: refuse to build
   assertEveryRouteScoped(app);

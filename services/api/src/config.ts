@@ -12,6 +12,7 @@ import {
   encryptionOptions,
   httpOptions,
   logOptions, tracingOptions,
+  mcpOptions,
   workerOptions,
 } from '@flowline/runtime';
 
@@ -30,6 +31,14 @@ export const apiConfigSchema = defineConfig({
   BACKLOG_RETRY_AFTER_S: backlogOptions.BACKLOG_RETRY_AFTER_S,
   TOOL_FILES_ROOT: workerOptions.TOOL_FILES_ROOT,
   TOOL_MODULES: workerOptions.TOOL_MODULES,
+  ...mcpOptions,
+  MCP_START_CHECK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(3_000)
+    .describe("how long a run start waits for an MCP server's tool listing (to refuse a tool no longer listed); past it the tool is judged when called, ms"),
   WF_TEST_TOOLS: z.enum(['0', '1']).default('0').describe('1 registers the test tools (test_fail)'),
   QUEUE_PREFIX: z.string().min(1).default('{flowline}').describe('Redis prefix of queues and channels'),
   CONSOLE_DIST_DIR: z

@@ -10,6 +10,7 @@ import type { ApiKeyScope } from '@flowline/runtime';
 import type { ApiKeyTable } from './auth';
 import type { EdgeOptions } from './edge/config';
 import type { ApiMetrics } from './metrics';
+import type { ApiMcp } from './mcp-catalog';
 
 /** A tool as `GET /v1/tools` lists it (CONTRACT §8). */
 export interface ToolCatalogEntry {
@@ -85,6 +86,8 @@ export interface AppDeps {
   adminSessionTtlS?: number;
   /** where uploads live @default the Postgres file store over `pool` */
   files?: FileStore;
+  /** MCP servers: the deployment's stdio names, the URL guard and the start check's toolbox @default none of them */
+  mcp?: ApiMcp;
 }
 
 /** Hono env: per-request variables. */

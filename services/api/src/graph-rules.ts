@@ -3,9 +3,10 @@
  * hash it, and check a run input against the graph's and its Start node's input schemas.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, parseGraph, startIssues, storedDocumentText, validateJson, type Graph, type Issue, type ToolCatalog } from '@flowline/graph';
+import { canonicalJson, parseGraph, startIssues, storedDocumentText, validateJson, type Graph, type Issue, type McpCatalog, type ToolCatalog } from '@flowline/graph';
 import { DefinitionDisabledError, GraphInvalidError, InputTooLargeError, RunInputInvalidError } from './errors';
 import { jsonText } from './body';
+import { startCatalogFor, type ReadCatalog } from './mcp-catalog';
 
 export type GraphCheck = { ok: true; graph: Graph; warnings: Issue[] } | { ok: false; errors: Issue[]; warnings: Issue[] };
 
@@ -13,20 +14,23 @@ export type GraphCheck = { ok: true; graph: Graph; warnings: Issue[] } | { ok: f
  * Parses and validates a graph document against the node cap, the live tool catalog and,
  * when given, the tenant's definitions among those it names (Subworkflow, Loop).
  */
-export function checkGraph(doc: unknown, maxNodes: number, tools: ToolCatalog, definitions?: ReadonlySet<string>): GraphCheck {
-  return parseGraph(doc, definitions === undefined ? { maxNodes, tools } : { maxNodes, tools, definitions });
+export function checkGraph(doc: unknown, maxNodes: number, tools: ToolCatalog, definitions?: ReadonlySet<string>, mcp?: McpCatalog): GraphCheck {
+  return parseGraph(doc, { maxNodes, tools, ...(definitions !== undefined ? { definitions } : {}), ...(mcp !== undefined ? { mcp } : {}) });
 }
 
 /**
  * Refuses a start the saved definition can no longer honour: disabled (409
- * `DefinitionDisabled`), or its graph names a tool no longer registered or is over the node
- * cap as it is now (400 `GraphInvalid`, keyed to the node). Runs inside the creating
- * transaction, so a refusal creates nothing.
+ * `DefinitionDisabled`), or its graph names a tool no longer registered, an MCP server the
+ * tenant no longer has or an MCP tool its server no longer lists, or is over the node cap as
+ * it is now (400 `GraphInvalid`, keyed to the node). Runs inside the creating transaction, so
+ * a refusal creates nothing; a graph naming MCP servers `mcp` does not cover throws
+ * McpCatalogNeeded (mcp-catalog.ts) for the start to read them and try again.
  */
-export function checkStartable(def: { enabled: boolean; planGraph: unknown }, maxNodes: number, tools: ToolCatalog): Graph {
+export function checkStartable(def: { enabled: boolean; planGraph: unknown }, maxNodes: number, tools: ToolCatalog, mcp: ReadCatalog | null = null): Graph {
   if (!def.enabled) throw new DefinitionDisabledError();
   const graph = def.planGraph as Graph;
-  const issues = startIssues(graph, { maxNodes, tools });
+  const catalog = startCatalogFor(graph, mcp);
+  const issues = startIssues(graph, { maxNodes, tools, ...(catalog !== undefined ? { mcp: catalog } : {}) });
   if (issues.length > 0) throw new GraphInvalidError(issues, []);
   return graph;
 }

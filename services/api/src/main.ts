@@ -5,10 +5,10 @@
 import type { Server as HttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
-import { configureEncryption, createPool, migrateAtBoot } from '@flowline/db';
+import { configureEncryption, createPool, mcpServerForUse, migrateAtBoot } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
 import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
-import { createToolRegistry } from '@flowline/tools';
+import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
 import { createApp } from './app';
 import { apiConfigSchema } from './config';
 import { edgeConfigSchema, toEdgeOptions } from './edge/config';
@@ -46,6 +46,11 @@ const tools = await createToolRegistry({
   modules: (cfg.TOOL_MODULES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   filesRoot: cfg.TOOL_FILES_ROOT ?? null,
 });
+
+// MCP: the API never starts a stdio server (only their names are read, so tenants may name
+// them); it lists remote servers' tools at a run start, through the same URL guard as the workers
+const mcp = bootMcpToolbox(cfg, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: false, logger });
+shutdown.onShutdown(() => mcp.toolbox.close(), 'mcp-sessions');
 
 const apiKeys = cfg.API_KEYS ? new Map(Object.entries(cfg.API_KEYS)) : null;
 if (apiKeys === null) logger.warn('API_KEYS is unset: single tenant "default", no authentication');
@@ -86,6 +91,12 @@ const app = createApp({
   edge: toEdgeOptions(edgeCfg),
   bullBoardWrite: cfg.BULL_BOARD_WRITE === '1',
   adminSessionTtlS: cfg.ADMIN_SESSION_TTL_S,
+  mcp: {
+    toolbox: mcp.toolbox,
+    stdioNames: mcp.stdioNames,
+    allowedHosts: parseAllowedHosts(cfg.MCP_ALLOWED_HOSTS),
+    startCheckTimeoutMs: cfg.MCP_START_CHECK_TIMEOUT_MS,
+  },
 });
 
 const server = serve({ fetch: app.fetch, port: cfg.PORT }, (info) => {

@@ -58,6 +58,12 @@ export const ROUTE_SCOPES = {
   'POST /v1/runs/bulk': 'operate',
   'GET /v1/bulk-jobs/{bulkId}': 'read',
 
+  'GET /v1/mcp-servers': 'read',
+  'GET /v1/mcp-servers/{id}': 'read',
+  'POST /v1/mcp-servers': 'define',
+  'PUT /v1/mcp-servers/{id}': 'define',
+  'DELETE /v1/mcp-servers/{id}': 'define',
+
   'POST /v1/files': 'run',
   'GET /v1/files/{id}': 'read',
 

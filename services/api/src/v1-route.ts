@@ -35,6 +35,7 @@ export const v1Route = {
   conversations: declarer('conversations'),
   definitions: declarer('definitions'),
   gates: declarer('gates'),
+  mcpServers: declarer('mcp-servers'),
   operator: declarer('operator'),
   runs: declarer('runs'),
   session: declarer('session'),

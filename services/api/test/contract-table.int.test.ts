@@ -20,6 +20,9 @@ let chatDef: string;
 const convId = 'contract-table-conv';
 /** Tenant A's uploaded file. */
 let fileId: string;
+/** Tenant A's MCP server. */
+let mcpId: string;
+const MCP_BODY = { name: 'docs', url: 'https://mcp.example/mcp', transport: 'streamable-http' };
 
 /** start → agent → llm → t → t2 → t3 → gate → end; it declares the signal channel `review`. */
 function mainGraph() {
@@ -73,6 +76,9 @@ beforeAll(async () => {
   form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'hello.txt');
   const uploaded = await h.app.request('/v1/files', { method: 'POST', headers: { authorization: `Bearer ${KEYS.a}` }, body: form });
   fileId = ((await uploaded.json()) as { fileId: string }).fileId;
+  const mcp = await h.call('POST', '/v1/mcp-servers', { body: MCP_BODY });
+  if (mcp.status !== 201) throw new Error(`mcp server: ${mcp.status} ${JSON.stringify(mcp.body)}`);
+  mcpId = mcp.body.id;
 });
 afterAll(async () => {
   await h.close();
@@ -82,7 +88,7 @@ interface Row {
   method: string;
   /** the OpenAPI path template */
   template: string;
-  path: (ids: { def: string; run: string; conv: string; file?: string; node?: string; edge?: string }) => string;
+  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; node?: string; edge?: string }) => string;
   body?: unknown;
 }
 
@@ -159,6 +165,12 @@ const ROUTES: Row[] = [
   { method: 'POST', template: '/v1/files', path: () => '/v1/files' },
   // unknown and malformed ids reuse the run's
   { method: 'GET', template: '/v1/files/{id}', path: (i) => `/v1/files/${i.file ?? i.run}` },
+  { method: 'POST', template: '/v1/mcp-servers', path: () => '/v1/mcp-servers', body: { ...MCP_BODY, name: 'other' } },
+  { method: 'GET', template: '/v1/mcp-servers', path: () => '/v1/mcp-servers' },
+  // unknown and malformed ids reuse the run's (a malformed id is read as a name no server has)
+  { method: 'GET', template: '/v1/mcp-servers/{id}', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}` },
+  { method: 'PUT', template: '/v1/mcp-servers/{id}', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}`, body: { ...MCP_BODY, timeoutMs: 5_000 } },
+  { method: 'DELETE', template: '/v1/mcp-servers/{id}', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}` },
   { method: 'GET', template: '/v1/conversations', path: () => '/v1/conversations' },
   {
     method: 'POST',
@@ -171,7 +183,7 @@ const ROUTES: Row[] = [
   { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
-const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId });
+const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId });
 const bodyOf = (r: Row) =>
   r.body !== null && typeof r.body === 'object' && 'definitionId' in r.body ? { ...r.body, definitionId: chatDef } : r.body;
 const call = (r: Row, path: string, token: string | null) => h.call(r.method, path, { ...(r.body === undefined ? {} : { body: bodyOf(r) }), token });
@@ -266,6 +278,9 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/conversations/{id}/messages': 200,
       'GET /v1/conversations/{id}/runs': 200,
       'GET /v1/files/{id}': 200,
+      'GET /v1/mcp-servers/{id}': 200,
+      'PUT /v1/mcp-servers/{id}': 200,
+      'DELETE /v1/mcp-servers/{id}': 204,
       // the live run pins the definition; the conversation's run is still live
       'DELETE /v1/definitions/{id}': '409 DefinitionInUse',
       'POST /v1/conversations/{id}/messages': '409 RunBusy',

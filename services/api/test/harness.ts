@@ -41,7 +41,7 @@ export interface CallOptions {
 export async function startHarness(
   limits: Partial<ApiLimits> = {},
   apiKeys: ApiKeyTable | null | undefined = undefined,
-  extra: Partial<Pick<AppDeps, 'edge' | 'bullBoardWrite' | 'adminSessionTtlS'>> = {},
+  extra: Partial<Pick<AppDeps, 'edge' | 'bullBoardWrite' | 'adminSessionTtlS' | 'mcp'>> = {},
 ): Promise<Harness> {
   const db = await createTestDatabase();
   const tr = createTestRedis();

@@ -134,6 +134,23 @@ describe('SSE stream', () => {
     expect(tail[1]!.data).toEqual({ runId, status: 'Completed', failureClass: 'None', reason: null, output: { outcome: 'done', result: null } });
   });
 
+  it("relays a running Tool node's activity (an MCP tool's progress) as activity frames", async () => {
+    const defId = await createDefinition(h, lineGraph(), 'tool-activity');
+    const runId = await startRun(h, defId);
+    const invocationId = '00000000-0000-4000-8000-0000000000b2';
+    await h.db.pool.query(`UPDATE node_runs SET status = 'Running', kind = 'Tool', attempt = 1, invocation_id = $2 WHERE run_id = $1 AND node_key = 'end'`, [runId, invocationId]);
+    const key = activityStreamKey(invocationId, h.prefix);
+    for (const text of ['progress 1/2', 'progress 2/2']) await h.redis.xadd(key, '*', 'type', 'phase', 'text', text);
+    const res = await h.app.request(`/v1/runs/${runId}/stream`, { headers: { authorization: `Bearer ${KEYS.a}` } });
+    const reader = frameReader(res);
+    const frames = await reader.take(3);
+    await reader.close();
+    expect(frames.slice(1).map((f) => f.data)).toEqual([
+      { runId, nodeKey: 'end', invocationId, offset: 0, type: 'phase', text: 'progress 1/2' },
+      { runId, nodeKey: 'end', invocationId, offset: 1, type: 'phase', text: 'progress 2/2' },
+    ]);
+  });
+
   it('answers 404 to another tenant and 401 without a key', async () => {
     const defId = await createDefinition(h, lineGraph(), 'private');
     const runId = await startRun(h, defId);

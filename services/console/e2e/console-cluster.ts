@@ -9,9 +9,11 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
+import { afterAll, afterEach } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createClient, type FlowlineClient } from '@flowline/client';
 import { startE2eCluster, type E2eCluster, ensureConsoleBuilt } from '@flowline/testing';
+import { launchChromium } from './browser';
 
 export const rootDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const artifactsDir = join(rootDir, 'services', 'console', 'artifacts');
@@ -83,4 +85,27 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(artifactsDir, `${name}.png`);
   await page.screenshot({ path });
   return path;
+}
+
+/** Chromium with one page at the console tests' viewport (`bypassCSP`: axe is injected inline). */
+export async function openConsolePage(): Promise<{ browser: Browser; context: BrowserContext; page: Page }> {
+  const browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
+  return { browser, context, page: await context.newPage() };
+}
+
+/**
+ * A test file's after-hooks: a failing test prints the cluster's last 40 log lines (why the
+ * page did not get there), and after the file the browser and the cluster close. `get` reads
+ * them as they are when a hook runs (they are started in the file's beforeAll).
+ */
+export function closeAfterFile(get: () => { c: ConsoleCluster | undefined; browser: Browser | undefined }): void {
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'fail') process.stdout.write(`${get().c?.e2e.lines.slice(-40).join('\n')}\n`);
+  });
+  afterAll(async () => {
+    const { c, browser } = get();
+    await browser?.close();
+    await c?.close();
+  });
 }

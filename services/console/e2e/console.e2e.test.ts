@@ -7,13 +7,12 @@
  * (filters, run, node, edge, tab, definition, conversation) survives a reload. Screenshots
  * of the run view and the chat page are saved under services/console/artifacts/.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
 import type { JsonObject } from '@flowline/graph';
 import { canonicalWithTool } from '@flowline/testing';
 import { NODE_HANDLE_OFFSETS } from '../src/graph/canvas';
-import { launchChromium } from './browser';
-import { KEYS, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
+import { KEYS, closeAfterFile, openConsolePage, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
 
 /**
  * The canonical eight-node graph as the e2e suite runs it (its Agent an echo Tool), with
@@ -66,7 +65,6 @@ const RECORD_STATUSES = () => {
 describe('the console in Chromium against a real cluster', () => {
   let c: ConsoleCluster;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let canonicalId: string;
   let chatId: string;
@@ -77,19 +75,10 @@ describe('the console in Chromium against a real cluster', () => {
     c = await startConsoleCluster();
     canonicalId = (await c.admin.definitions.create({ name: 'canonical', description: 'The canonical eight-node graph', graph: canonicalForConsole() })).id;
     chatId = (await c.admin.definitions.create({ name: 'Ask and answer', description: 'A Chat graph that asks back', graph: chatGraph })).id;
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
-    page = await context.newPage();
+    ({ browser, page } = await openConsolePage());
   }, 240_000);
 
-  afterEach((ctx) => {
-    if (ctx.task.result?.state === 'fail') process.stdout.write(`${c?.e2e.lines.slice(-40).join('\n')}\n`);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await c?.close();
-  });
+  closeAfterFile(() => ({ c, browser }));
 
   it('signs in with a pasted key and shows the key’s tenant and scopes', async () => {
     await signIn(page, c.baseUrl, KEYS.admin);
@@ -190,6 +179,12 @@ describe('the console in Chromium against a real cluster', () => {
     await dialog.getByRole('button', { name: 'Cancel run' }).click();
     await page.locator('.run-title [data-status="Cancelled"]').waitFor({ timeout: 30_000 });
     expect((await c.admin.runs.get(runId)).run.status).toBe('Cancelled');
+    // the nodes it never reached read "Not run", in the graph and the table, not "Pending"; its reason is in the header
+    await page.locator('.graph-node[data-node-key="merge"][data-status="NotRun"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('.graph-node [data-status="Pending"]').count()).toBe(0);
+    expect(await page.locator('.graph-node[data-node-key="merge"] .badge').innerText()).toBe('Not run');
+    expect(await page.locator('tr[data-node-key="merge"] .badge').innerText()).toBe('Not run');
+    expect(await page.locator('.run-meta .run-reason').innerText()).toContain('not needed');
   });
 
   it('cancels every run a metadata filter matches with one bulk action: the count first, then the job to its end', async () => {
@@ -301,6 +296,12 @@ describe('the console in Chromium against a real cluster', () => {
     await reload();
     await page.locator('[data-node-panel="review"]').waitFor();
     expect(await page.getByRole('tab', { name: 'Events' }).getAttribute('aria-selected')).toBe('true');
+    // each event at its wall-clock time to the millisecond, not the milliseconds alone
+    const times = await page.locator('time.event-at').allTextContents();
+    expect(times.length).toBeGreaterThan(3);
+    for (const t of times) expect(t).toMatch(/^\d{2}:\d{2}:\d{2}\.\d{3}$/);
+    expect(await page.locator('.event-gap').nth(1).textContent()).toMatch(/^\+\d/);
+    await screenshot(page, 'events-tab');
     expect(await page.locator('.graph-node[data-node-key="review"]').getAttribute('class')).toContain('is-selected');
 
     // an edge

@@ -12,8 +12,6 @@
  * Logs carry counts only — never names or content.
  */
 import { randomBytes } from 'node:crypto';
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import { APIError } from 'openai';
 import type { FileStore } from '@flowline/db';
@@ -25,6 +23,7 @@ import {
   type ComposedAttachments,
   type ResolvedAttachment,
 } from './attachments';
+import { importModuleSpec } from '@flowline/tools';
 import { LlmError, throwIfAborted } from './errors';
 import type { NodeContext } from './nodes/context';
 import type { ModelTarget } from './providers/registry';
@@ -52,13 +51,10 @@ export class AttachmentResolverLoadError extends Error {
  * @throws AttachmentResolverLoadError naming the option when it fails to load or has no `resolveAttachment` function
  */
 export async function loadAttachmentResolver(spec: string): Promise<AttachmentResolver> {
-  const target = spec.startsWith('.') || isAbsolute(spec) ? pathToFileURL(resolve(spec)).href : spec;
-  let mod: { resolveAttachment?: unknown };
-  try {
-    mod = (await import(target)) as { resolveAttachment?: unknown };
-  } catch (cause) {
-    throw new AttachmentResolverLoadError(`ATTACHMENT_RESOLVER_MODULE: cannot load ${spec}`, { cause });
-  }
+  const mod = await importModuleSpec<{ resolveAttachment?: unknown }>(
+    spec,
+    (cause) => new AttachmentResolverLoadError(`ATTACHMENT_RESOLVER_MODULE: cannot load ${spec}`, { cause }),
+  );
   if (typeof mod.resolveAttachment !== 'function') {
     throw new AttachmentResolverLoadError(`ATTACHMENT_RESOLVER_MODULE: ${spec} exports no resolveAttachment function`);
   }

@@ -65,7 +65,7 @@ export const llmWorkerOwnOptions = {
   MAX_ATTACHMENT_IMAGE_BYTES: bytesOption(64 * 1024 * 1024, 5 * 1024 * 1024, 'largest image attachment sent to a model as an image content part (a larger one is skipped and named in attachmentsSkipped), bytes'),
   MAX_ATTACHMENT_FILE_BYTES: bytesOption(1024 * 1024 * 1024, 16 * 1024 * 1024, 'largest text attachment read from the file store into memory (a larger one is skipped), bytes'),
   FILE_STORE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(2)
-    .describe('connections of the Postgres pool the file store resolver reads attachments with (opened only when ATTACHMENT_RESOLVER_MODULE is unset)'),
+    .describe('connections of the Postgres pool that reads attachments (the default file store resolver) and MCP server records (opened only when one is read)'),
   LLM_VISION: flagOption('1: the default provider\'s models take image input (image attachments are sent as image content parts); 0 fails a node with an image attachment ValidationFailed before any call', '1'),
 };
 

@@ -5,6 +5,6 @@ export type { ProviderRegistry, ModelTarget, AdmissionLimits, ProviderEntry } fr
 export type * from './providers/types';
 export { createOpenAiProvider } from './providers/openai-provider';
 export { createScriptedProvider } from './providers/scripted-provider';
-export { activityKey, readActivity } from './activity';
-export type { ActivityEntry, ActivityType } from './activity';
+export { readActivity } from '@flowline/queue';
+export type { ActivityEntry, ActivityType } from '@flowline/queue';
 export { LlmError } from './errors';

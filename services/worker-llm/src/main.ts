@@ -18,8 +18,8 @@ import {
   serveLaneWorker,
   toolRegistrySettings,
 } from '@flowline/runtime';
-import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
-import { createPool, pgFileStore, runTenantOf } from '@flowline/db';
+import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
+import { configureEncryption, createPool, mcpServerForUse, pgFileStore, runTenantOf } from '@flowline/db';
 import { fileStoreResolver, loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
@@ -34,16 +34,21 @@ const tracing = initTracing('worker-llm', config.OTEL_EXPORTER_OTLP_ENDPOINT);
 
 const tools = await createToolRegistry({ ...toolRegistrySettings(config), httpFetch: { allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE } });
 
+// Reads uploads (the default attachment resolver) and the tenants' MCP server records. The
+// pool opens a connection only when one is read, and is not closed at shutdown (releasers run
+// before the drain, while a draining node may still be reading); exit closes it.
+const pool = createPool(config.DATABASE_URL, {
+  max: config.FILE_STORE_POOL_MAX,
+  applicationName: 'flowline-worker-llm',
+  onIdleError: (err) => logger.warn({ err }, 'file store connection error'),
+});
+// MCP server headers are sealed with ENCRYPTION_KEY
+configureEncryption(config.ENCRYPTION_KEY);
+const mcp = bootMcpToolbox(config, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: true, logger }).toolbox;
+
 let attachmentResolver: AttachmentResolver;
-// The default: uploads read from the file store as the run's tenant. The pool opens a
-// connection only when a file is read, and is not closed at shutdown (releasers run before
-// the drain, while a draining node may still be reading its attachments); exit closes it.
+// The default: uploads read from the file store as the run's tenant.
 if (config.ATTACHMENT_RESOLVER_MODULE === undefined) {
-  const pool = createPool(config.DATABASE_URL, {
-    max: config.FILE_STORE_POOL_MAX,
-    applicationName: 'flowline-worker-llm',
-    onIdleError: (err) => logger.warn({ err }, 'file store connection error'),
-  });
   attachmentResolver = fileStoreResolver(pgFileStore(pool), (runId) => runTenantOf(pool, runId), {
     maxImageBytes: config.MAX_ATTACHMENT_IMAGE_BYTES,
     maxTextFileBytes: config.MAX_ATTACHMENT_FILE_BYTES,
@@ -107,9 +112,13 @@ const worker = createLlmWorker({
   admissionLeaseMs: config.LLM_ADMISSION_LEASE_MS,
   activityMaxLen: config.LLM_ACTIVITY_MAXLEN,
   activityTtlSeconds: config.LLM_ACTIVITY_TTL_SECONDS,
+  mcp: { toolbox: mcp, tenantOf: (runId) => runTenantOf(pool, runId) },
 });
 
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });
+// registered before the worker's releasers, so it runs after the drain (last registered runs
+// first): MCP sessions end, and stdio servers exit, once no Agent needs them
+shutdown.onShutdown(() => mcp.close(), 'mcp-sessions');
 // an Agent's tools include TOOL_MODULES: a leaked error fails its call, then the worker drains and exits 1
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });
 await serveLaneWorker({

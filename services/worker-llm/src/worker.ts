@@ -15,9 +15,11 @@ import type { Logger } from 'pino';
 import { DEFAULT_TEMPLATE_LIMITS, FlowlineNodeError, failureClassOf, type Json, type TemplateLimits, type WorkItem } from '@flowline/graph';
 import {
   DEFAULT_QUEUE_PREFIX,
+  createActivityFeed,
   createLaneWorker,
   laneErrors,
   nodeSpanIds,
+  type ActivityFeed,
   type AdmissionProgress,
   type LaneInvocation,
   type LaneJob,
@@ -27,7 +29,6 @@ import {
 } from '@flowline/queue';
 import { SpanKind, tracingEnabled, withSpan } from '@flowline/runtime';
 import type { ToolRegistry } from '@flowline/tools';
-import { createActivityFeed, type ActivityFeed } from './activity';
 import type { AttachmentSettings } from './attachment-resolver';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { createAdmission } from './admission';
@@ -45,6 +46,8 @@ export interface LlmWorkerOptions extends LaneWorkerSettings<Logger> {
   providers: ProviderRegistry;
   /** the read-only tool registry an Agent may call */
   tools: ToolRegistry;
+  /** MCP tools an Agent may call (`mcp:<server>/<tool>`, `mcp:<server>/*`) @default none */
+  mcp?: NodeContext['mcp'];
   /** LANE_CONCURRENCY. @default 8 */
   concurrency?: number;
   /** MAX_RUN_INPUT_BYTES: budget of each data block in a prompt. @default 65536 */
@@ -136,6 +139,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       templates,
       attachments,
       tools: opts.tools,
+      mcp: opts.mcp,
       logger: jobLog,
       phase: (text) => feed.push('phase', text),
       toolActivity: (text) => feed.push('toolCall', text),

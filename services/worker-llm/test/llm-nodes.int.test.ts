@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeLaneQueues, createLaneQueues, enqueueWork, publishCancellations, type LaneQueues } from '@flowline/queue';
 import { cleanupRedisPrefix, startFakeLlm, testRedisUrl, uniquePrefix, waitFor, type FakeLlmServer, type FakeReply } from '@flowline/testing';
 import { createToolRegistry, type ToolDefinition } from '@flowline/tools';
-import { readActivity } from '../src/activity';
+import { readActivity } from '@flowline/queue';
 import { createProviderRegistry } from '../src/providers/registry';
 import { createLlmWorker, type LlmWorker } from '../src/worker';
 import { llmItem, messageText, requestsFor, returnValueOf, scriptByModel } from './helpers';

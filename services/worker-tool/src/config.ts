@@ -20,6 +20,13 @@ export const toolWorkerOwnOptions = {
   HTTP_FETCH_ALLOW_PRIVATE: flagOption('1 lets http_fetch reach private, loopback and link-local addresses'),
   HTTP_FETCH_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1).default(1_048_576).describe('largest http_fetch body, bytes'),
   HTTP_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000).describe('http_fetch per-request timeout, ms'),
+  MCP_DB_POOL_MAX: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(2)
+    .describe('Postgres connections for reading MCP server records (opened only when a Tool node calls an MCP tool)'),
 };
 
 export const toolWorkerConfigSchema = defineConfig({

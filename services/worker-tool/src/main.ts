@@ -7,7 +7,8 @@
  */
 import { connectRedis, laneTelemetry } from '@flowline/queue';
 import { createLogger, initTracing, installShutdown, laneWorkerSettings, loadConfig, serveLaneWorker, toolRegistrySettings } from '@flowline/runtime';
-import { createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
+import { configureEncryption, createPool, mcpServerForUse, runTenantOf } from '@flowline/db';
+import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
 
@@ -25,6 +26,17 @@ const registry = await createToolRegistry({
   },
 });
 
+// MCP tools: the tenant's servers are read from Postgres (headers opened with ENCRYPTION_KEY),
+// the deployment's stdio servers from MCP_STDIO_SERVERS_FILE. The pool connects only when an
+// MCP tool is called, and is not closed at shutdown (a draining call may still read); exit closes it.
+configureEncryption(config.ENCRYPTION_KEY);
+const pool = createPool(config.DATABASE_URL, {
+  max: config.MCP_DB_POOL_MAX,
+  applicationName: 'flowline-worker-tool',
+  onIdleError: (err) => logger.warn({ err }, 'MCP server store connection error'),
+});
+const mcp = bootMcpToolbox(config, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: true, logger }).toolbox;
+
 const redis = connectRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES }, { maxRetriesPerRequest: null });
 redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
 
@@ -35,12 +47,16 @@ const worker = createToolWorker({
   ...laneWorkerSettings(config),
   templateLimits: { maxOutputBytes: config.MAX_TEMPLATE_OUTPUT_BYTES, renderLimitMs: config.TEMPLATE_RENDER_LIMIT_MS },
   telemetry: tracing.enabled ? laneTelemetry() : undefined,
+  mcp: { toolbox: mcp, tenantOf: (runId) => runTenantOf(pool, runId) },
 });
 
 // The worker bounds its own stop (grace + interrupt + abandon); the process-wide
 // deadline only guards against a hung Redis close.
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });
 installLeakedErrorPolicy({ logger, drainAndExit: (reason) => void shutdown.shutdown(reason, 1) });
+// registered before the worker's releasers, so it runs after the drain (last registered runs
+// first): MCP sessions end, and stdio servers exit, once no call needs them
+shutdown.onShutdown(() => mcp.close(), 'mcp-sessions');
 await serveLaneWorker({ worker, name: 'tool-worker', redis, tracing, shutdown, logger, options: config });
 logger.info(
   { concurrency: config.LANE_CONCURRENCY, prefix: config.QUEUE_PREFIX, tools: registry.catalog().map((t) => t.name) },

@@ -38,7 +38,7 @@ export async function returnValueOf(queues: LaneQueues, invocationId: string, ti
   );
 }
 
-const serviceDir = fileURLToPath(new URL('..', import.meta.url));
+export const serviceDir = fileURLToPath(new URL('..', import.meta.url));
 
 /** Spawns worker-tool with `env` over the test environment and waits for its ready line. */
 export function spawnToolWorker(env: Record<string, string>): Promise<ServiceProcess> {

@@ -633,6 +633,24 @@ describe('files', () => {
   });
 });
 
+describe('mcp servers', () => {
+  it('registers, reads by id and name, replaces keeping headers, and deletes an MCP server; never shows header values', async () => {
+    const c = client();
+    const body = { name: 'client-docs', url: 'https://mcp.example/mcp', transport: 'streamable-http' as const, headers: { authorization: 'Bearer s3cret' } };
+    const made = await c.mcpServers.create(body);
+    expect(made).toMatchObject({ name: 'client-docs', headerNames: ['authorization'], allowedTools: null, version: 1 });
+    expect(JSON.stringify(await c.mcpServers.list())).not.toContain('s3cret');
+    expect(await c.mcpServers.get(made.id)).toEqual(made);
+    expect(await c.mcpServers.get('client-docs')).toEqual(made);
+    expect(await refusal(c.mcpServers.create(body))).toMatchObject({ status: 409, code: 'McpServerNameTaken' });
+    const { headers: _kept, ...rest } = body;
+    expect(await c.mcpServers.update('client-docs', { ...rest, allowedTools: ['search'] })).toMatchObject({ headerNames: ['authorization'], allowedTools: ['search'], version: 2 });
+    expect(await refusal(client(KEYS.b).mcpServers.get(made.id))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await c.mcpServers.delete(made.id)).toBeNull();
+    expect((await c.mcpServers.list()).items.map((s) => s.name)).not.toContain('client-docs');
+  });
+});
+
 describe('coverage', () => {
   it('reached every route of the OpenAPI document through the client', async () => {
     const doc = await client().ops.openApi();

@@ -10,4 +10,5 @@ export * from './bulk-jobs';
 export * from './sql-functions';
 export * from './files';
 export * from './run-state';
+export * from './mcp-servers';
 export * from './run-signals';

@@ -178,13 +178,15 @@ export async function getRunHead(
 }
 
 /**
- * The model invocations of a run in flight (an LlmCall, Agent or DecisionModel node Queued or
- * Running with its invocation): whose activity streams an SSE follower relays.
+ * The invocations of a run in flight that may write activity (an LlmCall, Agent or
+ * DecisionModel node, or a Tool node — an MCP tool's progress — Queued or Running with its
+ * invocation): whose activity streams an SSE follower relays. A Tool node calling a built-in
+ * tool writes none; relaying it costs one empty read per poll.
  */
-export async function runningModelInvocations(db: Queryable, runId: string): Promise<Array<{ nodeKey: string; invocationId: string }>> {
+export async function runningActivityInvocations(db: Queryable, runId: string): Promise<Array<{ nodeKey: string; invocationId: string }>> {
   const res = await db.query<{ node_key: string; invocation_id: string }>(
     `SELECT node_key, invocation_id FROM node_runs
-     WHERE run_id = $1 AND status IN ('Queued', 'Running') AND kind IN ('LlmCall', 'Agent', 'DecisionModel') AND invocation_id IS NOT NULL
+     WHERE run_id = $1 AND status IN ('Queued', 'Running') AND kind IN ('LlmCall', 'Agent', 'DecisionModel', 'Tool') AND invocation_id IS NOT NULL
      ORDER BY node_key`,
     [runId],
   );

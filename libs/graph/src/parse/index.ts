@@ -8,3 +8,5 @@ export { DEFAULT_RETRY_BACKOFF, RETRYING_KINDS, urlUnderPrefix } from './node';
 export { startIssues } from './start-check';
 export type { StartCheckOptions } from './start-check';
 export { fewestAttemptsOfGraph, unreachableBudgetMessage } from './budget-reach';
+export { MCP_SERVER_NAME_PATTERN, MCP_TOOL_PREFIX, isMcpToolName, mcpIssues, mcpNameErrors, mcpServersOf, parseMcpToolRef } from './mcp-ref';
+export type { McpCatalog, McpToolRef } from './mcp-ref';

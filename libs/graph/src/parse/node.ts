@@ -12,6 +12,7 @@ import { parseConfig } from './config';
 import { checkChildStateMembers, parseWrites } from '../state/parse-state';
 import { parseHttpUrl, parseJoinPolicy, schemaObject } from './member-check';
 import type { ToolCatalog } from './types';
+import { isMcpToolName, mcpNameErrors, type McpCatalog } from './mcp-ref';
 import { hasOwn, isObject, isPositiveInt, q, typeName } from './util';
 
 /** Node members of the contract (anything else is refused; a stored document re-parsed ignores it with a warning). */
@@ -32,6 +33,8 @@ export interface GraphContext {
   tools: ToolCatalog;
   /** existing definition ids (lower case); absent = references not judged */
   definitions?: ReadonlySet<string> | undefined;
+  /** the tenant's MCP servers (and their listings where known); absent = only the form of `mcp:` names is judged */
+  mcp?: McpCatalog | undefined;
 }
 
 export interface NodeParse {
@@ -152,7 +155,10 @@ function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors
   if (config.includeAttachments === true && !ctx.acceptsAttachments) {
     errors.push('includeAttachments: true needs a Chat graph with chat.acceptsAttachments on');
   }
-  if (kind === 'Tool' && typeof config.toolName === 'string') {
+  if (kind === 'Tool' && typeof config.toolName === 'string' && isMcpToolName(config.toolName)) {
+    errors.push(...mcpNameErrors('Tool', config.toolName, ctx.mcp));
+    if (config.allowedUrls !== undefined) errors.push('config.allowedUrls applies only to tools that require it; an MCP tool does not');
+  } else if (kind === 'Tool' && typeof config.toolName === 'string') {
     const tool = ctx.tools.get(config.toolName);
     if (tool === undefined) {
       errors.push(`unknown tool ${q(config.toolName)}; a Tool node may name only ${listTools(ctx.tools)}`);
@@ -174,6 +180,10 @@ function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors
     for (const t of config.tools as string[]) {
       if (seen.has(t)) errors.push(`config.tools lists ${q(t)} twice`);
       seen.add(t);
+      if (isMcpToolName(t)) {
+        errors.push(...mcpNameErrors('Agent', t, ctx.mcp).map((e) => `config.tools: ${e}`));
+        continue;
+      }
       const tool = ctx.tools.get(t);
       if (tool === undefined) errors.push(`unknown tool ${q(t)} in config.tools; an Agent may offer only ${listTools(ctx.tools)}`);
       else if (tool.requiresAllowedUrls) warnings.push(`tool ${q(t)} needs an allowedUrls list an Agent cannot carry; it is not offered to the model`);

@@ -96,6 +96,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     acceptsAttachments: header.chat?.acceptsAttachments === true,
     tools: opts.tools,
     definitions: opts.definitions,
+    mcp: opts.mcp,
   };
 
   // Keys: one namespace for nodes and edges; the first declaration wins. A key outside

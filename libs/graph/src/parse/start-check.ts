@@ -6,6 +6,7 @@
  * node, and nothing is created.
  */
 import type { Graph, Issue } from '../model';
+import { isMcpToolName, mcpIssues, type McpCatalog } from './mcp-ref';
 import { listTools } from './node';
 import type { ToolCatalog } from './types';
 import { q } from './util';
@@ -14,11 +15,14 @@ import { q } from './util';
 export interface StartCheckOptions {
   maxNodes: number;
   tools: ToolCatalog;
+  /** the tenant's MCP servers now and the listings read for this start; absent = `mcp:` tools not judged */
+  mcp?: McpCatalog;
 }
 
 /**
  * The reasons a run of `graph` cannot start now (empty: it can): more nodes than the cap
- * allows, a Tool node whose tool is no longer registered, an Agent offering such a tool.
+ * allows, a Tool node whose tool is no longer registered, an Agent offering such a tool, and
+ * (with `opts.mcp`) an `mcp:` tool whose server is gone or whose server no longer lists it.
  * Cheap (one pass over the nodes): it runs on every start.
  */
 export function startIssues(graph: Graph, opts: StartCheckOptions): Issue[] {
@@ -34,10 +38,13 @@ export function startIssues(graph: Graph, opts: StartCheckOptions): Issue[] {
           ? node.config.tools.filter((t): t is string => typeof t === 'string')
           : [];
     for (const tool of named) {
+      // an MCP tool is judged against its server's listing below, not the registry
+      if (isMcpToolName(tool)) continue;
       if (!opts.tools.has(tool)) {
         issues.push({ key: node.key, message: `tool ${q(tool)} is no longer registered; this node may name only ${listTools(opts.tools)}` });
       }
     }
   }
+  if (opts.mcp !== undefined) issues.push(...mcpIssues(graph.nodes, opts.mcp));
   return issues;
 }

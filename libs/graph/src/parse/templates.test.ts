@@ -50,6 +50,12 @@ describe('templates at validation', () => {
     only(d, 'done', /outputTemplate and resultPath both/);
   });
 
+  it("judge a Subworkflow's inputTemplate, and refuse it together with inputBinding", () => {
+    valid(around({ kind: 'Subworkflow', config: { definitionId: 'def-1', inputTemplate: { topic: '{{ run.input.topic }}' } } }));
+    only(around({ kind: 'Subworkflow', config: { definitionId: 'def-1', inputTemplate: '{{ inputs }}' } }), 'work', /^nodes\.work\.config\.inputTemplate: template refers to 'inputs'/);
+    only(around({ kind: 'Subworkflow', config: { definitionId: 'def-1', inputBinding: 'input.output', inputTemplate: '{{ input.output }}' } }), 'work', /inputTemplate and inputBinding both/);
+  });
+
   it('only warn on a stored graph, so a definition saved with a literal {{ keeps loading', () => {
     const d = baseline();
     node(d, 'work').config = { prompt: 'Reply with {{ literally }}' };

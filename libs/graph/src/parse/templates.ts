@@ -26,5 +26,8 @@ export function checkTemplates(nodes: readonly GraphNode[], rawState: unknown, s
     if (node.kind === 'End' && hasOwn(node.config, 'outputTemplate') && hasOwn(node.config, 'resultPath')) {
       out.error(node.key, `${templatePlace(node.key, 'outputTemplate')}: outputTemplate and resultPath both say what output.result is; set one`);
     }
+    if (node.kind === 'Subworkflow' && hasOwn(node.config, 'inputTemplate') && hasOwn(node.config, 'inputBinding')) {
+      out.error(node.key, `${templatePlace(node.key, 'inputTemplate')}: inputTemplate and inputBinding both say what the child input is; set one`);
+    }
   }
 }

@@ -1,4 +1,5 @@
 import type { Graph, Issue } from '../model';
+import type { McpCatalog } from './mcp-ref';
 
 /** Tools a Tool node may name (GET /v1/tools); `http_fetch` is the one that requires `allowedUrls`. */
 export type ToolCatalog = ReadonlyMap<string, { requiresAllowedUrls: boolean }>;
@@ -15,6 +16,12 @@ export interface ParseOptions {
    * judged (a stored graph re-parsed).
    */
   definitions?: ReadonlySet<string>;
+  /**
+   * The tenant's MCP servers (those it registered and the deployment's stdio servers): a
+   * `mcp:<server>/…` tool naming another server is an error keyed to the node. Absent: only
+   * the form of `mcp:` names is judged (a stored graph re-parsed).
+   */
+  mcp?: McpCatalog;
   /**
    * true re-parses a document saved earlier: members the contract does not know (on the
    * graph, a node or an edge) are ignored with a warning, so a definition stored before

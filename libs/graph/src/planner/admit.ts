@@ -8,7 +8,7 @@ import { inputDocumentOf } from '../documents/input-document';
 import { inlineOutput, inputDocumentAsJson } from '../documents/inline-output';
 import { HUMAN_KINDS, INLINE_KINDS, LANE_OF_KIND, type GraphNode, type InputDocument, type Json, type JsonObject } from '../model';
 import { validateJson } from '../schema';
-import { renderConfigMember, templateLimitsOf, templateScope } from '../template/render';
+import { renderConfigMember, templateLimitsOf, templateScope, type TemplateLimits } from '../template/render';
 import type { Admission } from './admission';
 import { completeRun } from './complete-run';
 import { beginMap, mapItems } from './map';
@@ -163,8 +163,16 @@ function spendAttempt(st: PlanState, key: string): boolean {
   return true;
 }
 
-/** A child run's input: `inputBinding` into the input document, else the satisfied predecessors' outputs. */
-export function childInput(node: GraphNode, doc: InputDocument): { ok: true; value: Json } | { ok: false; reason: string } {
+/**
+ * A child run's input: a Subworkflow's `inputTemplate` rendered over the input document, else
+ * `inputBinding` into it, else the satisfied predecessors' outputs.
+ */
+export function childInput(node: GraphNode, doc: InputDocument, limits: TemplateLimits): { ok: true; value: Json } | { ok: false; reason: string } {
+  const template = node.kind === 'Subworkflow' ? node.config['inputTemplate'] : undefined;
+  if (template !== undefined) {
+    const r = renderConfigMember(node.key, 'inputTemplate', template as Json, templateScope(doc), limits);
+    return 'value' in r ? { ok: true, value: r.value } : { ok: false, reason: r.error };
+  }
   const binding = node.config['inputBinding'];
   if (typeof binding === 'string' && binding !== '') {
     const hit = resolvePath(inputDocumentAsJson(doc), binding);
@@ -237,7 +245,7 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
   const definitionId = node.config[defKey] as string;
   // a fork with failedOnly resumes a Loop at the iteration that failed, fed the last output
   const resume = node.kind === 'Loop' && row.loop?.resume === true && row.loop.iteration > 1 ? row.loop : null;
-  const input: ReturnType<typeof childInput> = resume ? { ok: true, value: resume.last } : childInput(node, doc);
+  const input: ReturnType<typeof childInput> = resume ? { ok: true, value: resume.last } : childInput(node, doc, templateLimitsOf(st.ctx.options));
   if (!input.ok) return fail(input.reason);
   const seed = childStateSeed(node, doc);
   if (!seed.ok) return fail(seed.reason);

@@ -70,3 +70,17 @@ describe('Subworkflow stateIn / stateOut', () => {
     expect(rowOf(r.snap, 'sub').status).toBe('Failed');
   });
 });
+
+describe('Subworkflow inputTemplate', () => {
+  it("renders the child run's input over the node's input document, a lone placeholder keeping its JSON type", () => {
+    const r = step(snapshotOf(parent({ inputTemplate: { about: 'the {{ state.topic }}', who: '{{ run.input.who }}', tags: '{{ run.input.tags }}' } }), { topic: 'tides', who: 'ana', tags: ['a', 'b'] }), 1_000);
+    expect(r.result.startChildren).toEqual([expect.objectContaining({ nodeKey: 'sub', input: { about: 'the tides', who: 'ana', tags: ['a', 'b'] } })]);
+  });
+
+  it('fails the node ValidationFailed, keyed to the member, and starts no child when the template names a missing value', () => {
+    const r = step(snapshotOf(parent({ inputTemplate: { who: '{{ run.input.nobody }}' } }), { topic: 'tides' }), 1_000);
+    expect(r.result.startChildren).toEqual([]);
+    expect(rowOf(r.snap, 'sub')).toMatchObject({ status: 'Failed', failureClass: 'ValidationFailed' });
+    expect(rowOf(r.snap, 'sub').reason).toMatch(/^nodes\.sub\.config\.inputTemplate\.who: /);
+  });
+});

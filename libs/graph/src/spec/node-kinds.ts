@@ -144,7 +144,9 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       model,
       {
         name: 'tools', type: 'stringList', required: false, refersTo: 'tool', itemNoun: 'tool', default: [], example: ['echo', 'json_extract'],
-        help: 'Catalog tools the model may call, each named once; a tool that needs allowedUrls cannot be offered.',
+        help:
+          'Catalog tools the model may call, each named once; a tool that needs allowedUrls cannot be offered. ' +
+          'An MCP tool is named mcp:SERVER/TOOL, and mcp:SERVER/* offers every tool the server lists (POST /v1/mcp-servers).',
       },
       { name: 'maxIterations', type: 'integer', required: false, min: 1, default: 8, example: 4, help: 'Most model calls; the last one offers no tools, so the model must answer.' },
       { name: 'maxToolCalls', type: 'integer', required: false, min: 1, default: 16, example: 8, help: 'Most tool calls over the whole loop.' },
@@ -165,7 +167,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     summary: 'Calls one read-only tool of the catalog.',
     output: '{ result }: the tool result (JSON when the tool returned an object or array).',
     config: [
-      { name: 'toolName', type: 'string', required: true, nonBlank: true, refersTo: 'tool', example: 'echo', help: 'The catalog tool to call (GET /v1/tools).' },
+      { name: 'toolName', type: 'string', required: true, nonBlank: true, refersTo: 'tool', example: 'echo', help: 'The catalog tool to call (GET /v1/tools), or an MCP tool as mcp:SERVER/TOOL (POST /v1/mcp-servers).' },
       {
         name: 'arguments', type: 'object', required: false, default: {}, template: true, example: { text: 'hello', ids: '{{ input.output.ids }}' },
         help:
@@ -329,6 +331,13 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     config: [
       { name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition to run.' },
       inputBinding,
+      {
+        name: 'inputTemplate', type: 'json', required: false, template: true, defaultText: 'none (inputBinding decides the child input)',
+        example: { topic: '{{ state.topic }}', ids: '{{ input.output.result.ids }}' },
+        help:
+          "The child run's input, rendered when the node starts its child: a string, or an object or array of them (a string " +
+          'that is exactly one placeholder keeps its JSON type). Not together with inputBinding. A render that fails fails the node (ValidationFailed).',
+      },
       {
         name: 'stateIn', type: 'bindings', required: false, example: { topic: 'state.topic' },
         help:

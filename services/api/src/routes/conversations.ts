@@ -29,6 +29,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { ApiError, BacklogFullError, MetadataInvalidError, NotFoundError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkStartable } from '../graph-rules';
+import { withStartCatalog } from '../mcp-catalog';
 import { runSeed, startPlacement } from '../run-start';
 import { isStorableId, isUuid, iso, pageLimit, requireCursor, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
@@ -248,7 +249,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
     // read before the send: only a send that would create a run asks (a replay answers its run)
     const lastStatus = await lastConversationRunStatus(pool, c.get('tenant'), conversationId, definitionId);
     const rerun = lastStatus === 'Failed' || lastStatus === 'Cancelled';
-    const res = await sendMessage(pool, {
+    const res = await withStartCatalog(pool, deps.mcp, c.get('tenant'), (mcp) => sendMessage(pool, {
       tenantId: c.get('tenant'),
       conversationId,
       definitionId,
@@ -258,7 +259,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       metadata: metadata.metadata,
       ...startPlacement(deps, c.get('tenant'), body.priority),
       prepare: (def) => {
-        const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+        const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), mcp);
         if (graph.kind !== 'Chat') throw new NotChatDefinitionError();
         if (rerun && graph.chat?.requireRerunConfirmation !== false && body.confirmRerun !== true) {
           throw new RerunConfirmationRequiredError(lastStatus);
@@ -266,7 +267,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
         if (attachments.length > 0 && graph.chat?.acceptsAttachments !== true) throw new AttachmentsNotAcceptedError();
         return runSeed(deps, graph, input);
       },
-    });
+    }));
     switch (res.kind) {
       case 'definitionNotFound':
         throw new NotFoundError('definition');

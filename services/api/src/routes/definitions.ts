@@ -21,7 +21,7 @@ import {
   updateDefinition,
   type DefinitionPatch,
 } from '@flowline/db';
-import { definitionReferences, describe, toDot, toMermaid, type Graph } from '@flowline/graph';
+import { definitionReferences, describe, mcpServersOf, toDot, toMermaid, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import {
   DefinitionInUseError,
@@ -33,6 +33,7 @@ import {
 } from '../errors';
 import { bodyMember, jsonText, sendJson } from '../body';
 import { checkGraph, graphHash } from '../graph-rules';
+import { mcpServersCatalog } from '../mcp-catalog';
 import { definition, definitionSummary, definitionVersion, definitionVersionSummary, pageLimit, requireCursor, requireUuid } from '../present';
 import {
   CreateDefinitionBody,
@@ -56,6 +57,8 @@ import {
   jsonBody,
 } from '../schemas';
 import { v1Route } from '../v1-route';
+
+const isObjectDoc = (doc: unknown): doc is { nodes?: unknown } => doc !== null && typeof doc === 'object';
 
 const createDef = v1Route.definitions('post', '/v1/definitions', {
   operationId: 'createDefinition',
@@ -178,7 +181,10 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
   const check = async (tenant: string, doc: unknown) => {
     const named = definitionReferences(doc);
     const existing = named.length > 0 ? await existingDefinitionIds(pool, tenant, named) : new Set<string>();
-    return checkGraph(doc, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), existing);
+    // the MCP servers it names, looked up likewise (their tools are judged at a run start)
+    const servers = isObjectDoc(doc) ? mcpServersOf(doc) : [];
+    const mcp = servers.length > 0 ? await mcpServersCatalog(pool, deps.mcp, tenant, servers) : { servers: new Set<string>() };
+    return checkGraph(doc, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), existing, mcp);
   };
   const parseOrThrow = async (tenant: string, doc: unknown) => {
     const res = await check(tenant, doc);

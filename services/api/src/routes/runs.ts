@@ -28,6 +28,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { BacklogFullError, BudgetInvalidError, MetadataInvalidError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
 import { bodyMember, sendJson } from '../body';
 import { checkStartable } from '../graph-rules';
+import { withStartCatalog } from '../mcp-catalog';
 import { runSeed, startPlacement } from '../run-start';
 import { DEFAULT_MAX_RUN_WAIT_S, parseWait, waitForRunEnd } from '../run-wait';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
@@ -145,7 +146,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!metadata.ok) throw new MetadataInvalidError(metadata.issues);
     const budget = parseBudget(body.budget);
     if (!budget.ok) throw new BudgetInvalidError(budget.errors.map((message) => ({ key: message.split(' ')[0]!, message })));
-    const res = await createRun(pool, {
+    const res = await withStartCatalog(pool, deps.mcp, c.get('tenant'), (mcp) => createRun(pool, {
       budget: budget.budget,
       tenantId: c.get('tenant'),
       definitionId,
@@ -154,7 +155,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       metadata: metadata.metadata,
       ...startPlacement(deps, c.get('tenant'), body.priority),
       prepare: (def) => {
-        const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+        const graph = checkStartable(def, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), mcp);
         // a request budget no completing run of this graph fits in is refused, not started to fail half way
         const max = budget.budget?.maxAttempts;
         const fewest = max === undefined ? null : fewestAttemptsOfGraph(graph);
@@ -163,7 +164,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
         }
         return runSeed(deps, graph, input);
       },
-    });
+    }));
     if (res.kind === 'definitionNotFound') throw new NotFoundError('definition');
     if (res.kind === 'requestIdReused') throw new RequestIdReusedError(res.runId);
     if (res.kind === 'runBusy') throw new RunBusyError(res.runId);

@@ -17,7 +17,7 @@
 import type { OpenAPIHono} from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
-import { getRunDetail, getRunHead, listRunEvents, runningModelInvocations } from '@flowline/db';
+import { getRunDetail, getRunHead, listRunEvents, runningActivityInvocations } from '@flowline/db';
 import { nodeStatusAfterEvent, TERMINAL_RUN_STATUSES, type RunStatus } from '@flowline/graph';
 import { activityEntrySchema, activityStreamKey, changeKindOf } from '@flowline/queue';
 import { wakeableSleep } from '@flowline/runtime';
@@ -94,15 +94,15 @@ export function registerStreamRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
         napper.wake();
       });
 
-      // which model invocations run is read from the store only when an event may have changed it
+      // which invocations run is read from the store only when an event may have changed it
       // (a node queued, started or settled): the activity poll between events costs Redis reads only
       let still = new Set<string>();
       let recheck = true;
-      /** Sends the new activity entries of the run's model invocations; true when it sent any. */
+      /** Sends the new activity entries of the run's model and Tool invocations; true when it sent any. */
       const relayActivity = async (): Promise<boolean> => {
         if (recheck) {
           recheck = false;
-          const running = await runningModelInvocations(deps.pool, runId);
+          const running = await runningActivityInvocations(deps.pool, runId);
           for (const r of running) if (!relayed.has(r.invocationId)) relayed.set(r.invocationId, { nodeKey: r.nodeKey, lastId: null });
           still = new Set(running.map((r) => r.invocationId));
         }

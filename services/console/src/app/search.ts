@@ -28,7 +28,7 @@ const pairs = (v: unknown): string[] | undefined => {
   return list.length > 0 ? [...new Set(list)] : undefined;
 };
 
-export const RUN_TABS = ['nodes', 'blockers', 'events', 'output'] as const;
+export const RUN_TABS = ['nodes', 'blockers', 'events', 'state', 'output'] as const;
 export type RunTab = (typeof RUN_TABS)[number];
 
 export interface RunSearch {
@@ -36,6 +36,8 @@ export interface RunSearch {
   nodeKey?: string;
   edgeKey?: string;
   tab?: RunTab;
+  /** the State tab's chosen `state.updated` event */
+  stateSeq?: number;
 }
 
 export interface DefinitionsSearch {
@@ -62,6 +64,11 @@ export function parseRunsSearch(s: Record<string, unknown>): RunsSearch {
   });
 }
 
+const seqOf = (v: unknown): number | undefined => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+};
+
 export function parseRunSearch(s: Record<string, unknown>): RunSearch {
   const tab = str(s.tab);
   return defined({
@@ -69,6 +76,7 @@ export function parseRunSearch(s: Record<string, unknown>): RunSearch {
     nodeKey: str(s.nodeKey),
     edgeKey: str(s.edgeKey),
     tab: (RUN_TABS as readonly string[]).includes(tab ?? '') ? (tab as RunTab) : undefined,
+    stateSeq: seqOf(s.stateSeq),
   });
 }
 

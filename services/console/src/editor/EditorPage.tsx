@@ -80,6 +80,11 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
   const [panel, setPanel] = useState<EditorPanel | null>(search.panel ?? null);
   const showJson = panel === 'json';
   const [dialog, setDialog] = useState<DialogName>(null);
+  // each press of the toolbar's State button: the graph's State section is scrolled into view once drawn
+  const [stateAsked, setStateAsked] = useState(0);
+  useEffect(() => {
+    if (stateAsked > 0) document.getElementById('graph-state')?.scrollIntoView({ block: 'start' });
+  }, [stateAsked]);
   const [notice, setNotice] = useState<{ tone: 'info' | 'error'; text: string } | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -252,6 +257,19 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
           </button>
           <button type="button" className={`btn btn-sm${showJson ? ' is-on' : ''}`} aria-pressed={showJson} onClick={() => setPanel((v) => (v === 'json' ? null : 'json'))}>
             JSON
+          </button>
+          <button
+            type="button"
+            className="btn btn-sm"
+            title="The graph's run state: keys, reducers, schema, initial"
+            onClick={() => {
+              // the graph's settings hold the State section: nothing selected, no side panel
+              setPanel(null);
+              select(null);
+              setStateAsked((n) => n + 1);
+            }}
+          >
+            State
           </button>
           {saved ? (
             <button

@@ -42,7 +42,7 @@ export interface OverlaidEdge {
 }
 
 const SETTLED_FORWARD = new Set(['Queued', 'Running', 'Succeeded', 'Failed', 'WaitingForApproval']);
-const NEVER_RAN = new Set(['Skipped', 'Cancelled']);
+const NEVER_RAN = new Set(['Skipped', 'Cancelled', 'NotRun']);
 
 function edgeState(source: string | undefined, target: string | undefined): EdgeState {
   if (target === 'Skipped' || (source !== undefined && NEVER_RAN.has(source))) return 'dead';

@@ -4,7 +4,7 @@
  */
 import type { LiveEvent } from '@flowline/client';
 import { useEventPages } from '../api/queries';
-import { Loading, RefusalNote } from '../ui/primitives';
+import { clockText, gapText, Loading, RefusalNote, relativeTime } from '../ui/primitives';
 
 function detailText(d: unknown): string {
   if (d === null || d === undefined) return '';
@@ -28,12 +28,15 @@ export function EventsTab({ runId, pollMs }: { runId: string; pollMs: number | f
         </div>
       ) : null}
       <ol className="event-list" aria-label="Events">
-        {events.map((e) => (
+        {events.map((e, i) => (
           <li key={e.seq} className={`event event-${e.kind.split('.')[0]}`} data-seq={e.seq} data-kind={e.kind}>
             <span className="event-seq mono">#{e.seq}</span>
-            <time className="event-at mono small" dateTime={e.at}>
-              {new Date(e.at).toLocaleTimeString(undefined, { hour12: false, fractionalSecondDigits: 3 } as Intl.DateTimeFormatOptions)}
+            <time className="event-at mono small" dateTime={e.at} title={`${new Date(e.at).toLocaleString()} (${relativeTime(e.at, Date.now())})`}>
+              {clockText(e.at)}
             </time>
+            <span className="event-gap mono small muted" title="time since the previous event">
+              {i > 0 ? gapText(events[i - 1]!.at, e.at) : ''}
+            </span>
             <span className="event-kind">{e.kind}</span>
             <span className="event-node mono">{e.nodeKey ?? ''}</span>
             <code className="event-detail">{detailText(e.detail)}</code>

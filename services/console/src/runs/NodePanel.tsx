@@ -7,7 +7,7 @@
 import type { NodeRunSummary, RunControls } from '@flowline/client';
 import { useNodeDetail } from '../api/queries';
 import type { DocNode } from '../definitions/graph-doc';
-import { StatusBadge } from '../ui/status';
+import { StatusBadge, shownNodeStatus } from '../ui/status';
 import { JsonDoc } from '../ui/JsonDoc';
 import { KIND_GLYPH, STREAMING_KINDS, defaultMaxAttempts } from '../ui/kinds';
 import { Loading, RefusalNote, SideHead, Time, durationText } from '../ui/primitives';
@@ -36,6 +36,8 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
   const d = detail.data;
   const kind = summary?.kind ?? docNode?.kind ?? 'Unknown';
   const status = d?.status ?? summary?.status ?? 'Pending';
+  const attempt = d?.attempt ?? summary?.attempt ?? 0;
+  const limit = maxAttempts ?? defaultMaxAttempts(kind);
   return (
     <aside className="side-panel card" aria-label={`Node ${nodeKey}`} data-node-panel={nodeKey}>
       <SideHead closeLabel="Close the node panel" onClose={onClose}>
@@ -50,13 +52,14 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
         <div>
           <dt>Status</dt>
           <dd>
-            <StatusBadge status={status} />
+            <StatusBadge status={shownNodeStatus(status, !runLive)} />
           </dd>
         </div>
         <div>
           <dt>Attempt</dt>
           <dd>
-            {d?.attempt ?? summary?.attempt ?? 0} of {maxAttempts ?? defaultMaxAttempts(kind)}
+            {/* only an operator's retry takes a node past its own limit */}
+            {attempt <= limit ? `${attempt} of ${limit}` : `${attempt} (its limit ${limit}, retried by an operator)`}
           </dd>
         </div>
         <div>

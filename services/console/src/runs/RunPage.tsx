@@ -12,11 +12,12 @@ import type { RunTab } from '../app/search';
 import { graphToCanvas } from '../graph/canvas';
 import { RunGraph } from '../graph/RunGraph';
 import { useRunLive } from '../live/use-run-live';
-import { StatusBadge, TERMINAL_RUN_STATUSES } from '../ui/status';
+import { StatusBadge, TERMINAL_RUN_STATUSES, shownNodeStatus } from '../ui/status';
 import { EmptyState, Loading, RefusalNote, ShortId, Time, durationText } from '../ui/primitives';
 import { JsonDoc } from '../ui/JsonDoc';
 import { BlockersTab } from './BlockersTab';
 import { EventsTab } from './EventsTab';
+import { StateTab } from './StateTab';
 import { NodePanel } from './NodePanel';
 import { NodeTable } from './NodeTable';
 import { RunActions } from './RunActions';
@@ -29,6 +30,7 @@ const TABS: Array<{ id: RunTab; label: string }> = [
   { id: 'nodes', label: 'Nodes' },
   { id: 'blockers', label: 'Waiting on' },
   { id: 'events', label: 'Events' },
+  { id: 'state', label: 'State' },
   { id: 'output', label: 'Output' },
 ];
 
@@ -81,7 +83,7 @@ export function RunPage() {
   const run = useRunDetail(runId, live.pollMs);
   const defs = useDefinitionIndex();
   const select = useCallback(
-    (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab }) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false }),
+    (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab; stateSeq?: number | undefined }) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false }),
     [navigate],
   );
   const selectNode = useCallback((k: string | undefined) => select({ nodeKey: k, edgeKey: undefined }), [select]);
@@ -106,6 +108,9 @@ export function RunPage() {
   const edge = detail && edgeKey ? graphToCanvas(detail.graph).doc.edges.find((e) => e.key === edgeKey) : undefined;
   const runLive = !!detail && !TERMINAL_RUN_STATUSES.has(detail.run.status) && detail.run.status !== 'Cancelling';
   const waiting = detail?.nodeRuns.filter((n) => n.status === 'WaitingForApproval' || n.pendingDecisionKind === 'Operator') ?? [];
+  // an ended run's never-reached nodes read "Not run", not "Pending" (nothing will run them)
+  const runEnded = !!detail && TERMINAL_RUN_STATUSES.has(detail.run.status);
+  const shownRuns = detail && runEnded ? detail.nodeRuns.map((n) => ({ ...n, status: shownNodeStatus(n.status, true) as NodeRunSummary['status'] })) : detail?.nodeRuns;
 
   return (
     <div className="page page-wide run-page">
@@ -140,10 +145,11 @@ export function RunPage() {
                     </Link>
                   </>
                 ) : null}
-                {detail.run.failureClass !== 'None' ? (
+                {detail.run.failureClass !== 'None' || detail.run.reason ? (
                   <>
                     {' '}
-                    · <span className="failure">{detail.run.failureClass}</span> {detail.run.reason}
+                    · {detail.run.failureClass !== 'None' ? <span className="failure">{detail.run.failureClass}</span> : null}{' '}
+                    <span className="run-reason">{detail.run.reason}</span>
                   </>
                 ) : null}
               </p>
@@ -165,7 +171,7 @@ export function RunPage() {
           <div className="card graph-card">
             <RunGraph
               graph={detail.graph}
-              nodeRuns={detail.nodeRuns}
+              nodeRuns={shownRuns ?? detail.nodeRuns}
               nodeKey={nodeKey}
               edgeKey={edgeKey}
               onSelectNode={selectNode}
@@ -202,9 +208,12 @@ export function RunPage() {
                   ))}
                 </div>
                 <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
-                  {tab === 'nodes' ? <NodeTable nodeRuns={detail.nodeRuns} labels={labels} selected={nodeKey} now={now} onSelect={selectNode} /> : null}
+                  {tab === 'nodes' ? <NodeTable nodeRuns={shownRuns ?? detail.nodeRuns} labels={labels} selected={nodeKey} now={now} onSelect={selectNode} /> : null}
                   {tab === 'blockers' ? <BlockersTab runId={runId} pollMs={live.pollMs} now={now} onSelect={selectNode} /> : null}
                   {tab === 'events' ? <EventsTab runId={runId} pollMs={live.pollMs} /> : null}
+                  {tab === 'state' ? (
+                    <StateTab runId={runId} graph={detail.graph} pollMs={live.pollMs} seq={search.stateSeq} onPick={(stateSeq) => select({ stateSeq })} />
+                  ) : null}
                   {tab === 'output' ? (
                     <div className="output-tab">
                       <JsonDoc title="Run output" value={detail.output} emptyText="no End has succeeded yet" />

@@ -10,6 +10,7 @@ import { NodeActions } from './NodeActions';
 import { RunActions } from './RunActions';
 import { EdgePanel } from './EdgePanel';
 import { EventsTab } from './EventsTab';
+import { clockText } from '../ui/primitives';
 
 const RUN = '11111111-2222-4333-8444-555555555555';
 const accepted = () => ({ status: 202, body: { accepted: true } });
@@ -192,6 +193,18 @@ describe('the events tab', () => {
     await waitFor(() => expect(screen.getAllByRole('listitem')).toHaveLength(5));
     expect(api.calls.filter((c) => c.includes('/events'))).toEqual([`GET /v1/runs/${RUN}/events?afterSeq=0`, `GET /v1/runs/${RUN}/events?afterSeq=3`]);
     expect(screen.queryByText(/newer events exist/)).toBeNull();
+  });
+
+  it('shows each event at its wall-clock time to the millisecond, the full date on hover, and the gap to the one before', async () => {
+    const at = ['2026-01-01T10:04:05.007Z', '2026-01-01T10:04:05.991Z', '2026-01-01T10:04:17.400Z'];
+    const api = fakeApi({ 'GET /v1/runs/*/events': () => ({ body: { events: at.map((t, i) => ({ ...event(i + 1), at: t })), limit: 100, truncated: false } }) });
+    renderInSession(<EventsTab runId={RUN} pollMs={false} />, api);
+    await waitFor(() => expect(screen.getAllByRole('listitem')).toHaveLength(3));
+    const times = [...document.querySelectorAll('time.event-at')];
+    expect(times.map((t) => t.textContent)).toEqual(at.map((t) => clockText(t)));
+    expect(times[0]!.textContent).toMatch(/^\d{2}:\d{2}:\d{2}\.007$/);
+    expect(times[0]!.getAttribute('title')).toContain(new Date(at[0]!).toLocaleString());
+    expect([...document.querySelectorAll('.event-gap')].map((g) => g.textContent)).toEqual(['', '+984 ms', '+11.4 s']);
   });
 
   it('shows a refused read', async () => {

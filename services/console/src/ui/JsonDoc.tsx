@@ -1,11 +1,12 @@
 /** A JSON document, collapsible, monospace, with a copy button (react-json-view-lite). */
 import { useState } from 'react';
-import { JsonView, collapseAllNested, defaultStyles } from 'react-json-view-lite';
+import { JsonView, allExpanded, collapseAllNested, defaultStyles } from 'react-json-view-lite';
 import 'react-json-view-lite/dist/index.css';
 
 const STYLE = { ...defaultStyles, container: 'json-view', basicChildStyle: 'json-row' };
 
-export function JsonDoc({ title, value, open = true, emptyText = 'null' }: { title: string; value: unknown; open?: boolean; emptyText?: string }) {
+/** `expandAll` opens every nested member (small documents read whole, such as a run state); by default only the top level is open. */
+export function JsonDoc({ title, value, open = true, emptyText = 'null', expandAll = false }: { title: string; value: unknown; open?: boolean; emptyText?: string; expandAll?: boolean }) {
   const [copied, setCopied] = useState(false);
   const isObject = value !== null && typeof value === 'object';
   return (
@@ -29,7 +30,7 @@ export function JsonDoc({ title, value, open = true, emptyText = 'null' }: { tit
         </summary>
         <div className="json-doc-body">
           {isObject ? (
-            <JsonView data={value as object} shouldExpandNode={collapseAllNested} style={STYLE} aria-label={title} />
+            <JsonView data={value as object} shouldExpandNode={expandAll ? allExpanded : collapseAllNested} style={STYLE} aria-label={title} />
           ) : (
             <pre className="json-scalar">{value === undefined || value === null ? emptyText : JSON.stringify(value, null, 2)}</pre>
           )}

@@ -66,6 +66,23 @@ export function relativeTime(iso: string, now: number): string {
   return rtf.format(Math.round(s / 86400), 'day');
 }
 
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/**
+ * The local wall-clock time of an ISO time to the millisecond, "14:03:07.984". Built from the
+ * date's own fields: Intl's `fractionalSecondDigits` given alone prints the milliseconds and
+ * drops the hours, minutes and seconds.
+ */
+export function clockText(iso: string): string {
+  const d = new Date(iso);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+/** The gap between two ISO times as "+850 ms", "+12.4 s", "+3 min 5 s". */
+export function gapText(fromIso: string, toIso: string): string {
+  return `+${durationText(fromIso, toIso, 0)}`;
+}
+
 /** A time: relative text, absolute in the tooltip and the `dateTime`. */
 export function Time({ iso, now = Date.now() }: { iso: string | null; now?: number }) {
   if (!iso) return <span className="muted">—</span>;

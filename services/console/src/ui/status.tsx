@@ -16,9 +16,18 @@ const TONES: Record<string, Tone> = {
   Cancelled: 'cancelled',
   Cancelling: 'cancelled',
   WaitingForApproval: 'waiting',
+  NotRun: 'skipped',
 };
 
-const LABELS: Record<string, string> = { WaitingForApproval: 'Waiting for approval' };
+const LABELS: Record<string, string> = { WaitingForApproval: 'Waiting for approval', NotRun: 'Not run' };
+
+/** What the run view shows for a node still Pending in a run that has ended: it never ran. */
+export const NOT_RUN = 'NotRun';
+
+/** A node's status as the run view shows it: Pending in an ended run reads {@link NOT_RUN}. */
+export function shownNodeStatus(status: string, runEnded: boolean): string {
+  return runEnded && status === 'Pending' ? NOT_RUN : status;
+}
 
 /** The tone of a run or node status (unknown statuses read as pending). */
 export function toneOf(status: string): Tone {

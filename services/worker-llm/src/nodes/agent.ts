@@ -1,6 +1,6 @@
 /**
  * Agent (CONTRACT §2, reference §4.2): a tool-calling loop over the read-only tool
- * registry. The seed turn is the instructions, then in a Chat graph the `## Conversation
+ * registry and the MCP tools it names (agent-tools.ts). The seed turn is the instructions, then in a Chat graph the `## Conversation
  * request` section (the user's message, always), then (unless `includeUpstreamOutputs`
  * is false) the upstream map budgeted at MAX_RUN_INPUT_BYTES with an explicit
  * truncation marker, then (with `includeAttachments: true` on a run whose input carries
@@ -17,7 +17,8 @@ import { nodeAttachments, withImages } from '../attachment-resolver';
 import { abortErrorOf, llmFailed } from '../errors';
 import { conversationRequestSection, cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
 import { renderPromptText } from '../templates';
-import type { LlmMessage, LlmToolCall, LlmToolSpec, LlmUsage } from '../providers/types';
+import type { LlmMessage, LlmToolCall, LlmUsage } from '../providers/types';
+import { agentTools } from './agent-tools';
 import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
 import { agentConfigSchema, readConfig } from './config';
 import type { NodeContext } from './context';
@@ -59,7 +60,10 @@ function parseArguments(raw: string): JsonObject | null {
 }
 
 function feedBack(result: Json): string {
-  const text = stringifyJson(result);
+  return feedBackText(stringifyJson(result));
+}
+
+function feedBackText(text: string): string {
   const cut = cutToBytes(text, TOOL_RESULT_MAX_BYTES);
   return cut.bytes < cut.totalBytes ? `${cut.text}\n${truncationMarker(cut.bytes, cut.totalBytes)}` : text;
 }
@@ -69,12 +73,8 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
   const config = readConfig(agentConfigSchema, 'Agent', ctx.item.config);
   const instructions = renderPromptText(ctx.item, 'instructions', config.instructions, ctx.templates);
   const target = await ctx.resolveModel(config.model);
-  const offered = new Map<string, LlmToolSpec>();
-  for (const name of config.tools ?? []) {
-    const def = ctx.tools.get(name);
-    // A tool that needs allowedUrls cannot be offered: an Agent carries none.
-    if (def && !def.requiresAllowedUrls) offered.set(name, { name, description: def.description, parameters: def.argumentsSchema });
-  }
+  const tools = await agentTools(ctx, config.tools ?? []);
+  const offered = tools.specs;
   const maxIterations = config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
   const maxToolCalls = config.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
   const schema = config.responseJsonSchema ?? null;
@@ -102,9 +102,11 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
   async function runTool(call: LlmToolCall): Promise<string> {
     const args = parseArguments(call.arguments);
     const small = args !== null && Buffer.byteLength(call.arguments, 'utf8') <= RECORDED_ARGUMENTS_MAX_BYTES;
+    const name = tools.label(call.name);
     const record = (ok: boolean, error?: string): void =>
-      void records.push({ name: call.name, ...(small && args ? { arguments: args } : {}), ok, ...(error ? { error } : {}) });
-    if (!offered.has(call.name)) {
+      void records.push({ name, ...(small && args ? { arguments: args } : {}), ok, ...(error ? { error } : {}) });
+    const target = tools.target(call.name);
+    if (target === undefined) {
       record(false, `tool ${call.name.slice(0, 64)} is not offered`);
       return 'error: this tool is not offered';
     }
@@ -112,9 +114,16 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
       record(false, 'the arguments are not a JSON object');
       return 'error: the arguments are not a JSON object';
     }
-    ctx.toolActivity(call.name);
+    ctx.toolActivity(name);
     try {
-      const result = await ctx.tools.invoke(call.name, args, {
+      if (target.kind === 'mcp') {
+        const shown = await tools.callMcp(target.ref, args);
+        // an MCP call counts toward the attempt's calls like any other (its idempotency position)
+        agentCalls++;
+        record(true);
+        return feedBackText(shown);
+      }
+      const result = await ctx.tools.invoke(target.name, args, {
         signal: ctx.signal,
         allowedUrls: [],
         runId: ctx.item.runId,
@@ -129,7 +138,7 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
       return feedBack(result);
     } catch (error) {
       if (ctx.signal.aborted) throw abortErrorOf(ctx.signal);
-      const message = error instanceof ToolError ? error.message : `tool ${call.name} failed`;
+      const message = error instanceof ToolError ? error.message : `tool ${name} failed`;
       record(false, message);
       return `error: ${message}`;
     }

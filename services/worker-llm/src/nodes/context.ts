@@ -1,7 +1,7 @@
 /** What a node executor is handed by the worker: the item, its signal and the IO it may use. */
 import type { Logger } from 'pino';
 import type { TemplateLimits, WorkItem } from '@flowline/graph';
-import type { ToolRegistry } from '@flowline/tools';
+import type { McpToolbox, ToolRegistry } from '@flowline/tools';
 import type { AttachmentSettings } from '../attachment-resolver';
 import type { ModelTarget } from '../providers/registry';
 import type { LlmRequest, LlmResponse } from '../providers/types';
@@ -22,6 +22,8 @@ export interface NodeContext {
   call(target: ModelTarget, request: Omit<LlmRequest, 'model'>): Promise<LlmResponse>;
   /** the read-only tool registry (Agent) */
   tools: ToolRegistry;
+  /** MCP tools (Agent `mcp:` tools): the toolbox and the tenant of a run; absent = none can be offered */
+  mcp?: { toolbox: McpToolbox; tenantOf(runId: string): Promise<string | null> } | undefined;
   /** a `phase` entry on the activity feed */
   phase(text: string): void;
   /** a `toolCall` entry on the activity feed */

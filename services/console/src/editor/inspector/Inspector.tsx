@@ -10,6 +10,8 @@ import { keyProblem, renameEdge, renameNode, setConfigMember, setEdgeMember, set
 import type { IssueIndex } from '../model/issues';
 import type { EditorMeta } from '../use-editor';
 import { MemberField, type Pickers } from './MemberField';
+import { StateSection } from './StateSection';
+import { stateKeysOf, templateHints } from '../model/template-hints';
 
 export type Selection = { kind: 'node'; key: string } | { kind: 'edge'; key: string } | null;
 
@@ -24,10 +26,15 @@ interface Props {
   pickers: Pickers;
 }
 
-/** The server's messages that name this member (`config.<name>`, `<name> …`). */
-function problemsFor(messages: string[], name: string, inConfig: boolean): string[] {
-  const needle = inConfig ? `config.${name}` : name;
-  return messages.filter((m) => m.includes(`${needle} `) || m.includes(`'${name}'`) || m.includes(`${needle}.`));
+/**
+ * The server's messages that name this member: `config.<name>` or `<name>` followed by a
+ * space, a dot, a colon or a bracket (`nodes.summarise.config.prompt: …`,
+ * `writes.findings must be …`), or `'<name>'`.
+ */
+export function problemsFor(messages: string[], name: string, inConfig: boolean): string[] {
+  const needle = (inConfig ? `config.${name}` : name).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const named = new RegExp(`(^|[^A-Za-z0-9_])${needle}([ .:\\[]|$)`);
+  return messages.filter((m) => named.test(m) || m.includes(`'${name}'`));
 }
 
 function KeyField({ value, what, onRename, problem }: { value: string; what: string; onRename(next: string): void; problem(next: string): string | null }) {
@@ -68,7 +75,8 @@ function NodePanel({ model, setModel, nodeKey, select, issues, pickers }: Props 
   const cfg = configOf(doc);
   const messages = (issues.byKey.get(nodeKey) ?? []).map((i) => i.message);
   const extraConfig = Object.keys(cfg).filter((k) => !spec?.config.some((m) => m.name === k));
-  const nodeMembers = NODE_MEMBER_SPECS.filter((m) => !['key', 'kind', 'position', 'config'].includes(m.name));
+  const nodeMembers = NODE_MEMBER_SPECS.filter((m) => !['key', 'kind', 'position', 'config', 'writes'].includes(m.name));
+  const hints = templateHints(model, nodeKey);
   return (
     <div className="inspector-body">
       <div className="inspector-head">
@@ -103,6 +111,7 @@ function NodePanel({ model, setModel, nodeKey, select, issues, pickers }: Props 
             onChange={(v) => setModel((mm) => setConfigMember(mm, nodeKey, m.name, v))}
             pickers={pickers}
             problems={problemsFor(messages, m.name, true)}
+            hints={m.template ? hints : undefined}
           />
         ))}
         {extraConfig.map((k) => (
@@ -113,6 +122,17 @@ function NodePanel({ model, setModel, nodeKey, select, issues, pickers }: Props 
             </button>
           </p>
         ))}
+      </section>
+      <section aria-label="Writes" className="inspector-section">
+        <h3>Writes</h3>
+        <MemberField
+          spec={WRITES}
+          value={doc.writes}
+          onChange={(v) => setModel((mm) => setNodeMember(mm, nodeKey, 'writes', v))}
+          pickers={pickers}
+          problems={problemsFor(messages, 'writes', false)}
+          names={hints.stateKeys}
+        />
       </section>
       <details className="inspector-section">
         <summary>Node settings</summary>
@@ -189,6 +209,7 @@ function EdgePanel({ model, setModel, edgeKey, select, issues, pickers }: Props 
   );
 }
 
+const WRITES = NODE_MEMBER_SPECS.find((m) => m.name === 'writes')!;
 const EDGE_LABEL = EDGE_MEMBER_SPECS.find((m) => m.name === 'label')!;
 const EDGE_DEFAULT = EDGE_MEMBER_SPECS.find((m) => m.name === 'default')!;
 
@@ -233,6 +254,12 @@ function GraphPanel({ model, setModel, meta, setMeta, issues, pickers }: Props) 
           problems={problemsFor(messages, m.name, false)}
         />
       ))}
+      <StateSection
+        state={rest.state && typeof rest.state === 'object' && !Array.isArray(rest.state) ? (rest.state as Doc) : undefined}
+        onChange={(v) => setModel((mm) => setGraphMember(mm, 'state', v))}
+        messages={messages}
+        writtenKeys={stateKeysOf(model)}
+      />
       {graphKind === 'Chat' ? (
         <section aria-label="Chat" className="inspector-section">
           <h3>Chat</h3>

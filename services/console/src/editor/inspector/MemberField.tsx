@@ -8,6 +8,7 @@
 import { useId, useState } from 'react';
 import type { MemberSpec } from '@flowline/graph';
 import { JsonEditor } from './JsonEditor';
+import type { TemplateHints } from '../model/template-hints';
 
 export interface Pickers {
   /** tool names of the catalog (`GET /v1/tools`) */
@@ -23,6 +24,10 @@ export interface MemberFieldProps {
   pickers: Pickers;
   /** the server's messages about this member */
   problems?: string[];
+  /** for a template member: what `{{ … }}` may name in this graph (offered as it is typed) */
+  hints?: TemplateHints;
+  /** for bindings: names offered for the name column (a node's writes: the state keys) */
+  names?: string[];
 }
 
 /** "default: …" text of a member (null when it has none). */
@@ -78,7 +83,8 @@ function typeText(spec: MemberSpec): string {
 }
 
 /** Name → dot path rows (LlmCall / DecisionModel `inputBindings`, Tool `argumentBindings`). */
-function BindingsField({ spec, value, onChange, helpId }: { spec: MemberSpec; value: unknown; onChange(v: unknown): void; helpId: string }) {
+function BindingsField({ spec, value, onChange, helpId, names }: { spec: MemberSpec; value: unknown; onChange(v: unknown): void; helpId: string; names?: string[] }) {
+  const listId = `${helpId}-names`;
   const rows = value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as Record<string, unknown>) : [];
   const [draft, setDraft] = useState({ name: '', path: '' });
   const write = (next: Array<[string, unknown]>) => onChange(next.length === 0 ? undefined : Object.fromEntries(next));
@@ -100,12 +106,25 @@ function BindingsField({ spec, value, onChange, helpId }: { spec: MemberSpec; va
         </div>
       ))}
       <div className="binding-row binding-new">
-        <input aria-label={`New ${spec.name} name`} placeholder="name" value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
+        <input
+          aria-label={`New ${spec.name} name`}
+          placeholder={names ? 'state key' : 'name'}
+          list={names ? listId : undefined}
+          value={draft.name}
+          onChange={(e) => setDraft({ ...draft, name: e.target.value })}
+        />
+        {names ? (
+          <datalist id={listId}>
+            {names.map((n) => (
+              <option key={n} value={n} />
+            ))}
+          </datalist>
+        ) : null}
         <span aria-hidden="true">→</span>
         <input
           aria-label={`New ${spec.name} path`}
           className="mono"
-          placeholder="run.input.text"
+          placeholder={names ? 'output.result' : 'run.input.text'}
           value={draft.path}
           onChange={(e) => setDraft({ ...draft, path: e.target.value })}
         />
@@ -125,23 +144,29 @@ function BindingsField({ spec, value, onChange, helpId }: { spec: MemberSpec; va
   );
 }
 
-export function MemberField({ spec, value, onChange, pickers, problems }: MemberFieldProps) {
+export function MemberField({ spec, value, onChange, pickers, problems, hints, names }: MemberFieldProps) {
   const id = useId();
   const helpId = `${id}-help`;
   const invalid = problems && problems.length > 0 ? true : undefined;
   const common = { id, 'aria-describedby': helpId, 'aria-invalid': invalid } as const;
+  // a template string is edited as text with completion; a JSON-shaped one as JSON with completion
+  const templateText = spec.template === true && spec.type === 'string';
 
-  if (JSON_SHAPED.has(spec.type)) {
+  if (JSON_SHAPED.has(spec.type) || templateText) {
     return (
       <div className="member">
         <JsonEditor
           id={id}
-          label={`${spec.name}${spec.required ? ' *' : ''} (${spec.type}, JSON)`}
+          label={`${spec.name}${spec.required ? ' *' : ''} (${templateText ? 'template' : `${spec.type}, JSON`})`}
           value={value}
           onChange={onChange}
-          help={[...(problems ?? []), spec.help, defaultText(spec) ? `Default: ${defaultText(spec)}.` : ''].filter(Boolean).join(' ')}
-          placeholder={spec.example !== undefined ? JSON.stringify(spec.example) : undefined}
+          help={[spec.help, defaultText(spec) ? `Default: ${defaultText(spec)}.` : '', spec.template ? 'Type {{ for input., state., upstream., run.' : ''].filter(Boolean).join(' ')}
+          placeholder={spec.example !== undefined ? (templateText ? String(spec.example) : JSON.stringify(spec.example)) : undefined}
           testId={`member-${spec.name}`}
+          text={templateText}
+          hints={spec.template ? hints : undefined}
+          problems={problems}
+          minLines={templateText ? 2 : 3}
         />
       </div>
     );
@@ -244,7 +269,7 @@ export function MemberField({ spec, value, onChange, pickers, problems }: Member
       break;
     }
     case 'bindings':
-      control = <BindingsField spec={spec} value={value} onChange={onChange} helpId={helpId} />;
+      control = <BindingsField spec={spec} value={value} onChange={onChange} helpId={helpId} names={names} />;
       break;
     default: {
       // string, key, dotPath

@@ -1,15 +1,16 @@
 /**
  * Live activity of one invocation (CONTRACT §6 `nodeActivity`): token deltas
- * (content, reasoning), tool calls, phases and the terminal entry, appended with XADD
+ * (content, reasoning), tool calls, phases (an MCP tool's progress notifications among them,
+ * on either lane) and the terminal entry, appended with XADD
  * to `<prefix>:activity:<invocationId>` (MAXLEN-bounded, short TTL) for the live
  * channel to serve. Consecutive content/reasoning deltas are coalesced and written in
  * batches every `flushMs`. Each entry's `offset` is its 0-based position in the
  * invocation's feed, so a reader resumes after the last offset it saw. The feed is
  * best effort: a Redis error loses activity, never the node's outcome.
  */
-import type { RedisConnection } from '@flowline/queue';
-
-export type ActivityType = 'content' | 'reasoning' | 'toolCall' | 'phase' | 'terminal';
+import type { ActivityType } from '../protocol/live';
+import { activityStreamKey } from '../protocol/live';
+import type { RedisConnection } from './connect-redis';
 
 /** One entry as stored in the stream (all fields strings in Redis). */
 export interface ActivityEntry {
@@ -19,11 +20,6 @@ export interface ActivityEntry {
   type: ActivityType;
   offset: number;
   text?: string;
-}
-
-/** The stream key of an invocation's activity. */
-export function activityKey(prefix: string, invocationId: string): string {
-  return `${prefix}:activity:${invocationId}`;
 }
 
 export interface ActivityOptions {
@@ -46,7 +42,7 @@ export interface ActivityFeed {
 
 /** A feed for one invocation. */
 export function createActivityFeed(opts: ActivityOptions, ids: { runId: string; nodeKey: string; invocationId: string }): ActivityFeed {
-  const key = activityKey(opts.prefix, ids.invocationId);
+  const key = activityStreamKey(ids.invocationId, opts.prefix);
   const maxLen = opts.maxLen ?? 2_000;
   const ttl = opts.ttlSeconds ?? 600;
   const flushMs = opts.flushMs ?? 50;
@@ -93,7 +89,7 @@ export function createActivityFeed(opts: ActivityOptions, ids: { runId: string; 
 
 /** Reads an invocation's activity (tests, the live channel). */
 export async function readActivity(redis: RedisConnection, prefix: string, invocationId: string): Promise<ActivityEntry[]> {
-  const rows = await redis.xrange(activityKey(prefix, invocationId), '-', '+');
+  const rows = await redis.xrange(activityStreamKey(invocationId, prefix), '-', '+');
   return rows.map(([, flat]) => {
     const f: Record<string, string> = {};
     for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i] as string] = flat[i + 1] as string;
