@@ -127,6 +127,10 @@ describe('the console in Chromium against a real cluster', () => {
     await expect.poll(() => panel.getByText('Approve the analysis?').count()).toBe(1);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'run-view-waiting');
+    // the waiting run's clock ticks between events: its duration moves with nothing happening
+    const meta = page.locator('.run-meta');
+    const before = await meta.innerText();
+    await expect.poll(() => meta.innerText(), { timeout: 5_000 }).not.toBe(before);
     // why isn't it moving: the Waiting on tab names the gate
     await page.getByRole('tab', { name: 'Waiting on' }).click();
     await page.locator('tr[data-blocker-node="review"][data-blocker-kind="gate"]').waitFor({ timeout: 10_000 });

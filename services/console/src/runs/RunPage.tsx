@@ -13,7 +13,7 @@ import { graphToCanvas } from '../graph/canvas';
 import { RunGraph } from '../graph/RunGraph';
 import { useRunLive } from '../live/use-run-live';
 import { StatusBadge, TERMINAL_RUN_STATUSES, shownNodeStatus } from '../ui/status';
-import { EmptyState, Loading, RefusalNote, ShortId, Time, durationText } from '../ui/primitives';
+import { EmptyState, Loading, RefusalNote, ShortId, Time, durationText, useNow } from '../ui/primitives';
 import { JsonDoc } from '../ui/JsonDoc';
 import { BlockersTab } from './BlockersTab';
 import { EventsTab } from './EventsTab';
@@ -91,6 +91,8 @@ export function RunPage() {
   const graph = run.data?.graph;
   const labels = useMemo(() => new Map(graph === undefined ? [] : graphToCanvas(graph).doc.nodes.map((n) => [n.key, n.label])), [graph]);
   const controls = useRunControls(runId, live.pollMs);
+  // a run that can still change ticks: its duration and its running nodes' durations move each second
+  const clock = useNow(!!run.data && !TERMINAL_RUN_STATUSES.has(run.data.run.status));
 
   if (!runId) {
     return (
@@ -102,7 +104,7 @@ export function RunPage() {
     );
   }
   const detail = run.data;
-  const now = run.dataUpdatedAt || Date.now();
+  const now = Math.max(run.dataUpdatedAt || 0, clock);
   const selectedRun = detail?.nodeRuns.find((n) => n.nodeKey === nodeKey);
   const docNode = detail && nodeKey ? graphToCanvas(detail.graph).byKey.get(nodeKey) : undefined;
   const edge = detail && edgeKey ? graphToCanvas(detail.graph).doc.edges.find((e) => e.key === edgeKey) : undefined;

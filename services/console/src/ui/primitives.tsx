@@ -1,5 +1,5 @@
 /** Small building blocks shared by every page: refusals, empty and loading states, times, ids. */
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { refusalOf } from '../api/refusal';
 
 /** A refusal, shown as the API said it: `code: message`. Never swallowed, always announced. */
@@ -81,6 +81,21 @@ export function clockText(iso: string): string {
 /** The gap between two ISO times as "+850 ms", "+12.4 s", "+3 min 5 s". */
 export function gapText(fromIso: string, toIso: string): string {
   return `+${durationText(fromIso, toIso, 0)}`;
+}
+
+/**
+ * The time now, advanced every `everyMs` while `ticking`: the durations and "ago" texts of a
+ * live run move between its events instead of standing still until the next one.
+ */
+export function useNow(ticking: boolean, everyMs = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!ticking) return;
+    setNow(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(timer);
+  }, [ticking, everyMs]);
+  return now;
 }
 
 /** A time: relative text, absolute in the tooltip and the `dateTime`. */
