@@ -270,6 +270,8 @@ export const EVENT_KINDS = [
   'gate.decided',
   /** a node's writes changed the run state: `{ keys, bySeq }` (the keys, never the values) */
   'state.updated',
+  /** a Wait's token arm minted a waitpoint: `{ waitpointId, index, expiresAt }` (the API adds its callbackUrl when it presents the event) */
+  'waitpoint.created',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

@@ -64,6 +64,24 @@ describe('blockers', () => {
     expect(only(parked(NOW - 1), 'nap')).toMatchObject({ kind: 'tick', details: { reason: expect.stringContaining('fires on the next tick') } });
   });
 
+  it('reports a signal Wait as signal (its channel), a token Wait as token (waitpoint, callback URL, expiry) and a composite as wait with its arms', () => {
+    const waitOn = (config: Record<string, unknown>) =>
+      graphOf([node('start', 'Start'), node('w', 'Wait', { config: config as never }), node('end', 'End')], [edge('e1', 'start', 'w'), edge('e2', 'w', 'end')]);
+    const parked = (config: Record<string, unknown>, deadlineAt: number | null) =>
+      running(waitOn(config), { start: done(), w: { status: 'Running', attempt: 1, startedAt: 300, deadlineAt } }, { status: 'WaitingForApproval' });
+    expect(only(parked({ signal: 'review' }, null), 'w')).toMatchObject({ kind: 'signal', since: 300, details: { channel: 'review' } });
+    const wp = { id: 'wp-1', nodeKey: 'w', index: 0, kind: 'token' as const, status: 'waiting' as const, payload: null, completedAt: null, expiresAt: NOW + 60_000, eventName: null, createdAt: 300 };
+    const token = { ...parked({ token: { timeout: 'PT1M' } }, NOW + 60_000), waitpoints: [wp] };
+    expect(only(token, 'w', { callbackUrls: { 'wp-1': 'https://x/w/wp-1/sig' } })).toMatchObject({
+      kind: 'token', details: { waitpointId: 'wp-1', callbackUrl: 'https://x/w/wp-1/sig', until: NOW + 60_000 },
+    });
+    const composite = { ...parked({ any: [{ token: { timeout: 'PT1M' } }, { signal: 'review' }, { event: 'paid' }] }, NOW + 60_000), waitpoints: [wp] };
+    expect(only(composite, 'w')).toMatchObject({
+      kind: 'wait', details: { mode: 'any', until: NOW + 60_000, arms: [{ index: 0, kind: 'token', waitpointId: 'wp-1' }, { index: 1, kind: 'signal', channel: 'review' }, { index: 2, kind: 'event', event: 'paid' }] },
+    });
+    expect(only({ ...token, waitpoints: [{ ...wp, status: 'completed' as const }] }, 'w')).toMatchObject({ kind: 'tick' });
+  });
+
   it('reports upstream with the open predecessor and since the run started', () => {
     expect(only(running(chain), 'work')).toMatchObject({ kind: 'upstream', since: 100, details: { waitingOn: ['start'] } });
   });

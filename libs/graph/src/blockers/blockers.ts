@@ -8,6 +8,7 @@
  * node (the next tick applies it), then the node's own state.
  */
 import { isParkedWait } from '../planner/wait';
+import { waitPlanOf } from '../wait/wait-arms';
 import { CHILD_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type JoinPolicy, type RunStatus } from '../model';
 import { admission } from '../planner/admission';
 import { branchBoundOf } from '../planner/branch-bound';
@@ -123,10 +124,7 @@ function latestFinish(snap: RunSnapshot, view: RoutingView, key: string): number
 
 function judgeInFlight(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState): Verdict {
   if (CHILD_KINDS.has(row.kind)) return childVerdict(snap, facts, row);
-  if (isParkedWait(row)) {
-    if (row.deadlineAt !== null && row.deadlineAt <= facts.now) return tick('its wake time came: it fires on the next tick', row.deadlineAt);
-    return at('timer', row.startedAt, row.deadlineAt === null ? {} : { until: row.deadlineAt });
-  }
+  if (isParkedWait(row)) return waitVerdict(snap, facts, row);
   if (row.invocationId === null) return tick(`a ${row.status} row without an invocation`, row.queuedAt);
   if (row.deadlineAt !== null && row.deadlineAt <= facts.now) return tick('its deadline passed: it times out on the next tick', row.deadlineAt);
   const base = { invocationId: row.invocationId, deadlineAt: row.deadlineAt };
@@ -182,4 +180,36 @@ function spentBudgetBlockers(snap: RunSnapshot, facts: BlockerFacts): Blocker[] 
     out.push({ nodeKey: row.nodeKey, status: row.status, kind: 'budgetExhausted', since: run.finishedAt, details: { ...details } });
   }
   return out;
+}
+
+/**
+ * A parked Wait: what its arms wait on. A plain Wait names its one arm's kind (timer, signal,
+ * token, event); a composite one reads `wait` and lists its arms. A token arm carries its
+ * waitpoint and, when the shell passes it, its signed callback URL.
+ */
+function waitVerdict(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState): Verdict {
+  if (row.deadlineAt !== null && row.deadlineAt <= facts.now) return tick('its wake time came: it fires on the next tick', row.deadlineAt);
+  const node = snap.graph.nodes.find((n) => n.key === row.nodeKey);
+  const parsed = node ? waitPlanOf(node.config) : null;
+  const until = row.deadlineAt === null ? {} : { until: row.deadlineAt };
+  if (!parsed?.ok) return at('timer', row.startedAt, until);
+  const wps = (snap.waitpoints ?? []).filter((w) => w.nodeKey === row.nodeKey);
+  if (wps.some((w) => w.status === 'completed')) return tick('a waitpoint was completed: the Wait fires on the next tick', null);
+  const arms = parsed.plan.arms.map((arm, index) => {
+    const wp = wps.find((w) => w.index === index);
+    const url = wp ? facts.callbackUrls?.[wp.id] : undefined;
+    switch (arm.kind) {
+      case 'signal':
+        return { index, kind: arm.kind, channel: arm.channel };
+      case 'event':
+        return { index, kind: arm.kind, event: arm.name };
+      case 'token':
+        return { index, kind: arm.kind, ...(wp ? { waitpointId: wp.id } : {}), ...(url ? { callbackUrl: url } : {}), ...(wp?.expiresAt != null ? { until: wp.expiresAt } : {}) };
+      case 'timer':
+        return { index, kind: arm.kind };
+    }
+  });
+  if (parsed.plan.mode !== 'one') return at('wait', row.startedAt, { mode: parsed.plan.mode, arms, ...until });
+  const { index: _index, kind, ...details } = arms[0]!;
+  return at(kind, row.startedAt, kind === 'timer' ? until : details);
 }

@@ -25,8 +25,16 @@ export const BLOCKER_KINDS = [
   'join',
   /** an inbound edge leaves a held DecisionModel: an operator must retry it or override an edge */
   'heldDecision',
-  /** retry backoff: not admitted before `until`; a Wait node parked until `until` */
+  /** retry backoff: not admitted before `until`; a Wait node parked on a time until `until` */
   'timer',
+  /** a Wait parked on a signal channel: `channel`, sent with POST /v1/runs/{id}/signals */
+  'signal',
+  /** a Wait parked on a waitpoint token: `waitpointId`, `callbackUrl` (when the shell knows it), `until` (its expiry) */
+  'token',
+  /** a Wait parked on an event: `event` (its name), sent with POST /v1/events */
+  'event',
+  /** a composite Wait (config any/all): `mode`, and `arms` — each arm's kind with its channel, waitpoint, event or time */
+  'wait',
   /**
    * eligible, but a branch of a Parallel whose `maxConcurrency` branches all work: it starts
    * when one settles (`parallel`, `maxConcurrency`, `working`)
@@ -86,8 +94,18 @@ export type BlockerDetails = {
   value?: string;
   /** runSlot / concurrencyKey: Pending top-level runs of the tenant before this one in admission order (higher priority, or the same and older) */
   ahead?: number;
-  /** timer: when it ends */
+  /** timer: when it ends; token: when it expires; wait: the earliest time an arm fires by time */
   until?: number;
+  /** signal */
+  channel?: string;
+  /** token */
+  waitpointId?: string;
+  callbackUrl?: string;
+  /** event */
+  event?: string;
+  /** wait (composite) */
+  mode?: 'any' | 'all';
+  arms?: Array<{ index: number; kind: 'signal' | 'token' | 'timer' | 'event'; channel?: string; waitpointId?: string; callbackUrl?: string; event?: string; until?: number }>;
   /** laneBacklog / admission / worker / tick (jobs) */
   lane?: Lane;
   invocationId?: string;
@@ -144,6 +162,8 @@ export interface BlockerFacts {
   jobs?: Readonly<Record<string, JobFact>>;
   /** child run id → its status */
   children?: Readonly<Record<string, string>>;
+  /** waitpoint id → its signed callback URL (the shell holds the signing key) */
+  callbackUrls?: Readonly<Record<string, string>>;
   /** MAX_TOTAL_ATTEMPTS: lets a run failed AttemptsExhausted name a spent retry budget */
   maxTotalAttempts?: number;
 }

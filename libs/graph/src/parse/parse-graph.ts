@@ -11,6 +11,7 @@ import type { RunBudget } from '../budget/budget';
 import { CHAT_MEMBER_SPECS, GRAPH_MEMBER_SPECS, MAX_CONCURRENCY_LIMIT } from '../spec/document';
 import { isValidPath } from '../conditions/path';
 import { schemaObject } from './member-check';
+import { waitSignalChannels } from '../wait/wait-config';
 import { parseEdge } from './edge';
 import { definitionReferenceOf, isNodeKind, parseNode } from './node';
 import type { GraphContext } from './node';
@@ -274,10 +275,12 @@ const CHANNEL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A Wait reading a signal must name a channel the graph declares. */
 function checkSignalWaits(nodes: GraphNode[], signals: Graph['signals'] | null, out: Issues): void {
   for (const n of nodes) {
-    const channel = n.kind === 'Wait' ? n.config['signal'] : undefined;
-    if (typeof channel !== 'string' || (signals && hasOwn(signals, channel))) continue;
-    const declared = signals ? Object.keys(signals) : [];
-    out.error(n.key, `Wait ${q(n.key)}: config.signal names channel ${q(channel)}, which the graph's signals do not declare${declared.length > 0 ? ` (declared: ${declared.join(', ')})` : ''}`);
+    if (n.kind !== 'Wait') continue;
+    for (const channel of waitSignalChannels(n.config)) {
+      if (signals && hasOwn(signals, channel)) continue;
+      const declared = signals ? Object.keys(signals) : [];
+      out.error(n.key, `Wait ${q(n.key)}: config.signal names channel ${q(channel)}, which the graph's signals do not declare${declared.length > 0 ? ` (declared: ${declared.join(', ')})` : ''}`);
+    }
   }
 }
 

@@ -18,9 +18,7 @@ import { attemptWithinBudget } from './budget-check';
 import { retryWithinBudget } from './retry-budget';
 import { cancelNode, failNode, settleSuccess } from './settle';
 import { workItemOf } from './work-item';
-import { consumeSignal, fireTimer } from './wait';
-import { isoOf } from '../wait/civil-time';
-import { timerWakeAt } from '../wait/wait-time';
+import { parkArms } from './wait';
 
 /** Deepest nesting of child runs (CONTRACT §2: depth ≤ 5). */
 export const MAX_NESTING_DEPTH = 5;
@@ -274,23 +272,12 @@ function startMap(st: PlanState, node: GraphNode, doc: InputDocument): void {
 }
 
 /**
- * A Wait: the row reads Running with no invocation and no child, its wake time in
- * `deadlineAt` (`wait.ts`); a wake time already reached fires in this same tick, and a
- * signal already sent on its channel is consumed in this same tick.
+ * A Wait: the row reads Running with no invocation and no child, its earliest time in
+ * `deadlineAt` and a waitpoint minted per token/event arm (`wait.ts`); an arm that already
+ * holds (a time past, a signal already sent) fires in this same tick.
  */
 function parkWait(st: PlanState, node: GraphNode, doc: InputDocument): void {
   const attempt = st.row(node.key)!.attempt + 1;
   runningWithoutWorker(st, node.key, doc, attempt, null);
-  const channel = node.config['signal'];
-  if (typeof channel === 'string') {
-    st.emit('node.started', node.key, { attempt, signal: channel });
-    consumeSignal(st, st.row(node.key)!, channel);
-    return;
-  }
-  const wake = timerWakeAt(node.config, inputDocumentAsJson(doc), st.now);
-  if (wake === null) return failNode(st, node.key, 'ValidationFailed', 'Wait config names no timer');
-  if ('error' in wake) return failNode(st, node.key, 'ValidationFailed', wake.error);
-  st.update(node.key, { deadlineAt: wake.at });
-  st.emit('node.started', node.key, { attempt, wakeAt: isoOf(wake.at) });
-  if (wake.at <= st.now) fireTimer(st, st.row(node.key)!);
+  parkArms(st, node, attempt);
 }

@@ -24,8 +24,17 @@ export function applyPlanToSnapshot(snapshot: RunSnapshot, result: PlanResult): 
   const consumedInv = new Set(result.consumedInvocationIds);
   const consumedIntents = new Set(result.consumedIntentIds);
   const consumedSignals = new Set((result.consumedSignals ?? []).map((c) => c.signalId));
-  const { signals: before, ...rest } = snapshot;
+  const { signals: before, waitpoints: wpBefore, ...rest } = snapshot;
   const signals = before?.filter((s) => !consumedSignals.has(s.id));
+  // waitpoints: the minted ones join (waiting), the settled ones leave
+  const settled = new Set((result.resolvedWaitpoints ?? []).map((w) => w.id));
+  const waitpoints = [
+    ...(wpBefore ?? []),
+    ...(result.createdWaitpoints ?? []).map((c) => ({
+      id: c.id, nodeKey: c.nodeKey, index: c.index, kind: c.kind, status: 'waiting' as const, payload: null,
+      completedAt: null, expiresAt: c.expiresAt, eventName: c.eventName, createdAt: c.createdAt,
+    })),
+  ].filter((w) => !settled.has(w.id));
   return {
     ...rest,
     run,
@@ -35,5 +44,6 @@ export function applyPlanToSnapshot(snapshot: RunSnapshot, result: PlanResult): 
     started: snapshot.started.filter((s) => !consumedInv.has(s.invocationId)),
     intents: snapshot.intents.filter((i) => !consumedIntents.has(i.id)),
     ...(signals && signals.length > 0 ? { signals } : {}),
+    ...(waitpoints.length > 0 ? { waitpoints } : {}),
   };
 }

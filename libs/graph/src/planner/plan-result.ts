@@ -16,7 +16,9 @@ export function isEmptyPlan(plan: PlanResult): boolean {
     plan.cancelChildren.length === 0 &&
     plan.consumedIntentIds.length === 0 &&
     plan.consumedInvocationIds.length === 0 &&
-    (plan.consumedSignals?.length ?? 0) === 0
+    (plan.consumedSignals?.length ?? 0) === 0 &&
+    (plan.createdWaitpoints?.length ?? 0) === 0 &&
+    (plan.resolvedWaitpoints?.length ?? 0) === 0
   );
 }
 

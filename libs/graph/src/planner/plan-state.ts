@@ -9,6 +9,8 @@ import { RunStateFold, type StateWrite } from '../state/fold';
 import { indexGraph, type GraphIndex } from './graph-index';
 import type {
   ConsumedSignal,
+  WaitpointCreate,
+  WaitpointResolve,
   CancelWork,
   ChildStart,
   NodePatch,
@@ -44,6 +46,9 @@ export class PlanState implements RoutingView {
   readonly stateWrites: StateWrite[] = [];
   /** signals consumed in this plan (`wait.ts`) */
   readonly consumedSignals: ConsumedSignal[] = [];
+  /** waitpoints minted and settled in this plan (`wait.ts`) */
+  readonly createdWaitpoints: WaitpointCreate[] = [];
+  readonly resolvedWaitpoints: WaitpointResolve[] = [];
   private readonly patches = new Map<string, NodePatch>();
   private readonly originals = new Map<string, NodeRunState>();
   private readonly runSet: RunSet = {};

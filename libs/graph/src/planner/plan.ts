@@ -14,6 +14,7 @@ import { isEmptyPlan } from './plan-result';
 import { pendingExpiry } from './backlog';
 import { recompute } from './recompute';
 import { failRunIfAnyFailed } from './settle';
+import { withdrawStaleWaitpoints } from './wait';
 import { applyChildren, applyDeadlines, applyResults, applyStarted } from './results';
 import type { PlanContext, PlanResult, RunSnapshot } from './types';
 import { snapshotProblem } from './validate-snapshot';
@@ -80,6 +81,7 @@ function askForSlotAgain(snapshot: RunSnapshot, ctx: PlanContext, result: PlanRe
 }
 
 function finish(st: PlanState): PlanResult {
+  withdrawStaleWaitpoints(st);
   let wakeAt: number | null = null;
   for (const row of st.rows.values()) {
     for (const t of [row.status === 'Pending' ? row.notBefore : null, row.status === 'Queued' || row.status === 'Running' ? row.deadlineAt : null]) {
@@ -101,6 +103,8 @@ function finish(st: PlanState): PlanResult {
     wakeAt,
     ...(st.stateWrites.length > 0 ? { stateWrites: st.stateWrites } : {}),
     ...(st.consumedSignals.length > 0 ? { consumedSignals: st.consumedSignals } : {}),
+    ...(st.createdWaitpoints.length > 0 ? { createdWaitpoints: st.createdWaitpoints } : {}),
+    ...(st.resolvedWaitpoints.length > 0 ? { resolvedWaitpoints: st.resolvedWaitpoints } : {}),
   };
 }
 

@@ -225,6 +225,16 @@ export interface RunSnapshot {
    */
   signals?: RunSignal[];
   /**
+   * The run's waitpoints of parked Waits not yet settled (`waitpoints` table): a token or event
+   * arm's row, `waiting` or `completed` (a token's callback landed). Absent: none.
+   */
+  waitpoints?: RunWaitpoint[];
+  /**
+   * Events (`POST /v1/events`) of a name an `event` waitpoint of the run waits on, received
+   * since that waitpoint was created, oldest first (bounded per waitpoint). Absent: none.
+   */
+  waitEvents?: WaitEvent[];
+  /**
    * The run's state log (`run_state_writes`, oldest first), read only when the graph keeps
    * state (`graph.state`); the planner folds it (`state/fold.ts`). Absent: empty.
    */
@@ -347,6 +357,67 @@ export interface PlanResult {
   stateWrites?: StateWrite[];
   /** signals consumed by Wait nodes, committed with this plan (never consumed twice: the commit is version-guarded). Absent: none. */
   consumedSignals?: ConsumedSignal[];
+  /** waitpoints minted by Waits parked in this plan (token and event arms), inserted in this commit. Absent: none. */
+  createdWaitpoints?: WaitpointCreate[];
+  /** waitpoints a settled (or cancelled) Wait used or withdrew, written in this commit. Absent: none. */
+  resolvedWaitpoints?: WaitpointResolve[];
+}
+
+/** A waitpoint of a parked Wait: one token or event arm (`wait.ts`). */
+export interface RunWaitpoint {
+  id: string;
+  nodeKey: string;
+  /** the arm's place in the Wait's config (0 for a plain Wait) */
+  index: number;
+  kind: 'token' | 'event';
+  status: 'waiting' | 'completed';
+  /** a completed token's body */
+  payload: Json;
+  /** when a token was completed, epoch ms */
+  completedAt: number | null;
+  /** a token's expiry, epoch ms (null for an event arm) */
+  expiresAt: number | null;
+  /** an event arm's event name */
+  eventName: string | null;
+  /** when the arm began to wait, epoch ms: an event arm takes events received since */
+  createdAt: number;
+}
+
+/** An event a Wait's event arm may take. */
+export interface WaitEvent {
+  id: string;
+  name: string;
+  data: Json;
+  /** when it was received, epoch ms */
+  at: number;
+}
+
+/** A waitpoint to insert with the plan. */
+export interface WaitpointCreate {
+  id: string;
+  nodeKey: string;
+  index: number;
+  kind: 'token' | 'event';
+  /** epoch ms; null for an event arm */
+  expiresAt: number | null;
+  schema: JsonObject | null;
+  singleUse: boolean;
+  eventName: string | null;
+  createdAt: number;
+}
+
+/**
+ * A waitpoint settled with the plan: `completed` (its arm fired; for an event arm `payload`
+ * and `eventId` are the event), `expired` (a token's timeout fired its arm) or `revoked`
+ * (withdrawn: another arm won or the Wait ended otherwise). Only a row not settled yet is
+ * written, and `revoked`/`expired` only over `waiting` (a landed callback stays `completed`).
+ */
+export interface WaitpointResolve {
+  id: string;
+  nodeKey: string;
+  status: 'completed' | 'expired' | 'revoked';
+  payload?: Json;
+  eventId?: string;
 }
 
 /** A signal sent to a run and not yet consumed. */

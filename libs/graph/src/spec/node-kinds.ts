@@ -233,12 +233,15 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
   }),
   Wait: kind({
     kind: 'Wait', group: 'flow', fact: 'for', starter: { for: 'PT1H' },
-    summary: 'Parks the run until a time or a signal: no worker and no run slot while it waits; it survives restarts.',
-    output: "{ fired: 'timer', at } (at: the wake time), or { fired: 'signal', channel, payload, at } (at: when the signal was sent).",
+    summary: 'Parks the run until a time, a signal, a token callback or an event (or any/all of them): no worker and no run slot while it waits; it survives restarts.',
+    output:
+      "{ fired: 'timer', at } (at: the wake time); { fired: 'signal', channel, payload, at } (at: when the signal was sent); " +
+      "{ fired: 'token', token, payload, expired, at }; { fired: 'event', event, eventId, payload, at }; a composite (any/all): " +
+      '{ mode, fired: [{ index, kind, signal|token|timer|event, payload, at, expired? }], index, kind, payload, at } where index, kind and payload name the first entry of fired.',
     config: [
       {
         name: 'for', type: 'string', required: false, nonBlank: true, example: 'PT30M',
-        help: 'How long to wait once the node is reached, an ISO-8601 duration (PT30S, PT2H, P3D, P1W; no years or months). Give one of for, until or signal.',
+        help: 'How long to wait once the node is reached, an ISO-8601 duration (PT30S, PT2H, P3D, P1W; no years or months). Give one of for, until, signal, token, event, any or all.',
       },
       {
         name: 'until', type: 'string', required: false, nonBlank: true, example: '2030-01-31T09:00:00Z',
@@ -250,7 +253,31 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
         name: 'signal', type: 'key', required: false, example: 'review',
         help:
           "Wait for a signal on this channel (one the graph's signals declare), sent with POST /v1/runs/{id}/signals: the oldest " +
-          'signal not yet consumed, including one sent before the node was reached. Give one of for, until or signal.',
+          'signal not yet consumed (and passing filter), including one sent before the node was reached.',
+      },
+      {
+        name: 'token', type: 'object', required: false, example: { timeout: 'P1D' },
+        help:
+          '{ timeout, schema?, singleUse? (default true) }: mint a waitpoint token with a signed callback URL (POST /w/{tokenId}/{signature}, ' +
+          'or POST /v1/waitpoints/{id}/complete with a key); its body is the payload, checked against schema. Past timeout the token expires and the Wait fires with expired: true.',
+      },
+      {
+        name: 'event', type: 'string', required: false, nonBlank: true, example: 'payment.settled',
+        help: 'Wait for an event of this name sent to POST /v1/events after the node was reached (and passing filter); its data is the payload.',
+      },
+      {
+        name: 'filter', type: 'condition', required: false, example: { path: 'payload.ok', op: 'Eq', value: true },
+        help: 'Beside signal or event: a condition a signal (over { payload, input }) or an event (over { data, input }) must meet; input is the run input.',
+      },
+      {
+        name: 'any', type: 'json', required: false, example: [{ timer: 'PT1H' }, { token: { timeout: 'PT1H' } }],
+        help:
+          'Arms, each one of { signal, filter? }, { token: { timeout, schema?, singleUse? } }, { timer: duration or timestamp }, { event, filter? }: ' +
+          'the first to fire wins (a signal, token or event delivered outranks a timer due in the same tick); the others are withdrawn in the same commit.',
+      },
+      {
+        name: 'all', type: 'json', required: false, example: [{ timer: 'PT1M' }, { timer: 'PT2M' }],
+        help: 'Arms as for any: the Wait fires once every arm holds in the same tick; signals are consumed then, not before.',
       },
     ],
   }),

@@ -127,7 +127,8 @@ describe('the parser agrees with the descriptions', () => {
     for (const m of NODE_KIND_SPECS[kind].config) {
       const base = workable(kind);
       if (kind === 'Tool' && m.name === 'allowedUrls') base.toolName = 'http_fetch';
-      if (kind === 'Wait') delete base['for']; // for, until and signal are given one at a time
+      if (kind === 'Wait') delete base['for']; // for, until, signal, token, event, any and all are given one at a time
+      if (kind === 'Wait' && m.name === 'filter') base['event'] = 'payment.settled'; // a filter reads a signal or an event
       if (m.example !== undefined) {
         expect(errorsOf(docFor(kind, { ...base, [m.name]: m.example })), `${kind}.${m.name} example`).toEqual([]);
       }
