@@ -26,6 +26,11 @@ export { getRunState, insertStateSeed, loadStateLog, loadStateLogs } from './sto
 export type { ApplyItem, ApplyOptions, ApplyOutcome } from './store/run-apply';
 export { dueRuns, setWake } from './store/run-wake';
 export { getRunSignalChannels, sendSignal, type SendSignalInput, type SendSignalOutcome } from './store/run-signals';
+export {
+  completeWaitpoint, decodeWaitpointCursor, getWaitpoint, listWaitpoints, revokeWaitpoint, WAITPOINT_STATUSES,
+  type CompleteWaitpointOutcome, type ListWaitpointsParams, type RevokeWaitpointOutcome, type WaitpointRecord, type WaitpointStatus,
+} from './store/waitpoints';
+export { sendInboundEvents, type InboundEventInput } from './store/inbound-events';
 export { claimShards, releaseShards } from './store/shard-leases';
 export { getRunBlockerFacts } from './store/blocker-facts';
 export { stuckRunCandidates, WATCHED_RUN_STATUSES } from './store/stuck-runs';

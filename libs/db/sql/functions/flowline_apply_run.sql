@@ -122,6 +122,27 @@ BEGIN
     WHERE s.run_id = rid AND s.id = c."signalId" AND s.consumed_at IS NULL;
   END IF;
 
+  -- waitpoints: those the plan's parked Waits minted, then those its settled (or ended) Waits
+  -- used or withdrew. A landed callback stays `completed` (expired/revoked only over waiting);
+  -- the completion route bumps the run's version, so a plan that missed it never gets here.
+  IF jsonb_array_length(coalesce(item->'createdWaitpoints', '[]'::jsonb)) > 0 THEN
+    INSERT INTO waitpoints (id, tenant_id, run_id, node_key, arm_index, kind, schema, single_use, event_name, created_at, expires_at)
+    SELECT w."id", r.tenant_id, rid, w."nodeKey", w."index", w."kind", w."schema", coalesce(w."singleUse", true), w."eventName",
+           coalesce(w."createdAt", now()), w."expiresAt"
+    FROM jsonb_to_recordset(item->'createdWaitpoints') AS w("id" uuid, "nodeKey" text, "index" int, "kind" text, "schema" jsonb,
+         "singleUse" boolean, "eventName" text, "createdAt" timestamptz, "expiresAt" timestamptz);
+  END IF;
+  IF jsonb_array_length(coalesce(item->'resolvedWaitpoints', '[]'::jsonb)) > 0 THEN
+    UPDATE waitpoints wp SET
+      status = CASE WHEN wp.status = 'waiting' THEN w."status" ELSE wp.status END,
+      payload = CASE WHEN wp.status = 'waiting' AND w."status" = 'completed' THEN w."payload" ELSE wp.payload END,
+      event_id = coalesce(w."eventId", wp.event_id),
+      completed_at = CASE WHEN wp.status = 'waiting' AND w."status" = 'completed' THEN now() ELSE wp.completed_at END,
+      consumed_at = now()
+    FROM jsonb_to_recordset(item->'resolvedWaitpoints') AS w("id" uuid, "status" text, "payload" jsonb, "eventId" text)
+    WHERE wp.run_id = rid AND wp.id = w."id" AND wp.consumed_at IS NULL;
+  END IF;
+
   IF jsonb_array_length(coalesce(item->'children', '[]'::jsonb)) > 0 THEN
     FOR c IN SELECT * FROM jsonb_array_elements(item->'children') LOOP
       IF flowline_create_child(r, c, shard_count) THEN

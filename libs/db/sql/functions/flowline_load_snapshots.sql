@@ -7,12 +7,12 @@
 -- in, so the model's sets are not restated here — except the live-children filter, which names the
 -- terminal statuses so its partial index applies); none of them selects an index, so the generic
 -- plan is the plan.
--- Output: one row per existing run of run_ids, oldest first (created_at, id); its unconsumed signals
--- (Wait nodes) ride along.
+-- Output: one row per existing run of run_ids, oldest first (created_at, id); its unconsumed signals,
+-- its unsettled waitpoints and the events its event waitpoints may take (Wait nodes) ride along.
 CREATE OR REPLACE FUNCTION flowline_load_snapshots(run_ids uuid[], slot_statuses text[], max_runs int, terminal_statuses text[])
 RETURNS TABLE (run json, graph jsonb, def_id uuid, def_version int, wake_at bigint, shard int, trace_parent text,
                concurrency_key text, concurrency_claimed boolean, tenant_live bigint, ahead int,
-               nodes json, intents json, children json, signals json)
+               nodes json, intents json, children json, signals json, waitpoints json, wait_events json)
 LANGUAGE plpgsql STABLE
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -93,7 +93,21 @@ BEGIN
     -- the signals no Wait consumed yet, oldest first (the partial index run_signals_unconsumed_idx)
     (SELECT coalesce(json_agg(json_build_object('id', s.id, 'channel', s.channel, 'payload', s.payload,
        'at', flowline_ms(s.created_at)) ORDER BY s.created_at, s.id), '[]'::json)
-     FROM run_signals s WHERE s.run_id = r.id AND s.consumed_at IS NULL) AS signals
+     FROM run_signals s WHERE s.run_id = r.id AND s.consumed_at IS NULL) AS signals,
+    -- the waitpoints of parked Waits not settled yet (token and event arms)
+    (SELECT coalesce(json_agg(json_build_object('id', w.id, 'nodeKey', w.node_key, 'index', w.arm_index, 'kind', w.kind,
+       'status', w.status, 'payload', w.payload, 'completedAt', flowline_ms(w.completed_at), 'expiresAt', flowline_ms(w.expires_at),
+       'eventName', w.event_name, 'createdAt', flowline_ms(w.created_at)) ORDER BY w.created_at, w.id), '[]'::json)
+     FROM waitpoints w WHERE w.run_id = r.id AND w.consumed_at IS NULL) AS waitpoints,
+    -- per waiting event arm, the oldest 100 events of its name received since it began (its filter
+    -- is judged by the planner; an arm whose first 100 events all fail its filter waits on)
+    (SELECT coalesce(json_agg(json_build_object('id', e.id, 'name', e.name, 'data', e.data, 'at', flowline_ms(e.received_at))
+       ORDER BY e.received_at, e.id), '[]'::json)
+     FROM (SELECT DISTINCT ON (ev.id) ev.* FROM waitpoints w
+           CROSS JOIN LATERAL (SELECT * FROM inbound_events x
+             WHERE x.tenant_id = w.tenant_id AND x.name = w.event_name AND x.received_at >= w.created_at
+             ORDER BY x.received_at, x.id LIMIT 100) ev
+           WHERE w.run_id = r.id AND w.kind = 'event' AND w.consumed_at IS NULL) e) AS wait_events
   FROM target r LEFT JOIN live USING (tenant_id)
   ORDER BY r.created_at, r.id;
 END

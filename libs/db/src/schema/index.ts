@@ -12,3 +12,5 @@ export * from './files';
 export * from './run-state';
 export * from './mcp-servers';
 export * from './run-signals';
+export * from './waitpoints';
+export * from './inbound-events';

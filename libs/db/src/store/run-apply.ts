@@ -8,7 +8,7 @@ import { holdsVerbatimTrigger, isEmptyPlan, type PlanResult, type RunSnapshot } 
 import type { Pool } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
-import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt } from './run-snapshots';
+import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt, waitpointPayloadAt } from './run-snapshots';
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 import { stateEntriesAt } from './run-state';
 import type { Queryable } from './transaction';
@@ -86,6 +86,12 @@ function sealItem(item: Record<string, unknown>, runId: string, lastSeq: number)
   const run = item.run as Record<string, unknown>;
   if (run.output !== undefined && run.output !== null) run.output = sealJson(run.output, runDocAt(runId, 'output'));
   for (const n of item.nodes as Array<{ nodeKey: string; set: Record<string, unknown> }>) sealNodeSet(runId, n.nodeKey, n.set);
+  // an event arm's payload is the event's data: sealed under the waitpoint's own row
+  if (item.resolvedWaitpoints) {
+    item.resolvedWaitpoints = (item.resolvedWaitpoints as Array<{ id: string; payload?: unknown }>).map((w) =>
+      w.payload === undefined ? w : { ...w, payload: sealJson(w.payload, waitpointPayloadAt(w.id)) },
+    );
+  }
   item.children = (item.children as Array<{ childRunId: string; input: unknown; stateSeed?: unknown }>).map((c) => ({
     ...c,
     input: sealJson(c.input, runDocAt(c.childRunId, 'input')),
@@ -134,6 +140,9 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     ...(plan.stateWrites ? { stateWrites: plan.stateWrites.map((w) => ({ seq: w.seq, entries: [{ nodeKey: w.nodeKey, writes: w.writes }] })) } : {}),
     // signals the plan's Wait nodes consumed, marked in the same commit
     ...(plan.consumedSignals ? { consumedSignals: plan.consumedSignals } : {}),
+    // waitpoints minted by parked Waits and settled by ended ones, in the same commit
+    ...(plan.createdWaitpoints ? { createdWaitpoints: plan.createdWaitpoints.map((w) => ({ ...w, createdAt: iso(w.createdAt), expiresAt: iso(w.expiresAt) })) } : {}),
+    ...(plan.resolvedWaitpoints ? { resolvedWaitpoints: plan.resolvedWaitpoints } : {}),
   };
   // without a key the documents go as they are, unless jsonb would rewrite a number of one
   // (spell `1e131071` out in full): then those are stored verbatim (see sealJson)

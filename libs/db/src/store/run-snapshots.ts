@@ -9,6 +9,8 @@ import type {
   RunSignal,
   RunSnapshot,
   RunState,
+  RunWaitpoint,
+  WaitEvent,
 } from '@flowline/graph';
 import { TERMINAL_RUN_STATUSES } from '@flowline/graph';
 import { EncryptedValueError, isEnvelope, openEnvelopeText, openJson, reportUnreadableRun, type Sealed } from '../crypto';
@@ -91,6 +93,10 @@ interface LoadRow {
   children: ChildRunState[];
   /** the run's signals no Wait consumed yet, oldest first */
   signals: RunSignal[];
+  /** the run's waitpoints no Wait settled yet */
+  waitpoints: RunWaitpoint[];
+  /** events its event waitpoints may take, oldest first */
+  wait_events: WaitEvent[];
 }
 
 /**
@@ -138,6 +144,8 @@ export async function loadSnapshots(
       intents: row.intents.map(toIntent),
       children: row.children,
       ...(row.signals.length > 0 ? { signals: row.signals } : {}),
+      ...(row.waitpoints.length > 0 ? { waitpoints: row.waitpoints } : {}),
+      ...(row.wait_events.length > 0 ? { waitEvents: row.wait_events } : {}),
       runSlotAvailable: true,
       wakeAt: row.wake_at,
       shard: row.shard,
@@ -220,6 +228,16 @@ export function steerMessageAt(runId: string, nodeKey: string, operationId: stri
   return { table: 'node_runs', column: 'steering', row: `${runId}/${nodeKey}/${operationId}` };
 }
 
+/** Where a waitpoint's payload lives (a completed token's body, or the event an event arm took). */
+export function waitpointPayloadAt(id: string): Sealed {
+  return { table: 'waitpoints', column: 'payload', row: id };
+}
+
+/** Where an inbound event's data lives (its id is unique per tenant). */
+export function inboundEventDataAt(tenantId: string, id: string): Sealed {
+  return { table: 'inbound_events', column: 'data', row: `${tenantId}/${id}` };
+}
+
 /** Where a runs document lives. */
 export function runDocAt(runId: string, column: 'input' | 'output'): Sealed {
   return { table: 'runs', column, row: runId };
@@ -270,6 +288,12 @@ function openRow(row: LoadRow): void {
   }
   for (const sg of row.signals) {
     if (isEnvelope(sg.payload)) sg.payload = openJson(sg.payload, { table: 'run_signals', column: 'payload', row: sg.id });
+  }
+  for (const w of row.waitpoints) {
+    if (isEnvelope(w.payload)) w.payload = openJson(w.payload, waitpointPayloadAt(w.id));
+  }
+  for (const e of row.wait_events) {
+    if (isEnvelope(e.data)) e.data = openJson(e.data, inboundEventDataAt(row.run.tenantId, e.id));
   }
   for (const c of row.children) {
     if (isEnvelope(c.output)) c.output = openJson(c.output, runDocAt(c.childRunId, 'output'));

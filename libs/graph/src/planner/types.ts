@@ -370,10 +370,11 @@ export interface RunWaitpoint {
   /** the arm's place in the Wait's config (0 for a plain Wait) */
   index: number;
   kind: 'token' | 'event';
-  status: 'waiting' | 'completed';
+  /** revoked: `DELETE /v1/waitpoints/{id}` withdrew the token before its Wait settled */
+  status: 'waiting' | 'completed' | 'revoked';
   /** a completed token's body */
   payload: Json;
-  /** when a token was completed, epoch ms */
+  /** when a token was completed or revoked, epoch ms */
   completedAt: number | null;
   /** a token's expiry, epoch ms (null for an event arm) */
   expiresAt: number | null;

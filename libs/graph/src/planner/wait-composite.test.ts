@@ -95,7 +95,7 @@ describe('composite Wait: any', () => {
     const parked = step(snapshotOf(g), 0);
     const id = parked.result.createdWaitpoints![0]!.id;
     const r = step(completed(parked.snap, id, 1500, { paid: true }), 2500);
-    expect(out(r.snap)).toMatchObject({ kind: 'token', payload: { paid: true }, fired: [{ index: 0, kind: 'token', token: id, payload: { paid: true }, expired: false }] });
+    expect(out(r.snap)).toMatchObject({ kind: 'token', payload: { paid: true }, fired: [{ index: 0, kind: 'token', token: id, payload: { paid: true }, expired: false, revoked: false }] });
     expect(r.result.resolvedWaitpoints).toEqual([{ id, nodeKey: 'w', status: 'completed' }]);
   });
 
@@ -105,8 +105,17 @@ describe('composite Wait: any', () => {
     const id = parked.result.createdWaitpoints![0]!.id;
     expect(step(parked.snap, 9_999).result.nodes).toEqual([]);
     const r = step(parked.snap, 10_000);
-    expect(out(r.snap)).toEqual({ fired: 'token', token: id, payload: null, expired: true, at: '1970-01-01T00:00:10.000Z' });
+    expect(out(r.snap)).toEqual({ fired: 'token', token: id, payload: null, expired: true, revoked: false, at: '1970-01-01T00:00:10.000Z' });
     expect(r.result.resolvedWaitpoints).toEqual([{ id, nodeKey: 'w', status: 'expired' }]);
+  });
+
+  it('fires a token arm at once when its waitpoint was revoked (revoked: true), not waiting for its expiry', () => {
+    const parked = step(snapshotOf(routed({ token: { timeout: 'PT1H' } })), 0);
+    const id = parked.result.createdWaitpoints![0]!.id;
+    const revoked = { ...parked.snap, waitpoints: parked.snap.waitpoints!.map((w): RunWaitpoint => ({ ...w, status: 'revoked', completedAt: 50 })) };
+    const r = step(revoked, 60);
+    expect(out(r.snap)).toMatchObject({ fired: 'token', token: id, payload: null, expired: false, revoked: true });
+    expect(r.result.resolvedWaitpoints).toEqual([{ id, nodeKey: 'w', status: 'revoked' }]);
   });
 
   it('revokes the waitpoints of a Wait the run cancel ends', () => {

@@ -97,12 +97,18 @@ function holding(st: PlanState, row: NodeRunState, arm: WaitArm, index: number, 
     }
     case 'token': {
       if (!wp) return null;
+      const entry = (payload: Json, at: number, expired: boolean, revoked: boolean): JsonObject => ({ index, kind: 'token', token: wp.id, payload, expired, revoked, at: isoOf(at) });
       if (wp.status === 'completed') {
         const at = wp.completedAt ?? st.now;
-        return { ...base, at, delivered: true, waitpoint: { id: wp.id, nodeKey: row.nodeKey, status: 'completed' }, entry: { index, kind: 'token', token: wp.id, payload: wp.payload, expired: false, at: isoOf(at) } };
+        return { ...base, at, delivered: true, waitpoint: { id: wp.id, nodeKey: row.nodeKey, status: 'completed' }, entry: entry(wp.payload, at, false, false) };
+      }
+      // a revoked token fires its arm at once, like an expiry: the Wait never waits on a dead token
+      if (wp.status === 'revoked') {
+        const at = wp.completedAt ?? st.now;
+        return { ...base, at, delivered: false, waitpoint: { id: wp.id, nodeKey: row.nodeKey, status: 'revoked' }, entry: entry(null, at, false, true) };
       }
       if (wp.expiresAt === null || wp.expiresAt > st.now) return null;
-      return { ...base, at: wp.expiresAt, delivered: false, waitpoint: { id: wp.id, nodeKey: row.nodeKey, status: 'expired' }, entry: { index, kind: 'token', token: wp.id, payload: null, expired: true, at: isoOf(wp.expiresAt) } };
+      return { ...base, at: wp.expiresAt, delivered: false, waitpoint: { id: wp.id, nodeKey: row.nodeKey, status: 'expired' }, entry: entry(null, wp.expiresAt, true, false) };
     }
     case 'event': {
       if (!wp) return null;
@@ -150,7 +156,7 @@ function outputOf(plan: WaitPlan, fired: Holding[]): JsonObject {
       case 'signal':
         return { fired: 'signal', channel: e['signal']!, payload: e['payload']!, at: e['at']! };
       case 'token':
-        return { fired: 'token', token: e['token']!, payload: e['payload']!, expired: e['expired']!, at: e['at']! };
+        return { fired: 'token', token: e['token']!, payload: e['payload']!, expired: e['expired']!, revoked: e['revoked']!, at: e['at']! };
       case 'event':
         return { fired: 'event', event: e['event']!, eventId: e['eventId']!, payload: e['payload']!, at: e['at']! };
     }

@@ -236,8 +236,8 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     summary: 'Parks the run until a time, a signal, a token callback or an event (or any/all of them): no worker and no run slot while it waits; it survives restarts.',
     output:
       "{ fired: 'timer', at } (at: the wake time); { fired: 'signal', channel, payload, at } (at: when the signal was sent); " +
-      "{ fired: 'token', token, payload, expired, at }; { fired: 'event', event, eventId, payload, at }; a composite (any/all): " +
-      '{ mode, fired: [{ index, kind, signal|token|timer|event, payload, at, expired? }], index, kind, payload, at } where index, kind and payload name the first entry of fired.',
+      "{ fired: 'token', token, payload, expired, revoked, at }; { fired: 'event', event, eventId, payload, at }; a composite (any/all): " +
+      '{ mode, fired: [{ index, kind, signal|token|timer|event, payload, at, expired?, revoked?, eventId? }], index, kind, payload, at } where index, kind and payload name the first entry of fired.',
     config: [
       {
         name: 'for', type: 'string', required: false, nonBlank: true, example: 'PT30M',
@@ -259,7 +259,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
         name: 'token', type: 'object', required: false, example: { timeout: 'P1D' },
         help:
           '{ timeout, schema?, singleUse? (default true) }: mint a waitpoint token with a signed callback URL (POST /w/{tokenId}/{signature}, ' +
-          'or POST /v1/waitpoints/{id}/complete with a key); its body is the payload, checked against schema. Past timeout the token expires and the Wait fires with expired: true.',
+          'or POST /v1/waitpoints/{id}/complete with a key); its body is the payload, checked against schema. Past timeout the token expires and the arm fires with expired: true; a revoked token (DELETE /v1/waitpoints/{id}) fires it with revoked: true.',
       },
       {
         name: 'event', type: 'string', required: false, nonBlank: true, example: 'payment.settled',
