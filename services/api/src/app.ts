@@ -29,6 +29,8 @@ import { registerMcpServerRoutes } from './routes/mcp-servers';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
 import { registerSignalRoutes } from './routes/signals';
+import { registerWaitpointRoutes } from './routes/waitpoints';
+import { registerInboundEventRoutes } from './routes/inbound-events';
 import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
 import { registerBlockerRoutes } from './routes/blockers';
@@ -107,6 +109,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
   app.use('/v1/*', limitBody());
   app.use('/v1/*', parseBody());
+  // waitpoint callbacks: keyless (the URL's signature is the credential), bodies bounded and parsed alike
+  app.use('/w/*', limitBody());
+  app.use('/w/*', parseBody());
 
   registerOpsRoutes(app, deps, metrics.registry);
   registerToolRoutes(app, deps);
@@ -117,6 +122,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerForkRoutes(app, withMetrics);
   registerGateRoutes(app, deps);
   registerSignalRoutes(app, deps);
+  registerWaitpointRoutes(app, deps);
+  registerInboundEventRoutes(app, deps);
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
   registerConversationRoutes(app, deps);

@@ -77,7 +77,25 @@ export const apiConfigSchema = defineConfig({
     .min(1)
     .max(1_048_576)
     .default(65_536)
-    .describe('largest signal payload (POST /v1/runs/{id}/signals), UTF-8 bytes of its JSON'),
+    .describe('largest signal payload (POST /v1/runs/{id}/signals), waitpoint completion body (POST /w/…, POST /v1/waitpoints/{id}/complete) and event data (POST /v1/events), UTF-8 bytes of its JSON'),
+  WAITPOINT_SIGNING_KEY: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe('HMAC key of waitpoint callback URLs (POST /w/{tokenId}/{signature}); unset: derived from ENCRYPTION_KEY, else from API_KEYS (rotating those then invalidates open URLs) (secret)'),
+  PUBLIC_URL: z
+    .string()
+    .url()
+    .refine((v) => /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL')
+    .optional()
+    .describe("the origin callers reach the API at, for waitpoint callback URLs (unset: each request's own origin)"),
+  MAX_EVENTS_PER_REQUEST: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(100)
+    .describe('most events one POST /v1/events may carry'),
   MAX_CHAT_ANSWER_BYTES: z.coerce
     .number()
     .int()

@@ -1,3 +1,4 @@
+import type { WaitpointLinks } from './waitpoint-links';
 /**
  * What the app is built from (its dependencies) and what each request carries.
  */
@@ -59,6 +60,8 @@ export interface ApiLimits {
   backlogRetryAfterS?: number;
   /** MAX_UPLOAD_BYTES: largest file content POST /v1/files keeps @default 10 MiB */
   maxUploadBytes?: number;
+  /** MAX_EVENTS_PER_REQUEST: most events one POST /v1/events carries @default 100 */
+  maxEventsPerRequest?: number;
 }
 
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */
@@ -86,6 +89,8 @@ export interface AppDeps {
   adminSessionTtlS?: number;
   /** where uploads live @default the Postgres file store over `pool` */
   files?: FileStore;
+  /** the signing key and public origin of waitpoint callback URLs @default a key derived from `apiKeys` (waitpoint-links.ts), each request's origin */
+  waitpoints?: WaitpointLinks;
   /** MCP servers: the deployment's stdio names, the URL guard and the start check's toolbox @default none of them */
   mcp?: ApiMcp;
 }

@@ -10,7 +10,7 @@ import type { Issue } from '@flowline/graph';
 /** Base of every error the API answers with on purpose. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 503,
     readonly code: string,
     message: string,
     readonly details?: unknown[],

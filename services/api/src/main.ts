@@ -10,6 +10,7 @@ import { connectRedis } from '@flowline/queue';
 import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
 import { createApp } from './app';
+import { waitpointSigningKey } from './waitpoint-links';
 import { apiConfigSchema } from './config';
 import { edgeConfigSchema, toEdgeOptions } from './edge/config';
 import { attachLive, liveConfigSchema, toLiveOptions } from './live';
@@ -55,6 +56,9 @@ shutdown.onShutdown(() => mcp.toolbox.close(), 'mcp-sessions');
 const apiKeys = cfg.API_KEYS ? new Map(Object.entries(cfg.API_KEYS)) : null;
 if (apiKeys === null) logger.warn('API_KEYS is unset: single tenant "default", no authentication');
 
+const signing = waitpointSigningKey({ signingKey: cfg.WAITPOINT_SIGNING_KEY, encryptionKey: cfg.ENCRYPTION_KEY, apiKeys: apiKeys?.keys() ?? null });
+if (signing.source === 'API_KEYS') logger.warn('WAITPOINT_SIGNING_KEY is unset: waitpoint callback URLs are signed with a key derived from API_KEYS (rotating API_KEYS invalidates open URLs)');
+
 const core = toCoreOptions(cfg);
 const metrics = createMetrics();
 // /readyz answers 503 from the first moment of shutdown (its releaser runs first: registered last)
@@ -83,7 +87,9 @@ const app = createApp({
     maxPendingRuns: maxPendingRunsOf(cfg),
     backlogRetryAfterS: cfg.BACKLOG_RETRY_AFTER_S,
     maxUploadBytes: cfg.MAX_UPLOAD_BYTES,
+    maxEventsPerRequest: cfg.MAX_EVENTS_PER_REQUEST,
   },
+  waitpoints: { key: signing.key, publicUrl: cfg.PUBLIC_URL ?? null },
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
   queuePrefix: cfg.QUEUE_PREFIX,
   logger,

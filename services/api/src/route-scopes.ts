@@ -42,6 +42,11 @@ export const ROUTE_SCOPES = {
   'GET /v1/runs/{id}/blockers': 'read',
   'POST /v1/runs/{id}/nodes/{key}/decide': 'run',
   'POST /v1/runs/{id}/signals': 'run',
+  'GET /v1/waitpoints': 'read',
+  'GET /v1/waitpoints/{id}': 'read',
+  'POST /v1/waitpoints/{id}/complete': 'run',
+  'DELETE /v1/waitpoints/{id}': 'operate',
+  'POST /v1/events': 'run',
 
   'POST /v1/runs/{id}/cancel': 'operate',
   'POST /v1/runs/{id}/pause': 'operate',

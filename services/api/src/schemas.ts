@@ -404,6 +404,10 @@ export const NodeRunDetailSchema = z
     childRunId: z.string().nullable(),
     notBefore: Timestamp.nullable(),
     reusedFrom: z.string().nullable().openapi({ description: 'in a forked run: the source run this node run was copied from, else null' }),
+    waitpoints: z
+      .array(z.object({ id: z.string(), index: z.number().int(), status: z.enum(['waiting', 'completed', 'expired', 'revoked']), expiresAt: Timestamp, callbackUrl: z.string() }))
+      .optional()
+      .openapi({ description: 'a parked Wait: its waiting tokens with their signed callback URLs (absent for other nodes)' }),
   })
   .openapi('NodeRunDetail');
 
@@ -448,6 +452,66 @@ export const SignalBody = z.object({
   payload: JsonSchema.optional().openapi({ description: "any JSON (null when absent), checked against the channel's schema" }),
   requestId: z.string().min(1).max(200).openapi({ description: 'idempotency key: the same requestId again answers the first signal' }),
 });
+
+export const WaitpointStatusSchema = z.enum(['waiting', 'completed', 'expired', 'revoked']).openapi('WaitpointStatus');
+
+export const WaitpointSchema = z
+  .object({
+    id: z.string(),
+    runId: z.string(),
+    nodeKey: z.string(),
+    index: z.number().int().openapi({ description: "the token arm's place in the Wait config (0 for a plain Wait)" }),
+    status: WaitpointStatusSchema.openapi({ description: 'expired also for a token past its expiry that its Wait has not settled yet' }),
+    singleUse: z.boolean(),
+    schema: JsonSchema.openapi({ description: "the JSON Schema the completion's payload must meet, or null" }),
+    payload: JsonSchema.openapi({ description: 'the completion body, null until completed' }),
+    createdAt: Timestamp,
+    expiresAt: Timestamp,
+    completedAt: Timestamp.nullable().openapi({ description: 'when it was completed or revoked' }),
+    callbackUrl: z.string().openapi({ description: 'POST /w/{tokenId}/{signature}: HMAC-signed, no key needed' }),
+  })
+  .openapi('Waitpoint');
+
+export const WaitpointListSchema = pageSchema(WaitpointSchema, 'WaitpointList');
+
+export const WaitpointListQuery = PageQuery.extend({
+  runId: z.string().optional().openapi({ format: 'uuid' }),
+  status: WaitpointStatusSchema.optional(),
+});
+
+export const WaitpointCompleteBody = z.object({ payload: JsonSchema.optional().openapi({ description: "any JSON (null when absent), checked against the token's schema" }) });
+
+export const WaitpointCompletedSchema = z
+  .object({
+    completed: z.boolean().openapi({ description: 'true: this request completed it' }),
+    alreadyCompleted: z.boolean().openapi({ description: 'true: it was completed before; nothing changed' }),
+    waitpoint: WaitpointSchema,
+  })
+  .openapi('WaitpointCompleted');
+
+export const CallbackParam = z.object({
+  tokenId: z.string().openapi({ param: { name: 'tokenId', in: 'path' }, format: 'uuid' }),
+  signature: z.string().openapi({ param: { name: 'signature', in: 'path' } }),
+});
+
+export const CallbackAnswerSchema = z
+  .object({ completed: z.boolean(), alreadyCompleted: z.boolean(), waitpointId: z.string() })
+  .openapi('WaitpointCallbackAnswer');
+
+export const InboundEventSchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/).openapi({ example: 'payment.settled', description: '1–128 of A-Z a-z 0-9 _ . : / -' }),
+  data: JsonSchema.optional().openapi({ description: 'any JSON (null when absent): a Wait event arm takes it as its payload' }),
+  id: z.string().min(1).max(200).optional().openapi({ description: 'dedupe key per tenant: an id already sent is not kept again' }),
+  ts: Timestamp.optional().openapi({ description: "the sender's time, kept as given" }),
+});
+
+export const EventsAcceptedSchema = z
+  .object({
+    accepted: z.number().int().openapi({ description: 'events kept anew' }),
+    ids: z.array(z.string()).openapi({ description: 'the id of each event, in order (generated when not given)' }),
+    duplicates: z.array(z.string()).openapi({ description: 'ids already sent before (not kept again)' }),
+  })
+  .openapi('EventsAccepted');
 
 export const SignalAcceptedSchema = z
   .object({ accepted: z.literal(true), signalId: z.string(), duplicate: z.boolean() })
@@ -566,7 +630,7 @@ export const BlockerSchema = z
     details: z.record(z.string(), z.unknown()).openapi({
       description:
         'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
-        'until (timer), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
+        'until (timer), channel (signal), waitpointId/callbackUrl/until (token), event (event), mode/arms/until (wait: a composite Wait), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
         'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick), ' +
         'budget/limit/spent/reason (budgetExhausted), parallel/maxConcurrency/working (branchPlace); times ISO 8601',
     }),

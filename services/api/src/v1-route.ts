@@ -40,4 +40,6 @@ export const v1Route = {
   runs: declarer('runs'),
   session: declarer('session'),
   tools: declarer('tools'),
+  waitpoints: declarer('waitpoints'),
+  events: declarer('events'),
 };

@@ -15,6 +15,8 @@ import { NotFoundError } from '../errors';
 import { requireUuid } from '../present';
 import { IdParam, RunBlockersSchema, jsonContent } from '../schemas';
 import { v1Route } from '../v1-route';
+import { callbackUrl } from '../waitpoint-links';
+import { waitpointLinksOf } from './waitpoints';
 
 /** MAX_CONCURRENT_RUNS when the deployment passes none (CONTRACT §7). */
 const DEFAULT_MAX_CONCURRENT_RUNS = 100;
@@ -28,7 +30,7 @@ const blockersRoute = v1Route.runs('get', '/v1/runs/{id}/blockers', {
     'One blocker per non-terminal node, document order, with since-when: shardOwner (no live dispatcher owns the ' +
     "run's shard), runSlot (the tenant holds MAX_CONCURRENT_RUNS live runs), concurrencyKey (the run's concurrency key value " +
     'already has its limit of live runs: key, value, live, limit, ahead), cancelDrain / runCancelling, upstream, ' +
-    'join, heldDecision, timer (retry backoff), breakpoint, runPaused, laneBacklog (position and depth in the lane), ' +
+    'join, heldDecision, timer (retry backoff, a timed Wait), signal / token / event (a parked Wait: its channel, its waitpoint with callbackUrl, its event name), wait (a composite Wait: mode and arms), breakpoint, runPaused, laneBacklog (position and depth in the lane), ' +
     'admission (provider capacity), worker, child, gate (who may decide), or tick (what the next tick applies). ' +
     'Empty for a finished run, except one a spent budget failed: its rows left behind read budgetExhausted ' +
     '(budget MAX_TOTAL_ATTEMPTS with limit and spent retries, or the run\'s own budget).',
@@ -39,6 +41,7 @@ const blockersRoute = v1Route.runs('get', '/v1/runs/{id}/blockers', {
 /** Registers the blockers route on `app`. */
 export function registerBlockerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const maxConcurrentRuns = deps.limits.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS;
+  const links = waitpointLinksOf(deps);
 
   app.openapi(blockersRoute, async (c) => {
     const runId = requireUuid(c.req.valid('param').id, 'run');
@@ -55,6 +58,7 @@ export function registerBlockerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       ...(key ? { concurrency: { key: snap.graph.concurrency?.key ?? '', value: key.value, live: key.live, limit: key.limit, ahead: key.ahead } } : {}),
       shard: { shard: facts.shard, owner: facts.owner, expiresAt: facts.expiresAt },
       jobs: await jobFacts(deps, snap),
+      callbackUrls: Object.fromEntries((snap.waitpoints ?? []).filter((w) => w.kind === 'token').map((w) => [w.id, callbackUrl(links, c.req.url, w.id)])),
       ...(deps.limits.maxTotalAttempts !== undefined ? { maxTotalAttempts: deps.limits.maxTotalAttempts } : {}),
     });
     return sendJson(200, { runId, status: snap.run.status, at: new Date(facts.now).toISOString(), blockers: list.map(present) });
@@ -79,6 +83,10 @@ function present(b: Blocker) {
   for (const k of TIME_DETAILS) {
     const v = details[k];
     if (typeof v === 'number') details[k] = new Date(v).toISOString();
+  }
+  // a composite Wait's arms carry their own times
+  if (Array.isArray(details.arms)) {
+    details.arms = (details.arms as Array<Record<string, unknown>>).map((a) => (typeof a.until === 'number' ? { ...a, until: new Date(a.until).toISOString() } : a));
   }
   return { nodeKey: b.nodeKey, status: b.status, kind: b.kind, since: b.since === null ? null : new Date(b.since).toISOString(), details };
 }

@@ -11,6 +11,7 @@ import {
   getRunHead,
   getRunState,
   listRunEvents,
+  listWaitpoints,
   listRuns,
   requestCancel,
   type RunFilter,
@@ -57,6 +58,8 @@ import {
   jsonBody,
 } from '../schemas';
 import { v1Route } from '../v1-route';
+import { callbackUrl, type WaitpointLinks } from '../waitpoint-links';
+import { waitpointLinksOf } from './waitpoints';
 
 const startRun = v1Route.runs('post', '/v1/definitions/{id}/runs', {
   operationId: 'startRun',
@@ -135,6 +138,7 @@ const cancelRoute = v1Route.runs('post', '/v1/runs/{id}/cancel', {
 /** Registers the run routes on `app`. */
 export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const { pool } = deps;
+  const links = waitpointLinksOf(deps);
 
   app.openapi(startRun, async (c) => {
     const definitionId = requireUuid(c.req.valid('param').id, 'definition');
@@ -214,7 +218,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!run) throw new NotFoundError('run');
     const node = await getNodeRun(pool, id, requireKey(p.key, 'node'));
     if (!node) throw new NotFoundError('node');
-    return sendJson(200, nodeRunDetail(node));
+    return sendJson(200, { ...nodeRunDetail(node), ...(await parkedWaitpoints(deps, c.req.url, c.get('tenant'), id, node)) });
   });
 
   app.openapi(eventsRoute, async (c) => {
@@ -226,7 +230,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!run) throw new NotFoundError('run');
     const page = await listRunEvents(pool, id, q.afterSeq ?? 0, limit);
     return sendJson(200, {
-      events: page.events.map((e) => ({ seq: e.seq, kind: e.kind, nodeKey: e.nodeKey, at: e.at.toISOString(), detail: e.detail })),
+      events: page.events.map((e) => ({ seq: e.seq, kind: e.kind, nodeKey: e.nodeKey, at: e.at.toISOString(), detail: eventDetail(links, c.req.url, e.kind, e.detail) })),
       limit,
       truncated: page.truncated,
     });
@@ -265,4 +269,24 @@ function documentOrder(doc: unknown): Map<string, number> {
     });
   }
   return out;
+}
+
+/**
+ * A parked Wait's waiting tokens with their callback URLs (the node's answer carries them while it
+ * waits); nothing for any other node.
+ */
+async function parkedWaitpoints(deps: AppDeps, requestUrl: string, tenant: string, runId: string, node: { nodeKey: string; kind: string; status: string }) {
+  if (node.kind !== 'Wait' || node.status !== 'Running') return {};
+  const nodeKey = node.nodeKey;
+  const page = await listWaitpoints(deps.pool, { tenantId: tenant, runId, status: 'waiting', limit: 200 });
+  const links = waitpointLinksOf(deps);
+  const mine = page.items.filter((w) => w.nodeKey === nodeKey && !w.settled);
+  return { waitpoints: mine.map((w) => ({ id: w.id, index: w.index, status: w.status, expiresAt: w.expiresAt, callbackUrl: callbackUrl(links, requestUrl, w.id) })) };
+}
+
+/** An event's detail as answered: a `waitpoint.created` event also carries its token's signed callback URL. */
+function eventDetail(links: WaitpointLinks, requestUrl: string, kind: string, detail: unknown): unknown {
+  if (kind !== 'waitpoint.created' || detail === null || typeof detail !== 'object') return detail;
+  const id = (detail as { waitpointId?: unknown }).waitpointId;
+  return typeof id === 'string' ? { ...detail, callbackUrl: callbackUrl(links, requestUrl, id) } : detail;
 }
