@@ -61,6 +61,7 @@ describe('API key scopes over REST', () => {
       `/v1/runs/${runId}/nodes/start`,
       `/v1/runs/${runId}/events`,
       '/v1/tools',
+      '/v1/waitpoints',
     ]) {
       const r = await h.call('GET', path, { token: SCOPED.read });
       expect({ path, status: r.status }).toEqual({ path, status: 200 });
@@ -77,6 +78,9 @@ describe('API key scopes over REST', () => {
       ['PUT', `/v1/definitions/${lineDef}`, { name: 'renamed', version: 1 }, 'define'],
       ['DELETE', `/v1/definitions/${lineDef}`, undefined, 'define'],
       ['POST', '/v1/definitions/validate', { graph: lineGraph() }, 'define'],
+      ['POST', '/v1/events', [{ name: 'read-only.event', data: {} }], 'run'],
+      ['POST', `/v1/waitpoints/${runId}/complete`, { payload: {} }, 'run'],
+      ['DELETE', `/v1/waitpoints/${runId}`, undefined, 'operate'],
     ];
     for (const [method, path, body, scope] of refusals) {
       const r = await h.call(method, path, { token: SCOPED.read, ...(body === undefined ? {} : { body }) });
@@ -176,6 +180,8 @@ describe('the scope table', () => {
       // the queue UI behind the admin scope as a whole, and its sign-in (routes/admin-queues.ts,
       // routes/admin-session.ts; admin-queues.int.test.ts)
       if (route.split(' ')[1]?.startsWith('/admin/')) continue;
+      // waitpoint callbacks take no key: the URL's HMAC signature is the credential (waitpoints.int.test.ts)
+      if (route.split(' ')[1]?.startsWith('/w/')) continue;
       expect({ route, scope: declared[route] }).toEqual({ route, scope: expect.stringMatching(/^(read|run|operate|define)$/) });
     }
     for (const ops of OPS_ROUTES) expect(routes.has(ops)).toBe(true);
@@ -197,6 +203,11 @@ describe('the scope table', () => {
         const route = `${method.toUpperCase()} ${path}`;
         if (OPS_ROUTES.includes(route)) {
           expect({ route, security: op.security, forbidden: op.responses['403'] }).toEqual({ route, security: [], forbidden: undefined });
+          continue;
+        }
+        // the signed waitpoint callback: no key (its 403 is a bad signature, not a missing scope)
+        if (route === 'POST /w/{tokenId}/{signature}') {
+          expect({ route, security: op.security, unauthorized: op.responses['401'] }).toEqual({ route, security: [], unauthorized: undefined });
           continue;
         }
         keyed++;

@@ -22,6 +22,9 @@ const convId = 'contract-table-conv';
 let fileId: string;
 /** Tenant A's MCP server. */
 let mcpId: string;
+/** Tenant A's waitpoint tokens of the main run: one to read and complete, one to revoke. */
+let wpId: string;
+let wpRevokeId: string;
 const MCP_BODY = { name: 'docs', url: 'https://mcp.example/mcp', transport: 'streamable-http' };
 
 /** start → agent → llm → t → t2 → t3 → gate → end; it declares the signal channel `review`. */
@@ -79,6 +82,12 @@ beforeAll(async () => {
   const mcp = await h.call('POST', '/v1/mcp-servers', { body: MCP_BODY });
   if (mcp.status !== 201) throw new Error(`mcp server: ${mcp.status} ${JSON.stringify(mcp.body)}`);
   mcpId = mcp.body.id;
+  // waitpoints are minted by a dispatcher's plan: none runs here, so two rows are written as it would
+  const token = async () =>
+    (await q(`INSERT INTO waitpoints (id, tenant_id, run_id, node_key, arm_index, kind, expires_at)
+              VALUES (gen_random_uuid(), 'tenantA', $1, 'llm', 0, 'token', now() + interval '1 hour') RETURNING id`, [runId])).rows[0].id as string;
+  wpId = await token();
+  wpRevokeId = await token();
 });
 afterAll(async () => {
   await h.close();
@@ -88,7 +97,7 @@ interface Row {
   method: string;
   /** the OpenAPI path template */
   template: string;
-  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; node?: string; edge?: string }) => string;
+  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; wp?: string; wpRevoke?: string; node?: string; edge?: string }) => string;
   body?: unknown;
 }
 
@@ -172,6 +181,12 @@ const ROUTES: Row[] = [
   { method: 'PUT', template: '/v1/mcp-servers/{id}', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}`, body: { ...MCP_BODY, timeoutMs: 5_000 } },
   { method: 'DELETE', template: '/v1/mcp-servers/{id}', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}` },
   { method: 'GET', template: '/v1/conversations', path: () => '/v1/conversations' },
+  { method: 'GET', template: '/v1/waitpoints', path: (i) => `/v1/waitpoints?runId=${i.run}` },
+  // unknown and malformed ids reuse the run's
+  { method: 'GET', template: '/v1/waitpoints/{id}', path: (i) => `/v1/waitpoints/${i.wp ?? i.run}` },
+  { method: 'POST', template: '/v1/waitpoints/{id}/complete', path: (i) => `/v1/waitpoints/${i.wp ?? i.run}/complete`, body: { payload: { ok: true } } },
+  { method: 'DELETE', template: '/v1/waitpoints/{id}', path: (i) => `/v1/waitpoints/${i.wpRevoke ?? i.run}` },
+  { method: 'POST', template: '/v1/events', path: () => '/v1/events', body: [{ name: 'order.paid', data: { n: 1 } }] },
   {
     method: 'POST',
     template: '/v1/conversations/{id}/messages',
@@ -183,7 +198,7 @@ const ROUTES: Row[] = [
   { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
-const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId });
+const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, wp: wpId, wpRevoke: wpRevokeId });
 const bodyOf = (r: Row) =>
   r.body !== null && typeof r.body === 'object' && 'definitionId' in r.body ? { ...r.body, definitionId: chatDef } : r.body;
 const call = (r: Row, path: string, token: string | null) => h.call(r.method, path, { ...(r.body === undefined ? {} : { body: bodyOf(r) }), token });
@@ -281,6 +296,9 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/mcp-servers/{id}': 200,
       'PUT /v1/mcp-servers/{id}': 200,
       'DELETE /v1/mcp-servers/{id}': 204,
+      'GET /v1/waitpoints/{id}': 200,
+      'POST /v1/waitpoints/{id}/complete': 200,
+      'DELETE /v1/waitpoints/{id}': 200,
       // the live run pins the definition; the conversation's run is still live
       'DELETE /v1/definitions/{id}': '409 DefinitionInUse',
       'POST /v1/conversations/{id}/messages': '409 RunBusy',
@@ -361,9 +379,14 @@ describe('lists (§8: limit defaults to 50, clamped to 200)', () => {
     );
     // 210 conversations created in one statement: one created_at, so the cursor walks ties by id
     await q(`INSERT INTO conversations (tenant_id, id) SELECT 'tenantC', 'bulk-' || g FROM generate_series(1, 210) g`);
+    await q(
+      `INSERT INTO waitpoints (id, tenant_id, run_id, node_key, arm_index, kind, expires_at)
+       SELECT gen_random_uuid(), 'tenantC', $1, 'w', 0, 'token', now() + interval '1 hour' FROM generate_series(1, 210)`,
+      [first.body.runId],
+    );
   });
 
-  it.each(['/v1/definitions', '/v1/runs', '/v1/conversations', '/v1/conversations/bulk-conv/messages', '/v1/conversations/bulk-conv/runs'])(
+  it.each(['/v1/definitions', '/v1/runs', '/v1/conversations', '/v1/conversations/bulk-conv/messages', '/v1/conversations/bulk-conv/runs', '/v1/waitpoints'])(
     '%s answers 50 items by default and at most 200 for a larger limit, with a next cursor',
     async (path) => {
       const dflt = await h.call('GET', path, { token: KEY_C });
