@@ -37,6 +37,11 @@ import type {
   ToolCatalogEntry,
   DecideBody,
   SignalAccepted,
+  Waitpoint,
+  WaitpointCallbackAnswer,
+  WaitpointCompleted,
+  InboundEvent,
+  EventsAccepted,
   SignalBody,
   SteerBody,
   Whoami,
@@ -396,6 +401,25 @@ export function createRestClient(o: RestClientOptions) {
     tools: {
       /** `GET /v1/tools`: what a Tool node may name */
       list: () => call<Page<ToolCatalogEntry>>('GET', '/v1/tools'),
+    },
+    waitpoints: {
+      /** `GET /v1/waitpoints`, newest first, optionally of one run and one status */
+      list: (q: { runId?: string; status?: Waitpoint['status']; limit?: number; cursor?: string } = {}) => call<Page<Waitpoint>>('GET', '/v1/waitpoints', undefined, q),
+      /** `GET /v1/waitpoints/{id}` */
+      get: (waitpointId: string) => call<Waitpoint>('GET', `/v1/waitpoints/${id(waitpointId)}`),
+      /** `POST /v1/waitpoints/{id}/complete` `{ payload }` → 200; 422 `WaitpointPayloadInvalid`, 410 `WaitpointExpired` / `WaitpointRevoked` */
+      complete: (waitpointId: string, payload: unknown) => call<WaitpointCompleted>('POST', `/v1/waitpoints/${id(waitpointId)}/complete`, { payload }),
+      /** `DELETE /v1/waitpoints/{id}` → 200 the revoked token; 409 `WaitpointNotWaiting` */
+      revoke: (waitpointId: string) => call<Waitpoint>('DELETE', `/v1/waitpoints/${id(waitpointId)}`),
+      /**
+       * `POST` of a token's signed callback URL (its path, against this client's base URL) with the
+       * payload as the whole body → 200; 403 `WaitpointSignatureInvalid`
+       */
+      callback: (callbackUrl: string, payload: unknown) => call<WaitpointCallbackAnswer>('POST', new URL(callbackUrl, 'http://x').pathname, payload ?? null),
+    },
+    events: {
+      /** `POST /v1/events` → 202 `{ accepted, ids, duplicates }`: events for Wait nodes' event arms (deduplicated by id) */
+      send: (events: InboundEvent[]) => call<EventsAccepted>('POST', '/v1/events', events),
     },
     mcpServers: {
       /** `POST /v1/mcp-servers` → 201; 409 `McpServerNameTaken`; 400 for a private address outside MCP_ALLOWED_HOSTS */

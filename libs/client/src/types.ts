@@ -271,6 +271,8 @@ export interface NodeRunDetail extends Omit<NodeRunSummary, 'startedAt' | 'finis
   steering: SteerEntry[];
   /** set while the node waits out a retry backoff */
   notBefore: string | null;
+  /** a parked Wait: its waiting tokens with their signed callback URLs (absent for other nodes) */
+  waitpoints?: Array<{ id: string; index: number; status: 'waiting' | 'completed' | 'expired' | 'revoked'; expiresAt: string; callbackUrl: string }>;
 }
 
 /** `POST /v1/definitions/{id}/runs` body; `requestId` is the idempotency key. */
@@ -392,6 +394,55 @@ export interface SignalAccepted {
   signalId: string;
   /** true: this requestId was sent before; the answer names that first signal */
   duplicate: boolean;
+}
+
+/** A waitpoint token (a Wait's token arm). */
+export interface Waitpoint {
+  id: string;
+  runId: string;
+  nodeKey: string;
+  /** the arm's place in the Wait config (0 for a plain Wait) */
+  index: number;
+  status: 'waiting' | 'completed' | 'expired' | 'revoked';
+  singleUse: boolean;
+  schema: unknown;
+  payload: unknown;
+  createdAt: string;
+  expiresAt: string;
+  completedAt: string | null;
+  /** `POST` it (no key needed) to complete the token: `/w/{tokenId}/{signature}` */
+  callbackUrl: string;
+}
+
+/** `POST /v1/waitpoints/{id}/complete` answer. */
+export interface WaitpointCompleted {
+  completed: boolean;
+  alreadyCompleted: boolean;
+  waitpoint: Waitpoint;
+}
+
+/** `POST /w/{tokenId}/{signature}` answer. */
+export interface WaitpointCallbackAnswer {
+  completed: boolean;
+  alreadyCompleted: boolean;
+  waitpointId: string;
+}
+
+/** One event of `POST /v1/events`. */
+export interface InboundEvent {
+  name: string;
+  data?: unknown;
+  /** dedupe key per tenant */
+  id?: string;
+  /** the sender's time (ISO 8601) */
+  ts?: string;
+}
+
+/** `POST /v1/events` answer. */
+export interface EventsAccepted {
+  accepted: number;
+  ids: string[];
+  duplicates: string[];
 }
 
 /** `POST …/steer` body. */

@@ -651,6 +651,52 @@ describe('mcp servers', () => {
   });
 });
 
+describe('waitpoints and events', () => {
+  /** start → w (Wait config) → end (its result: the Wait's output) */
+  const waitGraph = (config: Record<string, unknown>) => ({
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'w', kind: 'Wait', config },
+      { key: 'end', kind: 'End', config: { outcome: 'done', resultPath: 'input.output' } },
+    ],
+    edges: [{ key: 'e1', from: 'start', to: 'w' }, { key: 'e2', from: 'w', to: 'end' }],
+  });
+  const parkedToken = async (c: FlowlineClient, defId: string) => {
+    const { runId } = await c.runs.start(defId);
+    await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'parked on its token');
+    const [wp] = (await c.runs.node(runId, 'w')).waitpoints!;
+    return { runId, wp: wp! };
+  };
+
+  it('completes a token through its callback URL and with a key, revokes one, lists them, and sends events a Wait takes', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'tokened', graph: waitGraph({ token: { timeout: 'PT1H', schema: { type: 'object', required: ['paid'] } } }) });
+    const one = await parkedToken(c, def.id);
+    expect(await refusal(c.waitpoints.callback(one.wp.callbackUrl, { nope: 1 }))).toMatchObject({ status: 422, code: 'WaitpointPayloadInvalid' });
+    expect(await c.waitpoints.callback(one.wp.callbackUrl, { paid: true })).toEqual({ completed: true, alreadyCompleted: false, waitpointId: one.wp.id });
+    expect(await c.waitpoints.callback(one.wp.callbackUrl, { paid: false })).toMatchObject({ alreadyCompleted: true });
+    const done = await waitForRun(c, one.runId, (d) => d.run.status === 'Completed', 'fired on the callback');
+    expect(done.output).toMatchObject({ result: { fired: 'token', payload: { paid: true } } });
+
+    const two = await parkedToken(c, def.id);
+    expect(await c.waitpoints.get(two.wp.id)).toMatchObject({ id: two.wp.id, status: 'waiting', callbackUrl: two.wp.callbackUrl });
+    expect(await c.waitpoints.complete(two.wp.id, { paid: 1 })).toMatchObject({ completed: true, waitpoint: { status: 'completed' } });
+    expect((await c.waitpoints.list({ runId: two.runId })).items.map((w) => w.id)).toEqual([two.wp.id]);
+
+    const three = await parkedToken(c, def.id);
+    expect(await c.waitpoints.revoke(three.wp.id)).toMatchObject({ status: 'revoked' });
+    expect(await refusal(c.waitpoints.callback(three.wp.callbackUrl, { paid: true }))).toMatchObject({ status: 410, code: 'WaitpointRevoked' });
+    await waitForRun(c, three.runId, (d) => d.run.status === 'Completed', 'fired on the revocation');
+
+    const evDef = await c.definitions.create({ name: 'evented', graph: waitGraph({ event: 'order.paid', filter: { path: 'data.n', op: 'Eq', value: 2 } }) });
+    const { runId } = await c.runs.start(evDef.id);
+    await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'parked on its event');
+    expect(await c.events.send([{ name: 'order.paid', id: 'c-1', data: { n: 1 } }, { name: 'order.paid', id: 'c-2', data: { n: 2 } }])).toEqual({ accepted: 2, ids: ['c-1', 'c-2'], duplicates: [] });
+    const evDone = await waitForRun(c, runId, (d) => d.run.status === 'Completed', 'fired on the event');
+    expect(evDone.output).toMatchObject({ result: { fired: 'event', eventId: 'c-2', payload: { n: 2 } } });
+  });
+});
+
 describe('coverage', () => {
   it('reached every route of the OpenAPI document through the client', async () => {
     const doc = await client().ops.openApi();
