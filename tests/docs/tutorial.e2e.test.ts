@@ -1,7 +1,8 @@
 /**
- * docs/tutorial.md cannot rot: its `bash` blocks run, in order, as one bash script against
- * a whole cluster (the page's `http://127.0.0.1:3000` replaced by this cluster's address),
- * and every `text` block — the outputs the page shows — must appear in what they print.
+ * docs/tutorial.md and the guides that walk through commands cannot rot: each page's `bash`
+ * blocks run, in order, as one bash script against a whole cluster (the page's
+ * `http://127.0.0.1:3000` replaced by this cluster's address), and every `text` block — the
+ * outputs the page shows — must appear in what they print.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -11,7 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2eCluster, type E2eCluster } from '@flowline/testing';
 import { REPO_ROOT, codeBlocks } from '../../scripts/docs/markdown-read';
 
-const PAGE = 'docs/tutorial.md';
+/** The pages run, with the fewest command blocks each must have. */
+const PAGES = [
+  { page: 'docs/tutorial.md', minBlocks: 5 },
+  { page: 'docs/guides/waits.md', minBlocks: 4 },
+];
 const PAGE_URL = 'http://127.0.0.1:3000';
 
 function runBash(script: string, cwd: string, env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
@@ -28,7 +33,7 @@ function runBash(script: string, cwd: string, env: Record<string, string>, timeo
   });
 }
 
-describe('the tutorial', () => {
+describe('pages run as scripts', () => {
   let c: E2eCluster;
   // inside the repository, so `npx flowline` finds the workspace's own command
   const workDir = join(REPO_ROOT, 'node_modules', '.cache', `flowline-tutorial-${randomUUID()}`);
@@ -44,16 +49,16 @@ describe('the tutorial', () => {
     rmSync(workDir, { recursive: true, force: true });
   });
 
-  it('runs every command of the page against a real cluster, and prints every output the page shows', async () => {
-    const blocks = codeBlocks(PAGE, 'bash');
-    expect(blocks.length).toBeGreaterThanOrEqual(5);
+  it.each(PAGES)('runs every command of $page against a real cluster, and prints every output the page shows', async ({ page, minBlocks }) => {
+    const blocks = codeBlocks(page, 'bash');
+    expect(blocks.length).toBeGreaterThanOrEqual(minBlocks);
     const script = ['set -euo pipefail', ...blocks].join('\n').replaceAll(PAGE_URL, c.cluster.apiUrl);
     const env: Record<string, string> = { ...(process.env as Record<string, string>), FLOWLINE_URL: c.cluster.apiUrl };
     delete env.FLOWLINE_API_KEY;
     const { code, output } = await runBash(script, workDir, env, 100_000);
-    expect(code, `the tutorial's commands failed:\n${output}`).toBe(0);
-    for (const shown of codeBlocks(PAGE, 'text')) {
-      expect(output, `${PAGE} shows output its commands did not print`).toContain(shown.trim());
+    expect(code, `the commands of ${page} failed:\n${output}`).toBe(0);
+    for (const shown of codeBlocks(page, 'text')) {
+      expect(output, `${page} shows output its commands did not print`).toContain(shown.trim());
     }
   }, 120_000);
 });
