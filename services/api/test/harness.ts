@@ -121,6 +121,18 @@ export function pauseGraph(opts: { requireComment?: boolean; allowed?: string[] 
   };
 }
 
+/** Start → w (a Wait with `config`) → end, whose result is the Wait's output. */
+export function waitGraph(config: Record<string, unknown>) {
+  return {
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'w', kind: 'Wait', config },
+      { key: 'end', kind: 'End', config: { outcome: 'done', resultPath: 'input.output' } },
+    ],
+    edges: [{ key: 'e1', from: 'start', to: 'w' }, { key: 'e2', from: 'w', to: 'end' }],
+  };
+}
+
 /** Start → End. */
 export function lineGraph(extra: Record<string, unknown> = {}) {
   return {

@@ -7,23 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPlans, loadSnapshots } from '@flowline/db';
 import { DEFAULT_CORE_OPTIONS, plan } from '@flowline/graph';
-import { KEYS, createDefinition, startHarness, startRun, type Harness } from './harness';
+import { KEYS, createDefinition, startHarness, startRun, waitGraph, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
 });
 afterAll(() => h.close());
-
-/** start → w (Wait config) → end (its result: the Wait's output) */
-const waitGraph = (config: Record<string, unknown>) => ({
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'w', kind: 'Wait', config },
-    { key: 'end', kind: 'End', config: { outcome: 'done', resultPath: 'input.output' } },
-  ],
-  edges: [{ key: 'e1', from: 'start', to: 'w' }, { key: 'e2', from: 'w', to: 'end' }],
-});
 
 /** One dispatcher tick of `runId`, committed. */
 async function tick(runId: string): Promise<void> {

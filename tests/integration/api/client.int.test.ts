@@ -32,7 +32,7 @@ import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config'
 import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
 import { createApp } from '../../../services/api/src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../../../services/api/src/live';
-import { chatGraph, KEYS, lineGraph, pauseGraph } from '../../../services/api/test/harness';
+import { chatGraph, KEYS, lineGraph, pauseGraph, waitGraph } from '../../../services/api/test/harness';
 
 const SHARD_COUNT = 4;
 const TENANT_KEYS = new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
@@ -652,15 +652,6 @@ describe('mcp servers', () => {
 });
 
 describe('waitpoints and events', () => {
-  /** start → w (Wait config) → end (its result: the Wait's output) */
-  const waitGraph = (config: Record<string, unknown>) => ({
-    nodes: [
-      { key: 'start', kind: 'Start' },
-      { key: 'w', kind: 'Wait', config },
-      { key: 'end', kind: 'End', config: { outcome: 'done', resultPath: 'input.output' } },
-    ],
-    edges: [{ key: 'e1', from: 'start', to: 'w' }, { key: 'e2', from: 'w', to: 'end' }],
-  });
   const parkedToken = async (c: FlowlineClient, defId: string) => {
     const { runId } = await c.runs.start(defId);
     await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'parked on its token');

@@ -20,7 +20,7 @@ describe('nodeStatusAfterEvent', () => {
     const silent = EVENT_KINDS.filter((k) => nodeStatusAfterEvent(k, {}) === null);
     expect(silent).toEqual([
       'run.created', 'run.started', 'run.waiting', 'run.completed', 'run.failed', 'run.cancelled', 'run.paused', 'run.resumed', 'run.forked',
-      'node.steered', 'node.steer-ignored', 'node.overridden', 'node.published', 'gate.decided', 'state.updated',
+      'node.steered', 'node.steer-ignored', 'node.overridden', 'node.published', 'gate.decided', 'state.updated', 'waitpoint.created',
     ]);
     expect(nodeStatusAfterEvent('node.teleported', {})).toBeNull();
     expect(nodeStatusAfterEvent('node.failed', null)).toBe('Failed');
