@@ -43,9 +43,9 @@ export function parseSavedAgent(raw: Readonly<Record<string, unknown>>, ctx: Sav
 const REFERENCE_MEMBERS: ReadonlySet<string> = new Set(['agentDefinitionId', 'agentVersion']);
 
 /** A node's effective Agent config: the saved agent's members, overridden by each member the node sets. */
-export function mergeSavedAgent(saved: JsonObject, node: JsonObject): JsonObject {
-  const out: JsonObject = {};
+export function mergeSavedAgent(saved: Readonly<Record<string, unknown>>, node: JsonObject): JsonObject {
+  const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(saved)) if (v !== null && v !== undefined) out[k] = v;
   for (const [k, v] of Object.entries(node)) if (v !== null && v !== undefined && !REFERENCE_MEMBERS.has(k)) out[k] = v;
-  return out;
+  return out as JsonObject;
 }
