@@ -60,13 +60,19 @@ export function toolApprovalErrors(v: unknown): string[] {
   return errors;
 }
 
-/** The Agent rules on saved-agent members: instructions from the node or a saved agent, and the reference judged against `agents`. */
-export function agentReferenceErrors(config: JsonObject, agents: SavedAgentCatalog | undefined): string[] {
+/** An Agent node without a saved agent must carry its own instructions. */
+export const AGENT_TASK_MISSING = 'an Agent needs config.instructions, or a saved agent (config.agentDefinitionId) that has them';
+
+/**
+ * The Agent rules on saved-agent members: instructions from the node or a saved agent, and
+ * the reference judged against `agents`. `warnings` gets an `agentVersion` that has no
+ * `agentDefinitionId` to apply to.
+ */
+export function agentReferenceErrors(config: JsonObject, agents: SavedAgentCatalog | undefined, warnings: string[]): string[] {
   const ref = agentReferenceOf('Agent', config);
   if (ref === null) {
-    const errors = config.instructions === undefined ? ['config.instructions is required for Agent nodes without config.agentDefinitionId'] : [];
-    if (config.agentVersion !== undefined) errors.push('config.agentVersion needs config.agentDefinitionId');
-    return errors;
+    if (config.agentVersion !== undefined) warnings.push('config.agentVersion applies only with config.agentDefinitionId; it is ignored');
+    return config.instructions === undefined ? [AGENT_TASK_MISSING] : [];
   }
   if (agents === undefined) return [];
   const latest = agents.get(ref.id.toLowerCase());

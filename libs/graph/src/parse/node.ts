@@ -179,7 +179,7 @@ export function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext,
     errors.push(`unknown definition ${q(reference)} (not found in this tenant)`);
   }
   if (kind === 'Agent') {
-    errors.push(...agentReferenceErrors(config, ctx.agents));
+    errors.push(...agentReferenceErrors(config, ctx.agents, warnings));
     if (config.toolApprovals !== undefined) errors.push(...toolApprovalErrors(config.toolApprovals));
   }
   if (kind === 'Agent' && Array.isArray(config.tools)) {

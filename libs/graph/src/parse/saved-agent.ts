@@ -7,6 +7,7 @@ import type { Issue, JsonObject } from '../model';
 import { parseConfig } from './config';
 import type { McpCatalog } from './mcp-ref';
 import { kindRules } from './node';
+import { AGENT_TASK_MISSING } from './agent-ref';
 import type { ToolCatalog } from './types';
 import { hasOwn } from './util';
 
@@ -31,10 +32,10 @@ export function parseSavedAgent(raw: Readonly<Record<string, unknown>>, ctx: Sav
   const parsed = parseConfig('Agent', picked);
   const messages = [...parsed.errors];
   const warnings: string[] = [];
-  if (parsed.config.instructions === undefined && !messages.some((m) => m.startsWith('config.instructions'))) messages.push('config.instructions is required');
   kindRules('Agent', parsed.config, { kind: 'Standard', acceptsAttachments: false, tools: ctx.tools, mcp: ctx.mcp }, messages, warnings);
+  if (parsed.config.instructions === undefined && !messages.some((m) => m.startsWith('config.instructions'))) messages.push('config.instructions is required');
   const errors = messages
-    .filter((m) => !m.startsWith('config.instructions is required for Agent nodes without'))
+    .filter((m) => m !== AGENT_TASK_MISSING)
     .map((m) => ({ key: /config\.([A-Za-z]+)/.exec(m)?.[1] ?? null, message: m.replaceAll('config.', '') }));
   return { members: parsed.config, errors };
 }
