@@ -3,30 +3,16 @@
  * a whole cluster (the page's `http://127.0.0.1:3000` replaced by this cluster's address),
  * and every `text` block — the outputs the page shows — must appear in what they print.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2eCluster, type E2eCluster } from '@flowline/testing';
 import { REPO_ROOT, codeBlocks } from '../../scripts/docs/markdown-read';
+import { runBash } from './run-bash';
 
 const PAGE = 'docs/tutorial.md';
 const PAGE_URL = 'http://127.0.0.1:3000';
-
-function runBash(script: string, cwd: string, env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
 
 describe('the tutorial', () => {
   let c: E2eCluster;
