@@ -26,7 +26,8 @@ export class SavedAgentsMissingError extends Error {
 /** The saved agents a graph's Agent nodes name, for {@link pinSavedAgents}. */
 function agentPinRequests(graph: Graph): AgentPinRequest[] {
   const refs: AgentPinRequest[] = [];
-  for (const n of graph.nodes) {
+  // a plan graph is read back from storage: one without a node list names no agent
+  for (const n of Array.isArray(graph.nodes) ? graph.nodes : []) {
     const ref = agentReferenceOf(n.kind, n.config);
     if (ref !== null) refs.push({ nodeKey: n.key, ...ref });
   }
