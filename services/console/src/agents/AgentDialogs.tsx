@@ -10,7 +10,7 @@ import { Dialog, DialogActions } from '../ui/Dialog';
 import { JsonDoc } from '../ui/JsonDoc';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { Loading, RefusalNote, Time } from '../ui/primitives';
-import { Field, linesOf } from '../resources/fields';
+import { Field, linesOf, TextAreaField, TextField } from '../resources/fields';
 
 const jsonText = (v: unknown) =>
   v === null || v === undefined || (Array.isArray(v) && v.length === 0) ? '' : JSON.stringify(v, null, 2);
@@ -57,53 +57,41 @@ export function AgentForm({ agent, onClose }: { agent: SavedAgent | null; onClos
         }}
       >
         <div className="form-row">
-          <Field id={`${id}-name`} label="Name" help="Unique in the tenant.">
-            <input
-              id={`${id}-name`}
-              value={name}
-              required
-              aria-describedby={`${id}-name-help`}
-              onChange={(e) => setName(e.target.value)}
-            />
-          </Field>
-          <Field id={`${id}-model`} label="Model (optional)" help="Empty: the deployment's model.">
-            <input
-              id={`${id}-model`}
-              value={model}
-              aria-describedby={`${id}-model-help`}
-              onChange={(e) => setModel(e.target.value)}
-            />
-          </Field>
+          <TextField
+            id={`${id}-name`}
+            label="Name"
+            help="Unique in the tenant."
+            value={name}
+            onChange={setName}
+            required
+          />
+          <TextField
+            id={`${id}-model`}
+            label="Model (optional)"
+            help="Empty: the deployment's model."
+            value={model}
+            onChange={setModel}
+          />
         </div>
-        <Field
+        <TextAreaField
           id={`${id}-instructions`}
           label="Instructions"
           help="The task, sent as the first user message; templates like {{ run.input.text }} work here."
-        >
-          <textarea
-            id={`${id}-instructions`}
-            rows={5}
-            value={instructions}
-            required
-            aria-describedby={`${id}-instructions-help`}
-            onChange={(e) => setInstructions(e.target.value)}
-          />
-        </Field>
+          rows={5}
+          value={instructions}
+          onChange={setInstructions}
+          required
+        />
         <div className="form-row">
-          <Field
+          <TextAreaField
             id={`${id}-tools`}
             label="Tools"
             help="One per line: catalog tools, mcp:SERVER/TOOL or mcp:SERVER/*."
-          >
-            <textarea
-              id={`${id}-tools`}
-              className="mono"
-              rows={4}
-              value={tools}
-              aria-describedby={`${id}-tools-help`}
-              onChange={(e) => setTools(e.target.value)}
-            />
-          </Field>
+            rows={4}
+            value={tools}
+            onChange={setTools}
+            mono
+          />
           <div>
             <Field id={`${id}-effort`} label="Reasoning effort">
               <select id={`${id}-effort`} value={effort} onChange={(e) => setEffort(e.target.value)}>
@@ -115,15 +103,14 @@ export function AgentForm({ agent, onClose }: { agent: SavedAgent | null; onClos
                 ))}
               </select>
             </Field>
-            <Field id={`${id}-iterations`} label="Max iterations" help="Default 8.">
-              <input
-                id={`${id}-iterations`}
-                inputMode="numeric"
-                value={iterations}
-                aria-describedby={`${id}-iterations-help`}
-                onChange={(e) => setIterations(e.target.value)}
-              />
-            </Field>
+            <TextField
+              id={`${id}-iterations`}
+              label="Max iterations"
+              help="Default 8."
+              value={iterations}
+              onChange={setIterations}
+              numeric
+            />
           </div>
         </div>
         <div className="form-field">

@@ -8,9 +8,8 @@ import { useState } from 'react';
 import type { SavedAgent } from '@flowline/client';
 import { keys, useAgentPages } from '../api/queries';
 import { useCan } from '../session/session';
-import { actDialog, useKeyedAct } from '../runs/acts';
-import { Dialog, DialogActions } from '../ui/Dialog';
-import { EmptyState, ListTable, RefusalNote, ShortId, Time, type Column } from '../ui/primitives';
+import { EmptyState, ListTable, ShortId, Time, type Column } from '../ui/primitives';
+import { DeleteDialog, RowActions } from '../resources/fields';
 import { AgentForm, AgentHistory } from './AgentDialogs';
 
 const COLUMNS: readonly Column[] = [
@@ -22,25 +21,6 @@ const COLUMNS: readonly Column[] = [
   { label: 'Id' },
   { label: 'Actions', hidden: true },
 ];
-
-function DeleteDialog({ agent, onClose }: { agent: SavedAgent; onClose(): void }) {
-  const remove = useKeyedAct(keys.agents, (c) => c.agents.delete(agent.id));
-  const ends = actDialog(remove, onClose);
-  return (
-    <Dialog title={`Delete ${agent.name}?`} onClose={ends.close}>
-      <p>Every version goes. Definitions naming it stay saved, but their runs can no longer start.</p>
-      <RefusalNote error={remove.error} title="Refused" />
-      <DialogActions
-        back="Keep it"
-        onBack={ends.close}
-        act="Delete"
-        tone="btn-danger"
-        onAct={() => ends.submit()}
-        disabled={remove.pending}
-      />
-    </Dialog>
-  );
-}
 
 type Open = { kind: 'new' } | { kind: 'edit' | 'history' | 'delete'; agent: SavedAgent } | null;
 
@@ -96,43 +76,40 @@ export function AgentsPage() {
             <td>
               <ShortId id={a.id} />
             </td>
-            <td className="actions">
-              <button
-                type="button"
-                className="btn btn-ghost btn-sm"
-                onClick={() => setOpen({ kind: 'history', agent: a })}
-                aria-label={`History of ${a.name}`}
-              >
-                History
-              </button>
-              {canDefine ? (
-                <>
-                  <button
-                    type="button"
-                    className="btn btn-sm"
-                    onClick={() => setOpen({ kind: 'edit', agent: a })}
-                    aria-label={`Edit ${a.name}`}
-                  >
-                    Edit
-                  </button>
-                  <button
-                    type="button"
-                    className="btn btn-ghost btn-sm"
-                    onClick={() => setOpen({ kind: 'delete', agent: a })}
-                    aria-label={`Delete ${a.name}`}
-                  >
-                    Delete
-                  </button>
-                </>
-              ) : null}
-            </td>
+            <RowActions
+              name={a.name}
+              canDefine={canDefine}
+              actions={[
+                {
+                  label: 'History',
+                  ariaLabel: `History of ${a.name}`,
+                  onClick: () => setOpen({ kind: 'history', agent: a }),
+                },
+                {
+                  label: 'Edit',
+                  main: true,
+                  defines: true,
+                  onClick: () => setOpen({ kind: 'edit', agent: a }),
+                },
+                { label: 'Delete', defines: true, onClick: () => setOpen({ kind: 'delete', agent: a }) },
+              ]}
+            />
           </tr>
         ))}
       </ListTable>
       {open?.kind === 'new' ? <AgentForm agent={null} onClose={close} /> : null}
       {open?.kind === 'edit' ? <AgentForm agent={open.agent} onClose={close} /> : null}
       {open?.kind === 'history' ? <AgentHistory agent={open.agent} onClose={close} /> : null}
-      {open?.kind === 'delete' ? <DeleteDialog agent={open.agent} onClose={close} /> : null}
+      {open?.kind === 'delete' ? (
+        <DeleteDialog
+          name={open.agent.name}
+          queryKey={keys.agents}
+          remove={(c) => c.agents.delete(open.agent.id)}
+          onClose={close}
+        >
+          Every version goes. Definitions naming it stay saved, but their runs can no longer start.
+        </DeleteDialog>
+      ) : null}
     </div>
   );
 }

@@ -14,7 +14,7 @@ import { actDialog, useKeyedAct } from '../runs/acts';
 import { Dialog, DialogActions } from '../ui/Dialog';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { EmptyState, ListTable, Loading, RefusalNote, Time, type Column } from '../ui/primitives';
-import { Field, linesOf } from '../resources/fields';
+import { DeleteDialog, Field, linesOf, RowActions, TextAreaField, TextField } from '../resources/fields';
 
 const COLUMNS: readonly Column[] = [
   { label: 'Name' },
@@ -27,11 +27,8 @@ const COLUMNS: readonly Column[] = [
   { label: 'Actions', hidden: true },
 ];
 
-type Editing = { kind: 'new' } | { kind: 'edit'; server: McpServer };
-
-function ServerForm({ editing, onClose }: { editing: Editing; onClose(): void }) {
+function ServerForm({ server, onClose }: { server: McpServer | null; onClose(): void }) {
   const id = useId();
-  const server = editing.kind === 'edit' ? editing.server : null;
   const [name, setName] = useState(server?.name ?? '');
   const [url, setUrl] = useState(server?.url ?? '');
   const [transport, setTransport] = useState<McpServerBody['transport']>(
@@ -50,6 +47,9 @@ function ServerForm({ editing, onClose }: { editing: Editing; onClose(): void })
     name.trim() !== '' &&
     url.trim() !== '' &&
     (timeout === undefined || Number.isInteger(timeout));
+  const storedHeaders = server
+    ? `Stored: ${server.headerNames.join(', ') || 'none'}. Empty keeps them; {} clears them. Values are never shown.`
+    : null;
   return (
     <Dialog title={server ? `Edit ${server.name}` : 'Register an MCP server'} onClose={ends.close} wide>
       <form
@@ -70,15 +70,14 @@ function ServerForm({ editing, onClose }: { editing: Editing; onClose(): void })
         }}
       >
         <div className="form-row">
-          <Field id={`${id}-name`} label="Name" help="Graphs name its tools mcp:NAME/TOOL.">
-            <input
-              id={`${id}-name`}
-              value={name}
-              required
-              aria-describedby={`${id}-name-help`}
-              onChange={(e) => setName(e.target.value)}
-            />
-          </Field>
+          <TextField
+            id={`${id}-name`}
+            label="Name"
+            help="Graphs name its tools mcp:NAME/TOOL."
+            value={name}
+            onChange={setName}
+            required
+          />
           <Field id={`${id}-transport`} label="Transport">
             <select
               id={`${id}-transport`}
@@ -90,57 +89,42 @@ function ServerForm({ editing, onClose }: { editing: Editing; onClose(): void })
             </select>
           </Field>
         </div>
-        <Field
+        <TextField
           id={`${id}-url`}
           label="URL"
           help="http(s); private addresses only for hosts in MCP_ALLOWED_HOSTS."
-        >
-          <input
-            id={`${id}-url`}
-            className="mono"
-            value={url}
-            required
-            aria-describedby={`${id}-url-help`}
-            onChange={(e) => setUrl(e.target.value)}
-          />
-        </Field>
+          value={url}
+          onChange={setUrl}
+          mono
+          required
+        />
         <div className="form-field">
           <JsonField
             id={`${id}-headers`}
             label="Headers (JSON object, optional)"
             rows={3}
             field={headers}
-            help={
-              server
-                ? `Stored: ${server.headerNames.join(', ') || 'none'}. Empty keeps them; {} clears them. Values are never shown.`
-                : 'Sent on every request, sealed at rest, never shown again.'
-            }
+            help={storedHeaders ?? 'Sent on every request, sealed at rest, never shown again.'}
           />
         </div>
         <div className="form-row">
-          <Field
+          <TextAreaField
             id={`${id}-allowed`}
             label="Allowed tools (optional)"
             help="One per line; empty allows every tool the server lists."
-          >
-            <textarea
-              id={`${id}-allowed`}
-              className="mono"
-              rows={3}
-              value={allowed}
-              aria-describedby={`${id}-allowed-help`}
-              onChange={(e) => setAllowed(e.target.value)}
-            />
-          </Field>
-          <Field id={`${id}-timeout`} label="Timeout per call (ms)" help="Default 30000.">
-            <input
-              id={`${id}-timeout`}
-              inputMode="numeric"
-              value={timeoutMs}
-              aria-describedby={`${id}-timeout-help`}
-              onChange={(e) => setTimeoutMs(e.target.value)}
-            />
-          </Field>
+            rows={3}
+            value={allowed}
+            onChange={setAllowed}
+            mono
+          />
+          <TextField
+            id={`${id}-timeout`}
+            label="Timeout per call (ms)"
+            help="Default 30000."
+            value={timeoutMs}
+            onChange={setTimeoutMs}
+            numeric
+          />
         </div>
         <RefusalNote error={save.error} title="Refused" />
         <DialogActions
@@ -199,29 +183,7 @@ function TestDialog({ server, onClose }: { server: McpServer; onClose(): void })
   );
 }
 
-function DeleteDialog({ server, onClose }: { server: McpServer; onClose(): void }) {
-  const remove = useKeyedAct(keys.mcpServers, (c) => c.mcpServers.delete(server.id));
-  const ends = actDialog(remove, onClose);
-  return (
-    <Dialog title={`Delete ${server.name}?`} onClose={ends.close}>
-      <p>
-        Definitions naming its tools stay saved; starting one then fails until a server of this name exists
-        again.
-      </p>
-      <RefusalNote error={remove.error} title="Refused" />
-      <DialogActions
-        back="Keep it"
-        onBack={ends.close}
-        act="Delete"
-        tone="btn-danger"
-        onAct={() => ends.submit()}
-        disabled={remove.pending}
-      />
-    </Dialog>
-  );
-}
-
-type Open = Editing | { kind: 'test' | 'delete'; server: McpServer } | null;
+type Open = { kind: 'new' } | { kind: 'edit' | 'test' | 'delete'; server: McpServer } | null;
 
 export function McpServersPage() {
   const servers = useMcpServers();
@@ -278,42 +240,37 @@ export function McpServersPage() {
             <td>
               <Time iso={s.updatedAt} now={now} />
             </td>
-            <td className="actions">
-              <button
-                type="button"
-                className="btn btn-sm"
-                onClick={() => setOpen({ kind: 'test', server: s })}
-                aria-label={`Test connection to ${s.name}`}
-              >
-                Test connection
-              </button>
-              {canDefine ? (
-                <>
-                  <button
-                    type="button"
-                    className="btn btn-ghost btn-sm"
-                    onClick={() => setOpen({ kind: 'edit', server: s })}
-                    aria-label={`Edit ${s.name}`}
-                  >
-                    Edit
-                  </button>
-                  <button
-                    type="button"
-                    className="btn btn-ghost btn-sm"
-                    onClick={() => setOpen({ kind: 'delete', server: s })}
-                    aria-label={`Delete ${s.name}`}
-                  >
-                    Delete
-                  </button>
-                </>
-              ) : null}
-            </td>
+            <RowActions
+              name={s.name}
+              canDefine={canDefine}
+              actions={[
+                {
+                  label: 'Test connection',
+                  main: true,
+                  ariaLabel: `Test connection to ${s.name}`,
+                  onClick: () => setOpen({ kind: 'test', server: s }),
+                },
+                { label: 'Edit', defines: true, onClick: () => setOpen({ kind: 'edit', server: s }) },
+                { label: 'Delete', defines: true, onClick: () => setOpen({ kind: 'delete', server: s }) },
+              ]}
+            />
           </tr>
         ))}
       </ListTable>
-      {open?.kind === 'new' || open?.kind === 'edit' ? <ServerForm editing={open} onClose={close} /> : null}
+      {open?.kind === 'new' ? <ServerForm server={null} onClose={close} /> : null}
+      {open?.kind === 'edit' ? <ServerForm server={open.server} onClose={close} /> : null}
       {open?.kind === 'test' ? <TestDialog server={open.server} onClose={close} /> : null}
-      {open?.kind === 'delete' ? <DeleteDialog server={open.server} onClose={close} /> : null}
+      {open?.kind === 'delete' ? (
+        <DeleteDialog
+          name={open.server.name}
+          queryKey={keys.mcpServers}
+          remove={(c) => c.mcpServers.delete(open.server.id)}
+          onClose={close}
+        >
+          Definitions naming its tools stay saved; starting one then fails until a server of this name exists
+          again.
+        </DeleteDialog>
+      ) : null}
     </div>
   );
 }
