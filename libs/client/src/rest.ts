@@ -31,6 +31,10 @@ import type {
   StoredFile,
   McpServer,
   McpServerBody,
+  McpToolListing,
+  SavedAgent,
+  SavedAgentBody,
+  SavedAgentVersionSummary,
   StartRunBody,
   StepAccepted,
   StepBody,
@@ -432,6 +436,26 @@ export function createRestClient(o: RestClientOptions) {
       update: (ref: string, b: McpServerBody) => call<McpServer>('PUT', `/v1/mcp-servers/${id(ref)}`, b),
       /** `DELETE /v1/mcp-servers/{id}` (id or name) → 204 (`null`) */
       delete: (ref: string) => call<null>('DELETE', `/v1/mcp-servers/${id(ref)}`),
+      /** `GET /v1/mcp-servers/{id}/tools`: connects and lists the server's tools (a connection test); 502 `McpServerUnreachable` */
+      tools: (ref: string) => call<{ items: McpToolListing[] }>('GET', `/v1/mcp-servers/${id(ref)}/tools`),
+    },
+    agents: {
+      /** `POST /v1/agents` → 201 at version 1; 409 `AgentNameTaken`; 400 `ValidationFailed` keyed to the member */
+      create: (b: SavedAgentBody) => call<SavedAgent>('POST', '/v1/agents', b),
+      /** `GET /v1/agents`: the tenant's saved agents at their latest version, by name */
+      list: (q: { limit?: number; cursor?: string } = {}) => call<Page<SavedAgent>>('GET', '/v1/agents', undefined, q),
+      /** `GET /v1/agents/{id}`, at its latest version or `version` */
+      get: (agentId: string, version?: number) =>
+        call<SavedAgent>('GET', `/v1/agents/${id(agentId)}`, undefined, version === undefined ? {} : { version: String(version) }),
+      /** `PUT /v1/agents/{id}` → a new version (runs already started keep theirs) */
+      update: (agentId: string, b: SavedAgentBody) => call<SavedAgent>('PUT', `/v1/agents/${id(agentId)}`, b),
+      /** `DELETE /v1/agents/{id}` → 204 (`null`) */
+      delete: (agentId: string) => call<null>('DELETE', `/v1/agents/${id(agentId)}`),
+      /** `GET /v1/agents/{id}/versions`: newest first, without members */
+      versions: (agentId: string, q: { limit?: number; cursor?: string } = {}) =>
+        call<Page<SavedAgentVersionSummary>>('GET', `/v1/agents/${id(agentId)}/versions`, undefined, q),
+      /** `GET /v1/agents/{id}/versions/{version}` */
+      version: (agentId: string, version: number) => call<SavedAgent>('GET', `/v1/agents/${id(agentId)}/versions/${encodeURIComponent(String(version))}`),
     },
     files: {
       /**

@@ -516,6 +516,56 @@ export interface McpServerBody {
   timeoutMs?: number;
 }
 
+/** One tool an MCP server lists (`GET /v1/mcp-servers/{id}/tools`). */
+export interface McpToolListing {
+  /** how a graph names it: `mcp:<server>/<tool>` */
+  ref: string;
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** A tool whose calls need an approval: its name, or `{ tool, when }`. */
+export type ToolApproval = string | { tool: string; when?: unknown };
+
+/** `POST /v1/agents` and `PUT /v1/agents/{id}` body: the members of an Agent node it stands for. */
+export interface SavedAgentBody {
+  name: string;
+  instructions: string;
+  model?: string | null;
+  tools?: string[] | null;
+  toolApprovals?: ToolApproval[] | null;
+  responseJsonSchema?: Record<string, unknown> | null;
+  reasoningEffort?: string | null;
+  maxIterations?: number | null;
+}
+
+/** A saved agent of the tenant (`/v1/agents`) at one version. */
+export interface SavedAgent {
+  id: string;
+  name: string;
+  /** the version these members are */
+  version: number;
+  latestVersion: number;
+  instructions: string;
+  model: string | null;
+  tools: string[];
+  toolApprovals: ToolApproval[];
+  responseJsonSchema: Record<string, unknown> | null;
+  reasoningEffort: string | null;
+  maxIterations: number | null;
+  createdAt: string;
+  /** when this version was saved */
+  updatedAt: string;
+}
+
+/** One version of a saved agent in its history. */
+export interface SavedAgentVersionSummary {
+  version: number;
+  name: string;
+  createdAt: string;
+}
+
 /** A file attached to a chat message. */
 export interface Attachment {
   fileId: string;

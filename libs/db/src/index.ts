@@ -59,3 +59,19 @@ export {
   updateMcpServer,
 } from './store/mcp-servers';
 export type { McpServerForUse, McpServerInput, McpServerRecord } from './store/mcp-servers';
+export {
+  createSavedAgent,
+  decodeAgentCursor,
+  decodeAgentVersionCursor,
+  deleteSavedAgent,
+  getSavedAgent,
+  isSavedAgentId,
+  listSavedAgents,
+  listSavedAgentVersions,
+  pinSavedAgents,
+  savedAgentCatalog,
+  savedAgentForNode,
+  SavedAgentNameTakenError,
+  updateSavedAgent,
+} from './store/saved-agents';
+export type { AgentPinRequest, AgentPins, PinnedSavedAgent, SavedAgentInput, SavedAgentRecord, SavedAgentVersionSummary } from './store/saved-agents';

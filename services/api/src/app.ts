@@ -26,6 +26,7 @@ import { traceRequests } from './tracing';
 import { registerConversationRoutes } from './routes/conversations';
 import { registerFileRoutes } from './routes/files';
 import { registerMcpServerRoutes } from './routes/mcp-servers';
+import { registerAgentRoutes } from './routes/agents';
 import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
 import { registerSignalRoutes } from './routes/signals';
@@ -129,6 +130,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerConversationRoutes(app, deps);
   registerFileRoutes(app, deps);
   registerMcpServerRoutes(app, deps);
+  registerAgentRoutes(app, deps);
   registerWhoamiRoute(app, deps);
   // a keyed route without a declared scope would answer any key: refuse to build
   assertEveryRouteScoped(app);

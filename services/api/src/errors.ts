@@ -4,13 +4,13 @@
  * `{ error: { code, message, details? } }`.
  */
 import { HTTPException } from 'hono/http-exception';
-import { EncryptedValueError, PoolTimeoutError } from '@flowline/db';
+import { EncryptedValueError, PoolTimeoutError, SavedAgentsMissingError } from '@flowline/db';
 import type { Issue } from '@flowline/graph';
 
 /** Base of every error the API answers with on purpose. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 502 | 503,
     readonly code: string,
     message: string,
     readonly details?: unknown[],
@@ -220,6 +220,14 @@ export function errorResponse(err: unknown): { status: number; body: ErrorBody }
       status: 400,
       body: { error: { code: err.code, message: err.message, details: err.errors }, warnings: err.warnings },
     };
+  }
+  if (err instanceof SavedAgentsMissingError) {
+    // a run start of a graph whose saved agent (or version) was deleted since it was saved
+    const details = err.missing.map((m) => ({
+      key: m.nodeKey,
+      message: m.version === null ? `unknown saved agent '${m.id}' (not found in this tenant)` : `saved agent '${m.id}' has no version ${m.version}`,
+    }));
+    return { status: 400, body: { error: { code: 'GraphInvalid', message: `graph is invalid (${details.length} error${details.length === 1 ? '' : 's'})`, details }, warnings: [] } };
   }
   if (err instanceof ApiError) {
     const error: ErrorBody['error'] = { code: err.code, message: err.message };

@@ -3,7 +3,7 @@
  * hash it, and check a run input against the graph's and its Start node's input schemas.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, parseGraph, startIssues, storedDocumentText, validateJson, type Graph, type Issue, type McpCatalog, type ToolCatalog } from '@flowline/graph';
+import { canonicalJson, parseGraph, startIssues, storedDocumentText, validateJson, type Graph, type Issue, type McpCatalog, type SavedAgentCatalog, type ToolCatalog } from '@flowline/graph';
 import { DefinitionDisabledError, GraphInvalidError, InputTooLargeError, RunInputInvalidError } from './errors';
 import { jsonText } from './body';
 import { startCatalogFor, type ReadCatalog } from './mcp-catalog';
@@ -12,10 +12,20 @@ export type GraphCheck = { ok: true; graph: Graph; warnings: Issue[] } | { ok: f
 
 /**
  * Parses and validates a graph document against the node cap, the live tool catalog and,
- * when given, the tenant's definitions among those it names (Subworkflow, Loop).
+ * when given, the tenant's definitions (Subworkflow, Loop), MCP servers and saved agents among
+ * those it names.
  */
-export function checkGraph(doc: unknown, maxNodes: number, tools: ToolCatalog, definitions?: ReadonlySet<string>, mcp?: McpCatalog): GraphCheck {
-  return parseGraph(doc, { maxNodes, tools, ...(definitions !== undefined ? { definitions } : {}), ...(mcp !== undefined ? { mcp } : {}) });
+export function checkGraph(
+  doc: unknown,
+  maxNodes: number,
+  tools: ToolCatalog,
+  definitions?: ReadonlySet<string>,
+  mcp?: McpCatalog,
+  agents?: SavedAgentCatalog,
+): GraphCheck {
+  return parseGraph(doc, {
+    maxNodes, tools, ...(definitions !== undefined ? { definitions } : {}), ...(mcp !== undefined ? { mcp } : {}), ...(agents !== undefined ? { agents } : {}),
+  });
 }
 
 /**

@@ -25,6 +25,8 @@ let mcpId: string;
 /** Tenant A's waitpoint tokens of the main run: one to read and complete, one to revoke. */
 let wpId: string;
 let wpRevokeId: string;
+let agentId: string;
+const AGENT_BODY = { name: 'helper', instructions: 'Answer briefly.', tools: ['echo'] };
 const MCP_BODY = { name: 'docs', url: 'https://mcp.example/mcp', transport: 'streamable-http' };
 
 /** start → agent → llm → t → t2 → t3 → gate → end; it declares the signal channel `review`. */
@@ -88,6 +90,9 @@ beforeAll(async () => {
               VALUES (gen_random_uuid(), 'tenantA', $1, 'llm', 0, 'token', now() + interval '1 hour') RETURNING id`, [runId])).rows[0].id as string;
   wpId = await token();
   wpRevokeId = await token();
+  const agent = await h.call('POST', '/v1/agents', { body: AGENT_BODY });
+  if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
+  agentId = agent.body.id;
 });
 afterAll(async () => {
   await h.close();
@@ -97,7 +102,7 @@ interface Row {
   method: string;
   /** the OpenAPI path template */
   template: string;
-  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; wp?: string; wpRevoke?: string; node?: string; edge?: string }) => string;
+  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; node?: string; edge?: string }) => string;
   body?: unknown;
 }
 
@@ -180,6 +185,15 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/mcp-servers/{id}', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}` },
   { method: 'PUT', template: '/v1/mcp-servers/{id}', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}`, body: { ...MCP_BODY, timeoutMs: 5_000 } },
   { method: 'DELETE', template: '/v1/mcp-servers/{id}', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}` },
+  { method: 'GET', template: '/v1/mcp-servers/{id}/tools', path: (i) => `/v1/mcp-servers/${i.mcp ?? i.run}/tools` },
+  { method: 'POST', template: '/v1/agents', path: () => '/v1/agents', body: { ...AGENT_BODY, name: 'other' } },
+  { method: 'GET', template: '/v1/agents', path: () => '/v1/agents' },
+  // unknown and malformed ids reuse the run's
+  { method: 'GET', template: '/v1/agents/{id}', path: (i) => `/v1/agents/${i.agent ?? i.run}` },
+  { method: 'PUT', template: '/v1/agents/{id}', path: (i) => `/v1/agents/${i.agent ?? i.run}`, body: { ...AGENT_BODY, maxIterations: 3 } },
+  { method: 'GET', template: '/v1/agents/{id}/versions', path: (i) => `/v1/agents/${i.agent ?? i.run}/versions` },
+  { method: 'GET', template: '/v1/agents/{id}/versions/{version}', path: (i) => `/v1/agents/${i.agent ?? i.run}/versions/1` },
+  { method: 'DELETE', template: '/v1/agents/{id}', path: (i) => `/v1/agents/${i.agent ?? i.run}` },
   { method: 'GET', template: '/v1/conversations', path: () => '/v1/conversations' },
   { method: 'GET', template: '/v1/waitpoints', path: (i) => `/v1/waitpoints?runId=${i.run}` },
   // unknown and malformed ids reuse the run's
@@ -198,7 +212,7 @@ const ROUTES: Row[] = [
   { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
-const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, wp: wpId, wpRevoke: wpRevokeId });
+const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId });
 const bodyOf = (r: Row) =>
   r.body !== null && typeof r.body === 'object' && 'definitionId' in r.body ? { ...r.body, definitionId: chatDef } : r.body;
 const call = (r: Row, path: string, token: string | null) => h.call(r.method, path, { ...(r.body === undefined ? {} : { body: bodyOf(r) }), token });
@@ -294,11 +308,18 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/conversations/{id}/runs': 200,
       'GET /v1/files/{id}': 200,
       'GET /v1/mcp-servers/{id}': 200,
+      // the harness reads no MCP listings: the connection test says the server cannot be listed
+      'GET /v1/mcp-servers/{id}/tools': '502 McpServerUnreachable',
       'PUT /v1/mcp-servers/{id}': 200,
       'DELETE /v1/mcp-servers/{id}': 204,
       'GET /v1/waitpoints/{id}': 200,
       'POST /v1/waitpoints/{id}/complete': 200,
       'DELETE /v1/waitpoints/{id}': 200,
+      'GET /v1/agents/{id}': 200,
+      'PUT /v1/agents/{id}': 200,
+      'GET /v1/agents/{id}/versions': 200,
+      'GET /v1/agents/{id}/versions/{version}': 200,
+      'DELETE /v1/agents/{id}': 204,
       // the live run pins the definition; the conversation's run is still live
       'DELETE /v1/definitions/{id}': '409 DefinitionInUse',
       'POST /v1/conversations/{id}/messages': '409 RunBusy',

@@ -19,7 +19,7 @@ import {
   toolRegistrySettings,
 } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
-import { configureEncryption, createPool, mcpServerForUse, pgFileStore, runTenantOf } from '@flowline/db';
+import { configureEncryption, createPool, mcpServerForUse, pgFileStore, runTenantOf, savedAgentForNode } from '@flowline/db';
 import { fileStoreResolver, loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
@@ -113,6 +113,7 @@ const worker = createLlmWorker({
   activityMaxLen: config.LLM_ACTIVITY_MAXLEN,
   activityTtlSeconds: config.LLM_ACTIVITY_TTL_SECONDS,
   mcp: { toolbox: mcp, tenantOf: (runId) => runTenantOf(pool, runId) },
+  savedAgent: (runId, nodeKey, ref) => savedAgentForNode(pool, runId, nodeKey, ref),
 });
 
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });

@@ -48,6 +48,8 @@ export interface LlmWorkerOptions extends LaneWorkerSettings<Logger> {
   tools: ToolRegistry;
   /** MCP tools an Agent may call (`mcp:<server>/<tool>`, `mcp:<server>/*`) @default none */
   mcp?: NodeContext['mcp'];
+  /** saved agents an Agent node names (`agentDefinitionId`) @default none (such a node fails ValidationFailed) */
+  savedAgent?: NodeContext['savedAgent'];
   /** LANE_CONCURRENCY. @default 8 */
   concurrency?: number;
   /** MAX_RUN_INPUT_BYTES: budget of each data block in a prompt. @default 65536 */
@@ -140,6 +142,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       attachments,
       tools: opts.tools,
       mcp: opts.mcp,
+      savedAgent: opts.savedAgent,
       logger: jobLog,
       phase: (text) => feed.push('phase', text),
       toolActivity: (text) => feed.push('toolCall', text),

@@ -648,6 +648,25 @@ describe('mcp servers', () => {
     expect(await refusal(client(KEYS.b).mcpServers.get(made.id))).toMatchObject({ status: 404, code: 'NotFound' });
     expect(await c.mcpServers.delete(made.id)).toBeNull();
     expect((await c.mcpServers.list()).items.map((s) => s.name)).not.toContain('client-docs');
+    await c.mcpServers.create({ ...body, name: 'client-far' });
+    // the test API reads no listings: the connection test answers the server cannot be listed
+    expect(await refusal(c.mcpServers.tools('client-far'))).toMatchObject({ status: 502, code: 'McpServerUnreachable' });
+  });
+
+  it('saves agents with versions, reads each version, and deletes them', async () => {
+    const c = client();
+    const body = { name: 'client-agent', instructions: 'Answer briefly.', tools: ['echo'], maxIterations: 3 };
+    const made = await c.agents.create(body);
+    expect(made).toMatchObject({ ...body, version: 1, latestVersion: 1, toolApprovals: [] });
+    expect(await refusal(c.agents.create(body))).toMatchObject({ status: 409, code: 'AgentNameTaken' });
+    const next = await c.agents.update(made.id, { ...body, instructions: 'Answer at length.', toolApprovals: ['echo'] });
+    expect(next).toMatchObject({ version: 2, toolApprovals: ['echo'] });
+    expect(await c.agents.get(made.id, 1)).toMatchObject({ version: 1, instructions: 'Answer briefly.' });
+    expect(await c.agents.version(made.id, 2)).toEqual(await c.agents.get(made.id));
+    expect((await c.agents.versions(made.id)).items.map((v) => v.version)).toEqual([2, 1]);
+    expect((await c.agents.list()).items.map((a) => a.name)).toContain('client-agent');
+    expect(await c.agents.delete(made.id)).toBeNull();
+    expect(await refusal(c.agents.get(made.id))).toMatchObject({ status: 404, code: 'NotFound' });
   });
 });
 

@@ -14,3 +14,4 @@ export * from './mcp-servers';
 export * from './run-signals';
 export * from './waitpoints';
 export * from './inbound-events';
+export * from './saved-agents';

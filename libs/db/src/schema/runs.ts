@@ -52,6 +52,14 @@ export const runs = pgTable(
     conversationId: text('conversation_id'),
     depth: integer('depth').notNull().default(0),
     totalAttempts: integer('total_attempts').notNull().default(0),
+    /**
+     * The saved agents its Agent nodes use, pinned when the run was created: node key →
+     * `{ id, version }` (`config.agentDefinitionId`, and `agentVersion` or the agent's latest
+     * version then). An update of the agent after the start does not reach this run.
+     */
+    agentPins: jsonb('agent_pins')
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     /** the budget given on start (`RunBudget`, POST /v1/runs `budget`); null: none (the graph's may still apply) */
     budget: jsonb('budget'),
     /** model usage rolled up by the planner (`RunUsage`: tokens, cost, child attempts); null: none yet */

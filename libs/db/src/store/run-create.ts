@@ -5,11 +5,34 @@
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { effectiveBudget, publishesToChat, shardOfRun, type ConcurrencyKeyOf, type Graph, type RunBudget } from '@flowline/graph';
+import { agentReferenceOf, effectiveBudget, publishesToChat, shardOfRun, type ConcurrencyKeyOf, type Graph, type RunBudget } from '@flowline/graph';
 import { rollback, withTransaction, type Queryable, type Tx } from './transaction';
 import { definitionGraphAt, exactJson, type DefinitionRow } from './definitions';
 import { openJsonText, sealJsonText } from '../crypto';
 import { runDocAt } from './run-snapshots';
+import { pinSavedAgents, type AgentPinRequest } from './saved-agents';
+
+/**
+ * Run creation refused: Agent nodes of the pinned graph name saved agents (or versions) the
+ * tenant no longer has. Thrown inside the transaction, so nothing is created.
+ */
+export class SavedAgentsMissingError extends Error {
+  override readonly name = 'SavedAgentsMissingError';
+  constructor(readonly missing: readonly AgentPinRequest[]) {
+    super(`the graph names ${missing.length} saved agent(s) that no longer exist`);
+  }
+}
+
+/** The saved agents a graph's Agent nodes name, for {@link pinSavedAgents}. */
+function agentPinRequests(graph: Graph): AgentPinRequest[] {
+  const refs: AgentPinRequest[] = [];
+  // a plan graph is read back from storage: one without a node list names no agent
+  for (const n of Array.isArray(graph.nodes) ? graph.nodes : []) {
+    const ref = agentReferenceOf(n.kind, n.config);
+    if (ref !== null) refs.push({ nodeKey: n.key, ...ref });
+  }
+  return refs;
+}
 
 /** The run's dispatcher shard (libs/graph's one function), here beside run creation, which assigns it. */
 export { shardOfRun };
@@ -300,6 +323,9 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       createdAt: d.created_at,
       updatedAt: d.updated_at,
     });
+    // the saved agents' versions are pinned now: an agent updated after this start reaches later runs only
+    const pinned = await pinSavedAgents(tx, p.tenantId, agentPinRequests(planGraph));
+    if (pinned.missing.length > 0) throw new SavedAgentsMissingError(pinned.missing);
     const runId = randomUUID();
     const shard = shardOfRun(runId, p.shardCount);
     const keyed = seed.concurrency?.kind === 'keyed' ? seed.concurrency : null;
@@ -310,16 +336,16 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       name: 'flowline_create_run',
       text: `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
-                         priority, concurrency_key, concurrency_limit)
+                         priority, concurrency_key, concurrency_limit, agent_pins)
        SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
-              $11, $12, $13
+              $11, $12, $13, $14::jsonb
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
       values: [
         runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null,
         JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
-        p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null,
+        p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins),
       ],
     });
     if (!inserted.rowCount) {

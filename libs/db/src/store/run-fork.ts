@@ -183,10 +183,10 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
   // A twin's uncommitted insert of the same request id makes this statement wait for its outcome.
   const inserted = await tx.query(
     `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                       wake_at, request_id, input, last_seq, created_at, forked_from_run_id, forked_from_node_key, metadata, budget, priority)
+                       wake_at, request_id, input, last_seq, created_at, forked_from_run_id, forked_from_node_key, metadata, budget, priority, agent_pins)
      SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Pending', $8, now(), $9, $10::jsonb, 1, now(), $11, $12,
-            src.metadata, $13::jsonb, src.priority
-     FROM (SELECT metadata, priority FROM runs WHERE id = $11) src
+            src.metadata, $13::jsonb, src.priority, src.agent_pins
+     FROM (SELECT metadata, priority, agent_pins FROM runs WHERE id = $11) src
      ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
      RETURNING id`,
     [runId, p.tenantId, s.definition_id, version, target.graphText, planGraphText, target.graphHash, shard, p.requestId,

@@ -83,7 +83,7 @@ describe('closed per-kind config', () => {
     ['LlmCall', { prompt: 'x', inputBindings: { doc: 'input.output[0]' } }, /inputBindings 'doc'/],
     ['LlmCall', { prompt: 'x', samplingOptions: { temperature: 'hot' } }, /'temperature' must be a number/],
     ['LlmCall', { prompt: 'x', responseJsonSchema: { type: 'object', required: 'a' } }, /responseJsonSchema is not a valid JSON Schema/],
-    ['Agent', {}, /config\.instructions is required/],
+    ['Agent', {}, /an Agent needs config\.instructions, or a saved agent/],
     ['Agent', { instructions: 'x', maxIterations: 0 }, /maxIterations must be a positive integer/],
     ['Agent', { instructions: 'x', tools: ['rm'] }, /unknown tool 'rm'/],
     ['Agent', { instructions: 'x', tools: ['echo', 'echo'] }, /lists 'echo' twice/],

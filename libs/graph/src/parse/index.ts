@@ -10,3 +10,7 @@ export type { StartCheckOptions } from './start-check';
 export { fewestAttemptsOfGraph, unreachableBudgetMessage } from './budget-reach';
 export { MCP_SERVER_NAME_PATTERN, MCP_TOOL_PREFIX, isMcpToolName, mcpIssues, mcpNameErrors, mcpServersOf, parseMcpToolRef } from './mcp-ref';
 export type { McpCatalog, McpToolRef } from './mcp-ref';
+export { agentReferenceOf, agentReferences, toolApprovalErrors } from './agent-ref';
+export type { AgentReference, SavedAgentCatalog } from './agent-ref';
+export { SAVED_AGENT_MEMBERS, mergeSavedAgent, parseSavedAgent } from './saved-agent';
+export type { SavedAgentContext } from './saved-agent';

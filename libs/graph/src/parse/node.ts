@@ -13,6 +13,7 @@ import { checkChildStateMembers, parseWrites } from '../state/parse-state';
 import { parseHttpUrl, parseJoinPolicy, schemaObject } from './member-check';
 import type { ToolCatalog } from './types';
 import { isMcpToolName, mcpNameErrors, type McpCatalog } from './mcp-ref';
+import { agentReferenceErrors, toolApprovalErrors, type SavedAgentCatalog } from './agent-ref';
 import { hasOwn, isObject, isPositiveInt, q, typeName } from './util';
 
 /** Node members of the contract (anything else is refused; a stored document re-parsed ignores it with a warning). */
@@ -35,6 +36,8 @@ export interface GraphContext {
   definitions?: ReadonlySet<string> | undefined;
   /** the tenant's MCP servers (and their listings where known); absent = only the form of `mcp:` names is judged */
   mcp?: McpCatalog | undefined;
+  /** the tenant's saved agents a graph names (id → latest version); absent = references not judged */
+  agents?: SavedAgentCatalog | undefined;
 }
 
 export interface NodeParse {
@@ -149,8 +152,8 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
   };
 }
 
-/** Rules that need the graph kind or the tool catalog. */
-function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors: string[], warnings: string[]): void {
+/** Rules that need the graph kind or the tool catalog (saved agents judge their members with them too). */
+export function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors: string[], warnings: string[]): void {
   if (config.publishToChat === true && ctx.kind !== 'Chat') errors.push('publishToChat: true is refused outside a Chat graph');
   if (config.includeAttachments === true && !ctx.acceptsAttachments) {
     errors.push('includeAttachments: true needs a Chat graph with chat.acceptsAttachments on');
@@ -174,6 +177,10 @@ function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext, errors
   const reference = definitionReferenceOf(kind, config);
   if (ctx.definitions !== undefined && reference !== null && !ctx.definitions.has(reference.toLowerCase())) {
     errors.push(`unknown definition ${q(reference)} (not found in this tenant)`);
+  }
+  if (kind === 'Agent') {
+    errors.push(...agentReferenceErrors(config, ctx.agents, warnings));
+    if (config.toolApprovals !== undefined) errors.push(...toolApprovalErrors(config.toolApprovals));
   }
   if (kind === 'Agent' && Array.isArray(config.tools)) {
     const seen = new Set<string>();

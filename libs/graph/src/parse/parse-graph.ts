@@ -98,6 +98,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     tools: opts.tools,
     definitions: opts.definitions,
     mcp: opts.mcp,
+    agents: opts.agents,
   };
 
   // Keys: one namespace for nodes and edges; the first declaration wins. A key outside

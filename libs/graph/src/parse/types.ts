@@ -1,5 +1,6 @@
 import type { Graph, Issue } from '../model';
 import type { McpCatalog } from './mcp-ref';
+import type { SavedAgentCatalog } from './agent-ref';
 
 /** Tools a Tool node may name (GET /v1/tools); `http_fetch` is the one that requires `allowedUrls`. */
 export type ToolCatalog = ReadonlyMap<string, { requiresAllowedUrls: boolean }>;
@@ -22,6 +23,13 @@ export interface ParseOptions {
    * the form of `mcp:` names is judged (a stored graph re-parsed).
    */
   mcp?: McpCatalog;
+  /**
+   * The tenant's saved agents among those the graph's Agent nodes name
+   * (`config.agentDefinitionId`, see {@link agentReferences}), id (lower case) → latest
+   * version: another id, or an `agentVersion` past the latest, is an error keyed to the node.
+   * Absent: references are not judged (a stored graph re-parsed).
+   */
+  agents?: SavedAgentCatalog;
   /**
    * true re-parses a document saved earlier: members the contract does not know (on the
    * graph, a node or an edge) are ignored with a warning, so a definition stored before

@@ -80,7 +80,7 @@ export interface MemberSpec {
   /** editor hint: edit as multi-line text */
   readonly multiline?: boolean;
   /** the value names something else: a tool of the catalog (`GET /v1/tools`), a definition, a node */
-  readonly refersTo?: 'tool' | 'definition' | 'node';
+  readonly refersTo?: 'tool' | 'definition' | 'node' | 'agent';
   /** `record`: its closed member list */
   readonly members?: readonly MemberSpec[];
   /**

@@ -138,8 +138,19 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     output: '{ text, json, usage, toolCalls, reasoning? }: reasoning is what the model reasoned on each call, when it said (kept, and sealed, with the output).',
     config: [
       {
-        name: 'instructions', type: 'string', required: true, nonBlank: true, multiline: true, template: true, example: 'Find the answer with the tools and report it.',
+        name: 'instructions', type: 'string', required: false, nonBlank: true, multiline: true, template: true, example: 'Find the answer with the tools and report it.',
+        defaultText: "the saved agent's (agentDefinitionId); required without one",
         help: 'The task, sent as the first user message.',
+      },
+      {
+        name: 'agentDefinitionId', type: 'string', required: false, nonBlank: true, refersTo: 'agent',
+        help:
+          'A saved agent of the tenant (POST /v1/agents) whose members this node uses; the node\'s own members override them. ' +
+          'Its version is pinned when the run starts.',
+      },
+      {
+        name: 'agentVersion', type: 'integer', required: false, min: 1, defaultText: 'the latest version when the run starts', example: 2,
+        help: 'The saved agent\'s version to use (with agentDefinitionId).',
       },
       model,
       {
@@ -150,6 +161,10 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       },
       { name: 'maxIterations', type: 'integer', required: false, min: 1, default: 8, example: 4, help: 'Most model calls; the last one offers no tools, so the model must answer.' },
       { name: 'maxToolCalls', type: 'integer', required: false, min: 1, default: 16, example: 8, help: 'Most tool calls over the whole loop.' },
+      {
+        name: 'toolApprovals', type: 'json', required: false, defaultText: 'none', example: ['mcp:tickets/close_ticket'],
+        help: 'Tools whose calls need an approval before they run: each a tool name, or { tool, when }.',
+      },
       responseJsonSchema,
       {
         name: 'includeUpstreamOutputs', type: 'boolean', required: false, default: true, example: false,

@@ -18,10 +18,11 @@ import {
   listDefinitions,
   listDefinitionVersions,
   setDefinitionEnabled,
+  savedAgentCatalog,
   updateDefinition,
   type DefinitionPatch,
 } from '@flowline/db';
-import { definitionReferences, describe, mcpServersOf, toDot, toMermaid, type Graph } from '@flowline/graph';
+import { agentReferences, definitionReferences, describe, mcpServersOf, toDot, toMermaid, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import {
   DefinitionInUseError,
@@ -184,7 +185,10 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     // the MCP servers it names, looked up likewise (their tools are judged at a run start)
     const servers = isObjectDoc(doc) ? mcpServersOf(doc) : [];
     const mcp = servers.length > 0 ? await mcpServersCatalog(pool, deps.mcp, tenant, servers) : { servers: new Set<string>() };
-    return checkGraph(doc, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), existing, mcp);
+    // and the saved agents its Agent nodes name (a run pins their versions when it starts)
+    const agentIds = agentReferences(doc);
+    const agents = agentIds.length > 0 ? await savedAgentCatalog(pool, tenant, agentIds) : new Map<string, number>();
+    return checkGraph(doc, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog(), existing, mcp, agents);
   };
   const parseOrThrow = async (tenant: string, doc: unknown) => {
     const res = await check(tenant, doc);

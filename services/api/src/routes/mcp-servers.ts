@@ -6,6 +6,7 @@
  * sealed at rest and never read back — a read shows their names only; a PUT without
  * `headers` keeps them. The URL passes the SSRF guard of `http_fetch` (a private address only
  * for a host in MCP_ALLOWED_HOSTS). A graph names a server's tools as `mcp:<name>/<tool>`.
+ * `GET /v1/mcp-servers/{id}/tools` connects and lists them (the console's connection test).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
@@ -121,6 +122,34 @@ const deleteRoute = v1Route.mcpServers('delete', '/v1/mcp-servers/{id}', {
   responses: { 204: { description: 'deleted' } },
 });
 
+const McpToolListSchema = z
+  .object({
+    items: z.array(
+      z.object({
+        ref: z.string().openapi({ description: 'how a graph names it: `mcp:<server>/<tool>`' }),
+        name: z.string(),
+        description: z.string(),
+        inputSchema: z.record(z.string(), z.unknown()),
+      }),
+    ),
+  })
+  .openapi('McpToolList');
+const toolsRoute = v1Route.mcpServers('get', '/v1/mcp-servers/{id}/tools', {
+  operationId: 'listMcpServerTools', summary: "Connect to an MCP server and list its tools (a connection test)",
+  description:
+    "The tools the server lists now, its `allowedTools` applied. The server is reached as a run would reach it (SSRF guard, its headers, " +
+    'MCP_CONNECT_TIMEOUT_MS). An unreachable server, or one that refuses the session, answers 502 `McpServerUnreachable`.',
+  request: { params: RefParam },
+  responses: { 200: jsonContent(McpToolListSchema, 'the listed tools'), 502: jsonContent(ErrorSchema, 'McpServerUnreachable: the server could not be listed') },
+});
+
+/** The server could not be listed: unreachable, refused, or an address the guard refuses. */
+export class McpServerUnreachableApiError extends ApiError {
+  constructor(message: string) {
+    super(502, 'McpServerUnreachable', message);
+  }
+}
+
 function present(r: McpServerRecord) {
   return {
     id: r.id, name: r.name, url: r.url, transport: r.transport, headerNames: r.headerNames,
@@ -175,6 +204,21 @@ export function registerMcpServerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
     const row = await updateMcpServer(pool, c.get('tenant'), c.req.valid('param').id, inputOf(c.req.valid('json'))).catch(taken);
     if (!row) throw new NotFoundError('mcp server');
     return sendJson(200, present(row));
+  });
+
+  app.openapi(toolsRoute, async (c) => {
+    const tenant = c.get('tenant');
+    const row = await getMcpServer(pool, tenant, c.req.valid('param').id);
+    if (!row) throw new NotFoundError('mcp server');
+    const toolbox = deps.mcp?.toolbox ?? null;
+    if (toolbox === null) throw new McpServerUnreachableApiError('this deployment reads no MCP listings in the API');
+    try {
+      const tools = await toolbox.expand(tenant, `mcp:${row.name}/*`, c.req.raw.signal);
+      return sendJson(200, { items: tools.map((t) => ({ ref: t.ref, name: t.name, description: t.description, inputSchema: t.inputSchema })) });
+    } catch (err) {
+      if (err instanceof ToolError) throw new McpServerUnreachableApiError(err.message);
+      throw err;
+    }
   });
 
   app.openapi(deleteRoute, async (c) => {

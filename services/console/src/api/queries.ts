@@ -19,6 +19,9 @@ export const keys = {
   conversations: (definitionId: string | undefined) => ['conversations', definitionId ?? null] as const,
   messages: (conversationId: string) => ['conversation', conversationId, 'messages'] as const,
   conversationRuns: (conversationId: string) => ['conversation', conversationId, 'runs'] as const,
+  mcpServers: ['mcp-servers'] as const,
+  agents: ['agents'] as const,
+  agentVersions: (agentId: string) => ['agents', agentId, 'versions'] as const,
 };
 
 /** How often lists re-read while visible: a run changing status shows without a reload. */
@@ -154,4 +157,33 @@ export function useConversations(definitionId: string | undefined) {
     queryFn: () => client.conversations.list({ limit: 100, ...(definitionId ? { definitionId } : {}) }),
     refetchInterval: LIST_POLL_MS,
   });
+}
+
+/** The tenant's MCP servers, by name (one answer: the list is not paged). */
+export function useMcpServers() {
+  const client = useClient();
+  return useQuery({ queryKey: keys.mcpServers, queryFn: () => client.mcpServers.list() });
+}
+
+/** Saved agents, page by page (by name). */
+export function useAgentPages() {
+  const client = useClient();
+  return useInfiniteQuery({
+    queryKey: keys.agents,
+    queryFn: ({ pageParam }) => client.agents.list({ limit: 50, ...(pageParam ? { cursor: pageParam } : {}) }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+  });
+}
+
+/** Up to 200 saved agents (the editor's Agent picker). */
+export function useAgentIndex() {
+  const client = useClient();
+  return useQuery({ queryKey: [...keys.agents, 'index'], queryFn: () => client.agents.list({ limit: 200 }), staleTime: 30_000 });
+}
+
+/** A saved agent's versions, newest first. */
+export function useAgentVersions(agentId: string) {
+  const client = useClient();
+  return useQuery({ queryKey: keys.agentVersions(agentId), queryFn: () => client.agents.versions(agentId, { limit: 200 }) });
 }

@@ -8,7 +8,7 @@ import { useSession } from '../session/session';
 import { useLiveConnected } from '../live/connection';
 
 interface Section {
-  to: '/runs' | '/definitions' | '/chat' | '/editor';
+  to: '/runs' | '/definitions' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
   label: string;
   icon: string;
 }
@@ -19,6 +19,8 @@ export const SECTIONS: Section[] = [
   { to: '/definitions', label: 'Definitions', icon: '◇' },
   { to: '/chat', label: 'Chat', icon: '✉' },
   { to: '/editor', label: 'Editor', icon: '✎' },
+  { to: '/agents', label: 'Agents', icon: '◎' },
+  { to: '/mcp-servers', label: 'MCP servers', icon: '⚙' },
 ];
 
 function LiveIndicator() {

@@ -63,7 +63,19 @@ export const editorRoute = createRoute({
   component: lazyRouteComponent(() => import('../editor/EditorPage'), 'EditorPage'),
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute, chatRoute, editorRoute]);
+export const agentsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/agents',
+  component: lazyRouteComponent(() => import('../agents/AgentsPage'), 'AgentsPage'),
+});
+
+export const mcpServersRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/mcp-servers',
+  component: lazyRouteComponent(() => import('../mcp/McpServersPage'), 'McpServersPage'),
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */
 export function createConsoleRouter(history?: RouterHistory) {

@@ -14,7 +14,7 @@ import '@xyflow/react/dist/style.css';
 import './editor.css';
 import type { NodeKind } from '@flowline/graph';
 import { useClient, useCan } from '../session/session';
-import { keys } from '../api/queries';
+import { keys, useAgentIndex } from '../api/queries';
 import { Loading, RefusalNote } from '../ui/primitives';
 import { FlowCanvas } from './canvas/FlowCanvas';
 import { Palette } from './Palette';
@@ -95,9 +95,14 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
 
   const tools = useQuery({ queryKey: ['tools'], queryFn: () => client.tools.list(), staleTime: 60_000 });
   const defs = useQuery({ queryKey: [...keys.definitions, 'index'], queryFn: () => client.definitions.list({ limit: 200 }), staleTime: 30_000 });
+  const agents = useAgentIndex();
   const pickers = useMemo(
-    () => ({ tools: (tools.data?.items ?? []).map((t) => t.name), definitions: (defs.data?.items ?? []).map((d) => ({ id: d.id, name: d.name })) }),
-    [tools.data, defs.data],
+    () => ({
+      tools: (tools.data?.items ?? []).map((t) => t.name),
+      definitions: (defs.data?.items ?? []).map((d) => ({ id: d.id, name: d.name })),
+      agents: (agents.data?.items ?? []).map((a) => ({ id: a.id, name: a.name, latestVersion: a.latestVersion })),
+    }),
+    [tools.data, defs.data, agents.data],
   );
 
   const blocker = useBlocker({

@@ -11,11 +11,16 @@ import { useClient } from '../session/session';
 
 /** An act on run `runId`: `fn(client, operationId, args)`. */
 export function useAct<A = void>(runId: string, fn: (client: FlowlineClient, operationId: string, args: A) => Promise<unknown>) {
+  return useKeyedAct<A>(['run', runId], fn);
+}
+
+/** An act whose success (or refusal) re-reads every query under `queryKey` (a resource page's list). */
+export function useKeyedAct<A = void>(queryKey: readonly unknown[], fn: (client: FlowlineClient, operationId: string, args: A) => Promise<unknown>) {
   const client = useClient();
   const qc = useQueryClient();
   const m = useMutation({
     mutationFn: ({ operationId, args }: { operationId: string; args: A }) => fn(client, operationId, args),
-    onSettled: () => qc.invalidateQueries({ queryKey: ['run', runId] }),
+    onSettled: () => qc.invalidateQueries({ queryKey }),
   });
   return {
     /** acts now, under a fresh operation id */
@@ -36,7 +41,7 @@ export function useAct<A = void>(runId: string, fn: (client: FlowlineClient, ope
 }
 
 /** An act as {@link useAct} gives it. */
-export type Act<A> = ReturnType<typeof useAct<A>>;
+export type Act<A> = ReturnType<typeof useKeyedAct<A>>;
 
 /**
  * The two ends of a dialog over an act: `submit(args)` acts and closes the dialog once the act

@@ -11,17 +11,17 @@
  * spent — offers no tools, so the model must answer. Tool calls are recorded
  * `{ name, arguments?, ok, error? }` (arguments only when small; results never).
  */
-import { memberNamed, NODE_KIND_SPECS, parseJson, stringifyJson, type Json, type JsonObject } from '@flowline/graph';
+import { agentReferenceOf, memberNamed, mergeSavedAgent, NODE_KIND_SPECS, parseJson, stringifyJson, type Json, type JsonObject } from '@flowline/graph';
 import { ToolError } from '@flowline/tools';
 import { nodeAttachments, withImages } from '../attachment-resolver';
-import { abortErrorOf, llmFailed } from '../errors';
+import { abortErrorOf, llmFailed, llmInvalid } from '../errors';
 import { conversationRequestSection, cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
 import { renderPromptText } from '../templates';
 import type { LlmMessage, LlmToolCall, LlmUsage } from '../providers/types';
 import { agentTools } from './agent-tools';
 import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
 import { agentConfigSchema, readConfig } from './config';
-import type { NodeContext } from './context';
+import type { NodeContext, SavedAgentPin } from './context';
 
 /** Model calls an Agent makes when `maxIterations` is not set (the default the graph reference states). */
 export const DEFAULT_MAX_ITERATIONS = agentDefault('maxIterations');
@@ -68,9 +68,24 @@ function feedBackText(text: string): string {
   return cut.bytes < cut.totalBytes ? `${cut.text}\n${truncationMarker(cut.bytes, cut.totalBytes)}` : text;
 }
 
-/** Runs an Agent node; returns its output document. */
+/**
+ * The saved agent the node names (`config.agentDefinitionId`), at the version the run pinned
+ * when it started; null when it names none.
+ * @throws LlmError ValidationFailed when the agent (or its pinned version) no longer exists
+ */
+async function savedAgentOf(ctx: NodeContext): Promise<SavedAgentPin | null> {
+  const ref = agentReferenceOf('Agent', ctx.item.config);
+  if (ref === null) return null;
+  if (ctx.savedAgent === undefined) throw llmInvalid('this LLM worker reads no saved agents');
+  const pinned = await ctx.savedAgent(ctx.item.runId, ctx.item.nodeKey, ref);
+  if (pinned === null) throw llmInvalid(`saved agent ${ref.id} (or the version this run pinned) no longer exists`);
+  return pinned;
+}
+
+/** Runs an Agent node; returns its output document (`agent: { id, version }` when it used a saved agent). */
 export async function runAgent(ctx: NodeContext): Promise<Json> {
-  const config = readConfig(agentConfigSchema, 'Agent', ctx.item.config);
+  const saved = await savedAgentOf(ctx);
+  const config = readConfig(agentConfigSchema, 'Agent', saved ? mergeSavedAgent(saved.members, ctx.item.config) : ctx.item.config);
   const instructions = renderPromptText(ctx.item, 'instructions', config.instructions, ctx.templates);
   const target = await ctx.resolveModel(config.model);
   const tools = await agentTools(ctx, config.tools ?? []);
@@ -176,6 +191,7 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
       usage: usageJson(usage),
       toolCalls: records as unknown as Json,
       ...(reasoning.length > 0 ? { reasoning: reasoning.join('\n\n') } : {}),
+      ...(saved ? { agent: { id: saved.id, version: saved.version } } : {}),
       ...attached.output,
     };
   }

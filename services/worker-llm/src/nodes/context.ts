@@ -1,6 +1,6 @@
 /** What a node executor is handed by the worker: the item, its signal and the IO it may use. */
 import type { Logger } from 'pino';
-import type { TemplateLimits, WorkItem } from '@flowline/graph';
+import type { AgentReference, TemplateLimits, WorkItem } from '@flowline/graph';
 import type { McpToolbox, ToolRegistry } from '@flowline/tools';
 import type { AttachmentSettings } from '../attachment-resolver';
 import type { ModelTarget } from '../providers/registry';
@@ -24,9 +24,21 @@ export interface NodeContext {
   tools: ToolRegistry;
   /** MCP tools (Agent `mcp:` tools): the toolbox and the tenant of a run; absent = none can be offered */
   mcp?: { toolbox: McpToolbox; tenantOf(runId: string): Promise<string | null> } | undefined;
+  /**
+   * The saved agent (`config.agentDefinitionId`) a run's Agent node pinned when the run started;
+   * null when it no longer exists. Absent: this worker reads no saved agents.
+   */
+  savedAgent?: ((runId: string, nodeKey: string, ref: AgentReference) => Promise<SavedAgentPin | null>) | undefined;
   /** a `phase` entry on the activity feed */
   phase(text: string): void;
   /** a `toolCall` entry on the activity feed */
   toolActivity(text: string): void;
   logger: Logger;
+}
+
+/** A saved agent's pinned version, as an Agent node merges it under its own members. */
+export interface SavedAgentPin {
+  id: string;
+  version: number;
+  members: Readonly<Record<string, unknown>>;
 }

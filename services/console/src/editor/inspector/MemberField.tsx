@@ -15,6 +15,8 @@ export interface Pickers {
   tools: string[];
   /** definitions a Loop or Subworkflow may name */
   definitions: Array<{ id: string; name: string }>;
+  /** saved agents an Agent may name (`agentDefinitionId`), with their latest version */
+  agents: Array<{ id: string; name: string; latestVersion: number }>;
 }
 
 export interface MemberFieldProps {
@@ -274,8 +276,13 @@ export function MemberField({ spec, value, onChange, pickers, problems, hints, n
     default: {
       // string, key, dotPath
       const text = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
-      if (spec.refersTo === 'tool' || spec.refersTo === 'definition') {
-        const options = spec.refersTo === 'tool' ? pickers.tools.map((t) => ({ id: t, name: t })) : pickers.definitions;
+      if (spec.refersTo === 'tool' || spec.refersTo === 'definition' || spec.refersTo === 'agent') {
+        const options =
+          spec.refersTo === 'tool'
+            ? pickers.tools.map((t) => ({ id: t, name: t }))
+            : spec.refersTo === 'agent'
+              ? pickers.agents.map((a) => ({ id: a.id, name: `${a.name} (latest v${a.latestVersion})` }))
+              : pickers.definitions;
         control = (
           <select {...common} value={text} onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}>
             <option value="">choose…</option>
