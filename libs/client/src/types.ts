@@ -51,7 +51,7 @@ export type NodeKind =
   | 'Wait';
 
 /** What a node waiting on a person needs (§8): Pause → Approve, ChatInput → Answer, held DecisionModel → Operator. */
-export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';
+export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator' | 'ToolCall';
 
 /** A decision of `decide`. */
 export type Decision = 'Approve' | 'Reject' | 'Answer';

@@ -19,7 +19,7 @@ import {
   toolRegistrySettings,
 } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
-import { configureEncryption, createPool, mcpServerForUse, pgFileStore, runTenantOf } from '@flowline/db';
+import { appendAgentStep, configureEncryption, createPool, loadAgentSteps, mcpServerForUse, pgFileStore, runTenantOf } from '@flowline/db';
 import { fileStoreResolver, loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
@@ -34,7 +34,8 @@ const tracing = initTracing('worker-llm', config.OTEL_EXPORTER_OTLP_ENDPOINT);
 
 const tools = await createToolRegistry({ ...toolRegistrySettings(config), httpFetch: { allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE } });
 
-// Reads uploads (the default attachment resolver) and the tenants' MCP server records. The
+// Reads uploads (the default attachment resolver) and the tenants' MCP server records, and
+// writes Agent transcripts. The
 // pool opens a connection only when one is read, and is not closed at shutdown (releasers run
 // before the drain, while a draining node may still be reading); exit closes it.
 const pool = createPool(config.DATABASE_URL, {
@@ -113,6 +114,9 @@ const worker = createLlmWorker({
   activityMaxLen: config.LLM_ACTIVITY_MAXLEN,
   activityTtlSeconds: config.LLM_ACTIVITY_TTL_SECONDS,
   mcp: { toolbox: mcp, tenantOf: (runId) => runTenantOf(pool, runId) },
+  // each Agent step is checkpointed in Postgres: a kill, a Redis flush or a park resumes from it
+  agentSteps: { load: (runId, nodeKey) => loadAgentSteps(pool, runId, nodeKey), append: (runId, nodeKey, step) => appendAgentStep(pool, runId, nodeKey, step) },
+  maxTranscriptBytes: config.MAX_AGENT_TRANSCRIPT_BYTES,
 });
 
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });

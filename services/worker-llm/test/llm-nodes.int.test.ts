@@ -91,7 +91,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(await run(llmItem('LlmCall', { prompt: 'Think', model: 'm-rtok' }))).toMatchObject({ ok: true, output: { usage: { outputTokens: 30, reasoningTokens: 25 } } });
     script('m-notok', { content: 'Answer', usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 } });
     const plain = await run(llmItem('LlmCall', { prompt: 'Think', model: 'm-notok' }));
-    expect(plain.ok && (plain.output as { usage: Record<string, unknown> }).usage).not.toHaveProperty('reasoningTokens');
+    expect(plain.ok === true && (plain.output as { usage: Record<string, unknown> }).usage).not.toHaveProperty('reasoningTokens');
   });
 
   it("keeps an Agent's reasoning with its output, every call's, and sums their reasoning tokens", async () => {
@@ -218,7 +218,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
       { role: 'tool', tool_call_id: 'c1', content: '{"note":"hi"}' },
       { role: 'tool', tool_call_id: 'c2', content: 'error: this tool is not offered' },
     ]);
-    const usage = (outcome.ok ? outcome.output : {}) as { usage: { totalTokens: number } };
+    const usage = (outcome.ok === true ? outcome.output : {}) as { usage: { totalTokens: number } };
     expect(usage.usage.totalTokens).toBeGreaterThan(0);
     const activity = await readActivity(redis, prefix, item.invocationId);
     expect(activity.some((e) => e.type === 'toolCall' && e.text === 'echo')).toBe(true);
@@ -261,7 +261,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
       ok: true,
       output: { text: 'final answer', json: null, toolCalls: [{ name: 'wait', ok: false }, { name: 'echo', arguments: { k: 1 }, ok: true }] },
     });
-    const records = (outcome.ok ? outcome.output : {}) as { toolCalls: { error?: string }[] };
+    const records = (outcome.ok === true ? outcome.output : {}) as { toolCalls: { error?: string }[] };
     expect(records.toolCalls).toHaveLength(2);
     expect(records.toolCalls[0]?.error).toMatch(/invalid arguments/);
     const [, second] = requestsFor(fake, 'm-calls');
@@ -282,7 +282,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     });
     const outcome = await run(llmItem('DecisionModel', { question: 'Ship it?', labels: ['yes', 'no'], model: 'm-dec' }));
     expect(outcome).toMatchObject({ ok: true, output: { choice: 'yes', held: false, provider: 'llm' } });
-    const output = (outcome.ok ? outcome.output : {}) as { confidence: number };
+    const output = (outcome.ok === true ? outcome.output : {}) as { confidence: number };
     expect(output.confidence).toBeCloseTo(0.9, 6);
     const body = requestsFor(fake, 'm-dec')[0]!.body;
     expect(body.temperature).toBe(0);
@@ -306,7 +306,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
       ],
     });
     const outcome = await run(llmItem('DecisionModel', { question: 'Ship it?', labels: ['yes', 'no', 'later'], model: 'm-dec-top' }));
-    const output = (outcome.ok ? outcome.output : {}) as { probabilities: Record<string, number> };
+    const output = (outcome.ok === true ? outcome.output : {}) as { probabilities: Record<string, number> };
     expect(output.probabilities.no).toBeCloseTo(0.55, 6);
     expect(output.probabilities.yes).toBeCloseTo(0.4, 6);
     expect(output.probabilities.later).toBe(0);

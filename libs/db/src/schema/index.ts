@@ -12,3 +12,4 @@ export * from './files';
 export * from './run-state';
 export * from './mcp-servers';
 export * from './run-signals';
+export * from './agent-steps';

@@ -10,3 +10,5 @@ export type { StartCheckOptions } from './start-check';
 export { fewestAttemptsOfGraph, unreachableBudgetMessage } from './budget-reach';
 export { MCP_SERVER_NAME_PATTERN, MCP_TOOL_PREFIX, isMcpToolName, mcpIssues, mcpNameErrors, mcpServersOf, parseMcpToolRef } from './mcp-ref';
 export type { McpCatalog, McpToolRef } from './mcp-ref';
+export { parseToolApprovals, toolCallNeedsApproval } from './tool-approvals';
+export type { ToolApprovalRule } from './tool-approvals';

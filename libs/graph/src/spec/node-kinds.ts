@@ -150,6 +150,17 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       },
       { name: 'maxIterations', type: 'integer', required: false, min: 1, default: 8, example: 4, help: 'Most model calls; the last one offers no tools, so the model must answer.' },
       { name: 'maxToolCalls', type: 'integer', required: false, min: 1, default: 16, example: 8, help: 'Most tool calls over the whole loop.' },
+      {
+        name: 'maxToolCallsPerTurn', type: 'integer', required: false, min: 1, example: 4, defaultText: 'unbounded (maxToolCalls still applies)',
+        help: "Most tool calls run from one model answer; each call beyond it gets 'error: per-turn tool call limit reached' as its result.",
+      },
+      {
+        name: 'toolApprovals', type: 'json', required: false, default: [], example: ['mcp:payments/refund', { tool: 'echo', when: { path: 'arguments.text', op: 'Exists' } }],
+        help:
+          'Tool calls a person approves first: a tool name (every call), or { tool, when } with when a condition over ' +
+          '{ tool, arguments }. Such a call parks the node (pendingDecisionKind ToolCall); decide Approve runs it ' +
+          "(payload.arguments may edit them), Reject hands the model a refusal as the tool's result.",
+      },
       responseJsonSchema,
       {
         name: 'includeUpstreamOutputs', type: 'boolean', required: false, default: true, example: false,
