@@ -19,13 +19,14 @@ import {
   toolRegistrySettings,
 } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
-import { appendAgentStep, configureEncryption, createPool, loadAgentSteps, mcpServerForUse, pgFileStore, runTenantOf } from '@flowline/db';
+import { configureEncryption, createPool, mcpServerForUse, pgFileStore, runTenantOf } from '@flowline/db';
 import { fileStoreResolver, loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
 import { createProviderRegistry } from './providers/registry';
 import { createLlmWorkerMetrics } from './metrics';
 import { createLlmWorker } from './worker';
+import { pgAgentSteps } from './nodes/agent-transcript';
 
 const config = loadConfig(llmWorkerConfigSchema);
 const logger = createLogger('worker-llm', { level: config.LOG_LEVEL });
@@ -115,7 +116,7 @@ const worker = createLlmWorker({
   activityTtlSeconds: config.LLM_ACTIVITY_TTL_SECONDS,
   mcp: { toolbox: mcp, tenantOf: (runId) => runTenantOf(pool, runId) },
   // each Agent step is checkpointed in Postgres: a kill, a Redis flush or a park resumes from it
-  agentSteps: { load: (runId, nodeKey) => loadAgentSteps(pool, runId, nodeKey), append: (runId, nodeKey, step) => appendAgentStep(pool, runId, nodeKey, step) },
+  agentSteps: pgAgentSteps(pool),
   maxTranscriptBytes: config.MAX_AGENT_TRANSCRIPT_BYTES,
 });
 

@@ -225,7 +225,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(activity.filter((e) => e.type === 'phase').map((e) => e.text)).toContain('iteration 2');
   });
 
-  it("hands each Agent tool call the node's idempotency key with the call's position in the attempt", async () => {
+  it("hands each Agent tool call the node's idempotency key with the transcript step that records it", async () => {
     script(
       'm-idem',
       { toolCalls: [{ id: 'c1', name: 'idem', arguments: {} }, { id: 'c2', name: 'idem', arguments: {} }] },
@@ -236,8 +236,9 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     const [, second] = requestsFor(fake, 'm-idem');
     const fed = (second!.body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content) as unknown);
     expect(fed).toEqual([
-      { key: `${item.runId}:payer:1`, runId: item.runId, nodeKey: 'payer', attempt: 2 },
+      // step 1 is the model's answer; the calls are steps 2 and 3
       { key: `${item.runId}:payer:2`, runId: item.runId, nodeKey: 'payer', attempt: 2 },
+      { key: `${item.runId}:payer:3`, runId: item.runId, nodeKey: 'payer', attempt: 2 },
     ]);
   });
 

@@ -8,7 +8,7 @@
  * tool call's idempotency key `<runId>:<nodeKey>:<step>` — stays unique for the node.
  */
 import { FlowlineNodeError, type JsonObject, type WorkItem } from '@flowline/graph';
-import type { AgentStep, AgentStepKind } from '@flowline/db';
+import { appendAgentStep, loadAgentSteps, type AgentStep, type AgentStepKind, type Queryable } from '@flowline/db';
 
 /** Bytes of transcript an Agent may write in one life when MAX_AGENT_TRANSCRIPT_BYTES is not set. */
 export const DEFAULT_MAX_AGENT_TRANSCRIPT_BYTES = 8 * 1024 * 1024;
@@ -19,6 +19,14 @@ export interface AgentStepStore {
   load(runId: string, nodeKey: string): Promise<AgentStep[]>;
   /** writes a step, or returns the one already stored at its number (the first writer wins); null when the run is gone */
   append(runId: string, nodeKey: string, step: Omit<AgentStep, 'bytes'>): Promise<AgentStep | null>;
+}
+
+/** Steps kept in Postgres (`agent_steps`), sealed per step when ENCRYPTION_KEY is set. */
+export function pgAgentSteps(db: Queryable): AgentStepStore {
+  return {
+    load: (runId, nodeKey) => loadAgentSteps(db, runId, nodeKey),
+    append: (runId, nodeKey, step) => appendAgentStep(db, runId, nodeKey, step),
+  };
 }
 
 /**
