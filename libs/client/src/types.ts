@@ -271,6 +271,8 @@ export interface NodeRunDetail extends Omit<NodeRunSummary, 'startedAt' | 'finis
   steering: SteerEntry[];
   /** set while the node waits out a retry backoff */
   notBefore: string | null;
+  /** an Agent parked on a tool call (pendingDecisionKind ToolCall): the call a person decides; absent otherwise */
+  pendingToolCall?: { step: number; tool: string; arguments: Record<string, unknown>; inputSchema: Record<string, unknown> | null } | null;
 }
 
 /** `POST /v1/definitions/{id}/runs` body; `requestId` is the idempotency key. */
