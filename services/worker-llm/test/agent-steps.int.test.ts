@@ -107,7 +107,7 @@ describe('an Agent checkpointed in Postgres (real Postgres and Redis, fake model
     expect(requestsFor(fake, 'm-resume')).toHaveLength(4);
     expect(paid.map((p) => p.key)).toEqual([`${item.runId}:agent:2`, `${item.runId}:agent:4`]);
     // the resumed invocation charges only the call it made; its output counts all three answers
-    const o = outcome as { usage?: { totalTokens: number }; output: { usage: { totalTokens: number } } };
+    const o = outcome as unknown as { usage?: { totalTokens: number }; output: { usage: { totalTokens: number } } };
     expect(o.usage!.totalTokens).toBeLessThan(o.output.usage.totalTokens);
     // the last request carried both tool results, replayed from the transcript
     const last = requestsFor(fake, 'm-resume').at(-1)!;
