@@ -49,10 +49,12 @@ describe('an Agent parked on a tool call', () => {
     expect(snap.run.usage).toMatchObject({ inputTokens: 10, outputTokens: 5 });
   });
 
-  it('shows the gate as its blocker, naming the decision kind', () => {
+  it('shows the gate as its blocker, naming the decision kind and, from its transcript, the tool and its arguments', () => {
     const snap = parkedRun();
     const b = blockers(snap, { now: 3_000 }).find((x) => x.nodeKey === 'agent');
     expect(b).toMatchObject({ kind: 'gate', details: { decisionKind: 'ToolCall' } });
+    const shown = blockers(snap, { now: 3_000, toolCalls: { agent: { tool: 'mcp:pay/refund', arguments: { amount: 120 } } } }).find((x) => x.nodeKey === 'agent');
+    expect(shown?.details).toEqual({ decisionKind: 'ToolCall', scope: 'run', tool: 'mcp:pay/refund', arguments: { amount: 120 } });
   });
 
   it('is queued again on the SAME attempt once approved, its job carrying the decision and the edited arguments', () => {
