@@ -6,12 +6,12 @@
  */
 import { parseJson, stringifyJson, toolCallNeedsApproval, toolIdempotencyKey, type Json, type JsonObject, type ParkRequest, type ToolApprovalRule } from '@flowline/graph';
 import { ToolError } from '@flowline/tools';
-import { abortErrorOf, llmInvalid } from '../errors';
+import { abortErrorOf } from '../errors';
 import { cutToBytes, truncationMarker } from '../prompt';
 import type { LlmToolCall } from '../providers/types';
 import type { StepRecord, ToolCallRecord } from './agent';
 import type { AgentTools } from './agent-tools';
-import type { Transcript } from './agent-transcript';
+import { transcriptDiverged, type Transcript } from './agent-transcript';
 import type { NodeContext } from './context';
 
 /** A tool result fed back to the model is cut to this many UTF-8 bytes (with the marker). */
@@ -46,7 +46,6 @@ function feedBackText(text: string): string {
 
 const small = (args: JsonObject): boolean => Buffer.byteLength(stringifyJson(args), 'utf8') <= RECORDED_ARGUMENTS_MAX_BYTES;
 
-const diverged = () => llmInvalid("the agent's transcript does not match its loop (was its config changed?)");
 
 /**
  * The runner of an Agent's tool calls: each answers the text fed back to the model, or the
@@ -88,7 +87,7 @@ export function toolStepRunner(
   async function approve(call: LlmToolCall, name: string, args: JsonObject): Promise<{ run: JsonObject } | { refused: string } | ParkRequest> {
     let asked = transcript.take('approval', (p) => p['phase'] === 'requested' && p['callId'] === call.id);
     if (!asked) {
-      if (transcript.replaying) throw diverged();
+      if (transcript.replaying) throw transcriptDiverged();
       const spec = [...tools.specs.values()].find((s) => tools.label(s.name) === name);
       asked = await transcript.write('approval', { phase: 'requested', callId: call.id, tool: name, arguments: args, inputSchema: (spec?.parameters ?? null) as Json });
       steps.push({ step: asked.step, kind: 'approval', name, phase: 'requested' });
@@ -97,7 +96,7 @@ export function toolStepRunner(
     steps.push({ step: asked.step, kind: 'approval', name, phase: 'requested' });
     let decided = transcript.take('approval', (p) => p['phase'] !== 'requested' && p['callId'] === call.id);
     if (!decided) {
-      if (transcript.replaying) throw diverged();
+      if (transcript.replaying) throw transcriptDiverged();
       const d = ctx.item.agent?.decision;
       if (!d || usedDecisions.has(d.operationId)) return park(name, args, asked.step);
       usedDecisions.add(d.operationId);
@@ -158,7 +157,7 @@ export function toolStepRunner(
     if (done) return adopt(done.step, done.payload as unknown as ToolStep);
     const name = tools.label(call.name);
     const args = parseArguments(call.arguments);
-    if (transcript.replaying && !toolCallNeedsApproval(rules, name, args ?? {})) throw diverged();
+    if (transcript.replaying && !toolCallNeedsApproval(rules, name, args ?? {})) throw transcriptDiverged();
     if (tools.target(call.name) === undefined) {
       return finish(outcome(call, name, args, false, 'error: this tool is not offered', `tool ${call.name.slice(0, 64)} is not offered`));
     }
@@ -173,7 +172,7 @@ export function toolStepRunner(
       const ran = transcript.take('tool', (p) => p['callId'] === call.id);
       if (ran) return adopt(ran.step, ran.payload as unknown as ToolStep);
     }
-    if (transcript.replaying) throw diverged();
+    if (transcript.replaying) throw transcriptDiverged();
     const r = await invoke(name, runWith);
     return finish(r.ok ? outcome(call, name, runWith, true, r.content) : outcome(call, name, runWith, false, `error: ${r.error}`, r.error));
   };

@@ -56,6 +56,11 @@ export function transcriptTooLarge(bytes: number, max: number): FlowlineNodeErro
   });
 }
 
+/** A recorded step the loop does not reach the same way: the node's config changed under its transcript. */
+export function transcriptDiverged(): FlowlineNodeError {
+  return new FlowlineNodeError('ValidationFailed', "the agent's transcript does not match its loop (was its config changed?)", { code: 'LlmRequestInvalid' });
+}
+
 /** The transcript of one Agent invocation: the recorded steps to replay, then the live ones. */
 export class Transcript {
   private cursor = 0;

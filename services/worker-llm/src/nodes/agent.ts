@@ -28,7 +28,7 @@ import { renderPromptText } from '../templates';
 import type { LlmMessage, LlmToolCall, LlmUsage } from '../providers/types';
 import { toolStepRunner } from './agent-tool-step';
 import { agentTools } from './agent-tools';
-import { Transcript } from './agent-transcript';
+import { Transcript, transcriptDiverged } from './agent-transcript';
 import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
 import { agentConfigSchema, readConfig } from './config';
 import type { NodeContext } from './context';
@@ -122,7 +122,7 @@ export async function runAgent(ctx: NodeContext): Promise<Json | LaneAnswer> {
     await steeringBefore(ctx, transcript, messages, steps);
     let step = transcript.take('model');
     if (!step) {
-      if (transcript.replaying) throw diverged();
+      if (transcript.replaying) throw transcriptDiverged();
       ctx.phase(`iteration ${iteration}`);
       const response = await call(target, {
         messages,
@@ -182,7 +182,6 @@ export async function runAgent(ctx: NodeContext): Promise<Json | LaneAnswer> {
 /** The result a call past `maxToolCallsPerTurn` gets. */
 export const PER_TURN_LIMIT_RESULT = 'error: per-turn tool call limit reached';
 
-const diverged = () => llmInvalid("the agent's transcript does not match its loop (was its config changed?)");
 
 /**
  * The steering shown in the seed prompt. A fresh transcript shows every applied message there
