@@ -118,6 +118,19 @@ describe('an Agent checkpointed in Postgres (real Postgres and Redis, fake model
     ]);
   });
 
+  it('joins steering given after a crash to the resumed conversation, as a recorded step', async () => {
+    paid.length = 0;
+    script('m-steer', { toolCalls: [{ id: 'a', name: 'pay', arguments: { amount: 1 } }] }, { status: 400 }, { content: 'brief' });
+    const item = await agentItem({ instructions: 'Pay', model: 'm-steer', tools: ['pay'] });
+    expect(await run(item)).toMatchObject({ ok: false });
+    const outcome = await run(again(item, { attempt: 2, steering: ['be brief'] }));
+    expect(outcome).toMatchObject({ ok: true, output: { steps: [{ kind: 'model' }, { kind: 'tool' }, { step: 3, kind: 'steer' }, { step: 4, kind: 'model' }] } });
+    const messages = requestsFor(fake, 'm-steer').at(-1)!.body.messages as { role: string; content: string }[];
+    expect(messages.at(-1)).toEqual({ role: 'user', content: '## Operator steering\n1. be brief' });
+    expect(messages.filter((m) => m.role === 'user')[0]!.content).not.toContain('Operator steering');
+    expect(paid).toHaveLength(1);
+  });
+
   it('parks on a tool call a person must approve, then runs it with the approved, edited arguments', async () => {
     paid.length = 0;
     script(

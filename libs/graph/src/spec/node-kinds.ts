@@ -135,7 +135,9 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
   Agent: kind({
     kind: 'Agent', group: 'model', maxAttempts: 3, fact: 'tools', starter: { instructions: 'Complete the task described by the upstream outputs.' },
     summary: 'A tool-calling loop: the model calls read-only catalog tools until it answers.',
-    output: '{ text, json, usage, toolCalls, reasoning? }: reasoning is what the model reasoned on each call, when it said (kept, and sealed, with the output).',
+    output:
+      '{ text, json, usage, toolCalls, steps, reasoning? }: steps lists its checkpointed transcript ({ step, kind: model|tool|approval|steer, name?, ok?, toolCalls?, phase? }, no prompt or result text); ' +
+      'reasoning is what the model reasoned on each call, when it said (kept, and sealed, with the output).',
     config: [
       {
         name: 'instructions', type: 'string', required: true, nonBlank: true, multiline: true, template: true, example: 'Find the answer with the tools and report it.',
