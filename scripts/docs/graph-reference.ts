@@ -271,7 +271,7 @@ function toolsSection(catalog: ToolCatalogEntry[]): string {
   return page([
     '## Built-in tools',
     'What a Tool node may name (and an Agent may offer) in every deployment; `GET /v1/tools` lists these plus the tools of ' +
-      '`TOOL_MODULES` (see [Writing a tool module](../guides/tool-modules.md)). Tools are read-only and need no approval.',
+      '`TOOL_MODULES` (see [Writing a tool module](../guides/tool-modules.md)). Tools are read-only; an Agent\'s `toolApprovals` may still ask a person before a call.',
     table(
       ['tool', 'what it does', 'arguments (JSON Schema)', 'needs `allowedUrls`'],
       catalog.map((t) => [code(t.name), t.description, json(t.argumentsSchema), t.requiresAllowedUrls ? 'yes' : 'no']),

@@ -51,7 +51,7 @@ export type NodeKind =
   | 'Wait';
 
 /** What a node waiting on a person needs (§8): Pause → Approve, ChatInput → Answer, held DecisionModel → Operator. */
-export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';
+export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator' | 'ToolCall';
 
 /** A decision of `decide`. */
 export type Decision = 'Approve' | 'Reject' | 'Answer';
@@ -273,6 +273,8 @@ export interface NodeRunDetail extends Omit<NodeRunSummary, 'startedAt' | 'finis
   notBefore: string | null;
   /** a parked Wait: its waiting tokens with their signed callback URLs (absent for other nodes) */
   waitpoints?: Array<{ id: string; index: number; status: 'waiting' | 'completed' | 'expired' | 'revoked'; expiresAt: string; callbackUrl: string }>;
+  /** an Agent parked on a tool call (pendingDecisionKind ToolCall): the call a person decides; absent otherwise */
+  pendingToolCall?: { step: number; tool: string; arguments: Record<string, unknown>; inputSchema: Record<string, unknown> | null } | null;
 }
 
 /** `POST /v1/definitions/{id}/runs` body; `requestId` is the idempotency key. */

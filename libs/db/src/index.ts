@@ -41,6 +41,8 @@ export * from './store/operator';
 export * from './store/conversations';
 export { NestedConnectionError, withTransaction, rollback } from './store/transaction';
 export type { Queryable, Tx } from './store/transaction';
+export { agentStepAt, appendAgentStep, loadAgentSteps, pendingToolCall } from './store/agent-steps';
+export type { AgentStep, AgentStepKind, PendingToolCall } from './store/agent-steps';
 export { pruneExpiredRuns, tenantsWithTerminalRuns, withRetentionLock } from './store/retention';
 export type { PruneCounts } from './store/retention';
 export { claimBulkJob, countBulkCandidates, failedNodesOf, getBulkJob, nextBulkRuns, recordBulkBatch, submitBulkJob } from './store/bulk-jobs';

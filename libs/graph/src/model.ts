@@ -275,7 +275,8 @@ export const EVENT_KINDS = [
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
-export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator';
+/** What a parked row waits for: a Pause's approval, a ChatInput's answer, an operator on a held decision, a person on an Agent's tool call. */
+export type PendingDecisionKind = 'Approve' | 'Answer' | 'Operator' | 'ToolCall';
 
 // ---------------------------------------------------------------- documents (§3)
 

@@ -1,7 +1,7 @@
 /**
  * Runs constructed by direct SQL for store and retention tests: a run row with whatever
  * status and age a test needs, plus a row in every table that names a run (events,
- * node_runs, intents, a conversation message and the conversation bound to
+ * node_runs, intents, an Agent transcript step, a conversation message and the conversation bound to
  * it), so a test can show exactly which runs' rows are gone.
  */
 import { randomUUID } from 'node:crypto';
@@ -20,7 +20,7 @@ export interface RunRowsSpec {
 }
 
 /** The tables (besides runs) whose rows name a run by run_id. */
-export const RUN_ROW_TABLES = ['events', 'node_runs', 'intents', 'messages'] as const;
+export const RUN_ROW_TABLES = ['events', 'node_runs', 'intents', 'messages', 'agent_steps'] as const;
 
 /** Inserts one run and a row naming it in every table of {@link RUN_ROW_TABLES}, in one transaction; returns its id. */
 export async function insertRunRows(pool: Pool, spec: RunRowsSpec): Promise<string> {
@@ -54,6 +54,10 @@ async function insertRows(pool: PoolClient, spec: RunRowsSpec): Promise<string> 
     [id, terminal ? 'Succeeded' : 'Pending'],
   );
   await pool.query(`INSERT INTO intents (run_id, kind, applied_at) VALUES ($1, 'resume', now())`, [id]);
+  await pool.query(
+    `INSERT INTO agent_steps (run_id, node_key, step, tenant_id, generation, attempt, kind, payload, bytes) VALUES ($1, 'researcher', 1, $2, 1, 1, 'model', '{}', 2)`,
+    [id, spec.tenantId],
+  );
   if (spec.conversationId) {
     await pool.query(
       `INSERT INTO conversations (tenant_id, id, bound_run_id) VALUES ($1, $2, $3)

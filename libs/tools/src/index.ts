@@ -9,7 +9,7 @@ export { MAX_WAIT_MS, sleep } from './builtins/basic-tools';
 export { createHttpFetchTool, type HttpFetchOptions } from './builtins/http-fetch';
 export { createReadFileTool, DEFAULT_MAX_FILE_BYTES } from './builtins/read-file';
 export { isPrivateAddress, isUrlAllowed, normalizeAllowedUrls, parseIPv6 } from './builtins/address-policy';
-export { bootMcpToolbox, createMcpToolbox, mcpFunctionName, mcpProgressText, mcpToolboxFromConfig, MCP_ERROR_TEXT_MAX_CHARS } from './mcp/toolbox';
+export { bootMcpToolbox, createMcpToolbox, mcpFunctionName, mcpProgressText, mcpToolboxFromConfig, MCP_ERROR_TEXT_MAX_CHARS, MCP_IDEMPOTENCY_META_KEY } from './mcp/toolbox';
 export type { McpCallContext, McpConfigOptions, McpProgress, McpToolbox, McpToolboxOptions, McpToolInfo } from './mcp/toolbox';
 export { DEFAULT_MCP_TIMEOUT_MS, loadStdioServers, McpConfigError } from './mcp/server-spec';
 export type { McpServerSpec, RemoteServerSpec, StdioServerSpec } from './mcp/server-spec';

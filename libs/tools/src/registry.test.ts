@@ -29,7 +29,7 @@ describe('tool registry', () => {
     await registry.invoke('spy', {}, ctx({ attempt: 2, invocationId: 'inv-2' }));
     expect(seen[0]).toMatchObject({ runId: 'run-1', nodeKey: 'pay', attempt: 1, invocationId: 'inv-1', input: INPUT, idempotencyKey: 'run-1:pay' });
     expect(seen[1]).toMatchObject({ attempt: 2, invocationId: 'inv-2', idempotencyKey: 'run-1:pay' });
-    // an Agent's calls are distinct effects: each adds its position in the attempt
+    // an Agent's calls are distinct effects: each adds the transcript step recording it
     await registry.invoke('spy', {}, ctx({ nodeKey: 'agent', agentCall: 2 }));
     expect(seen[2]!.idempotencyKey).toBe('run-1:agent:2');
     expect(seen[2]).not.toHaveProperty('agentCall');

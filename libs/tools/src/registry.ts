@@ -31,8 +31,8 @@ export interface ToolRegistryOptions {
 
 /**
  * What an invocation passes besides the arguments; `filesRoot` comes from the registry and
- * `idempotencyKey` is derived from `runId`, `nodeKey` and `agentCall` (an Agent's 1-based
- * tool call in its attempt) so no caller spells it differently.
+ * `idempotencyKey` is derived from `runId`, `nodeKey` and `agentCall` (the transcript step
+ * recording an Agent's tool call) so no caller spells it differently.
  */
 export type InvokeContext = Omit<ToolContext, 'filesRoot' | 'idempotencyKey'> & { agentCall?: number };
 

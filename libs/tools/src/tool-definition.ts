@@ -27,7 +27,7 @@ export interface ToolContext {
   /** the node's input document (CONTRACT §3): run input, upstream envelopes, its input */
   input: InputDocument;
   /**
-   * `<runId>:<nodeKey>` (an Agent's calls add `:<n>`, their position in the attempt): the
+   * `<runId>:<nodeKey>` (an Agent's calls add `:<step>`, the transcript step recording the call): the
    * same on every retry and replay of the node, so a tool with side effects can hand it to
    * the system it calls and have a repeat deduplicated. Never the attempt alone.
    */

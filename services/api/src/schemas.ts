@@ -408,6 +408,16 @@ export const NodeRunDetailSchema = z
       .array(z.object({ id: z.string(), index: z.number().int(), status: z.enum(['waiting', 'completed', 'expired', 'revoked']), expiresAt: Timestamp, callbackUrl: z.string() }))
       .optional()
       .openapi({ description: 'a parked Wait: its waiting tokens with their signed callback URLs (absent for other nodes)' }),
+    pendingToolCall: z
+      .object({
+        step: z.number().int().openapi({ description: "the Agent's transcript step that asks" }),
+        tool: z.string().openapi({ description: 'the tool as the Agent names it (a catalog tool or mcp:SERVER/TOOL)' }),
+        arguments: z.record(z.string(), JsonSchema).openapi({ description: 'the arguments the model gave; decide Approve with payload.arguments runs it with others' }),
+        inputSchema: z.record(z.string(), JsonSchema).nullable().openapi({ description: "the tool's input schema edited arguments must match, when it declares one" }),
+      })
+      .nullable()
+      .optional()
+      .openapi({ description: "an Agent parked on a tool call (pendingDecisionKind ToolCall): the call it asks a person about; absent for other nodes" }),
   })
   .openapi('NodeRunDetail');
 
@@ -631,7 +641,7 @@ export const BlockerSchema = z
       description:
         'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), channel (signal), waitpointId/callbackUrl/until (token), event (event), mode/arms/until (wait: a composite Wait), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
-        'childRunId/childStatus (child), decisionKind/scope (gate), shard/owner/expiresAt (shardOwner), reason (tick), ' +
+        "childRunId/childStatus (child), decisionKind/scope, and tool/arguments for an Agent's tool call (gate), shard/owner/expiresAt (shardOwner), reason (tick), " +
         'budget/limit/spent/reason (budgetExhausted), parallel/maxConcurrency/working (branchPlace); times ISO 8601',
     }),
   })

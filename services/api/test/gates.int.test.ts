@@ -142,3 +142,76 @@ describe('decide', () => {
     expect(bad.body.error.details.map((d: { key: string }) => d.key).sort()).toEqual(['decision', 'operationId']);
   });
 });
+
+describe("decide on an Agent's tool call", () => {
+  const agentGraph = {
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'agent', kind: 'Agent', config: { instructions: 'refund', tools: ['echo'], toolApprovals: ['echo'] } },
+      { key: 'end', kind: 'End', config: { outcome: 'done' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: 'agent' },
+      { key: 'e2', from: 'agent', to: 'end' },
+    ],
+  };
+
+  /** A run whose Agent parked on `echo`, its transcript's last step the request (set up directly). */
+  async function parkedAgent(): Promise<string> {
+    const runId = await waitingGate(agentGraph, 'agent', 'Approve');
+    await h.db.pool.query(`UPDATE node_runs SET pending_decision_kind = 'ToolCall' WHERE run_id = $1 AND node_key = 'agent'`, [runId]);
+    const request = { phase: 'requested', callId: 'c1', tool: 'echo', arguments: { text: 'hi' }, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } };
+    await h.db.pool.query(
+      `INSERT INTO agent_steps (run_id, node_key, step, tenant_id, generation, attempt, kind, payload, bytes)
+       SELECT $1, 'agent', 2, tenant_id, 1, 1, 'approval', $2::jsonb, 10 FROM runs WHERE id = $1`,
+      [runId, JSON.stringify(request)],
+    );
+    return runId;
+  }
+
+  it('shows the pending call on the node and in the blockers', async () => {
+    const runId = await parkedAgent();
+    const node = await h.call('GET', `/v1/runs/${runId}/nodes/agent`);
+    expect(node.status).toBe(200);
+    expect(node.body).toMatchObject({ pendingDecisionKind: 'ToolCall', pendingToolCall: { step: 2, tool: 'echo', arguments: { text: 'hi' }, inputSchema: { required: ['text'] } } });
+    // a live owner of the run's shard, so the blocker is the gate itself
+    await h.db.pool.query(
+      `INSERT INTO shard_leases (shard, owner, expires_at) SELECT shard, 'test-owner', now() + interval '1 hour' FROM runs WHERE id = $1
+       ON CONFLICT (shard) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at`,
+      [runId],
+    );
+    const blockers = await h.call('GET', `/v1/runs/${runId}/blockers`);
+    expect(blockers.body.blockers).toContainEqual(expect.objectContaining({ nodeKey: 'agent', kind: 'gate', details: expect.objectContaining({ decisionKind: 'ToolCall', tool: 'echo', arguments: { text: 'hi' } }) }));
+  });
+
+  it('records an approval with edited arguments that match the tool schema', async () => {
+    const runId = await parkedAgent();
+    const r = await decide(runId, 'agent', { operationId: 'op-a', decision: 'Approve', payload: { arguments: { text: 'edited' } } });
+    expect(r.status).toBe(202);
+    const node = await h.db.pool.query(`SELECT decision FROM node_runs WHERE run_id = $1 AND node_key = 'agent'`, [runId]);
+    expect(node.rows[0].decision).toMatchObject({ operationId: 'op-a', decision: 'Approve', payload: { arguments: { text: 'edited' } } });
+  });
+
+  it('refuses edited arguments the tool schema refuses (400, keyed) and keeps the gate open', async () => {
+    const runId = await parkedAgent();
+    const bad = await decide(runId, 'agent', { operationId: 'op-b', decision: 'Approve', payload: { arguments: { text: 3 } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'ValidationFailed', details: [expect.objectContaining({ key: 'payload.arguments' })] });
+    const notObject = await decide(runId, 'agent', { operationId: 'op-c', decision: 'Approve', payload: { arguments: [1] } });
+    expect(notObject.status).toBe(400);
+    const node = await h.db.pool.query(`SELECT decision FROM node_runs WHERE run_id = $1 AND node_key = 'agent'`, [runId]);
+    expect(node.rows[0].decision).toBeNull();
+    expect((await decide(runId, 'agent', { operationId: 'op-d', decision: 'Reject', comment: 'no' })).status).toBe(202);
+  });
+
+  it('refuses an Answer (409) and a decision on an Agent that is not parked', async () => {
+    const runId = await parkedAgent();
+    const answer = await decide(runId, 'agent', { operationId: 'op-e', decision: 'Answer', payload: { text: 'x' } });
+    expect(answer.status).toBe(409);
+    expect(answer.body.error.code).toBe('DecisionNotAllowed');
+    await h.db.pool.query(`UPDATE node_runs SET status = 'Running', pending_decision_kind = NULL WHERE run_id = $1 AND node_key = 'agent'`, [runId]);
+    const running = await decide(runId, 'agent', { operationId: 'op-f', decision: 'Approve' });
+    expect(running.status).toBe(409);
+    expect(running.body.error.code).toBe('NodeStateConflict');
+  });
+});

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { connectionOptions, coreOptions, defineConfig, flagOption, laneWorkerOptions, toolModulesOf, workerOptions } from '@flowline/runtime';
 import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
+import { DEFAULT_MAX_AGENT_TRANSCRIPT_BYTES } from './nodes/agent-transcript';
 import { providerMapSchema, type ProviderEntry } from './providers/registry';
 
 type ProviderMap = Record<string, ProviderEntry>;
@@ -65,7 +66,12 @@ export const llmWorkerOwnOptions = {
   MAX_ATTACHMENT_IMAGE_BYTES: bytesOption(64 * 1024 * 1024, 5 * 1024 * 1024, 'largest image attachment sent to a model as an image content part (a larger one is skipped and named in attachmentsSkipped), bytes'),
   MAX_ATTACHMENT_FILE_BYTES: bytesOption(1024 * 1024 * 1024, 16 * 1024 * 1024, 'largest text attachment read from the file store into memory (a larger one is skipped), bytes'),
   FILE_STORE_POOL_MAX: z.coerce.number().int().min(1).max(100).default(2)
-    .describe('connections of the Postgres pool that reads attachments (the default file store resolver) and MCP server records (opened only when one is read)'),
+    .describe('connections of the Postgres pool that reads attachments (the default file store resolver), MCP server records and writes Agent transcripts (opened only when used)'),
+  MAX_AGENT_TRANSCRIPT_BYTES: bytesOption(
+    256 * 1024 * 1024,
+    DEFAULT_MAX_AGENT_TRANSCRIPT_BYTES,
+    "UTF-8 bytes an Agent's checkpointed transcript (its model answers, tool results, approvals and steering, in agent_steps) may hold in one life of the node; a step past it fails the node ValidationFailed (AgentTranscriptTooLarge)",
+  ),
   LLM_VISION: flagOption('1: the default provider\'s models take image input (image attachments are sent as image content parts); 0 fails a node with an image attachment ValidationFailed before any call', '1'),
 };
 

@@ -8,3 +8,5 @@ export { createScriptedProvider } from './providers/scripted-provider';
 export { readActivity } from '@flowline/queue';
 export type { ActivityEntry, ActivityType } from '@flowline/queue';
 export { LlmError } from './errors';
+export { DEFAULT_MAX_AGENT_TRANSCRIPT_BYTES, memoryAgentSteps, pgAgentSteps } from './nodes/agent-transcript';
+export type { AgentStepStore } from './nodes/agent-transcript';

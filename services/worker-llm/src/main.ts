@@ -26,6 +26,7 @@ import { ambiguityMessage } from './providers/model-discovery';
 import { createProviderRegistry } from './providers/registry';
 import { createLlmWorkerMetrics } from './metrics';
 import { createLlmWorker } from './worker';
+import { pgAgentSteps } from './nodes/agent-transcript';
 
 const config = loadConfig(llmWorkerConfigSchema);
 const logger = createLogger('worker-llm', { level: config.LOG_LEVEL });
@@ -34,7 +35,8 @@ const tracing = initTracing('worker-llm', config.OTEL_EXPORTER_OTLP_ENDPOINT);
 
 const tools = await createToolRegistry({ ...toolRegistrySettings(config), httpFetch: { allowPrivate: config.HTTP_FETCH_ALLOW_PRIVATE } });
 
-// Reads uploads (the default attachment resolver) and the tenants' MCP server records. The
+// Reads uploads (the default attachment resolver) and the tenants' MCP server records, and
+// writes Agent transcripts. The
 // pool opens a connection only when one is read, and is not closed at shutdown (releasers run
 // before the drain, while a draining node may still be reading); exit closes it.
 const pool = createPool(config.DATABASE_URL, {
@@ -114,6 +116,9 @@ const worker = createLlmWorker({
   activityTtlSeconds: config.LLM_ACTIVITY_TTL_SECONDS,
   mcp: { toolbox: mcp, tenantOf: (runId) => runTenantOf(pool, runId) },
   savedAgent: (runId, nodeKey, ref) => savedAgentForNode(pool, runId, nodeKey, ref),
+  // each Agent step is checkpointed in Postgres: a kill, a Redis flush or a park resumes from it
+  agentSteps: pgAgentSteps(pool),
+  maxTranscriptBytes: config.MAX_AGENT_TRANSCRIPT_BYTES,
 });
 
 const shutdown = installShutdown({ graceMs: config.SHUTDOWN_GRACE_MS + 10_000, logger });

@@ -18,6 +18,7 @@ import {
   createActivityFeed,
   createLaneWorker,
   laneErrors,
+  LaneAnswer,
   nodeSpanIds,
   type ActivityFeed,
   type AdmissionProgress,
@@ -34,6 +35,7 @@ import { DEFAULT_MAX_ATTACHMENT_TEXT_BYTES } from './attachments';
 import { createAdmission } from './admission';
 import { LlmError, llmInvalid } from './errors';
 import { runAgent } from './nodes/agent';
+import { DEFAULT_MAX_AGENT_TRANSCRIPT_BYTES, memoryAgentSteps, type AgentStepStore } from './nodes/agent-transcript';
 import { sumUsage, usageJson } from './nodes/answer';
 import type { NodeContext } from './nodes/context';
 import { runDecisionModel } from './nodes/decision-model';
@@ -65,12 +67,19 @@ export interface LlmWorkerOptions extends LaneWorkerSettings<Logger> {
   activityTtlSeconds?: number;
   /** provider admission and token metrics (metrics.ts) @default NO_LLM_METRICS */
   metrics?: LlmWorkerMetrics;
+  /**
+   * Where Agents checkpoint their transcripts: main.ts passes Postgres (`pgAgentSteps`).
+   * @default this process's memory (a kill or another worker replays nothing)
+   */
+  agentSteps?: AgentStepStore;
+  /** MAX_AGENT_TRANSCRIPT_BYTES @default DEFAULT_MAX_AGENT_TRANSCRIPT_BYTES */
+  maxTranscriptBytes?: number;
 }
 
 /** start / stop / inFlight / worker: the shared lane-worker lifecycle. */
 export type LlmWorker = LaneWorker;
 
-const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Json>>> = {
+const RUNNERS: Partial<Record<WorkItem['kind'], (ctx: NodeContext) => Promise<Json | LaneAnswer>>> = {
   LlmCall: runLlmCall,
   Agent: runAgent,
   DecisionModel: runDecisionModel,
@@ -116,6 +125,8 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
     maxTextBytes: opts.attachments?.maxTextBytes ?? DEFAULT_MAX_ATTACHMENT_TEXT_BYTES,
   };
   const metrics = opts.metrics ?? NO_LLM_METRICS;
+  const agentSteps = opts.agentSteps ?? memoryAgentSteps();
+  const maxTranscriptBytes = opts.maxTranscriptBytes ?? DEFAULT_MAX_AGENT_TRANSCRIPT_BYTES;
   const admission = createAdmission({ redis: opts.redis, prefix, leaseMs: opts.admissionLeaseMs });
 
   function contextFor(
@@ -144,6 +155,8 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       mcp: opts.mcp,
       savedAgent: opts.savedAgent,
       logger: jobLog,
+      agentSteps,
+      maxTranscriptBytes,
       phase: (text) => feed.push('phase', text),
       toolActivity: (text) => feed.push('toolCall', text),
       resolveModel: (pin) => opts.providers.resolve(pin),
@@ -187,13 +200,13 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
   }
 
   /** One item: the runner's answer is the output; the activity feed ends with the outcome. */
-  async function run(item: WorkItem, { job, invocation, log: jobLog }: LaneRunContext<Logger>): Promise<Json> {
+  async function run(item: WorkItem, { job, invocation, log: jobLog }: LaneRunContext<Logger>): Promise<Json | LaneAnswer> {
     const ids = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId };
     const feed = createActivityFeed(
       { redis: opts.redis, prefix, maxLen: opts.activityMaxLen, ttlSeconds: opts.activityTtlSeconds, onError: (err) => jobLog.debug({ err }, 'activity write failed') },
       ids,
     );
-    let output: Json;
+    let output: Json | LaneAnswer;
     // every model answer of this attempt: a failure after one still reports what it spent
     const spent: LlmUsage[] = [];
     try {
@@ -208,7 +221,7 @@ export function createLlmWorker(opts: LlmWorkerOptions): LlmWorker {
       await feed.end(`failed: ${failureClassOf(error)}`);
       throw error;
     }
-    await feed.end('succeeded');
+    await feed.end(output instanceof LaneAnswer && 'park' in output.answer ? 'parked: a tool call waits for approval' : 'succeeded');
     return output;
   }
 

@@ -127,8 +127,8 @@ describe('includeAttachments (in-process worker, resolver module fixture, fake s
     const none = await run(llmItem('LlmCall', { prompt: 'Summarise the files', model: 'm-att-off', includeAttachments: true }, withRunInput({ text: 'hi' })));
     const users = requestsFor(fake, 'm-att-off').map((r) => messageText(r.body, 'user'));
     expect(users).toEqual(['Summarise the files', 'Summarise the files', 'Summarise the files']);
-    expect(off.ok && (off.output as Record<string, unknown>).attachmentsSkipped).toBeUndefined();
-    expect(none.ok && (none.output as Record<string, unknown>).attachmentsSkipped).toBeUndefined();
+    expect(off.ok === true && (off.output as Record<string, unknown>).attachmentsSkipped).toBeUndefined();
+    expect(none.ok === true && (none.output as Record<string, unknown>).attachmentsSkipped).toBeUndefined();
   });
 
   it('runs the turn with every attachment skipped when the resolver throws or knows none', async () => {

@@ -91,7 +91,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     expect(await run(llmItem('LlmCall', { prompt: 'Think', model: 'm-rtok' }))).toMatchObject({ ok: true, output: { usage: { outputTokens: 30, reasoningTokens: 25 } } });
     script('m-notok', { content: 'Answer', usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 } });
     const plain = await run(llmItem('LlmCall', { prompt: 'Think', model: 'm-notok' }));
-    expect(plain.ok && (plain.output as { usage: Record<string, unknown> }).usage).not.toHaveProperty('reasoningTokens');
+    expect(plain.ok === true && (plain.output as { usage: Record<string, unknown> }).usage).not.toHaveProperty('reasoningTokens');
   });
 
   it("keeps an Agent's reasoning with its output, every call's, and sums their reasoning tokens", async () => {
@@ -218,14 +218,14 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
       { role: 'tool', tool_call_id: 'c1', content: '{"note":"hi"}' },
       { role: 'tool', tool_call_id: 'c2', content: 'error: this tool is not offered' },
     ]);
-    const usage = (outcome.ok ? outcome.output : {}) as { usage: { totalTokens: number } };
+    const usage = (outcome.ok === true ? outcome.output : {}) as { usage: { totalTokens: number } };
     expect(usage.usage.totalTokens).toBeGreaterThan(0);
     const activity = await readActivity(redis, prefix, item.invocationId);
     expect(activity.some((e) => e.type === 'toolCall' && e.text === 'echo')).toBe(true);
     expect(activity.filter((e) => e.type === 'phase').map((e) => e.text)).toContain('iteration 2');
   });
 
-  it("hands each Agent tool call the node's idempotency key with the call's position in the attempt", async () => {
+  it("hands each Agent tool call the node's idempotency key with the transcript step that records it", async () => {
     script(
       'm-idem',
       { toolCalls: [{ id: 'c1', name: 'idem', arguments: {} }, { id: 'c2', name: 'idem', arguments: {} }] },
@@ -236,8 +236,9 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     const [, second] = requestsFor(fake, 'm-idem');
     const fed = (second!.body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content) as unknown);
     expect(fed).toEqual([
-      { key: `${item.runId}:payer:1`, runId: item.runId, nodeKey: 'payer', attempt: 2 },
+      // step 1 is the model's answer; the calls are steps 2 and 3
       { key: `${item.runId}:payer:2`, runId: item.runId, nodeKey: 'payer', attempt: 2 },
+      { key: `${item.runId}:payer:3`, runId: item.runId, nodeKey: 'payer', attempt: 2 },
     ]);
   });
 
@@ -261,7 +262,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
       ok: true,
       output: { text: 'final answer', json: null, toolCalls: [{ name: 'wait', ok: false }, { name: 'echo', arguments: { k: 1 }, ok: true }] },
     });
-    const records = (outcome.ok ? outcome.output : {}) as { toolCalls: { error?: string }[] };
+    const records = (outcome.ok === true ? outcome.output : {}) as { toolCalls: { error?: string }[] };
     expect(records.toolCalls).toHaveLength(2);
     expect(records.toolCalls[0]?.error).toMatch(/invalid arguments/);
     const [, second] = requestsFor(fake, 'm-calls');
@@ -282,7 +283,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
     });
     const outcome = await run(llmItem('DecisionModel', { question: 'Ship it?', labels: ['yes', 'no'], model: 'm-dec' }));
     expect(outcome).toMatchObject({ ok: true, output: { choice: 'yes', held: false, provider: 'llm' } });
-    const output = (outcome.ok ? outcome.output : {}) as { confidence: number };
+    const output = (outcome.ok === true ? outcome.output : {}) as { confidence: number };
     expect(output.confidence).toBeCloseTo(0.9, 6);
     const body = requestsFor(fake, 'm-dec')[0]!.body;
     expect(body.temperature).toBe(0);
@@ -306,7 +307,7 @@ describe('llm worker node semantics (in-process, fake server over HTTP, real Red
       ],
     });
     const outcome = await run(llmItem('DecisionModel', { question: 'Ship it?', labels: ['yes', 'no', 'later'], model: 'm-dec-top' }));
-    const output = (outcome.ok ? outcome.output : {}) as { probabilities: Record<string, number> };
+    const output = (outcome.ok === true ? outcome.output : {}) as { probabilities: Record<string, number> };
     expect(output.probabilities.no).toBeCloseTo(0.55, 6);
     expect(output.probabilities.yes).toBeCloseTo(0.4, 6);
     expect(output.probabilities.later).toBe(0);

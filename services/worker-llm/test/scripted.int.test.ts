@@ -54,7 +54,7 @@ describe('llm worker without LLM_BASE_URL (built-in scripted provider)', () => {
     const first = await run(llmItem('Agent', canonicalAgent));
     const second = await run(llmItem('Agent', canonicalAgent));
     expect(first).toMatchObject({ ok: true, output: { json: { requiresReview: false }, toolCalls: [], usage: { model: 'scripted', finishReason: 'stop' } } });
-    expect(second.ok && second.output).toMatchObject({ text: first.ok ? (first.output as { text: string }).text : null });
+    expect(second.ok === true && second.output).toMatchObject({ text: first.ok === true ? (first.output as { text: string }).text : null });
   });
 
   it('decides the first label with confidence 1, so a minConfidence is met', async () => {
@@ -66,7 +66,7 @@ describe('llm worker without LLM_BASE_URL (built-in scripted provider)', () => {
     const a = await run(llmItem('LlmCall', { prompt: 'one' }));
     const b = await run(llmItem('LlmCall', { prompt: 'one' }));
     const c = await run(llmItem('LlmCall', { prompt: 'two' }));
-    const text = (o: typeof a) => (o.ok ? (o.output as { text: string }).text : null);
+    const text = (o: typeof a) => (o.ok === true ? (o.output as { text: string }).text : null);
     expect(text(a)).toMatch(/^scripted answer [0-9a-f]{12}$/);
     expect(text(a)).toBe(text(b));
     expect(text(a)).not.toBe(text(c));

@@ -70,8 +70,8 @@ function prunedMetric(text: string, tenant: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-const GONE = { runs: 0, events: 0, node_runs: 0, intents: 0, messages: 0 };
-const KEPT = { runs: 1, events: 2, node_runs: 2, intents: 1, messages: 1 };
+const GONE = { runs: 0, events: 0, node_runs: 0, intents: 0, messages: 0, agent_steps: 0 };
+const KEPT = { runs: 1, events: 2, node_runs: 2, intents: 1, messages: 1, agent_steps: 1 };
 
 describe('retention in the dispatcher', () => {
   it('prunes exactly the expired runs of each tenant, with every row naming them, and nothing else', async () => {

@@ -15,3 +15,4 @@ export * from './run-signals';
 export * from './waitpoints';
 export * from './inbound-events';
 export * from './saved-agents';
+export * from './agent-steps';

@@ -15,8 +15,8 @@ afterAll(async () => {
   await db.drop();
 });
 
-const gone = { runs: 0, events: 0, node_runs: 0, intents: 0, messages: 0 };
-const kept = { runs: 1, events: 2, node_runs: 2, intents: 1, messages: 1 };
+const gone = { runs: 0, events: 0, node_runs: 0, intents: 0, messages: 0, agent_steps: 0 };
+const kept = { runs: 1, events: 2, node_runs: 2, intents: 1, messages: 1, agent_steps: 1 };
 
 async function expectRows(ids: readonly string[], expected: typeof gone) {
   const counts = await runRowCounts(db.pool, ids);

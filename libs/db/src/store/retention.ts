@@ -4,7 +4,7 @@
  * (0010_retention.sql) and deleted in batches, each batch one statement (its own short
  * transaction) that takes at most `limit` run rows, oldest finished first, skipping rows another
  * transaction holds, and deletes them with every row naming them:
- * events, node_runs, run_state_writes, intents, run_signals, waitpoints, the conversation messages they started or
+ * events, node_runs, run_state_writes, intents, run_signals, waitpoints, agent_steps, the conversation messages they started or
  * published; a conversation bound to a pruned run is unbound (a new message may start a run).
  * A run is never pruned while a child of it is live, nor while its parent is kept (live, or
  * terminal and not yet expired): the parent's node still names it.
@@ -63,6 +63,7 @@ st AS (DELETE FROM run_state_writes w USING doomed d WHERE w.run_id = d.id RETUR
 it AS (DELETE FROM intents i USING doomed d WHERE i.run_id = d.id RETURNING 1),
 sg AS (DELETE FROM run_signals s USING doomed d WHERE s.run_id = d.id RETURNING 1),
 wp AS (DELETE FROM waitpoints w USING doomed d WHERE w.run_id = d.id RETURNING 1),
+ag AS (DELETE FROM agent_steps a USING doomed d WHERE a.run_id = d.id RETURNING 1),
 msg AS (DELETE FROM messages m USING doomed d WHERE m.run_id = d.id RETURNING 1),
 conv AS (UPDATE conversations c SET bound_run_id = NULL, updated_at = now()
          FROM doomed d WHERE c.bound_run_id = d.id RETURNING 1),

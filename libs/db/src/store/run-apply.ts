@@ -54,8 +54,8 @@ function withIsoTimes<T extends object>(set: T, fields: readonly string[]): Reco
   return out;
 }
 
-/** Events whose detail carries a document (a steering message). */
-export const SEALED_EVENT_KINDS: ReadonlySet<string> = new Set(['node.steered', 'node.steer-ignored']);
+/** Events whose detail carries a document (a steering message, the arguments of a tool call asking approval). */
+export const SEALED_EVENT_KINDS: ReadonlySet<string> = new Set(['node.steered', 'node.steer-ignored', 'gate.requested']);
 
 /** Where an event's detail lives. */
 export function eventDetailAt(runId: string, seq: number): Sealed {

@@ -63,7 +63,7 @@ function judge(snap: RunSnapshot, view: RoutingView, facts: BlockerFacts, row: N
       return judgePending(snap, view, facts, row);
     case 'WaitingForApproval':
       if (row.decision && !row.decision.applied) return tick('a decision waits to be applied', row.decision.at);
-      return at('gate', row.startedAt, { decisionKind: row.pendingDecisionKind ?? 'Approve', scope: 'run' });
+      return at('gate', row.startedAt, { decisionKind: row.pendingDecisionKind ?? 'Approve', scope: 'run', ...(facts.toolCalls?.[row.nodeKey] ?? {}) });
     default:
       return judgeInFlight(snap, facts, row);
   }

@@ -3,7 +3,7 @@
  * thing each non-terminal node of a run waits for, as data, with since-when.
  * Times are epoch milliseconds.
  */
-import type { JoinPolicy, Lane, NodeStatus, PendingDecisionKind } from '../model';
+import type { JoinPolicy, JsonObject, Lane, NodeStatus, PendingDecisionKind } from '../model';
 
 export const BLOCKER_KINDS = [
   /** the dispatcher owning the run's shard is gone (lease expired or never taken): nothing of the run moves */
@@ -120,6 +120,9 @@ export type BlockerDetails = {
   /** gate */
   decisionKind?: PendingDecisionKind;
   scope?: 'run' | 'operate';
+  /** gate on an Agent's tool call (decisionKind ToolCall): the tool and the arguments the model gave */
+  tool?: string;
+  arguments?: JsonObject;
   /** shardOwner */
   shard?: number;
   owner?: string | null;
@@ -166,4 +169,6 @@ export interface BlockerFacts {
   callbackUrls?: Readonly<Record<string, string>>;
   /** MAX_TOTAL_ATTEMPTS: lets a run failed AttemptsExhausted name a spent retry budget */
   maxTotalAttempts?: number;
+  /** node key → the tool call an Agent parked on waits for (its transcript's request) */
+  toolCalls?: Readonly<Record<string, { tool: string; arguments: JsonObject }>>;
 }

@@ -62,8 +62,16 @@ export function compareValues(op: ConditionOp, actual: unknown, expected: unknow
  * `NotExists` included.
  */
 export function evaluateCondition(condition: EdgeCondition, envelope: OutputEnvelope): boolean {
+  return evaluateConditionOn(condition, envelope);
+}
+
+/**
+ * The same evaluation over any document (`path` read from its root): an Agent's tool
+ * approval reads `{ tool, arguments }` (parse/tool-approvals.ts).
+ */
+export function evaluateConditionOn(condition: EdgeCondition, root: unknown): boolean {
   if (!isValidPath(condition.path)) return false;
-  const r = resolvePath(envelope, condition.path);
+  const r = resolvePath(root, condition.path);
   if (condition.op === 'NotExists') return !r.found;
   if (!r.found) return false;
   if (condition.op === 'Exists') return true;

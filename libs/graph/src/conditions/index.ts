@@ -1,7 +1,7 @@
 /**
  * Edge conditions and lossless JSON (CONTRACT §1.2).
  */
-export { evaluateCondition, compareValues } from './evaluate';
+export { evaluateCondition, evaluateConditionOn, compareValues } from './evaluate';
 export { resolvePath, splitPath, isValidPath, isPlainObject } from './path';
 export type { PathResolution } from './path';
 export { compareExactNumbers, compareOrdinal, isExactNumber } from './compare';

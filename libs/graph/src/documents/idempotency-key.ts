@@ -6,9 +6,10 @@
  * first result instead of acting twice. The attempt number alone cannot serve: it changes
  * on each retry, which is exactly when a dedupe is needed.
  *
- * An Agent may call tools several times in one attempt; those are distinct effects, so each
- * call's key adds its 1-based position in the attempt (`<runId>:<nodeKey>:<n>`). A retried
- * Agent that repeats the same calls in the same order reuses the same keys.
+ * An Agent may call tools several times; those are distinct effects, so each call's key adds
+ * the transcript step that records it (`<runId>:<nodeKey>:<step>`). A resumed Agent does not
+ * run a call its transcript already holds; a call cut short by a crash runs again with the
+ * same key.
  */
 export function toolIdempotencyKey(runId: string, nodeKey: string, agentCall?: number): string {
   return agentCall === undefined ? `${runId}:${nodeKey}` : `${runId}:${nodeKey}:${agentCall}`;

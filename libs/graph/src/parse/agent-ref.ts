@@ -34,32 +34,6 @@ export function agentReferences(doc: unknown): string[] {
   return [...ids];
 }
 
-/**
- * The problems of a `toolApprovals` value: a list whose items are a tool name or
- * `{ tool, when? }` (closed), no tool named twice. What `when` means is the approval's
- * business; here it must only be present as JSON when given.
- */
-export function toolApprovalErrors(v: unknown): string[] {
-  if (!Array.isArray(v)) return [`config.toolApprovals must be a list, not ${typeName(v)}`];
-  const errors: string[] = [];
-  const seen = new Set<string>();
-  v.forEach((item: unknown, i) => {
-    let tool: unknown = item;
-    if (isObject(item)) {
-      const extra = Object.keys(item).filter((k) => k !== 'tool' && k !== 'when');
-      if (extra.length > 0) errors.push(`config.toolApprovals[${i}] has an unknown member ${q(extra[0] ?? '')}`);
-      tool = item.tool;
-    }
-    if (typeof tool !== 'string' || tool.trim() === '') {
-      errors.push(`config.toolApprovals[${i}] must be a tool name or { tool, when }`);
-      return;
-    }
-    if (seen.has(tool)) errors.push(`config.toolApprovals names ${q(tool)} twice`);
-    seen.add(tool);
-  });
-  return errors;
-}
-
 /** An Agent node without a saved agent must carry its own instructions. */
 export const AGENT_TASK_MISSING = 'an Agent needs config.instructions, or a saved agent (config.agentDefinitionId) that has them';
 

@@ -2,6 +2,7 @@
  * One node document → GraphNode with defaults filled in (CONTRACT §1.1), plus the
  * per-node rules that need only the node and the graph's kind/tool catalog.
  */
+import { parseToolApprovals } from './tool-approvals';
 import { waitConfigErrors } from '../wait/wait-config';
 import { NODE_KINDS } from '../model';
 import type { GraphKind, GraphNode, JoinPolicy, JsonObject, NodeKind, OnError, RetryBackoff } from '../model';
@@ -13,7 +14,7 @@ import { checkChildStateMembers, parseWrites } from '../state/parse-state';
 import { parseHttpUrl, parseJoinPolicy, schemaObject } from './member-check';
 import type { ToolCatalog } from './types';
 import { isMcpToolName, mcpNameErrors, type McpCatalog } from './mcp-ref';
-import { agentReferenceErrors, toolApprovalErrors, type SavedAgentCatalog } from './agent-ref';
+import { agentReferenceErrors, type SavedAgentCatalog } from './agent-ref';
 import { hasOwn, isObject, isPositiveInt, q, typeName } from './util';
 
 /** Node members of the contract (anything else is refused; a stored document re-parsed ignores it with a warning). */
@@ -180,7 +181,6 @@ export function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext,
   }
   if (kind === 'Agent') {
     errors.push(...agentReferenceErrors(config, ctx.agents, warnings));
-    if (config.toolApprovals !== undefined) errors.push(...toolApprovalErrors(config.toolApprovals));
   }
   if (kind === 'Agent' && Array.isArray(config.tools)) {
     const seen = new Set<string>();
@@ -195,6 +195,21 @@ export function kindRules(kind: NodeKind, config: JsonObject, ctx: GraphContext,
       if (tool === undefined) errors.push(`unknown tool ${q(t)} in config.tools; an Agent may offer only ${listTools(ctx.tools)}`);
       else if (tool.requiresAllowedUrls) warnings.push(`tool ${q(t)} needs an allowedUrls list an Agent cannot carry; it is not offered to the model`);
     }
+  }
+  if (kind === 'Agent') agentApprovalRules(config, errors, warnings);
+}
+
+/**
+ * `toolApprovals`: well-formed entries (errors); an entry naming a tool the Agent does not
+ * offer (directly or through `mcp:SERVER/*`) never applies (a warning).
+ */
+function agentApprovalRules(config: JsonObject, errors: string[], warnings: string[]): void {
+  const { rules, errors: found } = parseToolApprovals(config.toolApprovals);
+  errors.push(...found);
+  const offered = Array.isArray(config.tools) ? (config.tools as unknown[]).filter((t): t is string => typeof t === 'string') : [];
+  const covers = (t: string, name: string) => t === name || (t.endsWith('/*') && name.startsWith(t.slice(0, -1)) && name.length > t.length - 1);
+  for (const r of rules) {
+    if (!offered.some((t) => covers(t, r.tool))) warnings.push(`config.toolApprovals names ${q(r.tool)}, which config.tools does not offer: it never applies`);
   }
 }
 

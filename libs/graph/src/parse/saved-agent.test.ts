@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentReferences, toolApprovalErrors } from './agent-ref';
+import { agentReferences } from './agent-ref';
+import { parseToolApprovals } from './tool-approvals';
 import { parseGraph } from './parse-graph';
 import { mergeSavedAgent, parseSavedAgent } from './saved-agent';
 import { BUILTIN_TOOLS } from './fixtures/canonical-eight';
@@ -36,11 +37,11 @@ describe('an Agent node naming a saved agent', () => {
 });
 
 describe('toolApprovals', () => {
-  it('takes tool names and { tool, when } objects, each tool once', () => {
-    expect(toolApprovalErrors(['echo', { tool: 'mcp:s/t', when: { path: 'x', op: 'eq', value: 1 } }])).toEqual([]);
-    expect(toolApprovalErrors('echo')).toEqual([expect.stringMatching(/must be a list/)]);
-    expect(toolApprovalErrors(['echo', { tool: 'echo' }])).toEqual([expect.stringMatching(/names 'echo' twice/)]);
-    expect(toolApprovalErrors([{ tool: 'a', why: 1 }, 3])).toHaveLength(2);
+  it('takes tool names and { tool, when } objects', () => {
+    const errors = (v: unknown) => parseToolApprovals(v).errors;
+    expect(errors(['echo', { tool: 'mcp:s/t', when: { path: 'arguments.x', op: 'Eq', value: 1 } }])).toEqual([]);
+    expect(errors('echo')).toEqual([expect.stringMatching(/must be a list/)]);
+    expect(errors([{ tool: 'a', why: 1 }, 3])).toHaveLength(2);
     expect(errorsOf({ instructions: 'x', toolApprovals: [7] })).toEqual([expect.stringMatching(/toolApprovals\[0\]/)]);
   });
 });

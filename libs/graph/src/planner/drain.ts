@@ -67,7 +67,7 @@ export function confirmCancel(st: PlanState, key: string, outcome: WorkOutcome):
     reason,
     confirmed: true,
     invocationId: row.invocationId,
-    outcome: outcome.ok ? 'succeeded' : outcome.failureClass,
+    outcome: outcome.ok === 'park' ? 'parked' : outcome.ok ? 'succeeded' : outcome.failureClass,
   });
 }
 

@@ -192,6 +192,7 @@ function decide(st: PlanState, key: string, operationId: string): void {
   const node = st.index.nodeByKey.get(key)!;
   const d = row.decision;
   if (!applies(st, 'decide', key) || !d || d.operationId !== operationId || d.applied) return;
+  if (node.kind === 'Agent') return resumeAgent(st, key, operationId);
   const validKind = node.kind === 'ChatInput' ? d.decision === 'Answer' : d.decision !== 'Answer';
   if (!validKind) return;
   let output: Json;
@@ -205,4 +206,29 @@ function decide(st: PlanState, key: string, operationId: string): void {
   st.update(key, { decision: { ...d, applied: true }, pendingDecisionKind: null });
   st.emit('gate.decided', key, { decision: d.decision, operationId });
   settleSuccess(st, key, output);
+}
+
+/**
+ * A decision on the tool call an Agent parked on: the row goes back to Pending on the SAME
+ * attempt (the row's attempt and the run's totalAttempts step back by one, as a steer does, so
+ * the admission that queues it re-spends exactly that attempt) and its work item carries the
+ * decision (work-item.ts): the worker resumes from its transcript and runs the tool with the
+ * approved arguments, or hands the model the refusal.
+ */
+function resumeAgent(st: PlanState, key: string, operationId: string): void {
+  const row = st.row(key)!;
+  const d = row.decision!;
+  if (row.pendingDecisionKind !== 'ToolCall' || (d.decision !== 'Approve' && d.decision !== 'Reject')) return;
+  st.update(key, {
+    status: 'Pending',
+    attempt: Math.max(0, row.attempt - 1),
+    decision: { ...d, applied: true },
+    pendingDecisionKind: null,
+    invocationId: null,
+    deadlineAt: null,
+    queuedAt: null,
+    notBefore: null,
+  });
+  st.updateRun({ totalAttempts: Math.max(0, st.run.totalAttempts - 1) });
+  st.emit('gate.decided', key, { decision: d.decision, operationId, decisionKind: 'ToolCall' });
 }

@@ -11,7 +11,7 @@ import { chargeAttempt, chargeChild } from './budget-check';
 import { awaitingCancel, confirmCancel } from './drain';
 import { applyMapChildren } from './map';
 import type { PlanState } from './plan-state';
-import { settleFailure, settleSuccess } from './settle';
+import { parkToolCall, settleFailure, settleSuccess } from './settle';
 import type { ChildRunState, NodeRunState } from './types';
 
 const inFlight = (row: NodeRunState | undefined): row is NodeRunState =>
@@ -38,9 +38,10 @@ export function applyResults(st: PlanState): void {
     st.consumedInvocationIds.push(r.invocationId);
     const row = st.row(r.nodeKey);
     if (!inFlight(row) || row.invocationId !== r.invocationId) continue;
-    // the model's tokens were spent whatever the planner makes of the answer (a cancel included)
-    if (r.outcome.ok) chargeAttempt(st, row.kind, r.outcome.output);
-    else if (r.outcome.usage) chargeAttempt(st, row.kind, { usage: r.outcome.usage });
+    // the model's tokens were spent whatever the planner makes of the answer (a cancel included);
+    // a resumed Agent's output counts its whole transcript, its outcome what this invocation spent
+    if (r.outcome.usage) chargeAttempt(st, row.kind, { usage: r.outcome.usage });
+    else if (r.outcome.ok === true) chargeAttempt(st, row.kind, r.outcome.output);
     // A row sent its cancel by the drain: any outcome of that invocation confirms it.
     if (st.run.status === 'Cancelling' && awaitingCancel(row)) {
       confirmCancel(st, r.nodeKey, r.outcome);
@@ -50,7 +51,8 @@ export function applyResults(st: PlanState): void {
       st.update(r.nodeKey, { status: 'Running', startedAt: r.outcome.startedAt ?? r.outcome.finishedAt });
       st.emit('node.started', r.nodeKey, { attempt: row.attempt, invocationId: r.invocationId });
     }
-    if (r.outcome.ok) settleSuccess(st, r.nodeKey, r.outcome.output, r.outcome.finishedAt);
+    if (r.outcome.ok === 'park') parkToolCall(st, r.nodeKey, r.outcome.request);
+    else if (r.outcome.ok) settleSuccess(st, r.nodeKey, r.outcome.output, r.outcome.finishedAt);
     else settleFailure(st, r.nodeKey, r.outcome.failureClass, r.outcome.reason);
   }
 }

@@ -8,6 +8,7 @@ import { storableText, unstorableValues } from '../documents/storable';
 import { RETRYABLE_FAILURE_CLASSES, TERMINAL_RUN_STATUSES, type FailureClass, type Json, type JsonObject, type NodeCause, type RetryBackoff } from '../model';
 import { validateJson } from '../schema';
 import type { PlanState } from './plan-state';
+import type { ParkRequest } from './types';
 import { retryWithinBudget } from './retry-budget';
 import { cancelMapChildren } from './map-children';
 import { commitWrites, judgeWrites, withRoutingState } from './state-writes';
@@ -58,6 +59,33 @@ export function settleSuccess(st: PlanState, key: string, output: Json, finished
   const completedSeq = st.nextSeq();
   st.emit('node.completed', key, { attempt: row.attempt, branch: envelope.branch, held });
   if (writes) commitWrites(st, key, writes, completedSeq);
+}
+
+/**
+ * An Agent parks on a tool call a person must approve: the row reads WaitingForApproval
+ * (`pendingDecisionKind` 'ToolCall') on the same attempt, with no invocation and no deadline,
+ * so it holds no worker and no timer; the run then holds no run slot while nothing else works
+ * (recompute.ts). The previous decision is cleared, so the gate takes a new one; `decide`
+ * queues the node again (intents.ts).
+ */
+export function parkToolCall(st: PlanState, key: string, request: ParkRequest): void {
+  const row = st.row(key);
+  if (!row || row.kind !== 'Agent') return settleFailure(st, key, 'NodeFailed', 'only an Agent parks on a tool call');
+  st.update(key, {
+    status: 'WaitingForApproval',
+    pendingDecisionKind: 'ToolCall',
+    decision: null,
+    invocationId: null,
+    deadlineAt: null,
+    notBefore: null,
+  });
+  st.emit('gate.requested', key, {
+    decisionKind: 'ToolCall',
+    attempt: row.attempt,
+    tool: request.tool,
+    step: request.step,
+    ...(request.arguments !== null ? { arguments: request.arguments } : {}),
+  });
 }
 
 /** Backoff before attempt `failedAttempt + 1`: min(maxMs, initialMs × multiplier^(failedAttempt−1)). */

@@ -150,7 +150,14 @@ export interface RunState {
 
 /** A worker's (or the shell's) report on one invocation. Late or foreign ones are ignored. */
 export type WorkOutcome =
-  | { ok: true; output: Json; startedAt: number | null; finishedAt: number }
+  | {
+      ok: true;
+      output: Json;
+      startedAt: number | null;
+      finishedAt: number;
+      /** the model usage to charge when it is not the output's (a resumed Agent: what this invocation spent) */
+      usage?: JsonObject;
+    }
   | {
       ok: false;
       failureClass: FailureClass;
@@ -159,7 +166,43 @@ export type WorkOutcome =
       finishedAt: number;
       /** model usage the failed attempt spent (LLM lane), counted by run budgets */
       usage?: JsonObject;
+    }
+  /**
+   * The node parks on a person (an Agent's tool call that needs approval): its row reads
+   * WaitingForApproval with `pendingDecisionKind` 'ToolCall' and holds no worker; a decision
+   * queues it again on the same attempt. The worker kept what it did so far (its transcript).
+   */
+  | {
+      ok: 'park';
+      request: ParkRequest;
+      startedAt: number | null;
+      finishedAt: number;
+      /** model usage the attempt spent before it parked, counted by run budgets */
+      usage?: JsonObject;
     };
+
+/** What a parked node asks a person: the tool an Agent wants to call, with its arguments. */
+export interface ParkRequest {
+  kind: 'ToolCall';
+  /** the tool as the Agent's `tools` names it (`http_fetch`, `mcp:payments/refund`) */
+  tool: string;
+  /** the arguments the model gave, or null when too large to carry (the transcript holds them) */
+  arguments: JsonObject | null;
+  /** the transcript step of the request */
+  step: number;
+}
+
+/** An Agent's resume point, carried by its work item (`workItemOf`). */
+export interface AgentResume {
+  /**
+   * The first attempt of the node's current life: its transcript is the steps recorded since
+   * then. An operator's retry starts a new life (a fresh transcript); an automatic retry, a
+   * re-enqueue after Redis lost the job and a decision on a tool call keep it.
+   */
+  generation: number;
+  /** the decision on the tool call the node parked on, once a person made it */
+  decision?: { operationId: string; decision: 'Approve' | 'Reject'; comment: string | null; payload: Json };
+}
 
 export interface WorkResult {
   invocationId: string;
@@ -319,6 +362,8 @@ export interface WorkItem {
    * request in its prompt. Absent otherwise, so a Standard graph's job is what it always was.
    */
   chat?: true;
+  /** Present only for an Agent: where its checkpointed transcript resumes. */
+  agent?: AgentResume;
 }
 
 export interface CancelWork {

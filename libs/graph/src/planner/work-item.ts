@@ -5,7 +5,7 @@
  * row, so a rebuilt job is the job the planner queued.
  */
 import { LANE_OF_KIND, type GraphKind, type GraphNode, type InputDocument } from '../model';
-import type { NodeRunState, RunSnapshot, WorkItem } from './types';
+import type { AgentResume, NodeRunState, RunSnapshot, WorkItem } from './types';
 
 /** The applied steering messages of a row, oldest first (by `atUtc`; equal times keep row order). */
 export function appliedSteering(row: Pick<NodeRunState, 'steering'>): string[] {
@@ -40,7 +40,22 @@ export function workItemOf(runId: string, spec: GraphNode, row: NodeRunState, fa
     steering: appliedSteering(row),
     outputSchema: spec.outputSchema,
     ...(graphKind === 'Chat' ? { chat: true as const } : {}),
+    ...(row.kind === 'Agent' ? { agent: agentResume(spec, row) } : {}),
   };
+}
+
+/**
+ * An Agent's resume point. Its generation is the first attempt of its current life: a row
+ * starts with `attemptLimit` = maxAttempts, and only an operator's retry raises the limit by
+ * maxAttempts past the attempt it failed on, so the life began `maxAttempts` below the limit.
+ * A decision is carried while it is the row's (recorded and applied by the planner); the
+ * next park clears it.
+ */
+export function agentResume(spec: Pick<GraphNode, 'maxAttempts'>, row: Pick<NodeRunState, 'attemptLimit' | 'decision'>): AgentResume {
+  const generation = Math.max(1, row.attemptLimit - spec.maxAttempts + 1);
+  const d = row.decision;
+  if (!d || !d.applied || (d.decision !== 'Approve' && d.decision !== 'Reject')) return { generation };
+  return { generation, decision: { operationId: d.operationId, decision: d.decision, comment: d.comment, payload: d.payload ?? null } };
 }
 
 /**

@@ -135,7 +135,9 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
   Agent: kind({
     kind: 'Agent', group: 'model', maxAttempts: 3, fact: 'tools', starter: { instructions: 'Complete the task described by the upstream outputs.' },
     summary: 'A tool-calling loop: the model calls read-only catalog tools until it answers.',
-    output: '{ text, json, usage, toolCalls, reasoning? }: reasoning is what the model reasoned on each call, when it said (kept, and sealed, with the output).',
+    output:
+      '{ text, json, usage, toolCalls, steps, reasoning? }: steps lists its checkpointed transcript ({ step, kind: model|tool|approval|steer, name?, ok?, toolCalls?, phase? }, no prompt or result text); ' +
+      'reasoning is what the model reasoned on each call, when it said (kept, and sealed, with the output).',
     config: [
       {
         name: 'instructions', type: 'string', required: false, nonBlank: true, multiline: true, template: true, example: 'Find the answer with the tools and report it.',
@@ -162,8 +164,15 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
       { name: 'maxIterations', type: 'integer', required: false, min: 1, default: 8, example: 4, help: 'Most model calls; the last one offers no tools, so the model must answer.' },
       { name: 'maxToolCalls', type: 'integer', required: false, min: 1, default: 16, example: 8, help: 'Most tool calls over the whole loop.' },
       {
-        name: 'toolApprovals', type: 'json', required: false, defaultText: 'none', example: ['mcp:tickets/close_ticket'],
-        help: 'Tools whose calls need an approval before they run: each a tool name, or { tool, when }.',
+        name: 'maxToolCallsPerTurn', type: 'integer', required: false, min: 1, example: 4, defaultText: 'unbounded (maxToolCalls still applies)',
+        help: "Most tool calls run from one model answer; each call beyond it gets 'error: per-turn tool call limit reached' as its result.",
+      },
+      {
+        name: 'toolApprovals', type: 'json', required: false, default: [], example: ['mcp:payments/refund', { tool: 'echo', when: { path: 'arguments.text', op: 'Exists' } }],
+        help:
+          'Tool calls a person approves first: a tool name (every call), or { tool, when } with when a condition over ' +
+          '{ tool, arguments }. Such a call parks the node (pendingDecisionKind ToolCall); decide Approve runs it ' +
+          "(payload.arguments may edit them), Reject hands the model a refusal as the tool's result.",
       },
       responseJsonSchema,
       {

@@ -19,6 +19,7 @@ export const NODE_EVENTS = [
   'cancel',
   'park',
   'decide',
+  'resumeTool',
   'reject',
   'retry',
   'retryHeld',
@@ -54,10 +55,12 @@ export const NODE_TRANSITIONS = {
   skip: { Pending: 'Skipped', WaitingForApproval: 'Skipped' },
   /** run cancel, run failure, or a First/quorum join made it moot (node.cancelled) */
   cancel: { Pending: 'Cancelled', Queued: 'Cancelled', Running: 'Cancelled', WaitingForApproval: 'Cancelled' },
-  /** a Pause/ChatInput waits on a person (gate.requested) */
+  /** a Pause/ChatInput waits on a person, or an Agent's worker parked it on a tool call (gate.requested) */
   park: { Pending: 'WaitingForApproval', Running: 'WaitingForApproval' },
   /** the person decided; a decision succeeds the node and routes on its output (gate.decided) */
   decide: { WaitingForApproval: 'Succeeded' },
+  /** a person decided an Agent's tool call: it is queued again on the same attempt and resumes its transcript (gate.decided) */
+  resumeTool: { WaitingForApproval: 'Pending' },
   /** a Reject that no out-edge fires on fails the gate (GateRejected) (gate.decided + node.failed) */
   reject: { WaitingForApproval: 'Failed' },
   /** operator or automatic retry of a failed node: fresh attempt budget (node.retried) */

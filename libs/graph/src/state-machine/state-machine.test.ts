@@ -42,6 +42,7 @@ WaitingForApproval cancel Cancelled
 Pending park WaitingForApproval
 Running park WaitingForApproval
 WaitingForApproval decide Succeeded
+WaitingForApproval resumeTool Pending
 WaitingForApproval reject Failed
 Failed retry Pending
 Succeeded retryHeld Pending

@@ -24,7 +24,7 @@ describe('the operator verb table', () => {
             const applies = verbApplies(verb, state(runStatus, status, kind));
             const expected =
               verb === 'resume' || verb === 'breakpoints' ||
-              (verb === 'decide' && status === 'WaitingForApproval' && (kind === 'Pause' || kind === 'ChatInput')) ||
+              (verb === 'decide' && status === 'WaitingForApproval' && (kind === 'Pause' || kind === 'ChatInput' || kind === 'Agent')) ||
               (runStatus === 'Failed' && ['override', 'retry', 'complete', 'input'].includes(verb) && verbApplies(verb, state('Running', status, kind)));
             expect(applies, `${verb} on a ${runStatus} run, ${kind} ${status}`).toBe(expected);
           }
@@ -65,7 +65,7 @@ describe('the operator verb table', () => {
   });
 
   it('says which kinds a node verb may act on, and that a run verb acts on none', () => {
-    expect(NODE_KINDS.filter((k) => verbTakesKind('decide', k))).toEqual(['Pause', 'ChatInput']);
+    expect(NODE_KINDS.filter((k) => verbTakesKind('decide', k))).toEqual(['Agent', 'Pause', 'ChatInput']);
     expect(NODE_KINDS.filter((k) => verbTakesKind('steer', k)).sort()).toEqual(['Agent', 'LlmCall']);
     expect(NODE_KINDS.filter((k) => !verbTakesKind('complete', k)).sort()).toEqual(['ChatInput', 'Pause']);
     expect(verbTakesKind('pause', 'Tool')).toBe(false);

@@ -101,10 +101,10 @@ export const VERB_RULES = {
     runJudgedFirst: true,
   },
   /**
-   * a person answers a parked gate; the run's status is not checked (a parked node exists only
+   * a person answers a parked gate (a Pause, a ChatInput, or an Agent parked on a tool call); the run's status is not checked (a parked node exists only
    * on a live or Cancelling run, and a cancel's drain settles it either way)
    */
-  decide: { scope: 'node', runStatuses: RUN_STATUSES, nodeStatuses: ['WaitingForApproval'], kinds: { only: HUMAN } },
+  decide: { scope: 'node', runStatuses: RUN_STATUSES, nodeStatuses: ['WaitingForApproval'], kinds: { only: [...HUMAN, 'Agent'] } },
 } as const satisfies Record<OperatorVerb, VerbRule>;
 
 /** The state a verb is judged in: the run's status and, for a node verb, the node's facts. */

@@ -106,6 +106,7 @@ const WORK_ITEM_MEMBERS = ['lane', 'runId', 'nodeKey', 'kind', 'invocationId', '
 
 /** True when zod's work item schema would return `v` as it is. */
 export function isExactWorkItem(v: unknown): v is WorkItem {
+  // an Agent's `agent` member goes through zod (hasMembers refuses a member it does not list)
   if (!isPlainObject(v) || !hasMembers(v, WORK_ITEM_MEMBERS, ['chat'])) return false;
   if (v.chat !== undefined && v.chat !== true) return false;
   if (v.lane !== 'llm' && v.lane !== 'tool') return false;
@@ -120,6 +121,7 @@ function isOutcome(v: unknown): boolean {
   if (!isPlainObject(v)) return false;
   if (v.startedAt !== null && !isNumber(v.startedAt)) return false;
   if (!isNumber(v.finishedAt)) return false;
+  // a usage member (a resumed Agent) or a park goes through zod: neither is on the hot path
   if (v.ok === true) return hasMembers(v, ['ok', 'output', 'startedAt', 'finishedAt']) && isJson(v.output);
   if (v.ok === false)
     return hasMembers(v, ['ok', 'failureClass', 'reason', 'startedAt', 'finishedAt']) && failureClasses.has(v.failureClass) && typeof v.reason === 'string';

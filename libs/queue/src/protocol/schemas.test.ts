@@ -40,6 +40,11 @@ describe('work item schema', () => {
     expect(workItemSchema.parse(item)).toEqual(item);
   });
 
+  it("carries an Agent's resume point: its generation and the decision on its tool call", () => {
+    const agent = { ...item, lane: 'llm' as const, kind: 'Agent' as const, agent: { generation: 2, decision: { operationId: 'op', decision: 'Approve' as const, comment: null, payload: { arguments: { a: 1 } } } } };
+    expect(parseWorkItem(toWire(agent))).toEqual({ success: true, data: agent });
+  });
+
   it('accepts an input document whose input is a map of several predecessors', () => {
     const env = { status: 'succeeded', attempt: 1, branch: null, output: {} } as const;
     const several = { ...item, input: { ...item.input, input: { a: env, b: env } } };
@@ -100,6 +105,15 @@ describe('work return schema', () => {
         outcome: { ok: false, failureClass: 'Timeout', reason: 'deadline', startedAt: null, finishedAt: 2 },
       }).success,
     ).toBe(true);
+  });
+
+  it("accepts an Agent's park on a tool call and an output charged apart from its usage", () => {
+    const ids = { runId: 'r', nodeKey: 'n', invocationId: 'i-1' };
+    const park = { ok: 'park', request: { kind: 'ToolCall', tool: 'mcp:pay/refund', arguments: { amount: 1 }, step: 4 }, startedAt: 1, finishedAt: 2, usage: { totalTokens: 3 } };
+    expect(workReturnSchema.parse({ ...ids, outcome: park })).toEqual({ ...ids, outcome: park });
+    expect(workReturnSchema.safeParse({ ...ids, outcome: { ...park, request: { ...park.request, kind: 'Other' } } }).success).toBe(false);
+    const charged = { ok: true, output: { text: 'x' }, startedAt: 1, finishedAt: 2, usage: { totalTokens: 3 } };
+    expect(workReturnSchema.parse({ ...ids, outcome: charged })).toEqual({ ...ids, outcome: charged });
   });
 
   it('refuses a failure with an unknown failure class or without a reason', () => {

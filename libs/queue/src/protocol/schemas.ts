@@ -70,6 +70,14 @@ export const workItemSchema: z.ZodType<WorkItem> = z.object({
   steering: z.array(z.string()),
   outputSchema: jsonObjectSchema.nullable(),
   chat: z.literal(true).optional(),
+  agent: z
+    .object({
+      generation: z.number().int().positive(),
+      decision: z
+        .object({ operationId: z.string(), decision: z.enum(['Approve', 'Reject']), comment: z.string().nullable(), payload: jsonSchema })
+        .optional(),
+    })
+    .optional(),
 });
 
 export const workOutcomeSchema: z.ZodType<WorkOutcome> = z.discriminatedUnion('ok', [
@@ -78,11 +86,24 @@ export const workOutcomeSchema: z.ZodType<WorkOutcome> = z.discriminatedUnion('o
     output: jsonSchema,
     startedAt: z.number().nullable(),
     finishedAt: z.number(),
+    usage: jsonObjectSchema.optional(),
   }),
   z.object({
     ok: z.literal(false),
     failureClass: failureClassSchema,
     reason: z.string(),
+    startedAt: z.number().nullable(),
+    finishedAt: z.number(),
+    usage: jsonObjectSchema.optional(),
+  }),
+  z.object({
+    ok: z.literal('park'),
+    request: z.object({
+      kind: z.literal('ToolCall'),
+      tool: z.string().min(1),
+      arguments: jsonObjectSchema.nullable(),
+      step: z.number().int().positive(),
+    }),
     startedAt: z.number().nullable(),
     finishedAt: z.number(),
     usage: jsonObjectSchema.optional(),

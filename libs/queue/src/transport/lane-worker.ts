@@ -16,7 +16,7 @@
  */
 import { Worker, type Job, type Telemetry } from 'bullmq';
 import type { RedisConnection } from './connect-redis';
-import { FlowlineNodeError, type Json, type Lane, type WorkItem, type WorkOutcome } from '@flowline/graph';
+import { FlowlineNodeError, type Json, type JsonObject, type Lane, type ParkRequest, type WorkItem, type WorkOutcome } from '@flowline/graph';
 import {
   cancelChannel,
   cancelMessageSchema,
@@ -33,6 +33,25 @@ import {
 } from '../protocol';
 import { createLaneQueue, laneWorkerOptions, type LaneQueue } from './lane-queue';
 import { readLaneDepth } from './lane-backlog';
+
+/**
+ * What a lane's `run` returns when its answer is more than an output: the node parks on a
+ * person (`park`: an Agent's tool call to approve), or it succeeded with an output whose
+ * model usage is not what this invocation spent (`charge`: a resumed Agent's output counts
+ * its whole transcript). `usage` is what this invocation spent, charged to the run's budget.
+ */
+export class LaneAnswer {
+  private constructor(
+    readonly answer: { park: ParkRequest } | { output: Json },
+    readonly usage: JsonObject | undefined,
+  ) {}
+  static park(request: ParkRequest, usage?: JsonObject): LaneAnswer {
+    return new LaneAnswer({ park: request }, usage);
+  }
+  static output(output: Json, usage?: JsonObject): LaneAnswer {
+    return new LaneAnswer({ output }, usage);
+  }
+}
 
 /** A lane job as a worker gets it: work item and return value in their wire form (wire.ts). */
 export type LaneJob = Job<Wire<WorkItem>, Wire<WorkReturn>>;
@@ -110,7 +129,7 @@ export interface LaneWorkerOptions<L extends LaneLogger = LaneLogger> {
    * Runs one valid work item under `ctx.invocation.signal` and returns the node's output;
    * throws a FlowlineNodeError (its class is reported) or anything else (NodeFailed).
    */
-  run(item: WorkItem, ctx: LaneRunContext<L>): Promise<Json>;
+  run(item: WorkItem, ctx: LaneRunContext<L>): Promise<Json | LaneAnswer>;
 }
 
 /**
@@ -253,7 +272,7 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
     let outcome: WorkOutcome;
     try {
       const output = await opts.run(item, { job, invocation, log: jobLog });
-      outcome = { ok: true, output, startedAt: invocation.startedAt, finishedAt: now() };
+      outcome = outcomeOf(output, invocation.startedAt, now());
     } catch (error) {
       const typed = error instanceof FlowlineNodeError;
       if (!typed) jobLog.error({ err: error }, `unexpected error running a ${lane} node`);
@@ -266,7 +285,7 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
     }
     // debug: the hot path writes no line per job at the default level
     jobLog.debug(
-      { ok: outcome.ok, failureClass: outcome.ok ? 'None' : outcome.failureClass, durationMs: outcome.finishedAt - pickedUpAt },
+      { ok: outcome.ok, failureClass: outcome.ok === false ? outcome.failureClass : 'None', durationMs: outcome.finishedAt - pickedUpAt },
       `${lane} invocation finished`,
     );
     return { ...ids, outcome };
@@ -366,4 +385,12 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
       return readLaneDepth(backlogQueue);
     },
   };
+}
+
+/** The outcome of a run's answer: a plain output, or a {@link LaneAnswer}. */
+function outcomeOf(answer: Json | LaneAnswer, startedAt: number | null, finishedAt: number): WorkOutcome {
+  if (!(answer instanceof LaneAnswer)) return { ok: true, output: answer, startedAt, finishedAt };
+  const usage = answer.usage ? { usage: answer.usage } : {};
+  if ('park' in answer.answer) return { ok: 'park', request: answer.answer.park, startedAt, finishedAt, ...usage };
+  return { ok: true, output: answer.answer.output, startedAt, finishedAt, ...usage };
 }

@@ -52,6 +52,12 @@ export function mcpFunctionName(server: string, tool: string): string {
 
 export interface McpCallContext {
   signal: AbortSignal;
+  /**
+   * The call's stable idempotency key (an Agent's `<runId>:<nodeKey>:<step>`), sent in the
+   * request's `_meta` as `io.flowline/idempotency-key` so a server can dedupe a call repeated
+   * after a crash. Absent: none is sent.
+   */
+  idempotencyKey?: string;
   onProgress?: (p: McpProgress) => void;
   logger?: ToolLogger;
 }
@@ -96,6 +102,9 @@ export interface McpToolbox {
   /** Closes every session. */
   close(): Promise<void>;
 }
+
+/** The `_meta` member of a tools/call request that carries the call's idempotency key. */
+export const MCP_IDEMPOTENCY_META_KEY = 'io.flowline/idempotency-key';
 
 /** An error answer's text is cut to this many characters in the node's failure reason. */
 export const MCP_ERROR_TEXT_MAX_CHARS = 500;
@@ -195,7 +204,8 @@ export function createMcpToolbox(opts: McpToolboxOptions): McpToolbox {
       conn.inFlight++;
       let result;
       try {
-        result = await conn.client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
+        const meta = ctx.idempotencyKey === undefined ? {} : { _meta: { [MCP_IDEMPOTENCY_META_KEY]: ctx.idempotencyKey } };
+        result = await conn.client.callTool({ name: tool, arguments: args, ...meta }, CallToolResultSchema, {
           signal: ctx.signal,
           timeout: spec.timeoutMs,
           ...(ctx.onProgress ? { onprogress: (p: McpProgress) => ctx.onProgress?.(p) } : {}),

@@ -6,8 +6,8 @@
  * position and depth).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { getRunBlockerFacts, loadSnapshots } from '@flowline/db';
-import { blockers, concurrencyPlaceFree, LANE_OF_KIND, type Blocker, type JobFact, type RunSnapshot } from '@flowline/graph';
+import { getRunBlockerFacts, loadSnapshots, pendingToolCall } from '@flowline/db';
+import { blockers, concurrencyPlaceFree, LANE_OF_KIND, type Blocker, type JobFact, type JsonObject, type RunSnapshot } from '@flowline/graph';
 import { laneJobFact } from '@flowline/queue';
 import type { AppDeps, AppEnv } from '../context';
 import { sendJson } from '../body';
@@ -31,7 +31,7 @@ const blockersRoute = v1Route.runs('get', '/v1/runs/{id}/blockers', {
     "run's shard), runSlot (the tenant holds MAX_CONCURRENT_RUNS live runs), concurrencyKey (the run's concurrency key value " +
     'already has its limit of live runs: key, value, live, limit, ahead), cancelDrain / runCancelling, upstream, ' +
     'join, heldDecision, timer (retry backoff, a timed Wait), signal / token / event (a parked Wait: its channel, its waitpoint with callbackUrl, its event name), wait (a composite Wait: mode and arms), breakpoint, runPaused, laneBacklog (position and depth in the lane), ' +
-    'admission (provider capacity), worker, child, gate (who may decide), or tick (what the next tick applies). ' +
+    'admission (provider capacity), worker, child, gate (who may decide; an Agent parked on a tool call names the tool and its arguments), or tick (what the next tick applies). ' +
     'Empty for a finished run, except one a spent budget failed: its rows left behind read budgetExhausted ' +
     '(budget MAX_TOTAL_ATTEMPTS with limit and spent retries, or the run\'s own budget).',
   request: { params: IdParam },
@@ -59,6 +59,7 @@ export function registerBlockerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       shard: { shard: facts.shard, owner: facts.owner, expiresAt: facts.expiresAt },
       jobs: await jobFacts(deps, snap),
       callbackUrls: Object.fromEntries((snap.waitpoints ?? []).filter((w) => w.kind === 'token').map((w) => [w.id, callbackUrl(links, c.req.url, w.id)])),
+      toolCalls: await toolCallFacts(deps, snap),
       ...(deps.limits.maxTotalAttempts !== undefined ? { maxTotalAttempts: deps.limits.maxTotalAttempts } : {}),
     });
     return sendJson(200, { runId, status: snap.run.status, at: new Date(facts.now).toISOString(), blockers: list.map(present) });
@@ -73,6 +74,19 @@ async function jobFacts(deps: AppDeps, snap: RunSnapshot): Promise<Record<string
       const lane = LANE_OF_KIND[row.kind];
       if (!lane || row.invocationId === null || (row.status !== 'Queued' && row.status !== 'Running')) return;
       out[row.invocationId] = await laneJobFact(deps.redis, deps.queuePrefix, lane, row.invocationId, snap.run.tenantId);
+    }),
+  );
+  return out;
+}
+
+/** The tool call each Agent parked on a person waits for, by node key (from its transcript). */
+async function toolCallFacts(deps: AppDeps, snap: RunSnapshot): Promise<Record<string, { tool: string; arguments: JsonObject }>> {
+  const out: Record<string, { tool: string; arguments: JsonObject }> = {};
+  await Promise.all(
+    snap.nodes.map(async (row) => {
+      if (row.status !== 'WaitingForApproval' || row.pendingDecisionKind !== 'ToolCall') return;
+      const call = await pendingToolCall(deps.pool, snap.run.tenantId, snap.run.id, row.nodeKey);
+      if (call) out[row.nodeKey] = { tool: call.tool, arguments: call.arguments };
     }),
   );
   return out;

@@ -1,13 +1,16 @@
 /**
- * `POST /v1/runs/{id}/nodes/{key}/decide` for Pause and ChatInput gates (CONTRACT §5, §8).
+ * `POST /v1/runs/{id}/nodes/{key}/decide` for Pause and ChatInput gates (CONTRACT §5, §8), and
+ * for an Agent parked on a tool call (pendingDecisionKind ToolCall): Approve runs the call —
+ * with `payload.arguments` instead of the model's when given, checked against the tool's input
+ * schema (400 ValidationFailed, the gate stays open) — and Reject hands the model a refusal.
  * The decision is recorded by a compare-and-set on node_runs.decision (WaitingForApproval,
  * no decision yet) with a `decide` intent; the dispatcher applies it and writes
  * `gate.decided`. Idempotency keys never expire: the same operationId with the same body
  * answers 202 again whatever the run's state.
  */
 import type { OpenAPIHono} from '@hono/zod-openapi';
-import { getNodeRun, getRunDetail, recordDecision } from '@flowline/db';
-import { canonicalJson, verbRefusal, verbTakesKind, type GateDecision, type Json, type NodeKind, type NodeStatus, type RunStatus, type VerbState } from '@flowline/graph';
+import { getNodeRun, getRunDetail, pendingToolCall, recordDecision, type Queryable } from '@flowline/db';
+import { canonicalJson, validateJson, verbRefusal, verbTakesKind, type GateDecision, type Json, type NodeKind, type NodeStatus, type RunStatus, type VerbState } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import {
   DecisionNotAllowedError,
@@ -27,7 +30,7 @@ export const DEFAULT_MAX_ANSWER_BYTES = 32_768;
 
 const decideRoute = v1Route.gates('post', '/v1/runs/{id}/nodes/{key}/decide', {
   operationId: 'decideNode',
-  summary: 'Decide a waiting Pause or answer a ChatInput',
+  summary: "Decide a waiting Pause, answer a ChatInput, or approve or reject an Agent's tool call",
   request: { params: NodeParam, body: jsonBody(DecideBody) },
   responses: {
     202: jsonContent(AcceptedSchema, 'decision recorded (or the same decision replayed)'),
@@ -87,6 +90,32 @@ function checkAct(kind: string, config: Record<string, unknown>, act: Decision, 
   }
 }
 
+/**
+ * Checks a decision on an Agent's tool call: Approve or Reject; an Approve's `payload.arguments`,
+ * when given, is an object matching the tool's input schema. Throws 409 / 400.
+ */
+async function checkToolCallAct(db: Queryable, tenant: string, runId: string, nodeKey: string, act: Decision): Promise<void> {
+  if (act.decision === 'Answer') throw new DecisionNotAllowedError('a tool call takes decision "Approve" or "Reject"');
+  const payload = act.payload;
+  if (payload === null) return;
+  if (typeof payload !== 'object' || Array.isArray(payload)) {
+    throw new ValidationFailedError('payload must be an object', [{ key: 'payload', message: 'an object, with arguments to run the tool with' }]);
+  }
+  const args = payload['arguments'];
+  if (args === undefined) return;
+  if (act.decision !== 'Approve') throw new ValidationFailedError('only an approval runs the tool with arguments', [{ key: 'payload.arguments', message: 'not allowed with Reject' }]);
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    throw new ValidationFailedError('payload.arguments must be an object', [{ key: 'payload.arguments', message: 'must be a JSON object' }]);
+  }
+  const call = await pendingToolCall(db, tenant, runId, nodeKey);
+  if (call?.inputSchema) {
+    const v = validateJson(call.inputSchema, args);
+    if (!v.valid) {
+      throw new ValidationFailedError(`payload.arguments do not match the input schema of ${call.tool}`, v.errors.slice(0, 5).map((message) => ({ key: 'payload.arguments', message })));
+    }
+  }
+}
+
 /** The node's config from the pinned parsed graph (falls back to the raw document). */
 function nodeConfig(graph: unknown, key: string): Record<string, unknown> {
   const nodes = (graph as { nodes?: unknown } | null)?.nodes;
@@ -128,7 +157,8 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
         if (sameAct(standing, act)) return sendJson(202, { accepted: true });
         throw new GateAlreadyDecidedError(standingOf(standing));
       }
-      checkAct(node.kind, nodeConfig(run.graph, p.key), act, deps.limits.maxChatAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
+      if (node.kind === 'Agent') await checkToolCallAct(deps.pool, tenant, runId, p.key, act);
+      else checkAct(node.kind, nodeConfig(run.graph, p.key), act, deps.limits.maxChatAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
       const refused = verbRefusal('decide', state);
       if (refused !== null) throw new NodeStateConflictError(refused);
       const decision: GateDecision = { ...act, at: Date.now(), applied: false };

@@ -9,6 +9,7 @@ import {
   getNodeRun,
   getRunDetail,
   getRunHead,
+  pendingToolCall as pendingToolCallOf,
   getRunState,
   listRunEvents,
   listWaitpoints,
@@ -101,7 +102,7 @@ const getRunRoute = v1Route.runs('get', '/v1/runs/{id}', {
 });
 const getNodeRoute = v1Route.runs('get', '/v1/runs/{id}/nodes/{key}', {
   operationId: 'getNodeRun',
-  summary: 'Get one node run with its input, output and steering',
+  summary: 'Get one node run with its input, output and steering (and an Agent parked on a tool call: the call)',
   request: { params: NodeParam },
   responses: { 200: jsonContent(NodeRunDetailSchema, 'node run with documents') },
 });
@@ -218,7 +219,14 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!run) throw new NotFoundError('run');
     const node = await getNodeRun(pool, id, requireKey(p.key, 'node'));
     if (!node) throw new NotFoundError('node');
-    return sendJson(200, { ...nodeRunDetail(node), ...(await parkedWaitpoints(deps, c.req.url, c.get('tenant'), id, node)) });
+    // an Agent parked on a person shows the tool call it asks about (its transcript's request)
+    const asking = node.status === 'WaitingForApproval' && node.pendingDecisionKind === 'ToolCall';
+    const pendingToolCall = asking ? await pendingToolCallOf(pool, c.get('tenant'), id, node.nodeKey) : undefined;
+    return sendJson(200, {
+      ...nodeRunDetail(node),
+      ...(await parkedWaitpoints(deps, c.req.url, c.get('tenant'), id, node)),
+      ...(asking ? { pendingToolCall: pendingToolCall ?? null } : {}),
+    });
   });
 
   app.openapi(eventsRoute, async (c) => {

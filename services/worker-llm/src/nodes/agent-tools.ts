@@ -20,8 +20,8 @@ export interface AgentTools {
   target(functionName: string): OfferedTool | undefined;
   /** how a tool call is recorded and shown: the catalog name or the `mcp:` ref */
   label(functionName: string): string;
-  /** calls an MCP tool; the result as the model is shown it (structured content as JSON, else the text) */
-  callMcp(ref: string, args: JsonObject): Promise<string>;
+  /** calls an MCP tool with the call's idempotency key; the result as the model is shown it (structured content as JSON, else the text) */
+  callMcp(ref: string, args: JsonObject, idempotencyKey: string): Promise<string>;
 }
 
 /** A unique function name: `base`, else `base_2`, `base_3`… within 64 characters. */
@@ -76,9 +76,10 @@ export async function agentTools(ctx: NodeContext, names: readonly string[]): Pr
       const t = targets.get(fn);
       return t === undefined ? fn.slice(0, 64) : t.kind === 'mcp' ? t.ref : t.name;
     },
-    async callMcp(ref, args) {
+    async callMcp(ref, args, idempotencyKey) {
       const result = (await mcp().toolbox.call(await tenantOf(), ref, args, {
         signal: ctx.signal,
+        idempotencyKey,
         onProgress: (p) => ctx.phase(`${ref} ${mcpProgressText(p)}`),
         logger: ctx.logger,
       })) as { text?: Json; structured?: Json };

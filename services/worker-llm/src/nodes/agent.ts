@@ -8,17 +8,27 @@
  * section; skipped attachments are named in the output's `attachmentsSkipped`.
  * Each iteration is one model call; tool results are fed back as tool messages. The
  * last allowed iteration (`maxIterations`) — or any iteration once `maxToolCalls` is
- * spent — offers no tools, so the model must answer. Tool calls are recorded
+ * spent — offers no tools, so the model must answer; calls past `maxToolCallsPerTurn` in
+ * one answer are answered with an error instead of run. Tool calls are recorded
  * `{ name, arguments?, ok, error? }` (arguments only when small; results never).
+ *
+ * The loop is checkpointed (agent-transcript.ts): each model answer, tool result, approval
+ * and steering message is a transcript step in Postgres before the loop moves on, and a new
+ * invocation of the node replays the steps of its life instead of asking or running them
+ * again. A call `toolApprovals` names parks the node (agent-tool-step.ts). The output lists
+ * the steps (`steps`), without prompt or result text.
  */
-import { agentReferenceOf, memberNamed, mergeSavedAgent, NODE_KIND_SPECS, parseJson, stringifyJson, type Json, type JsonObject } from '@flowline/graph';
-import { ToolError } from '@flowline/tools';
+import { agentReferenceOf, memberNamed, mergeSavedAgent, NODE_KIND_SPECS, parseToolApprovals, type Json, type JsonObject } from '@flowline/graph';
+import type { AgentStep } from '@flowline/db';
+import { LaneAnswer } from '@flowline/queue';
 import { nodeAttachments, withImages } from '../attachment-resolver';
-import { abortErrorOf, llmFailed, llmInvalid } from '../errors';
-import { conversationRequestSection, cutToBytes, dataBlock, joinParts, steeringSection, truncationMarker } from '../prompt';
+import { llmFailed, llmInvalid } from '../errors';
+import { conversationRequestSection, dataBlock, joinParts, steeringSection } from '../prompt';
 import { renderPromptText } from '../templates';
 import type { LlmMessage, LlmToolCall, LlmUsage } from '../providers/types';
+import { toolStepRunner } from './agent-tool-step';
 import { agentTools } from './agent-tools';
+import { Transcript, transcriptDiverged } from './agent-transcript';
 import { readJsonAnswer, stripThinking, sumUsage, usageJson } from './answer';
 import { agentConfigSchema, readConfig } from './config';
 import type { NodeContext, SavedAgentPin } from './context';
@@ -27,10 +37,6 @@ import type { NodeContext, SavedAgentPin } from './context';
 export const DEFAULT_MAX_ITERATIONS = agentDefault('maxIterations');
 /** Tool calls an Agent may make when `maxToolCalls` is not set (the default the graph reference states). */
 export const DEFAULT_MAX_TOOL_CALLS = agentDefault('maxToolCalls');
-/** A tool result fed back to the model is cut to this many UTF-8 bytes (with the marker). */
-export const TOOL_RESULT_MAX_BYTES = 16_384;
-/** Arguments larger than this are not recorded in `toolCalls`. */
-export const RECORDED_ARGUMENTS_MAX_BYTES = 1_024;
 
 function agentDefault(member: 'maxIterations' | 'maxToolCalls'): number {
   const value = memberNamed(NODE_KIND_SPECS.Agent.config, member)?.default;
@@ -50,23 +56,29 @@ export interface ToolCallRecord {
   error?: string;
 }
 
-function parseArguments(raw: string): JsonObject | null {
-  try {
-    const value: unknown = parseJson(raw.trim() === '' ? '{}' : raw);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : null;
-  } catch {
-    return null;
-  }
+/** One entry of the output's `steps`: what the transcript recorded, without prompt or result text. */
+export interface StepRecord {
+  step: number;
+  kind: AgentStep['kind'];
+  /** tool and approval steps: the tool */
+  name?: string;
+  /** tool steps: whether the call succeeded */
+  ok?: boolean;
+  /** model steps: how many tool calls the answer asked for */
+  toolCalls?: number;
+  /** approval steps: requested, approved or rejected */
+  phase?: string;
 }
 
-function feedBack(result: Json): string {
-  return feedBackText(stringifyJson(result));
+/** A recorded model answer. */
+interface ModelStep {
+  text: string;
+  reasoning: string | null;
+  toolCalls: LlmToolCall[];
+  usage: LlmUsage;
 }
 
-function feedBackText(text: string): string {
-  const cut = cutToBytes(text, TOOL_RESULT_MAX_BYTES);
-  return cut.bytes < cut.totalBytes ? `${cut.text}\n${truncationMarker(cut.bytes, cut.totalBytes)}` : text;
-}
+const modelStepOf = (p: JsonObject): ModelStep => p as unknown as ModelStep;
 
 /**
  * The saved agent the node names (`config.agentDefinitionId`), at the version the run pinned
@@ -82,17 +94,26 @@ async function savedAgentOf(ctx: NodeContext): Promise<SavedAgentPin | null> {
   return pinned;
 }
 
-/** Runs an Agent node; returns its output document (`agent: { id, version }` when it used a saved agent). */
-export async function runAgent(ctx: NodeContext): Promise<Json> {
+/**
+ * Runs an Agent node; returns its output document (`agent: { id, version }` when it used a saved
+ * agent), or parks it on a tool call a person must approve.
+ */
+export async function runAgent(ctx: NodeContext): Promise<Json | LaneAnswer> {
   const saved = await savedAgentOf(ctx);
   const config = readConfig(agentConfigSchema, 'Agent', saved ? mergeSavedAgent(saved.members, ctx.item.config) : ctx.item.config);
+  const approvals = parseToolApprovals(config.toolApprovals ?? []);
+  if (approvals.errors.length > 0) throw llmInvalid(`Agent node config is invalid: ${approvals.errors[0]}`);
   const instructions = renderPromptText(ctx.item, 'instructions', config.instructions, ctx.templates);
   const target = await ctx.resolveModel(config.model);
   const tools = await agentTools(ctx, config.tools ?? []);
   const offered = tools.specs;
   const maxIterations = config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
   const maxToolCalls = config.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
+  const maxPerTurn = config.maxToolCallsPerTurn ?? Number.POSITIVE_INFINITY;
   const schema = config.responseJsonSchema ?? null;
+  const transcript = await Transcript.open(ctx.agentSteps, ctx.item, ctx.maxTranscriptBytes);
+  const steps: StepRecord[] = [];
+  const seedSteering = await openSteering(ctx, transcript, steps);
   const upstream = config.includeUpstreamOutputs === false ? null : dataBlock('Upstream outputs', ctx.item.input.upstream, ctx.maxInputBytes);
   // in a Chat graph the user's message is always shown, whatever includeUpstreamOutputs says
   const request = ctx.item.chat === true ? conversationRequestSection(ctx.item.input.run.input, ctx.maxInputBytes) : null;
@@ -101,73 +122,44 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
     { role: 'system', content: AGENT_SYSTEM_PROMPT },
     {
       role: 'user',
-      content: joinParts(instructions, request, upstream, attached.section, steeringSection(ctx.item.steering)),
+      content: joinParts(instructions, request, upstream, attached.section, steeringSection(seedSteering)),
       ...(attached.images.length > 0 ? { images: attached.images.map((i) => ({ dataUrl: i.dataUrl })) } : {}),
     },
   ];
   const call = withImages(target, attached.images, ctx.item.nodeKey, ctx.call.bind(ctx));
   const records: ToolCallRecord[] = [];
   const usages: LlmUsage[] = [];
+  // the model calls this invocation made (a resumed transcript's recorded ones were charged before)
+  const live: LlmUsage[] = [];
   // what the model reasoned on each call, kept with the output (sealed with it when encryption is on)
   const reasoning: string[] = [];
+  const runner = toolStepRunner(ctx, tools, transcript, approvals.rules, records, steps);
 
-  /** tool calls made so far in this attempt: each call's idempotency key carries its position */
-  let agentCalls = 0;
-
-  async function runTool(call: LlmToolCall): Promise<string> {
-    const args = parseArguments(call.arguments);
-    const small = args !== null && Buffer.byteLength(call.arguments, 'utf8') <= RECORDED_ARGUMENTS_MAX_BYTES;
-    const name = tools.label(call.name);
-    const record = (ok: boolean, error?: string): void =>
-      void records.push({ name, ...(small && args ? { arguments: args } : {}), ok, ...(error ? { error } : {}) });
-    const target = tools.target(call.name);
-    if (target === undefined) {
-      record(false, `tool ${call.name.slice(0, 64)} is not offered`);
-      return 'error: this tool is not offered';
-    }
-    if (args === null) {
-      record(false, 'the arguments are not a JSON object');
-      return 'error: the arguments are not a JSON object';
-    }
-    ctx.toolActivity(name);
-    try {
-      if (target.kind === 'mcp') {
-        const shown = await tools.callMcp(target.ref, args);
-        // an MCP call counts toward the attempt's calls like any other (its idempotency position)
-        agentCalls++;
-        record(true);
-        return feedBackText(shown);
-      }
-      const result = await ctx.tools.invoke(target.name, args, {
-        signal: ctx.signal,
-        allowedUrls: [],
-        runId: ctx.item.runId,
-        nodeKey: ctx.item.nodeKey,
-        attempt: ctx.item.attempt,
-        invocationId: ctx.item.invocationId,
-        input: ctx.item.input,
-        agentCall: ++agentCalls,
-        logger: ctx.logger,
+  /** The model's next answer: replayed from the transcript, else asked and recorded. */
+  async function ask(offer: boolean, iteration: number): Promise<ModelStep> {
+    await steeringBefore(ctx, transcript, messages, steps);
+    let step = transcript.take('model');
+    if (!step) {
+      if (transcript.replaying) throw transcriptDiverged();
+      ctx.phase(`iteration ${iteration}`);
+      const response = await call(target, {
+        messages,
+        ...(offer ? { tools: [...offered.values()] } : {}),
+        ...(schema ? { responseSchema: { name: 'response', schema } } : {}),
+        ...(config.reasoningEffort ? { reasoningEffort: config.reasoningEffort } : {}),
       });
-      record(true);
-      return feedBack(result);
-    } catch (error) {
-      if (ctx.signal.aborted) throw abortErrorOf(ctx.signal);
-      const message = error instanceof ToolError ? error.message : `tool ${name} failed`;
-      record(false, message);
-      return `error: ${message}`;
+      live.push(response.usage);
+      const answer: ModelStep = { text: response.text, reasoning: response.reasoning, toolCalls: response.toolCalls, usage: response.usage };
+      step = await transcript.write('model', answer as unknown as JsonObject);
     }
+    const answer = modelStepOf(step.payload);
+    steps.push({ step: step.step, kind: 'model', toolCalls: answer.toolCalls.length });
+    return answer;
   }
 
   for (let iteration = 1; ; iteration++) {
     const offer = iteration < maxIterations && records.length < maxToolCalls && offered.size > 0;
-    ctx.phase(`iteration ${iteration}`);
-    const response = await call(target, {
-      messages,
-      ...(offer ? { tools: [...offered.values()] } : {}),
-      ...(schema ? { responseSchema: { name: 'response', schema } } : {}),
-      ...(config.reasoningEffort ? { reasoningEffort: config.reasoningEffort } : {}),
-    });
+    const response = await ask(offer, iteration);
     usages.push(response.usage);
     if (response.reasoning) reasoning.push(response.reasoning);
     const wantsTools = response.toolCalls.length > 0;
@@ -177,22 +169,72 @@ export async function runAgent(ctx: NodeContext): Promise<Json> {
       }
     } else if (wantsTools) {
       messages.push({ role: 'assistant', content: response.text || null, toolCalls: response.toolCalls });
-      for (const call of response.toolCalls) {
-        const content = records.length < maxToolCalls ? await runTool(call) : 'error: the tool call budget is spent; answer now';
-        messages.push({ role: 'tool', toolCallId: call.id, content });
+      for (const [i, toolCall] of response.toolCalls.entries()) {
+        let content: string;
+        if (records.length >= maxToolCalls) content = 'error: the tool call budget is spent; answer now';
+        else if (i >= maxPerTurn) content = PER_TURN_LIMIT_RESULT;
+        else {
+          const done = await runner(toolCall);
+          if (typeof done !== 'string') return LaneAnswer.park(done, usageJson(sumUsage(live)));
+          content = done;
+        }
+        messages.push({ role: 'tool', toolCallId: toolCall.id, content });
       }
       continue;
     }
-    const usage = sumUsage(usages);
     const json = readJsonAnswer(response.text, schema, response.usage.finishReason);
-    return {
+    const output: JsonObject = {
       text: stripThinking(response.text),
       json,
-      usage: usageJson(usage),
+      usage: usageJson(sumUsage(usages)),
       toolCalls: records as unknown as Json,
+      steps: steps as unknown as Json,
       ...(reasoning.length > 0 ? { reasoning: reasoning.join('\n\n') } : {}),
       ...(saved ? { agent: { id: saved.id, version: saved.version } } : {}),
       ...attached.output,
     };
+    // a resumed transcript's earlier answers were charged when their invocation reported
+    return transcript.resumed ? LaneAnswer.output(output, usageJson(sumUsage(live))) : output;
+  }
+}
+
+/** The result a call past `maxToolCallsPerTurn` gets. */
+export const PER_TURN_LIMIT_RESULT = 'error: per-turn tool call limit reached';
+
+
+/**
+ * The steering shown in the seed prompt. A fresh transcript shows every applied message there
+ * and records each as a `steer` step; a resumed one shows those it recorded so (replayed), and
+ * later messages join the conversation before the next model call (`steeringBefore`).
+ */
+async function openSteering(ctx: NodeContext, transcript: Transcript, steps: StepRecord[]): Promise<string[]> {
+  const seeded: string[] = [];
+  if (!transcript.resumed) {
+    for (const message of ctx.item.steering) {
+      const s = await transcript.write('steer', { message, inSeed: true });
+      steps.push({ step: s.step, kind: 'steer' });
+      seeded.push(message);
+    }
+    return seeded;
+  }
+  for (let s = transcript.take('steer', (p) => p['inSeed'] === true); s; s = transcript.take('steer', (p) => p['inSeed'] === true)) {
+    steps.push({ step: s.step, kind: 'steer' });
+    seeded.push(String(s.payload['message']));
+  }
+  return seeded;
+}
+
+/** Steering recorded mid-conversation (replayed), then applied messages not yet recorded, as user messages before a model call. */
+async function steeringBefore(ctx: NodeContext, transcript: Transcript, messages: LlmMessage[], steps: StepRecord[]): Promise<void> {
+  for (let s = transcript.take('steer'); s; s = transcript.take('steer')) {
+    steps.push({ step: s.step, kind: 'steer' });
+    messages.push({ role: 'user', content: steeringSection([String(s.payload['message'])]) });
+  }
+  if (transcript.replaying) return;
+  const recorded = steps.filter((s) => s.kind === 'steer').length;
+  for (const message of ctx.item.steering.slice(recorded)) {
+    const s = await transcript.write('steer', { message, inSeed: false });
+    steps.push({ step: s.step, kind: 'steer' });
+    messages.push({ role: 'user', content: steeringSection([message]) });
   }
 }

@@ -50,6 +50,9 @@ export const agentConfigSchema = z.object({
   tools: z.array(z.string()).nullish(),
   maxIterations: z.number().int().positive().nullish(),
   maxToolCalls: z.number().int().positive().nullish(),
+  maxToolCallsPerTurn: z.number().int().positive().nullish(),
+  // checked entry by entry by parseToolApprovals (the parser's own reader)
+  toolApprovals: z.array(z.unknown()).nullish(),
   responseJsonSchema: schemaObject.nullish(),
   includeUpstreamOutputs: z.boolean().nullish(),
   agentDefinitionId: z.string().nullish(),

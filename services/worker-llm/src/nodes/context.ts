@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AgentReference, TemplateLimits, WorkItem } from '@flowline/graph';
 import type { McpToolbox, ToolRegistry } from '@flowline/tools';
 import type { AttachmentSettings } from '../attachment-resolver';
+import type { AgentStepStore } from './agent-transcript';
 import type { ModelTarget } from '../providers/registry';
 import type { LlmRequest, LlmResponse } from '../providers/types';
 
@@ -34,6 +35,10 @@ export interface NodeContext {
   /** a `toolCall` entry on the activity feed */
   toolActivity(text: string): void;
   logger: Logger;
+  /** where an Agent's transcript is checkpointed */
+  agentSteps: AgentStepStore;
+  /** MAX_AGENT_TRANSCRIPT_BYTES */
+  maxTranscriptBytes: number;
 }
 
 /** A saved agent's pinned version, as an Agent node merges it under its own members. */
