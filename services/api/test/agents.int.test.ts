@@ -14,7 +14,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const BODY = { name: 'researcher', instructions: 'Find it with the tools.', tools: ['echo', 'mcp:memory/read_graph'], toolApprovals: [{ tool: 'echo', when: 'always' }], maxIterations: 4 };
+const BODY = { name: 'researcher', instructions: 'Find it with the tools.', tools: ['echo', 'mcp:memory/read_graph'], toolApprovals: [{ tool: 'echo', when: { path: 'arguments.text', op: 'Exists' } }], maxIterations: 4 };
 
 const agentGraph = (config: Record<string, unknown>) => ({
   nodes: [

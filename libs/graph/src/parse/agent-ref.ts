@@ -1,10 +1,10 @@
 /**
  * An Agent node's reference to a saved agent (`/v1/agents`): `config.agentDefinitionId` and
- * optionally `agentVersion`, and its `toolApprovals`. Which agents exist is the caller's
+ * optionally `agentVersion`. Which agents exist is the caller's
  * knowledge, handed in as a {@link SavedAgentCatalog}; this module only reads the names.
  */
 import type { JsonObject } from '../model';
-import { isObject, q, typeName } from './util';
+import { isObject, q } from './util';
 
 /** The tenant's saved agents a graph names: id (lower case) → its latest version. */
 export type SavedAgentCatalog = ReadonlyMap<string, number>;

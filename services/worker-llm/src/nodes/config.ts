@@ -57,7 +57,6 @@ export const agentConfigSchema = z.object({
   includeUpstreamOutputs: z.boolean().nullish(),
   agentDefinitionId: z.string().nullish(),
   agentVersion: z.number().int().positive().nullish(),
-  toolApprovals: z.array(z.union([z.string(), z.object({ tool: z.string(), when: z.unknown().optional() })])).nullish(),
 });
 
 export const decisionConfigSchema = z.object({
