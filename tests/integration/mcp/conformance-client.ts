@@ -2,9 +2,9 @@
  * Flowline's MCP client (the toolbox the workers use) as a client under test of the MCP
  * conformance suite (`@modelcontextprotocol/conformance client --command …`): the suite starts
  * a scenario's server, appends its URL to the command and names the scenario in
- * MCP_CONFORMANCE_SCENARIO. Run it by hand (the suite needs Node ≥ 22):
+ * MCP_CONFORMANCE_SCENARIO. `conformance.int.test.ts` runs it; by hand, from the repository's root:
  *
- *   conformance client --command "node --import tsx tests/integration/mcp/conformance-client.ts" --scenario tools_call
+ *   npx conformance client --command "node --import tsx tests/integration/mcp/conformance-client.ts" --scenario tools_call
  *
  * Scenarios: `initialize` (connect and list), `tools_call` (call `add_numbers`), `sse-retry`
  * (a call whose stream the server closes, answered after the client reconnects).
