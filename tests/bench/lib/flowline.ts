@@ -156,6 +156,10 @@ export class Api {
     ).runId;
   }
 
+  async cancel(runId: string): Promise<void> {
+    await this.call('POST', `/v1/runs/${runId}/cancel`, {});
+  }
+
   async decide(runId: string, nodeKey: string, decision: 'Approve' | 'Reject'): Promise<void> {
     await this.call('POST', `/v1/runs/${runId}/nodes/${nodeKey}/decide`, {
       operationId: randomUUID(),

@@ -38,6 +38,22 @@ export function fan(k: number): JsonObject {
 }
 
 /** Start → Pause → End: a run that parks until decided. */
+/** A run parked on a durable timer: `Wait PT1H` (no worker, no run slot while it waits). */
+export function parkedOnTimer(): JsonObject {
+  return {
+    schemaVersion: 1,
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'nap', kind: 'Wait', config: { for: 'PT1H' } },
+      { key: 'end', kind: 'End', config: { outcome: 'woke' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: 'nap' },
+      { key: 'e2', from: 'nap', to: 'end' },
+    ],
+  };
+}
+
 export function parked(): JsonObject {
   return {
     schemaVersion: 1,

@@ -191,6 +191,11 @@ export function targets(r: Results): string[][] {
       w5 ? `${fmt(w5.parkedQueriesPerSecPerDispatcher)} ${w5.unit}/s` : 'n/a',
       verdict(w5 ? w5.parkedQueriesPerSecPerDispatcher <= 1 : null),
     ],
+    [
+      `W5 ≤ 1 query/s per dispatcher spent on runs parked on Wait PT1H (${w5?.phases[2]?.parked ?? '?'})`,
+      w5 ? `${fmt(w5.timerParkedQueriesPerSecPerDispatcher)} ${w5.unit}/s (hop p50 ${fmt(w5.timerHopP50Change * 100)}%)` : 'n/a',
+      verdict(w5 ? w5.timerParkedQueriesPerSecPerDispatcher <= 1 : null),
+    ],
     [`W6 recovery ≤ 5 s`, w6 === null ? 'n/a' : `${fmt(w6)} ms`, verdict(cmp(w6, (v) => v <= 5000))],
     [`stretch: hop p50 ≤ 2.5 ms`, `${fmt(p50)} ms`, verdict(cmp(p50, (v) => v <= 2.5))],
     [
@@ -332,15 +337,15 @@ export function renderMarkdown(r: Results): string {
   if (r.w5) {
     for (const p of r.w5.phases) {
       fl.push([
-        `W5 100 chains N=10, ${p.parked} parked`,
+        `W5 100 chains N=10, ${p.on === 'none' ? 'none parked' : `${p.parked} parked on ${p.on}`}`,
         `hop p50 / p99 ms · ${r.w5.unit}/s active · idle`,
         `${fmt(p.hopP50)} / ${fmt(p.hopP99)} · ${fmt(p.activeQueriesPerSec)} · ${fmt(p.idleQueriesPerSec)}`,
       ]);
     }
     fl.push([
       'W5 parked-run cost',
-      `${r.w5.unit}/s per dispatcher (idle with − without)`,
-      fmt(r.w5.parkedQueriesPerSecPerDispatcher),
+      `${r.w5.unit}/s per dispatcher (idle with − without): on a Pause · on Wait PT1H`,
+      `${fmt(r.w5.parkedQueriesPerSecPerDispatcher)} · ${fmt(r.w5.timerParkedQueriesPerSecPerDispatcher)}`,
     ]);
   }
   if (r.w6)

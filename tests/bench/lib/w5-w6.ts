@@ -1,19 +1,22 @@
 /**
  * W5 parked runs and W6 recovery.
  * W5: 100 concurrent chain runs (N = 10) with no parked runs, then the same with P runs
- * parked on a Pause; per-hop p50/p99 and Postgres statements/s (transactions/s without
- * pg_stat_statements) of each phase, plus idle windows that show what parked runs cost.
+ * parked on a Pause, then with P runs parked on a `Wait PT1H` timer; per-hop p50/p99 and
+ * Postgres statements/s (transactions/s without pg_stat_statements) of each phase, plus idle
+ * windows that show what parked runs cost.
  * W6: runs of `wait` chains in flight; `kill -9` the dispatcher owning one; recovery =
  * kill → the first node of a run on its shards admitted (queued) after the kill.
  */
 import type { BenchCluster } from './flowline';
-import { chain, parked } from './graphs';
+import { chain, parked, parkedOnTimer } from './graphs';
 import { delta } from './cost';
 import { mapLimit, percentile, sleep } from './stats';
 import { assertCompleted, chainHops, startMany, waitTerminal, type Ctx } from './workloads';
 
 export interface W5Phase {
   parked: number;
+  /** what the parked runs wait on */
+  on: 'none' | 'Pause' | 'Wait PT1H';
   hopP50: number;
   hopP99: number;
   activeQueriesPerSec: number;
@@ -23,9 +26,12 @@ export interface W5Phase {
 export interface W5Result {
   unit: 'statements' | 'transactions';
   phases: W5Phase[];
-  /** (idle/s with parked − idle/s without) ÷ dispatchers */
+  /** (idle/s with runs parked on a Pause − idle/s without) ÷ dispatchers */
   parkedQueriesPerSecPerDispatcher: number;
+  /** the same for runs parked on a `Wait PT1H` timer */
+  timerParkedQueriesPerSecPerDispatcher: number;
   hopP50Change: number;
+  timerHopP50Change: number;
 }
 
 async function rate(
@@ -46,6 +52,7 @@ async function phase(
   ctx: Ctx,
   chainDef: string,
   parkedCount: number,
+  on: W5Phase['on'],
   idleMs: number,
 ): Promise<{ phase: W5Phase; unit: 'statements' | 'transactions' }> {
   const idle = await rate(ctx, () => sleep(idleMs));
@@ -59,6 +66,7 @@ async function phase(
   return {
     phase: {
       parked: parkedCount,
+      on,
       hopP50: percentile(hops, 50),
       hopP99: percentile(hops, 99),
       activeQueriesPerSec: active.perSec,
@@ -78,37 +86,65 @@ export async function w5(
   const pauseDef = await ctx.api.createDefinition('w5-parked', parked());
   const warm = await startMany(ctx, chainDef, 20);
   await waitTerminal(ctx.mon, warm, 60_000);
-  const before = await phase(ctx, chainDef, 0, idleMs);
+  const before = await phase(ctx, chainDef, 0, 'none', idleMs);
   ctx.log(
     `W5 unparked: hop p50 ${before.phase.hopP50.toFixed(2)} ms, idle ${before.phase.idleQueriesPerSec.toFixed(1)}/s`,
   );
-  const parkedIds = await startMany(ctx, pauseDef, parkedCount);
-  const until = Date.now() + 300_000;
-  for (;;) {
-    const [r] = await ctx.mon.query<{ n: number }>(
-      `select count(*)::int as n from runs where definition_id = $1 and status = 'WaitingForApproval'`,
-      [pauseDef],
-    );
-    if (r!.n >= parkedCount) break;
-    if (Date.now() > until) throw new Error(`only ${r!.n} of ${parkedCount} runs parked after 300 s`);
-    await sleep(250);
-  }
-  // let the sweeps that saw the parked runs arrive settle before measuring
-  await sleep(2000);
-  const after = await phase(ctx, chainDef, parkedCount, idleMs);
-  ctx.log(
-    `W5 ${parkedCount} parked: hop p50 ${after.phase.hopP50.toFixed(2)} ms, idle ${after.phase.idleQueriesPerSec.toFixed(1)}/s`,
+
+  // parked on a person: the run reads WaitingForApproval
+  const pauseIds = await startMany(ctx, pauseDef, parkedCount);
+  await parkedCountReaches(
+    ctx,
+    parkedCount,
+    `select count(*)::int as n from runs where definition_id = $1 and status = 'WaitingForApproval'`,
+    pauseDef,
   );
-  // release the parked runs so later workloads run on a quiet cluster
-  await mapLimit(parkedIds, 32, (id) => ctx.api.decide(id, 'review', 'Reject'));
-  await waitTerminal(ctx.mon, parkedIds, 300_000, 250);
+  const onPause = await phase(ctx, chainDef, parkedCount, 'Pause', idleMs);
+  ctx.log(
+    `W5 ${parkedCount} parked on a Pause: hop p50 ${onPause.phase.hopP50.toFixed(2)} ms, idle ${onPause.phase.idleQueriesPerSec.toFixed(1)}/s`,
+  );
+  // release the parked runs so the next phase starts from a quiet cluster
+  await mapLimit(pauseIds, 32, (id) => ctx.api.decide(id, 'review', 'Reject'));
+  await waitTerminal(ctx.mon, pauseIds, 300_000, 250);
+
+  // parked on a durable timer: the Wait node reads Running with no job on any queue
+  const timerDef = await ctx.api.createDefinition('w5-timer', parkedOnTimer());
+  const timerIds = await startMany(ctx, timerDef, parkedCount);
+  await parkedCountReaches(
+    ctx,
+    parkedCount,
+    `select count(*)::int as n from node_runs n join runs r on r.id = n.run_id
+      where r.definition_id = $1 and n.node_key = 'nap' and n.status = 'Running'`,
+    timerDef,
+  );
+  const onTimer = await phase(ctx, chainDef, parkedCount, 'Wait PT1H', idleMs);
+  ctx.log(
+    `W5 ${parkedCount} parked on Wait PT1H: hop p50 ${onTimer.phase.hopP50.toFixed(2)} ms, idle ${onTimer.phase.idleQueriesPerSec.toFixed(1)}/s`,
+  );
+  await mapLimit(timerIds, 32, (id) => ctx.api.cancel(id));
+  await waitTerminal(ctx.mon, timerIds, 300_000, 250);
+
+  const perDispatcher = (p: W5Phase) => (p.idleQueriesPerSec - before.phase.idleQueriesPerSec) / dispatchers;
   return {
     unit: before.unit,
-    phases: [before.phase, after.phase],
-    parkedQueriesPerSecPerDispatcher:
-      (after.phase.idleQueriesPerSec - before.phase.idleQueriesPerSec) / dispatchers,
-    hopP50Change: after.phase.hopP50 / before.phase.hopP50 - 1,
+    phases: [before.phase, onPause.phase, onTimer.phase],
+    parkedQueriesPerSecPerDispatcher: perDispatcher(onPause.phase),
+    timerParkedQueriesPerSecPerDispatcher: perDispatcher(onTimer.phase),
+    hopP50Change: onPause.phase.hopP50 / before.phase.hopP50 - 1,
+    timerHopP50Change: onTimer.phase.hopP50 / before.phase.hopP50 - 1,
   };
+}
+
+/** Waits until `sql` (one `$1`: the definition) counts `count` parked runs, then lets the sweeps that saw them arrive settle. */
+async function parkedCountReaches(ctx: Ctx, count: number, sql: string, definitionId: string): Promise<void> {
+  const until = Date.now() + 300_000;
+  for (;;) {
+    const [r] = await ctx.mon.query<{ n: number }>(sql, [definitionId]);
+    if (r!.n >= count) break;
+    if (Date.now() > until) throw new Error(`only ${r!.n} of ${count} runs parked after 300 s`);
+    await sleep(250);
+  }
+  await sleep(2000);
 }
 
 /** W6 once: returns ms from kill to the first admission on the dead dispatcher's shards. */
