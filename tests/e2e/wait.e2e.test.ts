@@ -34,8 +34,9 @@ describe('Wait timers on a whole cluster', () => {
   let c: E2eCluster;
 
   beforeAll(async () => {
-    // one run slot per tenant: a parked Wait must not hold it
-    c = await startE2eCluster({ dispatchers: 2, toolWorkers: 1, env: { MAX_CONCURRENT_RUNS: '1' } });
+    // one run slot per tenant: a parked Wait must not hold it. A 20 s shard lease: after a kill -9
+    // only the dead dispatcher's released liveness lock can move its shards within a Wait PT8S.
+    c = await startE2eCluster({ dispatchers: 2, toolWorkers: 1, env: { MAX_CONCURRENT_RUNS: '1', SHARD_LEASE_MS: '20000' } });
   }, 90_000);
 
   afterEach((ctx) => {
@@ -73,15 +74,20 @@ describe('Wait timers on a whole cluster', () => {
     expect(nodeOf(first, 'nap')?.status).toBe('Succeeded');
   }, 40_000);
 
-  it('survives a kill -9 of the dispatcher owning the parked run: the survivor wakes it on time', async () => {
+  it("survives a kill -9 of the dispatcher owning the parked run: the survivor wakes it on time, before the dead one's lease ends", async () => {
     const defId = await c.api.createDefinition('nap-kill', timerGraph({ for: 'PT8S' }));
     const t0 = Date.now();
     const runId = await c.api.startRun(defId, {});
     await c.api.waitForRun(runId, (v) => nodeOf(v, 'nap')?.status === 'Running', 20_000, 'Wait parked');
+    const owner = await c.ownerOf(runId);
+    const killed0 = await c.db.pool.query<{ renewed: Date }>('select max(expires_at) as renewed from shard_leases where owner = $1', [owner]);
     const { killed } = await c.killRunOwner(runId);
     expect(killed).toMatch(/^dispatcher-[12]$/);
     const done = await c.api.waitForRun(runId, (v) => v.run.status === 'Completed', 30_000, 'run completed after the kill');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(8000);
+    // on the database clock: the run ended while the killed dispatcher's last lease still ran
+    const ended = await c.db.pool.query<{ finished_at: Date }>('select finished_at from runs where id = $1', [runId]);
+    expect(ended.rows[0]!.finished_at.getTime()).toBeLessThan(killed0.rows[0]!.renewed.getTime());
     expect(nodeOf(done, 'nap')).toMatchObject({ status: 'Succeeded', attempt: 1 });
     expect(done.output).toMatchObject({ outcome: 'woke', result: { fired: 'timer' } });
   }, 60_000);

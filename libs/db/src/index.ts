@@ -31,7 +31,7 @@ export {
   type CompleteWaitpointOutcome, type ListWaitpointsParams, type RevokeWaitpointOutcome, type WaitpointRecord, type WaitpointStatus,
 } from './store/waitpoints';
 export { sendInboundEvents, type InboundEventInput } from './store/inbound-events';
-export { claimShards, releaseShards } from './store/shard-leases';
+export { claimShards, deadDispatcherExists, DispatcherLiveness, releaseShards } from './store/shard-leases';
 export { getRunBlockerFacts } from './store/blocker-facts';
 export { stuckRunCandidates, WATCHED_RUN_STATUSES } from './store/stuck-runs';
 export type { RunBlockerFacts } from './store/blocker-facts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, waitFor, type TestDatabase } from '@flowline/testing';
-import { claimShards, releaseShards } from '../src';
+import { claimShards, deadDispatcherExists, DispatcherLiveness, releaseShards } from '../src';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -68,5 +68,51 @@ describe('shard leases', () => {
     const final = await Promise.all(ids.map((id) => claimShards(db.pool, id, 16, 60_000)));
     expect(final.flat().sort((x, y) => x - y)).toEqual(Array.from({ length: 16 }, (_, i) => i));
     for (const o of final) expect(o).toHaveLength(4);
+  });
+
+  it("takes a dead peer's shards on the next claim, long before its lease ends, once its liveness lock is gone", async () => {
+    await resetLeases();
+    const a = new DispatcherLiveness(db.url);
+    const b = new DispatcherLiveness(db.url);
+    await a.acquire();
+    await b.acquire();
+    try {
+      // a holds everything for a minute, then b joins: while a lives, b waits for its fair share
+      expect(await claimShards(db.pool, 'a', 8, 60_000, a.key)).toHaveLength(8);
+      expect(await claimShards(db.pool, 'b', 8, 60_000, b.key)).toEqual([]);
+      expect(await deadDispatcherExists(db.pool)).toBe(false);
+      // a's process dies: its session ends and the lock with it
+      await a.close();
+      expect(await deadDispatcherExists(db.pool)).toBe(true);
+      expect(await claimShards(db.pool, 'b', 8, 60_000, b.key)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(await deadDispatcherExists(db.pool)).toBe(false);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('judges a dispatcher that names no liveness key by its lease alone', async () => {
+    await resetLeases();
+    expect(await claimShards(db.pool, 'a', 4, 60_000, null)).toHaveLength(4);
+    expect(await deadDispatcherExists(db.pool)).toBe(false);
+    expect(await claimShards(db.pool, 'b', 4, 60_000, null)).toEqual([]);
+  });
+
+  it('reports the loss of its own connection, so the dispatcher stops naming a key no session holds', async () => {
+    await resetLeases();
+    let lost = 0;
+    const a = new DispatcherLiveness(db.url, () => lost++);
+    await a.acquire();
+    try {
+      expect(a.held).toBe(true);
+      await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'flowline-dispatcher-liveness' AND datname = current_database()`);
+      await waitFor(() => !a.held, { timeoutMs: 5_000, description: 'liveness connection seen lost' });
+      expect(lost).toBe(1);
+      await a.acquire();
+      expect(a.held).toBe(true);
+    } finally {
+      await a.close();
+    }
   });
 });

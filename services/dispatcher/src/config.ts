@@ -44,7 +44,12 @@ export const dispatcherOwnOptions = {
     .min(1)
     .default(() => `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`)
     .describe('identity of this replica in shard_leases and dispatchers'),
-  SHARD_LEASE_MS: int(4000, 300, 'shard lease length, ms; renewed every third of it; the shards of a dead dispatcher are taken over within about this long plus a third'),
+  SHARD_LEASE_MS: int(4000, 300, 'shard lease length, ms; renewed every third of it; the shards of a dispatcher that stops renewing (hung, or its liveness lock unknown) are taken over within about this long plus a third'),
+  DISPATCHER_LIVENESS_PROBE_MS: int(
+    500,
+    0,
+    "how often a dispatcher checks that its peers' processes live, ms: each holds a session advisory lock on a connection of its own, which Postgres releases the moment the process dies (even by SIGKILL), and a peer that lost it has its shards taken at once instead of when its lease ends (0: no lock and no check; behind a proxy that pools sessions per transaction, such as PgBouncer in transaction mode, set 0)",
+  ),
   DISPATCH_BATCH_SIZE: int(200, 1, 'most runs committed in one tick transaction'),
   INFLIGHT_CHECK_EVERY_SWEEPS: int(10, 1, 'every Nth sweep re-checks in-flight work against BullMQ'),
   DISPATCH_START_DELAY_MS: int(

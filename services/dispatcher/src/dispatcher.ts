@@ -6,6 +6,7 @@
 import { Job } from 'bullmq';
 import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
+import { DispatcherLiveness } from '@flowline/db';
 import { runLoop, systemClock, tracingEnabled, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES, laneTelemetry } from '@flowline/queue';
 import { interruptedResult, type Lane, type WorkItem } from '@flowline/graph';
@@ -147,8 +148,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     log,
   };
 
+  // proof of life for the peers (see DISPATCHER_LIVENESS_PROBE_MS); its key is named in claims only while held
+  const liveness =
+    c.DISPATCHER_LIVENESS_PROBE_MS > 0
+      ? new DispatcherLiveness(c.DATABASE_URL, (err) => log.warn({ err }, 'liveness lock lost with its connection; peers judge this dispatcher by its lease until it is taken again'))
+      : null;
   const leases: LeaseKeeper = new LeaseKeeper(
-    { claim: () => store.claimShards(), release: () => store.releaseShards() },
+    { claim: () => store.claimShards(liveness?.held ? liveness.key : null), release: () => store.releaseShards() },
     c.SHARD_LEASE_MS,
     {
       gained: async (shards) => {
@@ -317,6 +323,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     await window.idle();
     cache.clear();
     await leases.relinquish({ release }).catch((err: unknown) => log.warn({ err }, 'lease release failed'));
+    await liveness?.close();
     await feed.stop();
     await closeLaneQueues(queues);
     log.info({ release }, 'dispatcher stopped');
@@ -327,6 +334,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async start() {
       running = true;
       await feed.start();
+      // best effort before the first claim: without the lock, peers judge this replica by its lease
+      await liveness?.acquire().catch((err: unknown) => log.warn({ err }, 'liveness lock not taken; retried by the liveness loop'));
       await leases.runOnce();
       const tickLoop = runLoop(ticker, { idleMs: c.DISPATCH_SWEEP_MS, logger: log, name: 'tick', backoff: { initialMs: 50, maxMs: 2000 } });
       pending.onReady(() => tickLoop.wake());
@@ -334,6 +343,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         runLoop(leases, { idleMs: leases.renewEveryMs, jitter: 0, logger: log, name: 'leases' }),
         tickLoop,
         runLoop(sweeper, { idleMs: c.DISPATCH_SWEEP_MS, logger: log, name: 'sweep' }),
+        ...(liveness
+          ? [runLoop(livenessProbe(liveness, store, leases), { idleMs: c.DISPATCHER_LIVENESS_PROBE_MS, jitter: 0, logger: log, name: 'liveness' })]
+          : []),
       ];
       log.info({ shards: [...leases.shards] }, 'dispatcher started');
     },
@@ -356,3 +368,19 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   };
 }
 
+/**
+ * The liveness loop: keeps this replica's own lock taken (again after its connection broke), and
+ * when a peer's lock is gone while its lease still runs, claims at once so its shards (and the
+ * timers, waits and work on them) move now rather than when the lease ends.
+ */
+function livenessProbe(liveness: DispatcherLiveness, store: DispatchStore, leases: LeaseKeeper): Service {
+  return {
+    start() {},
+    async runOnce() {
+      await liveness.acquire();
+      if (await store.deadDispatcherExists()) await leases.runOnce();
+      return false;
+    },
+    stop() {},
+  };
+}

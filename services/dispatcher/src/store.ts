@@ -7,6 +7,7 @@ import {
   applyPlans,
   claimConcurrency,
   claimShards,
+  deadDispatcherExists,
   dueRuns,
   forceQuarantine,
   findRunsWithInflightWork,
@@ -39,8 +40,11 @@ export interface DispatchStore {
   dueRuns(shards: number[], limit: number): Promise<string[]>;
   inflight(shards: number[]): Promise<InflightWork[]>;
   reconcileInlineRunning(shards: number[]): Promise<void>;
-  claimShards(): Promise<number[]>;
+  /** `livenessKey`: the advisory lock this process holds right now, or null (see DispatcherLiveness) */
+  claimShards(livenessKey: bigint | null): Promise<number[]>;
   releaseShards(): Promise<void>;
+  /** some peer live by its lease has lost its liveness lock: a claim now takes its shards */
+  deadDispatcherExists(): Promise<boolean>;
   shardOf(runId: string): number;
 }
 
@@ -68,7 +72,8 @@ export function createDispatchStore(pool: Pool, o: StoreOptions): DispatchStore 
     reconcileInlineRunning: async (shards) => {
       await reconcileInlineRunning(pool, shards);
     },
-    claimShards: () => claimShards(pool, o.dispatcherId, o.shardCount, o.leaseMs),
+    claimShards: (livenessKey) => claimShards(pool, o.dispatcherId, o.shardCount, o.leaseMs, livenessKey),
+    deadDispatcherExists: () => deadDispatcherExists(pool),
     releaseShards: async () => {
       await releaseShards(pool, o.dispatcherId);
     },

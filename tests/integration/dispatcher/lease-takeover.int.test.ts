@@ -33,6 +33,24 @@ describe('shard lease takeover', () => {
     await second.stop();
   });
 
+  it("takes the shards of a peer whose liveness lock is gone at once, long before its lease would run out", async () => {
+    // a minute-long lease: only the liveness lock can move the shards within the test's time
+    const slow = { SHARD_LEASE_MS: '60000', DISPATCHER_LIVENESS_PROBE_MS: '200' };
+    const first = await h.startDispatcher('lively-first', slow);
+    expect(first.ownedShards()).toHaveLength(SHARD_COUNT);
+    const second = await h.startDispatcher('lively-second', slow);
+    expect(second.ownedShards()).toHaveLength(0);
+    // halt: no lease released, but the process's session (and its lock) ends as a killed one's would
+    await first.halt();
+    const runIds = await h.createRuns(toolChain('echo', { after: 'liveness' }), [{ a: 1 }, { a: 2 }]);
+    await waitFor(() => second.ownedShards().length === SHARD_COUNT, { timeoutMs: 10_000, description: 'second owns all shards' });
+    await waitFor(
+      async () => [...(await runStatuses(h.db, runIds)).values()].every((s) => s === 'Completed'),
+      { timeoutMs: 20_000, description: 'runs completed by the survivor' },
+    );
+    await second.stop();
+  });
+
   it('settles a job that completed while nobody owned its shard from the job return value, without running it again', async () => {
     const owner = await h.startDispatcher('owner');
     expect(owner.ownedShards()).toHaveLength(SHARD_COUNT);

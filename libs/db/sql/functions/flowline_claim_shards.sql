@@ -1,11 +1,14 @@
 -- Registers/heartbeats a dispatcher and rebalances shard leases, all on the database clock.
--- A dispatcher is live until its own heartbeat + lease_ms (dispatchers.expires_at).
+-- A dispatcher is live until its own heartbeat + lease_ms (dispatchers.expires_at), and, when it
+-- registered a liveness key, only while a session still holds that advisory lock (see
+-- flowline_dead_dispatchers): a peer whose process died is expired here with its leases, so its
+-- shards are taken in this call instead of after its lease runs out.
 -- Fair share: ceil(shard_count / live dispatchers).
 -- Effect: shard rows 0..shard_count-1 exist; the caller's leases renewed to now()+lease_ms;
 -- leases beyond its fair share released (highest shards first); expired or unowned shards
 -- taken (SKIP LOCKED, re-checked) up to the fair share; long-dead dispatcher rows deleted.
 -- Result: the shards the caller owns, ascending.
-CREATE OR REPLACE FUNCTION flowline_claim_shards(dispatcher text, shard_count int, lease_ms int) RETURNS int[]
+CREATE OR REPLACE FUNCTION flowline_claim_shards(dispatcher text, shard_count int, lease_ms int, liveness bigint) RETURNS int[]
 LANGUAGE plpgsql AS $$
 DECLARE
   lease interval := make_interval(secs => lease_ms / 1000.0);
@@ -13,9 +16,14 @@ DECLARE
   fair int;
   owned int;
 BEGIN
-  INSERT INTO dispatchers (id, started_at, heartbeat_at, expires_at) VALUES (dispatcher, now(), now(), now() + lease)
-  ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expires_at = now() + lease;
+  INSERT INTO dispatchers (id, started_at, heartbeat_at, expires_at, liveness_key) VALUES (dispatcher, now(), now(), now() + lease, liveness)
+  ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expires_at = now() + lease, liveness_key = liveness;
   DELETE FROM dispatchers WHERE expires_at < now() - interval '1 hour';
+  -- peers whose process is gone: expired now, their leases free for the taking below
+  WITH dead AS (
+    UPDATE dispatchers SET expires_at = now() WHERE id IN (SELECT id FROM flowline_dead_dispatchers() WHERE id <> dispatcher)
+    RETURNING id)
+  UPDATE shard_leases SET expires_at = now() WHERE owner IN (SELECT id FROM dead);
   IF (SELECT count(*) FROM shard_leases WHERE shard < shard_count) < shard_count THEN
     INSERT INTO shard_leases (shard, owner, expires_at)
     SELECT s, NULL, now() FROM generate_series(0, shard_count - 1) AS s
