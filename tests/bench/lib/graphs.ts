@@ -38,13 +38,13 @@ export function fan(k: number): JsonObject {
 }
 
 /** Start → Pause → End: a run that parks until decided. */
-/** A run parked on a durable timer: `Wait PT1H` (no worker, no run slot while it waits). */
-export function parkedOnTimer(): JsonObject {
+/** A run parked on a durable timer, `Wait PT1H` by default (no worker, no run slot while it waits). */
+export function parkedOnTimer(duration = 'PT1H'): JsonObject {
   return {
     schemaVersion: 1,
     nodes: [
       { key: 'start', kind: 'Start' },
-      { key: 'nap', kind: 'Wait', config: { for: 'PT1H' } },
+      { key: 'nap', kind: 'Wait', config: { for: duration } },
       { key: 'end', kind: 'End', config: { outcome: 'woke' } },
     ],
     edges: [

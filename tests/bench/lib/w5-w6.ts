@@ -194,3 +194,56 @@ export async function w6Once(
 
 /** The chain W6 kills into: 80 `wait` nodes of 100 ms, ≈ 9 s per run. */
 export const w6Graph = () => chain(80, 'wait', { ms: 100 });
+
+export interface W6TimerResult {
+  runs: number;
+  victim: string;
+  /** how late each `Wait PT2S` woke after its due time (node finished − started − 2 s), ms */
+  lateP50: number;
+  lateP99: number;
+  lateMax: number;
+  completed: boolean;
+}
+
+/**
+ * W6 timers: `runs` runs parked on `Wait PT2S`; about a second in, `kill -9` the dispatcher that
+ * owns the most of them. Each wait's lateness = its node's finish − its start − 2 s (database
+ * clock): what a timer due while its owner is dead costs.
+ */
+export async function w6Timers(ctx: Ctx, c: BenchCluster, runs: number): Promise<W6TimerResult> {
+  const def = await ctx.api.createDefinition('w6-timers', parkedOnTimer('PT2S'));
+  const ids = await startMany(ctx, def, runs);
+  const parkedSql = `select count(*)::int as n from node_runs where run_id = any($1::uuid[]) and node_key = 'nap' and started_at is not null`;
+  for (const until = Date.now() + 60_000; ; ) {
+    const [r] = await ctx.mon.query<{ n: number }>(parkedSql, [ids]);
+    if (r!.n >= runs) break;
+    if (Date.now() > until) throw new Error(`only ${r!.n} of ${runs} Waits started after 60 s`);
+    await sleep(50);
+  }
+  await sleep(1000);
+  const [own] = await ctx.mon.query<{ owner: string }>(
+    `select l.owner from runs r join shard_leases l on l.shard = r.shard
+      where r.id = any($1::uuid[]) and l.expires_at > now() and l.owner is not null
+      group by l.owner order by count(*) desc limit 1`,
+    [ids],
+  );
+  if (!own) throw new Error('no parked run with a live owner');
+  await c.cluster.kill(own.owner, 'SIGKILL');
+  await waitTerminal(ctx.mon, ids, 120_000, 100);
+  // bring the dispatcher back for the next workload
+  c.cluster.launch(c.cluster.processes.get(own.owner)!.spec);
+  const rows = await ctx.mon.query<{ late: number; ok: boolean }>(
+    `select extract(epoch from (n.finished_at - n.started_at)) * 1000 - 2000 as late, r.status = 'Completed' as ok
+       from node_runs n join runs r on r.id = n.run_id where r.id = any($1::uuid[]) and n.node_key = 'nap'`,
+    [ids],
+  );
+  const late = rows.map((r) => Number(r.late));
+  return {
+    runs,
+    victim: own.owner,
+    lateP50: percentile(late, 50),
+    lateP99: percentile(late, 99),
+    lateMax: Math.max(...late),
+    completed: rows.length === runs && rows.every((r) => r.ok),
+  };
+}
