@@ -46,6 +46,8 @@ import type {
   WaitpointCompleted,
   InboundEvent,
   EventsAccepted,
+  EventDetail,
+  EventMatch,
   SignalBody,
   SteerBody,
   Whoami,
@@ -422,8 +424,16 @@ export function createRestClient(o: RestClientOptions) {
       callback: (callbackUrl: string, payload: unknown) => call<WaitpointCallbackAnswer>('POST', new URL(callbackUrl, 'http://x').pathname, payload ?? null),
     },
     events: {
-      /** `POST /v1/events` → 202 `{ accepted, ids, duplicates }`: events for Wait nodes' event arms (deduplicated by id) */
+      /**
+       * `POST /v1/events` → 202 `{ accepted, ids, duplicates }`: each new event starts a run of every definition whose `triggers`
+       * match it and reaches Wait nodes' event arms (deduplicated by id)
+       */
       send: (events: InboundEvent[]) => call<EventsAccepted>('POST', '/v1/events', events),
+      /** `GET /v1/events/{id}`: the event and what each subscribed definition made of it */
+      get: (eventId: string) => call<EventDetail>('GET', `/v1/events/${id(eventId)}`),
+      /** `POST /v1/events/{id}/replay`: judged again by the definitions named (default: every one listening now); never a second run */
+      replay: (eventId: string, definitionIds?: string[]) =>
+        call<{ matches: Array<Omit<EventMatch, 'definitionName' | 'at'>> }>('POST', `/v1/events/${id(eventId)}/replay`, definitionIds === undefined ? {} : { definitionIds }),
     },
     mcpServers: {
       /** `POST /v1/mcp-servers` → 201; 409 `McpServerNameTaken`; 400 for a private address outside MCP_ALLOWED_HOSTS */

@@ -447,6 +447,30 @@ export interface EventsAccepted {
   duplicates: string[];
 }
 
+/** What one definition subscribed to an event's name made of it. */
+export interface EventMatch {
+  definitionId: string;
+  /** null once the definition is deleted */
+  definitionName: string | null;
+  outcome: 'matched' | 'notMatched' | 'filterError' | 'deferred' | 'refused';
+  reason: string | null;
+  /** the run a match started */
+  runId: string | null;
+  at: string;
+}
+
+/** `GET /v1/events/{id}` answer. */
+export interface EventDetail {
+  id: string;
+  name: string;
+  data: unknown;
+  ts: string | null;
+  receivedAt: string;
+  /** due: a verdict or a run start is still to come (the fan-out sweep finishes it) */
+  fanout: 'done' | 'due';
+  matches: EventMatch[];
+}
+
 /** `POST …/steer` body. */
 export interface SteerBody {
   operationId: string;

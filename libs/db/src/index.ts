@@ -31,6 +31,18 @@ export {
   type CompleteWaitpointOutcome, type ListWaitpointsParams, type RevokeWaitpointOutcome, type WaitpointRecord, type WaitpointStatus,
 } from './store/waitpoints';
 export { sendInboundEvents, type InboundEventInput } from './store/inbound-events';
+export {
+  eventsDueForFanout,
+  eventSubscribers,
+  getInboundEvent,
+  inboundEventsByIds,
+  listEventMatches,
+  recordEventFanout,
+  type EventMatch,
+  type EventMatchRow,
+  type EventSubscriber,
+  type StoredEvent,
+} from './store/event-fanout';
 export { claimShards, deadDispatcherExists, DispatcherLiveness, releaseShards } from './store/shard-leases';
 export { getRunBlockerFacts } from './store/blocker-facts';
 export { stuckRunCandidates, WATCHED_RUN_STATUSES } from './store/stuck-runs';

@@ -4,6 +4,7 @@
  * Pure types and constant tables only.
  */
 
+import type { EventTrigger } from './triggers/event-triggers';
 import type { JsonNumber } from './conditions/exact-json';
 import type { RunBudget } from './budget/budget-spec';
 
@@ -134,6 +135,11 @@ export interface Graph {
    * /v1/runs/{id}/signals` refuses a channel not declared here. Absent: none.
    */
   signals?: Record<string, { schema: JsonObject | null }>;
+  /**
+   * Event triggers (an addition to CONTRACT §1): each event `POST /v1/events` takes whose name
+   * one of them matches (and whose filter holds) starts one run of the definition. Absent: none.
+   */
+  triggers?: EventTrigger[];
   /** In document order. */
   nodes: GraphNode[];
   /** In document order (this order decides `branch`: the first conditional edge that fired). */

@@ -96,6 +96,14 @@ export const apiConfigSchema = defineConfig({
     .max(1_000)
     .default(100)
     .describe('most events one POST /v1/events may carry'),
+  EVENT_FANOUT_SWEEP_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(5_000)
+    .describe("how often each API replica finishes event fan-outs the intake left undone (a crash mid-way, a start deferred by a full backlog), ms; an event younger than this is left to the intake"),
+  EVENT_FANOUT_BATCH: z.coerce.number().int().min(1).max(10_000).default(100).describe('most events one fan-out sweep takes'),
   MAX_CHAT_ANSWER_BYTES: z.coerce
     .number()
     .int()

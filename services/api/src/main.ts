@@ -10,6 +10,8 @@ import { connectRedis } from '@flowline/queue';
 import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
 import { createApp } from './app';
+import type { AppDeps } from './context';
+import { startEventFanoutSweep } from './event-fanout';
 import { waitpointSigningKey } from './waitpoint-links';
 import { apiConfigSchema } from './config';
 import { edgeConfigSchema, toEdgeOptions } from './edge/config';
@@ -63,7 +65,7 @@ const core = toCoreOptions(cfg);
 const metrics = createMetrics();
 // /readyz answers 503 from the first moment of shutdown (its releaser runs first: registered last)
 let draining = false;
-const app = createApp({
+const deps: AppDeps = {
   metrics,
   draining: () => draining,
   pool,
@@ -103,7 +105,11 @@ const app = createApp({
     allowedHosts: parseAllowedHosts(cfg.MCP_ALLOWED_HOSTS),
     startCheckTimeoutMs: cfg.MCP_START_CHECK_TIMEOUT_MS,
   },
-});
+};
+const app = createApp(deps);
+// events' fan-outs a crash or a full backlog left undone: finished by whichever replica sweeps first
+const stopFanoutSweep = startEventFanoutSweep(deps, { everyMs: cfg.EVENT_FANOUT_SWEEP_MS, minAgeMs: cfg.EVENT_FANOUT_SWEEP_MS, batch: cfg.EVENT_FANOUT_BATCH });
+shutdown.onShutdown(stopFanoutSweep, 'event-fanout-sweep');
 
 const server = serve({ fetch: app.fetch, port: cfg.PORT }, (info) => {
   logger.info({ port: info.port }, 'api listening');

@@ -47,6 +47,8 @@ export const ROUTE_SCOPES = {
   'POST /v1/waitpoints/{id}/complete': 'run',
   'DELETE /v1/waitpoints/{id}': 'operate',
   'POST /v1/events': 'run',
+  'GET /v1/events/{id}': 'read',
+  'POST /v1/events/{id}/replay': 'run',
 
   'POST /v1/runs/{id}/cancel': 'operate',
   'POST /v1/runs/{id}/pause': 'operate',

@@ -523,6 +523,50 @@ export const EventsAcceptedSchema = z
   })
   .openapi('EventsAccepted');
 
+const EventUuid = z.string().openapi({ format: 'uuid' });
+
+/** An event's id in a path: the sender's id, any string the intake kept. */
+export const EventIdParam = z.object({ id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' } }) });
+
+export const EventMatchSchema = z
+  .object({
+    definitionId: EventUuid,
+    definitionName: z.string().nullable().openapi({ description: 'null once the definition is deleted' }),
+    outcome: z.enum(['matched', 'notMatched', 'filterError', 'deferred', 'refused']).openapi({
+      description:
+        'matched: a run was started (runId); notMatched: no trigger of the definition took the event (reason); filterError: a filter could not ' +
+        'be judged on the data (reason); deferred: the start was refused for now (backlog full) and is retried; refused: the start was refused for good (reason)',
+    }),
+    reason: z.string().nullable(),
+    runId: EventUuid.nullable(),
+    at: Timestamp,
+  })
+  .openapi('EventMatch');
+
+export const EventDetailSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    data: JsonSchema,
+    ts: Timestamp.nullable(),
+    receivedAt: Timestamp,
+    fanout: z.enum(['done', 'due']).openapi({ description: "due: some subscriber's verdict or run start is still to come (the fan-out sweep finishes it)" }),
+    matches: z.array(EventMatchSchema).openapi({ description: 'what each definition subscribed to the name made of the event' }),
+  })
+  .openapi('EventDetail');
+
+export const EventReplayBody = z
+  .object({
+    definitionIds: z.array(z.string()).max(100).optional().openapi({
+      description: "only these definitions (each judged even when it was published after the event); absent: every definition listening for the event's name now",
+    }),
+  })
+  .openapi('EventReplay');
+
+export const EventReplaySchema = z
+  .object({ matches: z.array(EventMatchSchema.omit({ definitionName: true, at: true })) })
+  .openapi('EventReplayed');
+
 export const SignalAcceptedSchema = z
   .object({ accepted: z.literal(true), signalId: z.string(), duplicate: z.boolean() })
   .openapi('SignalAccepted');

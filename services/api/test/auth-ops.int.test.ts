@@ -138,6 +138,8 @@ describe('ops', () => {
         'DELETE /v1/waitpoints/{id}',
         'POST /w/{tokenId}/{signature}',
         'POST /v1/events',
+        'GET /v1/events/{id}',
+        'POST /v1/events/{id}/replay',
         'POST /v1/runs/{id}/nodes/{key}/steer',
         'POST /v1/runs/{id}/pause',
         'POST /v1/runs/{id}/resume',

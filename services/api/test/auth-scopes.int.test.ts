@@ -79,6 +79,7 @@ describe('API key scopes over REST', () => {
       ['DELETE', `/v1/definitions/${lineDef}`, undefined, 'define'],
       ['POST', '/v1/definitions/validate', { graph: lineGraph() }, 'define'],
       ['POST', '/v1/events', [{ name: 'read-only.event', data: {} }], 'run'],
+      ['POST', '/v1/events/some-event/replay', {}, 'run'],
       ['POST', `/v1/waitpoints/${runId}/complete`, { payload: {} }, 'run'],
       ['DELETE', `/v1/waitpoints/${runId}`, undefined, 'operate'],
     ];

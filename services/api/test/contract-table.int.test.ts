@@ -25,6 +25,7 @@ let mcpId: string;
 /** Tenant A's waitpoint tokens of the main run: one to read and complete, one to revoke. */
 let wpId: string;
 let wpRevokeId: string;
+let evId: string;
 let agentId: string;
 const AGENT_BODY = { name: 'helper', instructions: 'Answer briefly.', tools: ['echo'] };
 const MCP_BODY = { name: 'docs', url: 'https://mcp.example/mcp', transport: 'streamable-http' };
@@ -90,6 +91,8 @@ beforeAll(async () => {
               VALUES (gen_random_uuid(), 'tenantA', $1, 'llm', 0, 'token', now() + interval '1 hour') RETURNING id`, [runId])).rows[0].id as string;
   wpId = await token();
   wpRevokeId = await token();
+  evId = 'contract-event-1';
+  await h.call('POST', '/v1/events', { body: [{ name: 'contract.event', id: evId, data: {} }] });
   const agent = await h.call('POST', '/v1/agents', { body: AGENT_BODY });
   if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
   agentId = agent.body.id;
@@ -102,7 +105,7 @@ interface Row {
   method: string;
   /** the OpenAPI path template */
   template: string;
-  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; node?: string; edge?: string }) => string;
+  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; ev?: string; node?: string; edge?: string }) => string;
   body?: unknown;
 }
 
@@ -201,6 +204,9 @@ const ROUTES: Row[] = [
   { method: 'POST', template: '/v1/waitpoints/{id}/complete', path: (i) => `/v1/waitpoints/${i.wp ?? i.run}/complete`, body: { payload: { ok: true } } },
   { method: 'DELETE', template: '/v1/waitpoints/{id}', path: (i) => `/v1/waitpoints/${i.wpRevoke ?? i.run}` },
   { method: 'POST', template: '/v1/events', path: () => '/v1/events', body: [{ name: 'order.paid', data: { n: 1 } }] },
+  // unknown and malformed ids reuse the run's
+  { method: 'GET', template: '/v1/events/{id}', path: (i) => `/v1/events/${i.ev ?? i.run}` },
+  { method: 'POST', template: '/v1/events/{id}/replay', path: (i) => `/v1/events/${i.ev ?? i.run}/replay`, body: {} },
   {
     method: 'POST',
     template: '/v1/conversations/{id}/messages',
@@ -212,7 +218,7 @@ const ROUTES: Row[] = [
   { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
-const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId });
+const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId, ev: evId });
 const bodyOf = (r: Row) =>
   r.body !== null && typeof r.body === 'object' && 'definitionId' in r.body ? { ...r.body, definitionId: chatDef } : r.body;
 const call = (r: Row, path: string, token: string | null) => h.call(r.method, path, { ...(r.body === undefined ? {} : { body: bodyOf(r) }), token });
@@ -315,6 +321,8 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/waitpoints/{id}': 200,
       'POST /v1/waitpoints/{id}/complete': 200,
       'DELETE /v1/waitpoints/{id}': 200,
+      'GET /v1/events/{id}': 200,
+      'POST /v1/events/{id}/replay': 200,
       'GET /v1/agents/{id}': 200,
       'PUT /v1/agents/{id}': 200,
       'GET /v1/agents/{id}/versions': 200,

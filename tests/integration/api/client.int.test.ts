@@ -704,6 +704,13 @@ describe('waitpoints and events', () => {
     expect(await c.events.send([{ name: 'order.paid', id: 'c-1', data: { n: 1 } }, { name: 'order.paid', id: 'c-2', data: { n: 2 } }])).toEqual({ accepted: 2, ids: ['c-1', 'c-2'], duplicates: [] });
     const evDone = await waitForRun(c, runId, (d) => d.run.status === 'Completed', 'fired on the event');
     expect(evDone.output).toMatchObject({ result: { fired: 'event', eventId: 'c-2', payload: { n: 2 } } });
+
+    // a definition published after the event: a replay starts its one run
+    const late = await c.definitions.create({ name: 'triggered', graph: lineGraph({ triggers: [{ event: 'order.*' }] }) });
+    expect((await c.events.get('c-1')).matches).toEqual([]);
+    const replayed = await c.events.replay('c-1', [late.id]);
+    expect(replayed.matches).toEqual([{ definitionId: late.id, outcome: 'matched', reason: null, runId: expect.any(String) }]);
+    expect((await c.events.get('c-1')).matches).toMatchObject([{ definitionId: late.id, definitionName: 'triggered', outcome: 'matched', runId: replayed.matches[0]!.runId }]);
   });
 });
 

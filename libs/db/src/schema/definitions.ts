@@ -37,6 +37,14 @@ export const definitions = pgTable(
       .notNull()
       .default(sql`'{}'::uuid[]`),
     /**
+     * The event names and patterns its graph's `triggers` listen for, kept in the clear beside a
+     * possibly sealed graph so `POST /v1/events` finds the subscribers of a name in one read.
+     */
+    triggerEvents: text('trigger_events')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
+    /**
      * False while the definition is disabled: new runs of it are refused, runs already
      * started go on. Not part of the graph, so flipping it writes no new version.
      */
@@ -47,5 +55,6 @@ export const definitions = pgTable(
   (t) => [
     index('definitions_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id),
     index('definitions_refs_idx').using('gin', t.refs),
+    index('definitions_triggers_idx').on(t.tenantId).where(sql`cardinality(${t.triggerEvents}) > 0`),
   ],
 );

@@ -226,8 +226,8 @@ export async function duplicateDefinition(
     const res = await db.query<RawRow>(
       `WITH copy AS (
          INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
-                                  created_at, updated_at)
-         SELECT $3, tenant_id, $4, description, kind, 1, $5::jsonb, $6::jsonb, graph_hash, node_count, refs, now(), now()
+                                  trigger_events, created_at, updated_at)
+         SELECT $3, tenant_id, $4, description, kind, 1, $5::jsonb, $6::jsonb, graph_hash, node_count, refs, trigger_events, now(), now()
          FROM definitions WHERE id = $1 AND tenant_id = $2
          RETURNING *),
        ${recordVersion('copy')}
@@ -240,8 +240,8 @@ export async function duplicateDefinition(
   const res = await db.query<RawRow>(
     `WITH copy AS (
        INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
-                                created_at, updated_at)
-       SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, refs, now(), now()
+                                trigger_events, created_at, updated_at)
+       SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, refs, trigger_events, now(), now()
        FROM definitions WHERE id = $1 AND tenant_id = $2
        RETURNING *),
      ${recordVersion('copy')}
@@ -250,6 +250,16 @@ export async function duplicateDefinition(
   );
   const row = res.rows[0];
   return row ? toRow(row) : null;
+}
+
+/**
+ * The event names and patterns a parsed graph's `triggers` listen for (its `trigger_events`),
+ * read from the plain plan JSON before it is sealed.
+ */
+function triggerEventsOfPlan(planGraphJson: string): string[] {
+  const plan = JSON.parse(planGraphJson) as { triggers?: Array<{ event?: unknown }> };
+  const events = (Array.isArray(plan.triggers) ? plan.triggers : []).map((t) => t.event).filter((e): e is string => typeof e === 'string');
+  return [...new Set(events)];
 }
 
 /** Inserts a definition at version 1. */
@@ -263,13 +273,13 @@ export async function insertDefinition(db: Queryable, d: NewDefinition): Promise
     `WITH ${guard.cte},
      created AS (
        INSERT INTO definitions (id, tenant_id, name, description, kind, version, graph, plan_graph, graph_hash, node_count, refs,
-                                created_at, updated_at)
-       SELECT $1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, $10::uuid[], now(), now()
+                                trigger_events, created_at, updated_at)
+       SELECT $1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, $10::uuid[], $11::text[], now(), now()
        WHERE ${guard.check}
        RETURNING *),
      ${recordVersion('created')}
      SELECT ${COLUMNS}, graph::text AS graph FROM created`,
-    [d.id, d.tenantId, d.name, d.description, d.kind, graph, plan, d.graphHash, d.nodeCount, refs],
+    [d.id, d.tenantId, d.name, d.description, d.kind, graph, plan, d.graphHash, d.nodeCount, refs, triggerEventsOfPlan(d.planGraphJson)],
   );
   const row = res.rows[0];
   if (!row) throw new DefinitionRefsMissingError(await missingRefs(db, d.tenantId, refs));
@@ -398,6 +408,7 @@ export async function updateDefinition(
        node_count = COALESCE($10, node_count),
        plan_graph = COALESCE($11::jsonb, plan_graph),
        refs = COALESCE($12::uuid[], refs),
+       trigger_events = COALESCE($13::text[], trigger_events),
        version = version + 1,
        updated_at = now()
      WHERE id = $1 AND tenant_id = $2 AND version = $3 AND ${guard.check}
@@ -417,6 +428,7 @@ export async function updateDefinition(
       patch.nodeCount ?? null,
       planGraphJson,
       refs,
+      patch.planGraphJson === undefined ? null : triggerEventsOfPlan(patch.planGraphJson),
     ],
   );
   const row = res.rows[0];

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { sealJsonText } from '../crypto';
 import { inboundEventDataAt } from './run-snapshots';
 import type { Queryable } from './transaction';
+import { hasSubscriberSql } from './event-fanout';
 
 export interface InboundEventInput {
   /** the sender's id (dedupe key per tenant); a fresh uuid when absent */
@@ -20,14 +21,15 @@ export interface InboundEventInput {
 /*
  * Inputs: $1 tenant, $2 ids, $3 names, $4 data (JSON text each), $5 sender timestamps.
  * Guard: an id the tenant already sent is left as it was (ON CONFLICT DO NOTHING).
- * Effect: the new events; every run with an unsettled event waitpoint on one of their names due
+ * Effect: the new events (fan-out due when a definition's trigger listens for the name); every run with an unsettled event waitpoint on one of their names due
  * now with its version bumped (a cached snapshot of it lacks the event).
  * Result: the ids kept anew, and the runs woken.
  */
 const SEND_SQL = `
 WITH ins AS (
-  INSERT INTO inbound_events (tenant_id, id, name, data, ts)
-  SELECT $1, e.id, e.name, e.data::jsonb, e.ts::timestamptz FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS e(id, name, data, ts)
+  INSERT INTO inbound_events (tenant_id, id, name, data, ts, fanout_due)
+  SELECT $1, e.id, e.name, e.data::jsonb, e.ts::timestamptz, ${hasSubscriberSql('$1', 'e.name')}
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS e(id, name, data, ts)
   ON CONFLICT (tenant_id, id) DO NOTHING
   RETURNING id, name),
 woke AS (

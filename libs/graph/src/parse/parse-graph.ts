@@ -4,6 +4,7 @@
  * errors are reported alone; otherwise every accumulated error is returned at once.
  * Never throws.
  */
+import { parseEventTriggers, type EventTrigger } from '../triggers/event-triggers';
 import type { Graph, GraphKind, GraphNode, Issue, JsonObject, StateSpec } from '../model';
 import { parseBudget } from '../budget/budget';
 import { checkBudgetReach } from './budget-reach';
@@ -194,6 +195,7 @@ function parseUnchecked(doc: unknown, opts: ParseOptions): ParseResult {
     ...(header.concurrency ? { concurrency: header.concurrency } : {}),
     ...(state ? { state } : {}),
     ...(header.signals ? { signals: header.signals } : {}),
+    ...(header.triggers ? { triggers: header.triggers } : {}),
     nodes,
     edges,
   };
@@ -211,6 +213,8 @@ interface Header {
   state: StateSpec | null;
   /** the `signals` block when declared */
   signals: Graph['signals'] | null;
+  /** the `triggers` list when declared */
+  triggers: EventTrigger[] | null;
 }
 
 /** The `concurrency` block: `{ key: <dot path>, limit: 1–MAX_CONCURRENCY_LIMIT }`, closed. */
@@ -325,5 +329,12 @@ function parseHeader(doc: Record<string, unknown>, out: Issues): Header {
   const state = rawState === undefined ? null : parseStateBlock(rawState, out);
   const rawSignals = get('signals');
   const signals = rawSignals === undefined ? null : parseSignals(rawSignals, out);
-  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null, concurrency, state, signals };
+  const rawTriggers = get('triggers');
+  let triggers: EventTrigger[] | null = null;
+  if (rawTriggers !== undefined) {
+    const t = parseEventTriggers(rawTriggers);
+    if (t.ok) triggers = t.triggers.length > 0 ? t.triggers : null;
+    else for (const e of t.errors) out.error(null, e);
+  }
+  return { kind, chat, ...schemas, budget: budget.ok ? budget.budget : null, concurrency, state, signals, triggers };
 }

@@ -214,6 +214,13 @@ export const GRAPH_MEMBER_SPECS: readonly MemberSpec[] = [
       '{ schema? }, the JSON Schema every payload sent on it must satisfy. POST /v1/runs/{id}/signals refuses any other channel; ' +
       'a Wait node with config.signal reads one.',
   },
+  {
+    name: 'triggers', type: 'list', required: false, example: [{ event: 'order.*', filter: { path: 'data.total', op: 'Gte', value: 100 }, input: 'data' }],
+    help:
+      'Events that start a run (an addition to CONTRACT §1): up to 16 of { event, filter?, input? }. `event` is a name or a pattern ' +
+      "(* for any run of characters); `filter` is an edge condition over { data, name, id, ts }; `input` is the run input's dot path " +
+      'there (default data). POST /v1/events starts one run per event a definition matches.',
+  },
   { name: 'nodes', type: 'list', required: true, help: 'The nodes, in document order: exactly one Start and at least one End.' },
   {
     name: 'edges', type: 'list', required: false, default: [],

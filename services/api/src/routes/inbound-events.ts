@@ -1,17 +1,32 @@
 /**
- * `POST /v1/events`: events for Waits' event arms, `[{ name, data?, id?, ts? }]` → 202. Kept per
- * tenant (libs/db `inbound_events`), deduplicated by id (an id already sent is answered as a
- * duplicate, not kept again); the runs whose parked Waits wait on one of the names are woken. A
- * Wait takes only events received after it began waiting, the oldest that passes its filter.
+ * `POST /v1/events`: events for definitions' triggers and Waits' event arms, `[{ name, data?, id?,
+ * ts? }]` → 202. Kept per tenant (libs/db `inbound_events`), deduplicated by id (an id already
+ * sent is answered as a duplicate, not kept again). Each new event starts one run of every
+ * definition whose `triggers` match it (event-fanout.ts); the runs whose parked Waits wait on
+ * one of the names are woken (a Wait takes only events received after it began waiting, the
+ * oldest that passes its filter). `GET /v1/events/{id}` tells what each subscriber made of an
+ * event; `POST /v1/events/{id}/replay` judges it again (a definition published after it).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { sendInboundEvents } from '@flowline/db';
+import { getInboundEvent, inboundEventsByIds, listEventMatches, sendInboundEvents } from '@flowline/db';
 import type { AppDeps, AppEnv } from '../context';
-import { ValidationFailedError } from '../errors';
+import { NotFoundError, ValidationFailedError } from '../errors';
+import { fanOutEvent } from '../event-fanout';
+import { isUuid } from '../present';
 import { jsonText, sendJson } from '../body';
 import { publishWake } from '../wake';
-import { ErrorSchema, EventsAcceptedSchema, InboundEventSchema, jsonBody, jsonContent } from '../schemas';
+import {
+  ErrorSchema,
+  EventDetailSchema,
+  EventIdParam,
+  EventReplayBody,
+  EventReplaySchema,
+  EventsAcceptedSchema,
+  InboundEventSchema,
+  jsonBody,
+  jsonContent,
+} from '../schemas';
 import { v1Route } from '../v1-route';
 
 /** MAX_EVENTS_PER_REQUEST when the deployment passes none. */
@@ -31,6 +46,29 @@ const sendEventsRoute = v1Route.events('post', '/v1/events', {
     413: jsonContent(ErrorSchema, 'PayloadTooLarge'),
   },
 });
+
+const getEventRoute = v1Route.events('get', '/v1/events/{id}', {
+  operationId: 'getEvent',
+  summary: 'An event and what each subscribed definition made of it',
+  description:
+    'Each definition whose triggers listen for the name: matched (the run it started), notMatched or filterError (why), deferred (its start ' +
+    'is retried: the backlog was full) or refused (why). `fanout: due` while a verdict or a start is still to come.',
+  request: { params: EventIdParam },
+  responses: { 200: jsonContent(EventDetailSchema, 'the event') },
+});
+
+const replayEventRoute = v1Route.events('post', '/v1/events/{id}/replay', {
+  operationId: 'replayEvent',
+  summary: "Judge an event again by its subscribers (e.g. a definition published after it)",
+  description:
+    'Runs the fan-out again for the definitions named (or every one listening for the name now). A definition whose run the event ' +
+    'already started answers that run (request id event:<eventId>:<definitionId>): a replay never starts a second run.',
+  request: { params: EventIdParam, body: jsonBody(EventReplayBody, false) },
+  responses: { 200: jsonContent(EventReplaySchema, 'the verdicts of this replay') },
+});
+
+/** Fan-outs of one request run a few events at a time: each starts its subscribers' runs one by one. */
+const FANOUT_CONCURRENCY = 4;
 
 /** Registers the event intake on `app`. */
 export function registerInboundEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -60,6 +98,38 @@ export function registerInboundEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
     const kept = new Set(out.kept);
     if (out.wokenRunIds.length > 0) deps.logger.info({ events: out.kept.length, runs: out.wokenRunIds.length }, 'events woke waiting runs');
     await Promise.all(out.wokenRunIds.map((runId) => publishWake(deps, runId, tenant)));
+    // the subscribers' runs start now; a fan-out cut short (a crash, a full backlog) is finished by the sweep
+    const due = (await inboundEventsByIds(deps.pool, tenant, out.kept)).filter((e) => e.fanoutDue);
+    for (let i = 0; i < due.length; i += FANOUT_CONCURRENCY) {
+      await Promise.all(due.slice(i, i + FANOUT_CONCURRENCY).map((e) => fanOutEvent(deps, e)));
+    }
     return sendJson(202, { accepted: kept.size, ids: out.ids, duplicates: out.ids.filter((id) => !kept.has(id)) });
+  });
+
+  app.openapi(getEventRoute, async (c) => {
+    const tenant = c.get('tenant');
+    const event = await getInboundEvent(deps.pool, tenant, c.req.valid('param').id);
+    if (!event) throw new NotFoundError('event');
+    const matches = await listEventMatches(deps.pool, tenant, event.id);
+    return sendJson(200, {
+      id: event.id,
+      name: event.name,
+      data: event.data,
+      ts: event.ts,
+      receivedAt: event.receivedAt.toISOString(),
+      fanout: event.fanoutDue ? 'due' : 'done',
+      matches: matches.map((m) => ({ ...m, at: m.at.toISOString() })),
+    });
+  });
+
+  app.openapi(replayEventRoute, async (c) => {
+    const tenant = c.get('tenant');
+    const event = await getInboundEvent(deps.pool, tenant, c.req.valid('param').id);
+    if (!event) throw new NotFoundError('event');
+    const ids = c.req.valid('json').definitionIds;
+    const bad = ids?.findIndex((id) => !isUuid(id)) ?? -1;
+    if (bad >= 0) throw new ValidationFailedError('definitionIds must be definition ids', [{ key: `definitionIds.${bad}`, message: `'${ids![bad]}' is not a uuid` }]);
+    const res = await fanOutEvent(deps, event, ids === undefined ? undefined : new Set(ids.map((id) => id.toLowerCase())));
+    return sendJson(200, { matches: res.matches });
   });
 }
