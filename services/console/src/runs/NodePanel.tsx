@@ -13,6 +13,7 @@ import { KIND_GLYPH, STREAMING_KINDS, defaultMaxAttempts } from '../ui/kinds';
 import { Loading, RefusalNote, SideHead, Time, durationText } from '../ui/primitives';
 import { TokenStream } from './TokenStream';
 import { DecisionPanel } from './DecisionPanel';
+import { AgentSteps } from './AgentSteps';
 import { NodeActions } from './NodeActions';
 
 export interface NodePanelProps {
@@ -93,7 +94,12 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
         </div>
       ) : null}
       {docNode && (status === 'WaitingForApproval' || (d?.pendingDecisionKind ?? summary?.pendingDecisionKind) === 'Operator') ? (
-        <DecisionPanel runId={runId} docNode={docNode} pendingDecisionKind={d?.pendingDecisionKind ?? summary?.pendingDecisionKind ?? null} />
+        <DecisionPanel
+          runId={runId}
+          docNode={docNode}
+          pendingDecisionKind={d?.pendingDecisionKind ?? summary?.pendingDecisionKind ?? null}
+          pendingToolCall={d?.pendingToolCall}
+        />
       ) : null}
       <NodeActions
         runId={runId}
@@ -112,6 +118,7 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
       {d ? (
         <div className="docs">
           <JsonDoc title="Input" value={d.input} open={false} emptyText="not composed yet" />
+          {kind === 'Agent' ? <AgentSteps output={d.output?.output} /> : null}
           <JsonDoc title="Output" value={d.output} emptyText="no output yet" />
           {d.error ? <JsonDoc title="Error" value={d.error} /> : null}
           {d.steering.length > 0 ? (

@@ -16,6 +16,7 @@ import { StatusBadge, TERMINAL_RUN_STATUSES, shownNodeStatus } from '../ui/statu
 import { EmptyState, Loading, RefusalNote, ShortId, Time, durationText, useNow } from '../ui/primitives';
 import { JsonDoc } from '../ui/JsonDoc';
 import { BlockersTab } from './BlockersTab';
+import { decisionKindText } from './blockers';
 import { EventsTab } from './EventsTab';
 import { StateTab } from './StateTab';
 import { NodePanel } from './NodePanel';
@@ -67,7 +68,7 @@ function WaitingCallout({ runId, waiting }: { runId: string; waiting: NodeRunSum
           <Link to="/run" search={{ runId, nodeKey: n.nodeKey }}>
             {n.nodeKey}
           </Link>{' '}
-          ({n.pendingDecisionKind === 'Answer' ? 'an answer' : n.pendingDecisionKind === 'Operator' ? 'an operator' : 'a decision'})
+          ({decisionKindText(n.pendingDecisionKind)})
         </span>
       ))}
     </div>

@@ -12,6 +12,11 @@ const time = (v: unknown): string | null => {
 };
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
+/** What a person is asked for, by the node's pending decision kind. */
+export function decisionKindText(kind: unknown): string {
+  return kind === 'Answer' ? 'an answer' : kind === 'Operator' ? 'an operator' : kind === 'ToolCall' ? 'a tool call approval' : 'a decision';
+}
+
 /** What `b`'s node waits for, as one sentence. */
 export function describeBlocker(b: Blocker): string {
   const d = b.details;
@@ -57,7 +62,7 @@ export function describeBlocker(b: Blocker): string {
     case 'child':
       return `Waiting for its child run${str(d.childRunId) ? ` ${String(d.childRunId).slice(0, 8)}` : ''}${str(d.childStatus) ? ` (${String(d.childStatus)})` : ''}.`;
     case 'gate':
-      return `Waiting for a person: ${d.decisionKind === 'Answer' ? 'an answer' : d.decisionKind === 'Operator' ? 'an operator' : 'a decision'}.`;
+      return `Waiting for a person: ${decisionKindText(d.decisionKind)}${str(d.tool) ? ` (${String(d.tool)})` : ''}.`;
     case 'budgetExhausted':
       return d.budget === 'MAX_TOTAL_ATTEMPTS'
         ? `Never runs: the run spent its retry budget (${String(d.spent ?? '?')} of ${String(d.limit ?? '?')} retries, MAX_TOTAL_ATTEMPTS). Retry the failed node to reopen the run.`
