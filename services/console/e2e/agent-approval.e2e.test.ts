@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { nodeOf, startFakeLlm, type FakeLlmRequest, type FakeLlmServer, type FakeReply } from '@flowline/testing';
+import { startFakeLlm, type FakeLlmRequest, type FakeLlmServer, type FakeReply } from '@flowline/testing';
 import { KEYS, closeAfterFile, openConsolePage, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
 
 const require = createRequire(import.meta.url);
@@ -97,19 +97,22 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     return out;
   }
 
+  const agentOf = async (runId: string) => (await c.admin.runs.get(runId)).nodeRuns.find((n) => n.nodeKey === 'agent');
+  const completed = (runId: string) => expect.poll(async () => (await c.admin.runs.get(runId)).run.status, { timeout: 60_000 }).toBe('Completed');
+
   async function parkedRun(name: string, model: string): Promise<string> {
-    const api = c.e2e.api;
-    const runId = await api.startRun(await api.createDefinition(name, graph(model)), {});
-    await api.waitForRun(runId, (v) => v.run.status === 'WaitingForApproval' && nodeOf(v, 'agent')?.status === 'WaitingForApproval', 60_000, 'agent parked');
+    const def = await c.admin.definitions.create({ name, graph: graph(model) });
+    const { runId } = await c.admin.runs.start(def.id, { input: {} });
+    await expect.poll(async () => (await agentOf(runId))?.status, { timeout: 60_000 }).toBe('WaitingForApproval');
     return runId;
   }
 
   it('shows the parked tool call, draws a schema refusal on the field, and runs the call with the arguments edited in the console', async () => {
     const runId = await parkedRun('approve', 'm-approve');
     await page.goto(`${c.baseUrl}/console/run?runId=${runId}&nodeKey=agent`);
-    const panel = page.getByRole('region', { name: 'Tool call approval' });
+    // the panel as it reads once the node's pending call is in (it shows a loading line before)
+    const panel = page.getByRole('region', { name: 'Tool call approval' }).and(page.locator('[data-tool-call="mcp:memory/delete_entities"]'));
     await panel.waitFor({ timeout: 30_000 });
-    expect(await panel.getAttribute('data-tool-call')).toBe('mcp:memory/delete_entities');
     await panel.getByText('The agent asks to run').waitFor();
     // the arguments the model asked for, read whole
     expect(await panel.locator('.json-doc').first().innerText()).toContain('approve-1');
@@ -136,7 +139,7 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     await panel.getByText('The edited arguments were refused').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'agent-approval-refused');
-    expect((await c.e2e.api.send('GET', `/v1/runs/${runId}/nodes/agent`)).body).toMatchObject({ status: 'WaitingForApproval', decision: null });
+    expect(await c.admin.runs.node(runId, 'agent')).toMatchObject({ status: 'WaitingForApproval', pendingDecisionKind: 'ToolCall' });
 
     // edited arguments that fit, approved from the keyboard: Tab from the editor to the button, Enter
     await typeInto(page, editor, '{"entityNames": ["approve-2"]}');
@@ -144,8 +147,8 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     await withEdited.focus();
     await page.keyboard.press('Enter');
     await page.locator('.graph-node[data-node-key="agent"][data-status="Succeeded"]').waitFor({ timeout: 60_000 });
-    const done = await c.e2e.api.waitForRun(runId, (v) => v.run.status === 'Completed', 60_000, 'run completed');
-    expect(nodeOf(done, 'agent')?.status).toBe('Succeeded');
+    await completed(runId);
+    expect((await agentOf(runId))?.status).toBe('Succeeded');
     // the edited call ran: approve-2 is gone, approve-1 (what the model asked to delete) stays
     const left = entities();
     expect(left.has('approve-1')).toBe(true);
@@ -184,8 +187,8 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     await panel.waitFor({ timeout: 30_000 });
     await panel.getByLabel(/Comment/).fill('keep it');
     await panel.getByRole('button', { name: 'Reject' }).click();
-    const done = await c.e2e.api.waitForRun(runId, (v) => v.run.status === 'Completed', 60_000, 'run completed');
-    expect(nodeOf(done, 'agent')?.status).toBe('Succeeded');
+    await completed(runId);
+    expect((await agentOf(runId))?.status).toBe('Succeeded');
     expect(entities().has('reject-1')).toBe(true);
     const last = llm.requests.filter((r) => r.body.model === 'm-reject' && !r.aborted).at(-1)!;
     expect(toolMessages(last).at(-1)?.content).toBe('error: a person rejected this tool call: keep it');
@@ -209,6 +212,6 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     } finally {
       await ctx.close();
     }
-    await c.e2e.api.decide(runId, 'agent', 'Approve');
+    await c.admin.runs.decide(runId, 'agent', { operationId: crypto.randomUUID(), decision: 'Approve' });
   }, 120_000);
 });
