@@ -14,6 +14,7 @@ import { Loading, RefusalNote, SideHead, Time, durationText } from '../ui/primit
 import { TokenStream } from './TokenStream';
 import { DecisionPanel } from './DecisionPanel';
 import { AgentSteps } from './AgentSteps';
+import { WaitPanel } from './WaitPanel';
 import { NodeActions } from './NodeActions';
 
 export interface NodePanelProps {
@@ -30,9 +31,11 @@ export interface NodePanelProps {
   runLive: boolean;
   /** a fork from this node started run `runId` */
   onForked?(runId: string): void;
+  /** the run's pinned graph document (a Wait's signal form reads its declared channels) */
+  graph?: unknown;
 }
 
-export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollMs, now, onClose, controls, runLive, onForked }: NodePanelProps) {
+export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollMs, now, onClose, controls, runLive, onForked, graph }: NodePanelProps) {
   const detail = useNodeDetail(runId, nodeKey, pollMs);
   const d = detail.data;
   const kind = summary?.kind ?? docNode?.kind ?? 'Unknown';
@@ -101,6 +104,7 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
           pendingToolCall={d?.pendingToolCall}
         />
       ) : null}
+      {kind === 'Wait' && status === 'Running' && runLive ? <WaitPanel runId={runId} nodeKey={nodeKey} graph={graph} pollMs={pollMs} now={now} /> : null}
       <NodeActions
         runId={runId}
         nodeKey={nodeKey}

@@ -239,6 +239,7 @@ export function RunPage() {
                 controls={controls.data}
                 runLive={runLive}
                 onForked={(forked) => void navigate({ search: { runId: forked } })}
+                graph={detail.graph}
               />
             ) : null}
             {edge && !nodeKey ? (
