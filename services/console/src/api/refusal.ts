@@ -38,3 +38,12 @@ export function refusalMessagesFor(err: unknown, key: string): string[] {
     .filter((d) => d?.key === key && typeof d.message === 'string')
     .map((d) => d.message as string);
 }
+
+/** A refusal's `details` as lines, `key: message` (at most 5; entries without a message are left out). */
+export function refusalDetailLines(err: unknown): string[] {
+  if (!(err instanceof ApiRequestError) || !Array.isArray(err.details)) return [];
+  const lines = (err.details as Array<{ key?: unknown; message?: unknown }>)
+    .filter((d) => typeof d?.message === 'string')
+    .map((d) => (typeof d.key === 'string' && d.key !== '' ? `${d.key}: ${String(d.message)}` : String(d.message)));
+  return [...new Set(lines)].slice(0, 5);
+}

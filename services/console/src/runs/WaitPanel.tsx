@@ -11,7 +11,7 @@ import { useQuery } from '@tanstack/react-query';
 import type { Blocker } from '@flowline/client';
 import { useCan, useClient } from '../session/session';
 import { Dialog, DialogActions } from '../ui/Dialog';
-import { CopyIcon, Loading, RefusalNote, Time } from '../ui/primitives';
+import { CopyIcon, Loading, RefusalNote } from '../ui/primitives';
 import { actDialog, useAct } from './acts';
 import { SignalForm } from './SignalForm';
 
@@ -50,10 +50,21 @@ export function timeLeftText(iso: string, now: number): string {
   return `in ${Math.floor(h / 24)} d ${h % 24} h`;
 }
 
+/** When: the wall-clock time (the date too when not today), the full time on hover. */
+function whenText(iso: string, now: number): string {
+  const d = new Date(iso);
+  const sameDay = d.toDateString() === new Date(now).toDateString();
+  return sameDay ? d.toLocaleTimeString() : d.toLocaleString();
+}
+
 function Deadline({ label, iso, now }: { label: string; iso: string; now: number }) {
   return (
     <span className="wait-deadline">
-      {label} <Time iso={iso} now={now} /> <strong className="time-left">({timeLeftText(iso, now)})</strong>
+      {label} at{' '}
+      <time dateTime={iso} title={new Date(iso).toString()}>
+        {whenText(iso, now)}
+      </time>{' '}
+      <strong className="time-left">({timeLeftText(iso, now)})</strong>
     </span>
   );
 }
@@ -66,7 +77,6 @@ function CopyUrl({ url }: { url: string }) {
       <button
         type="button"
         className="btn btn-sm"
-        aria-label="Copy the callback URL"
         onClick={() => {
           void navigator.clipboard?.writeText(url).then(() => {
             setCopied(true);
@@ -74,7 +84,7 @@ function CopyUrl({ url }: { url: string }) {
           });
         }}
       >
-        {copied ? 'Copied' : <CopyIcon />} {copied ? null : 'Copy'}
+        {copied ? null : <CopyIcon />} {copied ? 'Copied' : 'Copy URL'}
       </button>
       <span className="visually-hidden" role="status">
         {copied ? 'Callback URL copied' : ''}
@@ -151,7 +161,9 @@ function ArmLine({ runId, arm, now }: { runId: string; arm: Arm; now: number }) 
     case 'token':
       return (
         <>
-          <strong>A callback</strong> to its token{arm.until ? <> · <Deadline label="expires" iso={arm.until} now={now} /></> : null}
+          <div>
+            <strong>A callback</strong> to its token{arm.until ? <> · <Deadline label="expires" iso={arm.until} now={now} /></> : null}
+          </div>
           {arm.callbackUrl ? <CopyUrl url={arm.callbackUrl} /> : <p className="muted small">The token is being minted.</p>}
           {arm.waitpointId ? (
             <div className="action-row">
