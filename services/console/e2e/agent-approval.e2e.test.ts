@@ -203,6 +203,15 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     try {
       const reader = await ctx.newPage();
       await signIn(reader, c.baseUrl, KEYS.read);
+      // the approvals inbox names the tool the call waits on
+      await reader.goto(`${c.baseUrl}/console/approvals`);
+      const item = reader.locator(`tr[data-approval-run="${runId}"]`);
+      await item.waitFor({ timeout: 20_000 });
+      expect(await item.getAttribute('data-decision-kind')).toBe('ToolCall');
+      expect(await item.innerText()).toContain('a tool call approval');
+      expect(await item.innerText()).toContain('mcp:memory/delete_entities');
+      expect(await seriousViolations(reader)).toEqual([]);
+      await screenshot(reader, 'approvals-tool-call');
       await reader.goto(`${c.baseUrl}/console/run?runId=${runId}&nodeKey=agent`);
       const panel = reader.getByRole('region', { name: 'Tool call approval' });
       await panel.getByText('This key cannot decide (it lacks the run scope).').waitFor({ timeout: 30_000 });
