@@ -194,6 +194,10 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     expect(toolMessages(last).at(-1)?.content).toBe('error: a person rejected this tool call: keep it');
     const steps = page.getByRole('list', { name: 'Agent steps' });
     await steps.locator('li[data-step-kind="approval"]', { hasText: 'rejected by a person' }).waitFor({ timeout: 30_000 });
+    // the rejected call did not run: its step says so, with the reason the model was given
+    const refused = steps.locator('li[data-step-kind="tool"]').nth(2);
+    expect(await refused.innerText()).toMatch(/mcp:memory\/delete_entities\s+not run[\s\S]*rejected by a person/);
+    await refused.scrollIntoViewIfNeeded();
     await screenshot(page, 'agent-approval-rejected');
   }, 120_000);
 

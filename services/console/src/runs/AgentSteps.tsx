@@ -36,7 +36,7 @@ export function agentStepsOf(output: unknown): { steps: StepEntry[]; toolCalls: 
 
 const PHASE: Record<string, string> = { requested: 'approval asked', approved: 'approved by a person', rejected: 'rejected by a person' };
 
-function StepLine({ s, record }: { s: StepEntry; record: ToolRecord | undefined }) {
+function StepLine({ s, record, rejected }: { s: StepEntry; record: ToolRecord | undefined; rejected: boolean }) {
   switch (s.kind) {
     case 'model':
       return (
@@ -49,7 +49,7 @@ function StepLine({ s, record }: { s: StepEntry; record: ToolRecord | undefined 
       return (
         <>
           <span className="step-kind">Tool call</span> <code className="tool-name">{s.name}</code>{' '}
-          <span className={`chip ${s.ok ? 'chip-ok' : 'chip-fail'}`}>{s.ok ? 'ok' : 'failed'}</span>
+          <span className={`chip ${s.ok ? 'chip-ok' : rejected ? 'chip-warn' : 'chip-fail'}`}>{s.ok ? 'ok' : rejected ? 'not run' : 'failed'}</span>
           {record?.error ? <div className="step-error">{record.error}</div> : null}
           {record?.arguments ? <JsonDoc title="Arguments" value={record.arguments} open={false} expandAll /> : null}
         </>
@@ -70,9 +70,13 @@ function StepLine({ s, record }: { s: StepEntry; record: ToolRecord | undefined 
 export function AgentSteps({ output }: { output: unknown }) {
   const parsed = agentStepsOf(output);
   if (!parsed || parsed.steps.length === 0) return null;
-  // the k-th tool step is the k-th record of toolCalls
+  // the k-th tool step is the k-th record of toolCalls; a tool step right after a rejection is the refusal handed to the model
   let k = 0;
-  const rows = parsed.steps.map((s) => ({ s, record: s.kind === 'tool' ? parsed.toolCalls[k++] : undefined }));
+  const rows = parsed.steps.map((s, i) => ({
+    s,
+    record: s.kind === 'tool' ? parsed.toolCalls[k++] : undefined,
+    rejected: s.kind === 'tool' && parsed.steps[i - 1]?.kind === 'approval' && parsed.steps[i - 1]?.phase === 'rejected',
+  }));
   const tools = rows.filter((r) => r.s.kind === 'tool').length;
   const turns = rows.filter((r) => r.s.kind === 'model').length;
   return (
@@ -84,11 +88,11 @@ export function AgentSteps({ output }: { output: unknown }) {
         </span>
       </summary>
       <ol aria-label="Agent steps">
-        {rows.map(({ s, record }) => (
+        {rows.map(({ s, record, rejected }) => (
           <li key={s.step} data-step-kind={s.kind} data-step={s.step}>
             <span className="step-no mono muted">#{s.step}</span>
             <div className="step-body">
-              <StepLine s={s} record={record} />
+              <StepLine s={s} record={record} rejected={rejected} />
             </div>
           </li>
         ))}
