@@ -113,6 +113,13 @@ describe('waits in the run view', () => {
     const runId = await parkedRun();
     const panel = await openWait(page, runId);
     const wp = (await c.admin.runs.node(runId, 'hold')).waitpoints![0]!;
+    // the run head offers the same signal form for a signal sent before its Wait is reached
+    await page.getByRole('button', { name: 'Send signal…' }).click();
+    const signalDialog = page.getByRole('dialog', { name: 'Send a signal to this run' });
+    expect(await signalDialog.getByLabel('Channel').inputValue()).toBe('review');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await signalDialog.waitFor({ state: 'detached' });
     await panel.getByRole('button', { name: 'Revoke token' }).click();
     const dialog = page.getByRole('dialog', { name: 'Revoke this token?' });
     expect(await seriousViolations(page)).toEqual([]);

@@ -24,6 +24,7 @@ import { NodeTable } from './NodeTable';
 import { RunActions } from './RunActions';
 import { RunFacts } from './RunFacts';
 import { EdgePanel } from './EdgePanel';
+import { SignalButton, declaredChannels } from './SignalForm';
 
 const route = getRouteApi('/run');
 
@@ -160,6 +161,7 @@ export function RunPage() {
             </div>
             <div className="run-head-right" data-live-mode={live.mode}>
               <RunActions run={detail.run} />
+              {runLive && declaredChannels(detail.graph).length > 0 ? <SignalButton runId={runId} graph={detail.graph} /> : null}
               {/* the header already says Live; only a run that is not followed live says so */}
               {live.mode === 'polling' && runLive ? (
                 <span className="live-badge polling" role="status">

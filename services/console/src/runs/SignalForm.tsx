@@ -9,6 +9,7 @@
  */
 import { useId, useState } from 'react';
 import { useCan } from '../session/session';
+import { Dialog } from '../ui/Dialog';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { RefusalNote } from '../ui/primitives';
 import { useAct } from './acts';
@@ -67,5 +68,26 @@ export function SignalForm({ runId, graph, channel: initial }: { runId: string; 
         </p>
       ) : null}
     </form>
+  );
+}
+
+/**
+ * The run view's "Send signal…" (a graph that declares channels, a run that can still change):
+ * a signal may be sent before the Wait that reads it is reached; it is kept for that Wait.
+ */
+export function SignalButton({ runId, graph }: { runId: string; graph: unknown }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <button type="button" className="btn btn-sm" onClick={() => setOpen(true)}>
+        Send signal…
+      </button>
+      {open ? (
+        <Dialog title="Send a signal to this run" onClose={() => setOpen(false)}>
+          <p className="muted small">A signal sent before its Wait is reached is kept, in order, for the first Wait on its channel.</p>
+          <SignalForm runId={runId} graph={graph} />
+        </Dialog>
+      ) : null}
+    </>
   );
 }
