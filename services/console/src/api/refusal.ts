@@ -31,12 +31,13 @@ export function isFinalRefusal(err: unknown): boolean {
   return err instanceof ApiRequestError && err.status >= 400 && err.status < 500;
 }
 
-/** The messages a refusal's `details` give for one member (`{key, message}` entries whose key is `key`). */
+/** The messages a refusal's `details` give for one member (`{key, message}` entries whose key is `key`), each once. */
 export function refusalMessagesFor(err: unknown, key: string): string[] {
   if (!(err instanceof ApiRequestError) || !Array.isArray(err.details)) return [];
-  return (err.details as Array<{ key?: unknown; message?: unknown }>)
+  const messages = (err.details as Array<{ key?: unknown; message?: unknown }>)
     .filter((d) => d?.key === key && typeof d.message === 'string')
     .map((d) => d.message as string);
+  return [...new Set(messages)];
 }
 
 /** A refusal's `details` as lines, `key: message` (at most 5; entries without a message are left out). */
