@@ -18,39 +18,19 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { startFakeLlm, type FakeLlmRequest, type FakeLlmServer, type FakeReply } from '@flowline/testing';
+import { MEMORY_TOOL_CALLS, memoryAgentWithApproval, startFakeLlm, type FakeLlmRequest, type FakeLlmServer, type FakeReply } from '@flowline/testing';
 import { KEYS, closeAfterFile, openConsolePage, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
 
 const require = createRequire(import.meta.url);
 const memoryEntry = join(dirname(require.resolve('@modelcontextprotocol/server-memory/package.json')), 'dist', 'index.js');
 
-const CREATE = 'mcp__memory__create_entities';
-const DELETE = 'mcp__memory__delete_entities';
-
-const graph = (model: string) => ({
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    {
-      key: 'agent',
-      kind: 'Agent',
-      timeoutSeconds: 300,
-      config: { instructions: 'Keep the memory tidy.', model, tools: ['mcp:memory/*'], toolApprovals: ['mcp:memory/delete_entities'], maxIterations: 10 },
-    },
-    { key: 'end', kind: 'End', config: { outcome: 'done' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'agent' },
-    { key: 'e2', from: 'agent', to: 'end' },
-  ],
-});
-
 const toolMessages = (req: FakeLlmRequest) => (req.body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool');
-const create = (id: string, name: string): FakeReply => ({ toolCalls: [{ id, name: CREATE, arguments: { entities: [{ name, entityType: 'note', observations: [] }] } }] });
+const create = (id: string, name: string): FakeReply => ({ toolCalls: [{ id, name: MEMORY_TOOL_CALLS.create, arguments: { entities: [{ name, entityType: 'note', observations: [] }] } }] });
 /** create, create, then a delete that needs approval, then the final answer */
 const script = (prefix: string, final: string) => (n: number): FakeReply =>
-  n === 0 ? create('c1', `${prefix}-1`) : n === 1 ? create('c2', `${prefix}-2`) : n === 2 ? { toolCalls: [{ id: 'c3', name: DELETE, arguments: { entityNames: [`${prefix}-1`] } }] } : { content: final };
+  n === 0 ? create('c1', `${prefix}-1`) : n === 1 ? create('c2', `${prefix}-2`) : n === 2 ? { toolCalls: [{ id: 'c3', name: MEMORY_TOOL_CALLS.delete, arguments: { entityNames: [`${prefix}-1`] } }] } : { content: final };
 
-/** Replaces the text of the CodeMirror field in `scope` as a person would: select all, type. */
+/** Replaces the text of the CodeMirror field `editor` as a person would: select all, type. */
 async function typeInto(page: Page, editor: ReturnType<Page['locator']>, text: string): Promise<void> {
   await editor.locator('.cm-content').click();
   await page.keyboard.press('Control+A');
@@ -101,7 +81,7 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
   const completed = (runId: string) => expect.poll(async () => (await c.admin.runs.get(runId)).run.status, { timeout: 60_000 }).toBe('Completed');
 
   async function parkedRun(name: string, model: string): Promise<string> {
-    const def = await c.admin.definitions.create({ name, graph: graph(model) });
+    const def = await c.admin.definitions.create({ name, graph: memoryAgentWithApproval(model) });
     const { runId } = await c.admin.runs.start(def.id, { input: {} });
     await expect.poll(async () => (await agentOf(runId))?.status, { timeout: 60_000 }).toBe('WaitingForApproval');
     return runId;
