@@ -124,7 +124,12 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     // edited arguments that fit, approved from the keyboard: Tab from the editor to the button, Enter
     await typeInto(page, editor, '{"entityNames": ["approve-2"]}');
     await expect.poll(() => editor.getAttribute('data-invalid')).toBe(null);
-    await withEdited.focus();
+    // the editor's Tab leaves it (no tab insertion): comment, Approve, then the edited approval
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('TEXTAREA');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve with edited arguments');
     await page.keyboard.press('Enter');
     await page.locator('.graph-node[data-node-key="agent"][data-status="Succeeded"]').waitFor({ timeout: 60_000 });
     await completed(runId);
