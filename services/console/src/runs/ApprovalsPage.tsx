@@ -19,6 +19,7 @@ import { keys, useDefinitionIndex, useRunPages } from '../api/queries';
 import { useClient } from '../session/session';
 import { EmptyState, ListTable, RefusalNote, Time, durationText, useNow, type Column } from '../ui/primitives';
 import { decisionKindText } from './blockers';
+import { GateProgress } from './GateProgress';
 
 const COLUMNS: readonly Column[] = [
   { label: 'Asks for' },
@@ -33,29 +34,6 @@ const COLUMNS: readonly Column[] = [
 const BLOCKERS_POLL_MS = 10_000;
 
 const FILTER = { status: 'WaitingForApproval' } as const;
-
-/** One quorum of a gate's approval policy, said generically: `name: have of min`, else its members as JSON. */
-export function quorumText(q: unknown): string {
-  if (q === null || typeof q !== 'object') return String(q);
-  const o = q as Record<string, unknown>;
-  const name = typeof o.name === 'string' ? o.name : 'quorum';
-  const have = [o.approvals, o.approved, o.count, o.have].find((v) => typeof v === 'number');
-  const need = [o.min, o.need, o.required].find((v) => typeof v === 'number');
-  return typeof have === 'number' && typeof need === 'number' ? `${name}: ${have} of ${need}` : `${name}: ${JSON.stringify(o)}`;
-}
-
-function Quorums({ value }: { value: unknown }) {
-  if (!Array.isArray(value) || value.length === 0) return null;
-  return (
-    <ul className="quorums" aria-label="Quorum progress">
-      {value.map((q, i) => (
-        <li key={i} className="chip">
-          {quorumText(q)}
-        </li>
-      ))}
-    </ul>
-  );
-}
 
 interface Item {
   run: RunSummary;
@@ -115,7 +93,7 @@ export function ApprovalsPage() {
               <td>
                 <div className="cell-title">{decisionKindText(d.decisionKind)}</div>
                 {typeof d.tool === 'string' ? <code className="tool-name">{d.tool}</code> : null}
-                <Quorums value={d.quorums} />
+                <GateProgress gate={d} />
               </td>
               <td className="mono">{gate.nodeKey}</td>
               <td className="mono">{run.id.slice(0, 8)}</td>

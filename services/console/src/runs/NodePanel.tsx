@@ -15,6 +15,7 @@ import { TokenStream } from './TokenStream';
 import { DecisionPanel } from './DecisionPanel';
 import { AgentSteps } from './AgentSteps';
 import { WaitPanel } from './WaitPanel';
+import { GateProgress } from './GateProgress';
 import { NodeActions } from './NodeActions';
 
 export interface NodePanelProps {
@@ -104,6 +105,7 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
           pendingToolCall={d?.pendingToolCall}
         />
       ) : null}
+      {status === 'WaitingForApproval' ? <GateProgress gate={d} /> : null}
       {kind === 'Wait' && status === 'Running' && runLive ? <WaitPanel runId={runId} nodeKey={nodeKey} graph={graph} pollMs={pollMs} now={now} /> : null}
       <NodeActions
         runId={runId}

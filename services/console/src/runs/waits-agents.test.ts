@@ -3,7 +3,7 @@ import type { Blocker } from '@flowline/client';
 import { ApiRequestError } from '@flowline/client';
 import { refusalDetailLines, refusalMessagesFor } from '../api/refusal';
 import { agentStepsOf } from './AgentSteps';
-import { quorumText } from './ApprovalsPage';
+import { gateProgressOf, quorumText } from './GateProgress';
 import { declaredChannels } from './SignalForm';
 import { timeLeftText, waitArmsOf } from './WaitPanel';
 
@@ -59,6 +59,14 @@ describe('quorum progress, said generically', () => {
     expect(quorumText({ name: 'finance', approvals: 1, min: 2 })).toBe('finance: 1 of 2');
     expect(quorumText({ name: 'legal', count: 0, required: 1 })).toBe('legal: 0 of 1');
     expect(quorumText({ name: 'ops', decided: ['k1'] })).toBe('ops: {"name":"ops","decided":["k1"]}');
+  });
+  it('finds the list in the gate data, beside it or under approval / gate, and nothing when there is none', () => {
+    const q = [{ name: 'finance', approvals: 1, min: 2 }];
+    expect(gateProgressOf({ decisionKind: 'Approve', quorums: q })).toEqual(q);
+    expect(gateProgressOf({ approval: { quorums: q } })).toEqual(q);
+    expect(gateProgressOf({ gate: { progress: q } })).toEqual(q);
+    expect(gateProgressOf({ decisionKind: 'Approve', quorums: [] })).toBeNull();
+    expect(gateProgressOf(null)).toBeNull();
   });
 });
 
