@@ -96,6 +96,9 @@ describe('an Agent’s tool call approved and rejected in the console', () => {
     await panel.getByText('The agent asks to run').waitFor();
     // the arguments the model asked for, read whole
     expect(await panel.locator('.json-doc').first().innerText()).toContain('approve-1');
+    // the tool's input schema, folded, says what edited arguments must look like
+    await panel.getByText('The tool’s input schema', { exact: true }).click();
+    expect(await panel.locator('.json-doc').nth(1).innerText()).toContain('entityNames');
     const editor = panel.getByTestId('tool-call-arguments');
     await editor.locator('.cm-content').waitFor();
     expect(await editor.locator('.cm-content').innerText()).toContain('"approve-1"');

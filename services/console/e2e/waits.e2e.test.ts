@@ -1,6 +1,6 @@
 /**
  * Waits in the run view, in real headless Chromium against a real cluster: a run parked on a
- * composite Wait (a signal, a token, a timer) shows each arm, the time left ticking, the
+ * composite Wait (a signal, a token, a timer, an event) shows each arm, the time left ticking, the
  * token's callback URL (copied to the clipboard as the API gave it); the signal form's
  * refusals (422 for a payload the channel's schema refuses, 404 SignalUnknown for a channel
  * the graph does not declare) are shown, a good signal completes the run down its signal edge;
@@ -16,7 +16,7 @@ const graph = {
   signals: { review: { schema: { type: 'object', required: ['approved'] } } },
   nodes: [
     { key: 'start', kind: 'Start' },
-    { key: 'hold', kind: 'Wait', label: 'Hold for review', config: { any: [{ signal: 'review' }, { token: { timeout: 'PT2H' } }, { timer: 'PT1H' }] } },
+    { key: 'hold', kind: 'Wait', label: 'Hold for review', config: { any: [{ signal: 'review' }, { token: { timeout: 'PT2H' } }, { timer: 'PT1H' }, { event: 'review.skipped' }] } },
     { key: 'reviewed', kind: 'End', config: { outcome: 'reviewed', resultPath: 'input.output.payload' } },
     { key: 'other', kind: 'End', config: { outcome: 'other' } },
   ],
@@ -60,8 +60,9 @@ describe('waits in the run view', () => {
   it('shows the arms, the time left ticking and the token’s callback URL; refusals of the signal form are shown; a good signal completes the run', async () => {
     const runId = await parkedRun();
     const panel = await openWait(page, runId);
-    expect(await panel.locator('li').evaluateAll((ls) => ls.map((l) => l.getAttribute('data-arm-kind')))).toEqual(['signal', 'token', 'timer']);
+    expect(await panel.locator('li').evaluateAll((ls) => ls.map((l) => l.getAttribute('data-arm-kind')))).toEqual(['signal', 'token', 'timer', 'event']);
     expect(await panel.locator('li[data-arm-kind="signal"]').innerText()).toContain('review');
+    expect(await panel.locator('li[data-arm-kind="event"]').innerText()).toContain('An event named review.skipped');
     // the time left moves with nothing happening: it is the Wait's wake time, an hour out
     const left = panel.locator('.time-left').last();
     const before = await left.innerText();
@@ -76,7 +77,7 @@ describe('waits in the run view', () => {
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
     // the Waiting on tab names the same wait in words
     await page.getByRole('tab', { name: 'Waiting on' }).click();
-    expect(await page.locator('tr[data-blocker-node="hold"]').innerText()).toContain('A Wait on any of: signal review, token, timer');
+    expect(await page.locator('tr[data-blocker-node="hold"]').innerText()).toContain('A Wait on any of: signal review, token, timer, event review.skipped');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'waits-parked');
 

@@ -63,6 +63,7 @@ export function ToolCallDecision({ runId, nodeKey, call }: { runId: string; node
         The agent asks to run <code className="tool-name">{call.tool}</code>
       </p>
       <JsonDoc title="Arguments the model asked for" value={call.arguments} expandAll />
+      {call.inputSchema ? <JsonDoc title="The tool’s input schema" value={call.inputSchema} open={false} expandAll /> : null}
       {canDecide ? (
         <>
           <Suspense fallback={<Loading label="Opening the arguments editor" />}>
