@@ -33,6 +33,8 @@ export function ToolCallDecision({ runId, nodeKey, call }: { runId: string; node
   const [edited, setEdited] = useState<unknown>(call?.arguments);
   const [textError, setTextError] = useState<string | null>(null);
   const [comment, setComment] = useState('');
+  // once a decision is accepted the buttons stay off: the node leaves this state when the dispatcher applies it
+  const [sent, setSent] = useState<string | null>(null);
   const decide = useAct(runId, (c, operationId, a: ToolCallAnswer) => c.runs.decide(runId, nodeKey, { operationId, ...a }, { idempotencyKey: operationId }));
 
   if (!call) {
@@ -55,6 +57,8 @@ export function ToolCallDecision({ runId, nodeKey, call }: { runId: string; node
         ? 'Checked against the tool’s input schema when you approve.'
         : 'This tool declares no input schema: the arguments are sent as written.';
   const withComment = comment.trim() ? { comment } : {};
+  const answer = (a: ToolCallAnswer, label: string) => void decide.runAsync(a).then((ok) => ok && setSent(label));
+  const off = decide.pending || sent !== null;
 
   return (
     <section className="decision card-inset tool-call" aria-label="Tool call approval" data-tool-call={call.tool}>
@@ -93,22 +97,27 @@ export function ToolCallDecision({ runId, nodeKey, call }: { runId: string; node
             </p>
           ) : null}
           <div className="decision-buttons">
-            <button type="button" className="btn btn-approve" disabled={decide.pending} onClick={() => decide.run({ decision: 'Approve', ...withComment })}>
+            <button type="button" className="btn btn-approve" disabled={off} onClick={() => answer({ decision: 'Approve', ...withComment }, 'Approved')}>
               Approve
             </button>
             <button
               type="button"
               className="btn btn-primary"
-              disabled={decide.pending || !changed || textError !== null}
+              disabled={off || !changed || textError !== null}
               title={textError ? 'The arguments are not JSON' : !changed ? 'Edit the arguments first' : undefined}
-              onClick={() => decide.run({ decision: 'Approve', ...withComment, payload: { arguments: edited as Record<string, unknown> } })}
+              onClick={() => answer({ decision: 'Approve', ...withComment, payload: { arguments: edited as Record<string, unknown> } }, 'Approved with the edited arguments')}
             >
               Approve with edited arguments
             </button>
-            <button type="button" className="btn btn-reject" disabled={decide.pending} onClick={() => decide.run({ decision: 'Reject', ...withComment })}>
+            <button type="button" className="btn btn-reject" disabled={off} onClick={() => answer({ decision: 'Reject', ...withComment }, 'Rejected')}>
               Reject
             </button>
           </div>
+          {sent ? (
+            <p className="small" role="status">
+              {sent}: the agent goes on once the decision is applied.
+            </p>
+          ) : null}
         </>
       ) : (
         <p className="muted small">This key cannot decide (it lacks the run scope).</p>
