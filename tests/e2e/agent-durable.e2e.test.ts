@@ -17,28 +17,14 @@ import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeLaneQueues, createLaneQueues } from '@flowline/queue';
-import { nodeOf, startE2eCluster, startFakeLlm, waitFor, type E2eCluster, type FakeLlmRequest, type FakeLlmServer, type FakeReply } from '@flowline/testing';
+import { MEMORY_TOOL_CALLS, memoryAgentWithApproval, nodeOf, startE2eCluster, startFakeLlm, waitFor, type E2eCluster, type FakeLlmRequest, type FakeLlmServer, type FakeReply } from '@flowline/testing';
 
 const require = createRequire(import.meta.url);
 const memoryEntry = join(dirname(require.resolve('@modelcontextprotocol/server-memory/package.json')), 'dist', 'index.js');
 
-const CREATE = 'mcp__memory__create_entities';
-const DELETE = 'mcp__memory__delete_entities';
-
-const graph = (model: string) => ({
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    {
-      key: 'agent', kind: 'Agent', timeoutSeconds: 300,
-      config: { instructions: 'Keep the memory tidy.', model, tools: ['mcp:memory/*'], toolApprovals: ['mcp:memory/delete_entities'], maxIterations: 10 },
-    },
-    { key: 'end', kind: 'End', config: { outcome: 'done' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'agent' },
-    { key: 'e2', from: 'agent', to: 'end' },
-  ],
-});
+const CREATE = MEMORY_TOOL_CALLS.create;
+const DELETE = MEMORY_TOOL_CALLS.delete;
+const graph = memoryAgentWithApproval;
 
 const toolMessages = (req: FakeLlmRequest) => (req.body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool');
 const create = (id: string, name: string) => ({ toolCalls: [{ id, name: CREATE, arguments: { entities: [{ name, entityType: 'note', observations: [] }] } }] });

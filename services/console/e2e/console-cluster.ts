@@ -29,12 +29,13 @@ export interface ConsoleCluster {
 }
 
 /** Builds the console when needed, then starts the cluster with the console's keys. */
-export async function startConsoleCluster(o: { env?: Record<string, string>; dispatchers?: number } = {}): Promise<ConsoleCluster> {
+export async function startConsoleCluster(o: { env?: Record<string, string>; dispatchers?: number; llmWorkers?: number } = {}): Promise<ConsoleCluster> {
   await ensureConsoleBuilt(rootDir);
   const files = mkdtempSync(join(tmpdir(), 'flowline-console-'));
   writeFileSync(join(files, 'notes.md'), '# notes\nall good\n');
   const e2e = await startE2eCluster({
     dispatchers: o.dispatchers ?? 1,
+    ...(o.llmWorkers ? { llmWorkers: o.llmWorkers } : {}),
     env: { API_KEYS: `acme:${KEYS.admin},acme:${KEYS.read}:read`, TOOL_FILES_ROOT: files, ...o.env },
   });
   const baseUrl = e2e.cluster.apiUrl;

@@ -60,3 +60,29 @@ export function heavyFanOutBody(n: number, bytes: number): string {
     });
   return body(Math.max(0, Math.floor((bytes - body(0).length) / inner)));
 }
+
+/** The model-side names of the memory MCP server's tools (`mcp__<server>__<tool>`), as a scripted model calls them. */
+export const MEMORY_TOOL_CALLS = { create: 'mcp__memory__create_entities', delete: 'mcp__memory__delete_entities' } as const;
+
+/**
+ * Start → Agent(`model`, every tool of the deployment's `memory` MCP server, deleting entities
+ * needs a person's approval) → End: the Agent whose scripted tool call parks on a person.
+ */
+export function memoryAgentWithApproval(model: string): JsonObject {
+  return {
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      {
+        key: 'agent',
+        kind: 'Agent',
+        timeoutSeconds: 300,
+        config: { instructions: 'Keep the memory tidy.', model, tools: ['mcp:memory/*'], toolApprovals: ['mcp:memory/delete_entities'], maxIterations: 10 },
+      },
+      { key: 'end', kind: 'End', config: { outcome: 'done' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: 'agent' },
+      { key: 'e2', from: 'agent', to: 'end' },
+    ],
+  };
+}

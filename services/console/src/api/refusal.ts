@@ -30,3 +30,21 @@ export function refusalText(err: unknown): string {
 export function isFinalRefusal(err: unknown): boolean {
   return err instanceof ApiRequestError && err.status >= 400 && err.status < 500;
 }
+
+/** The messages a refusal's `details` give for one member (`{key, message}` entries whose key is `key`), each once. */
+export function refusalMessagesFor(err: unknown, key: string): string[] {
+  if (!(err instanceof ApiRequestError) || !Array.isArray(err.details)) return [];
+  const messages = (err.details as Array<{ key?: unknown; message?: unknown }>)
+    .filter((d) => d?.key === key && typeof d.message === 'string')
+    .map((d) => d.message as string);
+  return [...new Set(messages)];
+}
+
+/** A refusal's `details` as lines, `key: message` (at most 5; entries without a message are left out). */
+export function refusalDetailLines(err: unknown): string[] {
+  if (!(err instanceof ApiRequestError) || !Array.isArray(err.details)) return [];
+  const lines = (err.details as Array<{ key?: unknown; message?: unknown }>)
+    .filter((d) => typeof d?.message === 'string')
+    .map((d) => (typeof d.key === 'string' && d.key !== '' ? `${d.key}: ${String(d.message)}` : String(d.message)));
+  return [...new Set(lines)].slice(0, 5);
+}

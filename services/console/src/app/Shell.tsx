@@ -8,7 +8,7 @@ import { useSession } from '../session/session';
 import { useLiveConnected } from '../live/connection';
 
 interface Section {
-  to: '/runs' | '/definitions' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
+  to: '/runs' | '/approvals' | '/definitions' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
   label: string;
   icon: string;
 }
@@ -16,6 +16,7 @@ interface Section {
 /** The navigation entries, in order. */
 export const SECTIONS: Section[] = [
   { to: '/runs', label: 'Runs', icon: '▤' },
+  { to: '/approvals', label: 'Approvals', icon: '✓' },
   { to: '/definitions', label: 'Definitions', icon: '◇' },
   { to: '/chat', label: 'Chat', icon: '✉' },
   { to: '/editor', label: 'Editor', icon: '✎' },

@@ -75,7 +75,13 @@ export const mcpServersRoute = createRoute({
   component: lazyRouteComponent(() => import('../mcp/McpServersPage'), 'McpServersPage'),
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute]);
+export const approvalsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/approvals',
+  component: lazyRouteComponent(() => import('../runs/ApprovalsPage'), 'ApprovalsPage'),
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */
 export function createConsoleRouter(history?: RouterHistory) {

@@ -2,20 +2,34 @@
  * A node waiting on a person, answered from the PINNED graph (a definition edited since
  * could offer a decision this run's gate would refuse): a Pause offers its
  * `allowedDecisions` with a comment (required when `requireComment`); a ChatInput takes a
- * text answer. Needs the `run` scope; without it the panel only says what it waits for.
+ * text answer; an Agent's tool call is approved (as asked or with edited arguments) or rejected
+ * (ToolCallDecision). Needs the `run` scope; without it the panel only says what it waits for.
  */
 import { useId, useState } from 'react';
+import type { NodeRunDetail } from '@flowline/client';
 import type { DocNode } from '../definitions/graph-doc';
 import { useCan } from '../session/session';
 import { RefusalNote } from '../ui/primitives';
 import { useAct } from './acts';
+import { ToolCallDecision } from './ToolCallDecision';
 
 function decisionsOf(config: Record<string, unknown>): string[] {
   const list = Array.isArray(config.allowedDecisions) ? config.allowedDecisions.filter((d): d is string => typeof d === 'string') : [];
   return list.length > 0 ? list : ['Approve', 'Reject'];
 }
 
-export function DecisionPanel({ runId, docNode, pendingDecisionKind }: { runId: string; docNode: DocNode; pendingDecisionKind: string | null }) {
+export function DecisionPanel({
+  runId,
+  docNode,
+  pendingDecisionKind,
+  pendingToolCall,
+}: {
+  runId: string;
+  docNode: DocNode;
+  pendingDecisionKind: string | null;
+  /** an Agent's tool call waiting for a person (GET node's `pendingToolCall`) */
+  pendingToolCall?: NodeRunDetail['pendingToolCall'];
+}) {
   const canDecide = useCan('run');
   const [comment, setComment] = useState('');
   const [answer, setAnswer] = useState('');
@@ -26,6 +40,7 @@ export function DecisionPanel({ runId, docNode, pendingDecisionKind }: { runId: 
   const prompt = typeof docNode.config.prompt === 'string' ? docNode.config.prompt : null;
   const isChat = pendingDecisionKind === 'Answer' || docNode.kind === 'ChatInput';
 
+  if (pendingDecisionKind === 'ToolCall') return <ToolCallDecision key={pendingToolCall?.step ?? 'reading'} runId={runId} nodeKey={docNode.key} call={pendingToolCall} />;
   if (pendingDecisionKind === 'Operator') {
     return (
       <section className="decision card-inset" aria-label="Held decision">

@@ -13,6 +13,9 @@ import { KIND_GLYPH, STREAMING_KINDS, defaultMaxAttempts } from '../ui/kinds';
 import { Loading, RefusalNote, SideHead, Time, durationText } from '../ui/primitives';
 import { TokenStream } from './TokenStream';
 import { DecisionPanel } from './DecisionPanel';
+import { AgentSteps } from './AgentSteps';
+import { WaitPanel } from './WaitPanel';
+import { GateProgress } from './GateProgress';
 import { NodeActions } from './NodeActions';
 
 export interface NodePanelProps {
@@ -29,9 +32,11 @@ export interface NodePanelProps {
   runLive: boolean;
   /** a fork from this node started run `runId` */
   onForked?(runId: string): void;
+  /** the run's pinned graph document (a Wait's signal form reads its declared channels) */
+  graph?: unknown;
 }
 
-export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollMs, now, onClose, controls, runLive, onForked }: NodePanelProps) {
+export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollMs, now, onClose, controls, runLive, onForked, graph }: NodePanelProps) {
   const detail = useNodeDetail(runId, nodeKey, pollMs);
   const d = detail.data;
   const kind = summary?.kind ?? docNode?.kind ?? 'Unknown';
@@ -93,8 +98,15 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
         </div>
       ) : null}
       {docNode && (status === 'WaitingForApproval' || (d?.pendingDecisionKind ?? summary?.pendingDecisionKind) === 'Operator') ? (
-        <DecisionPanel runId={runId} docNode={docNode} pendingDecisionKind={d?.pendingDecisionKind ?? summary?.pendingDecisionKind ?? null} />
+        <DecisionPanel
+          runId={runId}
+          docNode={docNode}
+          pendingDecisionKind={d?.pendingDecisionKind ?? summary?.pendingDecisionKind ?? null}
+          pendingToolCall={d?.pendingToolCall}
+        />
       ) : null}
+      {status === 'WaitingForApproval' ? <GateProgress gate={d} /> : null}
+      {kind === 'Wait' && status === 'Running' && runLive ? <WaitPanel runId={runId} nodeKey={nodeKey} graph={graph} pollMs={pollMs} now={now} /> : null}
       <NodeActions
         runId={runId}
         nodeKey={nodeKey}
@@ -112,6 +124,7 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
       {d ? (
         <div className="docs">
           <JsonDoc title="Input" value={d.input} open={false} emptyText="not composed yet" />
+          {kind === 'Agent' ? <AgentSteps output={d.output?.output} /> : null}
           <JsonDoc title="Output" value={d.output} emptyText="no output yet" />
           {d.error ? <JsonDoc title="Error" value={d.error} /> : null}
           {d.steering.length > 0 ? (

@@ -16,6 +16,7 @@ import { StatusBadge, TERMINAL_RUN_STATUSES, shownNodeStatus } from '../ui/statu
 import { EmptyState, Loading, RefusalNote, ShortId, Time, durationText, useNow } from '../ui/primitives';
 import { JsonDoc } from '../ui/JsonDoc';
 import { BlockersTab } from './BlockersTab';
+import { decisionKindText } from './blockers';
 import { EventsTab } from './EventsTab';
 import { StateTab } from './StateTab';
 import { NodePanel } from './NodePanel';
@@ -23,6 +24,7 @@ import { NodeTable } from './NodeTable';
 import { RunActions } from './RunActions';
 import { RunFacts } from './RunFacts';
 import { EdgePanel } from './EdgePanel';
+import { SignalButton, declaredChannels } from './SignalForm';
 
 const route = getRouteApi('/run');
 
@@ -67,7 +69,7 @@ function WaitingCallout({ runId, waiting }: { runId: string; waiting: NodeRunSum
           <Link to="/run" search={{ runId, nodeKey: n.nodeKey }}>
             {n.nodeKey}
           </Link>{' '}
-          ({n.pendingDecisionKind === 'Answer' ? 'an answer' : n.pendingDecisionKind === 'Operator' ? 'an operator' : 'a decision'})
+          ({decisionKindText(n.pendingDecisionKind)})
         </span>
       ))}
     </div>
@@ -159,6 +161,7 @@ export function RunPage() {
             </div>
             <div className="run-head-right" data-live-mode={live.mode}>
               <RunActions run={detail.run} />
+              {runLive && declaredChannels(detail.graph).length > 0 ? <SignalButton runId={runId} graph={detail.graph} /> : null}
               {/* the header already says Live; only a run that is not followed live says so */}
               {live.mode === 'polling' && runLive ? (
                 <span className="live-badge polling" role="status">
@@ -238,6 +241,7 @@ export function RunPage() {
                 controls={controls.data}
                 runLive={runLive}
                 onForked={(forked) => void navigate({ search: { runId: forked } })}
+                graph={detail.graph}
               />
             ) : null}
             {edge && !nodeKey ? (

@@ -26,6 +26,18 @@ describe('describeBlocker', () => {
     );
   });
 
+  it('says what a parked Wait waits for, and tells its timer from a retry backoff by the node status', () => {
+    const running = (kind: BlockerKind, details: Record<string, unknown>): Blocker => ({ ...b(kind, details), status: 'Running' });
+    expect(describeBlocker(running('timer', { until: '2026-01-01T01:00:00Z' }))).toBe('A Wait on a timer: it fires at 2026-01-01 01:00:00 UTC.');
+    expect(describeBlocker(running('signal', { channel: 'review' }))).toBe('A Wait on a signal on channel review.');
+    expect(describeBlocker(running('event', { event: 'payment.settled' }))).toBe('A Wait on an event named payment.settled.');
+    expect(describeBlocker(running('token', { until: '2026-01-02T00:00:00Z', callbackUrl: 'http://x/w/1/s' }))).toBe('A Wait on a callback to its token (it expires at 2026-01-02 00:00:00 UTC).');
+    expect(
+      describeBlocker(running('wait', { mode: 'all', until: '2026-01-01T01:00:00Z', arms: [{ index: 0, kind: 'signal', channel: 'a' }, { index: 1, kind: 'event', event: 'e' }, { index: 2, kind: 'timer' }] })),
+    ).toBe('A Wait on all of: signal a, event e, timer; it wakes at 2026-01-01 01:00:00 UTC.');
+    expect(describeBlocker(b('gate', { decisionKind: 'ToolCall', tool: 'mcp:pay/refund' }))).toBe('Waiting for a person: a tool call approval (mcp:pay/refund).');
+  });
+
   it('has a sentence for every kind, and for a kind it does not know', () => {
     const kinds: BlockerKind[] = ['shardOwner', 'runSlot', 'cancelDrain', 'runCancelling', 'upstream', 'join', 'heldDecision', 'timer', 'breakpoint', 'runPaused', 'laneBacklog', 'admission', 'worker', 'child', 'gate', 'budgetExhausted', 'tick'];
     for (const k of kinds) expect(describeBlocker(b(k)).length, k).toBeGreaterThan(10);

@@ -12,6 +12,11 @@ const time = (v: unknown): string | null => {
 };
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
+/** What a person is asked for, by the node's pending decision kind. */
+export function decisionKindText(kind: unknown): string {
+  return kind === 'Answer' ? 'an answer' : kind === 'Operator' ? 'an operator' : kind === 'ToolCall' ? 'a tool call approval' : 'a decision';
+}
+
 /** What `b`'s node waits for, as one sentence. */
 export function describeBlocker(b: Blocker): string {
   const d = b.details;
@@ -37,7 +42,21 @@ export function describeBlocker(b: Blocker): string {
     case 'heldDecision':
       return `An upstream decision is held for an operator: ${list(d.waitingOn)}.`;
     case 'timer':
-      return `Backing off before its next attempt${time(d.until) ? `, until ${time(d.until)}` : ''}.`;
+      // a parked Wait is Running with no worker; a node backing off before a retry is not
+      return b.status === 'Running'
+        ? `A Wait on a timer${time(d.until) ? `: it fires at ${time(d.until)}` : ''}.`
+        : `Backing off before its next attempt${time(d.until) ? `, until ${time(d.until)}` : ''}.`;
+    case 'signal':
+      return `A Wait on a signal on channel ${str(d.channel) ?? '?'}.`;
+    case 'event':
+      return `A Wait on an event named ${str(d.event) ?? '?'}.`;
+    case 'token':
+      return `A Wait on a callback to its token${time(d.until) ? ` (it expires at ${time(d.until)})` : ''}.`;
+    case 'wait': {
+      const arms = Array.isArray(d.arms) ? (d.arms as Array<Record<string, unknown>>) : [];
+      const named = arms.map((a) => (a.kind === 'signal' ? `signal ${String(a.channel)}` : a.kind === 'event' ? `event ${String(a.event)}` : String(a.kind)));
+      return `A Wait on ${d.mode === 'all' ? 'all' : 'any'} of: ${named.join(', ') || 'its arms'}${time(d.until) ? `; it wakes at ${time(d.until)}` : ''}.`;
+    }
     case 'branchPlace':
       return `Waiting for a place: ${String(d.working ?? '?')} of the ${String(d.maxConcurrency ?? '?')} branches Parallel ${str(d.parallel) ?? '?'} allows at once are working.`;
     case 'breakpoint':
@@ -57,7 +76,7 @@ export function describeBlocker(b: Blocker): string {
     case 'child':
       return `Waiting for its child run${str(d.childRunId) ? ` ${String(d.childRunId).slice(0, 8)}` : ''}${str(d.childStatus) ? ` (${String(d.childStatus)})` : ''}.`;
     case 'gate':
-      return `Waiting for a person: ${d.decisionKind === 'Answer' ? 'an answer' : d.decisionKind === 'Operator' ? 'an operator' : 'a decision'}.`;
+      return `Waiting for a person: ${decisionKindText(d.decisionKind)}${str(d.tool) ? ` (${String(d.tool)})` : ''}.`;
     case 'budgetExhausted':
       return d.budget === 'MAX_TOTAL_ATTEMPTS'
         ? `Never runs: the run spent its retry budget (${String(d.spent ?? '?')} of ${String(d.limit ?? '?')} retries, MAX_TOTAL_ATTEMPTS). Retry the failed node to reopen the run.`

@@ -1,16 +1,25 @@
 /** Small building blocks shared by every page: refusals, empty and loading states, times, ids. */
 import { useEffect, useState, type ReactNode } from 'react';
-import { refusalOf } from '../api/refusal';
+import { refusalDetailLines, refusalOf } from '../api/refusal';
 
 /** A refusal, shown as the API said it: `code: message`. Never swallowed, always announced. */
 export function RefusalNote({ error, title }: { error: unknown; title?: string }) {
   if (error === null || error === undefined) return null;
   const r = refusalOf(error);
+  // the API's per-member reasons (a schema's errors, say) say what to change
+  const details = refusalDetailLines(error);
   return (
     <div className="refusal" role="alert">
       {title ? <strong className="refusal-title">{title}</strong> : null}
       <code className="refusal-code">{r.code}</code>
       <span className="refusal-message">{r.message}</span>
+      {details.length > 0 ? (
+        <ul className="refusal-details">
+          {details.map((d) => (
+            <li key={d}>{d}</li>
+          ))}
+        </ul>
+      ) : null}
     </div>
   );
 }

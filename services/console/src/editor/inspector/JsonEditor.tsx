@@ -65,13 +65,17 @@ export interface JsonEditorProps {
   hints?: TemplateHints;
   /** the server's messages about this member, drawn as errors on the field */
   problems?: string[];
+  /** told whether the text as it stands parses (null) or not (the error): a form that sends the text must not send the last value that did */
+  onTextError?(error: string | null): void;
 }
 
-export function JsonEditor({ label, value, onChange, help, placeholder, minLines = 3, id, testId, text = false, hints, problems = [] }: JsonEditorProps) {
+export function JsonEditor({ label, value, onChange, help, placeholder, minLines = 3, id, testId, text = false, hints, problems = [], onTextError }: JsonEditorProps) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
+  const onTextErrorRef = useRef(onTextError);
+  onTextErrorRef.current = onTextError;
   const hintsRef = useRef(hints);
   hintsRef.current = hints;
   const parse = text ? parseText : parseJsonText;
@@ -103,8 +107,12 @@ export function JsonEditor({ label, value, onChange, help, placeholder, minLines
             const parsed = parse(u.state.doc.toString());
             if (parsed.ok) {
               setError(null);
+              onTextErrorRef.current?.(null);
               onChangeRef.current(parsed.value);
-            } else setError(parsed.error);
+            } else {
+              setError(parsed.error);
+              onTextErrorRef.current?.(parsed.error);
+            }
           }),
         ],
       }),
