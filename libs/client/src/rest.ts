@@ -47,6 +47,9 @@ import type {
   InboundEvent,
   EventsAccepted,
   EventDetail,
+  Webhook,
+  WebhookBody,
+  WebhookDelivery,
   EventMatch,
   SignalBody,
   SteerBody,
@@ -163,7 +166,8 @@ export function createRestClient(o: RestClientOptions) {
 
   function headersOf(extra: Record<string, string> | undefined, hasBody: boolean): Record<string, string> {
     const h: Record<string, string> = { ...extra };
-    if (o.apiKey) h.authorization = `Bearer ${o.apiKey}`;
+    // a caller's own Authorization wins (a bearer webhook's token): the API key goes only where none is given
+    if (o.apiKey && h.authorization === undefined) h.authorization = `Bearer ${o.apiKey}`;
     if (hasBody) h['content-type'] = 'application/json';
     return h;
   }
@@ -434,6 +438,26 @@ export function createRestClient(o: RestClientOptions) {
       /** `POST /v1/events/{id}/replay`: judged again by the definitions named (default: every one listening now); never a second run */
       replay: (eventId: string, definitionIds?: string[]) =>
         call<{ matches: Array<Omit<EventMatch, 'definitionName' | 'at'>> }>('POST', `/v1/events/${id(eventId)}/replay`, definitionIds === undefined ? {} : { definitionIds }),
+    },
+    webhooks: {
+      /** `POST /v1/webhooks` → 201 the hook with its `url` and, when generated, its `secret` (shown once); 409 `WebhookSlugTaken` */
+      create: (b: WebhookBody) => call<Webhook>('POST', '/v1/webhooks', b),
+      /** `GET /v1/webhooks`: the tenant's hooks by slug (secrets by id only) */
+      list: () => call<{ items: Webhook[] }>('GET', '/v1/webhooks'),
+      /** `GET /v1/webhooks/{id}` */
+      get: (hookId: string) => call<Webhook>('GET', `/v1/webhooks/${id(hookId)}`),
+      /** `PUT /v1/webhooks/{id}`: replaces it (a listed secret id without a value keeps its value; a new one is generated and answered once) */
+      update: (hookId: string, b: WebhookBody) => call<Webhook>('PUT', `/v1/webhooks/${id(hookId)}`, b),
+      /** `DELETE /v1/webhooks/{id}` → 204, with its delivery log */
+      delete: (hookId: string) => call<void>('DELETE', `/v1/webhooks/${id(hookId)}`),
+      /** `GET /v1/webhooks/{id}/deliveries`: newest first, with their verdicts */
+      deliveries: (hookId: string, limit?: number) =>
+        call<{ items: WebhookDelivery[] }>('GET', `/v1/webhooks/${id(hookId)}/deliveries`, undefined, limit === undefined ? undefined : { limit: String(limit) }),
+      /** `POST /v1/webhooks/{id}/deliveries/{deliveryId}/replay`: the kept body delivered again (a started run answers again) */
+      replay: (hookId: string, deliveryId: string) => call<WebhookDelivery>('POST', `/v1/webhooks/${id(hookId)}/deliveries/${id(deliveryId)}/replay`),
+      /** `POST` of a JSON body to a hook's URL (its path, against this client's base URL) with the sender's headers; no key is sent by the server's rule */
+      deliver: (hookUrl: string, body: unknown, headers: Record<string, string> = {}) =>
+        call<{ deliveryId: string; runId?: string; eventId?: string; duplicate?: boolean }>('POST', new URL(hookUrl, 'http://x').pathname, body, undefined, headers),
     },
     mcpServers: {
       /** `POST /v1/mcp-servers` → 201; 409 `McpServerNameTaken`; 400 for a private address outside MCP_ALLOWED_HOSTS */

@@ -89,3 +89,25 @@ export {
   updateSavedAgent,
 } from './store/saved-agents';
 export type { AgentPinRequest, AgentPins, PinnedSavedAgent, SavedAgentInput, SavedAgentRecord, SavedAgentVersionSummary } from './store/saved-agents';
+export {
+  deleteWebhook,
+  getDelivery,
+  getWebhook,
+  insertWebhook,
+  listDeliveries,
+  listWebhooks,
+  publicWebhook,
+  recordDelivery,
+  updateWebhook,
+  webhookBySlug,
+  type DeliveryInput,
+  type DeliveryRow,
+  type DeliveryVerdict,
+  type WebhookAuth,
+  type WebhookForDelivery,
+  type WebhookInput,
+  type WebhookResponse,
+  type WebhookRow,
+  type WebhookSecret,
+  type WebhookTarget,
+} from './store/webhooks';

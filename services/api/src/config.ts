@@ -96,6 +96,13 @@ export const apiConfigSchema = defineConfig({
     .max(1_000)
     .default(100)
     .describe('most events one POST /v1/events may carry'),
+  WEBHOOK_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(16_777_216)
+    .default(1_048_576)
+    .describe("largest body POST /hooks/{tenant}/{slug} reads, bytes; a hook's own maxBodyBytes is at most this"),
   EVENT_FANOUT_SWEEP_MS: z.coerce
     .number()
     .int()

@@ -62,6 +62,8 @@ export interface ApiLimits {
   maxUploadBytes?: number;
   /** MAX_EVENTS_PER_REQUEST: most events one POST /v1/events carries @default 100 */
   maxEventsPerRequest?: number;
+  /** WEBHOOK_MAX_BODY_BYTES: the largest body a webhook delivery may carry @default 1048576 */
+  webhookMaxBodyBytes?: number;
 }
 
 /** Everything `createApp` needs; integration tests build it from real Postgres and Redis. */

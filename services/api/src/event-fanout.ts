@@ -10,14 +10,52 @@ import {
   eventsDueForFanout,
   eventSubscribers,
   getDefinitionPlanGraph,
+  inboundEventsByIds,
   recordEventFanout,
+  sendInboundEvents,
   type EventMatch,
+  type InboundEventInput,
   type StoredEvent,
 } from '@flowline/db';
 import { judgeEvent, type Graph, type Json } from '@flowline/graph';
 import type { AppDeps } from './context';
 import { ApiError } from './errors';
 import { startTriggeredRun } from './run-start';
+import { publishWake } from './wake';
+
+/** Fan-outs of one request run a few events at a time: each starts its subscribers' runs one by one. */
+const FANOUT_CONCURRENCY = 4;
+
+/** What the intake did with a list of events. */
+export interface IntakeResult {
+  /** every event's id, in order (generated when not given) */
+  ids: string[];
+  /** the ids kept anew (the others were sent before) */
+  kept: string[];
+  /** runs whose parked Waits the events woke */
+  wokenRunIds: string[];
+  /** the verdicts of the new events' fan-outs, by event id */
+  fanouts: Map<string, FanoutResult>;
+}
+
+/**
+ * The event intake (`POST /v1/events`, a webhook whose target is an event): keeps the events
+ * (deduplicated by id), wakes the Waits waiting on their names and fans the new ones out to the
+ * definitions whose triggers listen for them. A fan-out cut short is finished by the sweep.
+ */
+export async function intakeEvents(deps: AppDeps, tenant: string, events: InboundEventInput[]): Promise<IntakeResult> {
+  const out = await sendInboundEvents(deps.pool, tenant, events);
+  if (out.wokenRunIds.length > 0) deps.logger.info({ events: out.kept.length, runs: out.wokenRunIds.length }, 'events woke waiting runs');
+  await Promise.all(out.wokenRunIds.map((runId) => publishWake(deps, runId, tenant)));
+  const due = (await inboundEventsByIds(deps.pool, tenant, out.kept)).filter((e) => e.fanoutDue);
+  const fanouts = new Map<string, FanoutResult>();
+  for (let i = 0; i < due.length; i += FANOUT_CONCURRENCY) {
+    const batch = due.slice(i, i + FANOUT_CONCURRENCY);
+    const results = await Promise.all(batch.map((e) => fanOutEvent(deps, e)));
+    batch.forEach((e, j) => fanouts.set(e.id, results[j]!));
+  }
+  return { ids: out.ids, kept: out.kept, wokenRunIds: out.wokenRunIds, fanouts };
+}
 
 /** The run request id of (event, definition): what makes a fan-out exactly once. */
 export function eventRunRequestId(eventId: string, definitionId: string): string {

@@ -90,6 +90,7 @@ const deps: AppDeps = {
     backlogRetryAfterS: cfg.BACKLOG_RETRY_AFTER_S,
     maxUploadBytes: cfg.MAX_UPLOAD_BYTES,
     maxEventsPerRequest: cfg.MAX_EVENTS_PER_REQUEST,
+    webhookMaxBodyBytes: cfg.WEBHOOK_MAX_BODY_BYTES,
   },
   waitpoints: { key: signing.key, publicUrl: cfg.PUBLIC_URL ?? null },
   tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },

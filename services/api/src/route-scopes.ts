@@ -47,6 +47,13 @@ export const ROUTE_SCOPES = {
   'POST /v1/waitpoints/{id}/complete': 'run',
   'DELETE /v1/waitpoints/{id}': 'operate',
   'POST /v1/events': 'run',
+  'GET /v1/webhooks': 'read',
+  'GET /v1/webhooks/{id}': 'read',
+  'POST /v1/webhooks': 'define',
+  'PUT /v1/webhooks/{id}': 'define',
+  'DELETE /v1/webhooks/{id}': 'define',
+  'GET /v1/webhooks/{id}/deliveries': 'read',
+  'POST /v1/webhooks/{id}/deliveries/{deliveryId}/replay': 'run',
   'GET /v1/events/{id}': 'read',
   'POST /v1/events/{id}/replay': 'run',
 

@@ -43,4 +43,5 @@ export const v1Route = {
   tools: declarer('tools'),
   waitpoints: declarer('waitpoints'),
   events: declarer('events'),
+  webhooks: declarer('webhooks'),
 };

@@ -80,6 +80,7 @@ describe('API key scopes over REST', () => {
       ['POST', '/v1/definitions/validate', { graph: lineGraph() }, 'define'],
       ['POST', '/v1/events', [{ name: 'read-only.event', data: {} }], 'run'],
       ['POST', '/v1/events/some-event/replay', {}, 'run'],
+      ['POST', '/v1/webhooks', { target: { definitionId: lineDef }, auth: { type: 'none' } }, 'define'],
       ['POST', `/v1/waitpoints/${runId}/complete`, { payload: {} }, 'run'],
       ['DELETE', `/v1/waitpoints/${runId}`, undefined, 'operate'],
     ];
@@ -183,6 +184,8 @@ describe('the scope table', () => {
       if (route.split(' ')[1]?.startsWith('/admin/')) continue;
       // waitpoint callbacks take no key: the URL's HMAC signature is the credential (waitpoints.int.test.ts)
       if (route.split(' ')[1]?.startsWith('/w/')) continue;
+      // webhook deliveries take no key: the sender's signature is the credential (webhooks.int.test.ts)
+      if (route === 'POST /hooks/{tenant}/{slug}') continue;
       expect({ route, scope: declared[route] }).toEqual({ route, scope: expect.stringMatching(/^(read|run|operate|define)$/) });
     }
     for (const ops of OPS_ROUTES) expect(routes.has(ops)).toBe(true);
@@ -209,6 +212,11 @@ describe('the scope table', () => {
         // the signed waitpoint callback: no key (its 403 is a bad signature, not a missing scope)
         if (route === 'POST /w/{tokenId}/{signature}') {
           expect({ route, security: op.security, unauthorized: op.responses['401'] }).toEqual({ route, security: [], unauthorized: undefined });
+          continue;
+        }
+        // a webhook delivery: no key (its 401 is a signature that does not verify, not a missing key)
+        if (route === 'POST /hooks/{tenant}/{slug}') {
+          expect({ route, security: op.security, forbidden: op.responses['403'] }).toEqual({ route, security: [], forbidden: undefined });
           continue;
         }
         keyed++;

@@ -26,6 +26,8 @@ let mcpId: string;
 let wpId: string;
 let wpRevokeId: string;
 let evId: string;
+let hookId: string;
+let deliveryId: string;
 let agentId: string;
 const AGENT_BODY = { name: 'helper', instructions: 'Answer briefly.', tools: ['echo'] };
 const MCP_BODY = { name: 'docs', url: 'https://mcp.example/mcp', transport: 'streamable-http' };
@@ -93,6 +95,11 @@ beforeAll(async () => {
   wpRevokeId = await token();
   evId = 'contract-event-1';
   await h.call('POST', '/v1/events', { body: [{ name: 'contract.event', id: evId, data: {} }] });
+  const hook = await h.call('POST', '/v1/webhooks', { body: { slug: 'contract', target: { definitionId: defId }, auth: { type: 'none' } } });
+  if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
+  hookId = hook.body.id;
+  const delivered = await h.app.request('/hooks/tenantA/contract', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  deliveryId = ((await delivered.json()) as { deliveryId: string }).deliveryId;
   const agent = await h.call('POST', '/v1/agents', { body: AGENT_BODY });
   if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
   agentId = agent.body.id;
@@ -105,7 +112,7 @@ interface Row {
   method: string;
   /** the OpenAPI path template */
   template: string;
-  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; ev?: string; node?: string; edge?: string }) => string;
+  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; ev?: string; hook?: string; delivery?: string; node?: string; edge?: string }) => string;
   body?: unknown;
 }
 
@@ -198,6 +205,18 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/agents/{id}/versions/{version}', path: (i) => `/v1/agents/${i.agent ?? i.run}/versions/1` },
   { method: 'DELETE', template: '/v1/agents/{id}', path: (i) => `/v1/agents/${i.agent ?? i.run}` },
   { method: 'GET', template: '/v1/conversations', path: () => '/v1/conversations' },
+  { method: 'GET', template: '/v1/webhooks', path: () => '/v1/webhooks' },
+  { method: 'POST', template: '/v1/webhooks', path: () => '/v1/webhooks', body: { target: { definitionId: '00000000-0000-4000-8000-000000000000' }, auth: { type: 'none' } } },
+  // unknown and malformed ids reuse the run's
+  { method: 'GET', template: '/v1/webhooks/{id}', path: (i) => `/v1/webhooks/${i.hook ?? i.run}` },
+  { method: 'PUT', template: '/v1/webhooks/{id}', path: (i) => `/v1/webhooks/${i.hook ?? i.run}`, body: { slug: 'contract', target: { definitionId: '00000000-0000-4000-8000-000000000000' }, auth: { type: 'none' } } },
+  { method: 'DELETE', template: '/v1/webhooks/{id}', path: (i) => `/v1/webhooks/${i.hook ?? i.run}` },
+  { method: 'GET', template: '/v1/webhooks/{id}/deliveries', path: (i) => `/v1/webhooks/${i.hook ?? i.run}/deliveries` },
+  {
+    method: 'POST',
+    template: '/v1/webhooks/{id}/deliveries/{deliveryId}/replay',
+    path: (i) => `/v1/webhooks/${i.hook ?? i.run}/deliveries/${i.delivery ?? i.run}/replay`,
+  },
   { method: 'GET', template: '/v1/waitpoints', path: (i) => `/v1/waitpoints?runId=${i.run}` },
   // unknown and malformed ids reuse the run's
   { method: 'GET', template: '/v1/waitpoints/{id}', path: (i) => `/v1/waitpoints/${i.wp ?? i.run}` },
@@ -218,7 +237,7 @@ const ROUTES: Row[] = [
   { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
-const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId, ev: evId });
+const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId, ev: evId, hook: hookId, delivery: deliveryId });
 const bodyOf = (r: Row) =>
   r.body !== null && typeof r.body === 'object' && 'definitionId' in r.body ? { ...r.body, definitionId: chatDef } : r.body;
 const call = (r: Row, path: string, token: string | null) => h.call(r.method, path, { ...(r.body === undefined ? {} : { body: bodyOf(r) }), token });
@@ -321,6 +340,11 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/waitpoints/{id}': 200,
       'POST /v1/waitpoints/{id}/complete': 200,
       'DELETE /v1/waitpoints/{id}': 200,
+      'GET /v1/webhooks/{id}': 200,
+      'GET /v1/webhooks/{id}/deliveries': 200,
+      'POST /v1/webhooks/{id}/deliveries/{deliveryId}/replay': 200,
+      'PUT /v1/webhooks/{id}': 200,
+      'DELETE /v1/webhooks/{id}': 204,
       'GET /v1/events/{id}': 200,
       'POST /v1/events/{id}/replay': 200,
       'GET /v1/agents/{id}': 200,

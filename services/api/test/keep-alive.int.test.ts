@@ -113,8 +113,8 @@ describe('a refused body leaves the keep-alive connection usable', () => {
   });
 
   it('finds every POST and PUT route of the scope table in /openapi.json', () => {
-    // the callback URL of a waitpoint takes no key (its signature is the credential), so no scope names it
-    const unscoped = ['POST /w/{tokenId}/{signature}'];
+    // a waitpoint's callback URL and a webhook's delivery URL take no key (a signature is the credential), so no scope names them
+    const unscoped = ['POST /w/{tokenId}/{signature}', 'POST /hooks/{tenant}/{slug}'];
     const table = [...unscoped, ...scopedRoutes().filter((r) => r.method === 'POST' || r.method === 'PUT').map((r) => `${r.method} ${r.path}`)];
     expect(routes.map((r) => r.label).sort()).toEqual(table.sort());
   });

@@ -711,6 +711,20 @@ describe('waitpoints and events', () => {
     const replayed = await c.events.replay('c-1', [late.id]);
     expect(replayed.matches).toEqual([{ definitionId: late.id, outcome: 'matched', reason: null, runId: expect.any(String) }]);
     expect((await c.events.get('c-1')).matches).toMatchObject([{ definitionId: late.id, definitionName: 'triggered', outcome: 'matched', runId: replayed.matches[0]!.runId }]);
+
+    // a webhook: bearer-verified deliveries start runs of the definition; the log and a replay
+    const hook = await c.webhooks.create({ slug: 'client-hook', target: { definitionId: late.id }, auth: { type: 'bearer' } });
+    expect(hook.secret).toEqual(expect.any(String));
+    const delivered = await c.webhooks.deliver(hook.url, { n: 1 }, { authorization: `Bearer ${hook.secret}` });
+    expect(delivered.runId).toEqual(expect.any(String));
+    expect((await c.webhooks.list()).items.map((x) => x.slug)).toContain('client-hook');
+    expect((await c.webhooks.get(hook.id)).auth.secrets).toEqual([{ id: 'primary', notAfter: null }]);
+    const [d] = (await c.webhooks.deliveries(hook.id)).items;
+    expect(d).toMatchObject({ verdict: 'verified', runId: delivered.runId });
+    expect(await c.webhooks.replay(hook.id, d!.id)).toMatchObject({ verdict: 'duplicate', runId: delivered.runId });
+    expect((await c.webhooks.update(hook.id, { slug: 'client-hook', target: { definitionId: late.id }, auth: { type: 'none' } })).version).toBe(2);
+    await c.webhooks.delete(hook.id);
+    expect(await refusal(c.webhooks.get(hook.id))).toMatchObject({ status: 404 });
   });
 });
 

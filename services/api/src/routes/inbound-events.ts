@@ -9,13 +9,12 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { getInboundEvent, inboundEventsByIds, listEventMatches, sendInboundEvents } from '@flowline/db';
+import { getInboundEvent, listEventMatches } from '@flowline/db';
 import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError, ValidationFailedError } from '../errors';
-import { fanOutEvent } from '../event-fanout';
+import { fanOutEvent, intakeEvents } from '../event-fanout';
 import { isUuid } from '../present';
 import { jsonText, sendJson } from '../body';
-import { publishWake } from '../wake';
 import {
   ErrorSchema,
   EventDetailSchema,
@@ -67,9 +66,6 @@ const replayEventRoute = v1Route.events('post', '/v1/events/{id}/replay', {
   responses: { 200: jsonContent(EventReplaySchema, 'the verdicts of this replay') },
 });
 
-/** Fan-outs of one request run a few events at a time: each starts its subscribers' runs one by one. */
-const FANOUT_CONCURRENCY = 4;
-
 /** Registers the event intake on `app`. */
 export function registerInboundEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const maxEvents = deps.limits.maxEventsPerRequest ?? DEFAULT_MAX_EVENTS;
@@ -93,16 +89,8 @@ export function registerInboundEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
       }
       return { name: e.name, dataJson, ...(e.id !== undefined ? { id: e.id } : {}), ...(e.ts !== undefined ? { ts: e.ts } : {}) };
     });
-    const tenant = c.get('tenant');
-    const out = await sendInboundEvents(deps.pool, tenant, events);
+    const out = await intakeEvents(deps, c.get('tenant'), events);
     const kept = new Set(out.kept);
-    if (out.wokenRunIds.length > 0) deps.logger.info({ events: out.kept.length, runs: out.wokenRunIds.length }, 'events woke waiting runs');
-    await Promise.all(out.wokenRunIds.map((runId) => publishWake(deps, runId, tenant)));
-    // the subscribers' runs start now; a fan-out cut short (a crash, a full backlog) is finished by the sweep
-    const due = (await inboundEventsByIds(deps.pool, tenant, out.kept)).filter((e) => e.fanoutDue);
-    for (let i = 0; i < due.length; i += FANOUT_CONCURRENCY) {
-      await Promise.all(due.slice(i, i + FANOUT_CONCURRENCY).map((e) => fanOutEvent(deps, e)));
-    }
     return sendJson(202, { accepted: kept.size, ids: out.ids, duplicates: out.ids.filter((id) => !kept.has(id)) });
   });
 
