@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerDecide } from './commands/decide';
 import { registerDefinitions } from './commands/definitions';
+import { registerEvents } from './commands/events';
 import { registerRuns } from './commands/runs';
 import { registerTools } from './commands/tools';
 import { reportError } from './errors';
@@ -27,7 +28,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     };
 
   program
-    .description('Flowline from the command line: definitions, runs, decisions, tools')
+    .description('Flowline from the command line: definitions, runs, decisions, tools, events, webhooks')
     .version('0.1.0')
     .option('--url <url>', 'API base URL (env FLOWLINE_URL)', io.env?.FLOWLINE_URL ?? DEFAULT_URL)
     .option('--key <key>', 'API key (env FLOWLINE_API_KEY)')
@@ -44,6 +45,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   registerRuns(program, session, wrap);
   registerDecide(program, session, wrap);
   registerTools(program, session, wrap);
+  registerEvents(program, session, wrap);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -324,6 +324,38 @@ describe('flowline runs', () => {
     await cli('runs', 'cancel', answer.runId);
   }, 60_000);
 
+  it('sends an event a definition subscribes to, shows what it started, and replays it to one published after', async () => {
+    const first = (await cli('definitions', 'create', 'on-order', file('on-order.json', { ...toolGraph({ toolName: 'echo', arguments: {} }), triggers: [{ event: 'cli.order.*' }] }))).out.trim();
+    const sent = await cli('events', 'send', 'cli.order.paid', '--data', '{"n":1}', '--id', 'cli-ev-1');
+    expect(sent).toMatchObject({ code: 0, out: 'cli-ev-1\n' });
+    expect((await cli('events', 'send', 'cli.order.paid', '--id', 'cli-ev-1')).out).toBe('cli-ev-1 (duplicate: sent before)\n');
+    const got = await cli('events', 'get', 'cli-ev-1');
+    expect(got.out).toMatch(/^cli\.order\.paid cli-ev-1 received \S+ · fan-out done$/m);
+    expect(got.out).toMatch(/^on-order\s+matched\s+[0-9a-f-]{36}\s+-$/m);
+    const late = (await cli('definitions', 'create', 'late', file('late.json', { ...toolGraph({ toolName: 'echo', arguments: {} }), triggers: [{ event: 'cli.*' }] }))).out.trim();
+    const replayed = await cli('events', 'replay', 'cli-ev-1', '--definition', late);
+    expect(replayed.out).toMatch(new RegExp(`^${late}\\s+matched\\s+[0-9a-f-]{36}`, 'm'));
+    expect(first).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('creates a webhook from a file, lists it, shows its deliveries and replays one', async () => {
+    const def = (await cli('definitions', 'create', 'hooked', file('hooked.json', toolGraph({ toolName: 'echo', arguments: {} })))).out.trim();
+    const created = await cli('webhooks', 'create', file('hook.json', { slug: 'cli-hook', target: { definitionId: def }, auth: { type: 'bearer' } }));
+    expect(created.code).toBe(0);
+    const [id, url, secretLine] = created.out.trim().split('\n');
+    expect(url).toBe(`${c.url}/hooks/tenantCli/cli-hook`);
+    const secret = /^secret (\S+) \(shown once\)$/.exec(secretLine!)![1]!;
+    const res = await fetch(url!, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: '{"x":1}' });
+    expect(res.status).toBe(202);
+    expect((await cli('webhooks', 'list')).out).toMatch(new RegExp(`^${id}\\s+cli-hook\\s+definition ${def}\\s+bearer`, 'm'));
+    const deliveries = await cli('webhooks', 'deliveries', id!);
+    const line = deliveries.out.split('\n')[1]!;
+    expect(line).toMatch(/\sverified\s+202\s+[0-9a-f-]{36}/);
+    const replay = await cli('webhooks', 'replay', id!, line.split(/\s+/)[0]!);
+    expect(replay.out).toMatch(/^duplicate [0-9a-f-]{36}\n$/);
+    expect((await cli('webhooks', 'delete', id!)).out).toBe(`deleted ${id}\n`);
+  });
+
   it('lists the tool catalog', async () => {
     const r = await cli('tools');
     expect(r.code).toBe(0);
