@@ -33,4 +33,22 @@ describe('scripted provider', () => {
     expect(minimalValue({ anyOf: [{ type: 'number' }, { type: 'string' }] })).toBe(0);
     expect(minimalValue({ const: 'k' })).toBe('k');
   });
+
+  it('asks for the tool calls its messages script, one per turn and in order, then answers text', async () => {
+    const p = createScriptedProvider();
+    const tools = [{ name: 'echo', description: 'echo', parameters: { type: 'object' } }];
+    const system = { role: 'system' as const, content: 'Look it up.\ncall: echo {"said":"one"}\ncall: nope {"x":1}\ncall: echo not-json\ncall: echo {"said":"two"}' };
+    const first = await p.complete({ model: 'scripted', messages: [system], tools }, { signal });
+    expect(first.toolCalls).toEqual([{ id: 'scripted-call-1', name: 'echo', arguments: '{"said":"one"}' }]);
+    expect(first.usage.finishReason).toBe('tool_calls');
+    const afterOne = [system, { role: 'assistant' as const, content: null, toolCalls: first.toolCalls }, { role: 'tool' as const, toolCallId: 'scripted-call-1', content: 'one' }];
+    const second = await p.complete({ model: 'scripted', messages: afterOne, tools }, { signal });
+    expect(second.toolCalls).toEqual([{ id: 'scripted-call-2', name: 'echo', arguments: '{"said":"two"}' }]);
+    const afterTwo = [...afterOne, { role: 'assistant' as const, content: null, toolCalls: second.toolCalls }, { role: 'tool' as const, toolCallId: 'scripted-call-2', content: 'two' }];
+    const done = await p.complete({ model: 'scripted', messages: afterTwo, tools }, { signal });
+    expect(done.toolCalls).toEqual([]);
+    expect(done.text).toMatch(/^scripted answer /);
+    // a tool the request does not offer is never asked for
+    expect((await p.complete({ model: 'scripted', messages: [system] }, { signal })).toolCalls).toEqual([]);
+  });
 });
