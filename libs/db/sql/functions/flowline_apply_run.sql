@@ -83,6 +83,7 @@ BEGIN
       pending_decision_kind = CASE WHEN p."set" ? 'pendingDecisionKind' THEN p."set"->>'pendingDecisionKind'
                                    ELSE nr.pending_decision_kind END,
       decision = CASE WHEN p."set" ? 'decision' THEN nullif(p."set"->'decision', 'null'::jsonb) ELSE nr.decision END,
+      approvals = CASE WHEN p."set" ? 'approvals' THEN nullif(p."set"->'approvals', 'null'::jsonb) ELSE nr.approvals END,
       held = CASE WHEN p."set" ? 'held' THEN (p."set"->>'held')::boolean ELSE nr.held END,
       child_run_id = CASE WHEN p."set" ? 'childRunId' THEN (p."set"->>'childRunId')::uuid ELSE nr.child_run_id END,
       loop_state = CASE WHEN p."set" ? 'loop' THEN nullif(p."set"->'loop', 'null'::jsonb) ELSE nr.loop_state END,
