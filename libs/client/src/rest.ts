@@ -68,6 +68,11 @@ export interface RestClientOptions {
   apiKey?: string;
   /** fetch implementation (defaults to the global one) */
   fetch?: typeof fetch;
+  /**
+   * Names the calling application in `x-flowline-client` (the console sends `console`): an
+   * approval decision records the path it came through from it.
+   */
+  clientName?: string;
 }
 
 /** A non-2xx answer: HTTP status plus the contract's `{ error: { code, message, details? } }`. */
@@ -162,6 +167,7 @@ export function createRestClient(o: RestClientOptions) {
   function headersOf(extra: Record<string, string> | undefined, hasBody: boolean): Record<string, string> {
     const h: Record<string, string> = { ...extra };
     if (o.apiKey) h.authorization = `Bearer ${o.apiKey}`;
+    if (o.clientName) h['x-flowline-client'] = o.clientName;
     if (hasBody) h['content-type'] = 'application/json';
     return h;
   }

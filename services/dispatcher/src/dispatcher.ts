@@ -3,6 +3,7 @@
  * worker reports, due sweep), ticks them in batches and heals lost transport. Built from
  * injected clients so tests run it in-process exactly as main.ts runs it.
  */
+import { createApprovalNotifier } from './approval-notify';
 import { Job } from 'bullmq';
 import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
@@ -135,6 +136,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const flushFreedLanes = () => {
     if (running) void window.flushFreed().catch((err: unknown) => log.warn({ err }, 'dispatch window release failed; the next trigger retries'));
   };
+  const notifier = createApprovalNotifier({
+    secret: c.APPROVAL_WEBHOOK_SECRET, publicUrl: c.PUBLIC_URL, timeoutMs: c.APPROVAL_WEBHOOK_TIMEOUT_MS, tries: c.APPROVAL_WEBHOOK_TRIES, log,
+  });
   const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, shardCount: c.SHARD_COUNT, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, telemetry: tracingEnabled() ? laneTelemetry() : undefined, log });
   const inflightDeps = {
     store,
@@ -232,6 +236,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     clock: deps.clock ?? systemClock,
     afterCommit: async (committed: CommittedPlan[]) => {
       await effects.afterCommit(committed);
+      notifier.afterCommit(committed);
       metrics.committed(committed, Date.now());
     },
     cache,
@@ -313,6 +318,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (!running) return;
     running = false;
     await Promise.allSettled(loops.map((l) => l.stop()));
+    await notifier.drain();
     pending.interrupt();
     await window.idle();
     cache.clear();
