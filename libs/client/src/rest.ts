@@ -39,6 +39,7 @@ import type {
   StepAccepted,
   StepBody,
   ToolCatalogEntry,
+  DecideAccepted,
   DecideBody,
   SignalAccepted,
   Waitpoint,
@@ -331,7 +332,7 @@ export function createRestClient(o: RestClientOptions) {
       call<Accepted>('POST', `${run(runId)}/cancel`, b.reason === undefined ? undefined : b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/decide` → 202 */
     decide: (runId: string, nodeKey: string, b: DecideBody, opts?: ActOptions) =>
-      call<Accepted>('POST', `${node(runId, nodeKey)}/decide`, b, undefined, idem(opts)),
+      call<DecideAccepted>('POST', `${node(runId, nodeKey)}/decide`, b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/signals` → 202 (idempotent by `requestId`): kept until a Wait node on the channel consumes it */
     signal: (runId: string, b: SignalBody, opts?: ActOptions) => call<SignalAccepted>('POST', `${run(runId)}/signals`, b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/steer` → 202 */
