@@ -31,7 +31,12 @@ function treeRssKb(pid: number): number {
   const inTree = new Set([pid]);
   for (let grew = true; grew; ) {
     grew = false;
-    for (const [p, pp] of rows) if (inTree.has(pp) && !inTree.has(p)) (inTree.add(p), (grew = true));
+    for (const [p, pp] of rows) {
+      if (inTree.has(pp) && !inTree.has(p)) {
+        inTree.add(p);
+        grew = true;
+      }
+    }
   }
   return rows.filter(([p]) => inTree.has(p)).reduce((n, [, , rss]) => n + rss, 0);
 }

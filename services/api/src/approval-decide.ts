@@ -12,7 +12,8 @@ import {
   type ApprovalPolicy, type ApprovalState, type ApprovalVote, type Decider, type DecisionPath, type GateDecision, type Json, type NodeKind, type NodeStatus, type RunStatus,
 } from '@flowline/graph';
 import type { AppDeps } from './context';
-import { AlreadyDecidedError, ApiError, ApprovalForbiddenError, ApprovalSettledError, GateAlreadyDecidedError, NodeStateConflictError, NotFoundError } from './errors';
+import type { ApiError } from './errors';
+import { AlreadyDecidedError, ApprovalForbiddenError, ApprovalSettledError, GateAlreadyDecidedError, NodeStateConflictError, NotFoundError } from './errors';
 import { publishWake } from './wake';
 
 export interface PolicyDecision {

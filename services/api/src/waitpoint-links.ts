@@ -55,3 +55,27 @@ export function callbackUrl(links: WaitpointLinks, requestUrl: string, id: strin
   const base = (links.publicUrl ?? new URL(requestUrl).origin).replace(/\/+$/, '');
   return `${base}${callbackPath(links.key, id)}`;
 }
+
+/**
+ * The signature of an approval link: one principal named by a policy Pause's quorum deciding
+ * that gate (`POST /w/a/{runId}/{nodeKey}/{principal}/{signature}`), under the same key as
+ * waitpoint callbacks. The link is that principal's credential for that gate only.
+ */
+export function approvalLinkSignature(key: Buffer, runId: string, nodeKey: string, principal: string): string {
+  return createHmac('sha256', key).update(`approval:${runId}\u0000${nodeKey}\u0000${principal}`).digest('base64url');
+}
+
+/** Whether `signature` is the approval link's (constant time). */
+export function verifyApprovalLink(key: Buffer, runId: string, nodeKey: string, principal: string, signature: string): boolean {
+  const want = Buffer.from(approvalLinkSignature(key, runId, nodeKey, principal));
+  const got = Buffer.from(signature);
+  return got.length === want.length && timingSafeEqual(got, want);
+}
+
+/** The absolute approval link of `principal` on a gate, against PUBLIC_URL or the request's origin. */
+export function approvalLinkUrl(links: WaitpointLinks, requestUrl: string, runId: string, nodeKey: string, principal: string): string {
+  const base = (links.publicUrl ?? new URL(requestUrl).origin).replace(/\/+$/, '');
+  const seg = (v: string) => encodeURIComponent(v);
+  return `${base}/w/a/${runId}/${seg(nodeKey)}/${seg(principal)}/${approvalLinkSignature(links.key, runId, nodeKey, principal)}`;
+}
+

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPlans, loadSnapshots } from '@flowline/db';
 import { DEFAULT_CORE_OPTIONS, plan } from '@flowline/graph';
-import { createDefinition, pauseGraph, startHarness, startRun, type Harness } from './harness';
+import { createDefinition, pauseGraph, startHarness, type Harness } from './harness';
 
 const PEOPLE = ['ivy', 'abe', 'ann', 'bob', 'cat', 'dan', 'eve'] as const;
 type Person = (typeof PEOPLE)[number];
@@ -118,5 +118,22 @@ describe('approval policies', () => {
     await tick(runId, late);
     expect(await gateNode(runId)).toMatchObject({ status: 'Succeeded', output: { output: { decision: 'Reject', approval: { status: 'rejected', by: 'timeout' } } } });
     expect((await decide(runId, 'ann', 'Approve')).status).toBe(409);
+  });
+
+  it('judges a signed approval link by the same policy: the initiator refused, a named principal decides as itself, a forged link 403, a GET 405', async () => {
+    const runId = await gateRun(FIN_LEGAL());
+    const links = (await gateNode(runId)).approval.links as Record<string, string>;
+    expect(Object.keys(links).sort()).toEqual([id.ivy, id.ann, id.bob, id.cat, id.dan, id.abe].sort());
+    const post = (url: string, body: unknown) => h.call('POST', new URL(url).pathname, { body, token: null });
+    expect(await post(links[id.ivy]!, { decision: 'Approve' })).toMatchObject({ status: 403, body: { error: { code: 'ApprovalForbidden', rule: 'initiator' } } });
+    expect(await post(links[id.abe]!, { decision: 'Approve' })).toMatchObject({ status: 403, body: { error: { rule: 'definitionAuthor' } } });
+    const forged = links[id.ann]!.replace(/[^/]+$/, 'A'.repeat(43));
+    expect(await post(forged, { decision: 'Approve' })).toMatchObject({ status: 403, body: { error: { code: 'ApprovalLinkInvalid' } } });
+    expect((await h.call('GET', new URL(links[id.ann]!).pathname, { token: null })).status).toBe(405);
+    expect(await post(links[id.ann]!, { decision: 'Approve' })).toMatchObject({ status: 202, body: { approval: { status: 'pending' } } });
+    // a repeat of the link replays; the same principal through REST is the same principal
+    expect((await post(links[id.ann]!, { decision: 'Approve' })).status).toBe(202);
+    expect(await decide(runId, 'ann', 'Approve')).toMatchObject({ status: 409, body: { error: { code: 'AlreadyDecided' } } });
+    expect((await gateNode(runId)).approval.decisions).toEqual([expect.objectContaining({ principal: id.ann, decision: 'Approve', path: 'link' })]);
   });
 });

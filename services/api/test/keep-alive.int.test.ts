@@ -113,8 +113,8 @@ describe('a refused body leaves the keep-alive connection usable', () => {
   });
 
   it('finds every POST and PUT route of the scope table in /openapi.json', () => {
-    // the callback URL of a waitpoint takes no key (its signature is the credential), so no scope names it
-    const unscoped = ['POST /w/{tokenId}/{signature}'];
+    // the callback URL of a waitpoint and an approval link take no key (the signature is the credential), so no scope names them
+    const unscoped = ['POST /w/{tokenId}/{signature}', 'POST /w/a/{runId}/{nodeKey}/{principal}/{signature}'];
     const table = [...unscoped, ...scopedRoutes().filter((r) => r.method === 'POST' || r.method === 'PUT').map((r) => `${r.method} ${r.path}`)];
     expect(routes.map((r) => r.label).sort()).toEqual(table.sort());
   });

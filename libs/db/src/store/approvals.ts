@@ -88,3 +88,9 @@ export async function recordApproval<R>(
     return { result: out.result, shard: run.rows[0]?.shard ?? null };
   });
 }
+
+/** The tenant of run `runId`, or null when there is none (an approval link names the run, not its tenant). */
+export async function runTenantOf(db: Pool, runId: string): Promise<string | null> {
+  const res = await db.query<{ tenant_id: string }>(`SELECT tenant_id FROM runs WHERE id = $1`, [runId]);
+  return res.rows[0]?.tenant_id ?? null;
+}

@@ -62,7 +62,7 @@ const standingOf = (d: GateDecision) => ({
  * message: it must say something (blank is refused), fit the byte cap counted as stored (UTF-8,
  * so an emoji costs four), and stand alone (a comment beside it has nowhere to go).
  */
-function checkAct(kind: string, config: Record<string, unknown>, act: Decision, maxAnswerBytes: number): void {
+export function checkAct(kind: string, config: Record<string, unknown>, act: Decision, maxAnswerBytes: number): void {
   if (kind === 'ChatInput') {
     if (act.decision !== 'Answer') throw new DecisionNotAllowedError('a ChatInput takes only decision "Answer"');
     const text = (act.payload as { text?: unknown } | null)?.text;
@@ -119,7 +119,7 @@ async function checkToolCallAct(db: Queryable, tenant: string, runId: string, no
 }
 
 /** The node's config from the pinned parsed graph (falls back to the raw document). */
-function nodeConfig(graph: unknown, key: string): Record<string, unknown> {
+export function nodeConfig(graph: unknown, key: string): Record<string, unknown> {
   const nodes = (graph as { nodes?: unknown } | null)?.nodes;
   if (!Array.isArray(nodes)) return {};
   const node = nodes.find((n) => (n as { key?: unknown } | null)?.key === key) as { config?: unknown } | undefined;
