@@ -14,7 +14,7 @@ type Person = (typeof PEOPLE)[number];
 const keyOf = (p: Person) => `key-${p}`;
 
 let h: Harness;
-const id: Record<string, string> = {};
+const id = {} as Record<Person, string>;
 beforeAll(async () => {
   h = await startHarness({}, new Map(PEOPLE.map((p) => [keyOf(p), 'tenantA'])));
   for (const p of PEOPLE) id[p] = (await h.call('GET', '/v1/whoami', { token: keyOf(p) })).body.principal;
