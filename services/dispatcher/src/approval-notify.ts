@@ -3,7 +3,8 @@
  * `notify: [{ webhook }]`, each webhook receives a signed Standard Webhooks POST
  * (`standardwebhooks`: headers webhook-id, webhook-timestamp, webhook-signature) of
  * `{ type: 'approval.requested', timestamp, data }`, `data` naming the run, the gate, its quorums
- * and the links a person acts from: the console's run view and the gate's REST decide URL.
+ * and the links a person acts from: the console's run view, the gate's REST decide URL and each
+ * named principal's signed approval link (`links.approve`, when this replica holds the link key).
  *
  * Sent after the commit like every side effect, never inside the tick: a slow or failing
  * receiver delays nothing. The webhook-id is the gate's (run, node, attempt), so a receiver can
@@ -14,6 +15,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from 'pino';
 import { approvalPolicyOf, type JsonObject } from '@flowline/graph';
+import { approvalLinkPath } from '@flowline/runtime';
 import type { CommittedPlan } from './tick';
 
 export interface ApprovalNotifyDeps {
@@ -21,6 +23,11 @@ export interface ApprovalNotifyDeps {
   secret: string | undefined;
   /** PUBLIC_URL: the origin of the API and its console, for the links */
   publicUrl: string | undefined;
+  /**
+   * The key of approval links (WAITPOINT_SIGNING_KEY, else derived from ENCRYPTION_KEY, as the API
+   * derives it); null: the notifications carry no approval links (an API signing from API_KEYS only)
+   */
+  linkKey: Buffer | null;
   /** per delivery attempt, ms */
   timeoutMs: number;
   tries: number;
@@ -38,7 +45,7 @@ export interface ApprovalNotification {
 }
 
 /** The notifications the committed plans ask for: one per webhook of each policy gate they opened. */
-export function approvalNotificationsOf(committed: CommittedPlan[], publicUrl: string | undefined, now: number): ApprovalNotification[] {
+export function approvalNotificationsOf(committed: CommittedPlan[], publicUrl: string | undefined, linkKey: Buffer | null, now: number): ApprovalNotification[] {
   const base = (publicUrl ?? 'http://localhost:3000').replace(/\/+$/, '');
   const out: ApprovalNotification[] = [];
   for (const { snapshot, plan } of committed) {
@@ -51,6 +58,10 @@ export function approvalNotificationsOf(committed: CommittedPlan[], publicUrl: s
       const runId = snapshot.run.id;
       const attempt = plan.nodes.find((p) => p.nodeKey === e.nodeKey)?.set.attempt ?? 0;
       const q = `runId=${encodeURIComponent(runId)}&nodeKey=${encodeURIComponent(e.nodeKey)}`;
+      const named = [...new Set([...policy.quorums, ...policy.escalate.map((x) => x.addQuorum)].flatMap((x) => ('principals' in x ? x.principals : [])))];
+      const key = e.nodeKey;
+      // each named principal's own signed link: POST { decision } to it decides as that principal
+      const approve = linkKey ? Object.fromEntries(named.map((p) => [p, `${base}${approvalLinkPath(linkKey, runId, key, p)}`])) : null;
       const data = {
         runId, nodeKey: e.nodeKey, tenantId: snapshot.run.tenantId, attempt, prompt: node.config['prompt'] ?? null,
         approveRule: policy.approveRule, rejectRule: policy.rejectRule,
@@ -60,6 +71,7 @@ export function approvalNotificationsOf(committed: CommittedPlan[], publicUrl: s
           console: `${base}/console/run?${q}`,
           decide: `${base}/v1/runs/${runId}/nodes/${encodeURIComponent(e.nodeKey)}/decide`,
           node: `${base}/v1/runs/${runId}/nodes/${encodeURIComponent(e.nodeKey)}`,
+          ...(approve ? { approve } : {}),
         },
       };
       const body = JSON.stringify({ type: 'approval.requested', timestamp: new Date(now).toISOString(), data });
@@ -101,7 +113,7 @@ export function createApprovalNotifier(d: ApprovalNotifyDeps) {
   }
 
   function afterCommit(committed: CommittedPlan[]): void {
-    const list = approvalNotificationsOf(committed, d.publicUrl, Date.now());
+    const list = approvalNotificationsOf(committed, d.publicUrl, d.linkKey, Date.now());
     if (list.length === 0) return;
     if (!signer) {
       for (const n of list) d.log.warn({ runId: n.runId, nodeKey: n.nodeKey }, 'approval notify skipped: APPROVAL_WEBHOOK_SECRET is not set');

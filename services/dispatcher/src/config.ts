@@ -14,6 +14,7 @@ import {
   encryptionOptions,
   logOptions, tracingOptions,
   opsOptions,
+  signedLinkOptions,
   toCoreOptions,
 } from '@flowline/runtime';
 import { MAX_RETENTION_DAYS, parseModelPrices, parseTenantRetention, parseTenantWeights, type CoreOptions, type Lane, type ModelPrices } from '@flowline/graph';
@@ -101,12 +102,7 @@ export const dispatcherOwnOptions = {
     .regex(/^whsec_[A-Za-z0-9+/]{24,}={0,2}$/, 'must be a Standard Webhooks secret: whsec_ and at least 24 base64 characters')
     .optional()
     .describe('signing secret of approval notifications (a Pause approval policy\'s notify webhooks, Standard Webhooks); unset: none is sent (secret)'),
-  PUBLIC_URL: z
-    .string()
-    .url()
-    .refine((v) => /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL')
-    .optional()
-    .describe('the origin people reach the API and console at, for the links of approval notifications (unset: http://localhost:3000)'),
+  ...signedLinkOptions,
   APPROVAL_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000).describe('how long one approval notification delivery may take, ms'),
   APPROVAL_WEBHOOK_TRIES: z.coerce.number().int().min(1).max(10).default(3).describe('deliveries tried per approval notification (backoff 0.5 s doubling) before it is given up and logged'),
   RETENTION_INTERVAL_MS: z.coerce

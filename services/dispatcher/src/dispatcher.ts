@@ -7,7 +7,7 @@ import { createApprovalNotifier } from './approval-notify';
 import { Job } from 'bullmq';
 import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
-import { runLoop, systemClock, tracingEnabled, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
+import { runLoop, systemClock, tracingEnabled, waitpointSigningKey, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES, laneTelemetry } from '@flowline/queue';
 import { interruptedResult, type Lane, type WorkItem } from '@flowline/graph';
 import { coreOptionsOf, laneWindowsOf, modelPricesOf, slotRetryMsOf, tenantWeightsOf, type DispatcherConfig } from './config';
@@ -138,6 +138,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   };
   const notifier = createApprovalNotifier({
     secret: c.APPROVAL_WEBHOOK_SECRET, publicUrl: c.PUBLIC_URL, timeoutMs: c.APPROVAL_WEBHOOK_TIMEOUT_MS, tries: c.APPROVAL_WEBHOOK_TRIES, log,
+    // the API's precedence without API_KEYS, which only the API holds: then no approval links
+    linkKey: c.WAITPOINT_SIGNING_KEY || c.ENCRYPTION_KEY ? waitpointSigningKey({ signingKey: c.WAITPOINT_SIGNING_KEY, encryptionKey: c.ENCRYPTION_KEY }).key : null,
   });
   const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, shardCount: c.SHARD_COUNT, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, telemetry: tracingEnabled() ? laneTelemetry() : undefined, log });
   const inflightDeps = {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
+import { approvalLinkPath, waitpointSigningKey } from '@flowline/runtime';
 import type { GraphEdge, JsonObject } from '@flowline/graph';
 import { createHarness, edge, graphOf, node, type Harness } from './harness';
 
@@ -11,6 +12,7 @@ import { createHarness, edge, graphOf, node, type Harness } from './harness';
  * server that verifies them with the `standardwebhooks` package, and a policy timeout settles
  * the gate within the sweep interval with nobody deciding.
  */
+const LINK_KEY = 'approval-link-signing-key-for-tests-0123456789';
 const SECRET = `whsec_${Buffer.from('approval-notify-test-secret-0123456789').toString('base64')}`;
 
 /** Start → gate (Pause with `approval`) → yes | no. */
@@ -53,7 +55,7 @@ describe('approval gates under a real dispatcher', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/approvals`;
     h = await createHarness();
-    await h.startDispatcher('d1', { APPROVAL_WEBHOOK_SECRET: SECRET, PUBLIC_URL: 'https://flowline.example' });
+    await h.startDispatcher('d1', { APPROVAL_WEBHOOK_SECRET: SECRET, PUBLIC_URL: 'https://flowline.example', WAITPOINT_SIGNING_KEY: LINK_KEY });
   });
   afterAll(async () => {
     await h?.close();
@@ -61,7 +63,7 @@ describe('approval gates under a real dispatcher', () => {
   });
 
   it('POSTs a Standard Webhooks notification the receiver verifies, with the console and decide links', async () => {
-    const [runId] = await h.createRuns(gateGraph({ quorums: [{ name: 'finance', scope: 'operate', min: 2 }], notify: [{ webhook: url }] }), [{}]);
+    const [runId] = await h.createRuns(gateGraph({ quorums: [{ name: 'finance', scope: 'operate', min: 2 }, { name: 'legal', principals: ['key:00000000000000aa'], min: 1 }], notify: [{ webhook: url }] }), [{}]);
     await waitFor(() => received.some((r) => r.body.includes(runId!)), { timeoutMs: 15_000, description: 'notification received' });
     const got = received.find((r) => r.body.includes(runId!))!;
     expect(got.error).toBeNull();
@@ -69,10 +71,12 @@ describe('approval gates under a real dispatcher', () => {
     expect(got.verified).toMatchObject({
       type: 'approval.requested',
       data: {
-        runId, nodeKey: 'gate', prompt: 'Pay the invoice?', quorums: [{ name: 'finance', min: 2 }],
+        runId, nodeKey: 'gate', prompt: 'Pay the invoice?', quorums: [{ name: 'finance', min: 2 }, { name: 'legal', min: 1 }],
         links: {
           console: `https://flowline.example/console/run?runId=${runId}&nodeKey=gate`,
           decide: `https://flowline.example/v1/runs/${runId}/nodes/gate/decide`,
+          // the approval link the API verifies: signed with the same key, derived the same way
+          approve: { 'key:00000000000000aa': `https://flowline.example${approvalLinkPath(waitpointSigningKey({ signingKey: LINK_KEY }).key, runId!, 'gate', 'key:00000000000000aa')}` },
         },
       },
     });
