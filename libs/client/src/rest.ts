@@ -39,6 +39,7 @@ import type {
   StepAccepted,
   StepBody,
   ToolCatalogEntry,
+  DecideAccepted,
   DecideBody,
   SignalAccepted,
   Waitpoint,
@@ -73,6 +74,11 @@ export interface RestClientOptions {
   apiKey?: string;
   /** fetch implementation (defaults to the global one) */
   fetch?: typeof fetch;
+  /**
+   * Names the calling application in `x-flowline-client` (the console sends `console`): an
+   * approval decision records the path it came through from it.
+   */
+  clientName?: string;
 }
 
 /** A non-2xx answer: HTTP status plus the contract's `{ error: { code, message, details? } }`. */
@@ -168,6 +174,7 @@ export function createRestClient(o: RestClientOptions) {
     const h: Record<string, string> = { ...extra };
     // a caller's own Authorization wins (a bearer webhook's token): the API key goes only where none is given
     if (o.apiKey && h.authorization === undefined) h.authorization = `Bearer ${o.apiKey}`;
+    if (o.clientName) h['x-flowline-client'] = o.clientName;
     if (hasBody) h['content-type'] = 'application/json';
     return h;
   }
@@ -331,7 +338,12 @@ export function createRestClient(o: RestClientOptions) {
       call<Accepted>('POST', `${run(runId)}/cancel`, b.reason === undefined ? undefined : b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/decide` → 202 */
     decide: (runId: string, nodeKey: string, b: DecideBody, opts?: ActOptions) =>
-      call<Accepted>('POST', `${node(runId, nodeKey)}/decide`, b, undefined, idem(opts)),
+      call<DecideAccepted>('POST', `${node(runId, nodeKey)}/decide`, b, undefined, idem(opts)),
+    /**
+     * `POST` of a principal's signed approval link (its path, against this client's base URL; the
+     * link is the credential, no key is needed) → 202 with the gate's progress; 403 `ApprovalForbidden`
+     */
+    decideByLink: (linkUrl: string, b: Omit<DecideBody, 'payload'>) => call<DecideAccepted>('POST', new URL(linkUrl, 'http://x').pathname, b),
     /** `POST /v1/runs/{id}/signals` → 202 (idempotent by `requestId`): kept until a Wait node on the channel consumes it */
     signal: (runId: string, b: SignalBody, opts?: ActOptions) => call<SignalAccepted>('POST', `${run(runId)}/signals`, b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/steer` → 202 */

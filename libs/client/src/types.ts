@@ -275,6 +275,30 @@ export interface NodeRunDetail extends Omit<NodeRunSummary, 'startedAt' | 'finis
   waitpoints?: Array<{ id: string; index: number; status: 'waiting' | 'completed' | 'expired' | 'revoked'; expiresAt: string; callbackUrl: string }>;
   /** an Agent parked on a tool call (pendingDecisionKind ToolCall): the call a person decides; absent otherwise */
   pendingToolCall?: { step: number; tool: string; arguments: Record<string, unknown>; inputSchema: Record<string, unknown> | null } | null;
+  /** a Pause with an approval policy: its standing (absent for other nodes) */
+  approval?: ApprovalStanding;
+}
+
+/** A policy Pause's quorum progress, as the decide answer shows it. */
+export interface ApprovalProgress {
+  status: 'pending' | 'approved' | 'rejected';
+  quorums: Array<{ name: string; min: number; approvals: number; rejections: number; met: boolean; addedAt?: number | string }>;
+}
+
+/** A policy Pause's standing on `GET …/nodes/{key}` and its blocker: progress, who decided, the next escalation or timeout. */
+export interface ApprovalStanding extends ApprovalProgress {
+  /** how a settled approval was settled */
+  by?: 'quorum' | 'veto' | 'timeout';
+  decisions: Array<{ principal: string; decision: 'Approve' | 'Reject'; path: 'rest' | 'console' | 'link' | 'timeout'; comment: string | null; at: string }>;
+  nextAt: string | null;
+  /** while pending: each named principal's signed approval link (POST it to decide as that principal, no key) */
+  links?: Record<string, string>;
+}
+
+/** `POST …/decide` answer: with an approval policy, its progress after this decision. */
+export interface DecideAccepted {
+  accepted: true;
+  approval?: ApprovalProgress;
 }
 
 /** `POST /v1/definitions/{id}/runs` body; `requestId` is the idempotency key. */
@@ -736,6 +760,8 @@ export type ApiKeyScope = 'read' | 'run' | 'operate' | 'define' | 'admin';
 /** `GET /v1/whoami`: who the key acts as. */
 export interface Whoami {
   tenant: string;
+  /** who the key acts as (`key:` + 16 hex digits of its digest; `anonymous` without keys): what approval quorums name */
+  principal: string;
   /** in the order read, run, operate, define, admin */
   scopes: ApiKeyScope[];
   /** false when the server runs single-tenant without keys */

@@ -19,6 +19,7 @@ export * from './store/run-create';
 export * from './store/run-fork';
 export * from './store/run-reads';
 export * from './store/intents';
+export * from './store/approvals';
 export { claimConcurrency, loadSnapshots, SLOT_HOLDING_RUN_STATUSES } from './store/run-snapshots';
 export type { LoadedSnapshot, LoadSnapshotsOptions } from './store/run-snapshots';
 export { applyPlans, forceQuarantine, toApplyItem } from './store/run-apply';

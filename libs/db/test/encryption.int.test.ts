@@ -25,6 +25,7 @@ import {
   loadSnapshots,
   overrideNodeInput,
   publishNodeOutputs,
+  recordApproval,
   recordDecision,
   recordNodeIntent,
   sendMessage,
@@ -249,6 +250,25 @@ describe('with ENCRYPTION_KEY set', () => {
     expect((await getNodeRun(db.pool, rid, 'ask'))!.steering).toEqual([
       { operationId: 'op-s', message: `m ${MARK}`, atUtc: 5, attempt: 1, applied: false },
     ]);
+  });
+
+  it('seals the decisions recorded on an approval gate and reads them back on the node and in the snapshot', async () => {
+    const rid = await newRun(defId, { other: 2 });
+    await db.pool.query(`UPDATE node_runs SET status = 'WaitingForApproval', started_at = now() WHERE run_id = $1 AND node_key = 'gate'`, [rid]);
+    const vote = { principal: 'key:0123456789abcdef', scopes: ['run'], groups: [], decision: 'Approve' as const, path: 'rest' as const, comment: `fine ${MARK}`, at: 7 };
+    const out = await recordApproval(db.pool, TENANT, rid, 'gate', (gate) => {
+      expect(gate.votes).toEqual([]);
+      return { write: true, votes: [vote], decision: null, result: 'recorded' };
+    });
+    expect(out).toMatchObject({ result: 'recorded' });
+    // the judge of the next decision reads the vote back, opened
+    await recordApproval(db.pool, TENANT, rid, 'gate', (gate) => {
+      expect(gate.votes).toEqual([vote]);
+      return { write: false, result: null };
+    });
+    expect(await rawDump()).not.toContain(MARK);
+    expect((await snap(rid)).nodes.find((n) => n.nodeKey === 'gate')!.approvals).toEqual([vote]);
+    expect((await getNodeRun(db.pool, rid, 'gate'))!.approvals).toEqual([vote]);
   });
 
   it('seals conversation messages (user and published) and reads them back', async () => {

@@ -106,4 +106,46 @@ describe('waitpoints in the store', () => {
     const done = await tick(runId, Date.now());
     expect(wNode(done.snap).output!.output).toEqual({ fired: 'event', event: 'payment.settled', eventId: 'e-hit', payload: { order: 'o-1' }, at: expect.any(String) });
   });
+
+  it('wakes a run whose parking commit missed an event posted after its tick planned and before it committed', async () => {
+    const runId = await insertRun(db.pool, defs.event!, { graph: EVENT });
+    const loaded = await load(runId);
+    const parks = plan(loaded, at(Date.now()));
+    expect(parks.createdWaitpoints).toHaveLength(1);
+    // the event lands while the tick is in flight: the intake finds no waitpoint yet to wake
+    const sent = await sendInboundEvents(db.pool, 't1', [{ id: 'e-mid', name: 'payment.settled', dataJson: '{"order":"o-1"}' }]);
+    expect(sent.wokenRunIds).toEqual([]);
+    const out = await applyPlans(db.pool, [{ snapshot: loaded, plan: parks }], { shardCount: 1 });
+    expect(out.applied).toEqual([runId]);
+    const row = (await db.pool.query(`SELECT wake_at <= now() AS due, version FROM runs WHERE id = $1`, [runId])).rows[0];
+    expect(row.due).toBe(true);
+    // two past the planned version: a snapshot cached from this commit cannot commit over the event
+    expect(row.version).toBe(loaded.run.version + 2);
+    const next = await tick(runId, Date.now());
+    expect(wNode(next.snap).output!.output).toMatchObject({ fired: 'event', eventId: 'e-mid', payload: { order: 'o-1' } });
+  });
+
+  it('orders a parking commit after an intake of the same event name in flight, so the commit sees its event', async () => {
+    const runId = await insertRun(db.pool, defs.event!, { graph: EVENT });
+    const loaded = await load(runId);
+    const parks = plan(loaded, at(Date.now()));
+    // an intake mid-transaction: it holds its name's lock and has inserted the event, not committed
+    const intake = await db.pool.connect();
+    try {
+      await intake.query('BEGIN');
+      await intake.query(`SELECT pg_advisory_xact_lock(flowline_event_lock_key('t1', 'payment.settled'))`);
+      await intake.query(`INSERT INTO inbound_events (tenant_id, id, name, data) VALUES ('t1', 'e-flight', 'payment.settled', '{"order":"o-1"}')`);
+      let settled = false;
+      const applying = applyPlans(db.pool, [{ snapshot: loaded, plan: parks }], { shardCount: 1 }).finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false);
+      await intake.query('COMMIT');
+      expect((await applying).applied).toEqual([runId]);
+    } finally {
+      intake.release();
+    }
+    expect((await db.pool.query(`SELECT wake_at <= now() AS due FROM runs WHERE id = $1`, [runId])).rows[0].due).toBe(true);
+    const next = await tick(runId, Date.now());
+    expect(wNode(next.snap).output!.output).toMatchObject({ fired: 'event', eventId: 'e-flight' });
+  });
 });

@@ -22,3 +22,4 @@ export * from './template';
 export * from './state';
 export * from './wait';
 export * from './triggers';
+export * from './approval';

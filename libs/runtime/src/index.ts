@@ -22,6 +22,7 @@ export {
   hashTagOf,
 } from './options';
 export type { ApiKeyGrant, ApiKeyScope, RedisClusterSeed } from './options';
+export { approvalLinkPath, approvalLinkSignature, signedLinkOptions, verifyApprovalLink, waitpointSigningKey, type SigningKeySource } from './signed-links';
 export { createLogger, REDACT_PATHS } from './logger';
 export { redactUrlUserinfo, serializeError } from './redact';
 export type { Logger, CreateLoggerOptions } from './logger';

@@ -31,6 +31,7 @@ import { registerDefinitionRoutes } from './routes/definitions';
 import { registerGateRoutes } from './routes/gates';
 import { registerSignalRoutes } from './routes/signals';
 import { registerWaitpointRoutes } from './routes/waitpoints';
+import { registerApprovalLinkRoutes } from './routes/approval-links';
 import { registerInboundEventRoutes } from './routes/inbound-events';
 import { registerWebhookRoutes } from './routes/webhooks';
 import { registerOperatorRoutes } from './routes/operator';
@@ -111,7 +112,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
   app.use('/v1/*', limitBody());
   app.use('/v1/*', parseBody());
-  // waitpoint callbacks: keyless (the URL's signature is the credential), bodies bounded and parsed alike
+  // waitpoint callbacks and approval links: keyless (the URL's signature is the credential), bodies bounded and parsed alike
   app.use('/w/*', limitBody());
   app.use('/w/*', parseBody());
 
@@ -125,6 +126,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerGateRoutes(app, deps);
   registerSignalRoutes(app, deps);
   registerWaitpointRoutes(app, deps);
+  registerApprovalLinkRoutes(app, deps);
   registerInboundEventRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   registerOperatorRoutes(app, deps);

@@ -24,9 +24,20 @@ export type ApiKeyTable = ReadonlyMap<string, ApiKeyGrant | string>;
 
 /** Who a request (or socket) acts as. */
 export interface Principal {
+  /** see {@link principalIdOf} */
+  id: string;
   tenant: string;
   scopes: ReadonlySet<ApiKeyScope>;
 }
+
+/** The principal of every request in single-tenant mode without keys. */
+export const ANONYMOUS_PRINCIPAL = 'anonymous';
+
+/**
+ * A key's principal id: `key:` and the first 16 hex digits of its SHA-256 digest — stable while
+ * the key lives, never the key itself (a digest prefix cannot be turned back into it).
+ */
+export const principalIdOf = (digestHex: string): string => `key:${digestHex.slice(0, 16)}`;
 
 const ALL_SCOPES: ReadonlySet<ApiKeyScope> = new Set(API_KEY_SCOPES);
 const TENANT_SCOPE_SET: ReadonlySet<ApiKeyScope> = new Set(TENANT_SCOPES);
@@ -52,7 +63,8 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 export function createDigestResolver(keys: ApiKeyTable | null): (digestHex: string) => Principal | null {
   const byDigest = new Map<string, Principal>();
   for (const [key, grant] of keys ?? []) {
-    byDigest.set(keyDigest(key), typeof grant === 'string' ? { tenant: grant, scopes: TENANT_SCOPE_SET } : { tenant: grant.tenant, scopes: new Set(grant.scopes) });
+    const d = keyDigest(key);
+    byDigest.set(d, { id: principalIdOf(d), ...(typeof grant === 'string' ? { tenant: grant, scopes: TENANT_SCOPE_SET } : { tenant: grant.tenant, scopes: new Set(grant.scopes) }) });
   }
   return (digestHex) => byDigest.get(digestHex) ?? null;
 }
@@ -79,12 +91,15 @@ const BEARER = 'bearer ';
  */
 export function createKeyResolver(keys: ApiKeyTable | null): (key: string | null) => Principal | null {
   if (keys === null) {
-    const open: Principal = { tenant: DEFAULT_TENANT, scopes: ALL_SCOPES };
+    const open: Principal = { id: ANONYMOUS_PRINCIPAL, tenant: DEFAULT_TENANT, scopes: ALL_SCOPES };
     return () => open;
   }
   const table = [...keys].map(([key, grant]) => ({
     hash: digest(key),
-    principal: typeof grant === 'string' ? { tenant: grant, scopes: TENANT_SCOPE_SET } : { tenant: grant.tenant, scopes: new Set(grant.scopes) },
+    principal: {
+      id: principalIdOf(keyDigest(key)),
+      ...(typeof grant === 'string' ? { tenant: grant, scopes: TENANT_SCOPE_SET } : { tenant: grant.tenant, scopes: new Set(grant.scopes) }),
+    } as Principal,
   }));
   return (key) => {
     if (key === null || key === '') return null;
@@ -109,6 +124,7 @@ export function authMiddleware(resolve: (header: string | undefined) => Principa
     if (principal === null) throw new UnauthorizedError();
     c.set('tenant', principal.tenant);
     c.set('scopes', principal.scopes);
+    c.set('principal', principal.id);
     await next();
   };
 }

@@ -13,6 +13,7 @@ import {
   httpOptions,
   logOptions, tracingOptions,
   mcpOptions,
+  signedLinkOptions,
   workerOptions,
 } from '@flowline/runtime';
 
@@ -78,17 +79,7 @@ export const apiConfigSchema = defineConfig({
     .max(1_048_576)
     .default(65_536)
     .describe('largest signal payload (POST /v1/runs/{id}/signals), waitpoint completion body (POST /w/…, POST /v1/waitpoints/{id}/complete) and event data (POST /v1/events), UTF-8 bytes of its JSON'),
-  WAITPOINT_SIGNING_KEY: z
-    .string()
-    .min(32, 'must be at least 32 characters')
-    .optional()
-    .describe('HMAC key of waitpoint callback URLs (POST /w/{tokenId}/{signature}); unset: derived from ENCRYPTION_KEY, else from API_KEYS (rotating those then invalidates open URLs) (secret)'),
-  PUBLIC_URL: z
-    .string()
-    .url()
-    .refine((v) => /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL')
-    .optional()
-    .describe("the origin callers reach the API at, for waitpoint callback URLs (unset: each request's own origin)"),
+  ...signedLinkOptions,
   MAX_EVENTS_PER_REQUEST: z.coerce
     .number()
     .int()

@@ -103,6 +103,12 @@ export interface AppEnv {
     tenant: string;
     /** what the request's key may do (every scope in single-tenant mode) */
     scopes: ReadonlySet<ApiKeyScope>;
+    /**
+     * Who acts: the key's principal id (`key:` and the first 16 hex digits of the key's SHA-256
+     * digest, until keys carry named principals), or `anonymous` in single-tenant mode without keys.
+     * Recorded as a run's initiator, a definition version's author and an approval's decider.
+     */
+    principal: string;
     /** the JSON body parsed losslessly (big numbers kept), undefined without a body */
     body: unknown;
     /**

@@ -124,6 +124,33 @@ export class GateAlreadyDecidedError extends ApiError {
   }
 }
 
+/** 409: this principal has already decided this approval (each principal decides once). */
+export class AlreadyDecidedError extends ApiError {
+  constructor(message: string, standing: unknown) {
+    super(409, 'AlreadyDecided', message, [standing]);
+  }
+}
+
+/** 409: the approval's policy settled it (its timeout passed) before this decision; the gate closes at the next tick. */
+export class ApprovalSettledError extends ApiError {
+  constructor(message: string) {
+    super(409, 'ApprovalSettled', message);
+  }
+}
+
+/**
+ * 403: the approval policy refuses this principal — a forbid rule (`initiator`,
+ * `definitionAuthor`) or `notInQuorum`; the rule's name is the answer's `error.rule`.
+ */
+export class ApprovalForbiddenError extends ApiError {
+  constructor(
+    readonly rule: string,
+    message: string,
+  ) {
+    super(403, 'ApprovalForbidden', message, [{ rule }]);
+  }
+}
+
 /** A decision the gate does not offer (Answer on a Pause, Approve on a ChatInput, …). */
 export class DecisionNotAllowedError extends ApiError {
   constructor(message: string) {
@@ -209,7 +236,7 @@ export function overloadedByPool(err: unknown, retryAfterSeconds: number): unkno
 }
 
 export interface ErrorBody {
-  error: { code: string; message: string; details?: unknown[] };
+  error: { code: string; message: string; details?: unknown[]; rule?: string };
   warnings?: Issue[];
 }
 
@@ -232,6 +259,7 @@ export function errorResponse(err: unknown): { status: number; body: ErrorBody }
   if (err instanceof ApiError) {
     const error: ErrorBody['error'] = { code: err.code, message: err.message };
     if (err.details !== undefined) error.details = err.details;
+    if (err instanceof ApprovalForbiddenError) error.rule = err.rule;
     return { status: err.status, body: { error } };
   }
   if (err instanceof HTTPException) {

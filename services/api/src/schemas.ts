@@ -15,7 +15,12 @@ export const IssueSchema = z.object({ key: z.string().nullable(), message: z.str
 
 export const ErrorSchema = z
   .object({
-    error: z.object({ code: z.string(), message: z.string(), details: z.array(z.unknown()).optional() }),
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.array(z.unknown()).optional(),
+      rule: z.string().optional().openapi({ description: 'ApprovalForbidden: the approval rule that refused (initiator, definitionAuthor, notInQuorum)' }),
+    }),
   })
   .openapi('Error');
 
@@ -456,6 +461,25 @@ export const DecideBody = z.object({
 });
 
 export const AcceptedSchema = z.object({ accepted: z.literal(true) }).openapi('Accepted');
+
+export const ApprovalProgressSchema = z
+  .object({
+    status: z.enum(['pending', 'approved', 'rejected']),
+    quorums: z.array(
+      z.object({
+        name: z.string(), min: z.number().int(), approvals: z.number().int(), rejections: z.number().int(), met: z.boolean(),
+        addedAt: z.number().optional().openapi({ description: 'an escalation quorum: when it joined (epoch ms)' }),
+      }),
+    ),
+  })
+  .openapi('ApprovalProgress');
+
+export const DecideAcceptedSchema = z
+  .object({
+    accepted: z.literal(true),
+    approval: ApprovalProgressSchema.optional().openapi({ description: "a Pause with an approval policy: the policy's standing after this decision" }),
+  })
+  .openapi('DecideAccepted');
 
 export const SignalBody = z.object({
   channel: z.string().min(1).max(64).openapi({ description: "a channel the run's graph declares (graph member signals)" }),

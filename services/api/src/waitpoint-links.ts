@@ -7,30 +7,16 @@
  * invalidates outstanding URLs). With none of them the deployment runs without authentication
  * and the derived key is public: such URLs are as open as every other route there.
  */
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { approvalLinkPath } from '@flowline/runtime';
+
+export { approvalLinkSignature, verifyApprovalLink, waitpointSigningKey, type SigningKeySource } from '@flowline/runtime';
 
 /** The key and the public base URL the callback URLs are built from. */
 export interface WaitpointLinks {
   key: Buffer;
   /** PUBLIC_URL: the origin callers reach the API at; null = the request's own origin */
   publicUrl: string | null;
-}
-
-/** Where the signing key came from (logged at boot, never the key). */
-export type SigningKeySource = 'WAITPOINT_SIGNING_KEY' | 'ENCRYPTION_KEY' | 'API_KEYS' | 'none';
-
-const derive = (secret: string, info: string) => Buffer.from(hkdfSync('sha256', secret, 'flowline', info, 32));
-
-/** The signing key from the options, by precedence (see the module comment). */
-export function waitpointSigningKey(o: { signingKey?: string | undefined; encryptionKey?: string | undefined; apiKeys?: Iterable<string> | null }): {
-  key: Buffer;
-  source: SigningKeySource;
-} {
-  if (o.signingKey) return { key: Buffer.from(o.signingKey, 'utf8'), source: 'WAITPOINT_SIGNING_KEY' };
-  if (o.encryptionKey) return { key: derive(o.encryptionKey, 'waitpoint-signing'), source: 'ENCRYPTION_KEY' };
-  const keys = o.apiKeys ? [...o.apiKeys].sort() : [];
-  if (keys.length > 0) return { key: derive(keys.join('\n'), 'waitpoint-signing'), source: 'API_KEYS' };
-  return { key: derive('flowline-without-authentication', 'waitpoint-signing'), source: 'none' };
 }
 
 /** The signature of token `id`. */
@@ -54,4 +40,10 @@ export function callbackPath(key: Buffer, id: string): string {
 export function callbackUrl(links: WaitpointLinks, requestUrl: string, id: string): string {
   const base = (links.publicUrl ?? new URL(requestUrl).origin).replace(/\/+$/, '');
   return `${base}${callbackPath(links.key, id)}`;
+}
+
+/** The absolute approval link of `principal` on a gate, against PUBLIC_URL or the request's origin. */
+export function approvalLinkUrl(links: WaitpointLinks, requestUrl: string, runId: string, nodeKey: string, principal: string): string {
+  const base = (links.publicUrl ?? new URL(requestUrl).origin).replace(/\/+$/, '');
+  return `${base}${approvalLinkPath(links.key, runId, nodeKey, principal)}`;
 }

@@ -41,7 +41,7 @@ describe('auth and tenancy', () => {
       expect(row.rows[0].tenant_id).toBe('default');
       // whoami tells a client (the console) that no key is needed
       const me = await open.call('GET', '/v1/whoami', { token: null });
-      expect(me.body).toEqual({ tenant: 'default', scopes: ['read', 'run', 'operate', 'define', 'admin'], authRequired: false });
+      expect(me.body).toEqual({ tenant: 'default', principal: 'anonymous', scopes: ['read', 'run', 'operate', 'define', 'admin'], authRequired: false });
     } finally {
       await open.close();
     }
@@ -137,6 +137,7 @@ describe('ops', () => {
         'POST /v1/waitpoints/{id}/complete',
         'DELETE /v1/waitpoints/{id}',
         'POST /w/{tokenId}/{signature}',
+        'POST /w/a/{runId}/{nodeKey}/{principal}/{signature}',
         'POST /v1/events',
         'GET /v1/webhooks',
         'POST /v1/webhooks',

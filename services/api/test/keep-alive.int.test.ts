@@ -113,8 +113,8 @@ describe('a refused body leaves the keep-alive connection usable', () => {
   });
 
   it('finds every POST and PUT route of the scope table in /openapi.json', () => {
-    // a waitpoint's callback URL and a webhook's delivery URL take no key (a signature is the credential), so no scope names them
-    const unscoped = ['POST /w/{tokenId}/{signature}', 'POST /hooks/{tenant}/{slug}'];
+    // a waitpoint's callback URL, an approval link and a webhook's delivery URL take no key (a signature is the credential), so no scope names them
+    const unscoped = ['POST /w/{tokenId}/{signature}', 'POST /w/a/{runId}/{nodeKey}/{principal}/{signature}', 'POST /hooks/{tenant}/{slug}'];
     const table = [...unscoped, ...scopedRoutes().filter((r) => r.method === 'POST' || r.method === 'PUT').map((r) => `${r.method} ${r.path}`)];
     expect(routes.map((r) => r.label).sort()).toEqual(table.sort());
   });

@@ -14,6 +14,7 @@ import {
   encryptionOptions,
   logOptions, tracingOptions,
   opsOptions,
+  signedLinkOptions,
   toCoreOptions,
 } from '@flowline/runtime';
 import { MAX_RETENTION_DAYS, parseModelPrices, parseTenantRetention, parseTenantWeights, type CoreOptions, type Lane, type ModelPrices } from '@flowline/graph';
@@ -101,6 +102,14 @@ export const dispatcherOwnOptions = {
   BULK_LEASE_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000).describe('lease of a dispatcher on a bulk action job, renewed by every batch; an expired lease lets another dispatcher resume the job'),
   BULK_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(0).describe('pause between two bulk action batches, ms, leaving the database to the tick loops'),
   BULK_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(1000).describe('how often an idle dispatcher looks for an open bulk action job, ms'),
+  APPROVAL_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/]{24,}={0,2}$/, 'must be a Standard Webhooks secret: whsec_ and at least 24 base64 characters')
+    .optional()
+    .describe('signing secret of approval notifications (a Pause approval policy\'s notify webhooks, Standard Webhooks); unset: none is sent (secret)'),
+  ...signedLinkOptions,
+  APPROVAL_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000).describe('how long one approval notification delivery may take, ms'),
+  APPROVAL_WEBHOOK_TRIES: z.coerce.number().int().min(1).max(10).default(3).describe('deliveries tried per approval notification (backoff 0.5 s doubling) before it is given up and logged'),
   RETENTION_INTERVAL_MS: z.coerce
     .number()
     .int()

@@ -3,11 +3,12 @@
  * worker reports, due sweep), ticks them in batches and heals lost transport. Built from
  * injected clients so tests run it in-process exactly as main.ts runs it.
  */
+import { createApprovalNotifier } from './approval-notify';
 import { Job } from 'bullmq';
 import type { RedisConnection } from '@flowline/queue';
 import type { Pool } from 'pg';
 import { DispatcherLiveness } from '@flowline/db';
-import { runLoop, systemClock, tracingEnabled, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
+import { runLoop, systemClock, tracingEnabled, waitpointSigningKey, type Clock, type LoopHandle, type Logger, type Service } from '@flowline/runtime';
 import { closeLaneQueues, createLaneQueues, jobIdFor, LANES, laneTelemetry } from '@flowline/queue';
 import { interruptedResult, type Lane, type WorkItem } from '@flowline/graph';
 import { coreOptionsOf, laneWindowsOf, modelPricesOf, slotRetryMsOf, tenantWeightsOf, type DispatcherConfig } from './config';
@@ -136,6 +137,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const flushFreedLanes = () => {
     if (running) void window.flushFreed().catch((err: unknown) => log.warn({ err }, 'dispatch window release failed; the next trigger retries'));
   };
+  const notifier = createApprovalNotifier({
+    secret: c.APPROVAL_WEBHOOK_SECRET, publicUrl: c.PUBLIC_URL, timeoutMs: c.APPROVAL_WEBHOOK_TIMEOUT_MS, tries: c.APPROVAL_WEBHOOK_TRIES, log,
+    // the API's precedence without API_KEYS, which only the API holds: then no approval links
+    linkKey: c.WAITPOINT_SIGNING_KEY || c.ENCRYPTION_KEY ? waitpointSigningKey({ signingKey: c.WAITPOINT_SIGNING_KEY, encryptionKey: c.ENCRYPTION_KEY }).key : null,
+  });
   const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, shardCount: c.SHARD_COUNT, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, telemetry: tracingEnabled() ? laneTelemetry() : undefined, log });
   const inflightDeps = {
     store,
@@ -238,6 +244,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     clock: deps.clock ?? systemClock,
     afterCommit: async (committed: CommittedPlan[]) => {
       await effects.afterCommit(committed);
+      notifier.afterCommit(committed);
       metrics.committed(committed, Date.now());
     },
     cache,
@@ -319,6 +326,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (!running) return;
     running = false;
     await Promise.allSettled(loops.map((l) => l.stop()));
+    await notifier.drain();
     pending.interrupt();
     await window.idle();
     cache.clear();

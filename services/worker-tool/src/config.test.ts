@@ -3,10 +3,10 @@ import { parseConfig } from '@flowline/runtime';
 import { toolModulesOf, toolWorkerConfigSchema } from './config';
 
 describe('worker-tool config', () => {
-  it('defaults concurrency to 16, the shared prefix and both flags off', () => {
+  it('defaults concurrency to 100 (an I/O-bound lane), the shared prefix and both flags off', () => {
     const result = parseConfig(toolWorkerConfigSchema, {});
     expect(result.ok && result.value).toMatchObject({
-      LANE_CONCURRENCY: 16,
+      LANE_CONCURRENCY: 100,
       QUEUE_PREFIX: '{flowline}',
       WF_TEST_TOOLS: false,
       HTTP_FETCH_ALLOW_PRIVATE: false,

@@ -6,10 +6,25 @@ import { z } from 'zod';
 import { connectionOptions, defineConfig, flagOption, laneWorkerOptions, toolModulesOf } from '@flowline/runtime';
 
 
+/**
+ * Tool jobs one process runs at once by default. Tool calls are I/O-bound (a fetch, an MCP call,
+ * the `wait` tool's timer): a slot waiting costs a pending promise, not a core, so the lane is
+ * sized like Temporal's 100 activity slots per worker rather than by cores. One idle slot costs
+ * well under 1 MiB (docs/scaling.md, "Tool lane slots", has the measurement and its command);
+ * lower it for CPU-heavy TOOL_MODULES.
+ */
+export const DEFAULT_TOOL_LANE_CONCURRENCY = 100;
+
 /** Options only the tool worker reads. */
 export const toolWorkerOwnOptions = {
   QUEUE_PREFIX: z.string().min(1).default('{flowline}').describe('BullMQ key prefix shared by dispatchers and workers'),
-  LANE_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16).describe('tool jobs this process runs at once'),
+  LANE_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(DEFAULT_TOOL_LANE_CONCURRENCY)
+    .describe('tool jobs this process runs at once (I/O-bound: sized like 100 activity slots per worker; lower it for CPU-heavy tool modules)'),
   SHUTDOWN_GRACE_MS: z.coerce
     .number()
     .int()

@@ -24,10 +24,11 @@ import {
 import { withSpan } from '@flowline/runtime';
 import { ToolError, mcpProgressText, toolInvalid, type McpToolbox, type ToolRegistry } from '@flowline/tools';
 import { resolveToolCall } from './tool-call';
+import { DEFAULT_TOOL_LANE_CONCURRENCY } from './config';
 
 export interface ToolWorkerOptions extends LaneWorkerSettings<Logger> {
   registry: ToolRegistry;
-  /** LANE_CONCURRENCY. @default 16 */
+  /** LANE_CONCURRENCY. @default DEFAULT_TOOL_LANE_CONCURRENCY (100) */
   concurrency?: number;
   /** MAX_TEMPLATE_OUTPUT_BYTES and TEMPLATE_RENDER_LIMIT_MS: bounds of the rendered arguments. @default DEFAULT_TEMPLATE_LIMITS */
   templateLimits?: TemplateLimits;
@@ -97,7 +98,7 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
   return createLaneWorker<Logger>({
     ...opts,
     lane: 'tool',
-    concurrency: opts.concurrency ?? 16,
+    concurrency: opts.concurrency ?? DEFAULT_TOOL_LANE_CONCURRENCY,
     now,
     errors: laneErrors((failureClass, message) => new ToolError(failureClass, message)),
     unexpectedFailureReason: 'the tool worker failed to run the tool',

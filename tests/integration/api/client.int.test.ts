@@ -157,7 +157,9 @@ describe('ops and tools', () => {
     expect(Object.keys(doc.paths)).toContain('/v1/runs/{id}/nodes/{key}/steer');
     expect(await c.ops.docs()).toMatch(/<html/i);
 
-    expect(await c.whoami()).toEqual({ tenant: 'tenantA', scopes: ['read', 'run', 'operate', 'define'], authRequired: true });
+    expect(await c.whoami()).toEqual({
+      tenant: 'tenantA', principal: `key:${createHash('sha256').update(KEYS.a, 'utf8').digest('hex').slice(0, 16)}`, scopes: ['read', 'run', 'operate', 'define'], authRequired: true,
+    });
 
     const tools = await c.tools.list();
     expect(tools.nextCursor).toBeNull();
@@ -278,6 +280,30 @@ describe('definition versions', () => {
 });
 
 describe('runs and gates', () => {
+  it('decides a Pause with an approval policy: the answer carries its progress, the node who decided through which client', async () => {
+    const me = (await client().whoami()).principal;
+    const graph = pauseGraph() as { nodes: Array<{ key: string; config?: Record<string, unknown> }> };
+    graph.nodes.find((n) => n.key === 'gate')!.config!.approval = { quorums: [{ name: 'ops', principals: [me], min: 1 }] };
+    const def = await client().definitions.create({ name: 'policy gate', graph });
+    const viaConsole = createClient({ baseUrl, apiKey: KEYS.a, fetch: recordingFetch, clientName: 'console' });
+    clients.push(viaConsole);
+    const { runId } = await viaConsole.runs.start(def.id, { input: { n: 1 } });
+    await waitForRun(viaConsole, runId, (d) => d.run.status === 'WaitingForApproval', 'gate waiting');
+    expect(await viaConsole.runs.decide(runId, 'gate', { operationId: randomUUID(), decision: 'Approve' })).toEqual({
+      accepted: true, approval: { status: 'approved', quorums: [{ name: 'ops', min: 1, approvals: 1, rejections: 0, met: true }] },
+    });
+    await waitForRun(viaConsole, runId, (d) => d.run.status === 'Completed', 'run completed');
+    const gate = await viaConsole.runs.node(runId, 'gate');
+    expect(gate.approval).toMatchObject({ status: 'approved', by: 'quorum', decisions: [{ principal: me, decision: 'Approve', path: 'console' }] });
+
+    // a named principal's signed link decides without a key
+    const second = await client().runs.start(def.id, { input: { n: 2 } });
+    await waitForRun(client(), second.runId, (d) => d.run.status === 'WaitingForApproval', 'second gate waiting');
+    const links = (await client().runs.node(second.runId, 'gate')).approval!.links as Record<string, string>;
+    expect(await client().runs.decideByLink(links[me]!, { operationId: randomUUID(), decision: 'Approve' })).toMatchObject({ accepted: true, approval: { status: 'approved' } });
+    await waitForRun(client(), second.runId, (d) => d.run.status === 'Completed', 'second run completed');
+  });
+
   it('starts idempotently by Idempotency-Key, lists, reads run and node, pages events, streams SSE, decides, and refuses RequestIdReused, DefinitionInUse and GateAlreadyDecided', async () => {
     const c = client();
     const def = await c.definitions.create({ name: 'gated', graph: pauseGraph() });

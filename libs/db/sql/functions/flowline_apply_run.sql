@@ -18,6 +18,7 @@ DECLARE
   n int;
   c jsonb;
   wake_now boolean := false;
+  missed_event boolean := false;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(flowline_run_lock_key(rid)) THEN
     RETURN false;
@@ -83,6 +84,7 @@ BEGIN
       pending_decision_kind = CASE WHEN p."set" ? 'pendingDecisionKind' THEN p."set"->>'pendingDecisionKind'
                                    ELSE nr.pending_decision_kind END,
       decision = CASE WHEN p."set" ? 'decision' THEN nullif(p."set"->'decision', 'null'::jsonb) ELSE nr.decision END,
+      approvals = CASE WHEN p."set" ? 'approvals' THEN nullif(p."set"->'approvals', 'null'::jsonb) ELSE nr.approvals END,
       held = CASE WHEN p."set" ? 'held' THEN (p."set"->>'held')::boolean ELSE nr.held END,
       child_run_id = CASE WHEN p."set" ? 'childRunId' THEN (p."set"->>'childRunId')::uuid ELSE nr.child_run_id END,
       loop_state = CASE WHEN p."set" ? 'loop' THEN nullif(p."set"->'loop', 'null'::jsonb) ELSE nr.loop_state END,
@@ -131,6 +133,15 @@ BEGIN
            coalesce(w."createdAt", now()), w."expiresAt"
     FROM jsonb_to_recordset(item->'createdWaitpoints') AS w("id" uuid, "nodeKey" text, "index" int, "kind" text, "schema" jsonb,
          "singleUse" boolean, "eventName" text, "createdAt" timestamptz, "expiresAt" timestamptz);
+    -- an event of an arm's name received since the Wait began, committed before this check (the
+    -- intake's lock, taken shared in flowline_apply, orders the two): the plan could not see it,
+    -- and the intake saw no waitpoint to wake. Wake the run now, its version moved on, so the next
+    -- tick reads the event.
+    missed_event := EXISTS (
+      SELECT 1 FROM jsonb_to_recordset(item->'createdWaitpoints') AS w("kind" text, "eventName" text, "createdAt" timestamptz)
+      JOIN inbound_events e ON e.tenant_id = r.tenant_id AND e.name = w."eventName" AND e.received_at >= coalesce(w."createdAt", now())
+      WHERE w."kind" = 'event');
+    wake_now := wake_now OR missed_event;
   END IF;
   IF jsonb_array_length(coalesce(item->'resolvedWaitpoints', '[]'::jsonb)) > 0 THEN
     UPDATE waitpoints wp SET
@@ -178,7 +189,8 @@ BEGIN
     finished_at = CASE WHEN rs ? 'finishedAt' THEN (rs->>'finishedAt')::timestamptz ELSE finished_at END,
     cancel_reason = CASE WHEN rs ? 'cancelReason' THEN rs->>'cancelReason' ELSE cancel_reason END,
     output = CASE WHEN rs ? 'output' THEN nullif(rs->'output', 'null'::jsonb) ELSE output END,
-    version = version + 1,
+    -- a missed event moves the version once more: a cached snapshot of this commit lacks it
+    version = version + CASE WHEN missed_event THEN 2 ELSE 1 END,
     last_seq = last_seq + jsonb_array_length(evs),
     wake_at = CASE
       WHEN wake_now

@@ -66,7 +66,7 @@ BEGIN
        'notBefore', flowline_ms(n.not_before), 'deadlineAt', flowline_ms(n.deadline_at),
        'queuedAt', flowline_ms(n.queued_at), 'startedAt', flowline_ms(n.started_at),
        'finishedAt', flowline_ms(n.finished_at), 'steering', n.steering,
-       'pendingDecisionKind', n.pending_decision_kind, 'decision', n.decision, 'held', n.held,
+       'pendingDecisionKind', n.pending_decision_kind, 'decision', n.decision, 'approvals', n.approvals, 'held', n.held,
        'childRunId', n.child_run_id, 'loop', n.loop_state, 'map', n.map_state)), '[]'::json)
      FROM node_runs n WHERE n.run_id = r.id) AS nodes,
     (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'nodeKey', i.node_key,

@@ -24,6 +24,8 @@ export const definitionVersions = pgTable(
     graph: jsonb('graph').notNull(),
     graphHash: text('graph_hash').notNull(),
     nodeCount: integer('node_count').notNull(),
+    /** the principal whose key saved this version (an approval's `forbid: definitionAuthor`); null when unknown */
+    createdBy: text('created_by'),
     /** when this version was saved */
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
   },

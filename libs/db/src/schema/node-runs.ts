@@ -47,6 +47,12 @@ export const nodeRuns = pgTable(
       .default(sql`'[]'::jsonb`),
     pendingDecisionKind: text('pending_decision_kind'),
     decision: jsonb('decision'),
+    /**
+     * A Pause with an approval policy: every decision recorded on this attempt, oldest first
+     * (`ApprovalVote[]`: principal, what qualified it, decision, path, comment, time; sealed like
+     * `decision`). Appended by the API under the row's lock; reset when the gate opens again.
+     */
+    approvals: jsonb('approvals'),
     held: boolean('held').notNull().default(false),
     childRunId: uuid('child_run_id'),
     loopState: jsonb('loop_state'),

@@ -100,6 +100,8 @@ export const runs = pgTable(
     concurrencyLimit: integer('concurrency_limit'),
     /** true once the run took one of its key's places (flowline_claim_concurrency); held until the run ends */
     concurrencyClaimed: boolean('concurrency_claimed').notNull().default(false),
+    /** the principal whose key created the run (an approval's `forbid: initiator`); null when unknown */
+    createdBy: text('created_by'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),

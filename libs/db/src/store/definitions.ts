@@ -37,6 +37,8 @@ export interface DefinitionRow {
 export type DefinitionListRow = Omit<DefinitionRow, 'graph'>;
 
 export interface NewDefinition {
+  /** the principal saving it (its version 1's author) @default null */
+  createdBy?: string | null;
   id: string;
   tenantId: string;
   name: string;
@@ -101,9 +103,9 @@ const refsGuard = (tenant: string, refs: string) => ({
  * to `<id>@<version>`). Part of the writing statement, so the row and its version commit
  * together or not at all.
  */
-const recordVersion = (from: string) =>
-  `recorded AS (INSERT INTO definition_versions (definition_id, tenant_id, version, name, description, kind, graph, graph_hash, node_count, created_at)
-     SELECT id, tenant_id, version, name, description, kind, graph, graph_hash, node_count, updated_at FROM ${from})`;
+const recordVersion = (from: string, createdBy: string) =>
+  `recorded AS (INSERT INTO definition_versions (definition_id, tenant_id, version, name, description, kind, graph, graph_hash, node_count, created_at, created_by)
+     SELECT id, tenant_id, version, name, description, kind, graph, graph_hash, node_count, updated_at, ${createdBy}::text FROM ${from})`;
 
 export interface KeysetPage<T> {
   items: T[];
@@ -206,6 +208,8 @@ export async function duplicateDefinition(
   sourceId: string,
   newId: string,
   nameOf: (sourceName: string) => string,
+  /** the principal saving the copy (its version 1's author) */
+  createdBy: string | null = null,
 ): Promise<DefinitionRow | null> {
   const sealed = encryptionEnabled();
   // with a key the ciphertexts are bound to the source row: read them to open and re-seal for the copy
@@ -230,9 +234,9 @@ export async function duplicateDefinition(
          SELECT $3, tenant_id, $4, description, kind, 1, $5::jsonb, $6::jsonb, graph_hash, node_count, refs, trigger_events, now(), now()
          FROM definitions WHERE id = $1 AND tenant_id = $2
          RETURNING *),
-       ${recordVersion('copy')}
+       ${recordVersion('copy', '$7')}
        SELECT ${COLUMNS}, graph::text AS graph FROM copy`,
-      [sourceId, tenantId, newId, nameOf(source.name), graph, plan],
+      [sourceId, tenantId, newId, nameOf(source.name), graph, plan, createdBy],
     );
     const row = res.rows[0];
     return row ? toRow(row) : null;
@@ -244,9 +248,9 @@ export async function duplicateDefinition(
        SELECT $3, tenant_id, $4, description, kind, 1, graph, plan_graph, graph_hash, node_count, refs, trigger_events, now(), now()
        FROM definitions WHERE id = $1 AND tenant_id = $2
        RETURNING *),
-     ${recordVersion('copy')}
+     ${recordVersion('copy', '$5')}
      SELECT ${COLUMNS}, graph::text AS graph FROM copy`,
-    [sourceId, tenantId, newId, nameOf(source.name)],
+    [sourceId, tenantId, newId, nameOf(source.name), createdBy],
   );
   const row = res.rows[0];
   return row ? toRow(row) : null;
@@ -277,9 +281,9 @@ export async function insertDefinition(db: Queryable, d: NewDefinition): Promise
        SELECT $1, $2, $3, $4, $5, 1, $6::jsonb, $7::jsonb, $8, $9, $10::uuid[], $11::text[], now(), now()
        WHERE ${guard.check}
        RETURNING *),
-     ${recordVersion('created')}
+     ${recordVersion('created', '$12')}
      SELECT ${COLUMNS}, graph::text AS graph FROM created`,
-    [d.id, d.tenantId, d.name, d.description, d.kind, graph, plan, d.graphHash, d.nodeCount, refs, triggerEventsOfPlan(d.planGraphJson)],
+    [d.id, d.tenantId, d.name, d.description, d.kind, graph, plan, d.graphHash, d.nodeCount, refs, triggerEventsOfPlan(d.planGraphJson), d.createdBy ?? null],
   );
   const row = res.rows[0];
   if (!row) throw new DefinitionRefsMissingError(await missingRefs(db, d.tenantId, refs));
@@ -352,6 +356,8 @@ export async function setDefinitionEnabled(db: Queryable, tenantId: string, id: 
 }
 
 export interface DefinitionPatch {
+  /** the principal saving the new version (its author) @default null */
+  createdBy?: string | null;
   name?: string;
   description?: string | null;
   kind?: string;
@@ -413,7 +419,7 @@ export async function updateDefinition(
        updated_at = now()
      WHERE id = $1 AND tenant_id = $2 AND version = $3 AND ${guard.check}
      RETURNING *),
-     ${recordVersion('updated')}
+     ${recordVersion('updated', '$14')}
      SELECT ${COLUMNS}, graph::text AS graph FROM updated`,
     [
       id,
@@ -429,6 +435,7 @@ export async function updateDefinition(
       planGraphJson,
       refs,
       patch.planGraphJson === undefined ? null : triggerEventsOfPlan(patch.planGraphJson),
+      patch.createdBy ?? null,
     ],
   );
   const row = res.rows[0];

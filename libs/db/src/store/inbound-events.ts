@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { sealJsonText } from '../crypto';
 import { inboundEventDataAt } from './run-snapshots';
-import type { Queryable } from './transaction';
+import type { Pool } from 'pg';
+import { withTransaction } from './transaction';
 import { hasSubscriberSql } from './event-fanout';
 
 export interface InboundEventInput {
@@ -39,15 +40,29 @@ woke AS (
   RETURNING id)
 SELECT (SELECT coalesce(array_agg(id), '{}') FROM ins) AS kept, (SELECT coalesce(array_agg(id::text), '{}') FROM woke) AS woke`;
 
+/*
+ * Inputs: $1 tenant, $2 event names. Effect: the exclusive lock of each name
+ * (flowline_event_lock_key), taken in key order — the order flowline_apply takes them shared —
+ * and held to commit: a dispatcher commit parking a Wait on one of these names either committed
+ * before (SEND_SQL, a later statement, sees its waitpoint) or waits for this commit (and its own
+ * check then sees the event).
+ */
+const LOCK_NAMES_SQL = `
+SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT flowline_event_lock_key($1, n) AS k FROM unnest($2::text[]) AS n ORDER BY k) s`;
+
 /** Keeps `events` for `tenantId`; answers their ids (in order), which were new, and the runs woken. */
 export async function sendInboundEvents(
-  db: Queryable,
+  db: Pool,
   tenantId: string,
   events: InboundEventInput[],
 ): Promise<{ ids: string[]; kept: string[]; wokenRunIds: string[] }> {
   const ids = events.map((e) => e.id ?? randomUUID());
   const data = events.map((e, i) => sealJsonText(e.dataJson, inboundEventDataAt(tenantId, ids[i]!)));
-  const res = await db.query<{ kept: string[]; woke: string[] }>(SEND_SQL, [tenantId, ids, events.map((e) => e.name), data, events.map((e) => e.ts ?? null)]);
+  const names = events.map((e) => e.name);
+  const res = await withTransaction(db, async (tx) => {
+    await tx.query(LOCK_NAMES_SQL, [tenantId, names]);
+    return tx.query<{ kept: string[]; woke: string[] }>(SEND_SQL, [tenantId, ids, names, data, events.map((e) => e.ts ?? null)]);
+  });
   const row = res.rows[0]!;
   return { ids, kept: row.kept, wokenRunIds: row.woke };
 }

@@ -73,6 +73,8 @@ export interface CreateRunParams {
   budget?: RunBudget | null;
   /** the run's priority, 1–5, higher first @default 3 */
   priority?: number;
+  /** the principal whose key creates the run (an approval's `forbid: initiator`) @default null */
+  createdBy?: string | null;
   /**
    * MAX_PENDING_RUNS of the tenant (0 or absent: unbounded): with that many Pending top-level
    * runs the creation is refused (`backlogFull`), decided inside the transaction.
@@ -336,16 +338,16 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       name: 'flowline_create_run',
       text: `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
-                         priority, concurrency_key, concurrency_limit, agent_pins)
+                         priority, concurrency_key, concurrency_limit, agent_pins, created_by)
        SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
-              $11, $12, $13, $14::jsonb
+              $11, $12, $13, $14::jsonb, $15
        FROM definitions d WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
       values: [
         runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null,
         JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
-        p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins),
+        p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins), p.createdBy ?? null,
       ],
     });
     if (!inserted.rowCount) {

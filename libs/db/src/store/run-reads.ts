@@ -74,6 +74,8 @@ export interface NodeRunDetailRow extends NodeRunSummaryRow {
   steering: unknown;
   notBefore: Date | null;
   decision: unknown;
+  /** a policy Pause's recorded decisions (ApprovalVote[]), else null */
+  approvals: unknown;
 }
 
 export interface RunEventRow {
@@ -248,7 +250,7 @@ export async function getNodeRun(db: Queryable, runId: string, nodeKey: string):
     name: 'flowline_node_run',
     text: `SELECT node_key, kind, status, attempt, failure_class, cause, reason, pending_decision_kind, child_run_id, started_at,
             finished_at, input::text AS input, input_override::text AS input_override, output::text AS output, steering,
-            not_before, decision::text AS decision, reused_from_run_id
+            not_before, decision::text AS decision, approvals::text AS approvals, reused_from_run_id
      FROM node_runs WHERE run_id = $1 AND node_key = $2`,
     values: [runId, nodeKey],
   });
@@ -265,6 +267,7 @@ export async function getNodeRun(db: Queryable, runId: string, nodeKey: string):
     steering: steering.map((s) => ({ ...s, message: openJson(s.message, steerMessageAt(runId, nodeKey, s.operationId)) })),
     notBefore: r.not_before,
     decision: exactJson(openJsonText(r.decision, at('decision'))),
+    approvals: exactJson(openJsonText(r.approvals, at('approvals'))),
   };
 }
 

@@ -214,6 +214,7 @@ export const NODE_DOC_COLUMNS = [
   ['inputOverride', 'input_override'],
   ['output', 'output'],
   ['decision', 'decision'],
+  ['approvals', 'approvals'],
   ['loop', 'loop_state'],
   ['map', 'map_state'],
 ] as const;

@@ -8,8 +8,10 @@
  * node (the next tick applies it), then the node's own state.
  */
 import { isParkedWait } from '../planner/wait';
+import { gatePolicy, gateState } from '../planner/approval-gate';
+import { approvalSummary } from '../approval/summary';
 import { waitPlanOf } from '../wait/wait-arms';
-import { CHILD_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type JoinPolicy, type RunStatus } from '../model';
+import { CHILD_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type JoinPolicy, type JsonObject, type RunStatus } from '../model';
 import { admission } from '../planner/admission';
 import { branchBoundOf } from '../planner/branch-bound';
 import { inboundVerdicts, type RoutingView } from '../planner/edge-verdict';
@@ -63,7 +65,7 @@ function judge(snap: RunSnapshot, view: RoutingView, facts: BlockerFacts, row: N
       return judgePending(snap, view, facts, row);
     case 'WaitingForApproval':
       if (row.decision && !row.decision.applied) return tick('a decision waits to be applied', row.decision.at);
-      return at('gate', row.startedAt, { decisionKind: row.pendingDecisionKind ?? 'Approve', scope: 'run', ...(facts.toolCalls?.[row.nodeKey] ?? {}) });
+      return at('gate', row.startedAt, { decisionKind: row.pendingDecisionKind ?? 'Approve', scope: 'run', ...(facts.toolCalls?.[row.nodeKey] ?? {}), ...gateApproval(snap, row, facts.now) });
     default:
       return judgeInFlight(snap, facts, row);
   }
@@ -212,4 +214,10 @@ function waitVerdict(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState):
   if (parsed.plan.mode !== 'one') return at('wait', row.startedAt, { mode: parsed.plan.mode, arms, ...until });
   const { index: _index, kind, ...details } = arms[0]!;
   return at(kind, row.startedAt, kind === 'timer' ? until : details);
+}
+
+/** A policy Pause's standing, for its gate blocker (none without a policy). */
+function gateApproval(snap: RunSnapshot, row: NodeRunState, now: number): { approval?: JsonObject } {
+  const policy = gatePolicy(snap.graph.nodes.find((n) => n.key === row.nodeKey));
+  return policy ? { approval: approvalSummary(gateState(policy, row, now), row.approvals ?? []) } : {};
 }

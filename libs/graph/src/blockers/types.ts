@@ -123,6 +123,8 @@ export type BlockerDetails = {
   /** gate on an Agent's tool call (decisionKind ToolCall): the tool and the arguments the model gave */
   tool?: string;
   arguments?: JsonObject;
+  /** gate on a Pause with an approval policy: its standing (quorum progress, who decided, next escalation or timeout) */
+  approval?: JsonObject;
   /** shardOwner */
   shard?: number;
   owner?: string | null;

@@ -4,6 +4,7 @@
  */
 import { parseToolApprovals } from './tool-approvals';
 import { waitConfigErrors } from '../wait/wait-config';
+import { approvalConfigErrors } from '../approval/approval-config';
 import { NODE_KINDS } from '../model';
 import type { GraphKind, GraphNode, JoinPolicy, JsonObject, NodeKind, OnError, RetryBackoff } from '../model';
 import { NODE_MEMBER_SPECS, RETRY_BACKOFF_MEMBER_SPECS } from '../spec/document';
@@ -141,6 +142,7 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
   const writes = parseWrites(opt(raw, 'writes'), errors);
   if (kind === 'Map' && c.config.toleratedFailures !== undefined && c.config.toleratedFailurePercent !== undefined) errors.push('config.toleratedFailures and config.toleratedFailurePercent cannot be given together; give one');
   if (kind === 'Wait') errors.push(...waitConfigErrors(c.config));
+  if (kind === 'Pause') errors.push(...approvalConfigErrors(c.config));
   if (kind === 'Subworkflow') checkChildStateMembers({ kind, config: c.config, ...(writes ? { writes } : {}) }, errors);
   return {
     node: {

@@ -19,6 +19,7 @@ import { retryWithinBudget } from './retry-budget';
 import { cancelNode, failNode, settleSuccess } from './settle';
 import { workItemOf } from './work-item';
 import { parkArms } from './wait';
+import { gateDeadline, gatePolicy } from './approval-gate';
 
 /** Deepest nesting of child runs (CONTRACT §2: depth ≤ 5). */
 export const MAX_NESTING_DEPTH = 5;
@@ -103,12 +104,15 @@ function parkGate(st: PlanState, node: GraphNode, doc: InputDocument): void {
     startedAt: st.now,
     pendingDecisionKind: decisionKind,
     decision: null,
+    // an approval policy's next escalation or timeout: the run's wake_at brings the tick (approval-gate.ts)
+    deadlineAt: gateDeadline(node, st.now),
+    approvals: null,
     failureClass: 'None',
     reason: null,
     notBefore: null,
   });
   st.emit('node.started', node.key, { attempt });
-  st.emit('gate.requested', node.key, { decisionKind });
+  st.emit('gate.requested', node.key, { decisionKind, ...(gatePolicy(node) ? { approval: true } : {}) });
 }
 
 function queueWork(st: PlanState, node: GraphNode, doc: InputDocument): void {

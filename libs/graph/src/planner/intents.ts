@@ -4,12 +4,14 @@
  * state is the verb table's (state-machine/verbs.ts), the same table the API and the SQL
  * guards that recorded the intent follow; the state may have moved since, so it is judged again.
  */
-import type { Json, NodeStatus } from '../model';
+import type { GraphNode, Json, NodeStatus } from '../model';
 import { verbApplies, type OperatorVerb } from '../state-machine/verbs';
 import { isSurvivor } from './drain';
 import type { PlanState } from './plan-state';
 import { settleSuccess, skipNode, skipNotTaken, withdrawRequest } from './settle';
-import type { Intent } from './types';
+import type { Intent, NodeRunState } from './types';
+import { gatePolicy, gateState } from './approval-gate';
+import { approvalSummary } from '../approval/summary';
 
 export function applyIntents(st: PlanState): void {
   const steered = new Set<string>();
@@ -201,11 +203,17 @@ function decide(st: PlanState, key: string, operationId: string): void {
     const text = typeof p === 'object' && p !== null && !Array.isArray(p) ? (p['text'] ?? null) : null;
     output = { decision: 'Answer', text };
   } else {
-    output = { decision: d.decision, comment: d.comment, payload: d.payload ?? null };
+    output = { decision: d.decision, comment: d.comment, payload: d.payload ?? null, ...approvalOutput(node, row, st.now) };
   }
   st.update(key, { decision: { ...d, applied: true }, pendingDecisionKind: null });
   st.emit('gate.decided', key, { decision: d.decision, operationId });
   settleSuccess(st, key, output);
+}
+
+/** A policy gate's output carries who decided and the quorums' standing (`approval`). */
+function approvalOutput(node: GraphNode, row: NodeRunState, now: number): { approval?: Json } {
+  const policy = gatePolicy(node);
+  return policy ? { approval: approvalSummary(gateState(policy, row, now), row.approvals ?? []) } : {};
 }
 
 /**

@@ -84,7 +84,9 @@ function finish(st: PlanState): PlanResult {
   withdrawStaleWaitpoints(st);
   let wakeAt: number | null = null;
   for (const row of st.rows.values()) {
-    for (const t of [row.status === 'Pending' ? row.notBefore : null, row.status === 'Queued' || row.status === 'Running' ? row.deadlineAt : null]) {
+    // a parked approval gate's deadline is its policy's next escalation or timeout (approval-gate.ts)
+    const gateAt = row.status === 'WaitingForApproval' && row.kind === 'Pause' ? row.deadlineAt : null;
+    for (const t of [row.status === 'Pending' ? row.notBefore : null, row.status === 'Queued' || row.status === 'Running' ? row.deadlineAt : null, gateAt]) {
       if (t !== null && t > st.now && (wakeAt === null || t < wakeAt)) wakeAt = t;
     }
   }

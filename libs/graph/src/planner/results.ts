@@ -4,6 +4,7 @@
  * and still consumed), deadlines, and child runs (Subworkflow output, Loop iterations).
  */
 import { fireDueWaits, isParkedWait } from './wait';
+import { settleApprovalGates } from './approval-gate';
 import { evaluateCondition } from '../conditions';
 import { buildEnvelope, utf8ByteLength } from '../documents/envelope';
 import { CONDITION_OPS, TERMINAL_RUN_STATUSES, type EdgeCondition, type Json, type JsonObject, type OutputEnvelope } from '../model';
@@ -63,6 +64,7 @@ export function applyResults(st: PlanState): void {
  */
 export function applyDeadlines(st: PlanState): void {
   fireDueWaits(st);
+  settleApprovalGates(st);
   for (const row of st.rows.values()) {
     if (!inFlight(row) || row.deadlineAt === null || row.deadlineAt > st.now) continue;
     // a parked Wait's deadline is its wake time, not a timeout (fireDueWaits)

@@ -21,6 +21,7 @@ import type {
 } from '../model';
 import type { ModelPrices, RunBudget, RunUsage } from '../budget';
 import type { StateWrite } from '../state/fold';
+import type { ApprovalVote } from '../approval/policy';
 
 export interface SteerEntry {
   operationId: string;
@@ -106,6 +107,8 @@ export interface NodeRunState {
   loop: LoopState | null;
   /** a Map node's progress while it runs (`node_runs.map_state`); absent or null otherwise */
   map?: MapState | null;
+  /** a Pause with an approval policy: the decisions recorded on this attempt (`node_runs.approvals`), oldest first */
+  approvals?: ApprovalVote[] | null;
 }
 
 export type StepMode = 'one' | 'wave' | 'node';

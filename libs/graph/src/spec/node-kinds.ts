@@ -253,6 +253,13 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
         help: 'The decisions offered; each needs an out-edge that fires on it.',
       },
       { name: 'requireComment', type: 'boolean', required: false, default: false, example: true, help: 'A decision must carry a comment.' },
+      {
+        name: 'approval', type: 'json', required: false,
+        example: { quorums: [{ name: 'finance', scope: 'operate', min: 2 }], approveRule: 'allQuorums', rejectRule: 'any', forbid: ['initiator'], timeout: 'P2D', onTimeout: 'reject' },
+        help:
+          'An approval policy { quorums: [{ name, principals|scope|group, min }], approveRule, rejectRule, forbid, timeout?, onTimeout?, escalate?, notify? }. ' +
+          'Each principal decides once and counts toward one quorum; the gate waits with its quorum progress until the policy settles it.',
+      },
     ],
   }),
   Wait: kind({

@@ -112,6 +112,7 @@ export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps, la
     if (principal === null) throw new UnauthorizedError();
     c.set('tenant', principal.tenant);
     c.set('scopes', principal.scopes);
+    c.set('principal', principal.id);
     await next();
   };
 }

@@ -10,7 +10,8 @@
  */
 import type { OpenAPIHono} from '@hono/zod-openapi';
 import { getNodeRun, getRunDetail, pendingToolCall, recordDecision, type Queryable } from '@flowline/db';
-import { canonicalJson, validateJson, verbRefusal, verbTakesKind, type GateDecision, type Json, type NodeKind, type NodeStatus, type RunStatus, type VerbState } from '@flowline/graph';
+import { approvalPolicyOf, canonicalJson, validateJson, verbRefusal, verbTakesKind, type GateDecision, type Json, type JsonObject, type NodeKind, type NodeStatus, type RunStatus, type VerbState } from '@flowline/graph';
+import { decideByPolicy } from '../approval-decide';
 import type { AppDeps, AppEnv } from '../context';
 import {
   DecisionNotAllowedError,
@@ -22,7 +23,7 @@ import {
 import { bodyMember, jsonText, sendJson } from '../body';
 import { requireKey, requireUuid } from '../present';
 import { publishWake } from '../wake';
-import { AcceptedSchema, DecideBody, ErrorSchema, NodeParam, jsonContent, jsonBody } from '../schemas';
+import { DecideAcceptedSchema, DecideBody, ErrorSchema, NodeParam, jsonContent, jsonBody } from '../schemas';
 import { v1Route } from '../v1-route';
 
 /** Longest ChatInput answer accepted when MAX_CHAT_ANSWER_BYTES is not given, UTF-8 bytes. */
@@ -33,8 +34,9 @@ const decideRoute = v1Route.gates('post', '/v1/runs/{id}/nodes/{key}/decide', {
   summary: "Decide a waiting Pause, answer a ChatInput, or approve or reject an Agent's tool call",
   request: { params: NodeParam, body: jsonBody(DecideBody) },
   responses: {
-    202: jsonContent(AcceptedSchema, 'decision recorded (or the same decision replayed)'),
-    409: jsonContent(ErrorSchema, 'GateAlreadyDecided, DecisionNotAllowed or NodeStateConflict'),
+    202: jsonContent(DecideAcceptedSchema, 'decision recorded (or the same decision replayed); with an approval policy, its progress'),
+    403: jsonContent(ErrorSchema, 'ApprovalForbidden: the approval policy refuses this principal (error.rule: initiator, definitionAuthor or notInQuorum)'),
+    409: jsonContent(ErrorSchema, 'GateAlreadyDecided, AlreadyDecided (this principal decided this approval already), ApprovalSettled, DecisionNotAllowed or NodeStateConflict'),
   },
 });
 
@@ -60,7 +62,7 @@ const standingOf = (d: GateDecision) => ({
  * message: it must say something (blank is refused), fit the byte cap counted as stored (UTF-8,
  * so an emoji costs four), and stand alone (a comment beside it has nowhere to go).
  */
-function checkAct(kind: string, config: Record<string, unknown>, act: Decision, maxAnswerBytes: number): void {
+export function checkAct(kind: string, config: Record<string, unknown>, act: Decision, maxAnswerBytes: number): void {
   if (kind === 'ChatInput') {
     if (act.decision !== 'Answer') throw new DecisionNotAllowedError('a ChatInput takes only decision "Answer"');
     const text = (act.payload as { text?: unknown } | null)?.text;
@@ -117,7 +119,7 @@ async function checkToolCallAct(db: Queryable, tenant: string, runId: string, no
 }
 
 /** The node's config from the pinned parsed graph (falls back to the raw document). */
-function nodeConfig(graph: unknown, key: string): Record<string, unknown> {
+export function nodeConfig(graph: unknown, key: string): Record<string, unknown> {
   const nodes = (graph as { nodes?: unknown } | null)?.nodes;
   if (!Array.isArray(nodes)) return {};
   const node = nodes.find((n) => (n as { key?: unknown } | null)?.key === key) as { config?: unknown } | undefined;
@@ -141,6 +143,16 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
     };
     const run = await getRunDetail(deps.pool, tenant, runId);
     if (!run) throw new NotFoundError('run');
+    const config = nodeConfig(run.graph, p.key);
+    const policy = approvalPolicyOf(config as JsonObject);
+    if (policy.ok && policy.policy) {
+      // a Pause with an approval policy: every decision is judged by the policy (approval-decide.ts)
+      checkAct('Pause', config, act, 0);
+      const decider = { id: c.get('principal'), scopes: [...c.get('scopes')], groups: [] };
+      const path = c.req.header('x-flowline-client') === 'console' ? 'console' : 'rest';
+      const answer = await decideByPolicy(deps, { tenant, runId, nodeKey: p.key, policy: policy.policy, act, decider, path });
+      return sendJson(202, { accepted: true, approval: answer });
+    }
 
     // one re-read after a lost compare-and-set is enough: the decision column is written once
     for (let round = 0; round < 2; round++) {

@@ -15,6 +15,7 @@ import {
   listWaitpoints,
   listRuns,
   requestCancel,
+  type NodeRunDetailRow,
   type RunFilter,
 } from '@flowline/db';
 import {
@@ -24,6 +25,11 @@ import {
   fewestAttemptsOfGraph,
   parseBudget,
   unreachableBudgetMessage,
+  approvalPolicyOf,
+  approvalState,
+  approvalSummary,
+  type ApprovalVote,
+  type JsonObject,
   type RunSearchInput,
 } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
@@ -59,7 +65,7 @@ import {
   jsonBody,
 } from '../schemas';
 import { v1Route } from '../v1-route';
-import { callbackUrl, type WaitpointLinks } from '../waitpoint-links';
+import { approvalLinkUrl, callbackUrl, type WaitpointLinks } from '../waitpoint-links';
 import { waitpointLinksOf } from './waitpoints';
 
 const startRun = v1Route.runs('post', '/v1/definitions/{id}/runs', {
@@ -154,6 +160,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     const res = await withStartCatalog(pool, deps.mcp, c.get('tenant'), (mcp) => createRun(pool, {
       budget: budget.budget,
       tenantId: c.get('tenant'),
+      createdBy: c.get('principal'),
       definitionId,
       requestId,
       conversationId: body.conversationId ?? null,
@@ -225,6 +232,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     return sendJson(200, {
       ...nodeRunDetail(node),
       ...(await parkedWaitpoints(deps, c.req.url, c.get('tenant'), id, node)),
+      ...(await gateApproval(deps, c.req.url, c.get('tenant'), id, node)),
       ...(asking ? { pendingToolCall: pendingToolCall ?? null } : {}),
     });
   });
@@ -290,6 +298,29 @@ async function parkedWaitpoints(deps: AppDeps, requestUrl: string, tenant: strin
   const links = waitpointLinksOf(deps);
   const mine = page.items.filter((w) => w.nodeKey === nodeKey && !w.settled);
   return { waitpoints: mine.map((w) => ({ id: w.id, index: w.index, status: w.status, expiresAt: w.expiresAt, callbackUrl: callbackUrl(links, requestUrl, w.id) })) };
+}
+
+/**
+ * A Pause with an approval policy shows its standing: quorum progress, who decided through which
+ * path and when, and the next escalation or timeout (`approval`).
+ */
+async function gateApproval(deps: AppDeps, requestUrl: string, tenant: string, runId: string, node: NodeRunDetailRow) {
+  if (node.kind !== 'Pause') return {};
+  const run = await getRunDetail(deps.pool, tenant, runId);
+  const graphNode = (run?.graph as { nodes?: Array<{ key?: unknown; config?: unknown }> } | null)?.nodes?.find((n) => n.key === node.nodeKey);
+  const policy = approvalPolicyOf((graphNode?.config ?? {}) as JsonObject);
+  if (!policy.ok || !policy.policy) return {};
+  const votes = (node.approvals ?? []) as ApprovalVote[];
+  const openedAt = node.startedAt ? node.startedAt.getTime() : Date.now();
+  // each principal a quorum names gets its own signed link (approval-links.ts)
+  const named = [...policy.policy.quorums, ...policy.policy.escalate.map((e) => e.addQuorum)].flatMap((q) => ('principals' in q ? q.principals : []));
+  const links = waitpointLinksOf(deps);
+  return {
+    approval: {
+      ...approvalSummary(approvalState(policy.policy, votes, openedAt, Date.now()), votes),
+      links: Object.fromEntries([...new Set(named)].map((p) => [p, approvalLinkUrl(links, requestUrl, runId, node.nodeKey, p)])),
+    },
+  };
 }
 
 /** An event's detail as answered: a `waitpoint.created` event also carries its token's signed callback URL. */

@@ -14,6 +14,9 @@ import { v1Route } from '../v1-route';
 const WhoamiSchema = z
   .object({
     tenant: z.string(),
+    principal: z.string().openapi({
+      description: "who this key acts as: 'key:' and the first 16 hex digits of the key's SHA-256 digest ('anonymous' without keys) — what approval quorums name",
+    }),
     scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: 'what this key may do, in the order read, run, operate, define, admin' }),
     authRequired: z.boolean().openapi({ description: 'false when the server runs single-tenant without keys (API_KEYS unset)' }),
   })
@@ -21,7 +24,7 @@ const WhoamiSchema = z
 
 const whoami = v1Route.session('get', '/v1/whoami', {
   operationId: 'getWhoami',
-  summary: "The calling key's tenant and scopes",
+  summary: "The calling key's tenant, principal and scopes",
   responses: { 200: jsonContent(WhoamiSchema, 'the tenant and scopes of the key') },
 });
 
@@ -31,6 +34,7 @@ export function registerWhoamiRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     const held = c.get('scopes');
     return sendJson(200, {
       tenant: c.get('tenant'),
+      principal: c.get('principal'),
       scopes: API_KEY_SCOPES.filter((s) => held.has(s)),
       authRequired: deps.apiKeys !== null,
     });

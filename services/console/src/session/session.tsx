@@ -61,6 +61,8 @@ type State =
 function clientFor(config: ConsoleConfig, apiKey: string | null): FlowlineClient {
   return createClient({
     baseUrl: config.baseUrl,
+    // an approval decision made here records the console as its path
+    clientName: 'console',
     ...(apiKey ? { apiKey } : {}),
     ...(config.fetch ? { fetch: config.fetch } : {}),
     ...(config.transports ? { transports: config.transports } : {}),
