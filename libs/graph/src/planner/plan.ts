@@ -30,7 +30,11 @@ export function plan(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
 }
 
 function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
+  const waiting = scheduledWait(snapshot, ctx);
+  if (waiting) return waiting;
   const st = new PlanState(snapshot, ctx);
+  // a delayed start whose time came is an ordinary Pending run from here: fair share decides below
+  if (st.run.status === 'Scheduled') st.updateRun({ status: 'Pending' });
   const expiry = pendingExpiry(snapshot.run, ctx.pendingRunTtlMs, ctx.now);
   if (expiry.expired && !snapshot.intents.some((i) => i.kind === 'cancel')) {
     // never admitted within the TTL: it ends before admission (its intents stay unapplied; a cancel wins)
@@ -63,6 +67,29 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
   if (st.run.status === 'Running' || st.run.status === 'WaitingForApproval') advance(st);
   recompute(st);
   return askForSlotAgain(snapshot, ctx, finish(st));
+}
+
+/**
+ * A Scheduled run before its `notBefore`: nothing to do but sleep until then (the wake index
+ * brings it back; an early wake, e.g. after a reschedule raced a sweep, costs one read). Its
+ * intents stay unapplied: the only verb that reaches a Scheduled run, cancel, moves it out of
+ * Scheduled first. Null when the run is not (or no longer) waiting.
+ */
+function scheduledWait(snapshot: RunSnapshot, ctx: PlanContext): PlanResult | null {
+  const at = snapshot.run.notBefore ?? null;
+  if (snapshot.run.status !== 'Scheduled' || at === null || at <= ctx.now) return null;
+  return {
+    run: null,
+    nodes: [],
+    events: [],
+    enqueue: [],
+    cancel: [],
+    startChildren: [],
+    cancelChildren: [],
+    consumedIntentIds: [],
+    consumedInvocationIds: [],
+    wakeAt: at,
+  };
 }
 
 /** A Pending run may start: a tenant slot is free and, with a concurrency key, its key has a place. */
