@@ -21,3 +21,4 @@ export * from './budget';
 export * from './template';
 export * from './state';
 export * from './wait';
+export * from './schedule';

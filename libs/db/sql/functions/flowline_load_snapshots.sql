@@ -21,7 +21,7 @@ BEGIN
   RETURN QUERY
   WITH target AS (
     SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
-           step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
+           step_allowance, edge_overrides, cancel_reason, created_at, not_before, started_at, finished_at, parent_run_id, depth,
            plan_graph, wake_at, shard, definition_id, definition_version, trace_parent, budget, usage, priority,
            concurrency_key, concurrency_claimed
     FROM runs WHERE id = ANY(run_ids)),
@@ -39,6 +39,7 @@ BEGIN
       'reason', r.reason, 'paused', r.paused, 'version', r.version, 'lastSeq', r.last_seq, 'input', r.input,
       'totalAttempts', r.total_attempts, 'breakpoints', r.breakpoints, 'stepAllowance', r.step_allowance,
       'edgeOverrides', r.edge_overrides, 'cancelReason', r.cancel_reason, 'createdAt', flowline_ms(r.created_at),
+      'notBefore', flowline_ms(r.not_before),
       'startedAt', flowline_ms(r.started_at), 'finishedAt', flowline_ms(r.finished_at),
       'parentRunId', r.parent_run_id, 'depth', r.depth, 'budget', r.budget, 'usage', r.usage, 'priority', r.priority) AS run,
     r.plan_graph AS graph,

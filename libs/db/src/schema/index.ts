@@ -16,3 +16,4 @@ export * from './waitpoints';
 export * from './inbound-events';
 export * from './saved-agents';
 export * from './agent-steps';
+export * from './schedules';

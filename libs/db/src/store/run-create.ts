@@ -74,6 +74,14 @@ export interface CreateRunParams {
   /** the run's priority, 1–5, higher first @default 3 */
   priority?: number;
   /**
+   * A delayed start (epoch ms): a time later than the database's now creates the run Scheduled
+   * with `wake_at` = it (the dispatcher's due sweep releases it to Pending then); an earlier
+   * one, or none, creates it Pending at once. @default null
+   */
+  notBefore?: number | null;
+  /** the schedule whose slot starts the run (stored for its overlap policy) @default null */
+  scheduleId?: string | null;
+  /**
    * MAX_PENDING_RUNS of the tenant (0 or absent: unbounded): with that many Pending top-level
    * runs the creation is refused (`backlogFull`), decided inside the transaction.
    */
@@ -278,7 +286,8 @@ function concurrencyDetail(c: ConcurrencyKeyOf | undefined): Record<string, unkn
 }
 
 /**
- * Creates a run in ONE transaction: run row (Pending, wake_at = now(), pinned graph and
+ * Creates a run in ONE transaction: run row (Pending, wake_at = now(); or, with a future
+ * `notBefore`, Scheduled with wake_at = notBefore; pinned graph and
  * hash, last_seq 1), one Pending node row per graph node, and event `run.created` at
  * seq 1. Idempotency rests on the unique (tenant_id, request_id) index: the insert is
  * ON CONFLICT DO NOTHING, and a conflict (a concurrent or earlier twin) is answered from
@@ -336,16 +345,18 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       name: 'flowline_create_run',
       text: `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
-                         priority, concurrency_key, concurrency_limit, agent_pins)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
-              $11, $12, $13, $14::jsonb
-       FROM definitions d WHERE d.id = $3
+                         priority, concurrency_key, concurrency_limit, agent_pins, not_before, schedule_id)
+       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, CASE WHEN nb.at > now() THEN 'Scheduled' ELSE 'Pending' END, $4,
+              CASE WHEN nb.at > now() THEN nb.at ELSE now() END, $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
+              $11, $12, $13, $14::jsonb, CASE WHEN nb.at > now() THEN nb.at END, $16
+       FROM definitions d, (SELECT $15::timestamptz AS at) nb WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
       values: [
         runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null,
         JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
         p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins),
+        p.notBefore == null ? null : new Date(p.notBefore).toISOString(), p.scheduleId ?? null,
       ],
     });
     if (!inserted.rowCount) {
@@ -379,7 +390,13 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
         seed.nodes.map((n) => n.kind),
         seed.nodes.map((n) => n.attemptLimit),
         seed.nodes.map((n) => publishing.has(n.key)),
-        JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId, ...concurrencyDetail(seed.concurrency) }),
+        JSON.stringify({
+          definitionId: p.definitionId,
+          requestId: p.requestId,
+          ...concurrencyDetail(seed.concurrency),
+          ...(p.notBefore == null ? {} : { notBefore: new Date(p.notBefore).toISOString() }),
+          ...(p.scheduleId == null ? {} : { scheduleId: p.scheduleId }),
+        }),
         p.tenantId,
         limit === 0 ? 0 : limit + 1,
       ],
