@@ -7,6 +7,8 @@
 import type { LiveEvent, RunChangedPing } from '@flowline/queue/protocol';
 import type {
   Accepted,
+  RescheduleBody,
+  RunRescheduled,
   Breakpoints,
   ConversationMessage,
   Definition,
@@ -323,6 +325,9 @@ export function createRestClient(o: RestClientOptions) {
     /** `POST /v1/runs/{id}/cancel` → 202 (idempotent) */
     cancel: (runId: string, b: { reason?: string } = {}, opts?: ActOptions) =>
       call<Accepted>('POST', `${run(runId)}/cancel`, b.reason === undefined ? undefined : b, undefined, idem(opts)),
+    /** `POST /v1/runs/{id}/reschedule` → 200 `{ runId, notBefore }`; 409 RunStateConflict unless the run is Scheduled */
+    reschedule: (runId: string, b: RescheduleBody, opts?: ActOptions) =>
+      call<RunRescheduled>('POST', `${run(runId)}/reschedule`, b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/decide` → 202 */
     decide: (runId: string, nodeKey: string, b: DecideBody, opts?: ActOptions) =>
       call<Accepted>('POST', `${node(runId, nodeKey)}/decide`, b, undefined, idem(opts)),

@@ -10,7 +10,7 @@ import type { GraphAnalysis, UsageView } from '@flowline/graph';
 export type Named<T extends string> = T | (string & {});
 
 /** Run status (§4). */
-export type RunStatus = 'Pending' | 'Running' | 'WaitingForApproval' | 'Completed' | 'Failed' | 'Cancelled' | 'Cancelling';
+export type RunStatus = 'Scheduled' | 'Pending' | 'Running' | 'WaitingForApproval' | 'Completed' | 'Failed' | 'Cancelled' | 'Cancelling';
 
 /** Node run status (§4). */
 export type NodeRunStatus = 'Pending' | 'Queued' | 'Running' | 'Succeeded' | 'Failed' | 'Skipped' | 'Cancelled' | 'WaitingForApproval';
@@ -191,6 +191,10 @@ export interface RunSummary {
   budget?: RunBudget | null;
   /** model usage rolled up so far; always sent, optional like `forkedFrom` */
   usage?: RunUsage;
+  /** a delayed start's earliest start (the run reads Scheduled until then), else null; always sent, optional like `forkedFrom` */
+  notBefore?: string | null;
+  /** the schedule whose slot started this run, else null; always sent, optional like `forkedFrom` */
+  scheduleId?: string | null;
 }
 
 /** A run budget, a cap on what one run may spend: past any limit the run fails `BudgetExceeded`. */
@@ -291,6 +295,22 @@ export interface StartRunBody {
   budget?: RunBudget;
   /** run metadata: string key/values (MAX_RUN_METADATA_KEYS keys of 1–64 letters, digits, _ - .), searchable */
   metadata?: Record<string, string>;
+  /** a delayed start at this RFC 3339 instant: the run reads Scheduled until then (not with `delay`) */
+  startAt?: string;
+  /** a delayed start after this ISO-8601 duration from now, e.g. `PT10M` (not with `startAt`) */
+  delay?: string;
+}
+
+/** `POST /v1/runs/{id}/reschedule`: the new time of a delayed start, one of the two. */
+export interface RescheduleBody {
+  startAt?: string;
+  delay?: string;
+}
+
+/** The answer of a reschedule. */
+export interface RunRescheduled {
+  runId: string;
+  notBefore: string;
 }
 
 /** `GET /v1/runs` search: every member optional, all ANDed. */

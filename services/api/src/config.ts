@@ -64,6 +64,13 @@ export const apiConfigSchema = defineConfig({
     .max(3_600)
     .default(60)
     .describe('longest wait a run start may ask for (POST /v1/definitions/{id}/runs?wait=30s); a longer ask waits this long, s'),
+  MAX_START_DELAY_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3_660)
+    .default(366)
+    .describe('how far ahead a delayed start may be (startAt/delay on run creation, POST /v1/runs/{id}/reschedule), days'),
   MAX_PENDING_SIGNALS_PER_CHANNEL: z.coerce
     .number()
     .int()

@@ -49,6 +49,7 @@ export const ROUTE_SCOPES = {
   'POST /v1/events': 'run',
 
   'POST /v1/runs/{id}/cancel': 'operate',
+  'POST /v1/runs/{id}/reschedule': 'operate',
   'POST /v1/runs/{id}/pause': 'operate',
   'POST /v1/runs/{id}/resume': 'operate',
   'POST /v1/runs/{id}/step': 'operate',
