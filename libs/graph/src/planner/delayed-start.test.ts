@@ -24,10 +24,12 @@ describe('a delayed start (Scheduled run)', () => {
   });
 
   it('becomes an ordinary Pending run when no tenant slot is free (fair share applies once released)', () => {
-    const result = plan({ ...scheduled(5_000), runSlotAvailable: false }, contextAt(6_000, {}, 'x'));
+    const result = plan({ ...scheduled(5_000), runSlotAvailable: false }, { ...contextAt(6_000), slotRetryMs: 250 });
     expect(result.run?.set).toEqual({ status: 'Pending' });
     expect(result.events).toEqual([]);
     expect(result.enqueue).toEqual([]);
+    // it asks again for a slot like any Pending run
+    expect(result.wakeAt).toBe(6_250);
   });
 
   it('stays behind a concurrency key place like any Pending run', () => {

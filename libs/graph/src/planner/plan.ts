@@ -99,7 +99,9 @@ function admissible(snapshot: RunSnapshot): boolean {
 
 /** A Pending run still without a tenant slot (or a concurrency key place) asks again after `ctx.slotRetryMs` (see PlanContext). */
 function askForSlotAgain(snapshot: RunSnapshot, ctx: PlanContext, result: PlanResult): PlanResult {
-  if (snapshot.run.status !== 'Pending' || admissible(snapshot) || !isEmptyPlan(result)) return result;
+  // a delayed start released this tick without a slot waits like any Pending run
+  const released = snapshot.run.status === 'Scheduled' && result.run?.set.status === 'Pending';
+  if (!(released || (snapshot.run.status === 'Pending' && isEmptyPlan(result))) || admissible(snapshot)) return result;
   const expiry = pendingExpiry(snapshot.run, ctx.pendingRunTtlMs, ctx.now);
   const expiresAt = expiry.expired ? null : expiry.at;
   const retryAt = ctx.slotRetryMs === undefined ? null : ctx.now + ctx.slotRetryMs;
