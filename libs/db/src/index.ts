@@ -77,3 +77,4 @@ export {
   updateSavedAgent,
 } from './store/saved-agents';
 export type { AgentPinRequest, AgentPins, PinnedSavedAgent, SavedAgentInput, SavedAgentRecord, SavedAgentVersionSummary } from './store/saved-agents';
+export * from './store/schedules';

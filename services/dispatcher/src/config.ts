@@ -96,6 +96,10 @@ export const dispatcherOwnOptions = {
   BULK_LEASE_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000).describe('lease of a dispatcher on a bulk action job, renewed by every batch; an expired lease lets another dispatcher resume the job'),
   BULK_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(0).describe('pause between two bulk action batches, ms, leaving the database to the tick loops'),
   BULK_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(1000).describe('how often an idle dispatcher looks for an open bulk action job, ms'),
+  SCHEDULE_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500).describe('how often an idle dispatcher looks for due schedule slots (and buffered slots whose schedule has no live run), ms'),
+  SCHEDULE_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(20).describe('due schedules one firing pass locks and decides (a full batch is followed by another pass at once)'),
+  SCHEDULE_MAX_SLOTS_PER_PASS: z.coerce.number().int().min(1).max(100_000).default(1_000).describe('slots of one schedule a firing pass decides (after a long outage the rest wait for the next pass)'),
+  SCHEDULE_ON_TIME_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000).describe('a slot fired at most this late is on time and starts whatever its catch-up mode; a later one is catch-up'),
   RETENTION_INTERVAL_MS: z.coerce
     .number()
     .int()
@@ -110,6 +114,9 @@ export const dispatcherConfigSchema = defineConfig({
   ...coreOptions,
   ...dispatchOptions,
   PENDING_RUN_TTL_MS: backlogOptions.PENDING_RUN_TTL_MS,
+  // a schedule slot's run is a start like the API's: it counts against the same Pending bound
+  MAX_PENDING_RUNS: backlogOptions.MAX_PENDING_RUNS,
+  TENANT_MAX_PENDING_RUNS: backlogOptions.TENANT_MAX_PENDING_RUNS,
   ...encryptionOptions,
   ...logOptions,
   ...tracingOptions,
