@@ -32,6 +32,7 @@ import { registerGateRoutes } from './routes/gates';
 import { registerSignalRoutes } from './routes/signals';
 import { registerWaitpointRoutes } from './routes/waitpoints';
 import { registerInboundEventRoutes } from './routes/inbound-events';
+import { registerScheduleRoutes } from './routes/schedules';
 import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
 import { registerBlockerRoutes } from './routes/blockers';
@@ -125,6 +126,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerSignalRoutes(app, deps);
   registerWaitpointRoutes(app, deps);
   registerInboundEventRoutes(app, deps);
+  registerScheduleRoutes(app, deps);
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
   registerConversationRoutes(app, deps);

@@ -81,6 +81,7 @@ const app = createApp({
     maxSignalPayloadBytes: cfg.MAX_SIGNAL_PAYLOAD_BYTES,
     maxRunWaitS: cfg.MAX_RUN_WAIT_S,
     maxStartDelayDays: cfg.MAX_START_DELAY_DAYS,
+    maxBackfillSlots: cfg.MAX_BACKFILL_SLOTS,
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
     maxTotalAttempts: core.maxTotalAttempts,
     metadata: { maxKeys: cfg.MAX_RUN_METADATA_KEYS, maxValueChars: cfg.MAX_RUN_METADATA_VALUE_CHARS },

@@ -50,6 +50,18 @@ export const ROUTE_SCOPES = {
 
   'POST /v1/runs/{id}/cancel': 'operate',
   'POST /v1/runs/{id}/reschedule': 'operate',
+
+  'GET /v1/schedules': 'read',
+  'GET /v1/schedules/{id}': 'read',
+  'GET /v1/schedules/{id}/preview': 'read',
+  'GET /v1/schedules/{id}/slots': 'read',
+  'POST /v1/schedules': 'define',
+  'PUT /v1/schedules/{id}': 'define',
+  'DELETE /v1/schedules/{id}': 'define',
+  'POST /v1/schedules/{id}/pause': 'operate',
+  'POST /v1/schedules/{id}/resume': 'operate',
+  'POST /v1/schedules/{id}/trigger': 'run',
+  'POST /v1/schedules/{id}/backfill': 'run',
   'POST /v1/runs/{id}/pause': 'operate',
   'POST /v1/runs/{id}/resume': 'operate',
   'POST /v1/runs/{id}/step': 'operate',

@@ -185,8 +185,10 @@ describe('pauseOnFailure', () => {
     const s = (await getSchedule(h.db.pool, 'default', id))!;
     expect(s).toMatchObject({ paused: true, nextFireAt: null, pausedReason: `run ${newest!.run_id} failed (pauseOnFailure)` });
   });
+});
 
-  it('counts each decided slot once in the metric, by outcome', () => {
+describe('the slot metric', () => {
+  it('counts each decided slot once, by outcome', () => {
     expect(counted.get('skippedCatchup')).toBe(35);
     expect(counted.get('started')).toBeGreaterThanOrEqual(1000 + 1 + 1);
   });
