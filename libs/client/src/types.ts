@@ -727,3 +727,75 @@ export interface Conversation {
   createdAt: string;
   updatedAt: string;
 }
+
+/** A schedule's `spec`: `cron` (5 or 6 fields) and/or `every` (ISO-8601 duration), read in `timezone` (IANA, default UTC). */
+export interface ScheduleSpec {
+  cron?: string;
+  every?: string;
+  timezone?: string;
+  startAt?: string;
+  endAt?: string;
+  jitter?: string;
+}
+
+export type ScheduleOverlap = 'skip' | 'bufferOne' | 'bufferAll' | 'cancelPrevious' | 'allowAll';
+
+/** A schedule's `policy`; absent members take the defaults (skip; catch-up PT1H latest). */
+export interface SchedulePolicy {
+  overlap?: ScheduleOverlap;
+  catchup?: { window?: string; mode?: 'latest' | 'all' | 'none' };
+  pauseOnFailure?: boolean;
+}
+
+/** `POST /v1/schedules` / `PUT /v1/schedules/{id}`. */
+export interface ScheduleBody {
+  key: string;
+  definitionId: string;
+  version?: 'current' | number;
+  input?: unknown;
+  metadata?: Record<string, string>;
+  spec: ScheduleSpec;
+  policy?: SchedulePolicy;
+}
+
+/** One slot as a preview lists it: the instant (UTC), the zone's wall clock then, its offset. */
+export interface ScheduleSlotView {
+  at: string;
+  local: string;
+  utcOffset: string;
+}
+
+export interface Schedule {
+  id: string;
+  key: string;
+  definitionId: string;
+  version: 'current' | number;
+  input: unknown;
+  metadata: Record<string, string>;
+  spec: ScheduleSpec & { timezone: string };
+  policy: Required<SchedulePolicy>;
+  paused: boolean;
+  pausedReason: string | null;
+  nextSlot: ScheduleSlotView | null;
+  lastSlotAt: string | null;
+  revision: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ScheduleSlotOutcome = 'started' | 'skippedOverlap' | 'skippedCatchup' | 'buffered' | 'cancelledPrevious' | 'failed';
+
+/** A row of the slot ledger. */
+export interface ScheduleSlot {
+  slotAt: string;
+  source: 'cron' | 'trigger' | 'backfill';
+  outcome: ScheduleSlotOutcome;
+  runId: string | null;
+  reason: string | null;
+  decidedAt: string;
+}
+
+export interface ScheduleBackfill {
+  dryRun: boolean;
+  slots: Array<{ slotAt: string; runId: string | null; outcome: string }>;
+}
