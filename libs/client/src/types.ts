@@ -384,6 +384,10 @@ export interface ForkRunBody {
   /** also keep the node and its descendants where they succeeded (a fan-out's succeeded branches; a failed Loop's succeeded iterations) */
   failedOnly?: boolean;
   requestId?: string;
+  /** a delayed start of the fork at this RFC 3339 instant (it reads Scheduled until then) */
+  startAt?: string;
+  /** a delayed start of the fork after this ISO-8601 duration from now */
+  delay?: string;
 }
 
 /** `POST /v1/runs/{id}/fork` answer. */

@@ -256,6 +256,8 @@ export const ForkRunBody = z
         "also keep the node and its descendants where they succeeded (a Parallel fan-out's succeeded branches): only what failed, and what depends on it, runs again; a forked Loop that failed after its first iteration resumes at the failed iteration, keeping the succeeded ones. Not with `input`",
     }),
     requestId: z.string().min(1).max(200).optional(),
+    startAt: z.string().optional().openapi({ description: 'a delayed start of the fork (RFC 3339): it reads Scheduled until then. Not with delay' }),
+    delay: z.string().optional().openapi({ description: 'a delayed start of the fork counted from now (ISO-8601 duration). Not with startAt' }),
   })
   .openapi('ForkRunBody');
 

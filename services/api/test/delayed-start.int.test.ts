@@ -63,6 +63,21 @@ describe('a delayed start on run creation', () => {
   });
 });
 
+describe('a delayed fork', () => {
+  it('forks a run as a delayed start (Scheduled with notBefore), and refuses a bad delay with 400 keyed', async () => {
+    const source = await h.call('POST', `/v1/definitions/${defId}/runs`, { body: {} });
+    const fork = await h.call('POST', `/v1/runs/${source.body.runId}/fork`, { body: { fromNodeKey: 'start', delay: 'PT2H' } });
+    expect(fork.status).toBe(202);
+    const r = await row(fork.body.runId);
+    expect(r.status).toBe('Scheduled');
+    expect(r.wake_at).toEqual(r.not_before);
+    expect(r.not_before!.getTime()).toBeGreaterThan(Date.now() + 7_000_000);
+    const bad = await h.call('POST', `/v1/runs/${source.body.runId}/fork`, { body: { fromNodeKey: 'start', delay: 'soon' } });
+    expect([bad.status, bad.body.error.details[0].key]).toEqual([400, 'delay']);
+    await h.db.pool.query(`UPDATE runs SET status = 'Cancelled' WHERE id = ANY($1::uuid[])`, [[source.body.runId, fork.body.runId]]);
+  });
+});
+
 describe('POST /v1/runs/{id}/reschedule', () => {
   it('moves a Scheduled run (notBefore and wake_at), releases it at once for a past time, and 409 once it is not Scheduled', async () => {
     const r = await h.call('POST', `/v1/definitions/${defId}/runs`, { body: { delay: 'PT1H' } });
