@@ -10,7 +10,7 @@ import { advance } from './advance';
 import { budgetWakeAt, checkBudget, withUsage } from './budget-check';
 import { applyIntents } from './intents';
 import { PlanState } from './plan-state';
-import { isEmptyPlan } from './plan-result';
+import { emptyPlan, isEmptyPlan } from './plan-result';
 import { pendingExpiry } from './backlog';
 import { recompute } from './recompute';
 import { failRunIfAnyFailed } from './settle';
@@ -78,18 +78,7 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
 function scheduledWait(snapshot: RunSnapshot, ctx: PlanContext): PlanResult | null {
   const at = snapshot.run.notBefore ?? null;
   if (snapshot.run.status !== 'Scheduled' || at === null || at <= ctx.now) return null;
-  return {
-    run: null,
-    nodes: [],
-    events: [],
-    enqueue: [],
-    cancel: [],
-    startChildren: [],
-    cancelChildren: [],
-    consumedIntentIds: [],
-    consumedInvocationIds: [],
-    wakeAt: at,
-  };
+  return emptyPlan(at);
 }
 
 /** A Pending run may start: a tenant slot is free and, with a concurrency key, its key has a place. */
@@ -142,13 +131,7 @@ function badSnapshot(snapshot: RunSnapshot, _ctx: PlanContext, reason: string): 
   const run = (snapshot as Partial<RunSnapshot>).run;
   const nodes = Array.isArray(snapshot?.nodes) ? snapshot.nodes : [];
   const result: PlanResult = {
-    run: null,
-    nodes: [],
-    events: [],
-    enqueue: [],
-    cancel: [],
-    startChildren: [],
-    cancelChildren: [],
+    ...emptyPlan(null),
     consumedIntentIds: (Array.isArray(snapshot?.intents) ? snapshot.intents : []).map((i) => i?.id).filter((x): x is string => typeof x === 'string'),
     consumedInvocationIds: [
       ...(Array.isArray(snapshot?.results) ? snapshot.results : []),
@@ -156,7 +139,6 @@ function badSnapshot(snapshot: RunSnapshot, _ctx: PlanContext, reason: string): 
     ]
       .map((r) => r?.invocationId)
       .filter((x): x is string => typeof x === 'string'),
-    wakeAt: null,
   };
   if (!run || typeof run !== 'object' || TERMINAL_RUN_STATUSES.has(run.status)) return result;
   result.run = {
