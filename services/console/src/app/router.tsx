@@ -75,7 +75,13 @@ export const mcpServersRoute = createRoute({
   component: lazyRouteComponent(() => import('../mcp/McpServersPage'), 'McpServersPage'),
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute]);
+export const schedulesRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/schedules',
+  component: lazyRouteComponent(() => import('../schedules/SchedulesPage'), 'SchedulesPage'),
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, definitionsRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute, schedulesRoute]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */
 export function createConsoleRouter(history?: RouterHistory) {
