@@ -5,7 +5,7 @@
  * the dead process.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startE2eCluster, type E2eCluster } from '@flowline/testing';
+import { startE2eCluster, waitFor, type E2eCluster } from '@flowline/testing';
 
 const startEnd = { nodes: [{ key: 'start', kind: 'Start' }, { key: 'end', kind: 'End', config: { outcome: 'done' } }], edges: [{ key: 'e1', from: 'start', to: 'end' }] };
 
@@ -44,4 +44,48 @@ describe('a delayed start across a dispatcher kill -9', () => {
     expect(Math.min(...lateness)).toBeGreaterThanOrEqual(0);
     expect(Math.max(...lateness)).toBeLessThan(1_000);
   }, 90_000);
+});
+
+describe('a schedule fired by the dispatcher processes', () => {
+  let c: E2eCluster;
+
+  beforeAll(async () => {
+    c = await startE2eCluster({ dispatchers: 2, toolWorkers: 0, env: { SCHEDULE_POLL_MS: '200' } });
+  }, 90_000);
+
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'fail') process.stdout.write(`${c.lines.slice(-60).join('\n')}\n`);
+  });
+
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it('starts one run per slot of a 6-field cron, each slot once in the ledger with its run, and stops when paused', async () => {
+    const definitionId = await c.api.createDefinition('ticking', startEnd);
+    const s = await c.api.client.schedules.upsert({ key: 'every-2s', definitionId, spec: { cron: '*/2 * * * * *' }, policy: { overlap: 'allowAll' } });
+    const started = await waitFor(
+      async () => {
+        const page = await c.api.client.schedules.slots(s.id);
+        return page.items.filter((x) => x.outcome === 'started').length >= 3 ? page.items : false;
+      },
+      { timeoutMs: 20_000, intervalMs: 250, description: 'three slots started' },
+    );
+    await c.api.client.schedules.pause(s.id);
+    for (const slot of started.filter((x) => x.outcome === 'started')) {
+      expect(Date.parse(slot.slotAt) % 2000).toBe(0);
+      const done = await c.api.waitForRun(slot.runId!, (v) => v.run.status === 'Completed', 20_000, 'slot run completed');
+      const run = (await c.api.client.runs.get(done.run.id)).run;
+      expect(run).toMatchObject({ scheduleId: s.id, requestId: `schedule:${s.id}:${slot.slotAt}` });
+    }
+    const ledger = (await c.api.client.schedules.slots(s.id, { limit: 1000 })).items;
+    expect(new Set(ledger.map((x) => x.slotAt)).size).toBe(ledger.length);
+    const runs = await c.db.pool.query<{ n: number; keys: number }>(`SELECT count(*)::int AS n, count(DISTINCT request_id)::int AS keys FROM runs WHERE schedule_id = $1`, [s.id]);
+    expect(runs.rows[0]!.n).toBe(runs.rows[0]!.keys);
+    expect(runs.rows[0]!.n).toBe(ledger.filter((x) => x.runId !== null).length);
+    // paused: no slot is decided any more
+    const after = ledger.length;
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect((await c.api.client.schedules.slots(s.id, { limit: 1000 })).items.length).toBe(after);
+  }, 60_000);
 });

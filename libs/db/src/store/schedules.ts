@@ -210,13 +210,14 @@ export async function lockDueSchedules(tx: Tx, limit: number): Promise<DueSchedu
 }
 
 /**
- * Inputs: $1 limit. Result: schedules with a buffered slot, locked (skipping those held), with the
- * database clock; a buffered slot starts once its schedule has no live run.
+ * Inputs: $1 limit. Result: unpaused schedules with a buffered slot (found through the partial
+ * index of buffered slots, so an idle pass reads no schedule), locked (skipping those held), with
+ * the database clock; a buffered slot starts once its schedule has no live run.
  */
 export async function lockBufferedSchedules(tx: Tx, limit: number): Promise<DueSchedule[]> {
   const res = await tx.query(
-    `SELECT ${COLUMNS}, now() AS now FROM schedules s
-     WHERE EXISTS (SELECT 1 FROM schedule_slots b WHERE b.schedule_id = s.id AND b.outcome = 'buffered')
+    `SELECT ${COLUMNS}, now() AS now FROM schedules
+     WHERE id IN (SELECT DISTINCT schedule_id FROM schedule_slots WHERE outcome = 'buffered') AND NOT paused
      LIMIT $1 FOR UPDATE SKIP LOCKED`,
     [limit],
   );
