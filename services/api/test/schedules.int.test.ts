@@ -78,6 +78,28 @@ describe('POST /v1/schedules', () => {
   });
 });
 
+describe('a pinned version', () => {
+  it('starts runs of the pinned version after the definition moved on, and of the current one with version current', async () => {
+    const id = await createDefinition(h, lineGraph(), 'pinned');
+    const v2 = {
+      nodes: [{ key: 'start', kind: 'Start' }, { key: 'mid', kind: 'Tool', config: { toolName: 'echo', arguments: {} } }, { key: 'end', kind: 'End', config: { outcome: 'done' } }],
+      edges: [{ key: 'e1', from: 'start', to: 'mid' }, { key: 'e2', from: 'mid', to: 'end' }],
+    };
+    expect((await h.call('PUT', `/v1/definitions/${id}`, { body: { graph: v2, version: 1 } })).status).toBe(200);
+    const pinned = (await h.call('POST', '/v1/schedules', { body: body({ key: 'pinned-v1', definitionId: id, version: 1, input: undefined }) })).body;
+    expect(pinned.version).toBe(1);
+    const current = (await h.call('POST', '/v1/schedules', { body: body({ key: 'pinned-current', definitionId: id, input: undefined }) })).body;
+    const one = await h.call('POST', `/v1/schedules/${pinned.id}/trigger`);
+    const two = await h.call('POST', `/v1/schedules/${current.id}/trigger`);
+    const runOne = (await h.call('GET', `/v1/runs/${one.body.runId}`)).body;
+    const runTwo = (await h.call('GET', `/v1/runs/${two.body.runId}`)).body;
+    expect(runOne.run.definitionVersion).toBe(1);
+    expect(runOne.nodeRuns.map((n: { nodeKey: string }) => n.nodeKey)).toEqual(['start', 'end']);
+    expect(runTwo.run.definitionVersion).toBe(2);
+    expect(runTwo.nodeRuns.map((n: { nodeKey: string }) => n.nodeKey)).toEqual(['start', 'mid', 'end']);
+  });
+});
+
 describe('reads, replace, delete', () => {
   it('lists the tenant’s schedules only, gets 404 for another tenant’s, replaces by id (409 onto a taken key), deletes (204, then 404)', async () => {
     const a = (await h.call('POST', '/v1/schedules', { body: body({ key: 'a' }) })).body;

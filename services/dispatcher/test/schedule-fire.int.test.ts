@@ -50,7 +50,7 @@ async function schedule(key: string, spec: Record<string, unknown>, policy: Reco
   const p = checkSchedulePolicy(policy);
   if (!s.ok || !p.ok) throw new Error('bad test schedule');
   const { row } = await upsertSchedule(h.db.pool, {
-    tenantId: 'default', key, definitionId: defId, definitionVersion: null, inputJson: '{}', metadata: {}, spec: s.value.spec, policy: p.value, nextFireAt: lastSlotAt,
+    tenantId: 'default', key, definitionId: defId, definitionVersion: null, pinned: null, inputJson: '{}', metadata: {}, spec: s.value.spec, policy: p.value, nextFireAt: lastSlotAt,
   });
   await h.db.pool.query(`UPDATE schedules SET last_slot_at = $2 WHERE id = $1`, [row.id, lastSlotAt]);
   return row.id;

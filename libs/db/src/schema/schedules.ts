@@ -20,6 +20,14 @@ export const schedules = pgTable(
     definitionId: uuid('definition_id').notNull(),
     /** the definition version each run pins; null: the definition's current version at each slot */
     definitionVersion: integer('definition_version'),
+    /**
+     * With a pinned version: that version's graph as `definition_versions` stores it (sealed to the
+     * definition and version under ENCRYPTION_KEY), its parsed plan graph (sealed the same way) and
+     * hash, copied into each run as the API copies the definition's current ones. Null otherwise.
+     */
+    pinnedGraph: jsonb('pinned_graph'),
+    pinnedPlanGraph: jsonb('pinned_plan_graph'),
+    pinnedGraphHash: text('pinned_graph_hash'),
     input: jsonb('input').notNull().default(sql`'null'::jsonb`),
     metadata: jsonb('metadata').notNull().default(sql`'{}'::jsonb`),
     spec: jsonb('spec').notNull(),

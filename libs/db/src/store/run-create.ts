@@ -37,6 +37,16 @@ function agentPinRequests(graph: Graph): AgentPinRequest[] {
 /** The run's dispatcher shard (libs/graph's one function), here beside run creation, which assigns it. */
 export { shardOfRun };
 
+/** A definition version a run is created at (see {@link CreateRunParams.pinned}). */
+export interface PinnedVersion {
+  version: number;
+  /** `definition_versions.graph` as stored */
+  graphText: string;
+  /** the version's parsed plan graph as stored ({@link sealPlanGraph}) */
+  planGraphText: string;
+  graphHash: string;
+}
+
 /** A node row to create with the run: Pending, attempt 0, budget `attemptLimit`. */
 export interface NodeSeed {
   key: string;
@@ -81,6 +91,11 @@ export interface CreateRunParams {
   notBefore?: number | null;
   /** the schedule whose slot starts the run (stored for its overlap policy) @default null */
   scheduleId?: string | null;
+  /**
+   * A saved version to run instead of the definition's current one: its graph and plan graph as
+   * stored (sealed to the definition and that version) and its hash. @default null: the current one
+   */
+  pinned?: PinnedVersion | null;
   /**
    * MAX_PENDING_RUNS of the tenant (0 or absent: unbounded): with that many Pending top-level
    * runs the creation is refused (`backlogFull`), decided inside the transaction.
@@ -316,17 +331,20 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     });
     const d = def.rows[0];
     if (!d) return rollback<CreateRunResult>({ kind: 'definitionNotFound' });
-    const planGraph = exactJson(openJsonText(d.plan_graph, definitionGraphAt(d.id, d.version, 'plan_graph'))) as Graph;
+    // a pinned version runs its own graphs (sealed to it), read from the caller, not the definition row
+    const pin = p.pinned ?? null;
+    const version: number = pin?.version ?? d.version;
+    const planGraph = exactJson(openJsonText(pin?.planGraphText ?? d.plan_graph, definitionGraphAt(d.id, version, 'plan_graph'))) as Graph;
     const seed = p.prepare({
       id: d.id,
       tenantId: d.tenant_id,
       name: d.name,
       description: d.description,
       kind: d.kind,
-      version: d.version,
-      graph: exactJson(openJsonText(d.graph, definitionGraphAt(d.id, d.version))),
+      version,
+      graph: exactJson(openJsonText(pin?.graphText ?? d.graph, definitionGraphAt(d.id, version))),
       planGraph,
-      graphHash: d.graph_hash,
+      graphHash: pin?.graphHash ?? d.graph_hash,
       nodeCount: d.node_count ?? 0,
       enabled: d.enabled,
       createdAt: d.created_at,
@@ -346,7 +364,8 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       text: `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
                          priority, concurrency_key, concurrency_limit, agent_pins, not_before, schedule_id)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, CASE WHEN nb.at > now() THEN 'Scheduled' ELSE 'Pending' END, $4,
+       SELECT $1, $2, d.id, coalesce($17::int, d.version), coalesce($18::jsonb, d.graph), coalesce($19::jsonb, d.plan_graph),
+              coalesce($20::text, d.graph_hash), CASE WHEN nb.at > now() THEN 'Scheduled' ELSE 'Pending' END, $4,
               CASE WHEN nb.at > now() THEN nb.at ELSE now() END, $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
               $11, $12, $13, $14::jsonb, CASE WHEN nb.at > now() THEN nb.at END, $16
        FROM definitions d, (SELECT $15::timestamptz AS at) nb WHERE d.id = $3
@@ -357,6 +376,7 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
         JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
         p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins),
         p.notBefore == null ? null : new Date(p.notBefore).toISOString(), p.scheduleId ?? null,
+        pin?.version ?? null, pin?.graphText ?? null, pin?.planGraphText ?? null, pin?.graphHash ?? null,
       ],
     });
     if (!inserted.rowCount) {

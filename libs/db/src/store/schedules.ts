@@ -8,7 +8,7 @@
  */
 import type { Pool } from 'pg';
 import { concurrencyKeyOf, slotRequestId, stringifyJson, type Graph, type Json } from '@flowline/graph';
-import { createRun, SavedAgentsMissingError } from './run-create';
+import { createRun, SavedAgentsMissingError, type PinnedVersion } from './run-create';
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor';
 import type { Queryable, Tx } from './transaction';
@@ -24,6 +24,8 @@ export interface ScheduleRow {
   definitionId: string;
   /** null: the definition's current version */
   definitionVersion: number | null;
+  /** the pinned version's stored graphs (null without a pinned version) */
+  pinned: PinnedVersion | null;
   input: unknown;
   metadata: Record<string, string>;
   spec: unknown;
@@ -47,7 +49,8 @@ export interface SlotRow {
   decidedAt: Date;
 }
 
-const COLUMNS = `id, tenant_id, key, definition_id, definition_version, input, metadata, spec, policy, paused, paused_reason,
+const COLUMNS = `id, tenant_id, key, definition_id, definition_version, pinned_graph::text AS pinned_graph,
+  pinned_plan_graph::text AS pinned_plan_graph, pinned_graph_hash, input, metadata, spec, policy, paused, paused_reason,
   next_fire_at, last_slot_at, version, created_at, updated_at,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
@@ -59,6 +62,10 @@ function toSchedule(r: any): ScheduleRow {
     key: r.key,
     definitionId: r.definition_id,
     definitionVersion: r.definition_version,
+    pinned:
+      r.definition_version === null || r.pinned_graph === null
+        ? null
+        : { version: r.definition_version, graphText: r.pinned_graph, planGraphText: r.pinned_plan_graph, graphHash: r.pinned_graph_hash },
     input: r.input,
     metadata: r.metadata ?? {},
     spec: r.spec,
@@ -84,6 +91,8 @@ export interface ScheduleWrite {
   key: string;
   definitionId: string;
   definitionVersion: number | null;
+  /** the pinned version's stored graphs, with `definitionVersion` set */
+  pinned: PinnedVersion | null;
   inputJson: string;
   metadata: Record<string, string>;
   spec: unknown;
@@ -100,13 +109,16 @@ export interface ScheduleWrite {
  */
 export async function upsertSchedule(db: Queryable, w: ScheduleWrite): Promise<{ row: ScheduleRow; created: boolean }> {
   const res = await db.query(
-    `INSERT INTO schedules (tenant_id, key, definition_id, definition_version, input, metadata, spec, policy, next_fire_at, last_slot_at)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9, now())
+    `INSERT INTO schedules (tenant_id, key, definition_id, definition_version, input, metadata, spec, policy, next_fire_at, last_slot_at,
+                            pinned_graph, pinned_plan_graph, pinned_graph_hash)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9, now(), $10::jsonb, $11::jsonb, $12)
      ON CONFLICT (tenant_id, key) DO UPDATE SET definition_id = EXCLUDED.definition_id, definition_version = EXCLUDED.definition_version,
+       pinned_graph = EXCLUDED.pinned_graph, pinned_plan_graph = EXCLUDED.pinned_plan_graph, pinned_graph_hash = EXCLUDED.pinned_graph_hash,
        input = EXCLUDED.input, metadata = EXCLUDED.metadata, spec = EXCLUDED.spec, policy = EXCLUDED.policy,
        next_fire_at = EXCLUDED.next_fire_at, last_slot_at = now(), version = schedules.version + 1, updated_at = now()
      RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
-    [w.tenantId, w.key, w.definitionId, w.definitionVersion, w.inputJson, JSON.stringify(w.metadata), JSON.stringify(w.spec), JSON.stringify(w.policy), w.nextFireAt],
+    [w.tenantId, w.key, w.definitionId, w.definitionVersion, w.inputJson, JSON.stringify(w.metadata), JSON.stringify(w.spec), JSON.stringify(w.policy), w.nextFireAt,
+      ...pinnedValues(w)],
   );
   const r = res.rows[0];
   return { row: toSchedule(r), created: r.inserted === true };
@@ -120,9 +132,11 @@ export async function replaceSchedule(db: Queryable, id: string, w: ScheduleWrit
   try {
     const res = await db.query(
       `UPDATE schedules SET key = $3, definition_id = $4, definition_version = $5, input = $6::jsonb, metadata = $7::jsonb, spec = $8::jsonb,
-         policy = $9::jsonb, next_fire_at = CASE WHEN paused THEN NULL ELSE $10::timestamptz END, last_slot_at = now(), version = version + 1, updated_at = now()
+         policy = $9::jsonb, next_fire_at = CASE WHEN paused THEN NULL ELSE $10::timestamptz END, last_slot_at = now(), version = version + 1, updated_at = now(),
+         pinned_graph = $11::jsonb, pinned_plan_graph = $12::jsonb, pinned_graph_hash = $13
        WHERE id = $1 AND tenant_id = $2 RETURNING ${COLUMNS}`,
-      [id, w.tenantId, w.key, w.definitionId, w.definitionVersion, w.inputJson, JSON.stringify(w.metadata), JSON.stringify(w.spec), JSON.stringify(w.policy), w.nextFireAt],
+      [id, w.tenantId, w.key, w.definitionId, w.definitionVersion, w.inputJson, JSON.stringify(w.metadata), JSON.stringify(w.spec), JSON.stringify(w.policy), w.nextFireAt,
+        ...pinnedValues(w)],
     );
     return res.rows[0] ? toSchedule(res.rows[0]) : null;
   } catch (err) {
@@ -130,6 +144,8 @@ export async function replaceSchedule(db: Queryable, id: string, w: ScheduleWrit
     throw err;
   }
 }
+
+const pinnedValues = (w: ScheduleWrite) => [w.pinned?.graphText ?? null, w.pinned?.planGraphText ?? null, w.pinned?.graphHash ?? null];
 
 export async function getSchedule(db: Queryable, tenantId: string, id: string): Promise<ScheduleRow | null> {
   const res = await db.query(`SELECT ${COLUMNS} FROM schedules WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
@@ -311,9 +327,9 @@ export type SlotStart = { ok: true; runId: string } | { ok: false; reason: strin
 
 /**
  * Starts the run of one slot of `s`: request id `schedule:<id>:<slot ISO>` (a repeat of the same
- * slot answers the same run), the schedule's input and metadata, `schedule_id` set. The
- * definition must be enabled and, with a pinned version, still at that version (a run copies the
- * definition's current graph). Never throws for a refused start: the reason goes to the ledger.
+ * slot answers the same run), the schedule's input and metadata, `schedule_id` set, at the
+ * pinned version (its stored graphs) or the definition's current one. The definition must be
+ * enabled. Never throws for a refused start: the reason goes to the ledger.
  */
 export async function startSlotRun(pool: Pool, s: ScheduleRow, slotAt: number, o: { shardCount: number; maxPendingRuns?: number }): Promise<SlotStart> {
   const res = await createRun(pool, {
@@ -325,11 +341,10 @@ export async function startSlotRun(pool: Pool, s: ScheduleRow, slotAt: number, o
     metadata: s.metadata,
     scheduleId: s.id,
     ...(o.maxPendingRuns !== undefined ? { maxPendingRuns: o.maxPendingRuns } : {}),
+    pinned: s.pinned,
     prepare: (def) => {
       if (!def.enabled) throw new SlotRefused('the definition is disabled');
-      if (s.definitionVersion !== null && def.version !== s.definitionVersion) {
-        throw new SlotRefused(`the schedule pins version ${s.definitionVersion} and the definition is at version ${def.version}`);
-      }
+      // with a pinned version this is that version's plan graph
       const graph = def.planGraph as Graph;
       return {
         inputJson: stringifyJson(s.input as Json),

@@ -19,7 +19,9 @@ import {
   recordedSlots,
   replaceSchedule,
   setSchedulePaused,
+  sealPlanGraph,
   startSlotRun,
+  storedVersionGraph,
   upsertSchedule,
   type ScheduleRow,
   type ScheduleWrite,
@@ -40,7 +42,7 @@ import {
   type Graph,
 } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
-import { bodyMember, sendJson } from '../body';
+import { bodyMember, jsonText, sendJson } from '../body';
 import { ApiError, MetadataInvalidError, NotFoundError, ValidationFailedError } from '../errors';
 import { checkRunInput, checkStoredGraph } from '../graph-rules';
 import { pageLimit, requireCursor, requireUuid } from '../present';
@@ -238,7 +240,10 @@ async function scheduleWrite(deps: AppDeps, tenant: string, body: z.infer<typeof
   if (!def) throw new NotFoundError('definition');
   const pinned = body.version === undefined || body.version === 'current' ? null : body.version;
   const doc = pinned === null ? def.graph : (await getDefinitionVersion(deps.pool, tenant, definitionId, pinned))?.graph;
-  if (doc === undefined) throw new ValidationFailedError('no such definition version', [{ key: 'version', message: `the definition has no version ${pinned}` }]);
+  const stored = pinned === null ? null : await storedVersionGraph(deps.pool, tenant, definitionId, pinned);
+  if (doc === undefined || (pinned !== null && stored === null)) {
+    throw new ValidationFailedError('no such definition version', [{ key: 'version', message: `the definition has no version ${pinned}` }]);
+  }
   const parsed = checkStoredGraph(doc, Infinity, deps.tools.parserCatalog());
   if (!parsed.ok) throw new ValidationFailedError('the definition graph no longer checks', parsed.errors);
   if (!spec.ok || !policy.ok) throw new Error('unreachable');
@@ -249,6 +254,11 @@ async function scheduleWrite(deps: AppDeps, tenant: string, body: z.infer<typeof
     key: body.key,
     definitionId,
     definitionVersion: pinned,
+    // a pinned version's graphs travel with the schedule, sealed to that version, as a fork's do
+    pinned:
+      pinned === null || stored === null
+        ? null
+        : { version: pinned, graphText: stored.graphText, planGraphText: sealPlanGraph(jsonText(parsed.graph), definitionId, pinned), graphHash: stored.graphHash },
     inputJson,
     metadata: metadata.metadata,
     spec: spec.value.spec,
