@@ -174,7 +174,7 @@ const routes = {
     operationId: 'triggerSchedule',
     summary: 'Start a run of the schedule now (an operator act: the overlap policy does not hold it back)',
     request: { params: IdParam },
-    responses: { 202: jsonContent(z.object({ runId: z.string(), slotAt: z.string() }).openapi('ScheduleTriggered'), 'started; the slot is in the ledger with source trigger'), 409: jsonContent(ErrorSchema, 'ScheduleStartRefused (definition disabled, deleted or past its pinned version)'), ...notFound },
+    responses: { 202: jsonContent(z.object({ runId: z.string(), slotAt: z.string() }).openapi('ScheduleTriggered'), 'started; the slot is in the ledger with source trigger'), 409: jsonContent(ErrorSchema, 'ScheduleStartRefused (definition disabled or deleted, or the Pending backlog full)'), ...notFound },
   }),
   backfill: tag('post', '/v1/schedules/{id}/backfill', {
     operationId: 'backfillSchedule',
