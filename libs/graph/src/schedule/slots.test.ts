@@ -118,6 +118,7 @@ describe('spec and policy checks', () => {
     expect(checkSchedulePolicy(undefined)).toEqual({ ok: true, value: { overlap: 'skip', catchup: { window: 'PT1H', mode: 'latest' }, pauseOnFailure: false } });
     expect(checkSchedulePolicy({ overlap: 'bufferAll', catchup: { mode: 'all' } })).toMatchObject({ ok: true, value: { overlap: 'bufferAll', catchup: { window: 'PT1H', mode: 'all' } } });
     expect(checkSchedulePolicy({ overlap: 'sometimes' })).toMatchObject({ ok: false, issues: [{ key: 'policy.overlap' }] });
+    expect(checkSchedulePolicy({ overlapp: 'skip', catchup: { windw: 'PT1H' } })).toMatchObject({ ok: false, issues: [{ key: 'policy.overlapp' }, { key: 'policy.catchup.windw' }] });
     expect(checkSchedulePolicy({ catchup: { window: 'soon', mode: 'first' } })).toMatchObject({ ok: false, issues: [{ key: 'policy.catchup.window' }, { key: 'policy.catchup.mode' }] });
   });
 });

@@ -133,6 +133,14 @@ export function checkSchedulePolicy(raw: unknown): Checked<SchedulePolicy> {
   if (raw === undefined || raw === null) return { ok: true, value: DEFAULT_SCHEDULE_POLICY };
   if (!isObject(raw)) return { ok: false, issues: [{ key: 'policy', message: 'policy must be an object' }] };
   const issues: Issue[] = [];
+  for (const k of Object.keys(raw)) {
+    if (!['overlap', 'catchup', 'pauseOnFailure'].includes(k)) issues.push({ key: `policy.${k}`, message: `policy.${k} is not a member of a schedule policy` });
+  }
+  if (isObject(raw.catchup)) {
+    for (const k of Object.keys(raw.catchup)) {
+      if (!['window', 'mode'].includes(k)) issues.push({ key: `policy.catchup.${k}`, message: `policy.catchup.${k} is not a member of catchup { window, mode }` });
+    }
+  }
   const policy: SchedulePolicy = { ...DEFAULT_SCHEDULE_POLICY, catchup: { ...DEFAULT_SCHEDULE_POLICY.catchup } };
   if (raw.overlap !== undefined) {
     if (!OVERLAP_POLICIES.includes(raw.overlap as OverlapPolicy)) issues.push({ key: 'policy.overlap', message: `policy.overlap must be one of ${OVERLAP_POLICIES.join(', ')}` });
