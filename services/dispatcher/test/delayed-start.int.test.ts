@@ -4,6 +4,7 @@
  * Pending run (fair share); while it waits no tick writes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setRunPaused } from '@flowline/db';
 import { waitFor } from '@flowline/testing';
 import { createHarness, edge, graphOf, node, type Harness } from './harness';
 
@@ -33,6 +34,18 @@ describe('a delayed start', () => {
     const done = await runRow(id!);
     expect(done.started_at!.getTime()).toBeGreaterThanOrEqual(notBefore);
     expect(done.started_at!.getTime() - notBefore).toBeLessThan(1_000);
+    await d.stop();
+  }, 20_000);
+
+  it('goes back to sleep until notBefore after an early wake (a pause writes wake_at = now): no busy loop, still Scheduled', async () => {
+    const d = await h.startDispatcher('d-delay-3');
+    const notBefore = Date.now() + 3_600_000;
+    const [id] = await h.createRuns(startEnd(), [{}], undefined, [], { notBefore });
+    expect(await setRunPaused(h.db.pool, 'default', id!, true)).not.toBeNull();
+    const wake = async () => (await h.db.pool.query<{ wake_at: Date | null; status: string; paused: boolean }>(`SELECT wake_at, status, paused FROM runs WHERE id = $1`, [id])).rows[0]!;
+    expect((await wake()).wake_at!.getTime()).toBeLessThan(notBefore);
+    await waitFor(async () => (await wake()).wake_at?.getTime() === notBefore, { timeoutMs: 10_000, description: 'wake_at back at notBefore' });
+    expect(await wake()).toMatchObject({ status: 'Scheduled', paused: true });
     await d.stop();
   }, 20_000);
 
