@@ -6,41 +6,24 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import pino from 'pino';
 import { configureEncryption } from '@flowline/db';
 import { waitFor } from '@flowline/testing';
-// The real dispatcher, run in-process (tests only; services never import each other).
-import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
-import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
 import { startHarness, type Harness } from '../../../services/api/test/harness';
+import { startInProcessLanes, type InProcessLanes } from './in-process-lanes';
 
 const SHARD_COUNT = 4;
 const MARK = 'PLAINTEXT-MARKER-schedule-7d2a';
 
 let h: Harness;
-let laneRedis: Redis;
-let dispatcher: Dispatcher | null = null;
+let lanes: InProcessLanes | null = null;
 
 beforeAll(async () => {
   configureEncryption(randomBytes(32).toString('hex'));
   h = await startHarness({ shardCount: SHARD_COUNT });
-  laneRedis = new Redis(h.redisUrl, { maxRetriesPerRequest: null });
-  const config = dispatcherConfigSchema.parse({
-    DATABASE_URL: h.db.url,
-    REDIS_URL: h.redisUrl,
-    QUEUE_PREFIX: h.prefix,
-    DISPATCHER_ID: 'schedules-encrypted-test',
-    SHARD_COUNT: String(SHARD_COUNT),
-    SHARD_LEASE_MS: '1500',
-    DISPATCH_SWEEP_MS: '100',
-  });
-  dispatcher = createDispatcher({ config, pool: h.db.pool, redis: laneRedis, log: pino({ level: 'silent' }) });
-  await dispatcher.start();
+  lanes = await startInProcessLanes(h, { id: 'schedules-encrypted-test', shardCount: SHARD_COUNT, toolWorker: false });
 });
 afterAll(async () => {
-  await dispatcher?.stop();
-  laneRedis?.disconnect();
+  await lanes?.stop();
   await h?.close();
   configureEncryption(undefined);
 });

@@ -10,7 +10,7 @@ import type { Schedule } from '@flowline/client';
 import { keys, useSchedulePages, useScheduleSlots } from '../api/queries';
 import { useCan } from '../session/session';
 import { useKeyedAct } from '../runs/acts';
-import { Dialog } from '../ui/Dialog';
+import { Dialog, DialogDone } from '../ui/Dialog';
 import { EmptyState, ListTable, Loading, RefusalNote, ShortId, Time, type Column } from '../ui/primitives';
 
 const COLUMNS: readonly Column[] = [
@@ -149,11 +149,7 @@ function SlotsDialog({ schedule, onClose }: { schedule: Schedule; onClose(): voi
           </tbody>
         </table>
       ) : null}
-      <div className="dialog-actions">
-        <button type="button" className="btn btn-primary" onClick={onClose}>
-          Done
-        </button>
-      </div>
+      <DialogDone onClose={onClose} />
     </Dialog>
   );
 }
