@@ -89,14 +89,16 @@ export default tseslint.config(
   {
     // The pure core: no IO, no clock, no node builtins, nothing but ajv, re2js (the
     // linear-time engine user regular expressions run on; pure JS, no native build) and
-    // liquidjs (the template engine, configured as a sandbox in src/template/engine.ts).
+    // liquidjs (the template engine, configured as a sandbox in src/template/engine.ts), and
+    // croner (cron field matching for schedule slots: given a time, it answers the next match
+    // and reads no clock; src/schedule/slots.ts).
     files: ['libs/graph/src/**/*.ts'],
     ignores: ['libs/graph/src/**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
           deepImport,
-          { regex: '^(?!(ajv|ajv-formats|re2js|liquidjs)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only ajv, re2js, liquidjs (its declared dependencies) and its own files.' },
+          { regex: '^(?!(ajv|ajv-formats|re2js|liquidjs|croner)(/|$)|\\.{1,2}/)', message: 'libs/graph is pure: it imports only ajv, re2js, liquidjs, croner (its declared dependencies) and its own files.' },
         ],
       }],
       'no-restricted-globals': ['error',

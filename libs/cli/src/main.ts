@@ -8,6 +8,7 @@ import { registerDecide } from './commands/decide';
 import { registerDefinitions } from './commands/definitions';
 import { registerEvents } from './commands/events';
 import { registerRuns } from './commands/runs';
+import { registerSchedules } from './commands/schedules';
 import { registerTools } from './commands/tools';
 import { reportError } from './errors';
 import { EXIT, type CliIo, type ExitCode } from './io';
@@ -28,7 +29,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     };
 
   program
-    .description('Flowline from the command line: definitions, runs, decisions, tools, events, webhooks')
+    .description('Flowline from the command line: definitions, runs, schedules, decisions, tools, events, webhooks')
     .version('0.1.0')
     .option('--url <url>', 'API base URL (env FLOWLINE_URL)', io.env?.FLOWLINE_URL ?? DEFAULT_URL)
     .option('--key <key>', 'API key (env FLOWLINE_API_KEY)')
@@ -43,6 +44,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .showSuggestionAfterError();
   registerDefinitions(program, session, wrap);
   registerRuns(program, session, wrap);
+  registerSchedules(program, session, wrap);
   registerDecide(program, session, wrap);
   registerTools(program, session, wrap);
   registerEvents(program, session, wrap);

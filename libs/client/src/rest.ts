@@ -7,6 +7,13 @@
 import type { LiveEvent, RunChangedPing } from '@flowline/queue/protocol';
 import type {
   Accepted,
+  RescheduleBody,
+  RunRescheduled,
+  Schedule,
+  ScheduleBackfill,
+  ScheduleBody,
+  ScheduleSlot,
+  ScheduleSlotView,
   Breakpoints,
   ConversationMessage,
   Definition,
@@ -336,6 +343,9 @@ export function createRestClient(o: RestClientOptions) {
     /** `POST /v1/runs/{id}/cancel` → 202 (idempotent) */
     cancel: (runId: string, b: { reason?: string } = {}, opts?: ActOptions) =>
       call<Accepted>('POST', `${run(runId)}/cancel`, b.reason === undefined ? undefined : b, undefined, idem(opts)),
+    /** `POST /v1/runs/{id}/reschedule` → 200 `{ runId, notBefore }`; 409 RunStateConflict unless the run is Scheduled */
+    reschedule: (runId: string, b: RescheduleBody, opts?: ActOptions) =>
+      call<RunRescheduled>('POST', `${run(runId)}/reschedule`, b, undefined, idem(opts)),
     /** `POST /v1/runs/{id}/nodes/{key}/decide` → 202 */
     decide: (runId: string, nodeKey: string, b: DecideBody, opts?: ActOptions) =>
       call<DecideAccepted>('POST', `${node(runId, nodeKey)}/decide`, b, undefined, idem(opts)),
@@ -502,6 +512,29 @@ export function createRestClient(o: RestClientOptions) {
         call<Page<SavedAgentVersionSummary>>('GET', `/v1/agents/${id(agentId)}/versions`, undefined, q),
       /** `GET /v1/agents/{id}/versions/{version}` */
       version: (agentId: string, version: number) => call<SavedAgent>('GET', `/v1/agents/${id(agentId)}/versions/${encodeURIComponent(String(version))}`),
+    },
+    schedules: {
+      /** `POST /v1/schedules` → the schedule (201 created, or 200: the tenant's schedule of this `key`, updated) */
+      upsert: (b: ScheduleBody) => call<Schedule>('POST', '/v1/schedules', b),
+      /** `GET /v1/schedules`, newest first */
+      list: (q: { limit?: number; cursor?: string } = {}) => call<Page<Schedule>>('GET', '/v1/schedules', undefined, q),
+      get: (scheduleId: string) => call<Schedule>('GET', `/v1/schedules/${id(scheduleId)}`),
+      /** `PUT /v1/schedules/{id}`: every member replaced; 409 `ScheduleKeyTaken` */
+      replace: (scheduleId: string, b: ScheduleBody) => call<Schedule>('PUT', `/v1/schedules/${id(scheduleId)}`, b),
+      /** `DELETE /v1/schedules/{id}` → 204 (`null`); the runs it started stay */
+      delete: (scheduleId: string) => call<null>('DELETE', `/v1/schedules/${id(scheduleId)}`),
+      pause: (scheduleId: string, b: { reason?: string } = {}) => call<Schedule>('POST', `/v1/schedules/${id(scheduleId)}/pause`, b),
+      /** `POST /v1/schedules/{id}/resume`: slots count from now (the paused ones are not caught up) */
+      resume: (scheduleId: string) => call<Schedule>('POST', `/v1/schedules/${id(scheduleId)}/resume`),
+      /** `POST /v1/schedules/{id}/trigger` → 202 `{ runId, slotAt }`: a run now */
+      trigger: (scheduleId: string) => call<{ runId: string; slotAt: string }>('POST', `/v1/schedules/${id(scheduleId)}/trigger`),
+      /** `POST /v1/schedules/{id}/backfill`: one run per past slot not yet in the ledger (`dryRun`: list them only) */
+      backfill: (scheduleId: string, b: { from: string; to: string; dryRun?: boolean }) => call<ScheduleBackfill>('POST', `/v1/schedules/${id(scheduleId)}/backfill`, b),
+      /** `GET /v1/schedules/{id}/preview?count=`: the next slots with their UTC offsets */
+      preview: (scheduleId: string, count?: number) =>
+        call<{ timezone: string; slots: ScheduleSlotView[] }>('GET', `/v1/schedules/${id(scheduleId)}/preview`, undefined, count === undefined ? {} : { count: String(count) }),
+      /** `GET /v1/schedules/{id}/slots`: the ledger, newest slot first */
+      slots: (scheduleId: string, q: { limit?: number; cursor?: string } = {}) => call<Page<ScheduleSlot>>('GET', `/v1/schedules/${id(scheduleId)}/slots`, undefined, q),
     },
     files: {
       /**

@@ -10,7 +10,7 @@ import type { GraphAnalysis, UsageView } from '@flowline/graph';
 export type Named<T extends string> = T | (string & {});
 
 /** Run status (§4). */
-export type RunStatus = 'Pending' | 'Running' | 'WaitingForApproval' | 'Completed' | 'Failed' | 'Cancelled' | 'Cancelling';
+export type RunStatus = 'Scheduled' | 'Pending' | 'Running' | 'WaitingForApproval' | 'Completed' | 'Failed' | 'Cancelled' | 'Cancelling';
 
 /** Node run status (§4). */
 export type NodeRunStatus = 'Pending' | 'Queued' | 'Running' | 'Succeeded' | 'Failed' | 'Skipped' | 'Cancelled' | 'WaitingForApproval';
@@ -191,6 +191,10 @@ export interface RunSummary {
   budget?: RunBudget | null;
   /** model usage rolled up so far; always sent, optional like `forkedFrom` */
   usage?: RunUsage;
+  /** a delayed start's earliest start (the run reads Scheduled until then), else null; always sent, optional like `forkedFrom` */
+  notBefore?: string | null;
+  /** the schedule whose slot started this run, else null; always sent, optional like `forkedFrom` */
+  scheduleId?: string | null;
 }
 
 /** A run budget, a cap on what one run may spend: past any limit the run fails `BudgetExceeded`. */
@@ -315,6 +319,22 @@ export interface StartRunBody {
   budget?: RunBudget;
   /** run metadata: string key/values (MAX_RUN_METADATA_KEYS keys of 1–64 letters, digits, _ - .), searchable */
   metadata?: Record<string, string>;
+  /** a delayed start at this RFC 3339 instant: the run reads Scheduled until then (not with `delay`) */
+  startAt?: string;
+  /** a delayed start after this ISO-8601 duration from now, e.g. `PT10M` (not with `startAt`) */
+  delay?: string;
+}
+
+/** `POST /v1/runs/{id}/reschedule`: the new time of a delayed start, one of the two. */
+export interface RescheduleBody {
+  startAt?: string;
+  delay?: string;
+}
+
+/** The answer of a reschedule. */
+export interface RunRescheduled {
+  runId: string;
+  notBefore: string;
 }
 
 /** `GET /v1/runs` search: every member optional, all ANDed. */
@@ -388,6 +408,10 @@ export interface ForkRunBody {
   /** also keep the node and its descendants where they succeeded (a fan-out's succeeded branches; a failed Loop's succeeded iterations) */
   failedOnly?: boolean;
   requestId?: string;
+  /** a delayed start of the fork at this RFC 3339 instant (it reads Scheduled until then) */
+  startAt?: string;
+  /** a delayed start of the fork after this ISO-8601 duration from now */
+  delay?: string;
 }
 
 /** `POST /v1/runs/{id}/fork` answer. */
@@ -817,4 +841,76 @@ export interface Conversation {
   boundRunStatus: Named<RunStatus> | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** A schedule's `spec`: `cron` (5 or 6 fields) and/or `every` (ISO-8601 duration), read in `timezone` (IANA, default UTC). */
+export interface ScheduleSpec {
+  cron?: string;
+  every?: string;
+  timezone?: string;
+  startAt?: string;
+  endAt?: string;
+  jitter?: string;
+}
+
+export type ScheduleOverlap = 'skip' | 'bufferOne' | 'bufferAll' | 'cancelPrevious' | 'allowAll';
+
+/** A schedule's `policy`; absent members take the defaults (skip; catch-up PT1H latest). */
+export interface SchedulePolicy {
+  overlap?: ScheduleOverlap;
+  catchup?: { window?: string; mode?: 'latest' | 'all' | 'none' };
+  pauseOnFailure?: boolean;
+}
+
+/** `POST /v1/schedules` / `PUT /v1/schedules/{id}`. */
+export interface ScheduleBody {
+  key: string;
+  definitionId: string;
+  version?: 'current' | number;
+  input?: unknown;
+  metadata?: Record<string, string>;
+  spec: ScheduleSpec;
+  policy?: SchedulePolicy;
+}
+
+/** One slot as a preview lists it: the instant (UTC), the zone's wall clock then, its offset. */
+export interface ScheduleSlotView {
+  at: string;
+  local: string;
+  utcOffset: string;
+}
+
+export interface Schedule {
+  id: string;
+  key: string;
+  definitionId: string;
+  version: 'current' | number;
+  input: unknown;
+  metadata: Record<string, string>;
+  spec: ScheduleSpec & { timezone: string };
+  policy: Required<SchedulePolicy>;
+  paused: boolean;
+  pausedReason: string | null;
+  nextSlot: ScheduleSlotView | null;
+  lastSlotAt: string | null;
+  revision: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ScheduleSlotOutcome = 'started' | 'skippedOverlap' | 'skippedCatchup' | 'buffered' | 'cancelledPrevious' | 'failed';
+
+/** A row of the slot ledger. */
+export interface ScheduleSlot {
+  slotAt: string;
+  source: 'cron' | 'trigger' | 'backfill';
+  outcome: ScheduleSlotOutcome;
+  runId: string | null;
+  reason: string | null;
+  decidedAt: string;
+}
+
+export interface ScheduleBackfill {
+  dryRun: boolean;
+  slots: Array<{ slotAt: string; runId: string | null; outcome: string }>;
 }

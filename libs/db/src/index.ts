@@ -112,3 +112,4 @@ export {
   type WebhookSecret,
   type WebhookTarget,
 } from './store/webhooks';
+export * from './store/schedules';

@@ -134,6 +134,7 @@ describe('loadSnapshots', () => {
       edgeOverrides: { e1: false },
       cancelReason: 'stop it',
       createdAt: s0!.run.createdAt,
+      notBefore: null,
       startedAt: 1_800_000_000_010,
       finishedAt: null,
       parentRunId: null,

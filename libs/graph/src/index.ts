@@ -23,3 +23,4 @@ export * from './state';
 export * from './wait';
 export * from './triggers';
 export * from './approval';
+export * from './schedule';

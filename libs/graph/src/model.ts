@@ -169,6 +169,8 @@ export interface Issue {
 // ---------------------------------------------------------------- statuses (§4)
 
 export const RUN_STATUSES = [
+  /** a delayed start (`startAt`/`delay`, or a schedule's slot): waits for its `notBefore`, holds no slot */
+  'Scheduled',
   'Pending',
   'Running',
   'WaitingForApproval',

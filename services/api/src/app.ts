@@ -34,6 +34,7 @@ import { registerWaitpointRoutes } from './routes/waitpoints';
 import { registerApprovalLinkRoutes } from './routes/approval-links';
 import { registerInboundEventRoutes } from './routes/inbound-events';
 import { registerWebhookRoutes } from './routes/webhooks';
+import { registerScheduleRoutes } from './routes/schedules';
 import { registerOperatorRoutes } from './routes/operator';
 import { registerOpsRoutes, registerToolRoutes } from './routes/ops';
 import { registerBlockerRoutes } from './routes/blockers';
@@ -129,6 +130,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerApprovalLinkRoutes(app, deps);
   registerInboundEventRoutes(app, deps);
   registerWebhookRoutes(app, deps);
+  registerScheduleRoutes(app, deps);
   registerOperatorRoutes(app, deps);
   registerStreamRoute(app, deps);
   registerConversationRoutes(app, deps);

@@ -65,6 +65,20 @@ export const apiConfigSchema = defineConfig({
     .max(3_600)
     .default(60)
     .describe('longest wait a run start may ask for (POST /v1/definitions/{id}/runs?wait=30s); a longer ask waits this long, s'),
+  MAX_BACKFILL_SLOTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(1_000)
+    .describe('most slots one schedule backfill may start (POST /v1/schedules/{id}/backfill answers 400 BackfillTooLarge past it)'),
+  MAX_START_DELAY_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3_660)
+    .default(366)
+    .describe('how far ahead a delayed start may be (startAt/delay on run creation, POST /v1/runs/{id}/reschedule), days'),
   MAX_PENDING_SIGNALS_PER_CHANNEL: z.coerce
     .number()
     .int()

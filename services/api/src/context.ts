@@ -38,6 +38,10 @@ export interface ApiLimits {
   streamPollMs: number;
   /** MAX_RUN_WAIT_S: the longest `?wait=` of a run start, seconds @default 60 */
   maxRunWaitS?: number;
+  /** MAX_BACKFILL_SLOTS: most slots one schedule backfill starts @default 1000 */
+  maxBackfillSlots?: number;
+  /** MAX_START_DELAY_DAYS: how far ahead a delayed start (`startAt`/`delay`, reschedule) may be, days @default 366 */
+  maxStartDelayDays?: number;
   /** MAX_CHAT_ANSWER_BYTES: the longest ChatInput answer, UTF-8 bytes @default 32768 */
   maxChatAnswerBytes?: number;
   /** MAX_PENDING_SIGNALS_PER_CHANNEL: unconsumed signals one channel of one run keeps @default 100 */

@@ -82,6 +82,8 @@ const deps: AppDeps = {
     maxPendingSignalsPerChannel: cfg.MAX_PENDING_SIGNALS_PER_CHANNEL,
     maxSignalPayloadBytes: cfg.MAX_SIGNAL_PAYLOAD_BYTES,
     maxRunWaitS: cfg.MAX_RUN_WAIT_S,
+    maxStartDelayDays: cfg.MAX_START_DELAY_DAYS,
+    maxBackfillSlots: cfg.MAX_BACKFILL_SLOTS,
     maxConcurrentRuns: cfg.MAX_CONCURRENT_RUNS,
     maxTotalAttempts: core.maxTotalAttempts,
     metadata: { maxKeys: cfg.MAX_RUN_METADATA_KEYS, maxValueChars: cfg.MAX_RUN_METADATA_VALUE_CHARS },

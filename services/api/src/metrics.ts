@@ -20,6 +20,8 @@ export interface ApiMetrics {
   refused(option: string): void;
   /** a change ping was written to a run's room */
   pingSent(): void;
+  /** schedule slots this replica decided (trigger, backfill) by outcome; the dispatchers count the slots they fire */
+  scheduleSlots(outcome: string, n: number): void;
   /** what `flowline_live_sockets` reads at scrape time (the live channel sets it) */
   setSocketCount(read: () => number): void;
 }
@@ -42,6 +44,7 @@ export function createMetrics(): ApiMetrics {
     ['bound'],
   );
   const pings = metric.counter('flowline_live_pings_total', "change pings written to a run's room on this replica");
+  const slots = metric.counter('flowline_schedule_slots_total', 'schedule slots decided, by outcome (here: trigger and backfill; the dispatchers count fired slots)', ['outcome']);
   let sockets = () => 0;
   metric.gauge('flowline_live_sockets', 'live-channel sockets connected to this replica', function () {
     this.set(sockets());
@@ -60,6 +63,7 @@ export function createMetrics(): ApiMetrics {
     runCreated: (tenant) => created.inc({ tenant }),
     refused: (bound) => refused.inc({ bound }),
     pingSent: () => pings.inc(),
+    scheduleSlots: (outcome, n) => slots.inc({ outcome }, n),
     setSocketCount: (read) => {
       sockets = read;
     },

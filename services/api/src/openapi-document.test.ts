@@ -70,7 +70,7 @@ describe('the served OpenAPI document', () => {
       expect(op?.description).toContain(code);
     }
     const schemas = doc.components.schemas;
-    expect(Object.keys(schemas.ForkRunBody?.properties ?? {})).toEqual(['fromNodeKey', 'input', 'definitionVersion', 'failedOnly', 'requestId']);
+    expect(Object.keys(schemas.ForkRunBody?.properties ?? {})).toEqual(['fromNodeKey', 'input', 'definitionVersion', 'failedOnly', 'requestId', 'startAt', 'delay']);
     expect(schemas.RunSummary?.properties).toHaveProperty('forkedFrom');
     expect(schemas.NodeRunSummary?.properties).toHaveProperty('reusedFrom');
     expect(schemas.NodeRunDetail?.properties).toHaveProperty('reusedFrom');

@@ -109,6 +109,8 @@ export function runSummary(r: RunSummaryRow) {
     budget: r.budget,
     usage: r.usage,
     priority: r.priority,
+    notBefore: iso(r.notBefore),
+    scheduleId: r.scheduleId,
   };
 }
 

@@ -211,7 +211,23 @@ export const StartRunBody = z.object({
     example: { maxTokens: 20000, maxWallClockMs: 300000 },
   }),
   priority: PrioritySchema.optional(),
+  startAt: z.string().optional().openapi({
+    description: 'a delayed start: the run reads Scheduled (holding no run slot) until this RFC 3339 instant, then starts as an ordinary Pending run. Not with delay',
+    example: '2030-01-31T09:00:00Z',
+  }),
+  delay: z.string().optional().openapi({ description: 'a delayed start counted from now: an ISO-8601 duration (PT10M, P1D). Not with startAt', example: 'PT10M' }),
 });
+
+export const RescheduleBody = z
+  .object({
+    startAt: z.string().optional().openapi({ description: 'the new earliest start (RFC 3339); one already past releases the run at once', example: '2030-01-31T09:00:00Z' }),
+    delay: z.string().optional().openapi({ description: 'the new earliest start counted from now (ISO-8601 duration)', example: 'PT1H' }),
+  })
+  .openapi('RescheduleRequest');
+
+export const RescheduledSchema = z
+  .object({ runId: z.string(), notBefore: Timestamp })
+  .openapi('RunRescheduled');
 
 export const RunBudgetSchema = z
   .object({
@@ -245,6 +261,8 @@ export const ForkRunBody = z
         "also keep the node and its descendants where they succeeded (a Parallel fan-out's succeeded branches): only what failed, and what depends on it, runs again; a forked Loop that failed after its first iteration resumes at the failed iteration, keeping the succeeded ones. Not with `input`",
     }),
     requestId: z.string().min(1).max(200).optional(),
+    startAt: z.string().optional().openapi({ description: 'a delayed start of the fork (RFC 3339): it reads Scheduled until then. Not with delay' }),
+    delay: z.string().optional().openapi({ description: 'a delayed start of the fork counted from now (ISO-8601 duration). Not with startAt' }),
   })
   .openapi('ForkRunBody');
 
@@ -284,6 +302,8 @@ export const RunSummarySchema = z
       description: "model usage rolled up from the run's LlmCall/Agent/DecisionModel attempts (their output.usage) and its child runs once they ended",
     }),
     priority: z.number().int().min(1).max(5).openapi({ description: "the run's priority, 1–5, higher first (given on start, inherited by child runs and forks)" }),
+    notBefore: Timestamp.nullable().openapi({ description: 'a delayed start: the earliest start (the run reads Scheduled until then; kept after it starts), else null' }),
+    scheduleId: z.string().nullable().openapi({ description: 'the schedule whose slot started this run (GET /v1/schedules/{id}), else null' }),
   })
   .openapi('RunSummary');
 

@@ -39,6 +39,7 @@ export const v1Route = {
   mcpServers: declarer('mcp-servers'),
   operator: declarer('operator'),
   runs: declarer('runs'),
+  schedules: declarer('schedules'),
   session: declarer('session'),
   tools: declarer('tools'),
   waitpoints: declarer('waitpoints'),

@@ -29,6 +29,8 @@ let evId: string;
 let hookId: string;
 let deliveryId: string;
 let agentId: string;
+let schedId: string;
+const SCHEDULE_BODY = { key: 'nightly', definitionId: '<chat>', spec: { cron: '0 3 * * *', timezone: 'Europe/Paris' } };
 const AGENT_BODY = { name: 'helper', instructions: 'Answer briefly.', tools: ['echo'] };
 const MCP_BODY = { name: 'docs', url: 'https://mcp.example/mcp', transport: 'streamable-http' };
 
@@ -103,6 +105,9 @@ beforeAll(async () => {
   const agent = await h.call('POST', '/v1/agents', { body: AGENT_BODY });
   if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
   agentId = agent.body.id;
+  const sched = await h.call('POST', '/v1/schedules', { body: { ...SCHEDULE_BODY, definitionId: chatDef } });
+  if (sched.status !== 201) throw new Error(`schedule: ${sched.status} ${JSON.stringify(sched.body)}`);
+  schedId = sched.body.id;
 });
 afterAll(async () => {
   await h.close();
@@ -112,7 +117,7 @@ interface Row {
   method: string;
   /** the OpenAPI path template */
   template: string;
-  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; ev?: string; hook?: string; delivery?: string; node?: string; edge?: string }) => string;
+  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; ev?: string; hook?: string; delivery?: string; sched?: string; node?: string; edge?: string }) => string;
   body?: unknown;
 }
 
@@ -137,6 +142,7 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/runs', path: () => '/v1/runs' },
   { method: 'GET', template: '/v1/runs/{id}', path: (i) => `/v1/runs/${i.run}` },
   { method: 'POST', template: '/v1/runs/{id}/cancel', path: (i) => `/v1/runs/${i.run}/cancel` },
+  { method: 'POST', template: '/v1/runs/{id}/reschedule', path: (i) => `/v1/runs/${i.run}/reschedule`, body: { delay: 'PT1H' } },
   { method: 'POST', template: '/v1/runs/{id}/fork', path: (i) => `/v1/runs/${i.run}/fork`, body: { fromNodeKey: 'llm' } },
   { method: 'POST', template: '/v1/runs/bulk', path: () => '/v1/runs/bulk', body: { action: 'cancel', filter: { status: 'Failed' }, dryRun: true } },
   { method: 'GET', template: '/v1/bulk-jobs/{bulkId}', path: () => `/v1/bulk-jobs/${UNKNOWN}` },
@@ -217,6 +223,23 @@ const ROUTES: Row[] = [
     template: '/v1/webhooks/{id}/deliveries/{deliveryId}/replay',
     path: (i) => `/v1/webhooks/${i.hook ?? i.run}/deliveries/${i.delivery ?? i.run}/replay`,
   },
+  { method: 'POST', template: '/v1/schedules', path: () => '/v1/schedules', body: { ...SCHEDULE_BODY, key: 'other' } },
+  { method: 'GET', template: '/v1/schedules', path: () => '/v1/schedules' },
+  // unknown and malformed ids reuse the run's
+  { method: 'GET', template: '/v1/schedules/{id}', path: (i) => `/v1/schedules/${i.sched ?? i.run}` },
+  { method: 'PUT', template: '/v1/schedules/{id}', path: (i) => `/v1/schedules/${i.sched ?? i.run}`, body: { ...SCHEDULE_BODY, spec: { every: 'PT1H' } } },
+  { method: 'POST', template: '/v1/schedules/{id}/pause', path: (i) => `/v1/schedules/${i.sched ?? i.run}/pause` },
+  { method: 'POST', template: '/v1/schedules/{id}/resume', path: (i) => `/v1/schedules/${i.sched ?? i.run}/resume` },
+  { method: 'POST', template: '/v1/schedules/{id}/trigger', path: (i) => `/v1/schedules/${i.sched ?? i.run}/trigger` },
+  {
+    method: 'POST',
+    template: '/v1/schedules/{id}/backfill',
+    path: (i) => `/v1/schedules/${i.sched ?? i.run}/backfill`,
+    body: { from: '2026-01-01T00:00:00Z', to: '2026-01-01T02:00:00Z', dryRun: true },
+  },
+  { method: 'GET', template: '/v1/schedules/{id}/preview', path: (i) => `/v1/schedules/${i.sched ?? i.run}/preview?count=2` },
+  { method: 'GET', template: '/v1/schedules/{id}/slots', path: (i) => `/v1/schedules/${i.sched ?? i.run}/slots` },
+  { method: 'DELETE', template: '/v1/schedules/{id}', path: (i) => `/v1/schedules/${i.sched ?? i.run}` },
   { method: 'GET', template: '/v1/waitpoints', path: (i) => `/v1/waitpoints?runId=${i.run}` },
   // unknown and malformed ids reuse the run's
   { method: 'GET', template: '/v1/waitpoints/{id}', path: (i) => `/v1/waitpoints/${i.wp ?? i.run}` },
@@ -237,7 +260,7 @@ const ROUTES: Row[] = [
   { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
-const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId, ev: evId, hook: hookId, delivery: deliveryId });
+const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId, ev: evId, hook: hookId, delivery: deliveryId, sched: schedId });
 const bodyOf = (r: Row) =>
   r.body !== null && typeof r.body === 'object' && 'definitionId' in r.body ? { ...r.body, definitionId: chatDef } : r.body;
 const call = (r: Row, path: string, token: string | null) => h.call(r.method, path, { ...(r.body === undefined ? {} : { body: bodyOf(r) }), token });
@@ -352,6 +375,17 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/agents/{id}/versions': 200,
       'GET /v1/agents/{id}/versions/{version}': 200,
       'DELETE /v1/agents/{id}': 204,
+      'GET /v1/schedules/{id}': 200,
+      'PUT /v1/schedules/{id}': 200,
+      'POST /v1/schedules/{id}/pause': 200,
+      'POST /v1/schedules/{id}/resume': 200,
+      'POST /v1/schedules/{id}/trigger': 202,
+      'POST /v1/schedules/{id}/backfill': 200,
+      'GET /v1/schedules/{id}/preview': 200,
+      'GET /v1/schedules/{id}/slots': 200,
+      'DELETE /v1/schedules/{id}': 204,
+      // only a Scheduled run moves; this one is Running
+      'POST /v1/runs/{id}/reschedule': '409 RunStateConflict',
       // the live run pins the definition; the conversation's run is still live
       'DELETE /v1/definitions/{id}': '409 DefinitionInUse',
       'POST /v1/conversations/{id}/messages': '409 RunBusy',

@@ -14,7 +14,7 @@ afterAll(async () => {
 
 const RUN_SUMMARY_KEYS = [
   'id', 'definitionId', 'definitionVersion', 'status', 'failureClass', 'reason', 'paused', 'requestId', 'parentRunId', 'conversationId',
-  'createdAt', 'startedAt', 'finishedAt', 'graphHash', 'lastSeq', 'forkedFrom', 'metadata', 'budget', 'usage', 'priority',
+  'createdAt', 'startedAt', 'finishedAt', 'graphHash', 'lastSeq', 'forkedFrom', 'metadata', 'budget', 'usage', 'priority', 'notBefore', 'scheduleId',
 ].sort();
 
 describe('starting a run', () => {

@@ -110,6 +110,10 @@ export const dispatcherOwnOptions = {
   ...signedLinkOptions,
   APPROVAL_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000).describe('how long one approval notification delivery may take, ms'),
   APPROVAL_WEBHOOK_TRIES: z.coerce.number().int().min(1).max(10).default(3).describe('deliveries tried per approval notification (backoff 0.5 s doubling) before it is given up and logged'),
+  SCHEDULE_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500).describe('how often an idle dispatcher looks for due schedule slots (and buffered slots whose schedule has no live run), ms'),
+  SCHEDULE_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(20).describe('due schedules one firing pass locks and decides (a full batch is followed by another pass at once)'),
+  SCHEDULE_MAX_SLOTS_PER_PASS: z.coerce.number().int().min(1).max(100_000).default(1_000).describe('slots of one schedule a firing pass decides (after a long outage the rest wait for the next pass)'),
+  SCHEDULE_ON_TIME_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000).describe('a slot fired at most this late is on time and starts whatever its catch-up mode; a later one is catch-up'),
   RETENTION_INTERVAL_MS: z.coerce
     .number()
     .int()
@@ -124,6 +128,9 @@ export const dispatcherConfigSchema = defineConfig({
   ...coreOptions,
   ...dispatchOptions,
   PENDING_RUN_TTL_MS: backlogOptions.PENDING_RUN_TTL_MS,
+  // a schedule slot's run is a start like the API's: it counts against the same Pending bound
+  MAX_PENDING_RUNS: backlogOptions.MAX_PENDING_RUNS,
+  TENANT_MAX_PENDING_RUNS: backlogOptions.TENANT_MAX_PENDING_RUNS,
   ...encryptionOptions,
   ...logOptions,
   ...tracingOptions,

@@ -3,14 +3,15 @@
  * graceful shutdown (SIGTERM/SIGINT: stop loops, release shards, close clients, exit 0).
  */
 import { configureEncryption, createPool, migrateAtBoot, onUnreadableRun } from '@flowline/db';
-import { connectRedis } from '@flowline/queue';
-import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig } from '@flowline/runtime';
+import { connectRedis, publishWake } from '@flowline/queue';
+import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig, maxPendingRunsOf } from '@flowline/runtime';
 import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
 import { createDispatcherMetrics, NO_METRICS, type DispatcherReadings } from './metrics';
 import { startDispatcherOps } from './ops';
 import { startBulkRunner } from './bulk-jobs';
 import { createRetentionMetrics, NO_RETENTION_METRICS, retentionPolicyOf, startRetention } from './retention';
+import { createScheduleMetrics, NO_SCHEDULE_METRICS, startScheduleFirer } from './schedule-fire';
 
 const config = loadConfig(dispatcherConfigSchema);
 const log = createLogger('dispatcher', { level: config.LOG_LEVEL });
@@ -49,10 +50,12 @@ let stuckCounts: () => Readonly<Record<string, number>> | null = () => null;
 let readings: DispatcherReadings | null = null;
 let metrics = NO_METRICS;
 let retentionMetrics = NO_RETENTION_METRICS;
+let scheduleMetrics = NO_SCHEDULE_METRICS;
 if (config.OPS_PORT !== undefined) {
   const registry = createMetricsRegistry();
   metrics = createDispatcherMetrics(registry, () => readings);
   retentionMetrics = createRetentionMetrics(registry);
+  scheduleMetrics = createScheduleMetrics(registry);
   const ops = await startDispatcherOps({
     port: config.OPS_PORT,
     registry,
@@ -104,3 +107,17 @@ const bulk = startBulkRunner({
   log,
 });
 shutdown.onShutdown(() => bulk.stop(), 'bulk-jobs');
+// schedules: any replica fires due slots; the ledger's key and the runs' request ids make each slot once
+const schedules = startScheduleFirer({
+  pool,
+  shardCount: config.SHARD_COUNT,
+  maxPendingRuns: maxPendingRunsOf(config),
+  batchSize: config.SCHEDULE_BATCH_SIZE,
+  maxSlotsPerPass: config.SCHEDULE_MAX_SLOTS_PER_PASS,
+  onTimeMs: config.SCHEDULE_ON_TIME_MS,
+  pollMs: config.SCHEDULE_POLL_MS,
+  log,
+  metrics: scheduleMetrics,
+  wake: (runId, tenantId) => publishWake(redis, { runId, tenantId }, config.QUEUE_PREFIX, config.SHARD_COUNT),
+});
+shutdown.onShutdown(() => schedules.stop(), 'schedules');

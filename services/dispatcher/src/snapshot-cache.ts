@@ -28,7 +28,7 @@ export function committedState(loaded: LoadedSnapshot, planned: LoadedSnapshot, 
   // the store moves wake_at to now() while intents stay unapplied
   if (loaded.intents.some((i) => !consumedIntents.has(i.id))) return null;
   const next = applyPlanToSnapshot(planned, plan);
-  if (next.run.status === 'Pending' || TERMINAL_RUN_STATUSES.has(next.run.status)) return null;
+  if (next.run.status === 'Scheduled' || next.run.status === 'Pending' || TERMINAL_RUN_STATUSES.has(next.run.status)) return null;
   return {
     ...next,
     run: { ...next.run, ...committedCounters(loaded.run, plan, wrote) },

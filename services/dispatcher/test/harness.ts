@@ -27,7 +27,7 @@ export interface Harness {
    * Creates a definition of `graph` and one run per input, all of `tenantId` (default
    * {@link TENANT}), each with `priority[i]` (default 3) when given.
    */
-  createRuns(graph: Graph, inputs: JsonObject[], tenantId?: string, priority?: readonly number[]): Promise<string[]>;
+  createRuns(graph: Graph, inputs: JsonObject[], tenantId?: string, priority?: readonly number[], extra?: { notBefore?: number }): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -60,7 +60,7 @@ export async function createHarness(): Promise<Harness> {
       await d.start();
       return d;
     },
-    async createRuns(graph, inputs, tenantId = TENANT, priority = []) {
+    async createRuns(graph, inputs, tenantId = TENANT, priority = [], extra = {}) {
       const definitionId = randomUUID();
       const doc = stringifyJson(graph);
       await insertDefinition(db.pool, {
@@ -83,6 +83,7 @@ export async function createHarness(): Promise<Harness> {
           requestId: null,
           conversationId: null,
           shardCount: SHARD_COUNT,
+          ...extra,
           prepare: () => ({
             inputJson: stringifyJson(input),
             nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),

@@ -317,7 +317,7 @@ describe('runs and gates', () => {
 
     const waiting = await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'gate open');
     expect(Object.keys(waiting.run).sort()).toEqual(
-      ['budget', 'conversationId', 'createdAt', 'definitionId', 'definitionVersion', 'failureClass', 'finishedAt', 'forkedFrom', 'graphHash', 'id', 'lastSeq', 'metadata', 'parentRunId', 'paused', 'priority', 'reason', 'requestId', 'startedAt', 'status', 'usage'],
+      ['budget', 'conversationId', 'createdAt', 'definitionId', 'definitionVersion', 'failureClass', 'finishedAt', 'forkedFrom', 'graphHash', 'id', 'lastSeq', 'metadata', 'notBefore', 'parentRunId', 'paused', 'priority', 'reason', 'requestId', 'scheduleId', 'startedAt', 'status', 'usage'],
     );
     expect(waiting.run).toMatchObject({ id: runId, definitionId: def.id, requestId: key, paused: false, failureClass: 'None', parentRunId: null, conversationId: null });
     expect(waiting.graph).toEqual(pauseGraph());
@@ -693,6 +693,45 @@ describe('mcp servers', () => {
     expect((await c.agents.list()).items.map((a) => a.name)).toContain('client-agent');
     expect(await c.agents.delete(made.id)).toBeNull();
     expect(await refusal(c.agents.get(made.id))).toMatchObject({ status: 404, code: 'NotFound' });
+  });
+});
+
+describe('delayed starts and schedules', () => {
+  it('starts a run later (Scheduled), moves it, and the dispatcher releases it at the new time; 409 once it left Scheduled', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'later', graph: lineGraph() });
+    const { runId } = await c.runs.start(def.id, { delay: 'PT1H' });
+    expect((await c.runs.get(runId)).run).toMatchObject({ status: 'Scheduled', startedAt: null });
+    const at = new Date(Date.now() + 400).toISOString();
+    expect(await c.runs.reschedule(runId, { startAt: at })).toEqual({ runId, notBefore: at });
+    const done = await waitForRun(c, runId, (d) => d.run.status === 'Completed', 'released at its new time');
+    expect(done.run.notBefore).toBe(at);
+    expect(await refusal(c.runs.reschedule(runId, { delay: 'PT1M' }))).toMatchObject({ status: 409, code: 'RunStateConflict' });
+  });
+
+  it('upserts, reads, lists, previews, triggers, backfills, pauses, resumes, replaces, reads the ledger and deletes a schedule', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'scheduled', graph: lineGraph() });
+    const body = { key: 'client-nightly', definitionId: def.id, spec: { cron: '30 2 * * *', timezone: 'America/New_York' } };
+    const made = await c.schedules.upsert(body);
+    expect(made).toMatchObject({ key: 'client-nightly', version: 'current', paused: false, policy: { overlap: 'skip' } });
+    expect((await c.schedules.upsert({ ...body, policy: { overlap: 'allowAll' } })).id).toBe(made.id);
+    expect(await c.schedules.get(made.id)).toMatchObject({ policy: { overlap: 'allowAll' }, revision: 2 });
+    expect((await c.schedules.list()).items.map((s) => s.id)).toContain(made.id);
+    const preview = await c.schedules.preview(made.id, 3);
+    expect(preview.slots).toHaveLength(3);
+    expect(preview.slots[0]!.utcOffset).toMatch(/^-0[45]:00$/);
+    const t = await c.schedules.trigger(made.id);
+    await waitForRun(c, t.runId, (d) => d.run.status === 'Completed', 'the triggered run');
+    const bf = await c.schedules.backfill(made.id, { from: '2026-01-01T00:00:00Z', to: '2026-01-02T12:00:00Z', dryRun: true });
+    expect(bf.slots.map((x) => x.slotAt)).toEqual(['2026-01-01T07:30:00.000Z', '2026-01-02T07:30:00.000Z']);
+    expect((await c.schedules.pause(made.id, { reason: 'freeze' })).pausedReason).toBe('freeze');
+    expect((await c.schedules.resume(made.id)).paused).toBe(false);
+    expect((await c.schedules.replace(made.id, { ...body, key: 'client-renamed' })).key).toBe('client-renamed');
+    expect((await c.schedules.slots(made.id)).items).toMatchObject([{ source: 'trigger', outcome: 'started', runId: t.runId }]);
+    expect(await refusal(c.schedules.upsert({ ...body, spec: { cron: 'every day' } }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
+    expect(await refusal(client(KEYS.b).schedules.get(made.id))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await c.schedules.delete(made.id)).toBeNull();
   });
 });
 

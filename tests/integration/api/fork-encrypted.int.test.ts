@@ -5,49 +5,25 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import pino from 'pino';
 import { configureEncryption } from '@flowline/db';
 import { waitFor } from '@flowline/testing';
-import { createToolRegistry } from '@flowline/tools';
-// The real dispatcher and tool worker, run in-process (tests only; services never import each other).
-import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
-import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
-import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
 import { startHarness, type Harness } from '../../../services/api/test/harness';
+import { startInProcessLanes, type InProcessLanes } from './in-process-lanes';
 
 const SHARD_COUNT = 4;
 const MARK = 'PLAINTEXT-MARKER-fork-5c1e';
 
 let h: Harness;
-let laneRedis: Redis;
-let dispatcher: Dispatcher | null = null;
-let worker: ToolWorker | null = null;
+let lanes: InProcessLanes | null = null;
 
 beforeAll(async () => {
   // what main.ts does at boot with the validated option (process-wide: API, dispatcher and worker here)
   configureEncryption(randomBytes(32).toString('hex'));
   h = await startHarness({ shardCount: SHARD_COUNT });
-  laneRedis = new Redis(h.redisUrl, { maxRetriesPerRequest: null });
-  const config = dispatcherConfigSchema.parse({
-    DATABASE_URL: h.db.url,
-    REDIS_URL: h.redisUrl,
-    QUEUE_PREFIX: h.prefix,
-    DISPATCHER_ID: 'fork-encrypted-test',
-    SHARD_COUNT: String(SHARD_COUNT),
-    SHARD_LEASE_MS: '1500',
-    DISPATCH_SWEEP_MS: '100',
-  });
-  const log = pino({ level: 'silent' });
-  dispatcher = createDispatcher({ config, pool: h.db.pool, redis: laneRedis, log });
-  await dispatcher.start();
-  worker = createToolWorker({ redis: laneRedis, registry: await createToolRegistry({ testTools: true }), logger: log, prefix: h.prefix, shardCount: SHARD_COUNT, concurrency: 4, shutdownGraceMs: 200 });
-  await worker.start();
+  lanes = await startInProcessLanes(h, { id: 'fork-encrypted-test', shardCount: SHARD_COUNT, toolWorker: true });
 });
 afterAll(async () => {
-  await worker?.stop();
-  await dispatcher?.stop();
-  laneRedis?.disconnect();
+  await lanes?.stop();
   await h?.close();
   configureEncryption(undefined);
 });

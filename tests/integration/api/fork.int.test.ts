@@ -5,15 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import pino from 'pino';
 import { waitFor } from '@flowline/testing';
-import { createToolRegistry } from '@flowline/tools';
-// The real dispatcher and tool worker, run in-process (tests only; services never import each other).
-import { createDispatcher, type Dispatcher } from '../../../services/dispatcher/src/dispatcher';
-import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config';
-import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
 import { KEYS, startHarness, type Harness } from '../../../services/api/test/harness';
+import { startInProcessLanes, type InProcessLanes } from './in-process-lanes';
 
 const SHARD_COUNT = 4;
 
@@ -37,34 +31,14 @@ function forkGraph(tag: string, fArgs: Record<string, unknown> = { label: 'v1' }
 }
 
 let h: Harness;
-let laneRedis: Redis;
-let dispatcher: Dispatcher | null = null;
-let worker: ToolWorker | null = null;
+let lanes: InProcessLanes | null = null;
 
 beforeAll(async () => {
   h = await startHarness({ shardCount: SHARD_COUNT });
-  laneRedis = new Redis(h.redisUrl, { maxRetriesPerRequest: null });
-  const config = dispatcherConfigSchema.parse({
-    DATABASE_URL: h.db.url,
-    REDIS_URL: h.redisUrl,
-    QUEUE_PREFIX: h.prefix,
-    DISPATCHER_ID: 'fork-test',
-    SHARD_COUNT: String(SHARD_COUNT),
-    SHARD_LEASE_MS: '1500',
-    DISPATCH_SWEEP_MS: '100',
-    MAX_CONCURRENT_RUNS: '1000',
-  });
-  const log = pino({ level: 'silent' });
-  dispatcher = createDispatcher({ config, pool: h.db.pool, redis: laneRedis, log });
-  await dispatcher.start();
-  const registry = await createToolRegistry({ testTools: true });
-  worker = createToolWorker({ redis: laneRedis, registry, logger: log, prefix: h.prefix, shardCount: SHARD_COUNT, concurrency: 4, shutdownGraceMs: 200 });
-  await worker.start();
+  lanes = await startInProcessLanes(h, { id: 'fork-test', shardCount: SHARD_COUNT, toolWorker: true, env: { MAX_CONCURRENT_RUNS: '1000' } });
 });
 afterAll(async () => {
-  await worker?.stop();
-  await dispatcher?.stop();
-  laneRedis?.disconnect();
+  await lanes?.stop();
   await h?.close();
 });
 

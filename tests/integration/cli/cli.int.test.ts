@@ -382,6 +382,43 @@ describe('flowline runs', () => {
   });
 });
 
+describe('flowline schedules and delayed starts', () => {
+  it('starts a run with --delay (Scheduled) and moves it with runs reschedule; a moved-past time releases it', async () => {
+    const def = (await cli('definitions', 'create', 'later', file('later.json', toolGraph({ toolName: 'echo', arguments: { a: 1 } })))).out.trim();
+    const runId = (await cli('runs', 'start', def, '--delay', 'PT1H')).out.trim();
+    expect(JSON.parse((await cli('--json', 'runs', 'get', runId)).out).run.status).toBe('Scheduled');
+    const at = new Date(Date.now() + 3_600_000 * 2).toISOString();
+    expect(await cli('runs', 'reschedule', runId, '--start-at', at)).toMatchObject({ code: 0, out: `${runId} not before ${at}\n` });
+    expect((await cli('runs', 'reschedule', runId, '--start-at', '2020-01-01T00:00:00Z')).code).toBe(0);
+    await waitFor(async () => JSON.parse((await cli('--json', 'runs', 'get', runId)).out).run.status === 'Completed', { timeoutMs: 20_000, description: 'released and completed' });
+    const refused = await cli('runs', 'reschedule', runId, '--delay', 'PT1M');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^RunStateConflict: /);
+  }, 60_000);
+
+  it('applies a schedule from a file (an upsert by key), lists, shows, previews, triggers, pauses, resumes, reads the ledger and deletes it', async () => {
+    const def = (await cli('definitions', 'create', 'nightly', file('nightly.json', toolGraph({ toolName: 'echo', arguments: { a: 1 } })))).out.trim();
+    const body = { key: 'cli-nightly', definitionId: def, spec: { cron: '30 2 * * *', timezone: 'America/New_York' } };
+    const id = (await cli('schedules', 'apply', file('schedule.json', body))).out.trim();
+    expect((await cli('schedules', 'apply', file('schedule2.json', { ...body, policy: { overlap: 'allowAll' } }))).out.trim()).toBe(id);
+    const list = await cli('schedules', 'list');
+    expect(list.out.split('\n')[0]).toMatch(/^ID\s+KEY\s+SPEC\s+TIMEZONE\s+PAUSED\s+NEXT$/);
+    expect(list.out).toContain('cli-nightly');
+    expect((await cli('schedules', 'get', id)).out).toMatch(/overlap.*allowAll/s);
+    const preview = (await cli('schedules', 'preview', id, '--count', '2')).out.trimEnd().split('\n');
+    expect(preview).toHaveLength(2);
+    for (const line of preview) expect(line).toMatch(/^\d{4}-\d{2}-\d{2}T(02:30|03:00):00-0[45]:00 {2}\S+Z$/);
+    const runId = (await cli('schedules', 'trigger', id)).out.trim();
+    expect((await cli('schedules', 'slots', id)).out).toMatch(new RegExp(`trigger\\s+started\\s+${runId}`));
+    expect((await cli('schedules', 'pause', id, '--reason', 'freeze')).out).toBe(`${id} paused\n`);
+    expect((await cli('schedules', 'resume', id)).out).toMatch(new RegExp(`^${id} resumed; next `));
+    const bad = await cli('schedules', 'apply', file('bad.json', { ...body, spec: { cron: 'nope' } }));
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/^ValidationFailed: /);
+    expect(await cli('schedules', 'delete', id)).toMatchObject({ code: 0, out: `deleted ${id}\n` });
+  }, 60_000);
+});
+
 describe('flowline usage', () => {
   it('exits 2 on usage mistakes: an unknown command, a bad option value, an unreadable or non-JSON file', async () => {
     const unknown = await cli('runz', 'list');

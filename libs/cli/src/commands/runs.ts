@@ -1,4 +1,4 @@
-/** `flowline runs start | list | get | events | cancel | fork | bulk | bulk-status | watch`. */
+/** `flowline runs start | list | get | events | cancel | reschedule | fork | bulk | bulk-status | watch`. */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { BulkActionBody, RunDetail, RunSearchFilter } from '@flowline/client';
 import { jsonArgument, nonNegativeInt, positiveInt, runPriority } from '../args';
@@ -128,16 +128,20 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
     .option('--request-id <id>', 'idempotency key: the same key starts the same run')
     .option('--metadata <key=value>', 'run metadata pair, searchable (repeatable)', metadataPair)
     .option('--priority <1-5>', "the run's priority, 5 most urgent (default 3): orders its tenant's held work and Pending runs", runPriority)
+    .option('--start-at <time>', 'a delayed start: the run reads Scheduled until this RFC 3339 instant')
+    .option('--delay <duration>', 'a delayed start after this ISO-8601 duration from now (PT10M, P1D)')
     .option('--wait', 'wait for the run to end: the start itself waits (?wait=, up to 30 s or --timeout), then the live channel follows a longer run')
     .option('--timeout <seconds>', TIMEOUT_HELP, nonNegativeInt, 0)
     .action(
-      wrap(async (definitionId: string, o: { input?: string; requestId?: string; metadata?: Record<string, string>; priority?: number; wait?: boolean; timeout: number }) => {
+      wrap(async (definitionId: string, o: { input?: string; requestId?: string; metadata?: Record<string, string>; priority?: number; startAt?: string; delay?: string; wait?: boolean; timeout: number }) => {
         const input = o.input !== undefined ? await jsonArgument(o.input, s.io.cwd, '--input') : undefined;
         const body = {
           ...(input !== undefined ? { input } : {}),
           ...(o.requestId ? { requestId: o.requestId } : {}),
           ...(o.metadata ? { metadata: o.metadata } : {}),
           ...(o.priority !== undefined ? { priority: o.priority } : {}),
+          ...(o.startAt !== undefined ? { startAt: o.startAt } : {}),
+          ...(o.delay !== undefined ? { delay: o.delay } : {}),
         };
         if (!o.wait) {
           const { runId } = await s.client().runs.start(definitionId, body);
@@ -265,6 +269,20 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
       wrap(async (runId: string) => {
         const answer = await s.client().runs.cancel(runId);
         s.print(answer, () => `cancel requested: ${runId}\n`);
+        return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('reschedule')
+    .description('move a delayed start (a Scheduled run) to another time; prints its new notBefore')
+    .argument('<runId>', 'run id')
+    .option('--start-at <time>', 'the new RFC 3339 instant (one already past releases the run at once)')
+    .option('--delay <duration>', 'the new time as an ISO-8601 duration from now')
+    .action(
+      wrap(async (runId: string, o: { startAt?: string; delay?: string }) => {
+        const answer = await s.client().runs.reschedule(runId, { ...(o.startAt !== undefined ? { startAt: o.startAt } : {}), ...(o.delay !== undefined ? { delay: o.delay } : {}) });
+        s.print(answer, () => `${answer.runId} not before ${answer.notBefore}\n`);
         return EXIT.ok;
       }),
     );

@@ -7,6 +7,8 @@
 -- in, so the model's sets are not restated here — except the live-children filter, which names the
 -- terminal statuses so its partial index applies); none of them selects an index, so the generic
 -- plan is the plan.
+-- A Scheduled run is judged like a Pending one (its tenant's live count, the Pending runs ahead of
+-- it): the tick that releases it at its notBefore admits it in the same commit when a slot is free.
 -- Output: one row per existing run of run_ids, oldest first (created_at, id); its unconsumed signals,
 -- its unsettled waitpoints and the events its event waitpoints may take (Wait nodes) ride along.
 CREATE OR REPLACE FUNCTION flowline_load_snapshots(run_ids uuid[], slot_statuses text[], max_runs int, terminal_statuses text[])
@@ -21,7 +23,7 @@ BEGIN
   RETURN QUERY
   WITH target AS (
     SELECT id, tenant_id, status, failure_class, reason, paused, version, last_seq, input, total_attempts, breakpoints,
-           step_allowance, edge_overrides, cancel_reason, created_at, started_at, finished_at, parent_run_id, depth,
+           step_allowance, edge_overrides, cancel_reason, created_at, not_before, started_at, finished_at, parent_run_id, depth,
            plan_graph, wake_at, shard, definition_id, definition_version, trace_parent, budget, usage, priority,
            concurrency_key, concurrency_claimed
     FROM runs WHERE id = ANY(run_ids)),
@@ -30,7 +32,7 @@ BEGIN
            (SELECT count(*) FROM (SELECT 1 FROM runs p
               WHERE p.tenant_id = t.tenant_id AND p.status = 'Pending' AND p.parent_run_id IS NULL
               LIMIT greatest(max_runs - l.n, 0) + 1) q) AS pending
-    FROM (SELECT DISTINCT tenant_id FROM target WHERE status = 'Pending' AND parent_run_id IS NULL) t
+    FROM (SELECT DISTINCT tenant_id FROM target WHERE status IN ('Pending', 'Scheduled') AND parent_run_id IS NULL) t
     CROSS JOIN LATERAL (SELECT count(*) AS n FROM runs l
       WHERE l.tenant_id = t.tenant_id AND l.status = ANY(slot_statuses) AND l.parent_run_id IS NULL) l)
   SELECT
@@ -39,6 +41,7 @@ BEGIN
       'reason', r.reason, 'paused', r.paused, 'version', r.version, 'lastSeq', r.last_seq, 'input', r.input,
       'totalAttempts', r.total_attempts, 'breakpoints', r.breakpoints, 'stepAllowance', r.step_allowance,
       'edgeOverrides', r.edge_overrides, 'cancelReason', r.cancel_reason, 'createdAt', flowline_ms(r.created_at),
+      'notBefore', flowline_ms(r.not_before),
       'startedAt', flowline_ms(r.started_at), 'finishedAt', flowline_ms(r.finished_at),
       'parentRunId', r.parent_run_id, 'depth', r.depth, 'budget', r.budget, 'usage', r.usage, 'priority', r.priority) AS run,
     r.plan_graph AS graph,
@@ -50,7 +53,7 @@ BEGIN
     r.concurrency_key,
     r.concurrency_claimed,
     live.n AS tenant_live,
-    (CASE WHEN r.status = 'Pending' AND r.parent_run_id IS NULL AND max_runs > live.n AND live.pending > max_runs - live.n THEN
+    (CASE WHEN r.status IN ('Pending', 'Scheduled') AND r.parent_run_id IS NULL AND max_runs > live.n AND live.pending > max_runs - live.n THEN
        (SELECT count(*) FROM (SELECT 1 FROM runs x
           WHERE x.tenant_id = r.tenant_id AND x.status = 'Pending' AND x.parent_run_id IS NULL AND x.priority > r.priority
           LIMIT max_runs - live.n) hi)

@@ -17,3 +17,4 @@ export * from './inbound-events';
 export * from './saved-agents';
 export * from './agent-steps';
 export * from './webhooks';
+export * from './schedules';

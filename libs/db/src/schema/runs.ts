@@ -102,6 +102,14 @@ export const runs = pgTable(
     concurrencyClaimed: boolean('concurrency_claimed').notNull().default(false),
     /** the principal whose key created the run (an approval's `forbid: initiator`); null when unknown */
     createdBy: text('created_by'),
+    /**
+     * A delayed start's earliest start (`startAt` / `delay`, or a schedule's slot): the run is
+     * created Scheduled with `wake_at` = this, and the dispatcher's due sweep releases it to
+     * Pending then. Kept after the release (it says when the run was due). Null: started at once.
+     */
+    notBefore: timestamp('not_before', { withTimezone: true }),
+    /** the schedule whose slot started this run (its request id is `schedule:<id>:<slot>`), else null */
+    scheduleId: uuid('schedule_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
@@ -110,6 +118,10 @@ export const runs = pgTable(
     uniqueIndex('runs_tenant_request_uq')
       .on(t.tenantId, t.requestId)
       .where(sql`request_id is not null`),
+    // a schedule's live runs (its overlap policy)
+    index('runs_schedule_idx')
+      .on(t.scheduleId, t.createdAt)
+      .where(sql`schedule_id is not null`),
     index('runs_shard_wake_idx')
       .on(t.shard, t.wakeAt)
       .where(sql`wake_at is not null`),

@@ -104,3 +104,17 @@ export async function getDefinitionVersion(db: Queryable, tenantId: string, defi
   if (!row) return null;
   return { ...toSummary(row), graph: exactJson(openJsonText(row.graph ?? null, definitionGraphAt(definitionId, version))) };
 }
+
+/**
+ * A saved version's graph exactly as stored (sealed to the definition and version under
+ * ENCRYPTION_KEY) and its hash, for a copy that stays bound to them (a schedule pinning the
+ * version copies it into each run it starts); null when the tenant has no such version.
+ */
+export async function storedVersionGraph(db: Queryable, tenantId: string, definitionId: string, version: number): Promise<{ graphText: string; graphHash: string } | null> {
+  const res = await db.query<{ graph: string; graph_hash: string }>(
+    `SELECT graph::text AS graph, graph_hash FROM definition_versions WHERE definition_id = $1 AND tenant_id = $2 AND version = $3`,
+    [definitionId, tenantId, version],
+  );
+  const row = res.rows[0];
+  return row ? { graphText: row.graph, graphHash: row.graph_hash } : null;
+}

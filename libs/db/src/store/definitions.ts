@@ -14,7 +14,7 @@ import { decodeJson } from '../json-codec';
 import { decodeKeysetCursor, encodeKeysetCursor, type KeysetPosition } from './keyset-cursor';
 
 /** Run statuses that pin a definition against deletion (anything not terminal). */
-export const DEFINITION_PINNING_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
+export const DEFINITION_PINNING_STATUSES = ['Scheduled', 'Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
 
 export interface DefinitionRow {
   id: string;

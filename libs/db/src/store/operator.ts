@@ -181,3 +181,21 @@ export async function getRunControls(db: Queryable, tenantId: string, runId: str
     edgeOverrides: r.edge_overrides ?? {},
   };
 }
+
+/**
+ * Moves a delayed start (`POST /v1/runs/{id}/reschedule`). Guard: the tenant's run is still
+ * Scheduled (a released or cancelled run is refused: the caller re-reads to answer 404 or 409).
+ * Effect: `not_before` and `wake_at` = the new time (the database's now when it is already past,
+ * so the next sweep releases it), version + 1 so a tick planned on the old time cannot commit.
+ * Result: the run's shard and new notBefore, or null when the guard held nothing.
+ */
+export async function rescheduleRun(db: Queryable, tenantId: string, runId: string, notBefore: number): Promise<{ shard: number; notBefore: Date } | null> {
+  const res = await db.query<{ shard: number; not_before: Date }>(
+    `UPDATE runs SET not_before = greatest($3::timestamptz, now()), wake_at = greatest($3::timestamptz, now()), version = version + 1
+     WHERE id = $1 AND tenant_id = $2 AND status = 'Scheduled'
+     RETURNING shard, not_before`,
+    [runId, tenantId, new Date(notBefore).toISOString()],
+  );
+  const row = res.rows[0];
+  return row ? { shard: row.shard, notBefore: row.not_before } : null;
+}

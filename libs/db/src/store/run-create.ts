@@ -37,6 +37,16 @@ function agentPinRequests(graph: Graph): AgentPinRequest[] {
 /** The run's dispatcher shard (libs/graph's one function), here beside run creation, which assigns it. */
 export { shardOfRun };
 
+/** A definition version a run is created at (see {@link CreateRunParams.pinned}). */
+export interface PinnedVersion {
+  version: number;
+  /** `definition_versions.graph` as stored */
+  graphText: string;
+  /** the version's parsed plan graph as stored ({@link sealPlanGraph}) */
+  planGraphText: string;
+  graphHash: string;
+}
+
 /** A node row to create with the run: Pending, attempt 0, budget `attemptLimit`. */
 export interface NodeSeed {
   key: string;
@@ -75,6 +85,19 @@ export interface CreateRunParams {
   priority?: number;
   /** the principal whose key creates the run (an approval's `forbid: initiator`) @default null */
   createdBy?: string | null;
+  /**
+   * A delayed start (epoch ms): a time later than the database's now creates the run Scheduled
+   * with `wake_at` = it (the dispatcher's due sweep releases it to Pending then); an earlier
+   * one, or none, creates it Pending at once. @default null
+   */
+  notBefore?: number | null;
+  /** the schedule whose slot starts the run (stored for its overlap policy) @default null */
+  scheduleId?: string | null;
+  /**
+   * A saved version to run instead of the definition's current one: its graph and plan graph as
+   * stored (sealed to the definition and that version) and its hash. @default null: the current one
+   */
+  pinned?: PinnedVersion | null;
   /**
    * MAX_PENDING_RUNS of the tenant (0 or absent: unbounded): with that many Pending top-level
    * runs the creation is refused (`backlogFull`), decided inside the transaction.
@@ -280,7 +303,8 @@ function concurrencyDetail(c: ConcurrencyKeyOf | undefined): Record<string, unkn
 }
 
 /**
- * Creates a run in ONE transaction: run row (Pending, wake_at = now(), pinned graph and
+ * Creates a run in ONE transaction: run row (Pending, wake_at = now(); or, with a future
+ * `notBefore`, Scheduled with wake_at = notBefore; pinned graph and
  * hash, last_seq 1), one Pending node row per graph node, and event `run.created` at
  * seq 1. Idempotency rests on the unique (tenant_id, request_id) index: the insert is
  * ON CONFLICT DO NOTHING, and a conflict (a concurrent or earlier twin) is answered from
@@ -309,17 +333,20 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
     });
     const d = def.rows[0];
     if (!d) return rollback<CreateRunResult>({ kind: 'definitionNotFound' });
-    const planGraph = exactJson(openJsonText(d.plan_graph, definitionGraphAt(d.id, d.version, 'plan_graph'))) as Graph;
+    // a pinned version runs its own graphs (sealed to it), read from the caller, not the definition row
+    const pin = p.pinned ?? null;
+    const version: number = pin?.version ?? d.version;
+    const planGraph = exactJson(openJsonText(pin?.planGraphText ?? d.plan_graph, definitionGraphAt(d.id, version, 'plan_graph'))) as Graph;
     const seed = p.prepare({
       id: d.id,
       tenantId: d.tenant_id,
       name: d.name,
       description: d.description,
       kind: d.kind,
-      version: d.version,
-      graph: exactJson(openJsonText(d.graph, definitionGraphAt(d.id, d.version))),
+      version,
+      graph: exactJson(openJsonText(pin?.graphText ?? d.graph, definitionGraphAt(d.id, version))),
       planGraph,
-      graphHash: d.graph_hash,
+      graphHash: pin?.graphHash ?? d.graph_hash,
       nodeCount: d.node_count ?? 0,
       enabled: d.enabled,
       createdAt: d.created_at,
@@ -338,16 +365,21 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       name: 'flowline_create_run',
       text: `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
-                         priority, concurrency_key, concurrency_limit, agent_pins, created_by)
-       SELECT $1, $2, d.id, d.version, d.graph, d.plan_graph, d.graph_hash, 'Pending', $4, now(), $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
-              $11, $12, $13, $14::jsonb, $15
-       FROM definitions d WHERE d.id = $3
+                         priority, concurrency_key, concurrency_limit, agent_pins, not_before, schedule_id, created_by)
+       SELECT $1, $2, d.id, coalesce($17::int, d.version), coalesce($18::jsonb, d.graph), coalesce($19::jsonb, d.plan_graph),
+              coalesce($20::text, d.graph_hash), CASE WHEN nb.at > now() THEN 'Scheduled' ELSE 'Pending' END, $4,
+              CASE WHEN nb.at > now() THEN nb.at ELSE now() END, $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
+              $11, $12, $13, $14::jsonb, CASE WHEN nb.at > now() THEN nb.at END, $16, $21
+       FROM definitions d, (SELECT $15::timestamptz AS at) nb WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
       values: [
         runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null,
         JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
-        p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins), p.createdBy ?? null,
+        p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins),
+        p.notBefore == null ? null : new Date(p.notBefore).toISOString(), p.scheduleId ?? null,
+        pin?.version ?? null, pin?.graphText ?? null, pin?.planGraphText ?? null, pin?.graphHash ?? null,
+        p.createdBy ?? null,
       ],
     });
     if (!inserted.rowCount) {
@@ -381,7 +413,13 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
         seed.nodes.map((n) => n.kind),
         seed.nodes.map((n) => n.attemptLimit),
         seed.nodes.map((n) => publishing.has(n.key)),
-        JSON.stringify({ definitionId: p.definitionId, requestId: p.requestId, ...concurrencyDetail(seed.concurrency) }),
+        JSON.stringify({
+          definitionId: p.definitionId,
+          requestId: p.requestId,
+          ...concurrencyDetail(seed.concurrency),
+          ...(p.notBefore == null ? {} : { notBefore: new Date(p.notBefore).toISOString() }),
+          ...(p.scheduleId == null ? {} : { scheduleId: p.scheduleId }),
+        }),
         p.tenantId,
         limit === 0 ? 0 : limit + 1,
       ],

@@ -62,6 +62,8 @@ export interface ForkRunParams {
   definitionVersion: number | null;
   requestId: string | null;
   shardCount: number;
+  /** a delayed start (epoch ms): later than the database's now, the fork is created Scheduled (see createRun) @default null */
+  notBefore?: number | null;
   /** Called inside the transaction with the source run row locked; returns the seed or throws (rolls back). */
   prepare: (source: ForkSourceView, target: ForkTargetView) => ForkSeed;
 }
@@ -179,18 +181,22 @@ async function forkInTransaction(tx: Tx, p: ForkRunParams): Promise<ForkRunResul
     definitionVersion: version,
     forkedFrom: { runId: s.id, nodeKey: p.fromNodeKey },
     reused: seed.reused,
+    ...(p.notBefore == null ? {} : { notBefore: new Date(p.notBefore).toISOString() }),
   };
   // A twin's uncommitted insert of the same request id makes this statement wait for its outcome.
   const inserted = await tx.query(
     `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                       wake_at, request_id, input, last_seq, created_at, forked_from_run_id, forked_from_node_key, metadata, budget, priority, agent_pins)
-     SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Pending', $8, now(), $9, $10::jsonb, 1, now(), $11, $12,
-            src.metadata, $13::jsonb, src.priority, src.agent_pins
-     FROM (SELECT metadata, priority, agent_pins FROM runs WHERE id = $11) src
+                       wake_at, request_id, input, last_seq, created_at, forked_from_run_id, forked_from_node_key, metadata, budget, priority, agent_pins,
+                       not_before)
+     SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, CASE WHEN nb.at > now() THEN 'Scheduled' ELSE 'Pending' END, $8,
+            CASE WHEN nb.at > now() THEN nb.at ELSE now() END, $9, $10::jsonb, 1, now(), $11, $12,
+            src.metadata, $13::jsonb, src.priority, src.agent_pins, CASE WHEN nb.at > now() THEN nb.at END
+     FROM (SELECT metadata, priority, agent_pins FROM runs WHERE id = $11) src, (SELECT $14::timestamptz AS at) nb
      ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
      RETURNING id`,
     [runId, p.tenantId, s.definition_id, version, target.graphText, planGraphText, target.graphHash, shard, p.requestId,
-      sealJsonText(seed.inputJson, runDocAt(runId, 'input')), s.id, p.fromNodeKey, s.budget === null ? null : JSON.stringify(s.budget)],
+      sealJsonText(seed.inputJson, runDocAt(runId, 'input')), s.id, p.fromNodeKey, s.budget === null ? null : JSON.stringify(s.budget),
+      p.notBefore == null ? null : new Date(p.notBefore).toISOString()],
   );
   if (!inserted.rowCount) {
     // READ COMMITTED: this later statement sees the twin that won the insert

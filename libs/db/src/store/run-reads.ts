@@ -40,6 +40,10 @@ export interface RunSummaryRow {
   usage: UsageView;
   /** 1–5, higher first */
   priority: number;
+  /** a delayed start's earliest start (kept after its release), else null */
+  notBefore: Date | null;
+  /** the schedule whose slot started it, else null */
+  scheduleId: string | null;
 }
 
 /** A run with its pinned graph document and output. */
@@ -89,7 +93,7 @@ export interface RunEventRow {
 const RUN_COLUMNS = `r.id, r.tenant_id, r.definition_id, r.definition_version, r.status, r.failure_class, r.reason, r.paused, r.request_id,
   r.parent_run_id, r.conversation_id, r.created_at, r.started_at, r.finished_at, r.graph_hash, r.last_seq,
   r.forked_from_run_id, r.forked_from_node_key, r.metadata, r.budget, r.usage, r.total_attempts, r.priority,
-  to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
+  r.not_before, r.schedule_id, to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
 function toRunRow(r: any): RunSummaryRow {
@@ -115,6 +119,8 @@ function toRunRow(r: any): RunSummaryRow {
     budget: r.budget ?? null,
     usage: usageView(storedUsage(r.usage), r.total_attempts ?? 0),
     priority: r.priority ?? 3,
+    notBefore: r.not_before ?? null,
+    scheduleId: r.schedule_id ?? null,
   };
 }
 

@@ -153,7 +153,7 @@ export async function loadSnapshots(
       concurrencyKey: row.concurrency_key,
       concurrencyClaimed: row.concurrency_claimed,
       // a keyed run starts only once it holds a place of its key (claimConcurrency)
-      ...(row.concurrency_key !== null && !row.concurrency_claimed && row.run.status === 'Pending' && row.run.parentRunId === null
+      ...(row.concurrency_key !== null && !row.concurrency_claimed && awaitsAdmission(row.run.status) && row.run.parentRunId === null
         ? { concurrencyKeyAvailable: false }
         : {}),
     });
@@ -169,10 +169,15 @@ export async function loadSnapshots(
   // gets one only while fewer Pending runs of its tenant come before it (higher priority, or the
   // same and older; counted over every shard) than slots are free.
   for (const s of out) {
-    if (s.run.status !== 'Pending' || s.run.parentRunId !== null) continue;
+    if (!awaitsAdmission(s.run.status) || s.run.parentRunId !== null) continue;
     s.runSlotAvailable = (aheadOf.get(s.run.id) ?? 0) < free.get(s.run.tenantId)!;
   }
   return out;
+}
+
+/** A run that takes a run slot when admitted: Pending, or Scheduled (its release tick may admit it at once). */
+function awaitsAdmission(status: string): boolean {
+  return status === 'Pending' || status === 'Scheduled';
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { Queryable } from './transaction';
 
 /** Run statuses a watchdog looks at: every live one. */
-export const WATCHED_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
+export const WATCHED_RUN_STATUSES = ['Scheduled', 'Pending', 'Running', 'WaitingForApproval', 'Cancelling'] as const;
 
 /*
  * Inputs: $1 shards, $2 live statuses, $3 grace ms, $4 limit.

@@ -49,6 +49,15 @@ describe('blockers', () => {
     expect(only({ ...snap, runSlotAvailable: true }, 'start')).toMatchObject({ kind: 'tick' });
   });
 
+  it('reports a Scheduled run (a delayed start) as a timer until its notBefore, then like a Pending run', () => {
+    const snap = snapshotOf(chain, {}, { status: 'Scheduled', createdAt: 50, notBefore: NOW + 500 });
+    expect(only(snap, 'start')).toEqual({ nodeKey: 'start', status: 'Pending', kind: 'timer', since: 50, details: { until: NOW + 500 } });
+    expect(kindOf(snap, 'end')).toBe('timer');
+    const due = { ...snapshotOf(chain, {}, { status: 'Scheduled', createdAt: 50, notBefore: NOW - 1 }), runSlotAvailable: false };
+    expect(kindOf(due, 'start')).toBe('runSlot');
+    expect(only({ ...due, runSlotAvailable: true }, 'start')).toMatchObject({ kind: 'tick' });
+  });
+
   it('reports concurrencyKey with the key, value and usage for a Pending run whose key is full (after runSlot)', () => {
     const snap = { ...snapshotOf(chain, {}, { createdAt: 50 }), concurrencyKeyAvailable: false };
     const concurrency = { key: 'input.customerId', value: 'acme', live: 2, limit: 2, ahead: 1 };

@@ -49,7 +49,9 @@ function judge(snap: RunSnapshot, view: RoutingView, facts: BlockerFacts, row: N
   if (shard && (shard.owner === null || shard.expiresAt === null || shard.expiresAt <= facts.now)) {
     return at('shardOwner', shard.expiresAt, { shard: shard.shard, owner: shard.owner, expiresAt: shard.expiresAt });
   }
-  if (run.status === 'Pending') {
+  // a delayed start: every node waits for the run's notBefore (then the run is an ordinary Pending one)
+  if (run.status === 'Scheduled' && (run.notBefore ?? 0) > facts.now) return at('timer', run.createdAt, { until: run.notBefore! });
+  if (run.status === 'Pending' || run.status === 'Scheduled') {
     if (!snap.runSlotAvailable) return at('runSlot', run.createdAt, facts.slots ? { ...facts.slots } : {});
     if (snap.concurrencyKeyAvailable === false) return at('concurrencyKey', run.createdAt, facts.concurrency ? { ...facts.concurrency } : {});
     return tick('the run starts on the next tick', run.createdAt);

@@ -25,7 +25,7 @@ export const BLOCKER_KINDS = [
   'join',
   /** an inbound edge leaves a held DecisionModel: an operator must retry it or override an edge */
   'heldDecision',
-  /** retry backoff: not admitted before `until`; a Wait node parked on a time until `until` */
+  /** retry backoff: not admitted before `until`; a Wait node parked on a time until `until`; every node of a Scheduled run (a delayed start) until its `notBefore` */
   'timer',
   /** a Wait parked on a signal channel: `channel`, sent with POST /v1/runs/{id}/signals */
   'signal',

@@ -154,11 +154,11 @@ describe('checkBulkRequest', () => {
 describe('bulkActionApplies', () => {
   const arb = fc.record({ status: fc.constantFrom(...RUN_STATUSES), paused: fc.boolean(), parentRunId: fc.option(fc.constant('p'), { nil: null }) });
 
-  it('cancel applies exactly to live runs, retry-failed to Failed runs, resume to paused live runs, fork to top-level runs', () => {
+  it('cancel applies exactly to live and Scheduled runs, retry-failed to Failed runs, resume to paused live runs, fork to top-level runs', () => {
     fc.assert(
       fc.property(arb, (run) => {
         const live = ['Pending', 'Running', 'WaitingForApproval'].includes(run.status);
-        expect(bulkActionApplies('cancel', run)).toBe(live);
+        expect(bulkActionApplies('cancel', run)).toBe(live || run.status === 'Scheduled');
         expect(bulkActionApplies('retry-failed', run)).toBe(run.status === 'Failed');
         expect(bulkActionApplies('resume', run)).toBe(live && run.paused);
         expect(bulkActionApplies('fork', run)).toBe(run.parentRunId === null);

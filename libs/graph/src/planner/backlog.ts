@@ -9,7 +9,7 @@
  * Loop) inherit their parent's priority.
  *
  * Expiry: with PENDING_RUN_TTL_MS > 0, a top-level run still Pending and never started that
- * many ms after its creation ends Failed with the class `Expired` (the run statuses of the
+ * many ms after its creation (a delayed start: after its `notBefore`) ends Failed with the class `Expired` (the run statuses of the
  * contract stay as they are).
  */
 import type { RunState } from './types';
@@ -67,13 +67,14 @@ export type ExpiryVerdict = { expired: true; reason: string } | { expired: false
  * under its parent, and a run that started once (reopened, say) was admitted.
  */
 export function pendingExpiry(
-  run: Pick<RunState, 'status' | 'startedAt' | 'parentRunId' | 'createdAt'>,
+  run: Pick<RunState, 'status' | 'startedAt' | 'parentRunId' | 'createdAt' | 'notBefore'>,
   ttlMs: number | undefined,
   now: number,
 ): ExpiryVerdict {
   if (ttlMs === undefined || !Number.isFinite(ttlMs) || ttlMs <= 0) return { expired: false, at: null };
   if (run.status !== 'Pending' || run.startedAt !== null || run.parentRunId !== null) return { expired: false, at: null };
-  const at = run.createdAt + Math.floor(ttlMs);
+  // a released delayed start waits from its notBefore, not from when it was booked
+  const at = Math.max(run.createdAt, run.notBefore ?? 0) + Math.floor(ttlMs);
   if (now >= at) return { expired: true, reason: `not admitted within PENDING_RUN_TTL_MS (${Math.floor(ttlMs)} ms)` };
   return { expired: false, at };
 }

@@ -6,6 +6,11 @@
  */
 import type { PlannedEvent, PlanResult, RunSnapshot } from './types';
 
+/** A plan that changes nothing in the store and asks for a tick at `wakeAt` (null: none). */
+export function emptyPlan(wakeAt: number | null): PlanResult {
+  return { run: null, nodes: [], events: [], enqueue: [], cancel: [], startChildren: [], cancelChildren: [], consumedIntentIds: [], consumedInvocationIds: [], wakeAt };
+}
+
 /** True when the plan changes nothing in the store (its wake aside). */
 export function isEmptyPlan(plan: PlanResult): boolean {
   return (

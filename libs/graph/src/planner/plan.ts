@@ -10,7 +10,7 @@ import { advance } from './advance';
 import { budgetWakeAt, checkBudget, withUsage } from './budget-check';
 import { applyIntents } from './intents';
 import { PlanState } from './plan-state';
-import { isEmptyPlan } from './plan-result';
+import { emptyPlan, isEmptyPlan } from './plan-result';
 import { pendingExpiry } from './backlog';
 import { recompute } from './recompute';
 import { failRunIfAnyFailed } from './settle';
@@ -30,7 +30,11 @@ export function plan(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
 }
 
 function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
+  const waiting = scheduledWait(snapshot, ctx);
+  if (waiting) return waiting;
   const st = new PlanState(snapshot, ctx);
+  // a delayed start whose time came is an ordinary Pending run from here: fair share decides below
+  if (st.run.status === 'Scheduled') st.updateRun({ status: 'Pending' });
   const expiry = pendingExpiry(snapshot.run, ctx.pendingRunTtlMs, ctx.now);
   if (expiry.expired && !snapshot.intents.some((i) => i.kind === 'cancel')) {
     // never admitted within the TTL: it ends before admission (its intents stay unapplied; a cancel wins)
@@ -65,6 +69,18 @@ function planChecked(snapshot: RunSnapshot, ctx: PlanContext): PlanResult {
   return askForSlotAgain(snapshot, ctx, finish(st));
 }
 
+/**
+ * A Scheduled run before its `notBefore`: nothing to do but sleep until then (the wake index
+ * brings it back; an early wake, e.g. after a reschedule raced a sweep, costs one read). Its
+ * intents stay unapplied: the only verb that reaches a Scheduled run, cancel, moves it out of
+ * Scheduled first. Null when the run is not (or no longer) waiting.
+ */
+function scheduledWait(snapshot: RunSnapshot, ctx: PlanContext): PlanResult | null {
+  const at = snapshot.run.notBefore ?? null;
+  if (snapshot.run.status !== 'Scheduled' || at === null || at <= ctx.now) return null;
+  return emptyPlan(at);
+}
+
 /** A Pending run may start: a tenant slot is free and, with a concurrency key, its key has a place. */
 function admissible(snapshot: RunSnapshot): boolean {
   return snapshot.runSlotAvailable && snapshot.concurrencyKeyAvailable !== false;
@@ -72,7 +88,9 @@ function admissible(snapshot: RunSnapshot): boolean {
 
 /** A Pending run still without a tenant slot (or a concurrency key place) asks again after `ctx.slotRetryMs` (see PlanContext). */
 function askForSlotAgain(snapshot: RunSnapshot, ctx: PlanContext, result: PlanResult): PlanResult {
-  if (snapshot.run.status !== 'Pending' || admissible(snapshot) || !isEmptyPlan(result)) return result;
+  // a delayed start released this tick without a slot waits like any Pending run
+  const released = snapshot.run.status === 'Scheduled' && result.run?.set.status === 'Pending';
+  if (!(released || (snapshot.run.status === 'Pending' && isEmptyPlan(result))) || admissible(snapshot)) return result;
   const expiry = pendingExpiry(snapshot.run, ctx.pendingRunTtlMs, ctx.now);
   const expiresAt = expiry.expired ? null : expiry.at;
   const retryAt = ctx.slotRetryMs === undefined ? null : ctx.now + ctx.slotRetryMs;
@@ -115,13 +133,7 @@ function badSnapshot(snapshot: RunSnapshot, _ctx: PlanContext, reason: string): 
   const run = (snapshot as Partial<RunSnapshot>).run;
   const nodes = Array.isArray(snapshot?.nodes) ? snapshot.nodes : [];
   const result: PlanResult = {
-    run: null,
-    nodes: [],
-    events: [],
-    enqueue: [],
-    cancel: [],
-    startChildren: [],
-    cancelChildren: [],
+    ...emptyPlan(null),
     consumedIntentIds: (Array.isArray(snapshot?.intents) ? snapshot.intents : []).map((i) => i?.id).filter((x): x is string => typeof x === 'string'),
     consumedInvocationIds: [
       ...(Array.isArray(snapshot?.results) ? snapshot.results : []),
@@ -129,7 +141,6 @@ function badSnapshot(snapshot: RunSnapshot, _ctx: PlanContext, reason: string): 
     ]
       .map((r) => r?.invocationId)
       .filter((x): x is string => typeof x === 'string'),
-    wakeAt: null,
   };
   if (!run || typeof run !== 'object' || TERMINAL_RUN_STATUSES.has(run.status)) return result;
   result.run = {

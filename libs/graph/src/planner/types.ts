@@ -139,6 +139,8 @@ export interface RunState {
   /** reason given with the cancel request, when status is Cancelling */
   cancelReason: string | null;
   createdAt: number;
+  /** a delayed start's earliest start (epoch ms): a Scheduled run is released to Pending at or after it; absent or null: none */
+  notBefore?: number | null;
   startedAt: number | null;
   finishedAt: number | null;
   parentRunId: string | null;

@@ -41,11 +41,11 @@ describe('docs/state-machines.md', () => {
     expect(d.initial).toEqual(['Pending']);
   });
 
-  it('draws exactly the run transition table, starting at Pending', () => {
+  it('draws exactly the run transition table, starting at Pending or (a delayed start) Scheduled', () => {
     const d = diagram('run');
     expect(new Set(d.edges).size).toBe(d.edges.length);
     expect([...d.edges].sort()).toEqual(tableEdges(RUN_EVENTS, RUN_TRANSITIONS).sort());
-    expect(d.initial).toEqual(['Pending']);
+    expect(d.initial).toEqual(['Pending', 'Scheduled']);
   });
 
   it('documents every event of both machines in an events table', () => {

@@ -55,6 +55,9 @@ Skipped reopen Pending
 `;
 
 const RUN_SPEC = `
+Scheduled release Pending
+Scheduled cancel Cancelled
+Scheduled quarantine Failed
 Pending start Running
 Running park WaitingForApproval
 WaitingForApproval unpark Running
@@ -231,11 +234,20 @@ describe('run state machine', () => {
   it('lets one tick chain Pending to Completed, but never reach Pending again', () => {
     expect(canTransitionRun('Pending', 'Completed')).toBe(false);
     expect(canReachRun('Pending', 'Completed')).toBe(true);
-    for (const from of RUN_STATUSES) expect(canReachRun(from, 'Pending')).toBe(false);
+    for (const from of RUN_STATUSES) expect(canReachRun(from, 'Pending')).toBe(from === 'Scheduled');
     expect(canReachRun('Completed', 'Running')).toBe(false);
   });
 });
 
 // Types must stay closed: a status name outside the model is a compile error.
+describe('a delayed start', () => {
+  it('leaves Scheduled only by release to Pending, a cancel, or quarantine, and one tick may chain it to Running', () => {
+    expect(runEventsFrom('Scheduled')).toEqual(['release', 'cancel', 'quarantine']);
+    expect(canTransitionRun('Scheduled', 'Running')).toBe(false);
+    expect(canReachRun('Scheduled', 'Running')).toBe(true);
+    for (const from of RUN_STATUSES) expect(canReachRun(from, 'Scheduled')).toBe(false);
+  });
+});
+
 const _typecheck: [NodeStatus, RunStatus] = ['Pending', 'Cancelling'];
 void _typecheck;

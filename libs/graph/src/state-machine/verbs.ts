@@ -27,6 +27,8 @@ export type OperatorVerb = (typeof OPERATOR_VERBS)[number];
 
 /** The runs an operator may still change: live ones (a Cancelling or terminal run is refused). */
 export const OPERABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval'] as const satisfies readonly RunStatus[];
+/** The runs that may be cancelled or paused: the live ones and a delayed start still waiting (Scheduled). */
+export const WAITING_OR_OPERABLE_RUN_STATUSES = ['Scheduled', ...OPERABLE_RUN_STATUSES] as const satisfies readonly RunStatus[];
 /** The runs a repair may target: live ones and Failed (a retry or complete reopens it). */
 export const REPAIRABLE_RUN_STATUSES = ['Pending', 'Running', 'WaitingForApproval', 'Failed'] as const satisfies readonly RunStatus[];
 
@@ -60,10 +62,10 @@ const HUMAN = [...HUMAN_KINDS];
 
 /** The table: verb → the states it applies in. */
 export const VERB_RULES = {
-  /** a live run drains, then reads Cancelled; a Cancelling or terminal one is a no-op */
-  cancel: { scope: 'run', runStatuses: OPERABLE_RUN_STATUSES },
-  /** pausing holds new admissions of a live run */
-  pause: { scope: 'run', runStatuses: OPERABLE_RUN_STATUSES },
+  /** a live or Scheduled run drains, then reads Cancelled; a Cancelling or terminal one is a no-op */
+  cancel: { scope: 'run', runStatuses: WAITING_OR_OPERABLE_RUN_STATUSES },
+  /** pausing holds new admissions of a live run (of a Scheduled one, once it is released) */
+  pause: { scope: 'run', runStatuses: WAITING_OR_OPERABLE_RUN_STATUSES },
   /** resuming clears the flag whatever the run's status */
   resume: { scope: 'run', runStatuses: RUN_STATUSES },
   /** a step allowance on a paused live run */

@@ -7,7 +7,7 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { forkRun, type ForkSeed, type ForkSourceView, type ForkTargetView } from '@flowline/db';
-import { planFork, type ForkRefusalCode, type Graph } from '@flowline/graph';
+import { delayedStartOf, planFork, type ForkRefusalCode, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { bodyMember, jsonText, sendJson } from '../body';
 import { ApiError, GraphInvalidError, InputTooLargeError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
@@ -107,8 +107,11 @@ export function registerForkRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
         { key: 'input', message: 'not with failedOnly' },
       ]);
     }
+    const delayed = delayedStartOf(body, Date.now(), deps.limits.maxStartDelayDays);
+    if (!delayed.ok) throw new ValidationFailedError('invalid delayed start', delayed.issues);
     const tenant = c.get('tenant');
     const res = await forkRun(deps.pool, {
+      notBefore: delayed.notBefore,
       tenantId: tenant,
       sourceRunId,
       fromNodeKey: body.fromNodeKey,

@@ -13,7 +13,7 @@ import { getInboundEvent, listEventMatches } from '@flowline/db';
 import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError, ValidationFailedError } from '../errors';
 import { fanOutEvent, intakeEvents } from '../event-fanout';
-import { isUuid } from '../present';
+import { isStorableId, isUuid } from '../present';
 import { jsonText, sendJson } from '../body';
 import {
   ErrorSchema,
@@ -96,7 +96,9 @@ export function registerInboundEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
 
   app.openapi(getEventRoute, async (c) => {
     const tenant = c.get('tenant');
-    const event = await getInboundEvent(deps.pool, tenant, c.req.valid('param').id);
+    const id = c.req.valid('param').id;
+    // an id no event can have (a NUL, a lone surrogate) names none
+    const event = isStorableId(id) ? await getInboundEvent(deps.pool, tenant, id) : null;
     if (!event) throw new NotFoundError('event');
     const matches = await listEventMatches(deps.pool, tenant, event.id);
     return sendJson(200, {
@@ -112,7 +114,9 @@ export function registerInboundEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
 
   app.openapi(replayEventRoute, async (c) => {
     const tenant = c.get('tenant');
-    const event = await getInboundEvent(deps.pool, tenant, c.req.valid('param').id);
+    const id = c.req.valid('param').id;
+    // an id no event can have (a NUL, a lone surrogate) names none
+    const event = isStorableId(id) ? await getInboundEvent(deps.pool, tenant, id) : null;
     if (!event) throw new NotFoundError('event');
     const ids = c.req.valid('json').definitionIds;
     const bad = ids?.findIndex((id) => !isUuid(id)) ?? -1;

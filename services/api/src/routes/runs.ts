@@ -16,12 +16,14 @@ import {
   listRuns,
   requestCancel,
   type NodeRunDetailRow,
+  rescheduleRun,
   type RunFilter,
 } from '@flowline/db';
 import {
   checkRunMetadata,
   checkRunSearch,
   DEFAULT_METADATA_LIMITS,
+  delayedStartOf,
   fewestAttemptsOfGraph,
   parseBudget,
   unreachableBudgetMessage,
@@ -42,6 +44,7 @@ import { DEFAULT_MAX_RUN_WAIT_S, parseWait, waitForRunEnd } from '../run-wait';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
 import { RunBusyError } from './conversations';
+import { RunStateConflictError } from './operator';
 import {
   AcceptedSchema,
   CancelBody,
@@ -59,6 +62,8 @@ import {
   RunStateQuery,
   RunStateSchema,
   StartRunBody,
+  RescheduleBody,
+  RescheduledSchema,
   jsonContent,
   IdempotencyKeyHeaders,
   backlogFullResponse,
@@ -74,7 +79,9 @@ const startRun = v1Route.runs('post', '/v1/definitions/{id}/runs', {
   description:
     'With `?wait=30s` (also `1500ms`, `2m`, or plain seconds; at most MAX_RUN_WAIT_S) the answer waits for the run to end: ' +
     '200 with the run summary and its output when it ends within the wait, else the usual 202 with `Location` to poll. ' +
-    'A replayed requestId waits on the run it names.',
+    'A replayed requestId waits on the run it names. ' +
+    'With `startAt` (RFC 3339) or `delay` (ISO-8601 duration) the run is a delayed start: it reads Scheduled with `notBefore`, holds no run slot ' +
+    'and costs nothing until then, may be cancelled or moved (POST /v1/runs/{id}/reschedule), and then starts as an ordinary Pending run.',
   request: {
     params: IdParam,
     query: z.object({
@@ -128,6 +135,16 @@ const stateRoute = v1Route.runs('get', '/v1/runs/{id}/state', {
   request: { params: IdParam, query: RunStateQuery },
   responses: { 200: jsonContent(RunStateSchema, 'the state as of seq') },
 });
+const rescheduleRoute = v1Route.runs('post', '/v1/runs/{id}/reschedule', {
+  operationId: 'rescheduleRun',
+  summary: 'Move a delayed start (a Scheduled run) to another time',
+  description: 'Give `startAt` or `delay`. A time already past releases the run at once. 409 RunStateConflict when the run is no longer Scheduled.',
+  request: { params: IdParam, body: jsonBody(RescheduleBody) },
+  responses: {
+    200: jsonContent(RescheduledSchema, 'the new notBefore'),
+    409: jsonContent(ErrorSchema, 'RunStateConflict: the run is not Scheduled'),
+  },
+});
 const cancelRoute = v1Route.runs('post', '/v1/runs/{id}/cancel', {
   operationId: 'cancelRun',
   summary: 'Cancel a run (idempotent)',
@@ -157,8 +174,11 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!metadata.ok) throw new MetadataInvalidError(metadata.issues);
     const budget = parseBudget(body.budget);
     if (!budget.ok) throw new BudgetInvalidError(budget.errors.map((message) => ({ key: message.split(' ')[0]!, message })));
+    const delayed = delayedStartOf(body, Date.now(), deps.limits.maxStartDelayDays);
+    if (!delayed.ok) throw new ValidationFailedError('invalid delayed start', delayed.issues);
     const res = await withStartCatalog(pool, deps.mcp, c.get('tenant'), (mcp) => createRun(pool, {
       budget: budget.budget,
+      notBefore: delayed.notBefore,
       tenantId: c.get('tenant'),
       createdBy: c.get('principal'),
       definitionId,
@@ -259,6 +279,22 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!got) throw new NotFoundError('run');
     if (atSeq !== undefined && atSeq > got.seq) throw new ValidationFailedError(`atSeq ${atSeq} is past the run's last event (${got.seq})`);
     return sendJson(200, got);
+  });
+
+  app.openapi(rescheduleRoute, async (c) => {
+    const id = requireUuid(c.req.valid('param').id, 'run');
+    const delayed = delayedStartOf(c.req.valid('json'), Date.now(), deps.limits.maxStartDelayDays);
+    if (!delayed.ok) throw new ValidationFailedError('invalid delayed start', delayed.issues);
+    if (delayed.notBefore === null) throw new ValidationFailedError('give startAt or delay', [{ key: 'startAt', message: 'give startAt or delay' }]);
+    const moved = await rescheduleRun(pool, c.get('tenant'), id, delayed.notBefore);
+    if (!moved) {
+      const run = await getRunHead(pool, c.get('tenant'), id);
+      if (!run) throw new NotFoundError('run');
+      throw new RunStateConflictError('RunStateConflict', `run is ${run.status}: only a Scheduled run can be rescheduled`);
+    }
+    deps.logger.info({ runId: id, notBefore: moved.notBefore.toISOString() }, 'run rescheduled');
+    await publishWake(deps, id, c.get('tenant'));
+    return sendJson(200, { runId: id, notBefore: moved.notBefore.toISOString() });
   });
 
   app.openapi(cancelRoute, async (c) => {

@@ -35,7 +35,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { ApiError, NotFoundError, PayloadTooLargeError, ValidationFailedError } from '../errors';
 import { sendJson } from '../body';
 import { intakeEvents } from '../event-fanout';
-import { isUuid, requireUuid, runSummary } from '../present';
+import { isStorableId, isUuid, requireUuid, runSummary } from '../present';
 import { startTriggeredRun } from '../run-start';
 import { waitForRunEnd } from '../run-wait';
 import { ErrorSchema, IdParam, jsonBody, jsonContent } from '../schemas';
@@ -198,7 +198,7 @@ const deliverRoute = createRoute({
     413: jsonContent(ErrorSchema, 'PayloadTooLarge'),
     400: jsonContent(ErrorSchema, 'WebhookTargetRefused: the body breaks the Start schema (the start’s own code in the message)'),
     422: jsonContent(ErrorSchema, 'WebhookTargetRefused: the target definition is gone'),
-    429: jsonContent(ErrorSchema, "WebhookTargetRefused: the tenant's backlog is full (Retry-After)"),
+    503: jsonContent(ErrorSchema, "WebhookTargetRefused: the tenant's backlog is full (Retry-After)"),
   },
 });
 
@@ -323,7 +323,7 @@ async function dispatch(deps: AppDeps, h: WebhookForDelivery, body: Buffer, cont
   try {
     const res = await startTriggeredRun(deps, h.tenantId, h.target.definitionId, runInputOf(body, contentType), `hook:${h.id}:${key}`);
     if (res.kind === 'backlogFull') {
-      return { verdict: 'refused', status: 429, reason: `the tenant's backlog is full (${res.pending} Pending runs); deliver again later`, runId: null, eventId: null, answer: {} };
+      return { verdict: 'refused', status: 503, reason: `the tenant's backlog is full (${res.pending} Pending runs); deliver again later`, runId: null, eventId: null, answer: {} };
     }
     if (res.kind === 'definitionNotFound') return { verdict: 'refused', status: 422, reason: 'the target definition is gone', runId: null, eventId: null, answer: {} };
     if (res.kind !== 'created' && res.kind !== 'replayed') return { verdict: 'refused', status: 409, reason: `run start answered ${res.kind}`, runId: null, eventId: null, answer: {} };
@@ -410,7 +410,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
   app.use('/hooks/*', bodyLimit({ maxSize: cap, onError: () => { throw new PayloadTooLargeError(cap); } }));
   app.openapi(deliverRoute, async (c) => {
     const { tenant, slug } = c.req.valid('param');
-    const h = SLUG.test(slug) ? await webhookBySlug(deps.pool, tenant, slug) : null;
+    const h = SLUG.test(slug) && isStorableId(tenant) ? await webhookBySlug(deps.pool, tenant, slug) : null;
     if (!h) throw new NotFoundError('webhook');
     const deliveryId = randomUUID();
     const body = Buffer.from(await c.req.arrayBuffer());
@@ -432,7 +432,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     await log({ ...outcomeRecord(out), body });
     deps.logger.info({ webhookId: h.id, deliveryId, verdict: out.verdict, runId: out.runId ?? undefined }, 'webhook delivery');
     if (out.verdict === 'refused') {
-      const headers = out.status === 429 ? { 'retry-after': String(deps.limits.backlogRetryAfterS ?? 5) } : undefined;
+      const headers = out.status === 503 ? { 'retry-after': String(deps.limits.backlogRetryAfterS ?? 5) } : undefined;
       return sendJson(out.status, { error: { code: 'WebhookTargetRefused', message: out.reason ?? 'refused' }, deliveryId }, headers);
     }
     return sendJson(out.status, { deliveryId, ...out.answer }, out.runId !== null ? { location: `/v1/runs/${out.runId}` } : undefined);

@@ -6,7 +6,7 @@ import { REASONING_EFFORTS } from '@flowline/graph';
 import { keys, useAgentVersions } from '../api/queries';
 import { useClient } from '../session/session';
 import { actDialog, useKeyedAct } from '../runs/acts';
-import { Dialog, DialogActions } from '../ui/Dialog';
+import { Dialog, DialogActions, DialogDone } from '../ui/Dialog';
 import { JsonDoc } from '../ui/JsonDoc';
 import { JsonField, useJsonText } from '../ui/JsonField';
 import { Loading, RefusalNote, Time } from '../ui/primitives';
@@ -180,11 +180,7 @@ export function AgentHistory({ agent, onClose }: { agent: SavedAgent; onClose():
           ) : null}
         </div>
       </div>
-      <div className="dialog-actions">
-        <button type="button" className="btn btn-primary" onClick={onClose}>
-          Done
-        </button>
-      </div>
+      <DialogDone onClose={onClose} />
     </Dialog>
   );
 }

@@ -22,6 +22,8 @@ export const keys = {
   mcpServers: ['mcp-servers'] as const,
   agents: ['agents'] as const,
   agentVersions: (agentId: string) => ['agents', agentId, 'versions'] as const,
+  schedules: ['schedules'] as const,
+  scheduleSlots: (scheduleId: string) => ['schedules', scheduleId, 'slots'] as const,
 };
 
 /** How often lists re-read while visible: a run changing status shows without a reload. */
@@ -186,4 +188,23 @@ export function useAgentIndex() {
 export function useAgentVersions(agentId: string) {
   const client = useClient();
   return useQuery({ queryKey: keys.agentVersions(agentId), queryFn: () => client.agents.versions(agentId, { limit: 200 }) });
+}
+
+/** The tenant's schedules, page by page (newest first). */
+export function useSchedulePages() {
+  const client = useClient();
+  return useInfiniteQuery({
+    queryKey: keys.schedules,
+    queryFn: ({ pageParam }) => client.schedules.list({ limit: 50, ...(pageParam ? { cursor: pageParam } : {}) }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+  });
+}
+
+/** A schedule's next slots (with their UTC offsets) and the newest rows of its slot ledger. */
+export function useScheduleSlots(scheduleId: string) {
+  const client = useClient();
+  const preview = useQuery({ queryKey: [...keys.scheduleSlots(scheduleId), 'preview'], queryFn: () => client.schedules.preview(scheduleId, 5) });
+  const ledger = useQuery({ queryKey: keys.scheduleSlots(scheduleId), queryFn: () => client.schedules.slots(scheduleId, { limit: 50 }) });
+  return { preview, ledger };
 }

@@ -8,7 +8,7 @@ import { useSession } from '../session/session';
 import { useLiveConnected } from '../live/connection';
 
 interface Section {
-  to: '/runs' | '/approvals' | '/definitions' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
+  to: '/runs' | '/approvals' | '/definitions' | '/schedules' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
   label: string;
   icon: string;
 }
@@ -18,6 +18,7 @@ export const SECTIONS: Section[] = [
   { to: '/runs', label: 'Runs', icon: '▤' },
   { to: '/approvals', label: 'Approvals', icon: '✓' },
   { to: '/definitions', label: 'Definitions', icon: '◇' },
+  { to: '/schedules', label: 'Schedules', icon: '◷' },
   { to: '/chat', label: 'Chat', icon: '✉' },
   { to: '/editor', label: 'Editor', icon: '✎' },
   { to: '/agents', label: 'Agents', icon: '◎' },

@@ -154,6 +154,23 @@ describe('the run view', () => {
     expect(a.calls.some((c) => c.startsWith(`GET /v1/definitions/${DEF}`))).toBe(true);
   });
 
+  it('shows when a Scheduled run (a delayed start) starts, and the schedule that started a run', async () => {
+    const a = api();
+    const later = new Date(Date.now() + 3 * 3_600_000).toISOString();
+    a.on('GET /v1/runs/*', () => ({
+      body: { run: { ...run('Scheduled'), startedAt: null, notBefore: later, scheduleId: 'ssssssss-0000-4000-8000-000000000001'.replace(/s/g, 'e') }, nodeRuns: [nodeRun('start', 'Start', 'Pending'), nodeRun('review', 'Pause', 'Pending'), nodeRun('done', 'End', 'Pending')], output: null, graph },
+    }));
+    renderApp(`/console/run?runId=${RUN}`, a);
+    const due = await waitFor(() => {
+      const el = document.querySelector(`[data-not-before="${later}"]`);
+      if (!el) throw new Error('no notBefore shown');
+      return el;
+    }, { timeout: 15_000 });
+    expect(due.textContent).toMatch(/starts in 3 hours/);
+    expect(screen.getByText('Scheduled')).toBeTruthy();
+    expect(screen.getByText('eeeeeeee').getAttribute('href')).toBe('/console/schedules');
+  });
+
   it('selects a graph node from the keyboard: Tab reaches it, Enter opens its panel', async () => {
     const view = renderApp(`/console/run?runId=${RUN}`, api());
     await waitFor(() => expect(document.querySelector('.react-flow__node[data-id="review"]')).toBeTruthy(), { timeout: 15_000 });

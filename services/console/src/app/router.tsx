@@ -81,7 +81,13 @@ export const approvalsRoute = createRoute({
   component: lazyRouteComponent(() => import('../runs/ApprovalsPage'), 'ApprovalsPage'),
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute]);
+export const schedulesRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/schedules',
+  component: lazyRouteComponent(() => import('../schedules/SchedulesPage'), 'SchedulesPage'),
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */
 export function createConsoleRouter(history?: RouterHistory) {

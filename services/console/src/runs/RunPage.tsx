@@ -140,6 +140,18 @@ export function RunPage() {
                 </Link>{' '}
                 · created <Time iso={detail.run.createdAt} now={now} /> · {durationText(detail.run.startedAt, detail.run.finishedAt, now)}
                 {detail.run.conversationId ? <> · conversation <span className="mono">{detail.run.conversationId}</span></> : null}
+                {detail.run.notBefore ? (
+                  <span data-not-before={detail.run.notBefore}>
+                    {' '}
+                    · {detail.run.status === 'Scheduled' ? 'starts' : 'was due'} <Time iso={detail.run.notBefore} now={now} />
+                  </span>
+                ) : null}
+                {detail.run.scheduleId ? (
+                  <>
+                    {' '}
+                    · started by schedule <Link to="/schedules">{detail.run.scheduleId.slice(0, 8)}</Link>
+                  </>
+                ) : null}
                 {detail.run.forkedFrom ? (
                   <>
                     {' '}

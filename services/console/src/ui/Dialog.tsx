@@ -60,3 +60,14 @@ export function DialogActions({
     </div>
   );
 }
+
+/** A read-only dialog's one button, closing it. */
+export function DialogDone({ onClose }: { onClose(): void }) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" className="btn btn-primary" onClick={onClose}>
+        Done
+      </button>
+    </div>
+  );
+}

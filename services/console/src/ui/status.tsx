@@ -6,6 +6,8 @@
 export type Tone = 'pending' | 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'waiting';
 
 const TONES: Record<string, Tone> = {
+  // a delayed start waiting for its notBefore: it holds nothing, like a Queued node waits its turn
+  Scheduled: 'queued',
   Pending: 'pending',
   Queued: 'queued',
   Running: 'running',
