@@ -143,7 +143,10 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
       offResync();
       merger.close();
       bucket.close();
-      io.disconnectSockets(true);
+      // io.local: only this replica's sockets. Through the Redis adapter a plain
+      // io.disconnectSockets would reach every replica's sockets, and a deploy (one replica
+      // stopped at a time) would drop every console of the cluster at once.
+      io.local.disconnectSockets(true);
       // io.close() would also close the HTTP server, which the caller owns: close the engine only
       io.engine.close();
       await Promise.all([pub.quit().catch(() => pub.disconnect()), sub.quit().catch(() => sub.disconnect())]);
