@@ -6,21 +6,10 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestRedis, freePort, type TestDatabase, type TestRedis } from '@flowline/testing';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase, createTestRedis, freePort } from '@flowline/testing';
 
 const rootDir = fileURLToPath(new URL('../..', import.meta.url));
-
-let db: TestDatabase;
-let redis: TestRedis;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  redis = createTestRedis();
-});
-afterAll(async () => {
-  await redis?.cleanup();
-  await db?.drop();
-});
 
 async function listening(port: number): Promise<boolean> {
   try {
@@ -33,6 +22,7 @@ async function listening(port: number): Promise<boolean> {
 
 describe('npm start', () => {
   it('exits non-zero naming the process that could not boot (its ops port taken), and leaves nothing running', async () => {
+    const [db, redis] = [await createTestDatabase(), createTestRedis()];
     const apiPort = await freePort();
     const opsBase = await freePort();
     // the tool worker's ops port is OPS_BASE_PORT + 2: another program holds it
@@ -71,6 +61,8 @@ describe('npm start', () => {
       expect(await listening(opsBase)).toBe(false);
     } finally {
       await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      await redis.cleanup();
+      await db.drop();
     }
   }, 120_000);
 });

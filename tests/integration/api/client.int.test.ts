@@ -583,18 +583,7 @@ describe('operator verbs', () => {
 describe('live connection', () => {
   it('reconnects after the server closes its socket (a replica draining for a deploy) and re-subscribes from its watermark', async () => {
     const c = client();
-    const graph = {
-      nodes: [
-        { key: 'start', kind: 'Start' },
-        { key: 'gate', kind: 'Pause', config: { prompt: 'go?', allowedDecisions: ['Approve'] } },
-        { key: 'end', kind: 'End', config: { outcome: 'done' } },
-      ],
-      edges: [
-        { key: 'e1', from: 'start', to: 'gate' },
-        { key: 'e2', from: 'gate', to: 'end' },
-      ],
-    };
-    const def = await c.definitions.create({ name: 'live-reconnect', graph });
+    const def = await c.definitions.create({ name: 'live-reconnect', graph: pauseGraph() });
     const { runId } = await c.runs.start(def.id);
     await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'gate open');
     const changes: RunChange[] = [];
