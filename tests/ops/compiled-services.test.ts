@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestRedis, spawnService, type TestDatabase, type TestRedis } from '@flowline/testing';
+import { claimShards } from '@flowline/db';
+import { createTestDatabase, createTestRedis, spawnService, waitFor, type TestDatabase, type TestRedis } from '@flowline/testing';
 
 const rootDir = fileURLToPath(new URL('../..', import.meta.url));
 const SERVICES = [
@@ -58,8 +59,11 @@ describe('compiled services', () => {
     try {
       if (name === 'api') {
         const port = Number(/"port":(\d+)/.exec(p.output())?.[1]);
-        const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-        expect(res.status).toBe(200);
+        // no dispatcher yet: not ready; a dispatcher's lease on a shard makes it ready
+        expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(503);
+        await claimShards(db.pool, 'compiled-test-dispatcher', 1, 60_000);
+        // the API caches its lease read for a second
+        await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, { timeoutMs: 5_000, description: 'api /readyz 200 once a shard is held' });
       }
     } finally {
       p.child.kill('SIGTERM');

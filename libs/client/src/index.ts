@@ -12,7 +12,7 @@ export { ApiRequestError, createRestClient, isApiRequestError } from './rest';
 export type { RestClient, RestClientOptions, Page, EventPage, RunStateAt, RawResponse, SendOptions, StreamOptions } from './rest';
 export type * from './types';
 export { LATEST_SEQ, LiveRequestError, createLiveClient } from './live';
-export type { LiveClient, LiveClientOptions, RunChange, RunSubscription } from './live';
+export type { LiveClient, LiveClientOptions, LiveConnectionState, RunChange, RunSubscription } from './live';
 export type { LiveEvent, NodeActivity, RunChangedPing, RunSnapshot } from '@flowline/queue/protocol';
 export { LIVE_EVENTS } from '@flowline/queue/live-wire';
 

@@ -4,6 +4,14 @@
  * every ping above it, re-reads the events route from the watermark — pings carry no
  * content, may be merged or reordered, and a lost one only delays the next read. On
  * reconnect every subscription re-subscribes from its watermark, so nothing is missed.
+ *
+ * The connection comes back after ANY disconnect but the client's own `close()`. Socket.IO
+ * reconnects by itself after a lost transport, but not after the server closed the socket
+ * ("io server disconnect": a replica draining for a deploy does that), so the client
+ * reconnects itself then, after a random delay below {@link SERVER_DISCONNECT_JITTER_MS}
+ * (a replica's consoles do not all come back in the same instant); failed attempts then back
+ * off (Socket.IO's reconnection: {@link RECONNECT_DELAY_MS} doubling up to
+ * {@link RECONNECT_DELAY_MAX_MS}, randomised).
  */
 import { io, type Socket } from 'socket.io-client';
 import type { LiveEvent, NodeActivity, RunSnapshot } from '@flowline/queue/protocol';
@@ -65,6 +73,15 @@ export interface LiveClientOptions {
 }
 
 const ACK_TIMEOUT_MS = 30_000;
+/** The first reconnection attempt's delay after a lost connection. */
+export const RECONNECT_DELAY_MS = 500;
+/** The longest delay between two reconnection attempts. */
+export const RECONNECT_DELAY_MAX_MS = 5_000;
+/** After the server closed the socket, the client reconnects within this (random) delay. */
+export const SERVER_DISCONNECT_JITTER_MS = 1_000;
+
+/** The connection's state: `connected`; `reconnecting` while it will try again; `down` once it will not (refused key, closed). */
+export type LiveConnectionState = 'connected' | 'reconnecting' | 'down';
 
 /** Creates the live client; the socket connects at once. */
 export function createLiveClient(o: LiveClientOptions) {
@@ -72,8 +89,22 @@ export function createLiveClient(o: LiveClientOptions) {
     path: LIVE_SOCKET_PATH,
     auth: o.apiKey ? { token: o.apiKey } : {},
     transports: o.transports ?? ['websocket'],
+    reconnectionDelay: RECONNECT_DELAY_MS,
+    reconnectionDelayMax: RECONNECT_DELAY_MAX_MS,
   });
   const subs = new Map<string, Set<Sub>>();
+  let closedByUs = false;
+  let reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+  // registered before any other listener: a state read in another 'disconnect' listener sees the timer
+  socket.on('disconnect', (reason) => {
+    if (reason !== 'io server disconnect' || closedByUs) return;
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = null;
+      if (!closedByUs) socket.connect();
+    }, Math.random() * SERVER_DISCONNECT_JITTER_MS);
+  });
+  /** See {@link LiveConnectionState}; `socket.active` is true while Socket.IO itself reconnects. */
+  const state = (): LiveConnectionState => (socket.connected ? 'connected' : reconnectTimer !== null || socket.active ? 'reconnecting' : 'down');
   const onError = o.onError ?? (() => undefined);
 
   interface Sub {
@@ -239,12 +270,16 @@ export function createLiveClient(o: LiveClientOptions) {
 
   return {
     socket,
+    state,
     subscribeRun,
     unsubscribeRun,
     streamNodeActivity,
     /** sends a raw event with ack (for clients of events this module does not wrap) */
     request,
     close() {
+      closedByUs = true;
+      if (reconnectTimer !== null) clearTimeout(reconnectTimer);
+      reconnectTimer = null;
       subs.clear();
       socket.disconnect();
     },

@@ -44,7 +44,7 @@ export {
   type EventSubscriber,
   type StoredEvent,
 } from './store/event-fanout';
-export { claimShards, deadDispatcherExists, DispatcherLiveness, releaseShards } from './store/shard-leases';
+export { claimShards, deadDispatcherExists, DispatcherLiveness, heldShardCount, releaseShards } from './store/shard-leases';
 export { getRunBlockerFacts } from './store/blocker-facts';
 export { stuckRunCandidates, WATCHED_RUN_STATUSES } from './store/stuck-runs';
 export type { RunBlockerFacts } from './store/blocker-facts';

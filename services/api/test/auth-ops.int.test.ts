@@ -2,11 +2,15 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app';
-import { KEYS, createDefinition, lineGraph, startHarness, startRun, type Harness } from './harness';
+import { claimShards, releaseShards } from '@flowline/db';
+import { waitFor } from '@flowline/testing';
+import { KEYS, TEST_DISPATCHER, createDefinition, holdShards, lineGraph, startHarness, startRun, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
+  // a dispatcher holds the shards: /readyz answers 200 only then (see the test of that below)
+  await holdShards(h);
 });
 afterAll(async () => {
   await h.close();
@@ -240,6 +244,26 @@ describe('ops', () => {
       expect(((await r.json()) as { error: { code: string } }).error.code).toBe('NotReady');
     } finally {
       dead.disconnect();
+    }
+  });
+
+  it('answers 503 on /readyz while no live dispatcher holds a shard, 200 once one does', async () => {
+    const app = createApp({ ...h.deps, apiKeys: null });
+    await releaseShards(h.db.pool, TEST_DISPATCHER);
+    try {
+      const r = await app.request('/readyz');
+      expect(r.status).toBe(503);
+      const body = (await r.json()) as { error: { code: string; message: string } };
+      expect(body.error).toMatchObject({ code: 'NotReady' });
+      expect(body.error.message).toMatch(/no live dispatcher holds a shard/);
+      // a dispatcher's heartbeat takes one shard: ready (once the cached answer is a second old)
+      await claimShards(h.db.pool, 'a-dispatcher', 1, 60_000);
+      await waitFor(async () => (await app.request('/readyz')).status === 200, { timeoutMs: 5_000, description: '/readyz 200 once a dispatcher holds a shard' });
+      // its lease ends (the dispatcher stopped): not ready again
+      await releaseShards(h.db.pool, 'a-dispatcher');
+      await waitFor(async () => (await app.request('/readyz')).status === 503, { timeoutMs: 5_000, description: '/readyz 503 once no dispatcher holds a shard' });
+    } finally {
+      await holdShards(h);
     }
   });
 

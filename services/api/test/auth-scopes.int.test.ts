@@ -14,7 +14,7 @@ import { apiConfigSchema } from '../src/config';
 import type { AppEnv } from '../src/context';
 import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
 import { LIVE_EVENT_SCOPES, ROUTE_SCOPES } from '../src/route-scopes';
-import { KEYS, createDefinition, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
+import { KEYS, createDefinition, holdShards, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
 
 /** Scoped keys of tenant A beside the harness's full keys of tenants A and B. */
 const SCOPED = {
@@ -168,6 +168,8 @@ describe('API key scopes over REST', () => {
   });
 
   it('serves the ops routes without a key', async () => {
+    // /readyz is ready only while a dispatcher holds shards
+    await holdShards(h);
     for (const path of ['/livez', '/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) {
       expect({ path, status: (await h.call('GET', path, { token: null })).status }).toEqual({ path, status: 200 });
     }

@@ -4,6 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import pino from 'pino';
+import { claimShards } from '@flowline/db';
 import { createTestDatabase, createTestRedis, type TestDatabase } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from '../src/app';
@@ -98,6 +99,17 @@ export async function startHarness(
       await db.drop();
     },
   };
+}
+
+/** The dispatcher id {@link holdShards} leases the shards as. */
+export const TEST_DISPATCHER = 'api-test-dispatcher';
+
+/**
+ * Leases every shard to a stand-in dispatcher for `leaseMs` (as a live dispatcher's heartbeat
+ * does), for tests of /readyz, which is not ready while no dispatcher holds a shard.
+ */
+export async function holdShards(h: Harness, leaseMs = 600_000): Promise<void> {
+  await claimShards(h.db.pool, TEST_DISPATCHER, h.deps.limits.shardCount, leaseMs);
 }
 
 /** Start → Pause(gate) → End(yes|no); Start takes `{ n?: number }`. */

@@ -24,7 +24,7 @@
  * few of its own runs, which cost as much CPU per hop as the owner's whole tick.
  */
 import type { RedisConnection } from '@flowline/queue';
-import { parseWakeMessage, shardWakeChannel, wakeChannel } from '@flowline/queue';
+import { channelPrefix, parseWakeMessage, shardWakeChannel, wakeChannel } from '@flowline/queue';
 import type { WorkReturn } from '@flowline/queue';
 import type { Logger } from 'pino';
 
@@ -47,14 +47,18 @@ export interface JobFeedHandlers {
 export class JobFeed {
   private subscriber: RedisConnection | null = null;
   private messages = 0;
+  /** the channels' prefix: the queue prefix on this connection's database (pub/sub ignores the database) */
+  private readonly ns: string;
 
   constructor(
     /** the dispatcher's connection; the feed subscribes on a duplicate of it (same server or cluster) */
     private readonly redis: RedisConnection,
-    private readonly prefix: string,
+    prefix: string,
     private readonly handlers: JobFeedHandlers,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.ns = channelPrefix(prefix, redis);
+  }
 
   /** Messages received on any wake channel since start. */
   get received(): number {
@@ -76,20 +80,20 @@ export class JobFeed {
       } else if (msg.failed) this.handlers.failed(msg.failed.invocationId, msg.failed.reason, msg.failed.at, msg.runId ?? null);
       else if (msg.runId) this.handlers.wake(msg.runId, msg.tenantId);
     });
-    await sub.subscribe(wakeChannel(this.prefix));
+    await sub.subscribe(wakeChannel(this.ns));
   }
 
   /** Joins the wake channels of `shards` (on gain); resolves once Redis confirmed. */
   async joinShards(shards: readonly number[]): Promise<void> {
     if (shards.length === 0 || !this.subscriber) return;
-    await this.subscriber.subscribe(...shards.map((s) => shardWakeChannel(s, this.prefix)));
+    await this.subscriber.subscribe(...shards.map((s) => shardWakeChannel(s, this.ns)));
   }
 
   /** Leaves the wake channels of `shards` (on loss); a failure is logged, the handlers' ownership check still drops their messages. */
   leaveShards(shards: readonly number[]): void {
     if (shards.length === 0 || !this.subscriber) return;
     this.subscriber
-      .unsubscribe(...shards.map((s) => shardWakeChannel(s, this.prefix)))
+      .unsubscribe(...shards.map((s) => shardWakeChannel(s, this.ns)))
       .catch((err: unknown) => this.log.warn({ err, shards }, 'leaving shard wake channels failed'));
   }
 

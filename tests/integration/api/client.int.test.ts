@@ -606,6 +606,38 @@ describe('operator verbs', () => {
   }, 60_000);
 });
 
+describe('live connection', () => {
+  it('reconnects after the server closes its socket (a replica draining for a deploy) and re-subscribes from its watermark', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'live-reconnect', graph: pauseGraph() });
+    const { runId } = await c.runs.start(def.id);
+    await waitForRun(c, runId, (d) => d.run.status === 'WaitingForApproval', 'gate open');
+    const changes: RunChange[] = [];
+    const sub = c.subscribeRun(runId, 0, (ch) => changes.push(ch));
+    await sub.ready;
+    const { socket } = c.live();
+    expect(c.live().state()).toBe('connected');
+    const before = sub.watermark();
+
+    // what a replica's shutdown does to its own sockets; Socket.IO alone would not come back
+    const states: string[] = [];
+    socket.once('disconnect', (reason) => states.push(`${reason}: ${c.live().state()}`));
+    live.io.local.disconnectSockets(true);
+    await waitFor(() => states.length > 0, { timeoutMs: 5_000, description: 'disconnected by the server' });
+    expect(states).toEqual(['io server disconnect: reconnecting']);
+    await waitFor(() => c.live().state() === 'connected', { timeoutMs: 5_000, description: 'reconnected' });
+    // re-subscribed from its watermark: a second snapshot, replaying nothing it had
+    await waitFor(() => changes.filter((ch) => ch.snapshot).length === 2, { timeoutMs: 5_000, description: 'second snapshot' });
+    expect(changes.filter((ch) => ch.snapshot).at(-1)!.events.every((e) => e.seq > before)).toBe(true);
+
+    // and it follows the run again: the decision's events arrive past the watermark
+    await c.runs.decide(runId, 'gate', { operationId: randomUUID(), decision: 'Approve' });
+    await waitFor(() => changes.some((ch) => ch.events.some((e) => e.kind === 'run.completed')), { timeoutMs: 10_000, description: 'run.completed delivered live' });
+    expect(sub.watermark()).toBeGreaterThan(before);
+    await sub.close();
+  });
+});
+
 describe('conversations', () => {
   it('sends a message, refuses a second send while the run is live (RunBusy), lists messages and runs, and answers the ChatInput', async () => {
     const c = client();

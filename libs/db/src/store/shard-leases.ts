@@ -38,6 +38,20 @@ export async function deadDispatcherExists(db: Queryable): Promise<boolean> {
   return res.rows[0]!.dead;
 }
 
+/**
+ * How many shards a live dispatcher holds now: an owned, unexpired lease whose owner has not
+ * lost its liveness lock. 0 means no dispatcher moves any run (the API's readiness says so).
+ */
+export async function heldShardCount(db: Queryable): Promise<number> {
+  const res = await db.query<{ held: number }>({
+    name: 'flowline_held_shard_count',
+    text: `SELECT count(*)::int AS held FROM shard_leases l
+      WHERE l.owner IS NOT NULL AND l.expires_at > now()
+        AND NOT EXISTS (SELECT 1 FROM flowline_dead_dispatchers() d WHERE d.id = l.owner)`,
+  });
+  return res.rows[0]!.held;
+}
+
 /** Liveness keys stay below 2^62: positive, so pg_locks' two unsigned halves rebuild them exactly. */
 const MAX_LIVENESS_KEY = 2n ** 62n;
 

@@ -64,6 +64,28 @@ export function laneJobLockKey(lane: Lane, invocationId: string, prefix: string 
 }
 
 /**
+ * The Redis database index a connection works in (`redis://host/2` → 2): an ioredis client's
+ * `options.db`; 0 for anything else (a Redis Cluster has only database 0).
+ */
+export function redisDbOf(conn: unknown): number {
+  const db = (conn as { options?: { db?: unknown } } | null | undefined)?.options?.db;
+  return typeof db === 'number' && Number.isInteger(db) && db > 0 ? db : 0;
+}
+
+/**
+ * The prefix of every pub/sub channel of `prefix` on `conn`'s database: the queue prefix, and
+ * `:db<n>` after it when the database is not 0. Redis pub/sub ignores the database index, so
+ * without it a second cluster with the same prefix on another database of the same server
+ * would hear this one's wakes, change pings, cancellations and Socket.IO adapter messages.
+ * Database 0 (and a Redis Cluster) keeps the bare prefix. Every channel function below takes
+ * this as its `prefix`; the publishers and subscribers derive it from their connection.
+ */
+export function channelPrefix(prefix: string, conn: unknown): string {
+  const db = redisDbOf(conn);
+  return db === 0 ? prefix : `${prefix}:db${db}`;
+}
+
+/**
  * The pub/sub channel on which dispatchers publish `{ invocationId, reason }`
  * cancellations; every worker of every lane listens and aborts the matching
  * in-flight call. Plain (non-sharded) pub/sub reaches every node of a cluster.

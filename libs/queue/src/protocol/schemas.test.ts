@@ -6,6 +6,8 @@ import {
   parseWorkItem,
   toWire,
   cancelChannel,
+  channelPrefix,
+  redisDbOf,
   cancelMessageSchema,
   jobIdFor,
   parseMessage,
@@ -139,6 +141,16 @@ describe('names', () => {
   it('derives the cancel and wake channels from the prefix', () => {
     expect(cancelChannel('{t1}')).toBe('{t1}:cancel');
     expect(wakeChannel()).toBe('{flowline}:wake');
+  });
+
+  it('puts a connection’s database index (when not 0) in the channels’ prefix: pub/sub ignores the database', () => {
+    expect(channelPrefix('{flowline}', { options: { db: 2 } })).toBe('{flowline}:db2');
+    expect(wakeChannel(channelPrefix('{flowline}', { options: { db: 2 } }))).toBe('{flowline}:db2:wake');
+    expect(channelPrefix('{flowline}', { options: { db: 0 } })).toBe('{flowline}');
+    // a cluster client (no db option) and anything else: database 0
+    expect(channelPrefix('{flowline}', { options: { redisOptions: {} } })).toBe('{flowline}');
+    expect(channelPrefix('{t1}', null)).toBe('{t1}');
+    expect(redisDbOf({ options: { db: 15 } })).toBe(15);
   });
 });
 

@@ -4,9 +4,10 @@
  * intent commits, a dispatcher after its commit, a lane worker with its job's report —
  * publishes through these functions, so a channel and its message shape are written in one
  * place. Transport-free: the connection is anything with `publish` and `pipeline` (an ioredis
- * client), so this module imports neither ioredis nor BullMQ.
+ * client), so this module imports neither ioredis nor BullMQ. Channels carry the connection's
+ * database index (`channelPrefix`): pub/sub is server-wide, whatever the database.
  */
-import { DEFAULT_QUEUE_PREFIX, cancelChannel, wakeChannelOf } from './names';
+import { DEFAULT_QUEUE_PREFIX, cancelChannel, channelPrefix, wakeChannelOf } from './names';
 import { runChangesChannel, type RunChangedPing } from './live';
 import type { CancelMessage, WakeMessageWire } from './schemas';
 
@@ -52,8 +53,9 @@ export async function publishWakes(
     await publishWake(redis, messages[0]!, prefix, shardCount);
     return;
   }
+  const ns = channelPrefix(prefix, redis);
   const batch = redis.pipeline();
-  for (const m of messages) batch.publish(wakeChannelOf(m.runId, shardCount, prefix), JSON.stringify(m));
+  for (const m of messages) batch.publish(wakeChannelOf(m.runId, shardCount, ns), JSON.stringify(m));
   await batch.exec();
 }
 
@@ -64,7 +66,7 @@ export async function publishWake(
   prefix: string = DEFAULT_QUEUE_PREFIX,
   shardCount?: number,
 ): Promise<void> {
-  await redis.publish(wakeChannelOf(message.runId, shardCount, prefix), JSON.stringify(message));
+  await redis.publish(wakeChannelOf(message.runId, shardCount, channelPrefix(prefix, redis)), JSON.stringify(message));
 }
 
 /**
@@ -74,16 +76,17 @@ export async function publishWake(
  */
 export async function publishChangePings(redis: SignalConnection, pings: readonly RunChangedPing[], prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
   if (pings.length === 0) return;
+  const ns = channelPrefix(prefix, redis);
   if (pings.length === 1) {
-    await redis.publish(runChangesChannel(pings[0]!.runId, prefix), JSON.stringify(pings[0]));
+    await redis.publish(runChangesChannel(pings[0]!.runId, ns), JSON.stringify(pings[0]));
     return;
   }
   const batch = redis.pipeline();
-  for (const ping of pings) batch.publish(runChangesChannel(ping.runId, prefix), JSON.stringify(ping));
+  for (const ping of pings) batch.publish(runChangesChannel(ping.runId, ns), JSON.stringify(ping));
   await batch.exec();
 }
 
 /** Publishes cancellations for in-flight invocations (every lane worker aborts a matching call). */
 export async function publishCancellations(redis: SignalConnection, messages: readonly CancelMessage[], prefix: string = DEFAULT_QUEUE_PREFIX): Promise<void> {
-  await publishAll(redis, cancelChannel(prefix), messages);
+  await publishAll(redis, cancelChannel(channelPrefix(prefix, redis)), messages);
 }

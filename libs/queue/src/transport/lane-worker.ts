@@ -19,6 +19,7 @@ import type { RedisConnection } from './connect-redis';
 import { FlowlineNodeError, type Json, type JsonObject, type Lane, type ParkRequest, type WorkItem, type WorkOutcome } from '@flowline/graph';
 import {
   cancelChannel,
+  channelPrefix,
   cancelMessageSchema,
   DEFAULT_QUEUE_PREFIX,
   parseMessage,
@@ -330,7 +331,7 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
   worker.on('error', (err) => log.error({ err }, `${lane} worker error`));
 
   subscriber.on('message', (channel: string, raw: string) => {
-    if (channel !== cancelChannel(prefix)) return;
+    if (channel !== cancelChannel(channelPrefix(prefix, subscriber))) return;
     const message = parseMessage(cancelMessageSchema, raw);
     if (message === null) return;
     recentCancels.set(message.invocationId, message.reason);
@@ -370,7 +371,7 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
   return {
     worker,
     async start() {
-      await subscriber.subscribe(cancelChannel(prefix));
+      await subscriber.subscribe(cancelChannel(channelPrefix(prefix, subscriber)));
       worker.run().catch((err: unknown) => log.error({ err }, `${lane} worker stopped by an error`));
       await worker.waitUntilReady();
     },

@@ -37,6 +37,8 @@ export interface ClusterOptions {
   processes: ProcessSpec[];
   /** receives every prefixed output line; default: stdout */
   onLine?: (line: string) => void;
+  /** receives every output line as the process wrote it, with its label (e.g. to tell why it exited) */
+  onRawLine?: (label: string, line: string) => void;
   /** pretty-print the services' JSON log lines (pino-pretty); `npm start` sets it when stdout is a terminal @default false */
   pretty?: boolean;
   /** run each service's compiled `services/<svc>/dist/main.js` under plain node (`npm run build` first; see {@link buildServices}) instead of its sources under tsx @default false */
@@ -86,7 +88,11 @@ export function startCluster(o: ClusterOptions): Cluster {
       detached: true,
     });
     for (const stream of [proc.stdout, proc.stderr]) {
-      if (stream) createInterface({ input: stream }).on('line', (line) => onLine(`${tag} ${format(line)}`));
+      if (stream)
+        createInterface({ input: stream }).on('line', (line) => {
+          o.onRawLine?.(spec.label, line);
+          onLine(`${tag} ${format(line)}`);
+        });
     }
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
     const managed = { spec, proc, exited };

@@ -8,7 +8,7 @@
  * client, prefix), so the socket server and the SSE route share one subscriber connection.
  */
 import type { Logger } from 'pino';
-import { duplicateConnection, runChangedPingSchema, runChangesChannel, type RedisConnection, type RunChangedPing } from '@flowline/queue';
+import { channelPrefix as channelPrefixOf, duplicateConnection, runChangedPingSchema, runChangesChannel, type RedisConnection, type RunChangedPing } from '@flowline/queue';
 
 type Listener = (ping: RunChangedPing) => void;
 
@@ -42,8 +42,10 @@ export interface ChangeFeed {
 /** A subscriber (a duplicate of `redis`) to the change channels of the watched runs of `prefix`. */
 export function createChangeFeed(redis: RedisConnection, prefix: string, logger: Logger): ChangeFeed {
   const sub = duplicateConnection(redis, { maxRetriesPerRequest: null });
+  // the channels of `prefix` on this connection's database (pub/sub itself ignores the database)
+  const ns = channelPrefixOf(prefix, redis);
   const byRun = new Map<string, { listeners: Set<Listener>; subscribed: Promise<void> }>();
-  const channelPrefix = runChangesChannel('', prefix);
+  const channelPrefix = runChangesChannel('', ns);
   const any = new Set<Listener>();
   const resync = new Set<() => void>();
   let closed = false;
@@ -69,7 +71,7 @@ export function createChangeFeed(redis: RedisConnection, prefix: string, logger:
     }
     const watched = byRun.get(ping.runId);
     // a ping of a run nobody here watches any more (unsubscribe in flight) costs nothing further
-    if (!watched || ch !== runChangesChannel(ping.runId, prefix)) return;
+    if (!watched || ch !== runChangesChannel(ping.runId, ns)) return;
     for (const fn of any) fn(ping);
     for (const fn of watched.listeners) fn(ping);
   });
@@ -85,7 +87,7 @@ export function createChangeFeed(redis: RedisConnection, prefix: string, logger:
     watch(runId, fn) {
       let entry = byRun.get(runId);
       if (!entry) {
-        const subscribed = sub.subscribe(runChangesChannel(runId, prefix)).then(() => undefined);
+        const subscribed = sub.subscribe(runChangesChannel(runId, ns)).then(() => undefined);
         subscribed.catch((err: unknown) => logger.warn({ err, runId }, 'change channel subscribe failed'));
         byRun.set(runId, (entry = { listeners: new Set(), subscribed }));
       }
@@ -95,7 +97,7 @@ export function createChangeFeed(redis: RedisConnection, prefix: string, logger:
         if (!mine.listeners.delete(fn) || mine.listeners.size > 0 || byRun.get(runId) !== mine) return;
         byRun.delete(runId);
         if (!closed) {
-          sub.unsubscribe(runChangesChannel(runId, prefix)).catch((err: unknown) => logger.warn({ err, runId }, 'change channel unsubscribe failed'));
+          sub.unsubscribe(runChangesChannel(runId, ns)).catch((err: unknown) => logger.warn({ err, runId }, 'change channel unsubscribe failed'));
         }
       };
       return Object.assign(unwatch, { ready: mine.subscribed });

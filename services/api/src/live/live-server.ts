@@ -15,7 +15,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { Server, type Socket } from 'socket.io';
 import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter';
-import { LIVE_EVENTS, LIVE_SOCKET_PATH, duplicateConnection, isClusterConnection, runRoom, type RedisConnection } from '@flowline/queue';
+import { LIVE_EVENTS, LIVE_SOCKET_PATH, channelPrefix, duplicateConnection, isClusterConnection, runRoom, type RedisConnection } from '@flowline/queue';
 import { createKeyResolver, type ApiKeyTable, type Principal } from '../auth';
 import { sharedChangeFeed, type ChangeFeed, type Unwatch } from './change-feed';
 import type { LiveOptions } from './config';
@@ -59,12 +59,15 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
   const pub = duplicateConnection(d.redis);
   const sub = duplicateConnection(d.redis, clustered ? { shardedSubscribers: true } : {});
   for (const c of [pub, sub]) c.on('error', (err) => d.logger.warn({ err }, 'socket.io adapter redis error'));
+  // the adapter's channels carry the database index too: another cluster on another database of
+  // the same server (same queue prefix) must not hear this one's broadcasts
+  const adapterPrefix = `${channelPrefix(d.queuePrefix, d.redis)}:socket.io`;
   const io = new Server(server, {
     path: LIVE_SOCKET_PATH,
     serveClient: false,
     adapter: clustered
-      ? createShardedAdapter(pub, sub, { channelPrefix: `${d.queuePrefix}:socket.io`, subscriptionMode: 'static' })
-      : createAdapter(pub, sub, { key: `${d.queuePrefix}:socket.io` }),
+      ? createShardedAdapter(pub, sub, { channelPrefix: adapterPrefix, subscriptionMode: 'static' })
+      : createAdapter(pub, sub, { key: adapterPrefix }),
     cors: { origin: true },
   });
   const feed = d.feed ?? sharedChangeFeed(d.redis, d.queuePrefix, d.logger);
@@ -143,7 +146,10 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
       offResync();
       merger.close();
       bucket.close();
-      io.disconnectSockets(true);
+      // io.local: only this replica's sockets. Through the Redis adapter a plain
+      // io.disconnectSockets would reach every replica's sockets, and a deploy (one replica
+      // stopped at a time) would drop every console of the cluster at once.
+      io.local.disconnectSockets(true);
       // io.close() would also close the HTTP server, which the caller owns: close the engine only
       io.engine.close();
       await Promise.all([pub.quit().catch(() => pub.disconnect()), sub.quit().catch(() => sub.disconnect())]);

@@ -5,7 +5,7 @@
  */
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
 import { useSession } from '../session/session';
-import { useLiveConnected } from '../live/connection';
+import { useLiveState } from '../live/connection';
 
 interface Section {
   to: '/runs' | '/approvals' | '/definitions' | '/schedules' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
@@ -25,13 +25,20 @@ export const SECTIONS: Section[] = [
   { to: '/mcp-servers', label: 'MCP servers', icon: '⚙' },
 ];
 
+/** What the header says of each live state: the words, the hover text, the dot's class. */
+const LIVE_LABELS = {
+  connected: { text: 'Live', title: 'Live updates on', cls: 'is-up' },
+  reconnecting: { text: 'Reconnecting', title: 'Live channel lost, reconnecting: polling every 3 s meanwhile', cls: 'is-reconnecting' },
+  down: { text: 'Polling', title: 'Live channel down: polling every 3 s', cls: 'is-down' },
+} as const;
+
 function LiveIndicator() {
   const { client } = useSession();
-  const up = useLiveConnected(client);
+  const label = LIVE_LABELS[useLiveState(client)];
   return (
-    <span className={`live-indicator ${up ? 'is-up' : 'is-down'}`} title={up ? 'Live updates on' : 'Live channel down: polling every 3 s'}>
+    <span className={`live-indicator ${label.cls}`} title={label.title}>
       <span className="live-dot" aria-hidden="true" />
-      {up ? 'Live' : 'Polling'}
+      {label.text}
     </span>
   );
 }
