@@ -76,21 +76,15 @@ export interface FanoutResult {
  */
 export async function fanOutEvent(deps: AppDeps, event: StoredEvent, definitionIds?: ReadonlySet<string>): Promise<FanoutResult> {
   const subscribers = (await eventSubscribers(deps.pool, event.tenantId, event.name)).filter((s) => definitionIds === undefined || definitionIds.has(s.id));
-  const matches: EventMatch[] = [];
-  let finished = true;
-  for (const s of subscribers) {
-    const verdict = await judgeOne(deps, event, s.id, s.enabled);
-    if (verdict.outcome === 'deferred') finished = false;
-    matches.push(verdict);
-  }
-  if (definitionIds !== undefined) {
-    // a replay naming a definition that does not listen for this name says so
-    const listening = new Set(subscribers.map((s) => s.id));
-    for (const id of definitionIds) {
-      if (!listening.has(id)) matches.push({ definitionId: id, outcome: 'notMatched', reason: `the definition has no trigger for '${event.name}'`, runId: null });
-    }
-  }
-  const recorded = matches.filter((m) => subscribers.some((s) => s.id === m.definitionId));
+  // the subscribers' verdicts, recorded; a replay's definitions that do not listen are only answered
+  const recorded: EventMatch[] = [];
+  for (const s of subscribers) recorded.push(await judgeOne(deps, event, s.id, s.enabled));
+  const finished = recorded.every((m) => m.outcome !== 'deferred');
+  const listening = new Set(subscribers.map((s) => s.id));
+  const strangers: EventMatch[] = [...(definitionIds ?? [])]
+    .filter((id) => !listening.has(id))
+    .map((id) => ({ definitionId: id, outcome: 'notMatched', reason: `the definition has no trigger for '${event.name}'`, runId: null }));
+  const matches = [...recorded, ...strangers];
   // a replay only adds verdicts: the event's own fan-out state is the intake's and the sweep's
   await recordEventFanout(deps.pool, event.tenantId, event.id, recorded, finished && definitionIds === undefined);
   if (recorded.length > 0) {

@@ -28,6 +28,7 @@ import {
   type WebhookAuth,
   type WebhookForDelivery,
   type WebhookInput,
+  type WebhookRow,
   type WebhookSecret,
 } from '@flowline/db';
 import { parseJsonExact, stringifyJson, unstorableValues } from '@flowline/graph';
@@ -263,8 +264,7 @@ function hookInput(body: z.infer<typeof WebhookBody>, existing: readonly Webhook
 }
 
 /** The hook as answered: its URL, its secrets by id. */
-function present(deps: AppDeps, requestUrl: string, h: WebhookForDelivery, generated: string | null = null) {
-  const p = publicWebhook(h);
+function present(deps: AppDeps, requestUrl: string, p: WebhookRow, generated: string | null = null) {
   const base = (deps.waitpoints?.publicUrl ?? new URL(requestUrl).origin).replace(/\/+$/, '');
   return {
     id: p.id,
@@ -349,18 +349,18 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     const h = await insertWebhook(deps.pool, c.get('tenant'), input);
     if (!h) throw new WebhookSlugTakenError(input.slug);
     deps.logger.info({ webhookId: h.id, slug: h.slug }, 'webhook created');
-    return sendJson(201, present(deps, c.req.url, h, generated), { location: `/v1/webhooks/${h.id}` });
+    return sendJson(201, present(deps, c.req.url, publicWebhook(h), generated), { location: `/v1/webhooks/${h.id}` });
   });
 
   app.openapi(listHooks, async (c) => {
     const items = await listWebhooks(deps.pool, c.get('tenant'));
-    return sendJson(200, { items: items.map((h) => present(deps, c.req.url, { ...h, secretValues: [] })) });
+    return sendJson(200, { items: items.map((h) => present(deps, c.req.url, h)) });
   });
 
   app.openapi(getHook, async (c) => {
     const h = await getWebhook(deps.pool, c.get('tenant'), requireUuid(c.req.valid('param').id, 'webhook'));
     if (!h) throw new NotFoundError('webhook');
-    return sendJson(200, present(deps, c.req.url, h));
+    return sendJson(200, present(deps, c.req.url, publicWebhook(h)));
   });
 
   app.openapi(putHook, async (c) => {
@@ -372,7 +372,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     const h = await updateWebhook(deps.pool, c.get('tenant'), id, input);
     if (h === 'slugTaken') throw new WebhookSlugTakenError(input.slug);
     if (!h) throw new NotFoundError('webhook');
-    return sendJson(200, present(deps, c.req.url, h, generated));
+    return sendJson(200, present(deps, c.req.url, publicWebhook(h), generated));
   });
 
   app.openapi(deleteHook, async (c) => {
@@ -385,7 +385,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     if (!(await getWebhook(deps.pool, c.get('tenant'), id))) throw new NotFoundError('webhook');
     const limit = Math.min(MAX_DELIVERY_PAGE, c.req.valid('query').limit ?? 50);
     const items = await listDeliveries(deps.pool, c.get('tenant'), id, limit);
-    return sendJson(200, { items: items.map((d) => ({ ...d, receivedAt: d.receivedAt.toISOString(), webhookId: undefined })) });
+    return sendJson(200, { items: items.map(({ webhookId: _hook, ...d }) => ({ ...d, receivedAt: d.receivedAt.toISOString() })) });
   });
 
   app.openapi(replayHookDelivery, async (c) => {
