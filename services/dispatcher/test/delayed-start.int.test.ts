@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setRunPaused } from '@flowline/db';
 import { waitFor } from '@flowline/testing';
-import { createHarness, edge, graphOf, node, type Harness } from './harness';
+import { createHarness, edge, graphOf, node, toolChain, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -52,8 +52,9 @@ describe('a delayed start', () => {
   it('becomes an ordinary Pending run at notBefore when the tenant has no run slot, and starts once one frees', async () => {
     await h.startDispatcher('d-delay-2', { MAX_CONCURRENT_RUNS: '1' });
     const tenant = 'fair';
-    // the tenant's one run slot is held by a run that reads Running (and is due no tick)
-    const [holder] = await h.createRuns(startEnd(), [{}], tenant, [], { notBefore: Date.now() + 3_600_000 });
+    // the tenant's one run slot is held by a run that reads Running: a Tool node no worker here
+    // takes keeps it Running even when the dispatcher ticks it (a Start → End one could complete)
+    const [holder] = await h.createRuns(toolChain(), [{}], tenant, [], { notBefore: Date.now() + 3_600_000 });
     await h.db.pool.query(`UPDATE runs SET status = 'Running', wake_at = NULL, version = version + 1 WHERE id = $1`, [holder]);
     const [id] = await h.createRuns(startEnd(), [{}], tenant, [], { notBefore: Date.now() + 300 });
     await waitFor(async () => (await runRow(id!)).status === 'Pending', { timeoutMs: 10_000 });
