@@ -25,7 +25,7 @@ import { w0 } from './lib/w0';
 import { laneOverhead } from './lib/lanes';
 import { measured, w1, w2, w3, w4, type Ctx } from './lib/workloads';
 import { canonical, canonicalWithState } from './lib/graphs';
-import { w5, w6Graph, w6Once, w6Timers } from './lib/w5-w6';
+import { w5, w6DelayedStarts, w6Graph, w6Once, w6Timers } from './lib/w5-w6';
 import { discoverPeers, incompletePeers, installPeer, runPeer } from './lib/peers';
 import { renderMarkdown, type Results } from './lib/report';
 import { spread } from './lib/stats';
@@ -236,11 +236,14 @@ try {
         }
         const timers = await w6Timers(ctx, cl, 100);
         log(`W6 timers: killed ${timers.victim}, Wait PT2S late p50 ${timers.lateP50.toFixed(0)} ms, p99 ${timers.lateP99.toFixed(0)} ms`);
+        const delayed = await w6DelayedStarts(ctx, cl, 100);
+        log(`W6 delayed starts: killed ${delayed.victim}, started late p50 ${delayed.lateP50.toFixed(0)} ms, p99 ${delayed.lateP99.toFixed(0)} ms`);
         results.w6 = {
           recoveryMs: spread(ms),
           completed,
           leaseMs: BENCH_ENV.SHARD_LEASE_MS ?? '4000 (default)',
           timers,
+          delayed,
         };
       });
     } catch (e) {

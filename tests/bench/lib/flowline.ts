@@ -156,6 +156,17 @@ export class Api {
     ).runId;
   }
 
+  /** Starts a delayed run (`startAt`, RFC 3339): it reads Scheduled until then. */
+  async startRunAt(definitionId: string, input: unknown, startAt: Date, requestId: string = randomUUID()): Promise<string> {
+    return (
+      await this.call<{ runId: string }>('POST', `/v1/definitions/${definitionId}/runs`, {
+        requestId,
+        input,
+        startAt: startAt.toISOString(),
+      })
+    ).runId;
+  }
+
   async cancel(runId: string): Promise<void> {
     await this.call('POST', `/v1/runs/${runId}/cancel`, {});
   }

@@ -16,7 +16,7 @@ import { assertCompleted, chainHops, startMany, waitTerminal, type Ctx } from '.
 export interface W5Phase {
   parked: number;
   /** what the parked runs wait on */
-  on: 'none' | 'Pause' | 'Wait PT1H';
+  on: 'none' | 'Pause' | 'Wait PT1H' | 'a delayed start PT1H';
   hopP50: number;
   hopP99: number;
   activeQueriesPerSec: number;
@@ -30,6 +30,8 @@ export interface W5Result {
   parkedQueriesPerSecPerDispatcher: number;
   /** the same for runs parked on a `Wait PT1H` timer */
   timerParkedQueriesPerSecPerDispatcher: number;
+  /** the same for runs Scheduled an hour ahead (`startAt`): no slot, no node, one wake_at */
+  delayedQueriesPerSecPerDispatcher: number;
   hopP50Change: number;
   timerHopP50Change: number;
 }
@@ -124,12 +126,34 @@ export async function w5(
   await mapLimit(timerIds, 32, (id) => ctx.api.cancel(id));
   await waitTerminal(ctx.mon, timerIds, 300_000, 250);
 
+  // delayed starts an hour ahead: the run reads Scheduled, holds no slot and has no node yet
+  const delayedDef = await ctx.api.createDefinition('w5-delayed', chain(1));
+  const startAt = new Date(Date.now() + 3_600_000);
+  const delayedIds = await mapLimit(
+    Array.from({ length: parkedCount }, (_, i) => i),
+    64,
+    (i) => ctx.api.startRunAt(delayedDef, { i }, startAt),
+  );
+  await parkedCountReaches(
+    ctx,
+    parkedCount,
+    `select count(*)::int as n from runs where definition_id = $1 and status = 'Scheduled'`,
+    delayedDef,
+  );
+  const onDelay = await phase(ctx, chainDef, parkedCount, 'a delayed start PT1H', idleMs);
+  ctx.log(
+    `W5 ${parkedCount} Scheduled PT1H ahead: hop p50 ${onDelay.phase.hopP50.toFixed(2)} ms, idle ${onDelay.phase.idleQueriesPerSec.toFixed(1)}/s`,
+  );
+  await mapLimit(delayedIds, 32, (id) => ctx.api.cancel(id));
+  await waitTerminal(ctx.mon, delayedIds, 300_000, 250);
+
   const perDispatcher = (p: W5Phase) => (p.idleQueriesPerSec - before.phase.idleQueriesPerSec) / dispatchers;
   return {
     unit: before.unit,
-    phases: [before.phase, onPause.phase, onTimer.phase],
+    phases: [before.phase, onPause.phase, onTimer.phase, onDelay.phase],
     parkedQueriesPerSecPerDispatcher: perDispatcher(onPause.phase),
     timerParkedQueriesPerSecPerDispatcher: perDispatcher(onTimer.phase),
+    delayedQueriesPerSecPerDispatcher: perDispatcher(onDelay.phase),
     hopP50Change: onPause.phase.hopP50 / before.phase.hopP50 - 1,
     timerHopP50Change: onTimer.phase.hopP50 / before.phase.hopP50 - 1,
   };
@@ -238,6 +262,58 @@ export async function w6Timers(ctx: Ctx, c: BenchCluster, runs: number): Promise
     [ids],
   );
   const late = rows.map((r) => Number(r.late));
+  return {
+    runs,
+    victim: own.owner,
+    lateP50: percentile(late, 50),
+    lateP99: percentile(late, 99),
+    lateMax: Math.max(...late),
+    completed: rows.length === runs && rows.every((r) => r.ok),
+  };
+}
+
+export interface W6DelayedResult {
+  runs: number;
+  victim: string;
+  /** how late each run started after its `startAt` (runs.started_at − not_before), ms */
+  lateP50: number;
+  lateP99: number;
+  lateMax: number;
+  completed: boolean;
+}
+
+/**
+ * W6 delayed starts: `runs` runs created with one `startAt` a few seconds ahead; 50 ms before
+ * it (too late for a takeover to finish first), `kill -9` the dispatcher that owns the most of them. Each run's lateness = its
+ * start − its `startAt`: what a delayed start due while its owner is dead costs.
+ */
+export async function w6DelayedStarts(ctx: Ctx, c: BenchCluster, runs: number): Promise<W6DelayedResult> {
+  const def = await ctx.api.createDefinition('w6-delayed', chain(1));
+  const startAt = new Date(Date.now() + 6_000);
+  const ids = await mapLimit(
+    Array.from({ length: runs }, (_, i) => i),
+    64,
+    (i) => ctx.api.startRunAt(def, { i }, startAt),
+  );
+  const [own] = await ctx.mon.query<{ owner: string }>(
+    `select l.owner from runs r join shard_leases l on l.shard = r.shard
+      where r.id = any($1::uuid[]) and r.status = 'Scheduled' and l.expires_at > now() and l.owner is not null
+      group by l.owner order by count(*) desc limit 1`,
+    [ids],
+  );
+  if (!own) throw new Error('no Scheduled run with a live owner');
+  const killIn = startAt.getTime() - 50 - Date.now();
+  if (killIn < 0) throw new Error(`starting ${runs} delayed runs took past their startAt`);
+  await sleep(killIn);
+  await c.cluster.kill(own.owner, 'SIGKILL');
+  await waitTerminal(ctx.mon, ids, 120_000, 100);
+  c.cluster.launch(c.cluster.processes.get(own.owner)!.spec);
+  const rows = await ctx.mon.query<{ late: number | null; ok: boolean }>(
+    `select extract(epoch from (started_at - not_before)) * 1000 as late, status = 'Completed' as ok
+       from runs where id = any($1::uuid[])`,
+    [ids],
+  );
+  const late = rows.map((r) => Number(r.late ?? Infinity));
   return {
     runs,
     victim: own.owner,
