@@ -519,6 +519,29 @@ export interface EventDetail {
   matches: EventMatch[];
 }
 
+/** One event of `GET /v1/events` (its data and verdicts are on `GET /v1/events/{id}`). */
+export interface EventListItem {
+  id: string;
+  name: string;
+  ts: string | null;
+  receivedAt: string;
+  fanout: 'done' | 'due';
+  /** how many subscribers gave each verdict so far */
+  outcomes: Partial<Record<EventMatch['outcome'], number>>;
+}
+
+/** `GET /v1/events` query (a type, not an interface: it is passed as a query record). */
+export type EventListQuery = {
+  /** only events of this exact name */
+  name?: string;
+  /** received at or after (ISO 8601) */
+  from?: string;
+  /** received before (ISO 8601) */
+  to?: string;
+  limit?: number;
+  cursor?: string;
+};
+
 /** A secret of a webhook: its value only in a request (never answered). */
 export interface WebhookSecretBody {
   id: string;
