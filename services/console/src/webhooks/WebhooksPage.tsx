@@ -17,7 +17,7 @@ import { keys, useDefinitionIndex, useWebhookDeliveries, useWebhooks } from '../
 import { useCan } from '../session/session';
 import { actDialog, useKeyedAct } from '../runs/acts';
 import { Dialog, DialogActions, DialogDone } from '../ui/Dialog';
-import { CopyIcon, EmptyState, ListTable, Loading, RefusalNote, Time, type Column } from '../ui/primitives';
+import { CopyButton, EmptyState, ListTable, Loading, RefusalNote, Time, type Column } from '../ui/primitives';
 import { VerdictBadge } from '../ui/Verdict';
 import { DeleteDialog, Field, RowActions, TextField } from '../resources/fields';
 import { createBody, rotationBody, VERIFICATION_LABELS, VERIFICATIONS, verificationOf, type HookForm, type Verification } from './hook-body';
@@ -33,23 +33,10 @@ const COLUMNS: readonly Column[] = [
 
 /** A text with a button copying it; `label` names what is copied. */
 function CopyText({ text, label }: { text: string; label: string }) {
-  const [copied, setCopied] = useState(false);
   return (
     <span className="copy-text">
       <code>{text}</code>
-      <button
-        type="button"
-        className="icon-button"
-        aria-label={`Copy ${label}`}
-        onClick={() =>
-          void navigator.clipboard?.writeText(text).then(() => {
-            setCopied(true);
-            setTimeout(() => setCopied(false), 1200);
-          })
-        }
-      >
-        {copied ? '✓' : <CopyIcon />}
-      </button>
+      <CopyButton text={text} label={label} />
     </span>
   );
 }
