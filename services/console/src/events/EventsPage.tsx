@@ -192,8 +192,8 @@ function Verdicts({ event }: { event: EventDetail }) {
 /** An event's data and verdicts; "Replay" judges it again and says what this replay decided. */
 function EventDialog({ eventId, canRun, onClose }: { eventId: string; canRun: boolean; onClose(): void }) {
   const event = useInboundEvent(eventId);
-  const replay = useKeyedAct(keys.inboundEvent(eventId), (c) => c.events.replay(eventId));
   const [replayed, setReplayed] = useState<number | null>(null);
+  const replay = useKeyedAct(keys.inboundEvent(eventId), async (c) => setReplayed((await c.events.replay(eventId)).matches.length));
   return (
     <Dialog title={`Event ${event.data?.name ?? eventId}`} onClose={onClose} wide>
       {event.isPending ? <Loading /> : null}
@@ -228,9 +228,7 @@ function EventDialog({ eventId, canRun, onClose }: { eventId: string; canRun: bo
             disabled={replay.pending || !event.data}
             onClick={() => {
               setReplayed(null);
-              void replay.runAsync().then(async (ok) => {
-                if (ok) setReplayed((await event.refetch()).data?.matches.length ?? 0);
-              });
+              replay.run();
             }}
           >
             Replay
@@ -249,8 +247,9 @@ function SendEventDialog({ onClose, onSent }: { onClose(): void; onSent(eventId:
   const id = useId();
   const [name, setName] = useState('');
   const data = useJsonText('{}', true);
-  const send = useKeyedAct(['inbound-events'], async (c, _op, e: { name: string; data: unknown }) => {
-    const answer = await c.events.send([{ name: e.name, data: e.data }]);
+  // the act's id is the event's: a request sent again is the same event (deduplicated), not a second one
+  const send = useKeyedAct(['inbound-events'], async (c, operationId, e: { name: string; data: unknown }) => {
+    const answer = await c.events.send([{ name: e.name, data: e.data, id: operationId }]);
     onSent(answer.ids[0]!);
   });
   const ends = actDialog(send, onClose);
