@@ -55,6 +55,8 @@ import type {
   InboundEvent,
   EventsAccepted,
   EventDetail,
+  EventListItem,
+  EventListQuery,
   Webhook,
   WebhookBody,
   WebhookDelivery,
@@ -455,6 +457,8 @@ export function createRestClient(o: RestClientOptions) {
        * match it and reaches Wait nodes' event arms (deduplicated by id)
        */
       send: (events: InboundEvent[]) => call<EventsAccepted>('POST', '/v1/events', events),
+      /** `GET /v1/events`: the tenant's events newest first, optionally of one name and a receivedAt window (`from` inclusive, `to` exclusive) */
+      list: (q: EventListQuery = {}) => call<Page<EventListItem>>('GET', '/v1/events', undefined, q),
       /** `GET /v1/events/{id}`: the event and what each subscribed definition made of it */
       get: (eventId: string) => call<EventDetail>('GET', `/v1/events/${id(eventId)}`),
       /** `POST /v1/events/{id}/replay`: judged again by the definitions named (default: every one listening now); never a second run */

@@ -289,14 +289,25 @@ export interface ApprovalProgress {
   quorums: Array<{ name: string; min: number; approvals: number; rejections: number; met: boolean; addedAt?: number | string }>;
 }
 
-/** A policy Pause's standing on `GET …/nodes/{key}` and its blocker: progress, who decided, the next escalation or timeout. */
-export interface ApprovalStanding extends ApprovalProgress {
+/**
+ * A policy Pause's standing on `GET …/nodes/{key}` and its blocker: progress (each quorum with
+ * who counts toward it: its `principals`, `scope` or `group`), who decided, the next escalation
+ * or timeout.
+ */
+export interface ApprovalStanding extends Omit<ApprovalProgress, 'quorums'> {
+  quorums: Array<ApprovalProgress['quorums'][number] & { principals?: string[]; scope?: string; group?: string }>;
   /** how a settled approval was settled */
   by?: 'quorum' | 'veto' | 'timeout';
   decisions: Array<{ principal: string; decision: 'Approve' | 'Reject'; path: 'rest' | 'console' | 'link' | 'timeout'; comment: string | null; at: string }>;
   nextAt: string | null;
   /** while pending: each named principal's signed approval link (POST it to decide as that principal, no key) */
   links?: Record<string, string>;
+  /**
+   * On the run's blockers, for the calling key's principal: whether it may still decide, else the
+   * rule that refuses it (settled, alreadyDecided, initiator, definitionAuthor, notInQuorum), and
+   * the quorums it counts toward
+   */
+  viewer?: { principal: string; canDecide: boolean; rule: string | null; message: string | null; quorums: string[] };
 }
 
 /** `POST …/decide` answer: with an approval policy, its progress after this decision. */
@@ -518,6 +529,29 @@ export interface EventDetail {
   fanout: 'done' | 'due';
   matches: EventMatch[];
 }
+
+/** One event of `GET /v1/events` (its data and verdicts are on `GET /v1/events/{id}`). */
+export interface EventListItem {
+  id: string;
+  name: string;
+  ts: string | null;
+  receivedAt: string;
+  fanout: 'done' | 'due';
+  /** how many subscribers gave each verdict so far */
+  outcomes: Partial<Record<EventMatch['outcome'], number>>;
+}
+
+/** `GET /v1/events` query (a type, not an interface: it is passed as a query record). */
+export type EventListQuery = {
+  /** only events of this exact name */
+  name?: string;
+  /** received at or after (ISO 8601) */
+  from?: string;
+  /** received before (ISO 8601) */
+  to?: string;
+  limit?: number;
+  cursor?: string;
+};
 
 /** A secret of a webhook: its value only in a request (never answered). */
 export interface WebhookSecretBody {

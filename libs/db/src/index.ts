@@ -37,11 +37,15 @@ export {
   eventSubscribers,
   getInboundEvent,
   inboundEventsByIds,
+  isEventCursor,
   listEventMatches,
+  listInboundEvents,
   recordEventFanout,
   type EventMatch,
+  type EventListQuery,
   type EventMatchRow,
   type EventSubscriber,
+  type ListedEvent,
   type StoredEvent,
 } from './store/event-fanout';
 export { claimShards, deadDispatcherExists, DispatcherLiveness, heldShardCount, releaseShards } from './store/shard-leases';

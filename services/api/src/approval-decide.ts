@@ -26,13 +26,21 @@ export interface PolicyDecision {
   path: DecisionPath;
 }
 
+/**
+ * The request's key as an approval sees it: its principal and scopes (groups once identity
+ * provides them). A decision is judged, and "may I still decide?" answered, for this decider.
+ */
+export function requestDecider(c: { get(key: 'principal'): string; get(key: 'scopes'): ReadonlySet<string> }): Decider {
+  return { id: c.get('principal'), scopes: [...c.get('scopes')], groups: [] };
+}
+
 /** A recorded vote with the operation that cast it (a replay of that operation answers 202 again). */
 type StoredVote = ApprovalVote & { operationId?: string };
 
 /** The approval's progress as a decide answer shows it. */
 export interface ApprovalAnswer {
   status: ApprovalState['status'];
-  quorums: ApprovalState['quorums'];
+  quorums: Array<Omit<ApprovalState['quorums'][number], 'members'>>;
 }
 
 type Outcome = { ok: true; state: ApprovalState } | { ok: false; error: ApiError };
@@ -75,6 +83,7 @@ export async function decideByPolicy(deps: AppDeps, d: PolicyDecision): Promise<
     deps.logger.info({ runId: d.runId, nodeKey: d.nodeKey, principal: d.decider.id, decision: d.act.decision, path: d.path, approval: state.status }, 'approval decision recorded');
     await publishWake(deps, d.runId, d.tenant);
   }
-  return { status: state.status, quorums: state.quorums };
+  // the answer's progress only: who belongs to each quorum is on the node and its blockers
+  return { status: state.status, quorums: state.quorums.map(({ members: _members, ...q }) => q) };
 }
 

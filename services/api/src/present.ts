@@ -2,7 +2,7 @@
  * Row → resource mapping (CONTRACT §8 exact shapes). Timestamps are ISO 8601 UTC.
  */
 import type { DefinitionListRow, DefinitionRow, DefinitionVersionRow, DefinitionVersionSummaryRow, NodeRunDetailRow, NodeRunSummaryRow, RunSummaryRow } from '@flowline/db';
-import { KEY_PATTERN, unstorableText } from '@flowline/graph';
+import { KEY_PATTERN, parseTimestamp, unstorableText } from '@flowline/graph';
 import { NotFoundError, ValidationFailedError } from './errors';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -29,9 +29,21 @@ export function isUuid(id: string): boolean {
 }
 
 /** `limit` default 50, clamped to 1..200. */
+/** A list's page size when the request names none. */
+export const DEFAULT_PAGE_LIMIT = 50;
+/** The largest page a list answers (a larger `limit` is clamped to it). */
+export const MAX_PAGE_LIMIT = 200;
+
 export function pageLimit(limit: number | undefined): number {
-  if (limit === undefined) return 50;
-  return Math.min(200, Math.max(1, limit));
+  if (limit === undefined) return DEFAULT_PAGE_LIMIT;
+  return Math.min(MAX_PAGE_LIMIT, Math.max(1, limit));
+}
+
+/** An ISO 8601 instant of the request (epoch ms), or 400 naming `key`. */
+export function requireInstant(text: string, key: string): number {
+  const t = parseTimestamp(text);
+  if ('error' in t) throw new ValidationFailedError(`invalid ${key}`, [{ key, message: `${key} ${t.error}` }]);
+  return t.at;
 }
 
 /** A decoded cursor or 400. */

@@ -54,6 +54,7 @@ export const ROUTE_SCOPES = {
   'DELETE /v1/webhooks/{id}': 'define',
   'GET /v1/webhooks/{id}/deliveries': 'read',
   'POST /v1/webhooks/{id}/deliveries/{deliveryId}/replay': 'run',
+  'GET /v1/events': 'read',
   'GET /v1/events/{id}': 'read',
   'POST /v1/events/{id}/replay': 'run',
 

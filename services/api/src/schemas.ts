@@ -599,6 +599,30 @@ export const EventDetailSchema = z
   })
   .openapi('EventDetail');
 
+/** `GET /v1/events` query: a name, a received_at window, a page. */
+export const EventListQuery = PageQuery.extend({
+  name: z.string().min(1).max(128).optional().openapi({ description: 'only events of this exact name' }),
+  from: z.string().optional().openapi({ format: 'date-time', description: 'received at or after this instant' }),
+  to: z.string().optional().openapi({ format: 'date-time', description: 'received before this instant' }),
+});
+
+export const EventListItemSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    ts: Timestamp.nullable(),
+    receivedAt: Timestamp,
+    fanout: z.enum(['done', 'due']),
+    outcomes: z
+      .record(z.enum(['matched', 'notMatched', 'filterError', 'deferred', 'refused']), z.number().int())
+      .openapi({ description: 'how many subscribers gave each verdict so far (verdicts none gave are absent); the detail names them' }),
+  })
+  .openapi('EventListItem');
+
+export const EventListSchema = z
+  .object({ items: z.array(EventListItemSchema), nextCursor: z.string().nullable() })
+  .openapi('EventList');
+
 export const EventReplayBody = z
   .object({
     definitionIds: z.array(z.string()).max(100).optional().openapi({

@@ -163,6 +163,7 @@ describe('ops', () => {
         'GET /v1/webhooks/{id}/deliveries',
         'POST /v1/webhooks/{id}/deliveries/{deliveryId}/replay',
         'POST /hooks/{tenant}/{slug}',
+        'GET /v1/events',
         'GET /v1/events/{id}',
         'POST /v1/events/{id}/replay',
         'POST /v1/runs/{id}/nodes/{key}/steer',

@@ -246,6 +246,7 @@ const ROUTES: Row[] = [
   { method: 'POST', template: '/v1/waitpoints/{id}/complete', path: (i) => `/v1/waitpoints/${i.wp ?? i.run}/complete`, body: { payload: { ok: true } } },
   { method: 'DELETE', template: '/v1/waitpoints/{id}', path: (i) => `/v1/waitpoints/${i.wpRevoke ?? i.run}` },
   { method: 'POST', template: '/v1/events', path: () => '/v1/events', body: [{ name: 'order.paid', data: { n: 1 } }] },
+  { method: 'GET', template: '/v1/events', path: () => '/v1/events?name=contract.event&limit=5' },
   // unknown and malformed ids reuse the run's
   { method: 'GET', template: '/v1/events/{id}', path: (i) => `/v1/events/${i.ev ?? i.run}` },
   { method: 'POST', template: '/v1/events/{id}/replay', path: (i) => `/v1/events/${i.ev ?? i.run}/replay`, body: {} },
@@ -318,6 +319,10 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
     expect(defs.body.items.map((d: { id: string }) => d.id)).not.toContain(defId);
     expect(runs.body.items.map((d: { id: string }) => d.id)).not.toContain(runId);
     expect((await h.call('GET', `/v1/runs?definitionId=${defId}`, { token: KEYS.b })).body.items).toEqual([]);
+    const events = await h.call('GET', '/v1/events?limit=200', { token: KEYS.b });
+    expect(events.body.items.map((e: { id: string }) => e.id)).not.toContain(evId);
+    // the owner's list holds it (the control)
+    expect((await h.call('GET', '/v1/events?name=contract.event')).body.items.map((e: { id: string }) => e.id)).toContain(evId);
   });
 
   it('answers the owner on the same requests: each route’s success (the control for the 404s above)', async () => {

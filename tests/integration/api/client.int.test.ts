@@ -801,6 +801,12 @@ describe('waitpoints and events', () => {
     expect(await c.events.send([{ name: 'order.paid', id: 'c-1', data: { n: 1 } }, { name: 'order.paid', id: 'c-2', data: { n: 2 } }])).toEqual({ accepted: 2, ids: ['c-1', 'c-2'], duplicates: [] });
     const evDone = await waitForRun(c, runId, (d) => d.run.status === 'Completed', 'fired on the event');
     expect(evDone.output).toMatchObject({ result: { fired: 'event', eventId: 'c-2', payload: { n: 2 } } });
+    // the list: newest first (received in one request: the id breaks the tie), paged by its cursor
+    const first = await c.events.list({ name: 'order.paid', limit: 1 });
+    expect(first.items.map((e) => e.id)).toEqual(['c-2']);
+    expect(first.items[0]).toMatchObject({ name: 'order.paid', fanout: 'done', outcomes: {} });
+    expect((await c.events.list({ name: 'order.paid', limit: 1, cursor: first.nextCursor! })).items.map((e) => e.id)).toEqual(['c-1']);
+    expect((await c.events.list({ name: 'order.paid', to: '2000-01-01T00:00:00Z' })).items).toEqual([]);
 
     // a definition published after the event: a replay starts its one run
     const late = await c.definitions.create({ name: 'triggered', graph: lineGraph({ triggers: [{ event: 'order.*' }] }) });

@@ -27,6 +27,8 @@ export const inboundEvents = pgTable(
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     index('inbound_events_name_idx').on(t.tenantId, t.name, t.receivedAt),
+    // GET /v1/events without a name: the tenant's newest first, a page at a time
+    index('inbound_events_received_idx').on(t.tenantId, t.receivedAt, t.id),
     index('inbound_events_fanout_idx').on(t.receivedAt).where(sql`${t.fanoutDue}`),
   ],
 );

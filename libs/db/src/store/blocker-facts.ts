@@ -16,13 +16,18 @@ export interface RunBlockerFacts {
   ahead: number;
   /** the run's concurrency key, null without one: its places held, its unplaced Pending runs ahead of this one */
   concurrency: { value: string; limit: number; claimed: boolean; live: number; ahead: number } | null;
+  /** the principal that created the run (an approval's `forbid: initiator`), null when unknown */
+  initiator: string | null;
+  /** the principal that saved the run's definition version (`forbid: definitionAuthor`), null when unknown */
+  definitionAuthor: string | null;
 }
 
 /*
  * Inputs: $1 run id, $2 tenant, $3 slot-holding statuses. Guard: the run belongs to the tenant.
  * Result: zero rows (unknown run) or one — the shard lease, the tenant's live top-level run
  * count (runs_tenant_status_idx) and, for a Pending top-level run, how many Pending top-level
- * runs of the tenant come before it (higher priority, or the same and older: they take the next free slots first).
+ * runs of the tenant come before it (higher priority, or the same and older: they take the next free slots first),
+ * and who created the run and saved its definition version (an approval gate's forbid rules).
  */
 const FACTS_SQL = `
 SELECT flowline_ms(now()) AS now, r.shard, l.owner, flowline_ms(l.expires_at) AS expires_at,
@@ -44,7 +49,9 @@ SELECT flowline_ms(now()) AS now, r.shard, l.owner, flowline_ms(l.expires_at) AS
       WHERE x.tenant_id = r.tenant_id AND x.definition_id = r.definition_id AND x.concurrency_key = r.concurrency_key
         AND x.status = 'Pending' AND x.parent_run_id IS NULL AND NOT x.concurrency_claimed
         AND (x.priority > r.priority OR (x.priority = r.priority AND (x.created_at, x.id) < (r.created_at, r.id))))
-   ELSE 0 END)::int AS key_ahead
+   ELSE 0 END)::int AS key_ahead,
+  r.created_by AS initiator,
+  (SELECT dv.created_by FROM definition_versions dv WHERE dv.definition_id = r.definition_id AND dv.version = r.definition_version) AS author
 FROM runs r LEFT JOIN shard_leases l ON l.shard = r.shard
 WHERE r.id = $1 AND r.tenant_id = $2`;
 
@@ -53,6 +60,7 @@ export async function getRunBlockerFacts(db: Queryable, tenantId: string, runId:
   const res = await db.query<{
     now: number; shard: number; owner: string | null; expires_at: number | null; live: number; ahead: number;
     concurrency_key: string | null; concurrency_limit: number | null; concurrency_claimed: boolean; key_live: number; key_ahead: number;
+    initiator: string | null; author: string | null;
   }>({
     name: 'flowline_run_blocker_facts',
     text: FACTS_SQL,
@@ -64,5 +72,8 @@ export async function getRunBlockerFacts(db: Queryable, tenantId: string, runId:
     row.concurrency_key === null
       ? null
       : { value: row.concurrency_key, limit: row.concurrency_limit ?? 1, claimed: row.concurrency_claimed, live: row.key_live, ahead: row.key_ahead };
-  return { now: Number(row.now), shard: row.shard, owner: row.owner, expiresAt: row.expires_at === null ? null : Number(row.expires_at), live: row.live, ahead: row.ahead, concurrency };
+  return {
+    now: Number(row.now), shard: row.shard, owner: row.owner, expiresAt: row.expires_at === null ? null : Number(row.expires_at), live: row.live, ahead: row.ahead, concurrency,
+    initiator: row.initiator, definitionAuthor: row.author,
+  };
 }

@@ -8,6 +8,7 @@
  * a replay finds the run already there.
  */
 import { openJsonText } from '../crypto';
+import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor';
 import { exactJson } from './definitions';
 import { inboundEventDataAt } from './run-snapshots';
 import type { Queryable } from './transaction';
@@ -87,6 +88,73 @@ function toEvent(r: RawEvent): StoredEvent {
 export async function getInboundEvent(db: Queryable, tenantId: string, id: string): Promise<StoredEvent | null> {
   const res = await db.query<RawEvent>(`SELECT ${EVENT_COLUMNS} FROM inbound_events WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
   return res.rows[0] ? toEvent(res.rows[0]) : null;
+}
+
+/** An event as the list shows it: no data (the detail has it), and how its fan-out stands. */
+export interface ListedEvent {
+  id: string;
+  name: string;
+  ts: string | null;
+  receivedAt: Date;
+  fanoutDue: boolean;
+  /** how many subscribers gave each verdict so far */
+  outcomes: Partial<Record<EventMatch['outcome'], number>>;
+}
+
+export interface EventListQuery {
+  tenantId: string;
+  /** only events of this exact name */
+  name?: string;
+  /** received at or after */
+  from?: Date;
+  /** received before */
+  to?: Date;
+  limit: number;
+  cursor: string | null;
+}
+
+const EVENT_CURSOR_TAG = 'e:';
+// an event id is the sender's text: any text Postgres can store (no NUL)
+const isEventCursorId = (id: string) => !id.includes('\0');
+
+/** True when `cursor` is one {@link listInboundEvents} made. */
+export function isEventCursor(cursor: string): boolean {
+  return decodeKeysetCursor(cursor, EVENT_CURSOR_TAG, isEventCursorId) !== null;
+}
+
+/*
+ * Inputs: $1 tenant, $2 name (null = any), $3 from, $4 to (received_at bounds, null = open),
+ * $5/$6 the keyset position (received key, id) of the previous page's last row, $7 limit + 1.
+ * Result: the tenant's events newest first (received_at desc, id desc) after the position, each
+ * with its verdict counts; inbound_events_received_idx (or _name_idx with a name) reads only the page.
+ */
+const LIST_SQL = `
+SELECT e.id, e.name, e.ts, e.received_at, e.fanout_due,
+       to_char(e.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS received_key,
+       (SELECT coalesce(jsonb_object_agg(o.outcome, o.n), '{}') FROM
+          (SELECT m.outcome, count(*) AS n FROM event_matches m WHERE m.tenant_id = e.tenant_id AND m.event_id = e.id GROUP BY m.outcome) o) AS outcomes
+FROM inbound_events e
+WHERE e.tenant_id = $1
+  AND ($2::text IS NULL OR e.name = $2)
+  AND ($3::timestamptz IS NULL OR e.received_at >= $3)
+  AND ($4::timestamptz IS NULL OR e.received_at < $4)
+  AND ($5::timestamp IS NULL OR (e.received_at, e.id) < ($5::timestamp AT TIME ZONE 'UTC', $6::text))
+ORDER BY e.received_at DESC, e.id DESC
+LIMIT $7`;
+
+/** The tenant's events, newest first, keyset-paged on (received_at, id). */
+export async function listInboundEvents(db: Queryable, q: EventListQuery): Promise<{ items: ListedEvent[]; nextCursor: string | null }> {
+  const pos = q.cursor === null ? null : decodeKeysetCursor(q.cursor, EVENT_CURSOR_TAG, isEventCursorId);
+  const res = await db.query<{ id: string; name: string; ts: Date | null; received_at: Date; fanout_due: boolean; received_key: string; outcomes: ListedEvent['outcomes'] }>(
+    LIST_SQL,
+    [q.tenantId, q.name ?? null, q.from ?? null, q.to ?? null, pos?.createdKey ?? null, pos?.id ?? null, q.limit + 1],
+  );
+  const rows = res.rows.slice(0, q.limit);
+  const last = rows.at(-1);
+  return {
+    items: rows.map((r) => ({ id: r.id, name: r.name, ts: r.ts === null ? null : r.ts.toISOString(), receivedAt: r.received_at, fanoutDue: r.fanout_due, outcomes: r.outcomes })),
+    nextCursor: res.rows.length > q.limit && last ? encodeKeysetCursor(EVENT_CURSOR_TAG, last.received_key, last.id) : null,
+  };
 }
 
 /** Events of the given ids (any order), for the fan-out of a just-accepted batch. */

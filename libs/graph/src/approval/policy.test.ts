@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { approvalPolicyOf, type ApprovalPolicy, type ApprovalQuorum } from './approval-config';
-import { approvalState, assignVoters, judgeDecision, qualifies, type ApprovalVote, type Decider, type DecisionInput } from './policy';
+import { approvalState, assignVoters, deciderStanding, judgeDecision, qualifies, type ApprovalVote, type Decider, type DecisionInput } from './policy';
+import { approvalSummary } from './summary';
 
 const policyOf = (approval: unknown): ApprovalPolicy => {
   const r = approvalPolicyOf({ approval } as never);
@@ -68,8 +69,8 @@ describe('judgeDecision', () => {
     const last = judgeDecision(input({ votes, decider: who('bob') }));
     expect(last).toMatchObject({ accepted: true, state: { status: 'approved', by: 'quorum' } });
     if (last.accepted) expect(last.state.quorums).toEqual([
-      { name: 'finance', min: 2, approvals: 2, rejections: 0, met: true },
-      { name: 'legal', min: 1, approvals: 1, rejections: 0, met: true },
+      { name: 'finance', min: 2, members: { principals: ['ann', 'bob', 'cat'] }, approvals: 2, rejections: 0, met: true },
+      { name: 'legal', min: 1, members: { principals: ['cat', 'dan'] }, approvals: 1, rejections: 0, met: true },
     ]);
   });
 
@@ -160,6 +161,70 @@ function bruteForceAll(quorums: ApprovalQuorum[], approvers: string[]): boolean 
   };
   return go(0);
 }
+
+describe('deciderStanding ("waiting for me")', () => {
+  const standing = (over: Partial<DecisionInput>) => deciderStanding(input(over));
+
+  it('says a member of a quorum who has not decided may decide, naming the quorums they count toward', () => {
+    expect(standing({ decider: who('cat') })).toEqual({ canDecide: true, rule: null, message: null, quorums: ['finance', 'legal'] });
+    expect(standing({ decider: who('dan'), votes: [vote('ann')] })).toEqual({ canDecide: true, rule: null, message: null, quorums: ['legal'] });
+  });
+
+  it('counts a scope quorum by the scopes the reader holds now', () => {
+    const policy = policyOf({ quorums: [{ name: 'ops', scope: 'run', min: 2 }] });
+    expect(standing({ policy, decider: who('k1', ['read', 'run']) })).toMatchObject({ canDecide: true, quorums: ['ops'] });
+    expect(standing({ policy, decider: who('k2', ['read']) })).toMatchObject({ canDecide: false, rule: 'notInQuorum', quorums: [] });
+  });
+
+  it('refuses with the rule judgeDecision would: already decided, forbidden (even when in a quorum), in no quorum, settled', () => {
+    expect(standing({ decider: who('ann'), votes: [vote('ann')] })).toMatchObject({ canDecide: false, rule: 'alreadyDecided', quorums: ['finance'] });
+    const both = { ...FIN_LEGAL, quorums: [{ name: 'all', principals: ['ivy', 'abe'], min: 1 }] };
+    expect(standing({ policy: both, decider: who('ivy') })).toMatchObject({ canDecide: false, rule: 'initiator', quorums: ['all'] });
+    expect(standing({ policy: both, decider: who('abe') })).toMatchObject({ canDecide: false, rule: 'definitionAuthor', quorums: ['all'] });
+    expect(standing({ decider: who('zed') })).toMatchObject({ canDecide: false, rule: 'notInQuorum' });
+    expect(standing({ now: 3_600_000 })).toMatchObject({ canDecide: false, rule: 'settled' });
+  });
+
+  it('lets an unknown initiator or author refuse nobody', () => {
+    const both = { ...FIN_LEGAL, quorums: [{ name: 'all', principals: ['ivy'], min: 1 }] };
+    expect(standing({ policy: both, decider: who('ivy'), initiator: null })).toMatchObject({ canDecide: true });
+  });
+
+  it('counts an escalation quorum only once it joined', () => {
+    const policy = policyOf({ quorums: [{ name: 'team', principals: ['ann'], min: 1 }], escalate: [{ after: 'PT1H', addQuorum: { name: 'lead', principals: ['lea'], min: 1 } }] });
+    expect(standing({ policy, decider: who('lea'), now: 3_599_999 })).toMatchObject({ canDecide: false, rule: 'notInQuorum' });
+    expect(standing({ policy, decider: who('lea'), now: 3_600_000 })).toMatchObject({ canDecide: true, quorums: ['lead'] });
+  });
+
+  it('agrees with judgeDecision on every principal of the pool, whatever the decisions so far', () => {
+    fc.assert(fc.property(fc.subarray(['ann', 'bob', 'cat', 'dan']), fc.constantFrom('ann', 'bob', 'cat', 'dan', 'ivy', 'abe', 'zed'), (decided, id) => {
+      const votes = decided.map((p) => vote(p));
+      const s = standing({ votes, decider: who(id) });
+      const j = judgeDecision(input({ votes, decider: who(id) }));
+      expect(s.canDecide).toBe(j.accepted);
+      if (!j.accepted) expect(s.rule).toBe(j.rule);
+    }));
+  });
+});
+
+describe('approvalSummary', () => {
+  it("lists each quorum's members with its progress, the decisions with principal, path and time, and the reader's standing", () => {
+    const votes = [{ ...vote('ann', 'Approve', 5_000), path: 'console' as const }];
+    const state = approvalState(FIN_LEGAL, votes, 0, 10_000);
+    const summary = approvalSummary(state, votes, { principal: 'ann', standing: deciderStanding(input({ votes, decider: who('ann'), now: 10_000 })) });
+    expect(summary).toEqual({
+      status: 'pending',
+      quorums: [
+        { name: 'finance', min: 2, principals: ['ann', 'bob', 'cat'], approvals: 1, rejections: 0, met: false },
+        { name: 'legal', min: 1, principals: ['cat', 'dan'], approvals: 0, rejections: 0, met: false },
+      ],
+      decisions: [{ principal: 'ann', decision: 'Approve', path: 'console', comment: null, at: '1970-01-01T00:00:05.000Z' }],
+      nextAt: '1970-01-01T01:00:00.000Z',
+      viewer: { principal: 'ann', canDecide: false, rule: 'alreadyDecided', message: "principal 'ann' has already decided this approval", quorums: ['finance'] },
+    });
+    expect(approvalSummary(state, votes)).not.toHaveProperty('viewer');
+  });
+});
 
 describe('approval policy properties', () => {
   it('approves under allQuorums exactly when distinct approvers can fill every quorum, each counted once', () => {

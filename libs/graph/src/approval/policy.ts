@@ -11,7 +11,7 @@
  * counted the same way under `rejectRule: "quorum"`; under `"any"` one accepted reject vetoes.
  * A reject is judged before approvals, so a veto cast in the same decision set always wins.
  */
-import type { ApprovalPolicy, ApprovalQuorum, ForbidRule } from './approval-config';
+import type { ApprovalPolicy, ApprovalQuorum, ForbidRule, QuorumMembers } from './approval-config';
 
 /** Whoever decides: the API key's principal, its scopes and (once identity provides them) its groups. */
 export interface Decider {
@@ -38,6 +38,8 @@ export interface ApprovalVote {
 export interface QuorumProgress {
   name: string;
   min: number;
+  /** who counts toward it (the policy's principals, scope or group) */
+  members: QuorumMembers;
   /** principals counted toward it: assigned by the matching under allQuorums, every qualifying one under anyQuorum */
   approvals: number;
   rejections: number;
@@ -72,6 +74,13 @@ export interface DecisionInput {
   /** when the gate opened (the Pause row's startedAt), epoch ms */
   openedAt: number;
   now: number;
+}
+
+/** The membership part of a quorum: its principals, scope or group. */
+export function membersOf(q: ApprovalQuorum): QuorumMembers {
+  if ('principals' in q) return { principals: [...q.principals] };
+  if ('scope' in q) return { scope: q.scope };
+  return { group: q.group };
 }
 
 /** Whether `d` counts toward quorum `q`. */
@@ -156,7 +165,7 @@ export function approvalState(policy: ApprovalPolicy, votes: readonly ApprovalVo
   const approvals = counted(policy.approveRule, quorums, approvers);
   const rejections = counted(policy.approveRule, quorums, rejecters);
   const progress: QuorumProgress[] = quorums.map((q, i) => ({
-    name: q.name, min: q.min, approvals: approvals[i]!, rejections: rejections[i]!, met: approvals[i]! >= q.min,
+    name: q.name, min: q.min, members: membersOf(q), approvals: approvals[i]!, rejections: rejections[i]!, met: approvals[i]! >= q.min,
     ...(q.addedAt !== undefined ? { addedAt: q.addedAt } : {}),
   }));
   if (policy.rejectRule === 'any' && rejecters.length > 0) return { status: 'rejected', by: 'veto', quorums: progress, nextAt: null };
@@ -178,25 +187,45 @@ const FORBID_MESSAGES: Record<ForbidRule, string> = {
   definitionAuthor: "the principal that saved this run's definition version may not decide its approval (forbid: definitionAuthor)",
 };
 
+/** What {@link deciderStanding} needs: a decision's input without the decision itself. */
+export type StandingInput = Omit<DecisionInput, 'decision' | 'path' | 'comment'>;
+
+/**
+ * Whether `decider` may still decide the gate now, and why not: the same refusals, in the same
+ * order, as {@link judgeDecision} (which asks this first), so "waiting for me" in a list and the
+ * answer to a decision never disagree. `quorums` names the active quorums the decider counts
+ * toward (whether or not a rule refuses them).
+ */
+export type DeciderStanding =
+  | { canDecide: true; rule: null; message: null; quorums: string[] }
+  | { canDecide: false; rule: RefusalRule; message: string; quorums: string[] };
+
+export function deciderStanding(input: StandingInput): DeciderStanding {
+  const { policy, votes, decider, now, openedAt } = input;
+  const quorums = activeQuorums(policy, openedAt, now);
+  const mine = quorums.filter((q) => qualifies(q, decider)).map((q) => q.name);
+  const refuse = (rule: RefusalRule, message: string): DeciderStanding => ({ canDecide: false, rule, message, quorums: mine });
+  const before = approvalState(policy, votes, openedAt, now);
+  if (before.status !== 'pending') return refuse('settled', `the approval is already ${before.status} (${before.by})`);
+  if (votes.some((v) => v.principal === decider.id)) return refuse('alreadyDecided', `principal '${decider.id}' has already decided this approval`);
+  for (const rule of policy.forbid) {
+    const who = rule === 'initiator' ? input.initiator : input.definitionAuthor;
+    if (who !== null && who === decider.id) return refuse(rule, FORBID_MESSAGES[rule]);
+  }
+  if (mine.length === 0) return refuse('notInQuorum', `principal '${decider.id}' belongs to none of the quorums (${quorums.map((q) => q.name).join(', ')})`);
+  return { canDecide: true, rule: null, message: null, quorums: mine };
+}
+
 /**
  * Judges one decision against the policy: refused (with the rule that refuses it) or accepted,
  * with the vote to record and the gate's state once it is recorded.
  */
 export function judgeDecision(input: DecisionInput): ApprovalJudgement {
-  const { policy, votes, decider, now, openedAt } = input;
-  const before = approvalState(policy, votes, openedAt, now);
-  if (before.status !== 'pending') return { accepted: false, rule: 'settled', message: `the approval is already ${before.status} (${before.by})` };
-  if (votes.some((v) => v.principal === decider.id)) return { accepted: false, rule: 'alreadyDecided', message: `principal '${decider.id}' has already decided this approval` };
-  for (const rule of policy.forbid) {
-    const who = rule === 'initiator' ? input.initiator : input.definitionAuthor;
-    if (who !== null && who === decider.id) return { accepted: false, rule, message: FORBID_MESSAGES[rule] };
-  }
-  const quorums = activeQuorums(policy, openedAt, now);
-  if (!quorums.some((q) => qualifies(q, decider))) {
-    return { accepted: false, rule: 'notInQuorum', message: `principal '${decider.id}' belongs to none of the quorums (${quorums.map((q) => q.name).join(', ')})` };
-  }
+  const standing = deciderStanding(input);
+  if (!standing.canDecide) return { accepted: false, rule: standing.rule, message: standing.message };
+  const { decider, now } = input;
   const vote: ApprovalVote = {
     principal: decider.id, scopes: [...decider.scopes], groups: [...decider.groups], decision: input.decision, path: input.path, comment: input.comment, at: now,
   };
-  return { accepted: true, vote, state: approvalState(policy, [...votes, vote], openedAt, now) };
+  return { accepted: true, vote, state: approvalState(input.policy, [...input.votes, vote], input.openedAt, now) };
 }

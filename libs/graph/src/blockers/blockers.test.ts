@@ -162,6 +162,22 @@ describe('blockers', () => {
     expect(kindOf({ ...snap, intents: [{ id: 'i', kind: 'decide', nodeKey: 'p', operationId: 'o' }] }, 'p')).toBe('tick');
   });
 
+  it("gives a policy gate's approval the reader's standing: may decide, or the rule that refuses it", () => {
+    const approval = { quorums: [{ name: 'ops', scope: 'run', min: 2 }], forbid: ['initiator'] };
+    const g = graphOf([node('start', 'Start'), node('p', 'Pause', { config: { approval } }), node('end', 'End')], [edge('e1', 'start', 'p'), edge('e2', 'p', 'end')]);
+    const votes = [{ principal: 'key:b', scopes: ['run'], groups: [], decision: 'Approve' as const, path: 'console' as const, comment: null, at: 700 }];
+    const snap = running(g, { start: done(), p: { status: 'WaitingForApproval', attempt: 1, startedAt: 600, pendingDecisionKind: 'Approve', approvals: votes } });
+    const viewer = (id: string) => ({ viewer: { decider: { id, scopes: ['read', 'run'], groups: [] }, initiator: 'key:a', definitionAuthor: null } });
+    const of = (id: string) => (only(snap, 'p', viewer(id)).details.approval as { viewer: unknown; quorums: unknown[]; decisions: unknown[] });
+    expect(of('key:c').viewer).toEqual({ principal: 'key:c', canDecide: true, rule: null, message: null, quorums: ['ops'] });
+    expect(of('key:a').viewer).toMatchObject({ canDecide: false, rule: 'initiator' });
+    expect(of('key:b').viewer).toMatchObject({ canDecide: false, rule: 'alreadyDecided' });
+    expect(of('key:c').quorums).toEqual([{ name: 'ops', min: 2, scope: 'run', approvals: 1, rejections: 0, met: false }]);
+    expect(of('key:c').decisions).toEqual([{ principal: 'key:b', decision: 'Approve', path: 'console', comment: null, at: new Date(700).toISOString() }]);
+    // no reader known: no standing
+    expect(only(snap, 'p').details.approval).not.toHaveProperty('viewer');
+  });
+
   it('reports child for a Subworkflow until its child run ends', () => {
     const g = graphOf([node('start', 'Start'), node('sub', 'Subworkflow'), node('end', 'End')], [edge('e1', 'start', 'sub'), edge('e2', 'sub', 'end')]);
     const rows = { start: done(), sub: { status: 'Running' as const, attempt: 1, childRunId: 'c-1', startedAt: 800 } };

@@ -10,6 +10,7 @@
 import { isParkedWait } from '../planner/wait';
 import { gatePolicy, gateState } from '../planner/approval-gate';
 import { approvalSummary } from '../approval/summary';
+import { deciderStanding } from '../approval/policy';
 import { waitPlanOf } from '../wait/wait-arms';
 import { CHILD_KINDS, TERMINAL_NODE_STATUSES, TERMINAL_RUN_STATUSES, type JoinPolicy, type JsonObject, type RunStatus } from '../model';
 import { admission } from '../planner/admission';
@@ -67,7 +68,7 @@ function judge(snap: RunSnapshot, view: RoutingView, facts: BlockerFacts, row: N
       return judgePending(snap, view, facts, row);
     case 'WaitingForApproval':
       if (row.decision && !row.decision.applied) return tick('a decision waits to be applied', row.decision.at);
-      return at('gate', row.startedAt, { decisionKind: row.pendingDecisionKind ?? 'Approve', scope: 'run', ...(facts.toolCalls?.[row.nodeKey] ?? {}), ...gateApproval(snap, row, facts.now) });
+      return at('gate', row.startedAt, { decisionKind: row.pendingDecisionKind ?? 'Approve', scope: 'run', ...(facts.toolCalls?.[row.nodeKey] ?? {}), ...gateApproval(snap, row, facts) });
     default:
       return judgeInFlight(snap, facts, row);
   }
@@ -219,7 +220,12 @@ function waitVerdict(snap: RunSnapshot, facts: BlockerFacts, row: NodeRunState):
 }
 
 /** A policy Pause's standing, for its gate blocker (none without a policy). */
-function gateApproval(snap: RunSnapshot, row: NodeRunState, now: number): { approval?: JsonObject } {
+function gateApproval(snap: RunSnapshot, row: NodeRunState, facts: BlockerFacts): { approval?: JsonObject } {
   const policy = gatePolicy(snap.graph.nodes.find((n) => n.key === row.nodeKey));
-  return policy ? { approval: approvalSummary(gateState(policy, row, now), row.approvals ?? []) } : {};
+  if (!policy) return {};
+  const votes = row.approvals ?? [];
+  const v = facts.viewer;
+  const openedAt = row.startedAt ?? facts.now;
+  const viewer = v ? { principal: v.decider.id, standing: deciderStanding({ policy, votes, decider: v.decider, initiator: v.initiator, definitionAuthor: v.definitionAuthor, openedAt, now: facts.now }) } : undefined;
+  return { approval: approvalSummary(gateState(policy, row, facts.now), votes, viewer) };
 }

@@ -4,6 +4,7 @@
  * Times are epoch milliseconds.
  */
 import type { JoinPolicy, JsonObject, Lane, NodeStatus, PendingDecisionKind } from '../model';
+import type { Decider } from '../approval/policy';
 
 export const BLOCKER_KINDS = [
   /** the dispatcher owning the run's shard is gone (lease expired or never taken): nothing of the run moves */
@@ -173,4 +174,9 @@ export interface BlockerFacts {
   maxTotalAttempts?: number;
   /** node key → the tool call an Agent parked on waits for (its transcript's request) */
   toolCalls?: Readonly<Record<string, { tool: string; arguments: JsonObject }>>;
+  /**
+   * Who reads the blockers, with the run's initiator and its definition version's author: a
+   * policy gate's `approval.viewer` then says whether this principal may still decide it.
+   */
+  viewer?: { decider: Decider; initiator: string | null; definitionAuthor: string | null };
 }

@@ -11,6 +11,7 @@ import { blockers, concurrencyPlaceFree, LANE_OF_KIND, type Blocker, type JobFac
 import { laneJobFact } from '@flowline/queue';
 import type { AppDeps, AppEnv } from '../context';
 import { sendJson } from '../body';
+import { requestDecider } from '../approval-decide';
 import { NotFoundError } from '../errors';
 import { requireUuid } from '../present';
 import { IdParam, RunBlockersSchema, jsonContent } from '../schemas';
@@ -31,7 +32,7 @@ const blockersRoute = v1Route.runs('get', '/v1/runs/{id}/blockers', {
     "run's shard), runSlot (the tenant holds MAX_CONCURRENT_RUNS live runs), concurrencyKey (the run's concurrency key value " +
     'already has its limit of live runs: key, value, live, limit, ahead), cancelDrain / runCancelling, upstream, ' +
     'join, heldDecision, timer (retry backoff, a timed Wait), signal / token / event (a parked Wait: its channel, its waitpoint with callbackUrl, its event name), wait (a composite Wait: mode and arms), breakpoint, runPaused, laneBacklog (position and depth in the lane), ' +
-    'admission (provider capacity), worker, child, gate (who may decide; an Agent parked on a tool call names the tool and its arguments), or tick (what the next tick applies). ' +
+    'admission (provider capacity), worker, child, gate (who may decide; an Agent parked on a tool call names the tool and its arguments; a Pause with an approval policy carries `approval`: each quorum with its members and progress, the decisions with principal, path and time, and `viewer` — whether the calling key\'s principal may still decide it, else the rule that refuses it), or tick (what the next tick applies). ' +
     'Empty for a finished run, except one a spent budget failed: its rows left behind read budgetExhausted ' +
     '(budget MAX_TOTAL_ATTEMPTS with limit and spent retries, or the run\'s own budget).',
   request: { params: IdParam },
@@ -61,6 +62,8 @@ export function registerBlockerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       callbackUrls: Object.fromEntries((snap.waitpoints ?? []).filter((w) => w.kind === 'token').map((w) => [w.id, callbackUrl(links, c.req.url, w.id)])),
       toolCalls: await toolCallFacts(deps, snap),
       ...(deps.limits.maxTotalAttempts !== undefined ? { maxTotalAttempts: deps.limits.maxTotalAttempts } : {}),
+      // a policy gate says whether the reader may still decide it ("waiting for me")
+      viewer: { decider: requestDecider(c), initiator: facts.initiator, definitionAuthor: facts.definitionAuthor },
     });
     return sendJson(200, { runId, status: snap.run.status, at: new Date(facts.now).toISOString(), blockers: list.map(present) });
   });

@@ -11,7 +11,7 @@
 import type { OpenAPIHono} from '@hono/zod-openapi';
 import { getNodeRun, getRunDetail, pendingToolCall, recordDecision, type Queryable } from '@flowline/db';
 import { approvalPolicyOf, canonicalJson, validateJson, verbRefusal, verbTakesKind, type GateDecision, type Json, type JsonObject, type NodeKind, type NodeStatus, type RunStatus, type VerbState } from '@flowline/graph';
-import { decideByPolicy } from '../approval-decide';
+import { decideByPolicy, requestDecider } from '../approval-decide';
 import type { AppDeps, AppEnv } from '../context';
 import {
   DecisionNotAllowedError,
@@ -148,7 +148,7 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
     if (policy.ok && policy.policy) {
       // a Pause with an approval policy: every decision is judged by the policy (approval-decide.ts)
       checkAct('Pause', config, act, 0);
-      const decider = { id: c.get('principal'), scopes: [...c.get('scopes')], groups: [] };
+      const decider = requestDecider(c);
       const path = c.req.header('x-flowline-client') === 'console' ? 'console' : 'rest';
       const answer = await decideByPolicy(deps, { tenant, runId, nodeKey: p.key, policy: policy.policy, act, decider, path });
       return sendJson(202, { accepted: true, approval: answer });

@@ -5,20 +5,23 @@
  * definition whose `triggers` match it (event-fanout.ts); the runs whose parked Waits wait on
  * one of the names are woken (a Wait takes only events received after it began waiting, the
  * oldest that passes its filter). `GET /v1/events/{id}` tells what each subscriber made of an
- * event; `POST /v1/events/{id}/replay` judges it again (a definition published after it).
+ * event; `POST /v1/events/{id}/replay` judges it again (a definition published after it);
+ * `GET /v1/events` lists the tenant's events newest first.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
-import { getInboundEvent, listEventMatches } from '@flowline/db';
+import { getInboundEvent, isEventCursor, listEventMatches, listInboundEvents } from '@flowline/db';
 import type { AppDeps, AppEnv } from '../context';
 import { NotFoundError, ValidationFailedError } from '../errors';
 import { fanOutEvent, intakeEvents } from '../event-fanout';
-import { isStorableId, isUuid } from '../present';
+import { isStorableId, isUuid, pageLimit, requireCursor, requireInstant } from '../present';
 import { jsonText, sendJson } from '../body';
 import {
   ErrorSchema,
   EventDetailSchema,
   EventIdParam,
+  EventListQuery,
+  EventListSchema,
   EventReplayBody,
   EventReplaySchema,
   EventsAcceptedSchema,
@@ -44,6 +47,17 @@ const sendEventsRoute = v1Route.events('post', '/v1/events', {
     202: jsonContent(EventsAcceptedSchema, 'kept (duplicates named)'),
     413: jsonContent(ErrorSchema, 'PayloadTooLarge'),
   },
+});
+
+const listEventsRoute = v1Route.events('get', '/v1/events', {
+  operationId: 'listEvents',
+  summary: "The tenant's events, newest first",
+  description:
+    'Keyset-paged on (receivedAt, id): pass the nextCursor of the previous page. `name` keeps one name; `from` (inclusive) and `to` (exclusive) ' +
+    "bound receivedAt. Each item says how its fan-out stands and how many subscribers gave each verdict; its data and the verdicts' " +
+    'reasons are on GET /v1/events/{id}.',
+  request: { query: EventListQuery },
+  responses: { 200: jsonContent(EventListSchema, 'a page of events') },
 });
 
 const getEventRoute = v1Route.events('get', '/v1/events/{id}', {
@@ -92,6 +106,25 @@ export function registerInboundEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
     const out = await intakeEvents(deps, c.get('tenant'), events);
     const kept = new Set(out.kept);
     return sendJson(202, { accepted: kept.size, ids: out.ids, duplicates: out.ids.filter((id) => !kept.has(id)) });
+  });
+
+  app.openapi(listEventsRoute, async (c) => {
+    const q = c.req.valid('query');
+    const cursor = requireCursor(q.cursor, (s) => (isEventCursor(s) ? s : null));
+    // a name no event can have (a NUL, a lone surrogate) names none: Postgres would refuse the text
+    if (q.name !== undefined && !isStorableId(q.name)) return sendJson(200, { items: [], nextCursor: null });
+    const page = await listInboundEvents(deps.pool, {
+      tenantId: c.get('tenant'),
+      ...(q.name !== undefined ? { name: q.name } : {}),
+      ...(q.from !== undefined ? { from: new Date(requireInstant(q.from, 'from')) } : {}),
+      ...(q.to !== undefined ? { to: new Date(requireInstant(q.to, 'to')) } : {}),
+      limit: pageLimit(q.limit),
+      cursor,
+    });
+    return sendJson(200, {
+      items: page.items.map((e) => ({ id: e.id, name: e.name, ts: e.ts, receivedAt: e.receivedAt.toISOString(), fanout: e.fanoutDue ? 'due' : 'done', outcomes: e.outcomes })),
+      nextCursor: page.nextCursor,
+    });
   });
 
   app.openapi(getEventRoute, async (c) => {

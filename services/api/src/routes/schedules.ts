@@ -35,7 +35,6 @@ import {
   compileScheduleSpec,
   DEFAULT_METADATA_LIMITS,
   nextSlot,
-  parseTimestamp,
   previewSlots,
   slotsBetween,
   slotView,
@@ -45,7 +44,7 @@ import type { AppDeps, AppEnv } from '../context';
 import { bodyMember, jsonText, sendJson } from '../body';
 import { ApiError, MetadataInvalidError, NotFoundError, ValidationFailedError } from '../errors';
 import { checkRunInput, checkStoredGraph } from '../graph-rules';
-import { pageLimit, requireCursor, requireUuid } from '../present';
+import { pageLimit, requireCursor, requireInstant, requireUuid } from '../present';
 import { ErrorSchema, IdParam, jsonBody, jsonContent, pageSchema, PageQuery } from '../schemas';
 import { v1Route } from '../v1-route';
 import { publishWake } from '../wake';
@@ -276,11 +275,6 @@ async function requireSchedule(deps: AppDeps, tenant: string, id: string): Promi
 /** The body's input and metadata as sent (big numbers kept exact), not as the schema parsed them. */
 const rawMembers = (c: { get(key: 'body'): unknown }) => ({ input: bodyMember(c, 'input'), metadata: bodyMember(c, 'metadata') });
 
-function instant(text: string, key: string): number {
-  const t = parseTimestamp(text);
-  if ('error' in t) throw new ValidationFailedError(`invalid ${key}`, [{ key, message: `${key} ${t.error}` }]);
-  return t.at;
-}
 
 /** Registers the schedule routes on `app`. */
 export function registerScheduleRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -345,8 +339,8 @@ export function registerScheduleRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
   app.openapi(routes.backfill, async (c) => {
     const s = await requireSchedule(deps, c.get('tenant'), c.req.valid('param').id);
     const b = c.req.valid('json');
-    const from = instant(b.from, 'from');
-    const to = instant(b.to, 'to');
+    const from = requireInstant(b.from, 'from');
+    const to = requireInstant(b.to, 'to');
     if (to < from) throw new ValidationFailedError('invalid span', [{ key: 'to', message: 'to must not be before from' }]);
     if (to > Date.now()) throw new ValidationFailedError('invalid span', [{ key: 'to', message: 'a backfill covers the past: to must not be in the future' }]);
     const slots = slotsBetween(compileScheduleSpec(s.spec), from - 1, to, maxBackfill + 1);
@@ -381,7 +375,7 @@ export function registerScheduleRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     const s = await requireSchedule(deps, c.get('tenant'), c.req.valid('param').id);
     const q = c.req.valid('query');
     const limit = q.limit ?? 100;
-    const before = q.cursor === undefined ? null : new Date(instant(q.cursor, 'cursor'));
+    const before = q.cursor === undefined ? null : new Date(requireInstant(q.cursor, 'cursor'));
     const rows = await listSlots(pool, s.tenantId, s.id, limit, before);
     return sendJson(200, { items: rows.map(presentSlot), nextCursor: rows.length === limit ? rows.at(-1)!.slotAt.toISOString() : null });
   });

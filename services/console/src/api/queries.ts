@@ -22,6 +22,10 @@ export const keys = {
   mcpServers: ['mcp-servers'] as const,
   agents: ['agents'] as const,
   agentVersions: (agentId: string) => ['agents', agentId, 'versions'] as const,
+  inboundEvents: (name: string | undefined) => ['inbound-events', name ?? null] as const,
+  inboundEvent: (eventId: string) => ['inbound-event', eventId] as const,
+  webhooks: ['webhooks'] as const,
+  webhookDeliveries: (hookId: string) => ['webhooks', hookId, 'deliveries'] as const,
   schedules: ['schedules'] as const,
   scheduleSlots: (scheduleId: string) => ['schedules', scheduleId, 'slots'] as const,
 };
@@ -207,4 +211,39 @@ export function useScheduleSlots(scheduleId: string) {
   const preview = useQuery({ queryKey: [...keys.scheduleSlots(scheduleId), 'preview'], queryFn: () => client.schedules.preview(scheduleId, 5) });
   const ledger = useQuery({ queryKey: keys.scheduleSlots(scheduleId), queryFn: () => client.schedules.slots(scheduleId, { limit: 50 }) });
   return { preview, ledger };
+}
+
+/** The tenant's inbound events (`GET /v1/events`), newest first, of one name when given; re-read every {@link LIST_POLL_MS}. */
+export function useInboundEventPages(name: string | undefined) {
+  const client = useClient();
+  return useInfiniteQuery({
+    queryKey: keys.inboundEvents(name),
+    queryFn: ({ pageParam }) => client.events.list({ limit: 50, ...(name ? { name } : {}), ...(pageParam ? { cursor: pageParam } : {}) }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+    refetchInterval: LIST_POLL_MS,
+  });
+}
+
+/** One event with its data and each subscriber's verdict; re-read while its fan-out is still due. */
+export function useInboundEvent(eventId: string | undefined) {
+  const client = useClient();
+  return useQuery({
+    queryKey: keys.inboundEvent(eventId ?? ''),
+    queryFn: () => client.events.get(eventId!),
+    enabled: !!eventId,
+    refetchInterval: (q) => (q.state.data?.fanout === 'due' ? LIST_POLL_MS : false),
+  });
+}
+
+/** The tenant's inbound webhooks (one answer: the list is not paged). */
+export function useWebhooks() {
+  const client = useClient();
+  return useQuery({ queryKey: keys.webhooks, queryFn: () => client.webhooks.list() });
+}
+
+/** A webhook's newest deliveries with their verdicts, re-read every {@link LIST_POLL_MS}. */
+export function useWebhookDeliveries(hookId: string) {
+  const client = useClient();
+  return useQuery({ queryKey: keys.webhookDeliveries(hookId), queryFn: () => client.webhooks.deliveries(hookId, 50), refetchInterval: LIST_POLL_MS });
 }

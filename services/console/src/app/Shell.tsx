@@ -8,7 +8,7 @@ import { useSession } from '../session/session';
 import { useLiveState } from '../live/connection';
 
 interface Section {
-  to: '/runs' | '/approvals' | '/definitions' | '/schedules' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
+  to: '/runs' | '/approvals' | '/definitions' | '/schedules' | '/events' | '/webhooks' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
   label: string;
   icon: string;
 }
@@ -19,6 +19,8 @@ export const SECTIONS: Section[] = [
   { to: '/approvals', label: 'Approvals', icon: '✓' },
   { to: '/definitions', label: 'Definitions', icon: '◇' },
   { to: '/schedules', label: 'Schedules', icon: '◷' },
+  { to: '/events', label: 'Events', icon: '⚡' },
+  { to: '/webhooks', label: 'Webhooks', icon: '⇲' },
   { to: '/chat', label: 'Chat', icon: '✉' },
   { to: '/editor', label: 'Editor', icon: '✎' },
   { to: '/agents', label: 'Agents', icon: '◎' },

@@ -13,7 +13,7 @@ import {
   type RouterHistory,
 } from '@tanstack/react-router';
 import { Shell } from './Shell';
-import { parseChatSearch, parseDefinitionsSearch, parseRunSearch, parseRunsSearch } from './search';
+import { parseChatSearch, parseDefinitionsSearch, parseEventsSearch, parseRunSearch, parseRunsSearch } from './search';
 import { RunsPage } from '../runs/RunsPage';
 import { DefinitionsPage } from '../definitions/DefinitionsPage';
 import { parseEditorSearch } from '../editor/search';
@@ -87,7 +87,22 @@ export const schedulesRoute = createRoute({
   component: lazyRouteComponent(() => import('../schedules/SchedulesPage'), 'SchedulesPage'),
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute]);
+export const eventsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/events',
+  validateSearch: parseEventsSearch,
+  component: lazyRouteComponent(() => import('../events/EventsPage'), 'EventsPage'),
+});
+
+export const webhooksRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/webhooks',
+  component: lazyRouteComponent(() => import('../webhooks/WebhooksPage'), 'WebhooksPage'),
+});
+
+const routeTree = rootRoute.addChildren([
+  indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, eventsRoute, webhooksRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute,
+]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */
 export function createConsoleRouter(history?: RouterHistory) {

@@ -45,6 +45,13 @@ export interface DefinitionsSearch {
   start?: string;
 }
 
+export interface EventsSearch {
+  /** only events of this exact name */
+  name?: string;
+  /** the event whose detail is open */
+  eventId?: string;
+}
+
 export interface ChatSearch {
   definitionId?: string;
   conversationId?: string;
@@ -86,4 +93,8 @@ export function parseDefinitionsSearch(s: Record<string, unknown>): DefinitionsS
 
 export function parseChatSearch(s: Record<string, unknown>): ChatSearch {
   return defined({ definitionId: str(s.definitionId), conversationId: str(s.conversationId) });
+}
+
+export function parseEventsSearch(s: Record<string, unknown>): EventsSearch {
+  return defined({ name: str(s.name), eventId: str(s.eventId) });
 }

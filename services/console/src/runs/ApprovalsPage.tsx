@@ -8,18 +8,23 @@
  * WaitingForApproval` answers, a page of 50 at a time ("Load more" for the next), and each
  * listed run's blockers (`gate` blockers are the people-waits; a run parked only on a Wait node
  * reads WaitingForApproval too and lists none). That is one call per run of the pages loaded:
- * bounded by what the person loads, not by the tenant's runs. A gate's `quorums` member, when
- * an approval policy puts one there, is shown as it comes.
+ * bounded by what the person loads, not by the tenant's runs. A Pause's approval policy shows
+ * each quorum's members and progress and who decided (principal, path, time).
+ *
+ * "Waiting for me" keeps the gates the signed-in key may still decide: a policy gate says so
+ * itself (the blockers answer it for the reading key: not decided by it yet, not forbidden to
+ * it, in one of its quorums); any other gate is decided by a key with the `run` scope.
  */
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { useQueries, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import type { Blocker, RunSummary } from '@flowline/client';
 import { keys, useDefinitionIndex, useRunPages } from '../api/queries';
-import { useClient } from '../session/session';
+import { useCan, useClient } from '../session/session';
 import { EmptyState, ListTable, RefusalNote, Time, durationText, useNow, type Column } from '../ui/primitives';
 import { decisionKindText } from './blockers';
 import { GateProgress } from './GateProgress';
+import { waitsForMe } from './approval-view';
 
 const COLUMNS: readonly Column[] = [
   { label: 'Asks for' },
@@ -40,8 +45,12 @@ interface Item {
   gate: Blocker;
 }
 
+type Show = 'all' | 'mine';
+
 export function ApprovalsPage() {
   const client = useClient();
+  const canRun = useCan('run');
+  const [show, setShow] = useState<Show>('all');
   const runs = useRunPages(FILTER);
   const defs = useDefinitionIndex();
   const now = useNow(true);
@@ -64,6 +73,8 @@ export function ApprovalsPage() {
   listed.forEach((run, i) => {
     for (const b of blockers[i]?.data?.blockers ?? []) if (b.kind === 'gate') items.push({ run, gate: b });
   });
+  const mine = items.filter((x) => waitsForMe(x.gate.details, canRun));
+  const shown = show === 'mine' ? mine : items;
   // oldest wait first: who has waited longest is answered first
   items.sort((a, b) => Date.parse(a.gate.since ?? a.run.createdAt) - Date.parse(b.gate.since ?? b.run.createdAt));
   const reading = blockers.filter((q) => q.isPending).length;
@@ -76,20 +87,40 @@ export function ApprovalsPage() {
           <p className="muted">Every run node waiting for a person, the longest waiting first. Open one to decide it.</p>
         </div>
       </div>
+      <div className="segmented" role="group" aria-label="Show">
+        <button type="button" className="btn btn-sm" aria-pressed={show === 'all'} onClick={() => setShow('all')}>
+          All ({items.length})
+        </button>
+        <button type="button" className="btn btn-sm" aria-pressed={show === 'mine'} onClick={() => setShow('mine')}>
+          Waiting for me ({mine.length})
+        </button>
+      </div>
       <RefusalNote error={refused} title="Could not read what a run waits for" />
       <ListTable
         columns={COLUMNS}
         query={{ ...runs, isPending: runs.isPending || (listed.length > 0 && reading === listed.length) }}
         refusalTitle="Could not list the runs waiting for a person"
         moreLabel="Load more runs"
-        rowCount={items.length}
+        rowCount={shown.length}
         skeletonRows={3}
-        empty={<EmptyState title="Nothing waits for a person">Pauses, chat questions and tool calls that need a decision show here.</EmptyState>}
+        empty={
+          show === 'mine' ? (
+            <EmptyState title="Nothing waits for you">Gates you may still decide show here: not decided by you yet, not forbidden to you, and in a quorum of yours.</EmptyState>
+          ) : (
+            <EmptyState title="Nothing waits for a person">Pauses, chat questions and tool calls that need a decision show here.</EmptyState>
+          )
+        }
       >
-        {items.map(({ run, gate }) => {
+        {shown.map(({ run, gate }) => {
           const d = gate.details;
           return (
-            <tr key={`${run.id}/${gate.nodeKey}`} data-approval-run={run.id} data-approval-node={gate.nodeKey} data-decision-kind={String(d.decisionKind ?? 'Decision')}>
+            <tr
+              key={`${run.id}/${gate.nodeKey}`}
+              data-approval-run={run.id}
+              data-approval-node={gate.nodeKey}
+              data-decision-kind={String(d.decisionKind ?? 'Decision')}
+              data-waiting-for-me={String(waitsForMe(d, canRun))}
+            >
               <td>
                 <div className="cell-title">{decisionKindText(d.decisionKind)}</div>
                 {typeof d.tool === 'string' ? <code className="tool-name">{d.tool}</code> : null}

@@ -43,4 +43,42 @@ describe('the approvals inbox', () => {
     expect(asked[0]).toBe('WaitingForApproval');
     expect(screen.getByRole('link', { name: `Decide refund of run ${id(1).slice(0, 8)}` }).getAttribute('href')).toContain(`runId=${id(1)}`);
   });
+
+  it("shows a policy gate's quorum members, who decided through which path, and keeps only what waits for me", async () => {
+    const approval = (viewer: Record<string, unknown>) => ({
+      status: 'pending',
+      quorums: [{ name: 'finance', min: 2, principals: ['key:me', 'key:ann', 'key:bob'], approvals: 1, rejections: 0, met: false }],
+      decisions: [{ principal: 'key:ann', decision: 'Approve', path: 'link', comment: 'fine by me', at: '2026-01-01T00:02:00.000Z' }],
+      nextAt: null,
+      viewer: { principal: 'key:me', quorums: ['finance'], ...viewer },
+    });
+    const blockers: Record<string, unknown[]> = {
+      [id(1)]: [gate('mine', '2026-01-01T00:01:00.000Z', { decisionKind: 'Approve', approval: approval({ canDecide: true, rule: null, message: null }) })],
+      [id(2)]: [gate('forbidden', '2026-01-01T00:02:00.000Z', { decisionKind: 'Approve', approval: approval({ canDecide: false, rule: 'initiator', message: 'the principal that started this run may not decide its approval (forbid: initiator)' }) })],
+      // no policy: decided by any key with the run scope, which this key lacks
+      [id(3)]: [gate('plain', '2026-01-01T00:03:00.000Z', { decisionKind: 'Approve' })],
+    };
+    const api = fakeApi({
+      'GET /v1/whoami': () => ({ body: { tenant: 'acme', principal: 'key:me', scopes: ['read'], authRequired: false } }),
+      'GET /v1/definitions': () => ({ body: { items: [], nextCursor: null } }),
+      'GET /v1/runs': () => ({ body: { items: [run(1), run(2), run(3)], nextCursor: null } }),
+      'GET /v1/runs/*/blockers': ({ url }) => {
+        const runId = url.pathname.split('/')[3]!;
+        return { body: { runId, status: 'WaitingForApproval', at: iso, blockers: blockers[runId] ?? [] } };
+      },
+    });
+    renderApp('/console/approvals', api);
+    await waitFor(() => expect(document.querySelectorAll('tr[data-approval-run]').length).toBe(3));
+    const row = (node: string) => document.querySelector(`tr[data-approval-node="${node}"]`)!;
+    expect(row('mine').textContent).toContain('finance: 1 of 2');
+    expect(row('mine').textContent).toContain('key:me, key:ann, key:bob');
+    expect(row('mine').textContent).toContain('key:ann approved through a signed link');
+    expect(row('mine').textContent).toContain('fine by me');
+    expect(row('mine').textContent).toContain('You (key:me) may decide, counting toward finance.');
+    expect(row('forbidden').textContent).toContain('You cannot decide (initiator)');
+    expect([...document.querySelectorAll('tr[data-approval-run]')].map((r) => r.getAttribute('data-waiting-for-me'))).toEqual(['true', 'false', 'false']);
+    screen.getByRole('button', { name: 'Waiting for me (1)' }).click();
+    await waitFor(() => expect([...document.querySelectorAll('tr[data-approval-run]')].map((r) => r.getAttribute('data-approval-node'))).toEqual(['mine']));
+    expect(screen.getByRole('button', { name: 'Waiting for me (1)' }).getAttribute('aria-pressed')).toBe('true');
+  });
 });

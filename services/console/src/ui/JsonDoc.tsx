@@ -3,7 +3,8 @@ import { useState } from 'react';
 import { JsonView, allExpanded, collapseAllNested, defaultStyles } from 'react-json-view-lite';
 import 'react-json-view-lite/dist/index.css';
 
-const STYLE = { ...defaultStyles, container: 'json-view', basicChildStyle: 'json-row' };
+// the library's number (#0b75f5) and boolean greens fall under WCAG AA contrast on white: ours are darker
+const STYLE = { ...defaultStyles, container: 'json-view', basicChildStyle: 'json-row', numberValue: 'json-number', booleanValue: 'json-boolean' };
 
 /** `expandAll` opens every nested member (small documents read whole, such as a run state); by default only the top level is open. */
 export function JsonDoc({ title, value, open = true, emptyText = 'null', expandAll = false }: { title: string; value: unknown; open?: boolean; emptyText?: string; expandAll?: boolean }) {

@@ -128,27 +128,35 @@ export function durationText(from: string | null, to: string | null, now: number
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
+/** A button copying `text`, named "Copy `label`"; a tick shows for a moment once copied. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      className="icon-button"
+      aria-label={`Copy ${label}`}
+      onClick={(e) => {
+        // inside a clickable row or a link: copying selects nothing else
+        e.stopPropagation();
+        e.preventDefault();
+        void navigator.clipboard?.writeText(text).then(() => {
+          setCopied(true);
+          setTimeout(() => setCopied(false), 1200);
+        });
+      }}
+    >
+      {copied ? '✓' : <CopyIcon />}
+    </button>
+  );
+}
+
 /** A uuid shown short, whole in the tooltip, copyable. */
 export function ShortId({ id }: { id: string }) {
-  const [copied, setCopied] = useState(false);
   return (
     <span className="short-id">
       <code title={id}>{id.slice(0, 8)}</code>
-      <button
-        type="button"
-        className="icon-button"
-        aria-label={`Copy ${id}`}
-        onClick={(e) => {
-          e.stopPropagation();
-          e.preventDefault();
-          void navigator.clipboard?.writeText(id).then(() => {
-            setCopied(true);
-            setTimeout(() => setCopied(false), 1200);
-          });
-        }}
-      >
-        {copied ? '✓' : <CopyIcon />}
-      </button>
+      <CopyButton text={id} label={id} />
     </span>
   );
 }

@@ -1,0 +1,1 @@
+CREATE INDEX "inbound_events_received_idx" ON "inbound_events" USING btree ("tenant_id","received_at","id");
