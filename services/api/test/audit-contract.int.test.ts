@@ -1,0 +1,82 @@
+/**
+ * The audit contract over the whole API: every mutating route the OpenAPI document lists
+ * (POST/PUT/PATCH/DELETE under /v1, and the keyless /hooks and /w ones) leaves exactly one audit
+ * row per request, naming the principal, the route's action and the status answered — whether
+ * the request succeeded or was refused. Each route is driven with a request good enough to reach
+ * it: real ids where the route needs a resource to name its tenant (a keyless route), unknown
+ * ids elsewhere (a 404 is a refusal, and is recorded).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyPlans, loadSnapshots } from '@flowline/db';
+import { DEFAULT_CORE_OPTIONS, plan } from '@flowline/graph';
+import { keyDigest, principalIdOf } from '../src/auth';
+import { ROUTE_AUDIT_ACTIONS } from '../src/route-audit';
+import { approvalLinkUrl } from '../src/waitpoint-links';
+import { waitpointLinksOf } from '../src/routes/waitpoints';
+import { KEYS, createDefinition, startHarness, startRun, waitGraph, type Harness } from './harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+async function tick(runId: string): Promise<void> {
+  const [snap] = await loadSnapshots(h.db.pool, [runId], { maxConcurrentRuns: 100 });
+  const p = plan(snap!, { now: Date.now(), options: DEFAULT_CORE_OPTIONS, newId: () => randomUUID() });
+  await applyPlans(h.db.pool, [{ snapshot: snap!, plan: p }], { shardCount: 16 });
+}
+
+describe('every mutating route writes exactly one audit row', () => {
+  it('walks /openapi.json', async () => {
+    const doc = (await h.call('GET', '/openapi.json', { token: null })).body as { paths: Record<string, Record<string, unknown>> };
+    const routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops)
+        .filter((m) => ['post', 'put', 'patch', 'delete'].includes(m))
+        .map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect(routes.length).toBeGreaterThan(50);
+    // the table names exactly the document's mutating routes
+    expect([...routes].sort()).toEqual(Object.keys(ROUTE_AUDIT_ACTIONS).sort());
+
+    // what the keyless routes need to learn their tenant: a hook, a parked token, a run
+    const hook = await h.call('POST', '/v1/webhooks', { body: { slug: 'audit-hook', target: { event: 'audited' }, auth: { type: 'hmac', preset: 'github' } } });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+    const runId = await startRun(h, await createDefinition(h, waitGraph({ token: { timeout: 'PT1H' } })));
+    await tick(runId);
+    const token = (await h.call('GET', `/v1/runs/${runId}/nodes/w`)).body.waitpoints[0];
+    const approval = new URL(approvalLinkUrl(waitpointLinksOf(h.deps), 'http://localhost/', runId, 'w', 'alice')).pathname;
+
+    const principalA = principalIdOf(keyDigest(KEYS.a));
+    const concrete = (route: string): { path: string; keyed: boolean; principal: string } => {
+      const path = route.split(' ')[1]!;
+      if (path === '/hooks/{tenant}/{slug}') return { path: '/hooks/tenantA/audit-hook', keyed: false, principal: `webhook:${hook.body.id}` };
+      if (path === '/w/{tokenId}/{signature}') return { path: new URL(token.callbackUrl).pathname, keyed: false, principal: `link:${token.id}` };
+      if (path.startsWith('/w/a/')) return { path: approval, keyed: false, principal: 'alice' };
+      return { path: path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'key' || name === 'edgeKey' ? 'n1' : randomUUID())), keyed: true, principal: principalA };
+    };
+
+    const sent: { route: string; requestId: string; status: number; principal: string }[] = [];
+    for (const route of routes) {
+      const { path, keyed, principal } = concrete(route);
+      const requestId = `contract-${sent.length}`;
+      // a link's body is validated before its run is looked up (and its tenant known): send a valid one
+      const body = route.startsWith('POST /w/a/') ? { decision: 'Approve' } : {};
+      const res = await h.call(route.split(' ')[0]!, path, { body, token: keyed ? KEYS.a : null, headers: { 'x-request-id': requestId } });
+      sent.push({ route, requestId, status: res.status, principal });
+    }
+    const rows = (await h.db.pool.query(`SELECT request_id, tenant_id, principal, action, status FROM audit_log WHERE request_id LIKE 'contract-%'`)).rows;
+    const problems: string[] = [];
+    for (const s of sent) {
+      const mine = rows.filter((r) => r.request_id === s.requestId);
+      const want = (ROUTE_AUDIT_ACTIONS as Record<string, { action: string }>)[s.route]!.action;
+      if (mine.length !== 1) problems.push(`${s.route}: ${mine.length} rows (answered ${s.status})`);
+      else if (mine[0].principal !== s.principal || mine[0].action !== want || mine[0].status !== s.status || mine[0].tenant_id !== 'tenantA') {
+        problems.push(`${s.route}: ${JSON.stringify(mine[0])} (answered ${s.status})`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect((await h.call('GET', '/v1/audit/verify')).body).toMatchObject({ ok: true });
+  });
+});
