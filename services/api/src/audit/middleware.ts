@@ -23,6 +23,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { currentAuditEntry, insertAuditRow, recordAuditOutcome, runWithAuditEntry, type AuditEntry } from '@flowline/db';
 import type { AppEnv } from '../context';
+import { isStorableId } from '../present';
 import { auditRoutes, isMutatingMethod, matchAuditRoute, type AuditRoute } from '../route-audit';
 import type { AuditChainer } from './chainer';
 
@@ -48,9 +49,11 @@ function clientAddressOf(c: Context<AppEnv>): string | null {
   return env?.incoming?.socket?.remoteAddress ?? null;
 }
 
+/** The resource id a path names; null when it names none or one Postgres cannot store (the route refuses it anyway). */
 function idFromParams(route: AuditRoute, params: Record<string, string>): string | null {
   const from = route.id ?? (route.params.includes('id') ? 'param:id' : 'none');
-  return from.startsWith('param:') ? (params[from.slice('param:'.length)] ?? null) : null;
+  const id = from.startsWith('param:') ? (params[from.slice('param:'.length)] ?? null) : null;
+  return id !== null && id.length <= 500 && isStorableId(id) ? id : null;
 }
 
 /** A member of the JSON answer (a create's id), or null. */
@@ -58,7 +61,7 @@ async function answerMember(res: Response, member: string): Promise<string | nul
   if (!(res.headers.get('content-type') ?? '').includes('json')) return null;
   try {
     const v = ((await res.clone().json()) as Record<string, unknown>)[member];
-    return typeof v === 'string' ? v : null;
+    return typeof v === 'string' && isStorableId(v) ? v : null;
   } catch {
     return null;
   }

@@ -11,7 +11,7 @@ import { z } from '@hono/zod-openapi';
 import { exportAudit, listAudit, verifyAudit, type AuditFilter } from '@flowline/db';
 import type { AppDeps, AppEnv } from '../context';
 import { jsonText, sendJson } from '../body';
-import { pageLimit, requireCursor } from '../present';
+import { isStorableId, pageLimit, requireCursor } from '../present';
 import { INT4_MAX, INT4_MIN, jsonContent } from '../schemas';
 import { v1Route } from '../v1-route';
 import type { AuditChainer, AuditOptions } from '../audit/chainer';
@@ -51,10 +51,13 @@ const AuditVerificationSchema = z
   })
   .openapi('AuditVerification');
 
+/** A filter's text: Postgres cannot hold U+0000 or a lone surrogate, so such text is a 400, not a query. */
+const filterText = (max: number) => z.string().min(1).max(max).refine(isStorableId, 'must not contain U+0000 or a lone UTF-16 surrogate');
+
 const AuditQuery = z.object({
-  principal: z.string().min(1).max(200).optional(),
-  action: z.string().min(1).max(200).optional().openapi({ description: 'an action, or a prefix ending in `.*` (run.*)' }),
-  resource: z.string().min(1).max(300).optional().openapi({ description: '`type` or `type:id` (run:0b6c…)' }),
+  principal: filterText(200).optional(),
+  action: filterText(200).optional().openapi({ description: 'an action, or a prefix ending in `.*` (run.*)' }),
+  resource: filterText(300).optional().openapi({ description: '`type` or `type:id` (run:0b6c…)' }),
   from: z.string().datetime({ offset: true }).optional().openapi({ description: 'rows at or after this instant' }),
   to: z.string().datetime({ offset: true }).optional().openapi({ description: 'rows before this instant' }),
 });
