@@ -826,7 +826,7 @@ describe('waitpoints and events', () => {
 });
 
 describe('audit log', () => {
-  it('lists, exports and verifies the tenant's audit rows', async () => {
+  it('lists, exports and verifies the tenant’s audit rows', async () => {
     const c = client();
     const def = await c.definitions.create({ name: 'client-audited', graph: lineGraph() });
     const page = await c.audit.list({ action: 'definition.create', resource: `definition:${def.id}` });
