@@ -314,6 +314,11 @@ export const auditOptions = {
     .max(3_600_000)
     .default(5_000)
     .describe('time between two audit sweeps, ms: each chains the rows a request did not chain right after its commit, and prunes by AUDIT_RETENTION_DAYS'),
+  AUDIT_CHAIN_DELAY_MS: int()
+    .min(0)
+    .max(60_000)
+    .default(50)
+    .describe("how long after a request's audit row is recorded its tenant's chain pass starts, ms; the requests within it share one pass"),
 };
 
 /** Logging. */

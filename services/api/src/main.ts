@@ -66,7 +66,7 @@ const core = toCoreOptions(cfg);
 const metrics = createMetrics();
 // /readyz answers 503 from the first moment of shutdown (its releaser runs first: registered last)
 let draining = false;
-const auditOptions = { retentionDays: cfg.AUDIT_RETENTION_DAYS, chainGraceS: cfg.AUDIT_CHAIN_GRACE_S, sweepMs: cfg.AUDIT_SWEEP_MS };
+const auditOptions = { retentionDays: cfg.AUDIT_RETENTION_DAYS, chainGraceS: cfg.AUDIT_CHAIN_GRACE_S, sweepMs: cfg.AUDIT_SWEEP_MS, chainDelayMs: cfg.AUDIT_CHAIN_DELAY_MS };
 const auditChainer = new AuditChainer(pool, auditOptions, logger);
 const deps: AppDeps = {
   audit: { chainer: auditChainer, options: auditOptions },

@@ -176,7 +176,7 @@ describe('retention', () => {
     await new Promise((r) => setTimeout(r, 20));
     await createDefinition(h, lineGraph(), 'after-cutoff');
     await createDefinition(h, lineGraph(), 'after-cutoff-2');
-    const chainer = new AuditChainer(h.db.pool, { retentionDays: 1, chainGraceS: 60, sweepMs: 60_000 }, pino({ level: 'silent' }));
+    const chainer = new AuditChainer(h.db.pool, { retentionDays: 1, chainGraceS: 60, sweepMs: 60_000, chainDelayMs: 50 }, pino({ level: 'silent' }));
     // a sweep one day after `keptFrom`: every row before it is past a 1-day retention
     await chainer.sweep(new Date(keptFrom.getTime() + 86_400_000));
     const after = await rowsOf('tenantA');

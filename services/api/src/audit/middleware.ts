@@ -9,7 +9,7 @@
  * - After the answer, the row gets the outcome (HTTP status, error code, a created resource's
  *   id). A request that committed nothing through a transaction — a refusal (400, 403, 404, 409…),
  *   a Redis-only action, a single-statement write — gets its row written here, with its outcome.
- * - Then the tenant's chain is kicked (chainer.ts), without holding the answer back.
+ * - Then the tenant's chain is asked for a pass soon (chainer.ts), without holding the answer back.
  *
  * Not recorded: a request without a known tenant (401 before a key names one, a keyless route
  * refused before its credential named its tenant, an unknown route), and a capacity refusal that
@@ -121,7 +121,7 @@ export function auditRequests(deps: AuditDeps): MiddlewareHandler<AppEnv> {
       deps.logger.error({ err, action: entry.action, requestId }, 'audit row not recorded');
       return;
     }
-    void deps.chainer.kick(entry.tenant);
+    deps.chainer.soon(entry.tenant);
   };
 }
 
