@@ -4,7 +4,7 @@
  * `['run', runId]` refreshes everything about a run.
  */
 import { replaceEqualDeep, useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import type { DefinitionSummary, FailureClass, FlowlineClient, RunDetail } from '@flowline/client';
+import type { AuditQuery, DefinitionSummary, FailureClass, FlowlineClient, RunDetail } from '@flowline/client';
 import { useClient } from '../session/session';
 import type { RunsSearch } from '../app/search';
 import { runEventLog } from '../live/run-events';
@@ -23,6 +23,8 @@ export const keys = {
   agents: ['agents'] as const,
   agentVersions: (agentId: string) => ['agents', agentId, 'versions'] as const,
   schedules: ['schedules'] as const,
+  audit: (f: AuditQuery) => ['audit', f] as const,
+  auditVerify: ['audit', 'verify'] as const,
   scheduleSlots: (scheduleId: string) => ['schedules', scheduleId, 'slots'] as const,
 };
 
@@ -207,4 +209,15 @@ export function useScheduleSlots(scheduleId: string) {
   const preview = useQuery({ queryKey: [...keys.scheduleSlots(scheduleId), 'preview'], queryFn: () => client.schedules.preview(scheduleId, 5) });
   const ledger = useQuery({ queryKey: keys.scheduleSlots(scheduleId), queryFn: () => client.schedules.slots(scheduleId, { limit: 50 }) });
   return { preview, ledger };
+}
+
+/** The tenant's audit log, newest first, page by page, with the rows not chained yet first. */
+export function useAuditPages(filter: AuditQuery) {
+  const client = useClient();
+  return useInfiniteQuery({
+    queryKey: keys.audit(filter),
+    queryFn: ({ pageParam }) => client.audit.list({ ...filter, limit: 50, pending: pageParam === null, ...(pageParam ? { cursor: pageParam } : {}) }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+  });
 }

@@ -87,7 +87,13 @@ export const schedulesRoute = createRoute({
   component: lazyRouteComponent(() => import('../schedules/SchedulesPage'), 'SchedulesPage'),
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute]);
+export const auditRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/audit',
+  component: lazyRouteComponent(() => import('../audit/AuditPage'), 'AuditPage'),
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute, auditRoute]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */
 export function createConsoleRouter(history?: RouterHistory) {
