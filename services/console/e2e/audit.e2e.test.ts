@@ -49,6 +49,8 @@ describe('the Audit log page', () => {
     await page.getByLabel('Action').fill('definition.*');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await cancel.waitFor({ state: 'detached' });
+    // the filtered page replaces the list (a skeleton between): wait for its rows
+    await created.waitFor();
     const actions = await page.locator('tr[data-audit-action]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-audit-action')));
     expect(actions.sort()).toEqual(['definition.create', 'definition.disable']);
 
