@@ -8,25 +8,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPlans, loadSnapshots } from '@flowline/db';
-import { DEFAULT_CORE_OPTIONS, plan } from '@flowline/graph';
 import { keyDigest, principalIdOf } from '../src/auth';
 import { ROUTE_AUDIT_ACTIONS } from '../src/route-audit';
 import { approvalLinkUrl } from '../src/waitpoint-links';
 import { waitpointLinksOf } from '../src/routes/waitpoints';
-import { KEYS, createDefinition, startHarness, startRun, waitGraph, type Harness } from './harness';
+import { KEYS, createDefinition, startHarness, startRun, tickRun, waitGraph, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
 });
 afterAll(() => h.close());
-
-async function tick(runId: string): Promise<void> {
-  const [snap] = await loadSnapshots(h.db.pool, [runId], { maxConcurrentRuns: 100 });
-  const p = plan(snap!, { now: Date.now(), options: DEFAULT_CORE_OPTIONS, newId: () => randomUUID() });
-  await applyPlans(h.db.pool, [{ snapshot: snap!, plan: p }], { shardCount: 16 });
-}
 
 describe('every mutating route writes exactly one audit row', () => {
   it('walks /openapi.json', async () => {
@@ -44,7 +36,7 @@ describe('every mutating route writes exactly one audit row', () => {
     const hook = await h.call('POST', '/v1/webhooks', { body: { slug: 'audit-hook', target: { event: 'audited' }, auth: { type: 'hmac', preset: 'github' } } });
     expect(hook.status, JSON.stringify(hook.body)).toBe(201);
     const runId = await startRun(h, await createDefinition(h, waitGraph({ token: { timeout: 'PT1H' } })));
-    await tick(runId);
+    await tickRun(h, runId);
     const token = (await h.call('GET', `/v1/runs/${runId}/nodes/w`)).body.waitpoints[0];
     const approval = new URL(approvalLinkUrl(waitpointLinksOf(h.deps), 'http://localhost/', runId, 'w', 'alice')).pathname;
 

@@ -10,10 +10,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queryable } from './transaction';
 
-/** What one request records (the row of `audit_log` before it is chained). */
-export interface AuditEntry {
-  /** the tenant whose chain the row joins; null until known (a keyless route learns it from its link) */
-  tenant: string | null;
+/** Who did what to which resource, in which request: what every audit row says. */
+export interface AuditFacts {
   principal: string;
   keyPrefix: string | null;
   action: string;
@@ -21,6 +19,12 @@ export interface AuditEntry {
   resourceId: string | null;
   requestId: string;
   clientAddress: string | null;
+}
+
+/** What one request records (the row of `audit_log` before it is chained). */
+export interface AuditEntry extends AuditFacts {
+  /** the tenant whose chain the row joins; null until known (a keyless route learns it from its link) */
+  tenant: string | null;
   /** RFC 6902 diff of a definition change, secrets redacted */
   patch: unknown;
   /** the row written (a committed transaction carried it); null while none was */

@@ -9,20 +9,14 @@
  * way, so deleting the newest rows is caught too.
  */
 import type { Pool } from 'pg';
+import type { AuditFacts } from './audit-context';
 import { withTransaction, type Queryable } from './transaction';
 
 /** One chained (or pending) audit row as the API answers it. */
-export interface AuditRecord {
+export interface AuditRecord extends AuditFacts {
   /** null while pending (committed, not chained yet) */
   seq: number | null;
   at: string;
-  principal: string;
-  keyPrefix: string | null;
-  action: string;
-  resourceType: string;
-  resourceId: string | null;
-  requestId: string;
-  clientAddress: string | null;
   status: number | null;
   errorCode: string | null;
   patch: unknown;
