@@ -72,3 +72,42 @@ describe('every mutating route writes exactly one audit row', () => {
     expect((await h.call('GET', '/v1/audit/verify')).body).toMatchObject({ ok: true });
   });
 });
+
+describe('a write that succeeds writes exactly one row too', () => {
+  it('records each success once, with its status and resource', async () => {
+    const principal = principalIdOf(keyDigest(KEYS.a));
+    let n = 0;
+    const send = async (method: string, path: string, body?: unknown) => {
+      const requestId = `ok-${n++}`;
+      const res = await h.call(method, path, { ...(body === undefined ? {} : { body }), headers: { 'x-request-id': requestId } });
+      expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+      const rows = (await h.db.pool.query(`SELECT principal, action, status, resource_id FROM audit_log WHERE request_id = $1`, [requestId])).rows;
+      expect(rows, `${method} ${path}`).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ principal, status: res.status });
+      return { res, row: rows[0] as { action: string; resource_id: string | null } };
+    };
+    const created = await send('POST', '/v1/definitions', { name: 'ok', graph: waitGraph({ for: 'PT1H' }) });
+    const def = created.res.body.id as string;
+    expect(created.row).toMatchObject({ action: 'definition.create', resource_id: def });
+    expect((await send('PUT', `/v1/definitions/${def}`, { name: 'ok2', version: 1 })).row.action).toBe('definition.update');
+    expect((await send('POST', `/v1/definitions/${def}/disable`)).row.action).toBe('definition.disable');
+    expect((await send('POST', `/v1/definitions/${def}/enable`)).row.action).toBe('definition.enable');
+    const copy = await send('POST', `/v1/definitions/${def}/duplicate`);
+    expect(copy.row.resource_id).toBe(copy.res.body.id);
+    expect((await send('DELETE', `/v1/definitions/${copy.res.body.id}`)).row.action).toBe('definition.delete');
+    const started = await send('POST', `/v1/definitions/${def}/runs`, {});
+    const runId = started.res.body.runId as string;
+    expect(started.row).toMatchObject({ action: 'run.start', resource_id: runId });
+    expect((await send('POST', `/v1/runs/${runId}/pause`)).row.action).toBe('run.pause');
+    expect((await send('POST', `/v1/runs/${runId}/resume`)).row.action).toBe('run.resume');
+    expect((await send('POST', `/v1/runs/${runId}/cancel`, {})).row).toMatchObject({ action: 'run.cancel', resource_id: runId });
+    expect((await send('POST', '/v1/events', [{ name: 'audited.event', data: {} }])).row.action).toBe('event.publish');
+    const hook = await send('POST', '/v1/webhooks', { slug: 'ok-hook', target: { definitionId: def }, auth: { type: 'none' } });
+    expect(hook.row.resource_id).toBe(hook.res.body.id);
+    expect((await send('DELETE', `/v1/webhooks/${hook.res.body.id}`)).row.action).toBe('webhook.delete');
+    const schedule = await send('POST', '/v1/schedules', { key: 'ok-schedule', definitionId: def, spec: { cron: '30 2 * * *', timezone: 'UTC' } });
+    expect((await send('POST', `/v1/schedules/${schedule.res.body.id}/pause`)).row.action).toBe('schedule.pause');
+    expect((await send('DELETE', `/v1/schedules/${schedule.res.body.id}`)).row.action).toBe('schedule.delete');
+    expect((await h.call('GET', '/v1/audit/verify')).body).toMatchObject({ ok: true });
+  });
+});
