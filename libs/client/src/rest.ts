@@ -73,6 +73,9 @@ import type {
   RunForked,
   ActOptions,
   Conversation,
+  AuditQuery,
+  AuditRecord,
+  AuditVerification,
 } from './types';
 
 /** Options of {@link createRestClient}. */
@@ -398,6 +401,20 @@ export function createRestClient(o: RestClientOptions) {
     whoami: () => call<Whoami>('GET', '/v1/whoami'),
     /** raw request; answers `{ status, body, headers }` whatever the status */
     send,
+    audit: {
+      /** `GET /v1/audit` (`audit` scope): newest first; `pending` puts the rows not chained yet first */
+      list: (q: AuditQuery & { limit?: number; cursor?: string; pending?: boolean } = {}) =>
+        call<Page<AuditRecord>>('GET', '/v1/audit', undefined, { ...q, pending: q.pending === undefined ? undefined : String(q.pending) }),
+      /** `GET /v1/audit/export`: every matching row, oldest first (NDJSON, parsed) */
+      export: async (q: AuditQuery = {}): Promise<AuditRecord[]> => {
+        const res = await doFetch(urlOf('/v1/audit/export', { ...q }), { method: 'GET', headers: headersOf({ accept: 'application/x-ndjson' }, false) });
+        const text = await res.text();
+        if (!res.ok) throw refusal(res.status, res.statusText, parse(text));
+        return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as AuditRecord);
+      },
+      /** `GET /v1/audit/verify`: the chain proven, or the first seq where it breaks */
+      verify: () => call<AuditVerification>('GET', '/v1/audit/verify'),
+    },
     definitions: {
       /** `POST /v1/definitions` → 201; 400 `GraphInvalid` with `details` */
       create: (b: { name: string; description?: string | null; graph: unknown }) => call<Definition>('POST', '/v1/definitions', b),

@@ -813,14 +813,14 @@ export interface Health {
 }
 
 /** An API key scope (CONTRACT §8). */
-export type ApiKeyScope = 'read' | 'run' | 'operate' | 'define' | 'admin';
+export type ApiKeyScope = 'read' | 'run' | 'operate' | 'define' | 'audit' | 'admin';
 
 /** `GET /v1/whoami`: who the key acts as. */
 export interface Whoami {
   tenant: string;
   /** who the key acts as (`key:` + 16 hex digits of its digest; `anonymous` without keys): what approval quorums name */
   principal: string;
-  /** in the order read, run, operate, define, admin */
+  /** in the order read, run, operate, define, audit, admin */
   scopes: ApiKeyScope[];
   /** false when the server runs single-tenant without keys */
   authRequired: boolean;
@@ -947,4 +947,50 @@ export interface ScheduleSlot {
 export interface ScheduleBackfill {
   dryRun: boolean;
   slots: Array<{ slotAt: string; runId: string | null; outcome: string }>;
+}
+
+/** One row of the audit log (`GET /v1/audit`, `/v1/audit/export`). */
+export interface AuditRecord {
+  /** the row's place in the tenant's hash chain; null while pending (committed, not chained yet) */
+  seq: number | null;
+  at: string;
+  principal: string;
+  keyPrefix: string | null;
+  /** the route's stable dotted name: `definition.update`, `run.cancel`, `gate.decide`… */
+  action: string;
+  resourceType: string;
+  resourceId: string | null;
+  requestId: string;
+  clientAddress: string | null;
+  /** the HTTP status answered (null: the process ended before answering) */
+  status: number | null;
+  errorCode: string | null;
+  /** a definition change as an RFC 6902 JSON Patch, secret values `"[redacted]"` */
+  patch: unknown;
+  prevHash: string | null;
+  hash: string | null;
+}
+
+/** Filters of the audit list and export. */
+export interface AuditQuery {
+  principal?: string;
+  /** an action, or a prefix ending in `.*` */
+  action?: string;
+  /** `type` or `type:id` */
+  resource?: string;
+  /** ISO 8601, inclusive */
+  from?: string;
+  /** ISO 8601, exclusive */
+  to?: string;
+}
+
+/** `GET /v1/audit/verify`. */
+export interface AuditVerification {
+  ok: boolean;
+  checked: number;
+  prunedSeq: number;
+  headSeq: number;
+  pending: number;
+  brokenAt: number | null;
+  reason: 'missing' | 'hashMismatch' | 'prevHashMismatch' | 'headMismatch' | null;
 }

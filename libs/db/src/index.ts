@@ -117,3 +117,7 @@ export {
   type WebhookTarget,
 } from './store/webhooks';
 export * from './store/schedules';
+export { claimAuditEntry, currentAuditEntry, insertAuditRow, recordAuditOutcome, runWithAuditEntry } from './store/audit-context';
+export type { AuditEntry } from './store/audit-context';
+export { chainAudit, chainAuditFully, exportAudit, listAudit, pruneAudit, tenantsWithAuditChain, tenantsWithPendingAudit, verifyAudit } from './store/audit';
+export type { AuditFilter, AuditPage, AuditRecord, AuditVerification } from './store/audit';

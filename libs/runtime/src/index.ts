@@ -12,6 +12,7 @@ export {
   workerOptions,
   mcpOptions,
   encryptionOptions,
+  auditOptions,
   logOptions,
   allOptions,
   defineConfig,

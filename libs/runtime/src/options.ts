@@ -75,10 +75,10 @@ export const connectionOptions = {
 /**
  * The scopes over a key's own tenant (CONTRACT §8: a key without the route's scope → 403):
  * `read` every GET route and the live channel, `run` run starts, chat sends and gate
- * decisions, `operate` the operator verbs and cancel, `define` definition writes. An entry
- * without scopes (or `*`) holds these.
+ * decisions, `operate` the operator verbs and cancel, `define` definition writes, `audit` the
+ * tenant's audit log (list, export, verify). An entry without scopes (or `*`) holds these.
  */
-export const TENANT_SCOPES = ['read', 'run', 'operate', 'define'] as const;
+export const TENANT_SCOPES = ['read', 'run', 'operate', 'define', 'audit'] as const;
 
 /**
  * Every scope: the {@link TENANT_SCOPES} plus `admin`, the queue UI at `/admin/queues`. It
@@ -297,6 +297,30 @@ export const encryptionOptions = {
     .describe('AES-256-GCM key; when set graphs and documents are stored encrypted (secret)'),
 };
 
+/** The audit log (services/api audit/): how long rows are kept and when a row is chained. */
+export const auditOptions = {
+  AUDIT_RETENTION_DAYS: int()
+    .min(0)
+    .max(36_500)
+    .default(365)
+    .describe("days a tenant's audit rows are kept before the prune deletes them (a checkpoint of the last pruned row keeps GET /v1/audit/verify working); 0 keeps them forever"),
+  AUDIT_CHAIN_GRACE_S: int()
+    .min(1)
+    .max(86_400)
+    .default(60)
+    .describe('seconds after which a committed audit row whose answer was never recorded (its process ended mid-request) is chained anyway, with no status'),
+  AUDIT_SWEEP_MS: int()
+    .min(100)
+    .max(3_600_000)
+    .default(5_000)
+    .describe('time between two audit sweeps, ms: each chains the rows a request did not chain right after its commit, and prunes by AUDIT_RETENTION_DAYS'),
+  AUDIT_CHAIN_DELAY_MS: int()
+    .min(0)
+    .max(60_000)
+    .default(50)
+    .describe("how long after a request's audit row is recorded its tenant's chain pass starts, ms; the requests within it share one pass"),
+};
+
 /** Logging. */
 export const logOptions = {
   LOG_LEVEL: z
@@ -315,6 +339,7 @@ export const allOptions = {
   ...workerOptions,
   ...mcpOptions,
   ...encryptionOptions,
+  ...auditOptions,
   ...logOptions,
 };
 

@@ -2,7 +2,8 @@
  * The Hono app: middleware order is load-bearing —
  * keep-alive guard (an unread body is drained or the connection closed) → metrics → the
  * request's span (tracing on, tracing.ts) → auth
- * (/v1 and /admin/queues; 401) → the route's scope check (403, route-scopes.ts) → admission of what
+ * (/v1 and /admin/queues; 401) → the audit entry of a mutating request (audit/middleware.ts:
+ * opened here so every later refusal is recorded too) → the route's scope check (403, route-scopes.ts) → admission of what
  * is in flight (429 for the tenant, 503 for the replica, edge/admission.ts: local and cheap, so a
  * refused burst costs no Redis round trip) → the tenant's rate limit (429, edge/rate-limit.ts) → 413
  * body limit → lossless JSON parse → zod route validators.
@@ -45,6 +46,10 @@ import { registerStreamRoute } from './routes/stream';
 import { registerWhoamiRoute } from './routes/whoami';
 import { registerConsole } from './console';
 import { registerAdminQueues } from './routes/admin-queues';
+import { registerAuditRoutes } from './routes/audit';
+import { auditRequests } from './audit/middleware';
+import { AuditChainer, DEFAULT_AUDIT_OPTIONS } from './audit/chainer';
+import { assertEveryMutationAudited } from './audit/table-check';
 
 /**
  * The OpenAPI document's header. `servers` is relative: the document describes the server
@@ -108,6 +113,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('*', metrics.middleware);
   app.use('*', traceRequests());
   app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
+  // after auth (the key names tenant and principal), before every refusal a key can meet (403 on)
+  const auditOptions = deps.audit?.options ?? DEFAULT_AUDIT_OPTIONS;
+  const audit = { pool: deps.pool, logger: deps.logger, chainer: deps.audit?.chainer ?? new AuditChainer(deps.pool, auditOptions, deps.logger) };
+  for (const path of ['/v1/*', '/hooks/*', '/w/*']) app.use(path, auditRequests(audit));
   installScopeChecks(app);
   app.use('/v1/*', admission(new AdmissionLedger(edge.admission), edge.admission, (r) => metrics.refused(r.option)));
   if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
@@ -138,6 +147,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerMcpServerRoutes(app, deps);
   registerAgentRoutes(app, deps);
   registerWhoamiRoute(app, deps);
+  registerAuditRoutes(app, { ...deps, audit: { chainer: audit.chainer, options: auditOptions } });
+  // a mutating route without an audit action would change things unrecorded: refuse to build
+  assertEveryMutationAudited(app);
   // a keyed route without a declared scope would answer any key: refuse to build
   assertEveryRouteScoped(app);
   documentScopes(app);

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import {
+  auditOptions,
   coreOptions,
   connectionOptions,
   defineConfig,
@@ -23,6 +24,7 @@ export const apiConfigSchema = defineConfig({
   ...httpOptions,
   ...coreOptions,
   ...encryptionOptions,
+  ...auditOptions,
   ...logOptions,
   ...tracingOptions,
   SHARD_COUNT: dispatchOptions.SHARD_COUNT,

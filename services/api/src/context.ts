@@ -12,6 +12,7 @@ import type { ApiKeyTable } from './auth';
 import type { EdgeOptions } from './edge/config';
 import type { ApiMetrics } from './metrics';
 import type { ApiMcp } from './mcp-catalog';
+import type { AuditChainer, AuditOptions } from './audit/chainer';
 
 /** A tool as `GET /v1/tools` lists it (CONTRACT §8). */
 export interface ToolCatalogEntry {
@@ -99,6 +100,8 @@ export interface AppDeps {
   waitpoints?: WaitpointLinks;
   /** MCP servers: the deployment's stdio names, the URL guard and the start check's toolbox @default none of them */
   mcp?: ApiMcp;
+  /** the audit log's options and chainer (main.ts starts its sweep) @default DEFAULT_AUDIT_OPTIONS and a chainer over `pool` */
+  audit?: { chainer?: AuditChainer; options?: AuditOptions };
 }
 
 /** Hono env: per-request variables. */

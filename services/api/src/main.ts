@@ -9,6 +9,7 @@ import { configureEncryption, createPool, mcpServerForUse, migrateAtBoot } from 
 import { connectRedis } from '@flowline/queue';
 import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
+import { AuditChainer } from './audit/chainer';
 import { createApp } from './app';
 import type { AppDeps } from './context';
 import { startEventFanoutSweep } from './event-fanout';
@@ -65,7 +66,10 @@ const core = toCoreOptions(cfg);
 const metrics = createMetrics();
 // /readyz answers 503 from the first moment of shutdown (its releaser runs first: registered last)
 let draining = false;
+const auditOptions = { retentionDays: cfg.AUDIT_RETENTION_DAYS, chainGraceS: cfg.AUDIT_CHAIN_GRACE_S, sweepMs: cfg.AUDIT_SWEEP_MS, chainDelayMs: cfg.AUDIT_CHAIN_DELAY_MS };
+const auditChainer = new AuditChainer(pool, auditOptions, logger);
 const deps: AppDeps = {
+  audit: { chainer: auditChainer, options: auditOptions },
   metrics,
   draining: () => draining,
   pool,
@@ -113,6 +117,8 @@ const app = createApp(deps);
 // events' fan-outs a crash or a full backlog left undone: finished by whichever replica sweeps first
 const stopFanoutSweep = startEventFanoutSweep(deps, { everyMs: cfg.EVENT_FANOUT_SWEEP_MS, minAgeMs: cfg.EVENT_FANOUT_SWEEP_MS, batch: cfg.EVENT_FANOUT_BATCH });
 shutdown.onShutdown(stopFanoutSweep, 'event-fanout-sweep');
+// audit rows no request chained (a replica ended mid-pass, a row past its grace) and retention
+shutdown.onShutdown(auditChainer.start(), 'audit-sweep');
 
 const server = serve({ fetch: app.fetch, port: cfg.PORT }, (info) => {
   logger.info({ port: info.port }, 'api listening');

@@ -108,6 +108,10 @@ export const ROUTE_SCOPES = {
   'DELETE /v1/conversations/{id}': 'run',
   'GET /v1/conversations/{id}/messages': 'read',
   'GET /v1/conversations/{id}/runs': 'read',
+
+  'GET /v1/audit': 'audit',
+  'GET /v1/audit/export': 'audit',
+  'GET /v1/audit/verify': 'audit',
 } as const satisfies Record<`${Method} /v1/${string}`, ApiKeyScope>;
 
 /** Client → server live events → the scope a key needs for them. */

@@ -45,7 +45,7 @@ describe('auth and tenancy', () => {
       expect(row.rows[0].tenant_id).toBe('default');
       // whoami tells a client (the console) that no key is needed
       const me = await open.call('GET', '/v1/whoami', { token: null });
-      expect(me.body).toEqual({ tenant: 'default', principal: 'anonymous', scopes: ['read', 'run', 'operate', 'define', 'admin'], authRequired: false });
+      expect(me.body).toEqual({ tenant: 'default', principal: 'anonymous', scopes: ['read', 'run', 'operate', 'define', 'audit', 'admin'], authRequired: false });
     } finally {
       await open.close();
     }
@@ -198,6 +198,9 @@ describe('ops', () => {
         'GET /v1/conversations/{id}/messages',
         'GET /v1/conversations/{id}/runs',
         'DELETE /v1/conversations/{id}',
+        'GET /v1/audit',
+        'GET /v1/audit/export',
+        'GET /v1/audit/verify',
         'GET /livez',
         'GET /healthz',
         'GET /readyz',

@@ -4,7 +4,9 @@
  */
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { claimShards } from '@flowline/db';
+import { randomUUID } from 'node:crypto';
+import { applyPlans, claimShards, loadSnapshots } from '@flowline/db';
+import { DEFAULT_CORE_OPTIONS, plan } from '@flowline/graph';
 import { createTestDatabase, createTestRedis, type TestDatabase } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from '../src/app';
@@ -99,6 +101,14 @@ export async function startHarness(
       await db.drop();
     },
   };
+}
+
+/** One dispatcher tick of `runId` (load → plan → apply), committed in-process: no dispatcher runs in these tests. */
+export async function tickRun(h: Harness, runId: string, now = Date.now()): Promise<void> {
+  const [snap] = await loadSnapshots(h.db.pool, [runId], { maxConcurrentRuns: 100 });
+  const p = plan(snap!, { now, options: DEFAULT_CORE_OPTIONS, newId: () => randomUUID() });
+  const out = await applyPlans(h.db.pool, [{ snapshot: snap!, plan: p }], { shardCount: 16 });
+  if (out.failed.length > 0) throw new Error(`tick of ${runId} failed: ${JSON.stringify(out.failed)}`);
 }
 
 /** The dispatcher id {@link holdShards} leases the shards as. */

@@ -5,9 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPlans, loadSnapshots } from '@flowline/db';
-import { DEFAULT_CORE_OPTIONS, plan } from '@flowline/graph';
-import { KEYS, createDefinition, startHarness, startRun, waitGraph, type Harness } from './harness';
+import { KEYS, createDefinition, startHarness, startRun, tickRun, waitGraph, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -16,12 +14,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 /** One dispatcher tick of `runId`, committed. */
-async function tick(runId: string): Promise<void> {
-  const [snap] = await loadSnapshots(h.db.pool, [runId], { maxConcurrentRuns: 100 });
-  const p = plan(snap!, { now: Date.now(), options: DEFAULT_CORE_OPTIONS, newId: () => randomUUID() });
-  const out = await applyPlans(h.db.pool, [{ snapshot: snap!, plan: p }], { shardCount: 16 });
-  expect(out.failed).toEqual([]);
-}
+const tick = (runId: string) => tickRun(h, runId);
 const nodeW = async (runId: string) => (await h.call('GET', `/v1/runs/${runId}/nodes/w`)).body;
 const post = (url: string, body: unknown) => h.call('POST', new URL(url).pathname, { body, token: null });
 

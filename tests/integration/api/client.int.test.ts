@@ -158,7 +158,7 @@ describe('ops and tools', () => {
     expect(await c.ops.docs()).toMatch(/<html/i);
 
     expect(await c.whoami()).toEqual({
-      tenant: 'tenantA', principal: `key:${createHash('sha256').update(KEYS.a, 'utf8').digest('hex').slice(0, 16)}`, scopes: ['read', 'run', 'operate', 'define'], authRequired: true,
+      tenant: 'tenantA', principal: `key:${createHash('sha256').update(KEYS.a, 'utf8').digest('hex').slice(0, 16)}`, scopes: ['read', 'run', 'operate', 'define', 'audit'], authRequired: true,
     });
 
     const tools = await c.tools.list();
@@ -828,6 +828,22 @@ describe('waitpoints and events', () => {
     expect((await c.webhooks.update(hook.id, { slug: 'client-hook', target: { definitionId: late.id }, auth: { type: 'none' } })).version).toBe(2);
     await c.webhooks.delete(hook.id);
     expect(await refusal(c.webhooks.get(hook.id))).toMatchObject({ status: 404 });
+  });
+});
+
+describe('audit log', () => {
+  it('lists, exports and verifies the tenant’s audit rows', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'client-audited', graph: lineGraph() });
+    const page = await c.audit.list({ action: 'definition.create', resource: `definition:${def.id}` });
+    expect(page.items).toHaveLength(1);
+    expect(page.items[0]).toMatchObject({ action: 'definition.create', resourceId: def.id, status: 201, principal: (await c.whoami()).principal });
+    const pending = await c.audit.list({ limit: 1, pending: true });
+    expect(pending.items.length).toBeGreaterThanOrEqual(1);
+    const exported = await c.audit.export({ action: 'definition.*' });
+    expect(exported.map((r) => r.resourceId)).toContain(def.id);
+    expect(exported.every((r) => r.action.startsWith('definition.'))).toBe(true);
+    expect(await c.audit.verify()).toMatchObject({ ok: true, brokenAt: null });
   });
 });
 

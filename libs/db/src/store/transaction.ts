@@ -13,6 +13,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient } from 'pg';
+import { claimAuditEntry, insertAuditRow, type AuditEntry } from './audit-context';
 
 /** Anything a store statement runs on: the pool, a checked-out client, or an open transaction's connection. */
 export type Queryable = Pick<Pool, 'query'> | PoolClient;
@@ -76,6 +77,10 @@ export function refuseNestedConnections(pool: Pool): void {
  * Runs `body` in one transaction on one pooled connection: BEGIN, body, COMMIT (ROLLBACK
  * and rethrow when it throws). The body returns `{ rollback: value }` to roll back and
  * answer `value` (a refusal that must leave nothing behind).
+ *
+ * Inside an API request (audit-context.ts) the first transaction that commits writes the
+ * request's audit row just before its COMMIT: the change and its record commit together or not
+ * at all. The row goes in unchained, so this adds one insert and no lock a run start would wait on.
  */
 export async function withTransaction<T>(pool: Pool, body: (tx: Tx) => Promise<T | Rollback<T>>): Promise<T> {
   const client = await pool.connect();
@@ -85,6 +90,7 @@ export async function withTransaction<T>(pool: Pool, body: (tx: Tx) => Promise<T
     const inScope = guarded.has(pool) ? (f: () => Promise<T>) => scope.run(s, f) : (f: () => Promise<T>) => f();
     return await inScope(async () => {
       const tx = { query: client.query.bind(client) } as Tx;
+      let audit: AuditEntry | null = null;
       try {
         await client.query('BEGIN');
         const out = await body(tx);
@@ -92,9 +98,14 @@ export async function withTransaction<T>(pool: Pool, body: (tx: Tx) => Promise<T
           await client.query('ROLLBACK');
           return out.value as T;
         }
+        audit = claimAuditEntry();
+        const auditRow = audit === null ? null : await insertAuditRow(tx, audit, null, null);
         await client.query('COMMIT');
+        if (audit !== null) audit.rowId = auditRow;
         return out;
       } catch (err) {
+        // the row rolled back with the change: a later commit of the request writes it
+        if (audit !== null) audit.claimed = false;
         // a connection that cannot even roll back is not handed to the next caller
         await client.query('ROLLBACK').catch(() => {
           destroy = true;

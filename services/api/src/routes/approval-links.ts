@@ -17,6 +17,7 @@ import { requireKey, requireUuid } from '../present';
 import { decideByPolicy } from '../approval-decide';
 import { DecideAcceptedSchema, ErrorSchema, jsonBody, jsonContent } from '../schemas';
 import { verifyApprovalLink } from '../waitpoint-links';
+import { auditAs } from '../audit/middleware';
 import { waitpointLinksOf } from './waitpoints';
 import { checkAct, nodeConfig } from './gates';
 
@@ -70,6 +71,8 @@ export function registerApprovalLinkRoutes(app: OpenAPIHono<AppEnv>, deps: AppDe
     const tenant = await runTenantOf(deps.pool, runId);
     const run = tenant === null ? null : await getRunDetail(deps.pool, tenant, runId);
     if (!run || tenant === null) throw new NotFoundError('run');
+    // the signed link names the approver: the row is theirs, in the run's tenant's chain
+    auditAs(tenant, p.principal);
     const config = nodeConfig(run.graph, p.nodeKey);
     const policy = approvalPolicyOf(config as JsonObject);
     if (!policy.ok || !policy.policy) throw new NotFoundError('approval');

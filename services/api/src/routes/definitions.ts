@@ -58,6 +58,8 @@ import {
   jsonBody,
 } from '../schemas';
 import { v1Route } from '../v1-route';
+import { auditPatch } from '../audit/middleware';
+import { jsonPatch } from '../audit/json-patch';
 
 const isObjectDoc = (doc: unknown): doc is { nodes?: unknown } => doc !== null && typeof doc === 'object';
 
@@ -214,6 +216,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     const doc = graphOf(c, true);
     const tenant = c.get('tenant');
     const { graph, refs } = await parseOrThrow(tenant, doc);
+    auditPatch(jsonPatch({}, { name: body.name, description: body.description ?? null, graph: doc }));
     const row = await insertDefinition(pool, {
       createdBy: c.get('principal'),
       id: randomUUID(),
@@ -298,6 +301,14 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
       patch.graphHash = graphHash(doc);
       patch.nodeCount = graph.nodes.length;
     }
+    // the record's diff is taken against the version the update names: any other fails as a conflict
+    const before = await getDefinition(pool, tenant, id);
+    if (before !== null && before.version === body.version) {
+      auditPatch(jsonPatch(
+        { name: before.name, description: before.description, graph: before.graph },
+        { name: body.name ?? before.name, description: body.description !== undefined ? body.description : before.description, graph: doc ?? before.graph },
+      ));
+    }
     const res = await updateDefinition(pool, tenant, id, body.version, { ...patch, createdBy: c.get('principal') }).catch((err: unknown) => refsRace(tenant, doc, err));
     if (res === null) throw new NotFoundError('definition');
     if (res === 'conflict') throw new VersionConflictError(body.version);
@@ -325,6 +336,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
   for (const verb of ['disable', 'enable'] as const) {
     app.openapi(enabledRoute(verb), async (c) => {
       const id = requireUuid(c.req.valid('param').id, 'definition');
+      auditPatch([{ op: 'replace', path: '/enabled', value: verb === 'enable' }]);
       const row = await setDefinitionEnabled(pool, c.get('tenant'), id, verb === 'enable');
       if (!row) throw new NotFoundError('definition');
       deps.logger.info({ definitionId: id, enabled: row.enabled }, verb === 'enable' ? 'definition enabled' : 'definition disabled');
@@ -334,7 +346,10 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
 
   app.openapi(duplicateDef, async (c) => {
     const id = requireUuid(c.req.valid('param').id, 'definition');
-    const row = await duplicateDefinition(pool, c.get('tenant'), id, randomUUID(), (name) => `${name} (copy)`, c.get('principal'));
+    const copyName = (name: string) => `${name} (copy)`;
+    const source = await getDefinition(pool, c.get('tenant'), id);
+    if (source !== null) auditPatch(jsonPatch({}, { name: copyName(source.name), description: source.description, graph: source.graph }));
+    const row = await duplicateDefinition(pool, c.get('tenant'), id, randomUUID(), copyName, c.get('principal'));
     if (!row) throw new NotFoundError('definition');
     return sendJson(201, definition(row), { location: `/v1/definitions/${row.id}` });
   });

@@ -16,6 +16,7 @@ import {
 import { validateJson, type Json } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { ApiError, NotFoundError, ValidationFailedError } from '../errors';
+import { auditAs } from '../audit/middleware';
 import { bodyMember, jsonText, sendJson } from '../body';
 import { pageLimit, requireCursor, requireUuid } from '../present';
 import { publishWake } from '../wake';
@@ -208,6 +209,8 @@ export function registerWaitpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
     if (!verifyWaitpointSignature(links.key, tokenId, signature)) throw new WaitpointSignatureInvalidError();
     const w = await getWaitpoint(deps.pool, null, requireUuid(tokenId, 'waitpoint'));
     if (!w || w.kind !== 'token') throw new NotFoundError('waitpoint');
+    // the signed URL is the credential: its row joins the waitpoint's tenant's chain
+    auditAs(w.tenantId, `link:${w.id}`);
     const out = await complete(deps, deps.pool, null, w, c.get('body'), maxBytes);
     return sendJson(200, { completed: out.completed, alreadyCompleted: !out.completed, waitpointId: w.id });
   });

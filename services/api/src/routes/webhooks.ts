@@ -33,6 +33,7 @@ import {
 } from '@flowline/db';
 import { parseJsonExact, stringifyJson, unstorableValues } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
+import { auditAs } from '../audit/middleware';
 import { ApiError, NotFoundError, PayloadTooLargeError, ValidationFailedError } from '../errors';
 import { sendJson } from '../body';
 import { intakeEvents } from '../event-fanout';
@@ -412,6 +413,8 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     const { tenant, slug } = c.req.valid('param');
     const h = SLUG.test(slug) && isStorableId(tenant) ? await webhookBySlug(deps.pool, tenant, slug) : null;
     if (!h) throw new NotFoundError('webhook');
+    // the hook names whose request this is: its row joins the tenant's chain, refused or not
+    auditAs(tenant, `webhook:${h.id}`, h.id);
     const deliveryId = randomUUID();
     const body = Buffer.from(await c.req.arrayBuffer());
     const contentType = c.req.header('content-type') ?? null;

@@ -17,7 +17,7 @@ const WhoamiSchema = z
     principal: z.string().openapi({
       description: "who this key acts as: 'key:' and the first 16 hex digits of the key's SHA-256 digest ('anonymous' without keys) — what approval quorums name",
     }),
-    scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: 'what this key may do, in the order read, run, operate, define, admin' }),
+    scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: 'what this key may do, in the order read, run, operate, define, audit, admin' }),
     authRequired: z.boolean().openapi({ description: 'false when the server runs single-tenant without keys (API_KEYS unset)' }),
   })
   .openapi('Whoami');

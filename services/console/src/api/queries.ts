@@ -4,7 +4,7 @@
  * `['run', runId]` refreshes everything about a run.
  */
 import { replaceEqualDeep, useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import type { DefinitionSummary, FailureClass, FlowlineClient, RunDetail } from '@flowline/client';
+import type { AuditQuery, DefinitionSummary, FailureClass, FlowlineClient, RunDetail } from '@flowline/client';
 import { useClient } from '../session/session';
 import type { RunsSearch } from '../app/search';
 import { runEventLog } from '../live/run-events';
@@ -27,6 +27,8 @@ export const keys = {
   webhooks: ['webhooks'] as const,
   webhookDeliveries: (hookId: string) => ['webhooks', hookId, 'deliveries'] as const,
   schedules: ['schedules'] as const,
+  audit: (f: AuditQuery) => ['audit', f] as const,
+  auditVerify: ['audit', 'verify'] as const,
   scheduleSlots: (scheduleId: string) => ['schedules', scheduleId, 'slots'] as const,
 };
 
@@ -246,4 +248,14 @@ export function useWebhooks() {
 export function useWebhookDeliveries(hookId: string) {
   const client = useClient();
   return useQuery({ queryKey: keys.webhookDeliveries(hookId), queryFn: () => client.webhooks.deliveries(hookId, 50), refetchInterval: LIST_POLL_MS });
+}
+/** The tenant's audit log, newest first, page by page, with the rows not chained yet first. */
+export function useAuditPages(filter: AuditQuery) {
+  const client = useClient();
+  return useInfiniteQuery({
+    queryKey: keys.audit(filter),
+    queryFn: ({ pageParam }) => client.audit.list({ ...filter, limit: 50, pending: pageParam === null, ...(pageParam ? { cursor: pageParam } : {}) }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+  });
 }

@@ -8,7 +8,7 @@ import { useSession } from '../session/session';
 import { useLiveState } from '../live/connection';
 
 interface Section {
-  to: '/runs' | '/approvals' | '/definitions' | '/schedules' | '/events' | '/webhooks' | '/chat' | '/editor' | '/agents' | '/mcp-servers';
+  to: '/runs' | '/approvals' | '/definitions' | '/schedules' | '/events' | '/webhooks' | '/chat' | '/editor' | '/agents' | '/mcp-servers' | '/audit';
   label: string;
   icon: string;
 }
@@ -25,6 +25,7 @@ export const SECTIONS: Section[] = [
   { to: '/editor', label: 'Editor', icon: '✎' },
   { to: '/agents', label: 'Agents', icon: '◎' },
   { to: '/mcp-servers', label: 'MCP servers', icon: '⚙' },
+  { to: '/audit', label: 'Audit log', icon: '≡' },
 ];
 
 /** What the header says of each live state: the words, the hover text, the dot's class. */

@@ -100,8 +100,14 @@ export const webhooksRoute = createRoute({
   component: lazyRouteComponent(() => import('../webhooks/WebhooksPage'), 'WebhooksPage'),
 });
 
+export const auditRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/audit',
+  component: lazyRouteComponent(() => import('../audit/AuditPage'), 'AuditPage'),
+});
+
 const routeTree = rootRoute.addChildren([
-  indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, eventsRoute, webhooksRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute,
+  indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, eventsRoute, webhooksRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute, auditRoute,
 ]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */

@@ -1,0 +1,97 @@
+/**
+ * The audit entry of the request being served, carried by an AsyncLocalStorage so that
+ * {@link withTransaction} can write it into the first transaction the request commits: the
+ * store's functions open their own transactions, and threading an entry through every one of
+ * them would touch each signature. The API's audit middleware opens the scope
+ * ({@link runWithAuditEntry}); outside it (the dispatcher, tests, background work) nothing is
+ * written. Once the request's answer is recorded the entry is closed, so work the request
+ * spawned and that commits later (an event fan-out, say) writes nothing under its name.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Queryable } from './transaction';
+
+/** Who did what to which resource, in which request: what every audit row says. */
+export interface AuditFacts {
+  principal: string;
+  keyPrefix: string | null;
+  action: string;
+  resourceType: string;
+  resourceId: string | null;
+  requestId: string;
+  clientAddress: string | null;
+}
+
+/** What one request records (the row of `audit_log` before it is chained). */
+export interface AuditEntry extends AuditFacts {
+  /** the tenant whose chain the row joins; null until known (a keyless route learns it from its link) */
+  tenant: string | null;
+  /** RFC 6902 diff of a definition change, secrets redacted */
+  patch: unknown;
+  /** the row written (a committed transaction carried it); null while none was */
+  rowId: number | null;
+  /** true while a committing transaction writes it (two transactions of one request in parallel write one row) */
+  claimed: boolean;
+  /** true once the answer was recorded: later commits write nothing */
+  closed: boolean;
+}
+
+const current = new AsyncLocalStorage<AuditEntry>();
+
+/** Runs `fn` with `entry` as the request's audit entry. */
+export function runWithAuditEntry<T>(entry: AuditEntry, fn: () => Promise<T>): Promise<T> {
+  return current.run(entry, fn);
+}
+
+/** The audit entry of the request being served, if any. */
+export function currentAuditEntry(): AuditEntry | undefined {
+  return current.getStore();
+}
+
+/**
+ * The entry a committing transaction writes — open, tenant known, not written nor being
+ * written — claimed for it; null when there is none.
+ */
+export function claimAuditEntry(): AuditEntry | null {
+  const e = current.getStore();
+  if (e === undefined || e.closed || e.claimed || e.tenant === null) return null;
+  e.claimed = true;
+  return e;
+}
+
+const INSERT_SQL = `
+INSERT INTO audit_log (tenant_id, principal, key_prefix, action, resource_type, resource_id, request_id, client_address, status, error_code, patch)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+RETURNING id`;
+
+/**
+ * Inserts `entry` unchained; `status` null = the answer is not known yet (a transaction of the
+ * request commits before its handler answers), set by {@link recordAuditOutcome} afterwards.
+ */
+export async function insertAuditRow(db: Queryable, entry: AuditEntry, status: number | null, errorCode: string | null): Promise<number> {
+  const res = await db.query<{ id: string }>(INSERT_SQL, [
+    entry.tenant,
+    entry.principal,
+    entry.keyPrefix,
+    entry.action,
+    entry.resourceType,
+    entry.resourceId,
+    entry.requestId,
+    entry.clientAddress,
+    status,
+    errorCode,
+    entry.patch === undefined || entry.patch === null ? null : JSON.stringify(entry.patch),
+  ]);
+  return Number(res.rows[0]!.id);
+}
+
+/**
+ * Records the answer on a row its request's transaction wrote (and the resource id a create
+ * learned only from its answer). Only an unchained row changes: once chained, its content is
+ * sealed by its hash (a row chained for want of an answer past the grace keeps status null).
+ */
+export async function recordAuditOutcome(db: Queryable, rowId: number, status: number, errorCode: string | null, resourceId: string | null): Promise<void> {
+  await db.query(
+    `UPDATE audit_log SET status = $2, error_code = $3, resource_id = coalesce($4, resource_id) WHERE id = $1 AND seq IS NULL`,
+    [rowId, status, errorCode, resourceId],
+  );
+}
