@@ -12,6 +12,8 @@ export {
   workerOptions,
   mcpOptions,
   encryptionOptions,
+  encryptionKeyRing,
+  resealOptions,
   logOptions,
   allOptions,
   defineConfig,
