@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   configureEncryption,
+  configureEncryptionKeys,
+  currentKeyId,
   digestOf,
+  digestsOf,
+  resealEnvelope,
+  type Envelope,
   EncryptedValueError,
   openJson,
   openJsonText,
@@ -68,5 +73,73 @@ describe('crypto', () => {
     // plaintext (mixed mode) passes through
     expect(openJson({ plain: true }, AT)).toEqual({ plain: true });
     expect(openText('plain text', AT)).toBe('plain text');
+  });
+
+  describe('a key ring (rotation)', () => {
+    const K1 = randomBytes(32).toString('hex');
+    const K2 = randomBytes(32).toString('base64');
+
+    it('seals with the current key, naming its id, and opens a value sealed with any configured key', () => {
+      configureEncryptionKeys({ keys: { k1: K1 }, current: 'k1' });
+      const old = sealJson({ a: 1 }, AT) as Envelope;
+      expect(old.kid).toBe('k1');
+      configureEncryptionKeys({ keys: { k1: K1, k2: K2 }, current: 'k2' });
+      const next = sealJson({ b: 2 }, AT) as Envelope;
+      expect(next.kid).toBe('k2');
+      expect(openJson(old, AT)).toEqual({ a: 1 });
+      expect(openJson(next, AT)).toEqual({ b: 2 });
+      expect(currentKeyId()).toBe('k2');
+    });
+
+    it("reads an envelope without an id as the single ENCRYPTION_KEY's ('default'), and keeps writing those without an id", () => {
+      configureEncryption(K1);
+      const legacy = sealJson({ a: 1 }, AT) as Envelope;
+      expect(legacy.kid).toBeUndefined();
+      configureEncryptionKeys({ keys: { default: K1, k2: K2 }, current: 'k2' });
+      expect(openJson(legacy, AT)).toEqual({ a: 1 });
+    });
+
+    it('refuses a value whose key is no longer configured, naming the key and never the content', () => {
+      configureEncryptionKeys({ keys: { k1: K1 }, current: 'k1' });
+      const old = sealJson({ secret: 'x' }, AT);
+      configureEncryptionKeys({ keys: { k2: K2 }, current: 'k2' });
+      let err: unknown;
+      try {
+        openJson(old, AT);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(EncryptedValueError);
+      expect((err as Error).message).toContain("sealed with key 'k1', which is not configured");
+      expect((err as Error).message).not.toContain('secret');
+    });
+
+    it('re-seals a value of an older key with the current one, bound to the same place; a current one is left alone', () => {
+      configureEncryptionKeys({ keys: { k1: K1 }, current: 'k1' });
+      const old = sealJson({ a: 1 }, AT) as Envelope;
+      configureEncryptionKeys({ keys: { k1: K1, k2: K2 }, current: 'k2' });
+      const moved = resealEnvelope(old, AT)!;
+      expect(moved.envelope.kid).toBe('k2');
+      expect(moved.plaintext).toBe('{"a":1}');
+      expect(resealEnvelope(moved.envelope, AT)).toBeNull();
+      configureEncryptionKeys({ keys: { k2: K2 }, current: 'k2' });
+      expect(openJson(moved.envelope, AT)).toEqual({ a: 1 });
+      expect(() => openJson(moved.envelope, { ...AT, row: 'r2' })).toThrow(EncryptedValueError);
+    });
+
+    it('digests under every configured key, the current first: a digest from before a rotation still compares equal', () => {
+      configureEncryptionKeys({ keys: { k1: K1 }, current: 'k1' });
+      const before = digestOf('x');
+      configureEncryptionKeys({ keys: { k1: K1, k2: K2 }, current: 'k2' });
+      const all = digestsOf('x');
+      expect(all).toHaveLength(2);
+      expect(all[1]).toBe(before);
+      expect(all[0]).toBe(digestOf('x'));
+      expect(all[0]).not.toBe(before);
+    });
+
+    it('refuses a ring whose current key is not among its keys', () => {
+      expect(() => configureEncryptionKeys({ keys: { k1: K1 }, current: 'k2' })).toThrow("the current encryption key 'k2'");
+    });
   });
 });

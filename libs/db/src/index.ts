@@ -3,6 +3,9 @@ export { createPool, PoolTimeoutError } from './pool';
 export type { Pool, PoolClient, PoolOptions } from './pool';
 export {
   configureEncryption,
+  configureEncryptionKeys,
+  currentKeyId,
+  DEFAULT_KEY_ID,
   encryptionEnabled,
   EncryptedValueError,
   onUnreadableRun,
@@ -11,7 +14,9 @@ export {
   sealJson,
   sealJsonText,
 } from './crypto';
-export type { Envelope, Sealed } from './crypto';
+export type { Envelope, KeyRing, Sealed } from './crypto';
+export { checkEncryptionKeys, EncryptionKeyMissingError, olderKeysInUse, resealPass, SEALED_COLUMNS, staleValueCount } from './reseal';
+export type { ResealOptions, ResealPass, SealedColumn } from './reseal';
 export { FUNCTIONS_FOLDER, functionSources, migrate, migrateAtBoot, migrationsHash, MIGRATIONS_FOLDER, type BootLog, type FunctionSource } from './migrate';
 export * from './store/definitions';
 export * from './store/definition-versions';

@@ -7,6 +7,7 @@ import {
   defineConfig,
   describeOptions,
   dispatchOptions,
+  encryptionKeyRing,
   httpOptions,
   toCoreOptions,
 } from './options';
@@ -127,6 +128,31 @@ describe('config', () => {
     if (r.ok) return;
     expect(r.issues[0]).toMatch(/^ENCRYPTION_KEY: .*\(value hidden\)$/);
     expect(r.issues[0]).not.toContain('short-secret');
+  });
+
+  it('parses ENCRYPTION_KEYS into a key ring with ENCRYPTION_KEY as its "default" key, and checks the current id', () => {
+    const k1 = 'a'.repeat(64);
+    const k2 = Buffer.alloc(32, 7).toString('base64');
+    const ring = (env: Record<string, string>) => encryptionKeyRing(parseConfigOrThrow(all, env));
+    expect(ring({})).toBeNull();
+    expect(ring({ ENCRYPTION_KEY: k1 })).toEqual({ keys: { default: k1 }, current: 'default' });
+    expect(ring({ ENCRYPTION_KEYS: `k1:${k1}` })).toEqual({ keys: { k1 }, current: 'k1' });
+    expect(ring({ ENCRYPTION_KEYS: `k1:${k1}, k2:${k2}`, ENCRYPTION_KEY_CURRENT: 'k2' })).toEqual({ keys: { k1, k2 }, current: 'k2' });
+    // moving from the single key: it stays readable as "default" until the re-seal is done
+    expect(ring({ ENCRYPTION_KEY: k1, ENCRYPTION_KEYS: `k2:${k2}`, ENCRYPTION_KEY_CURRENT: 'k2' })).toEqual({ keys: { default: k1, k2 }, current: 'k2' });
+    const issues = (env: Record<string, string>) => {
+      const r = parseConfig(all, env);
+      return r.ok ? [] : r.issues;
+    };
+    expect(issues({ ENCRYPTION_KEYS: `k1:${k1},k2:${k2}` })[0]).toMatch(/^ENCRYPTION_KEY_CURRENT: is required when several keys/);
+    expect(issues({ ENCRYPTION_KEYS: `k1:${k1}`, ENCRYPTION_KEY_CURRENT: 'k9' })[0]).toMatch(/^ENCRYPTION_KEY_CURRENT: must be one of the configured key ids \(k1\)/);
+    expect(issues({ ENCRYPTION_KEY: k1, ENCRYPTION_KEYS: `default:${k2}` })[0]).toMatch(/^ENCRYPTION_KEYS: names the id 'default'/);
+    for (const bad of [`k1:${k1},k1:${k2}`, `k 1:${k1}`, 'k1:short-secret', k1]) {
+      const found = issues({ ENCRYPTION_KEYS: bad });
+      expect(found[0]).toMatch(/^ENCRYPTION_KEYS: .*\(value hidden\)$/);
+      expect(found[0]).not.toContain('short-secret');
+      expect(found[0]).not.toContain(k1);
+    }
   });
 
   it('never echoes the userinfo of an invalid URL option, nor an unparseable URL option at all', () => {

@@ -13,6 +13,8 @@ export {
   mcpOptions,
   encryptionOptions,
   auditOptions,
+  encryptionKeyRing,
+  resealOptions,
   logOptions,
   allOptions,
   defineConfig,

@@ -285,16 +285,58 @@ export const mcpOptions = {
   MCP_CONNECT_TIMEOUT_MS: int().min(100).max(600_000).default(10_000).describe('how long opening an MCP session (initialize) may take, ms'),
 };
 
+const isEncryptionKeyText = (v: string) => /^[0-9a-fA-F]{64}$/.test(v) || Buffer.from(v, 'base64').length === 32;
+const ENCRYPTION_KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/**
+ * Parses `ENCRYPTION_KEYS` ("k1:<key>,k2:<key>") into id → key text. A malformed id or key, or
+ * an id listed twice, is an issue naming the entry by its position (never echoing a key).
+ */
+const encryptionKeys = z
+  .string()
+  .transform((raw, ctx) => {
+    const out: Record<string, string> = {};
+    const entries = raw
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    for (const [i, entry] of entries.entries()) {
+      const at = entry.indexOf(':');
+      const id = at < 0 ? '' : entry.slice(0, at).trim();
+      const key = at < 0 ? '' : entry.slice(at + 1).trim();
+      const problem = !ENCRYPTION_KEY_ID.test(id)
+        ? `entry ${i + 1} must be id:key with an id of 1-32 letters, digits, _ or -`
+        : !isEncryptionKeyText(key)
+          ? `entry ${i + 1}'s key must be 32 bytes as 64 hex characters or base64`
+          : out[id] !== undefined
+            ? `entry ${i + 1} repeats the id '${id}'`
+            : null;
+      if (problem !== null) {
+        ctx.addIssue({ code: 'custom', message: problem });
+        return z.NEVER;
+      }
+      out[id] = key;
+    }
+    return out;
+  })
+  .optional()
+  .describe(
+    "at-rest keys by id for rotation, id:key comma-separated (each 32 bytes as 64 hex characters or base64); values sealed with a key name its id; ENCRYPTION_KEY, when also set, is the key 'default' (secret)",
+  );
+
 /** At-rest encryption of graphs and documents. */
 export const encryptionOptions = {
   ENCRYPTION_KEY: z
     .string()
-    .refine(
-      (v) => /^[0-9a-fA-F]{64}$/.test(v) || Buffer.from(v, 'base64').length === 32,
-      'must be 32 bytes as 64 hex characters or base64',
-    )
+    .refine(isEncryptionKeyText, 'must be 32 bytes as 64 hex characters or base64')
     .optional()
-    .describe('AES-256-GCM key; when set graphs and documents are stored encrypted (secret)'),
+    .describe("AES-256-GCM key; when set graphs and documents are stored encrypted; its id is 'default' (secret)"),
+  ENCRYPTION_KEYS: encryptionKeys,
+  ENCRYPTION_KEY_CURRENT: z
+    .string()
+    .regex(ENCRYPTION_KEY_ID, 'must be a key id of ENCRYPTION_KEYS')
+    .optional()
+    .describe("the id of the key that seals new values (required with ENCRYPTION_KEYS unless it holds one key; default: 'default' with ENCRYPTION_KEY alone)"),
 };
 
 /** The audit log (services/api audit/): how long rows are kept and when a row is chained. */
@@ -320,6 +362,42 @@ export const auditOptions = {
     .default(50)
     .describe("how long after a request's audit row is recorded its tenant's chain pass starts, ms; the requests within it share one pass"),
 };
+
+/** The re-seal of stored values with the current key (the dispatcher runs it). */
+export const resealOptions = {
+  ENCRYPTION_RESEAL_INTERVAL_MS: int()
+    .min(0)
+    .max(86_400_000)
+    .default(60_000)
+    .describe('how often a dispatcher looks for values sealed with an older key and re-seals them, ms (0 = never); idle once no older key is in use'),
+  ENCRYPTION_RESEAL_BATCH: int().min(1).max(10_000).default(500).describe('values re-sealed per statement'),
+};
+
+/** The key ring the encryption options describe (null: no encryption). Assumes {@link encryptionRingIssue} found none. */
+export function encryptionKeyRing(o: { ENCRYPTION_KEY?: string | undefined; ENCRYPTION_KEYS?: Record<string, string> | undefined; ENCRYPTION_KEY_CURRENT?: string | undefined }): { keys: Record<string, string>; current: string } | null {
+  const keys: Record<string, string> = { ...(o.ENCRYPTION_KEY ? { default: o.ENCRYPTION_KEY } : {}), ...(o.ENCRYPTION_KEYS ?? {}) };
+  const ids = Object.keys(keys);
+  if (ids.length === 0) return null;
+  const current = o.ENCRYPTION_KEY_CURRENT ?? (ids.length === 1 ? ids[0]! : 'default');
+  return { keys, current };
+}
+
+/** Why the encryption options do not make a key ring, or null when they do (or there is none). */
+function encryptionRingIssue(v: Record<string, unknown>): { path: string; message: string } | null {
+  const keys = v.ENCRYPTION_KEYS as Record<string, string> | undefined;
+  if (typeof v.ENCRYPTION_KEY === 'string' && keys?.default !== undefined) {
+    return { path: 'ENCRYPTION_KEYS', message: "names the id 'default', which is ENCRYPTION_KEY's: list the key once" };
+  }
+  const ids = [...(typeof v.ENCRYPTION_KEY === 'string' ? ['default'] : []), ...Object.keys(keys ?? {})];
+  const current = v.ENCRYPTION_KEY_CURRENT as string | undefined;
+  if (current !== undefined && !ids.includes(current)) {
+    return { path: 'ENCRYPTION_KEY_CURRENT', message: ids.length === 0 ? 'is set without ENCRYPTION_KEYS or ENCRYPTION_KEY' : `must be one of the configured key ids (${ids.join(', ')})` };
+  }
+  if (current === undefined && ids.length > 1 && !ids.includes('default')) {
+    return { path: 'ENCRYPTION_KEY_CURRENT', message: `is required when several keys are configured (${ids.join(', ')})` };
+  }
+  return null;
+}
 
 /** Logging. */
 export const logOptions = {
@@ -350,6 +428,8 @@ export const allOptions = {
  */
 export function defineConfig<T extends z.ZodRawShape>(shape: T) {
   return z.object(shape).superRefine((v: Record<string, unknown>, ctx) => {
+    const ring = encryptionRingIssue(v);
+    if (ring !== null) ctx.addIssue({ code: 'custom', path: [ring.path], message: ring.message });
     // On a cluster every key and channel must share the prefix's slot (BullMQ's scripts and ours are multi-key).
     if (v.REDIS_CLUSTER_NODES !== undefined && typeof v.QUEUE_PREFIX === 'string' && hashTagOf(v.QUEUE_PREFIX) === null) {
       ctx.addIssue({

@@ -5,9 +5,9 @@
 import type { Server as HttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
-import { configureEncryption, createPool, mcpServerForUse, migrateAtBoot } from '@flowline/db';
+import { checkEncryptionKeys, configureEncryptionKeys, createPool, mcpServerForUse, migrateAtBoot } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
-import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
+import { createLogger, encryptionKeyRing, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
 import { AuditChainer } from './audit/chainer';
 import { createApp } from './app';
@@ -28,7 +28,7 @@ const shutdown = installShutdown({ logger });
 const tracing = initTracing('api', cfg.OTEL_EXPORTER_OTLP_ENDPOINT);
 shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
 // process-wide: libs/db seals and opens graphs and documents with it (CONTRACT §7)
-configureEncryption(cfg.ENCRYPTION_KEY);
+configureEncryptionKeys(encryptionKeyRing(cfg));
 
 const pool = createPool(cfg.DATABASE_URL, {
   max: cfg.DATABASE_POOL_MAX,
@@ -38,6 +38,11 @@ const pool = createPool(cfg.DATABASE_URL, {
 });
 shutdown.onShutdown(() => pool.end(), 'postgres');
 await migrateAtBoot(pool, cfg.DATABASE_BOOT_WAIT_MS, logger);
+// refuses to run without a key stored values may still be sealed with (a rotation not finished)
+await checkEncryptionKeys(pool).catch((err: unknown) => {
+  logger.fatal({ code: (err as { code?: string }).code, err }, (err as Error).message);
+  process.exit(1);
+});
 
 const redis = connectRedis({ url: cfg.REDIS_URL, clusterNodes: cfg.REDIS_CLUSTER_NODES }, { maxRetriesPerRequest: 3 });
 redis.on('error', (err) => logger.warn({ err }, 'redis error'));
@@ -59,7 +64,7 @@ shutdown.onShutdown(() => mcp.toolbox.close(), 'mcp-sessions');
 const apiKeys = cfg.API_KEYS ? new Map(Object.entries(cfg.API_KEYS)) : null;
 if (apiKeys === null) logger.warn('API_KEYS is unset: single tenant "default", no authentication');
 
-const signing = waitpointSigningKey({ signingKey: cfg.WAITPOINT_SIGNING_KEY, encryptionKey: cfg.ENCRYPTION_KEY, apiKeys: apiKeys?.keys() ?? null });
+const signing = waitpointSigningKey({ signingKey: cfg.WAITPOINT_SIGNING_KEY, encryptionKey: cfg.ENCRYPTION_KEY ?? cfg.ENCRYPTION_KEYS?.default, apiKeys: apiKeys?.keys() ?? null });
 if (signing.source === 'API_KEYS') logger.warn('WAITPOINT_SIGNING_KEY is unset: waitpoint callback URLs are signed with a key derived from API_KEYS (rotating API_KEYS invalidates open URLs)');
 
 const core = toCoreOptions(cfg);

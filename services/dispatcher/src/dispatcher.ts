@@ -140,7 +140,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const notifier = createApprovalNotifier({
     secret: c.APPROVAL_WEBHOOK_SECRET, publicUrl: c.PUBLIC_URL, timeoutMs: c.APPROVAL_WEBHOOK_TIMEOUT_MS, tries: c.APPROVAL_WEBHOOK_TRIES, log,
     // the API's precedence without API_KEYS, which only the API holds: then no approval links
-    linkKey: c.WAITPOINT_SIGNING_KEY || c.ENCRYPTION_KEY ? waitpointSigningKey({ signingKey: c.WAITPOINT_SIGNING_KEY, encryptionKey: c.ENCRYPTION_KEY }).key : null,
+    linkKey:
+      c.WAITPOINT_SIGNING_KEY || c.ENCRYPTION_KEY || c.ENCRYPTION_KEYS?.default
+        ? waitpointSigningKey({ signingKey: c.WAITPOINT_SIGNING_KEY, encryptionKey: c.ENCRYPTION_KEY ?? c.ENCRYPTION_KEYS?.default }).key
+        : null,
   });
   const effects = createEffects({ redis, queues, prefix: c.QUEUE_PREFIX, shardCount: c.SHARD_COUNT, pending, window, owns, dropCached: (id) => cache.drop(id), publish: publisher.afterCommit, telemetry: tracingEnabled() ? laneTelemetry() : undefined, log });
   const inflightDeps = {

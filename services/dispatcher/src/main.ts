@@ -2,9 +2,10 @@
  * Dispatcher process: config → Postgres pool → Redis → migrate → dispatcher →
  * graceful shutdown (SIGTERM/SIGINT: stop loops, release shards, close clients, exit 0).
  */
-import { configureEncryption, createPool, migrateAtBoot, onUnreadableRun } from '@flowline/db';
+import { checkEncryptionKeys, configureEncryptionKeys, createPool, migrateAtBoot, onUnreadableRun } from '@flowline/db';
 import { connectRedis, publishWake } from '@flowline/queue';
-import { createLogger, createMetricsRegistry, initTracing, installShutdown, loadConfig, maxPendingRunsOf } from '@flowline/runtime';
+import { createLogger, encryptionKeyRing, createMetricsRegistry, initTracing, installShutdown, loadConfig, maxPendingRunsOf } from '@flowline/runtime';
+import { createResealMetrics, NO_RESEAL_METRICS, startReseal } from './reseal';
 import { dispatcherConfigSchema } from './config';
 import { createDispatcher } from './dispatcher';
 import { createDispatcherMetrics, NO_METRICS, type DispatcherReadings } from './metrics';
@@ -20,7 +21,7 @@ const shutdown = installShutdown({ logger: log, graceMs: 15_000 });
 const tracing = initTracing('dispatcher', config.OTEL_EXPORTER_OTLP_ENDPOINT);
 shutdown.onShutdown(() => tracing.shutdown(), 'tracing');
 // process-wide: libs/db seals and opens graphs and documents with it (CONTRACT §7)
-configureEncryption(config.ENCRYPTION_KEY);
+configureEncryptionKeys(encryptionKeyRing(config));
 // a run with a value that does not decrypt is left out of ticks (named, never its content);
 // it stays due, so each run is logged at most once per UNREADABLE_LOG_EVERY_MS
 const UNREADABLE_LOG_EVERY_MS = 300_000;
@@ -43,6 +44,11 @@ redis.on('error', (err) => log.warn({ err }, 'redis error'));
 shutdown.onShutdown(() => redis.disconnect(), 'redis');
 
 await migrateAtBoot(pool, config.DATABASE_BOOT_WAIT_MS, log);
+// refuses to run without a key stored values may still be sealed with (a rotation not finished)
+await checkEncryptionKeys(pool).catch((err: unknown) => {
+  log.fatal({ code: (err as { code?: string }).code, err }, (err as Error).message);
+  process.exit(1);
+});
 // /readyz answers 503 from the first moment of shutdown; the ops port closes last
 let draining = false;
 // the ops port starts before the dispatcher exists: its watchdog counts read through this
@@ -51,11 +57,13 @@ let readings: DispatcherReadings | null = null;
 let metrics = NO_METRICS;
 let retentionMetrics = NO_RETENTION_METRICS;
 let scheduleMetrics = NO_SCHEDULE_METRICS;
+let resealMetrics = NO_RESEAL_METRICS;
 if (config.OPS_PORT !== undefined) {
   const registry = createMetricsRegistry();
   metrics = createDispatcherMetrics(registry, () => readings);
   retentionMetrics = createRetentionMetrics(registry);
   scheduleMetrics = createScheduleMetrics(registry);
+  resealMetrics = createResealMetrics(registry);
   const ops = await startDispatcherOps({
     port: config.OPS_PORT,
     registry,
@@ -121,3 +129,6 @@ const schedules = startScheduleFirer({
   wake: (runId, tenantId) => publishWake(redis, { runId, tenantId }, config.QUEUE_PREFIX, config.SHARD_COUNT),
 });
 shutdown.onShutdown(() => schedules.stop(), 'schedules');
+// key rotation: values sealed with an older ENCRYPTION_KEYS entry are moved to the current one
+const reseal = startReseal({ pool, intervalMs: config.ENCRYPTION_RESEAL_INTERVAL_MS, batch: config.ENCRYPTION_RESEAL_BATCH, log, metrics: resealMetrics });
+if (reseal) shutdown.onShutdown(() => reseal.stop(), 'reseal');

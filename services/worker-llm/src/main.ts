@@ -10,6 +10,7 @@
 import { connectRedis, laneTelemetry } from '@flowline/queue';
 import {
   createLogger,
+  encryptionKeyRing,
   createMetricsRegistry,
   initTracing,
   installShutdown,
@@ -19,7 +20,7 @@ import {
   toolRegistrySettings,
 } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
-import { configureEncryption, createPool, mcpServerForUse, pgFileStore, runTenantOf, savedAgentForNode } from '@flowline/db';
+import { configureEncryptionKeys, createPool, mcpServerForUse, pgFileStore, runTenantOf, savedAgentForNode } from '@flowline/db';
 import { fileStoreResolver, loadAttachmentResolver, type AttachmentResolver } from './attachment-resolver';
 import { llmWorkerConfigSchema } from './config';
 import { ambiguityMessage } from './providers/model-discovery';
@@ -45,7 +46,7 @@ const pool = createPool(config.DATABASE_URL, {
   onIdleError: (err) => logger.warn({ err }, 'file store connection error'),
 });
 // MCP server headers are sealed with ENCRYPTION_KEY
-configureEncryption(config.ENCRYPTION_KEY);
+configureEncryptionKeys(encryptionKeyRing(config));
 const mcp = bootMcpToolbox(config, (tenant, name) => mcpServerForUse(pool, tenant, name), { spawnStdio: true, logger }).toolbox;
 
 let attachmentResolver: AttachmentResolver;

@@ -6,8 +6,8 @@
  * the worker the same way, then exits 1 (installLeakedErrorPolicy).
  */
 import { connectRedis, laneTelemetry } from '@flowline/queue';
-import { createLogger, initTracing, installShutdown, laneWorkerSettings, loadConfig, serveLaneWorker, toolRegistrySettings } from '@flowline/runtime';
-import { configureEncryption, createPool, mcpServerForUse, runTenantOf } from '@flowline/db';
+import { createLogger, encryptionKeyRing, initTracing, installShutdown, laneWorkerSettings, loadConfig, serveLaneWorker, toolRegistrySettings } from '@flowline/runtime';
+import { configureEncryptionKeys, createPool, mcpServerForUse, runTenantOf } from '@flowline/db';
 import { bootMcpToolbox, createToolRegistry, installLeakedErrorPolicy } from '@flowline/tools';
 import { toolWorkerConfigSchema } from './config';
 import { createToolWorker } from './worker';
@@ -29,7 +29,7 @@ const registry = await createToolRegistry({
 // MCP tools: the tenant's servers are read from Postgres (headers opened with ENCRYPTION_KEY),
 // the deployment's stdio servers from MCP_STDIO_SERVERS_FILE. The pool connects only when an
 // MCP tool is called, and is not closed at shutdown (a draining call may still read); exit closes it.
-configureEncryption(config.ENCRYPTION_KEY);
+configureEncryptionKeys(encryptionKeyRing(config));
 const pool = createPool(config.DATABASE_URL, {
   max: config.MCP_DB_POOL_MAX,
   applicationName: 'flowline-worker-tool',

@@ -19,3 +19,4 @@ export * from './agent-steps';
 export * from './webhooks';
 export * from './schedules';
 export * from './audit-log';
+export * from './encryption-keys';

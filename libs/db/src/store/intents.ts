@@ -8,7 +8,7 @@
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { VERB_RULES, type NodeVerbRule } from '@flowline/graph';
-import { digestOf, sealJsonText } from '../crypto';
+import { digestsOf, sealJsonText } from '../crypto';
 import { nodeDocAt, steerMessageAt } from './run-snapshots';
 import { withTransaction, type Queryable } from './transaction';
 
@@ -195,7 +195,8 @@ const INTENT_GUARDS: Record<NodeIntentKind, string> = {
 /**
  * Parameters of the intent insert: with ENCRYPTION_KEY the payload is sealed to the intent's
  * id, with a keyed digest `dg` of its plaintext beside the envelope so a duplicate request is
- * still recognised by equality ($7; null without a key, comparing the payloads themselves).
+ * still recognised by equality ($7: its digests under every configured key; null without a key,
+ * comparing the payloads themselves).
  */
 function sealedIntentParams(
   runId: string,
@@ -205,10 +206,12 @@ function sealedIntentParams(
   payloadJson: string,
   intentId: string,
 ): unknown[] {
-  const dg = digestOf(`${kind}\n${payloadJson}`);
+  // under every configured key: an intent digested before a key rotation still matches
+  const dgs = digestsOf(`${kind}\n${payloadJson}`);
+  const dg = dgs[0] ?? null;
   // without a key: the payload itself, or its verbatim envelope (equal requests stay equal texts)
   const payload = sealJsonText(payloadJson, { table: 'intents', column: 'payload', row: intentId }, dg === null ? undefined : { dg });
-  return [runId, nodeKey, tenantId, kind, payload, intentId, dg];
+  return [runId, nodeKey, tenantId, kind, payload, intentId, dg === null ? null : dgs];
 }
 
 /**
@@ -232,7 +235,7 @@ export async function recordNodeIntent(
        WHERE n.run_id = $1 AND n.node_key = $2 AND r.tenant_id = $3 AND ${INTENT_GUARDS[kind]}
        FOR UPDATE OF n),
      pend AS (
-       SELECT CASE WHEN $7::text IS NULL THEN i.payload = $5::jsonb ELSE i.payload->>'dg' = $7::text END AS same
+       SELECT CASE WHEN $7::text[] IS NULL THEN i.payload = $5::jsonb ELSE i.payload->>'dg' = ANY($7::text[]) END AS same
        FROM intents i, n
        WHERE i.run_id = n.run_id AND i.node_key = $2 AND i.kind = $4 AND i.applied_at IS NULL),
      r AS (
