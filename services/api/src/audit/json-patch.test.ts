@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, jsonPatch, redactValue, type PatchOp } from './json-patch';
+import { REDACTED, SEALED, jsonPatch, patchForStorage, redactValue, type PatchOp } from './json-patch';
 
 /** Applies RFC 6902 add/replace/remove ops (what a diff produces) to a copy of `doc`. */
 function apply(doc: unknown, ops: PatchOp[]): unknown {
@@ -61,5 +61,14 @@ describe('jsonPatch', () => {
 
   it('leaves values under ordinary names alone', () => {
     expect(redactValue({ tokenizer: 'x', apiKeyName: 'y', list: [{ password: 'p' }] })).toEqual({ tokenizer: 'x', apiKeyName: 'y', list: [{ password: REDACTED }] });
+  });
+
+  it('keeps ops and paths but no values when graphs are sealed at rest (an audit row is never re-sealed)', () => {
+    const ops = jsonPatch({ nodes: [{ prompt: 'old' }], x: 1 }, { nodes: [{ prompt: 'new' }] });
+    expect(patchForStorage(ops, false)).toEqual(ops);
+    const stored = patchForStorage(ops, true);
+    expect(stored.map((o) => [o.op, o.path])).toEqual(ops.map((o) => [o.op, o.path]));
+    expect(JSON.stringify(stored)).not.toContain('new');
+    expect(stored.filter((o) => o.op !== 'remove').every((o) => 'value' in o && o.value === SEALED)).toBe(true);
   });
 });

@@ -15,6 +15,8 @@
 export type PatchOp = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 export const REDACTED = '[redacted]';
+/** What an op's value reads as when the graph it came from is sealed at rest (see {@link patchForStorage}). */
+export const SEALED = '[sealed]';
 
 const SECRET_NAME = /^(password|passwd|token|accesstoken|refreshtoken|apikey|api_key|authorization|secret|secrets|clientsecret|headers|cookie|privatekey|signingkey|credentials?)$/i;
 
@@ -70,4 +72,14 @@ export function jsonPatch(before: unknown, after: unknown): PatchOp[] {
   const ops: PatchOp[] = [];
   diffInto(ops, '', before, after);
   return ops.map((op) => (op.op === 'remove' ? op : { ...op, value: pathHoldsSecret(op.path) ? REDACTED : redactValue(op.value) }));
+}
+
+/**
+ * The patch as the audit log stores it. With ENCRYPTION_KEY the definition's graph is sealed at
+ * rest, but an audit row is hash-chained and so never re-sealed: it keeps each op and path (what
+ * changed, where) and not the values (what the graph now says), which stay in the sealed
+ * definition versions.
+ */
+export function patchForStorage(ops: PatchOp[], graphsSealed: boolean): PatchOp[] {
+  return graphsSealed ? ops.map((op) => (op.op === 'remove' ? op : { ...op, value: SEALED })) : ops;
 }

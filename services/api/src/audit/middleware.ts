@@ -21,11 +21,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { currentAuditEntry, insertAuditRow, recordAuditOutcome, runWithAuditEntry, type AuditEntry } from '@flowline/db';
+import { currentAuditEntry, encryptionEnabled, insertAuditRow, recordAuditOutcome, runWithAuditEntry, type AuditEntry } from '@flowline/db';
 import type { AppEnv } from '../context';
 import { isStorableId } from '../present';
 import { auditRoutes, isMutatingMethod, matchAuditRoute, type AuditRoute } from '../route-audit';
 import type { AuditChainer } from './chainer';
+import { patchForStorage, type PatchOp } from './json-patch';
 
 /** What the middleware writes with. */
 export interface AuditDeps {
@@ -138,7 +139,7 @@ export function auditAs(tenant: string, principal: string, resourceId?: string):
 }
 
 /** Records the RFC 6902 diff of the change the request makes (a definition's), secrets already redacted. */
-export function auditPatch(patch: unknown): void {
+export function auditPatch(patch: PatchOp[]): void {
   const e = currentAuditEntry();
-  if (e !== undefined && !e.closed) e.patch = patch;
+  if (e !== undefined && !e.closed) e.patch = patchForStorage(patch, encryptionEnabled());
 }
