@@ -113,3 +113,15 @@ export {
   type WebhookTarget,
 } from './store/webhooks';
 export * from './store/schedules';
+export {
+  decodeApiKeyCursor,
+  definitionOfSubject,
+  getApiKey,
+  insertApiKey,
+  listApiKeys,
+  resolveApiKeySecret,
+  revokeApiKey,
+  rotateApiKey,
+  touchApiKey,
+} from './store/api-keys';
+export type { ApiKeyConstraints, ApiKeyInsert, ApiKeyRecord, DefinitionSubject, ResolvedApiKey } from './store/api-keys';

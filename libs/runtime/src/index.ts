@@ -3,6 +3,7 @@ export type { ConfigResult, LoadConfigIo } from './config';
 export {
   connectionOptions,
   httpOptions,
+  apiKeyOptions,
   coreOptions,
   templateOptions,
   dispatchOptions,

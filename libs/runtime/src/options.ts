@@ -75,10 +75,11 @@ export const connectionOptions = {
 /**
  * The scopes over a key's own tenant (CONTRACT §8: a key without the route's scope → 403):
  * `read` every GET route and the live channel, `run` run starts, chat sends and gate
- * decisions, `operate` the operator verbs and cancel, `define` definition writes. An entry
+ * decisions, `operate` the operator verbs and cancel, `define` definition writes, `keys` the
+ * tenant's managed API keys (`/v1/api-keys`), `audit` the tenant's audit log. An entry
  * without scopes (or `*`) holds these.
  */
-export const TENANT_SCOPES = ['read', 'run', 'operate', 'define'] as const;
+export const TENANT_SCOPES = ['read', 'run', 'operate', 'define', 'keys', 'audit'] as const;
 
 /**
  * Every scope: the {@link TENANT_SCOPES} plus `admin`, the queue UI at `/admin/queues`. It
@@ -143,7 +144,7 @@ const apiKeys = z
   })
   .optional()
   .describe(
-    'tenant:key or tenant:key:scope+scope entries (scopes read, run, operate, define, admin; none or * = read+run+operate+define, admin only when named, e.g. ops:k1:*+admin), comma-separated; unset = single tenant "default" without auth',
+    'bootstrap keys (managed keys live in Postgres: /v1/api-keys): tenant:key or tenant:key:scope+scope entries (scopes read, run, operate, define, keys, audit, admin; none or * = read+run+operate+define+keys+audit, admin only when named, e.g. ops:k1:*+admin), comma-separated; unset = single tenant "default" without auth',
   );
 
 /** HTTP options of the API service. */
@@ -151,6 +152,36 @@ export const httpOptions = {
   PORT: int().min(0).max(65_535).default(3000).describe('HTTP port of the API'),
   API_KEYS: apiKeys,
   EVENT_REPLAY_LIMIT: int().min(1).max(1000).default(200).describe('events per replay page (ceiling 1000)'),
+};
+
+/**
+ * Managed API keys (`/v1/api-keys`, stored in Postgres as a keyed hash). The pepper keys that
+ * hash: without API_KEY_PEPPER it is derived from ENCRYPTION_KEY, and without either the API
+ * refuses to create keys (409 `ApiKeyPepperUnset`). Changing the pepper invalidates every
+ * managed key.
+ */
+export const apiKeyOptions = {
+  API_KEY_PEPPER: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe('HMAC-SHA256 key of managed API keys\' stored hashes; unset: derived from ENCRYPTION_KEY, else managed keys cannot be created (changing it invalidates every managed key) (secret)'),
+  API_KEY_CACHE_TTL_MS: int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(60_000)
+    .describe('longest a replica trusts a resolved managed key without asking Postgres, ms (revocations reach every replica at once over Redis; this bounds a lost message)'),
+  API_KEY_CACHE_MAX: int().min(1).max(1_000_000).default(10_000).describe('resolved managed keys one replica keeps in memory; the oldest is dropped beyond'),
+  API_KEY_LAST_USED_INTERVAL_S: int()
+    .min(1)
+    .max(86_400)
+    .default(60)
+    .describe("how often at most a managed key's last use (time and client address) is written, s"),
+  API_KEY_MAX_ROTATION_GRACE_S: int()
+    .min(0)
+    .max(90 * 86_400)
+    .default(604_800)
+    .describe('the longest grace a rotation (POST /v1/api-keys/{id}/rotate) may give the old secret, s'),
 };
 
 /** Bounds of one template render (prompts, instructions, Tool arguments, End outputTemplate). */
@@ -309,6 +340,7 @@ export const logOptions = {
 export const allOptions = {
   ...connectionOptions,
   ...httpOptions,
+  ...apiKeyOptions,
   ...coreOptions,
   ...dispatchOptions,
   ...backlogOptions,

@@ -13,7 +13,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
-import { assertEveryRouteScoped, authMiddleware, createAuthenticator, documentScopes, installScopeChecks } from './auth';
+import { assertEveryRouteScoped, authMiddleware, documentScopes, installScopeChecks } from './auth';
+import { principalResolverFor } from './principals/resolver';
+import { installKeyConstraints } from './principals/key-constraints';
+import { registerApiKeyRoutes } from './routes/api-keys';
 import { limitBody, parseBody } from './body';
 import type { AppDeps, AppEnv } from './context';
 import { ApiError, RetryLaterError, ValidationFailedError, errorResponse, overloadedByPool } from './errors';
@@ -107,8 +110,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('*', keepAliveGuard(edge));
   app.use('*', metrics.middleware);
   app.use('*', traceRequests());
-  app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
+  const principals = principalResolverFor(deps);
+  app.use('/v1/*', authMiddleware(principals));
   installScopeChecks(app);
+  // after the scope check (a key without the scope reads 403 Forbidden, not KeyConstraint)
+  installKeyConstraints(app, deps.pool);
   app.use('/v1/*', admission(new AdmissionLedger(edge.admission), edge.admission, (r) => metrics.refused(r.option)));
   if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
   app.use('/v1/*', limitBody());
@@ -138,6 +144,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerMcpServerRoutes(app, deps);
   registerAgentRoutes(app, deps);
   registerWhoamiRoute(app, deps);
+  registerApiKeyRoutes(app, deps, principals);
   // a keyed route without a declared scope would answer any key: refuse to build
   assertEveryRouteScoped(app);
   documentScopes(app);

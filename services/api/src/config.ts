@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import {
+  apiKeyOptions,
   coreOptions,
   connectionOptions,
   defineConfig,
@@ -21,6 +22,7 @@ import {
 export const apiConfigSchema = defineConfig({
   ...connectionOptions,
   ...httpOptions,
+  ...apiKeyOptions,
   ...coreOptions,
   ...encryptionOptions,
   ...logOptions,

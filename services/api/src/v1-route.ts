@@ -33,6 +33,7 @@ function declarer(tag: string) {
 /** The declarers of the document's tags, one per tag: a route cannot name a tag the document does not group by. */
 export const v1Route = {
   agents: declarer('agents'),
+  apiKeys: declarer('api-keys'),
   conversations: declarer('conversations'),
   definitions: declarer('definitions'),
   gates: declarer('gates'),

@@ -18,3 +18,4 @@ export * from './saved-agents';
 export * from './agent-steps';
 export * from './webhooks';
 export * from './schedules';
+export * from './api-keys';

@@ -215,7 +215,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     const tenant = c.get('tenant');
     const { graph, refs } = await parseOrThrow(tenant, doc);
     const row = await insertDefinition(pool, {
-      createdBy: c.get('principal'),
+      createdBy: c.get('principal').id,
       id: randomUUID(),
       tenantId: tenant,
       name: body.name,
@@ -298,7 +298,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
       patch.graphHash = graphHash(doc);
       patch.nodeCount = graph.nodes.length;
     }
-    const res = await updateDefinition(pool, tenant, id, body.version, { ...patch, createdBy: c.get('principal') }).catch((err: unknown) => refsRace(tenant, doc, err));
+    const res = await updateDefinition(pool, tenant, id, body.version, { ...patch, createdBy: c.get('principal').id }).catch((err: unknown) => refsRace(tenant, doc, err));
     if (res === null) throw new NotFoundError('definition');
     if (res === 'conflict') throw new VersionConflictError(body.version);
     return sendJson(200, definition(res));
@@ -334,7 +334,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
 
   app.openapi(duplicateDef, async (c) => {
     const id = requireUuid(c.req.valid('param').id, 'definition');
-    const row = await duplicateDefinition(pool, c.get('tenant'), id, randomUUID(), (name) => `${name} (copy)`, c.get('principal'));
+    const row = await duplicateDefinition(pool, c.get('tenant'), id, randomUUID(), (name) => `${name} (copy)`, c.get('principal').id);
     if (!row) throw new NotFoundError('definition');
     return sendJson(201, definition(row), { location: `/v1/definitions/${row.id}` });
   });

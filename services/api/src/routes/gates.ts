@@ -148,7 +148,7 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
     if (policy.ok && policy.policy) {
       // a Pause with an approval policy: every decision is judged by the policy (approval-decide.ts)
       checkAct('Pause', config, act, 0);
-      const decider = { id: c.get('principal'), scopes: [...c.get('scopes')], groups: [] };
+      const decider = { id: c.get('principal').id, scopes: [...c.get('scopes')], groups: [] };
       const path = c.req.header('x-flowline-client') === 'console' ? 'console' : 'rest';
       const answer = await decideByPolicy(deps, { tenant, runId, nodeKey: p.key, policy: policy.policy, act, decider, path });
       return sendJson(202, { accepted: true, approval: answer });

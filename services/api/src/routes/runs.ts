@@ -180,7 +180,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       budget: budget.budget,
       notBefore: delayed.notBefore,
       tenantId: c.get('tenant'),
-      createdBy: c.get('principal'),
+      createdBy: c.get('principal').id,
       definitionId,
       requestId,
       conversationId: body.conversationId ?? null,
