@@ -67,7 +67,7 @@ function judgeGate(d: PolicyDecision, gate: ApprovalGate, now: number): Approval
 
 /** Judges and records the decision; throws the refusal's error, else answers the approval's progress. */
 export async function decideByPolicy(deps: AppDeps, d: PolicyDecision): Promise<ApprovalAnswer> {
-  const out = await recordApproval(deps.pool, d.tenant, d.runId, d.nodeKey, (gate) => judgeGate(d, gate, Date.now()));
+  const out = await recordApproval(deps.pool, d.tenant, d.runId, d.nodeKey, (gate) => judgeGate(d, gate, Date.now()), d.decider.id);
   if (!out) throw new NotFoundError('node');
   if (!out.result.ok) throw out.result.error;
   const state = out.result.state;

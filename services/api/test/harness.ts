@@ -10,8 +10,12 @@ import { createToolRegistry } from '@flowline/tools';
 import { createApp } from '../src/app';
 import type { ApiKeyTable } from '../src/auth';
 import type { ApiLimits, AppDeps } from '../src/context';
+import { DEFAULT_MANAGED_KEY_TUNING, type ManagedKeyOptions } from '../src/principals/managed-keys';
 
 export const KEYS = { a: 'key-tenant-a', b: 'key-tenant-b' } as const;
+
+/** Managed API keys as the tests run them: a fixed pepper, the default cache tuning. */
+export const TEST_MANAGED_KEYS: ManagedKeyOptions = { pepper: Buffer.from('test-pepper-of-managed-api-keys-0123456789'), ...DEFAULT_MANAGED_KEY_TUNING };
 
 export interface Harness {
   app: ReturnType<typeof createApp>;
@@ -42,7 +46,7 @@ export interface CallOptions {
 export async function startHarness(
   limits: Partial<ApiLimits> = {},
   apiKeys: ApiKeyTable | null | undefined = undefined,
-  extra: Partial<Pick<AppDeps, 'edge' | 'bullBoardWrite' | 'adminSessionTtlS' | 'mcp'>> = {},
+  extra: Partial<Pick<AppDeps, 'edge' | 'bullBoardWrite' | 'adminSessionTtlS' | 'mcp' | 'managedKeys'>> = {},
 ): Promise<Harness> {
   const db = await createTestDatabase();
   const tr = createTestRedis();
@@ -53,6 +57,7 @@ export async function startHarness(
     pool: db.pool,
     redis,
     apiKeys: keys,
+    managedKeys: TEST_MANAGED_KEYS,
     limits: {
       maxNodesPerDefinition: 200,
       maxRunInputBytes: 65_536,
