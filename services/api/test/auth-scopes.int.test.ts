@@ -84,6 +84,8 @@ describe('API key scopes over REST', () => {
       ['POST', '/v1/webhooks', { target: { definitionId: lineDef }, auth: { type: 'none' } }, 'define'],
       ['POST', `/v1/waitpoints/${runId}/complete`, { payload: {} }, 'run'],
       ['DELETE', `/v1/waitpoints/${runId}`, undefined, 'operate'],
+      ['POST', '/v1/api-keys', { name: 'read-only-mint', scopes: ['read'] }, 'keys'],
+      ['GET', '/v1/api-keys', undefined, 'keys'],
     ];
     for (const [method, path, body, scope] of refusals) {
       const r = await h.call(method, path, { token: SCOPED.read, ...(body === undefined ? {} : { body }) });
@@ -158,10 +160,13 @@ describe('API key scopes over REST', () => {
     const me = async (token: string | null) => (await h.call('GET', '/v1/whoami', { token })).body;
     // the principal: 'key:' and the first 16 hex digits of the key's SHA-256 digest, never the key
     const principal = (key: string) => `key:${createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 16)}`;
-    expect(await me(KEYS.a)).toEqual({ tenant: 'tenantA', principal: principal(KEYS.a), scopes: ['read', 'run', 'operate', 'define'], authRequired: true });
-    expect(await me(KEYS.b)).toEqual({ tenant: 'tenantB', principal: principal(KEYS.b), scopes: ['read', 'run', 'operate', 'define'], authRequired: true });
-    expect(await me(SCOPED.read)).toEqual({ tenant: 'tenantA', principal: principal(SCOPED.read), scopes: ['read'], authRequired: true });
-    expect(await me(SCOPED.readB)).toEqual({ tenant: 'tenantB', principal: principal(SCOPED.readB), scopes: ['read'], authRequired: true });
+    // an API_KEYS entry is no managed key: no key id, constraints or expiry
+    const bootstrap = { keyId: null, constraints: null, expiresAt: null, authRequired: true };
+    const all = ['read', 'run', 'operate', 'define', 'keys', 'audit'];
+    expect(await me(KEYS.a)).toEqual({ tenant: 'tenantA', principal: principal(KEYS.a), scopes: all, ...bootstrap });
+    expect(await me(KEYS.b)).toEqual({ tenant: 'tenantB', principal: principal(KEYS.b), scopes: all, ...bootstrap });
+    expect(await me(SCOPED.read)).toEqual({ tenant: 'tenantA', principal: principal(SCOPED.read), scopes: ['read'], ...bootstrap });
+    expect(await me(SCOPED.readB)).toEqual({ tenant: 'tenantB', principal: principal(SCOPED.readB), scopes: ['read'], ...bootstrap });
     expect((await h.call('GET', '/v1/whoami', { token: null })).status).toBe(401);
     // whoami is a read: a key without `read` is told so
     expect(await me(SCOPED.operate)).toEqual(forbidden('read'));
@@ -191,7 +196,7 @@ describe('the scope table', () => {
       if (route.split(' ')[1]?.startsWith('/w/')) continue;
       // webhook deliveries take no key: the sender's signature is the credential (webhooks.int.test.ts)
       if (route === 'POST /hooks/{tenant}/{slug}') continue;
-      expect({ route, scope: declared[route] }).toEqual({ route, scope: expect.stringMatching(/^(read|run|operate|define)$/) });
+      expect({ route, scope: declared[route] }).toEqual({ route, scope: expect.stringMatching(/^(read|run|operate|define|keys|audit)$/) });
     }
     for (const ops of OPS_ROUTES) expect(routes.has(ops)).toBe(true);
   });
