@@ -157,7 +157,7 @@ export const httpOptions = {
 /**
  * Managed API keys (`/v1/api-keys`, stored in Postgres as a keyed hash). The pepper keys that
  * hash: without API_KEY_PEPPER it is derived from ENCRYPTION_KEY, and without either the API
- * refuses to create keys (409 `ApiKeyPepperUnset`). Changing the pepper invalidates every
+ * refuses to create keys (409 `ManagedKeysDisabled`). Changing the pepper invalidates every
  * managed key.
  */
 export const apiKeyOptions = {

@@ -47,13 +47,6 @@ export class ScopeEscalationError extends ApiError {
   }
 }
 
-/** Managed keys are disabled: neither API_KEY_PEPPER nor ENCRYPTION_KEY is set. */
-export class ApiKeyPepperUnsetError extends ApiError {
-  constructor() {
-    super(409, 'ApiKeyPepperUnset', 'managed API keys need API_KEY_PEPPER (or ENCRYPTION_KEY) to be set on the server');
-  }
-}
-
 /** A bad body, query or parameter; details are `{ key, message }` per offending member. */
 export class ValidationFailedError extends ApiError {
   constructor(message: string, details: Issue[] = []) {

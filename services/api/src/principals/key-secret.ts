@@ -20,7 +20,7 @@ export type PepperSource = 'API_KEY_PEPPER' | 'ENCRYPTION_KEY' | 'none';
 /**
  * The pepper of managed keys' hashes: API_KEY_PEPPER, else derived from ENCRYPTION_KEY (HKDF,
  * its own label, so neither key reveals the other), else none — managed keys then cannot be
- * created (409 `ApiKeyPepperUnset`), and API_KEYS alone authenticates.
+ * created (409 `ManagedKeysDisabled`), and API_KEYS alone authenticates.
  */
 export function apiKeyPepper(o: { pepper?: string | undefined; encryptionKey?: string | undefined }): { pepper: Buffer | null; source: PepperSource } {
   if (o.pepper) return { pepper: Buffer.from(o.pepper, 'utf8'), source: 'API_KEY_PEPPER' };
