@@ -4,7 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
+import pino from 'pino';
+import { io as connectSocket, type Socket } from 'socket.io-client';
+import { LIVE_EVENTS } from '@flowline/queue';
 import { waitFor } from '@flowline/testing';
+import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
 import { keyDigest, principalIdOf } from '../src/auth';
 import { createApp } from '../src/app';
 import { sharedManagedKeys } from '../src/principals/managed-keys';
@@ -293,5 +297,62 @@ describe('managed API keys', () => {
     const r = await app.request('/v1/api-keys', { method: 'POST', headers: { authorization: `Bearer ${KEYS.a}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'n', scopes: ['read'] }) });
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe('ManagedKeysDisabled');
+  });
+
+  describe('on the live channel', () => {
+    let live: LiveServer;
+    let url: string;
+    const sockets: Socket[] = [];
+    beforeAll(async () => {
+      const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
+      if (!server.listening) await once(server, 'listening');
+      servers.push(server);
+      live = attachLive(server, {
+        pool: h.db.pool,
+        redis: h.redis,
+        apiKeys: h.deps.apiKeys,
+        managedKeys: TEST_MANAGED_KEYS,
+        queuePrefix: h.prefix,
+        eventReplayLimit: 200,
+        options: DEFAULT_LIVE_OPTIONS,
+        logger: pino({ level: 'silent' }),
+      });
+      await live.ready;
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      for (const s of sockets) s.disconnect();
+      await live.close();
+    });
+
+    const connect = (token: string) => {
+      const s = connectSocket(url, { path: '/socket.io', transports: ['websocket'], auth: { token }, reconnection: false });
+      sockets.push(s);
+      return new Promise<Socket>((resolve, reject) => {
+        s.once('connect', () => resolve(s));
+        s.once('connect_error', reject);
+      });
+    };
+
+    it('signs a managed key in, keeps a limited key to its definitions, refuses other networks and drops a revoked key’s socket', async () => {
+      const mine = await createDefinition(h, pauseGraph(), 'live-mine');
+      const theirs = await createDefinition(h, pauseGraph(), 'live-theirs');
+      const myRun = await startRun(h, mine);
+      const theirRun = await startRun(h, theirs);
+      const k = await mint({ name: 'live', scopes: ['read'], constraints: { definitionIds: [mine] } });
+      const s = await connect(k.secret);
+      expect(await s.emitWithAck(LIVE_EVENTS.subscribeRun, { runId: myRun, afterSeq: 0 })).toMatchObject({ status: 'Pending' });
+      const refused = await s.emitWithAck(LIVE_EVENTS.subscribeRun, { runId: theirRun, afterSeq: 0 });
+      expect(refused.error.code).toBe('Forbidden');
+      expect(refused.error.message).toMatch(/^KeyConstraint/);
+
+      const far = await mint({ name: 'far', scopes: ['read'], constraints: { cidrs: ['10.0.0.0/8'] } });
+      await expect(connect(far.secret)).rejects.toThrow('KeyConstraint');
+
+      const closed = new Promise<string>((resolve) => s.once('disconnect', (reason) => resolve(reason)));
+      expect((await h.call('DELETE', `/v1/api-keys/${k.id}`)).status).toBe(204);
+      expect(await closed).toBe('io server disconnect');
+      await expect(connect(k.secret)).rejects.toThrow('Unauthorized');
+    });
   });
 });
