@@ -1,31 +1,22 @@
-import { once } from 'node:events';
-import type { Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
-import pino from 'pino';
 import { io as connectSocket, type Socket } from 'socket.io-client';
 import { LIVE_EVENTS } from '@flowline/queue';
 import { waitFor } from '@flowline/testing';
-import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
 import { keyDigest, principalIdOf } from '../src/auth';
 import { createApp } from '../src/app';
 import { sharedManagedKeys } from '../src/principals/managed-keys';
-import { KEYS, TEST_MANAGED_KEYS, createDefinition, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
+import { KEYS, TEST_MANAGED_KEYS, createDefinition, lineGraph, pauseGraph, serveHarness, startHarness, startRun, type Harness, type ServedHarness } from './harness';
 
 let h: Harness;
 const extraRedis: Redis[] = [];
-const servers: HttpServer[] = [];
+const closers: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
   h = await startHarness();
 });
 afterAll(async () => {
-  for (const s of servers) {
-    s.closeAllConnections();
-    await new Promise<void>((r) => s.close(() => r()));
-  }
+  for (const close of closers) await close();
   for (const r of extraRedis) r.disconnect();
   await h?.close();
 });
@@ -58,10 +49,9 @@ async function replica(tuning: Partial<typeof TEST_MANAGED_KEYS> = {}) {
 
 /** The app served on 127.0.0.1 (requests then carry a client address). */
 async function served(): Promise<string> {
-  const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
-  if (!server.listening) await once(server, 'listening');
-  servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const s = await serveHarness(h);
+  closers.push(s.close);
+  return s.url;
 }
 
 describe('managed API keys', () => {
@@ -300,33 +290,18 @@ describe('managed API keys', () => {
   });
 
   describe('on the live channel', () => {
-    let live: LiveServer;
-    let url: string;
+    let channel: ServedHarness;
     const sockets: Socket[] = [];
     beforeAll(async () => {
-      const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
-      if (!server.listening) await once(server, 'listening');
-      servers.push(server);
-      live = attachLive(server, {
-        pool: h.db.pool,
-        redis: h.redis,
-        apiKeys: h.deps.apiKeys,
-        managedKeys: TEST_MANAGED_KEYS,
-        queuePrefix: h.prefix,
-        eventReplayLimit: 200,
-        options: DEFAULT_LIVE_OPTIONS,
-        logger: pino({ level: 'silent' }),
-      });
-      await live.ready;
-      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      channel = await serveHarness(h);
     });
     afterAll(async () => {
       for (const s of sockets) s.disconnect();
-      await live.close();
+      await channel.close();
     });
 
     const connect = (token: string) => {
-      const s = connectSocket(url, { path: '/socket.io', transports: ['websocket'], auth: { token }, reconnection: false });
+      const s = connectSocket(channel.url, { path: '/socket.io', transports: ['websocket'], auth: { token }, reconnection: false });
       sockets.push(s);
       return new Promise<Socket>((resolve, reject) => {
         s.once('connect', () => resolve(s));

@@ -1,10 +1,5 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve } from '@hono/node-server';
-import pino from 'pino';
 import { io as connectSocket, type Socket } from 'socket.io-client';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { TENANT_SCOPES, loadConfig, type ApiKeyGrant } from '@flowline/runtime';
@@ -12,9 +7,9 @@ import { LIVE_EVENTS } from '@flowline/queue';
 import { scopeTableMismatches, type ApiKeyTable } from '../src/auth';
 import { apiConfigSchema } from '../src/config';
 import type { AppEnv } from '../src/context';
-import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
+import type { LiveServer } from '../src/live';
 import { LIVE_EVENT_SCOPES, ROUTE_SCOPES } from '../src/route-scopes';
-import { KEYS, createDefinition, holdShards, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
+import { KEYS, createDefinition, holdShards, lineGraph, pauseGraph, serveHarness, startHarness, startRun, type Harness, type ServedHarness } from './harness';
 
 /** Scoped keys of tenant A beside the harness's full keys of tenants A and B. */
 const SCOPED = {
@@ -240,30 +235,18 @@ describe('the scope table', () => {
 });
 
 describe('API key scopes on the live channel', () => {
+  let served: ServedHarness;
   let live: LiveServer;
-  let server: HttpServer;
   let url: string;
   const sockets: Socket[] = [];
   beforeAll(async () => {
-    server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
-    if (!server.listening) await once(server, 'listening');
-    live = attachLive(server, {
-      pool: h.db.pool,
-      redis: h.redis,
-      apiKeys: TABLE,
-      queuePrefix: h.prefix,
-      eventReplayLimit: 200,
-      options: DEFAULT_LIVE_OPTIONS,
-      logger: pino({ level: 'silent' }),
-    });
-    await live.ready;
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveHarness(h);
+    live = served.live;
+    url = served.url;
   });
   afterAll(async () => {
     for (const s of sockets) s.disconnect();
-    await live.close();
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await served.close();
   });
 
   async function socketFor(token: string): Promise<Socket> {

@@ -2,12 +2,17 @@
  * Integration harness: the app over a per-file Postgres database and real Redis, driven
  * in-process with `app.request`. Not a test file.
  */
+import { once } from 'node:events';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { claimShards } from '@flowline/db';
 import { createTestDatabase, createTestRedis, type TestDatabase } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
 import { createApp } from '../src/app';
+import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
 import type { ApiKeyTable } from '../src/auth';
 import type { ApiLimits, AppDeps } from '../src/context';
 import { DEFAULT_MANAGED_KEY_TUNING, type ManagedKeyOptions } from '../src/principals/managed-keys';
@@ -102,6 +107,43 @@ export async function startHarness(
       redis.disconnect();
       await tr.cleanup();
       await db.drop();
+    },
+  };
+}
+
+/** The harness's app served on 127.0.0.1 with the live channel attached. */
+export interface ServedHarness {
+  url: string;
+  live: LiveServer;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the harness's app on a port with its live channel (the app's keys and managed-key
+ * settings, its Redis connection: one key cache with the app), for tests of sockets and of
+ * client addresses.
+ */
+export async function serveHarness(h: Harness): Promise<ServedHarness> {
+  const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
+  if (!server.listening) await once(server, 'listening');
+  const live = attachLive(server, {
+    pool: h.db.pool,
+    redis: h.redis,
+    apiKeys: h.deps.apiKeys,
+    ...(h.deps.managedKeys ? { managedKeys: h.deps.managedKeys } : {}),
+    queuePrefix: h.prefix,
+    eventReplayLimit: 200,
+    options: DEFAULT_LIVE_OPTIONS,
+    logger: pino({ level: 'silent' }),
+  });
+  await live.ready;
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    live,
+    async close() {
+      await live.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
     },
   };
 }

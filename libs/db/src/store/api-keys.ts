@@ -37,15 +37,7 @@ export interface ResolvedApiKey extends ApiKeyRecord {
 }
 
 /** A new key: its record's members and the keyed hash of its secret. */
-export interface ApiKeyInsert extends ApiKeyConstraints {
-  id: string;
-  tenantId: string;
-  name: string;
-  scopes: string[];
-  owner: string;
-  prefix: string;
-  lastFour: string;
-  expiresAt: Date | null;
+export interface ApiKeyInsert extends Pick<ApiKeyRecord, 'id' | 'tenantId' | 'name' | 'scopes' | 'definitionIds' | 'cidrs' | 'owner' | 'prefix' | 'lastFour' | 'expiresAt'> {
   hash: string;
 }
 
