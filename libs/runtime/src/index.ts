@@ -4,6 +4,7 @@ export {
   connectionOptions,
   httpOptions,
   apiKeyOptions,
+  trustedProxiesOf,
   coreOptions,
   templateOptions,
   dispatchOptions,

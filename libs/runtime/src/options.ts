@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseTenantIntegers, type CoreOptions } from '@flowline/graph';
 
@@ -154,6 +155,19 @@ export const httpOptions = {
   EVENT_REPLAY_LIMIT: int().min(1).max(1000).default(200).describe('events per replay page (ceiling 1000)'),
 };
 
+const splitList = (text: string) => text.split(',').map((e) => e.trim()).filter(Boolean);
+
+/** Whether `text` is an IPv4/IPv6 address or CIDR (`10.0.0.0/8`). */
+function isCidr(text: string): boolean {
+  const [address = '', bits, extra] = text.split('/');
+  const v = isIP(address);
+  if (v === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (v === 4 ? 32 : 128));
+}
+
+/** The TRUSTED_PROXIES entries (validated at boot). */
+export const trustedProxiesOf = (c: { TRUSTED_PROXIES: string }): string[] => splitList(c.TRUSTED_PROXIES);
+
 /**
  * Managed API keys (`/v1/api-keys`, stored in Postgres as a keyed hash). The pepper keys that
  * hash: without API_KEY_PEPPER it is derived from ENCRYPTION_KEY, and without either the API
@@ -177,6 +191,15 @@ export const apiKeyOptions = {
     .max(86_400)
     .default(60)
     .describe("how often at most a managed key's last use (time and client address) is written, s"),
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      for (const entry of splitList(text)) if (!isCidr(entry)) ctx.addIssue({ code: 'custom', message: `'${entry}' is not a CIDR (10.0.0.0/8, fd00::/8) or an address` });
+    })
+    .describe(
+      "comma-separated networks of the reverse proxies in front of the API: from a peer inside them the client address (a managed key's cidrs, its last use) is read from X-Forwarded-For, the nearest entry outside them; empty = the TCP peer is the client",
+    ),
   API_KEY_MAX_ROTATION_GRACE_S: int()
     .min(0)
     .max(90 * 86_400)

@@ -21,7 +21,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { API_KEY_SCOPES, TENANT_SCOPES, type ApiKeyGrant, type ApiKeyScope } from '@flowline/runtime';
 import { ApiError, KeyConstraintError, UnauthorizedError } from './errors';
 import type { AppEnv } from './context';
-import { cidrSet, MANAGED_KEY_PREFIX, type CidrSet } from './principals/key-secret';
+import { cidrSet, clientAddressOf, MANAGED_KEY_PREFIX, type CidrSet } from './principals/key-secret';
 import type { ManagedKey, ManagedKeys } from './principals/managed-keys';
 import { ErrorSchema, jsonContent } from './schemas';
 import { ROUTE_SCOPES, routeName, scopedRoutes } from './route-scopes';
@@ -155,6 +155,8 @@ export interface PrincipalResolver {
   fromSessionRef(ref: string): Promise<Principal | null>;
   /** the managed keys (null without a pepper or without API_KEYS) */
   readonly managed: ManagedKeys | null;
+  /** the client's address from the TCP peer and its X-Forwarded-For (believed from TRUSTED_PROXIES only) */
+  clientAddress(peer: string | null, forwardedFor: string | undefined): string | null;
 }
 
 const principals = new WeakMap<ManagedKey, Principal>();
@@ -193,7 +195,8 @@ const MANAGED_REF = 'm:';
  * first compared against every bootstrap key, then — when it looks like a managed key — looked
  * up by its keyed hash.
  */
-export function createPrincipalResolver(keys: ApiKeyTable | null, managedKeys: ManagedKeys | null): PrincipalResolver {
+export function createPrincipalResolver(keys: ApiKeyTable | null, managedKeys: ManagedKeys | null, trustedProxies: readonly string[] = []): PrincipalResolver {
+  const trusted = trustedProxies.length > 0 ? cidrSet(trustedProxies) : null;
   const byKey = createKeyResolver(keys);
   const byDigest = createDigestResolver(keys);
   const managed = keys !== null && managedKeys?.enabled ? managedKeys : null;
@@ -203,6 +206,7 @@ export function createPrincipalResolver(keys: ApiKeyTable | null, managedKeys: M
   };
   return {
     managed,
+    clientAddress: (peer, forwardedFor) => clientAddressOf(peer, forwardedFor, trusted),
     async resolve(key) {
       const fixed = byKey(key);
       if (fixed !== null || key === null || managed === null || !key.startsWith(MANAGED_KEY_PREFIX)) return fixed;
@@ -213,10 +217,10 @@ export function createPrincipalResolver(keys: ApiKeyTable | null, managedKeys: M
   };
 }
 
-/** The address of the request's peer (null when unknown, e.g. `app.request` in tests). */
-export function clientAddress(c: Context<AppEnv>): string | null {
+/** The request's client address (null when unknown, e.g. `app.request` in tests): see {@link PrincipalResolver.clientAddress}. */
+export function clientAddress(c: Context<AppEnv>, resolver: PrincipalResolver): string | null {
   const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? null;
+  return resolver.clientAddress(env?.incoming?.socket?.remoteAddress ?? null, c.req.header('x-forwarded-for'));
 }
 
 /**
@@ -243,7 +247,7 @@ export function authMiddleware(resolver: PrincipalResolver): MiddlewareHandler<A
   return async (c, next) => {
     const principal = await resolver.resolve(bearerKey(c.req.header('authorization')));
     if (principal === null) throw new UnauthorizedError();
-    const address = clientAddress(c);
+    const address = clientAddress(c, resolver);
     checkClientAddress(principal, address);
     setPrincipal(c, principal);
     if (principal.managed) resolver.managed?.noteUse(principal.managed.keyId, address);

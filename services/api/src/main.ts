@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { configureEncryption, createPool, mcpServerForUse, migrateAtBoot } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
-import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
+import { createLogger, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions, trustedProxiesOf } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
 import { createApp } from './app';
 import type { AppDeps } from './context';
@@ -71,6 +71,7 @@ const managedKeys: ManagedKeyOptions = {
   cacheMax: cfg.API_KEY_CACHE_MAX,
   lastUsedIntervalS: cfg.API_KEY_LAST_USED_INTERVAL_S,
   maxRotationGraceS: cfg.API_KEY_MAX_ROTATION_GRACE_S,
+  trustedProxies: trustedProxiesOf(cfg),
 };
 
 const signing = waitpointSigningKey({ signingKey: cfg.WAITPOINT_SIGNING_KEY, encryptionKey: cfg.ENCRYPTION_KEY, apiKeys: apiKeys?.keys() ?? null });

@@ -4,7 +4,9 @@ import { io as connectSocket, type Socket } from 'socket.io-client';
 import { LIVE_EVENTS } from '@flowline/queue';
 import { waitFor } from '@flowline/testing';
 import { keyDigest, principalIdOf } from '../src/auth';
+import { loadConfig } from '@flowline/runtime';
 import { createApp } from '../src/app';
+import { apiConfigSchema } from '../src/config';
 import { sharedManagedKeys } from '../src/principals/managed-keys';
 import { KEYS, TEST_MANAGED_KEYS, createDefinition, lineGraph, pauseGraph, serveHarness, startHarness, startRun, type Harness, type ServedHarness } from './harness';
 
@@ -249,6 +251,27 @@ describe('managed API keys', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('reads the client address from X-Forwarded-For only behind TRUSTED_PROXIES', async () => {
+    const office = await mint({ name: 'office', scopes: ['read'], constraints: { cidrs: ['10.0.0.0/8'] } });
+    const redis = new Redis(h.redisUrl, { maxRetriesPerRequest: 3 });
+    extraRedis.push(redis);
+    const deps = { ...h.deps, redis, managedKeys: { ...TEST_MANAGED_KEYS, trustedProxies: ['127.0.0.0/8'] } };
+    const proxied = await serveHarness(h, { app: createApp(deps), deps });
+    closers.push(proxied.close);
+    const direct = await served();
+    const whoami = (base: string, forwardedFor?: string) =>
+      fetch(`${base}/v1/whoami`, { headers: { authorization: `Bearer ${office.secret}`, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) } });
+    // behind the trusted proxy (the loopback peer), the nearest untrusted hop is the client
+    expect((await whoami(proxied.url, '10.1.2.3')).status).toBe(200);
+    expect((await whoami(proxied.url, '10.9.9.9, 127.0.0.5')).status).toBe(200);
+    expect((await whoami(proxied.url, '10.1.2.3, 192.0.2.7')).status).toBe(403);
+    expect((await whoami(proxied.url)).status).toBe(403);
+    const used = await waitFor(async () => (await h.call('GET', `/v1/api-keys/${office.id}`)).body.lastUsed as { address: string } | null);
+    expect(used.address).toMatch(/^10\./);
+    // without TRUSTED_PROXIES the header is the client's own claim: ignored
+    expect((await whoami(direct, '10.1.2.3')).status).toBe(403);
+  });
+
   it('answers 401 once a key is past its expiresAt', async () => {
     const k = await mint({ name: 'short-lived', scopes: ['read'], expiresAt: new Date(Date.now() + 1_500).toISOString() });
     expect(k.body.expiresAt).not.toBeNull();
@@ -280,6 +303,24 @@ describe('managed API keys', () => {
       return at !== undefined && at > first.at ? at : null;
     });
     expect(Date.parse(later) - Date.parse(first.at)).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('stops the API at boot on a short API_KEY_PEPPER, naming the option and not its value', () => {
+    const lines: string[] = [];
+    let code: number | undefined;
+    expect(() =>
+      loadConfig(apiConfigSchema, { API_KEY_PEPPER: 'pepper-too-short' }, {
+        print: (l) => lines.push(l),
+        exit: (c) => {
+          code = c;
+          throw new Error('exited');
+        },
+      }),
+    ).toThrow('exited');
+    expect(code).toBe(1);
+    expect(lines.join('\n')).toMatch(/API_KEY_PEPPER: must be at least 32 characters/);
+    expect(lines.join('\n')).not.toContain('pepper-too-short');
+    expect(loadConfig(apiConfigSchema, { API_KEY_PEPPER: 'p'.repeat(32) }).API_KEY_PEPPER).toBe('p'.repeat(32));
   });
 
   it('refuses to mint without a pepper: 409 ManagedKeysDisabled', async () => {

@@ -119,19 +119,20 @@ export interface ServedHarness {
 }
 
 /**
- * Serves the harness's app on a port with its live channel (the app's keys and managed-key
- * settings, its Redis connection: one key cache with the app), for tests of sockets and of
- * client addresses.
+ * Serves the harness's app (or `replica`, another app over the same stores) on a port with its
+ * live channel (the app's keys and managed-key settings, its Redis connection: one key cache
+ * with the app), for tests of sockets and of client addresses.
  */
-export async function serveHarness(h: Harness): Promise<ServedHarness> {
-  const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
+export async function serveHarness(h: Harness, replica?: { app: Harness['app']; deps: AppDeps }): Promise<ServedHarness> {
+  const { app, deps } = replica ?? h;
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
   if (!server.listening) await once(server, 'listening');
   const live = attachLive(server, {
-    pool: h.db.pool,
-    redis: h.redis,
-    apiKeys: h.deps.apiKeys,
-    ...(h.deps.managedKeys ? { managedKeys: h.deps.managedKeys } : {}),
-    queuePrefix: h.prefix,
+    pool: deps.pool,
+    redis: deps.redis,
+    apiKeys: deps.apiKeys,
+    ...(deps.managedKeys ? { managedKeys: deps.managedKeys } : {}),
+    queuePrefix: deps.queuePrefix,
     eventReplayLimit: 200,
     options: DEFAULT_LIVE_OPTIONS,
     logger: pino({ level: 'silent' }),

@@ -127,15 +127,17 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
           next(new Error('Unauthorized'));
           return;
         }
+        const forwarded = socket.handshake.headers['x-forwarded-for'];
+        const address = principals.clientAddress(socket.handshake.address || null, Array.isArray(forwarded) ? forwarded.join(',') : forwarded);
         try {
-          checkClientAddress(principal, socket.handshake.address || null);
+          checkClientAddress(principal, address);
         } catch {
           next(new Error('KeyConstraint'));
           return;
         }
         // scopes are checked per event (handlers.ts): a key without `read` connects, and its subscriptions are refused
         (socket.data as { principal: Principal }).principal = principal;
-        if (principal.managed) principals.managed?.noteUse(principal.managed.keyId, socket.handshake.address || null);
+        if (principal.managed) principals.managed?.noteUse(principal.managed.keyId, address);
         next();
       },
       (err: unknown) => {

@@ -101,12 +101,14 @@ async function judge(c: Context<AppEnv>, pool: Pool, subject: Subject | undefine
   if (subject === 'free') return;
   if (subject === undefined) throw refused('this route reaches beyond them');
   if (subject === 'runList') {
-    const filter = c.req.query('definitionId');
+    const filter = c.req.query('definitionId')?.toLowerCase();
     if (filter === undefined || !allowed.has(filter)) throw refused('list runs with definitionId set to one of them');
     return;
   }
-  const id = c.req.param('id');
-  if (id === undefined || !isUuid(id)) return;
+  const param = c.req.param('id');
+  if (param === undefined || !isUuid(param)) return;
+  // ids are stored and compared in lower case (a path may spell a uuid in upper case)
+  const id = param.toLowerCase();
   const definitionId = subject === 'definition' ? id : await definitionOfSubject(pool, c.get('tenant'), subject, id);
   checkDefinition(c, definitionId);
 }

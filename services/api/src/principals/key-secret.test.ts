@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeyPepper, cidrSet, cidrsWithin, keyedHash, newKeySecret, parseCidr } from './key-secret';
+import { apiKeyPepper, cidrSet, cidrsWithin, clientAddressOf, keyedHash, newKeySecret, parseCidr } from './key-secret';
 
 describe('managed key secrets', () => {
   it('makes a recognisable secret per tenant whose shown parts are its prefix and last four characters', () => {
@@ -49,5 +49,19 @@ describe('managed key secrets', () => {
     expect(cidrsWithin(['11.0.0.0/16'], ['10.0.0.0/8'])).toBe(false);
     expect(cidrsWithin(['2001:db8:1::/48'], ['2001:db8::/32', '10.0.0.0/8'])).toBe(true);
     expect(cidrsWithin(['0.0.0.0/0'], ['10.0.0.0/8'])).toBe(false);
+  });
+
+  it('believes X-Forwarded-For only as far as trusted proxies appended it', () => {
+    const trusted = cidrSet(['10.0.0.0/8']);
+    expect(clientAddressOf('10.0.0.1', '198.51.100.7', trusted)).toBe('198.51.100.7');
+    // a spoofed entry left of the real client is the client's own claim
+    expect(clientAddressOf('10.0.0.1', '1.2.3.4, 198.51.100.7, 10.0.0.2', trusted)).toBe('198.51.100.7');
+    // an untrusted peer's header is ignored; so is any header without trusted proxies
+    expect(clientAddressOf('198.51.100.9', '1.2.3.4', trusted)).toBe('198.51.100.9');
+    expect(clientAddressOf('10.0.0.1', '1.2.3.4', null)).toBe('10.0.0.1');
+    // a garbled hop stops the walk at the last address believed
+    expect(clientAddressOf('10.0.0.1', 'garbage, 10.0.0.3', trusted)).toBe('10.0.0.3');
+    expect(clientAddressOf('10.0.0.1', undefined, trusted)).toBe('10.0.0.1');
+    expect(clientAddressOf(null, '1.2.3.4', trusted)).toBeNull();
   });
 });

@@ -72,6 +72,25 @@ export function cidrSet(cidrs: readonly string[]): CidrSet {
   };
 }
 
+/**
+ * The client's address: the TCP peer, unless the peer is one of the `trusted` proxies — then
+ * the nearest X-Forwarded-For entry (read right to left) that is not itself a trusted proxy.
+ * Entries a trusted proxy did not append are the client's own claims, so only the part of the
+ * chain behind trusted hops is believed. Null when unknown.
+ */
+export function clientAddressOf(peer: string | null, forwardedFor: string | undefined, trusted: CidrSet | null): string | null {
+  if (peer === null || trusted === null || !trusted.has(peer) || forwardedFor === undefined) return peer;
+  const hops = forwardedFor.split(',').map((h) => h.trim());
+  let client = peer;
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i]!;
+    if (isIP(hop) === 0) break;
+    client = hop;
+    if (!trusted.has(hop)) break;
+  }
+  return client;
+}
+
 /** Whether every network of `inner` lies inside some network of `outer` (a key minting a narrower key). */
 export function cidrsWithin(inner: readonly string[], outer: readonly string[]): boolean {
   const nets = outer.map(parseCidr);

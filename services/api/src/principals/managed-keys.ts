@@ -30,6 +30,8 @@ export interface ManagedKeyOptions {
   lastUsedIntervalS: number;
   /** API_KEY_MAX_ROTATION_GRACE_S: the longest grace a rotation may give the old secret @default 604800 */
   maxRotationGraceS: number;
+  /** TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For names the client @default none */
+  trustedProxies?: readonly string[];
 }
 
 /** The option defaults (libs/runtime `apiKeyOptions`), pepper aside. */

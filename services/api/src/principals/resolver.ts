@@ -22,5 +22,5 @@ export interface PrincipalDeps {
 /** Bootstrap keys, and managed keys when API_KEYS is set and a pepper is configured. */
 export function principalResolverFor(d: PrincipalDeps): PrincipalResolver {
   const managed = d.apiKeys !== null && d.managedKeys?.pepper ? sharedManagedKeys(d, d.managedKeys) : null;
-  return createPrincipalResolver(d.apiKeys, managed);
+  return createPrincipalResolver(d.apiKeys, managed, d.managedKeys?.trustedProxies ?? []);
 }

@@ -78,7 +78,7 @@ export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps, la
       const key = await presentedKey(c);
       const principal = key === null ? null : await principals.resolve(key);
       if (key === null || principal === null) throw new UnauthorizedError();
-      checkClientAddress(principal, clientAddress(c));
+      checkClientAddress(principal, clientAddress(c, principals));
       if (!principal.scopes.has('admin')) throw new ForbiddenError('admin');
       const token = randomBytes(32).toString('base64url');
       await deps.redis.set(sessionKey(deps.queuePrefix, token), principals.sessionRef(key, principal), 'EX', ttlS);
@@ -111,7 +111,7 @@ export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps, la
     const principal: Principal | null =
       header !== undefined || deps.apiKeys === null ? await principals.resolve(bearerKey(header)) : await bySession(getCookie(c, ADMIN_SESSION_COOKIE));
     if (principal === null) throw new UnauthorizedError();
-    checkClientAddress(principal, clientAddress(c));
+    checkClientAddress(principal, clientAddress(c, principals));
     setPrincipal(c, principal);
     await next();
   };
