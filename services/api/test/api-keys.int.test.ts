@@ -8,7 +8,7 @@ import { loadConfig } from '@flowline/runtime';
 import { createApp } from '../src/app';
 import { apiConfigSchema } from '../src/config';
 import { sharedManagedKeys } from '../src/principals/managed-keys';
-import { KEYS, TEST_MANAGED_KEYS, createDefinition, lineGraph, pauseGraph, serveHarness, startHarness, startRun, type Harness, type ServedHarness } from './harness';
+import { KEYS, TEST_MANAGED_KEYS, bootRefusal, createDefinition, lineGraph, pauseGraph, serveHarness, startHarness, startRun, type Harness, type ServedHarness } from './harness';
 
 let h: Harness;
 const extraRedis: Redis[] = [];
@@ -306,20 +306,11 @@ describe('managed API keys', () => {
   });
 
   it('stops the API at boot on a short API_KEY_PEPPER, naming the option and not its value', () => {
-    const lines: string[] = [];
-    let code: number | undefined;
-    expect(() =>
-      loadConfig(apiConfigSchema, { API_KEY_PEPPER: 'pepper-too-short' }, {
-        print: (l) => lines.push(l),
-        exit: (c) => {
-          code = c;
-          throw new Error('exited');
-        },
-      }),
-    ).toThrow('exited');
+    const { code, printed } = bootRefusal({ API_KEY_PEPPER: 'pepper-too-short' });
     expect(code).toBe(1);
-    expect(lines.join('\n')).toMatch(/API_KEY_PEPPER: must be at least 32 characters/);
-    expect(lines.join('\n')).not.toContain('pepper-too-short');
+    expect(printed).toMatch(/API_KEY_PEPPER: must be at least 32 characters/);
+    expect(printed).not.toContain('pepper-too-short');
+    expect(bootRefusal({ TRUSTED_PROXIES: '10.0.0.0/8, proxy.local' }).printed).toMatch(/TRUSTED_PROXIES: 'proxy.local' is not a CIDR/);
     expect(loadConfig(apiConfigSchema, { API_KEY_PEPPER: 'p'.repeat(32) }).API_KEY_PEPPER).toBe('p'.repeat(32));
   });
 

@@ -9,7 +9,7 @@ import { apiConfigSchema } from '../src/config';
 import type { AppEnv } from '../src/context';
 import type { LiveServer } from '../src/live';
 import { LIVE_EVENT_SCOPES, ROUTE_SCOPES } from '../src/route-scopes';
-import { KEYS, createDefinition, holdShards, lineGraph, pauseGraph, serveHarness, startHarness, startRun, type Harness, type ServedHarness } from './harness';
+import { KEYS, bootRefusal, createDefinition, holdShards, lineGraph, pauseGraph, serveHarness, startHarness, startRun, type Harness, type ServedHarness } from './harness';
 
 /** Scoped keys of tenant A beside the harness's full keys of tenants A and B. */
 const SCOPED = {
@@ -295,20 +295,10 @@ describe('API key scopes on the live channel', () => {
 describe('API_KEYS at boot', () => {
   it('stops the API process on a malformed API_KEYS, naming the option and not the key', () => {
     for (const value of ['tenantA:secret-one:root', 'tenantA:', 'tenantA:secret-one,tenantB:secret-one']) {
-      const lines: string[] = [];
-      let code: number | undefined;
-      expect(() =>
-        loadConfig(apiConfigSchema, { API_KEYS: value }, {
-          print: (l) => lines.push(l),
-          exit: (c) => {
-            code = c;
-            throw new Error('exited');
-          },
-        }),
-      ).toThrow('exited');
+      const { code, printed } = bootRefusal({ API_KEYS: value });
       expect(code).toBe(1);
-      expect(lines.join('\n')).toMatch(/API_KEYS: entry \d/);
-      expect(lines.join('\n')).not.toContain('secret-one');
+      expect(printed).toMatch(/API_KEYS: entry \d/);
+      expect(printed).not.toContain('secret-one');
     }
   });
 

@@ -11,7 +11,9 @@ import pino from 'pino';
 import { claimShards } from '@flowline/db';
 import { createTestDatabase, createTestRedis, type TestDatabase } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
+import { loadConfig } from '@flowline/runtime';
 import { createApp } from '../src/app';
+import { apiConfigSchema } from '../src/config';
 import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
 import type { ApiKeyTable } from '../src/auth';
 import type { ApiLimits, AppDeps } from '../src/context';
@@ -147,6 +149,28 @@ export async function serveHarness(h: Harness, replica?: { app: Harness['app']; 
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
+}
+
+/**
+ * Loads the API's config from `env` as the process does at boot and answers how it refused:
+ * the exit code and the printed lines. Throws when the config was accepted.
+ */
+export function bootRefusal(env: Record<string, string>): { code: number; printed: string } {
+  const lines: string[] = [];
+  let code: number | undefined;
+  try {
+    loadConfig(apiConfigSchema, env, {
+      print: (l) => lines.push(l),
+      exit: (c) => {
+        code = c;
+        throw new Error('exited');
+      },
+    });
+  } catch (err) {
+    if (code !== undefined) return { code, printed: lines.join('\n') };
+    throw err;
+  }
+  throw new Error(`the config was accepted: ${Object.keys(env).join(', ')}`);
 }
 
 /** The dispatcher id {@link holdShards} leases the shards as. */
