@@ -25,6 +25,7 @@ CREATE TABLE "api_keys" (
 );
 --> statement-breakpoint
 ALTER TABLE "intents" ADD COLUMN "principal" text;--> statement-breakpoint
+ALTER TABLE "bulk_jobs" ADD COLUMN "created_by" text;--> statement-breakpoint
 ALTER TABLE "api_key_secrets" ADD CONSTRAINT "api_key_secrets_key_id_api_keys_id_fk" FOREIGN KEY ("key_id") REFERENCES "public"."api_keys"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "api_key_secrets_key_idx" ON "api_key_secrets" USING btree ("key_id");--> statement-breakpoint
 CREATE INDEX "api_keys_tenant_idx" ON "api_keys" USING btree ("tenant_id","created_at" DESC NULLS LAST,"id");
