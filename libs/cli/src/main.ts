@@ -4,6 +4,7 @@
  * it never calls `process.exit`, so tests run it in-process.
  */
 import { Command, CommanderError } from 'commander';
+import { registerApiKeys } from './commands/api-keys';
 import { registerDecide } from './commands/decide';
 import { registerDefinitions } from './commands/definitions';
 import { registerEvents } from './commands/events';
@@ -29,7 +30,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     };
 
   program
-    .description('Flowline from the command line: definitions, runs, schedules, decisions, tools, events, webhooks')
+    .description('Flowline from the command line: definitions, runs, schedules, decisions, tools, events, webhooks, api keys')
     .version('0.1.0')
     .option('--url <url>', 'API base URL (env FLOWLINE_URL)', io.env?.FLOWLINE_URL ?? DEFAULT_URL)
     .option('--key <key>', 'API key (env FLOWLINE_API_KEY)')
@@ -48,6 +49,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   registerDecide(program, session, wrap);
   registerTools(program, session, wrap);
   registerEvents(program, session, wrap);
+  registerApiKeys(program, session, wrap);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -6,6 +6,9 @@
  */
 import type { LiveEvent, RunChangedPing } from '@flowline/queue/protocol';
 import type {
+  ApiKey,
+  ApiKeyCreate,
+  ApiKeyWithSecret,
   Accepted,
   RescheduleBody,
   RunRescheduled,
@@ -397,8 +400,20 @@ export function createRestClient(o: RestClientOptions) {
   return {
     /** raw call for routes without a method here; throws {@link ApiRequestError} on a non-2xx answer */
     call,
-    /** `GET /v1/whoami`: the key's tenant and scopes (`authRequired` false without API_KEYS) */
+    /** `GET /v1/whoami`: the key's principal, tenant and scopes, a managed key's id and constraints (`authRequired` false without API_KEYS) */
     whoami: () => call<Whoami>('GET', '/v1/whoami'),
+    apiKeys: {
+      /** `POST /v1/api-keys` → 201 the key with its `secret` (shown once); 403 `ScopeEscalation`; 409 `ManagedKeysDisabled` */
+      create: (b: ApiKeyCreate) => call<ApiKeyWithSecret>('POST', '/v1/api-keys', b),
+      /** `GET /v1/api-keys`: newest first, revoked ones included (never a secret) */
+      list: (q: { limit?: number; cursor?: string } = {}) => call<Page<ApiKey>>('GET', '/v1/api-keys', undefined, q),
+      /** `GET /v1/api-keys/{id}` */
+      get: (keyId: string) => call<ApiKey>('GET', `/v1/api-keys/${id(keyId)}`),
+      /** `POST /v1/api-keys/{id}/rotate` → the new `secret` once; the old one works `graceSeconds` more */
+      rotate: (keyId: string, graceSeconds: number) => call<ApiKeyWithSecret>('POST', `/v1/api-keys/${id(keyId)}/rotate`, { graceSeconds }),
+      /** `DELETE /v1/api-keys/{id}` → 204: every replica refuses the key within moments */
+      revoke: (keyId: string) => call<void>('DELETE', `/v1/api-keys/${id(keyId)}`),
+    },
     /** raw request; answers `{ status, body, headers }` whatever the status */
     send,
     audit: {

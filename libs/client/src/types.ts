@@ -813,17 +813,67 @@ export interface Health {
 }
 
 /** An API key scope (CONTRACT §8). */
-export type ApiKeyScope = 'read' | 'run' | 'operate' | 'define' | 'audit' | 'admin';
+export type ApiKeyScope = 'read' | 'run' | 'operate' | 'define' | 'keys' | 'audit' | 'admin';
+
+/** What a managed key may touch beyond its scopes (null: unconstrained). */
+export interface ApiKeyConstraints {
+  /** the definitions whose runs it may touch */
+  definitionIds: string[] | null;
+  /** the client networks (CIDR) it may be used from */
+  cidrs: string[] | null;
+}
 
 /** `GET /v1/whoami`: who the key acts as. */
 export interface Whoami {
   tenant: string;
-  /** who the key acts as (`key:` + 16 hex digits of its digest; `anonymous` without keys): what approval quorums name */
+  /** who the key acts as (`service:<key id>` for a managed key, `key:` + 16 hex digits of its digest for an API_KEYS entry; `anonymous` without keys) */
   principal: string;
-  /** in the order read, run, operate, define, audit, admin */
+  /** in the order read, run, operate, define, keys, audit, admin */
   scopes: ApiKeyScope[];
+  /** a managed key's id; null for API_KEYS entries */
+  keyId: string | null;
+  /** a managed key's constraints; null for API_KEYS entries */
+  constraints: ApiKeyConstraints | null;
+  /** when a managed key stops working; null: never */
+  expiresAt: string | null;
   /** false when the server runs single-tenant without keys */
   authRequired: boolean;
+}
+
+/** `POST /v1/api-keys` body. */
+export interface ApiKeyCreate {
+  name: string;
+  /** no more than the calling key holds (else 403 `ScopeEscalation`) */
+  scopes: ApiKeyScope[];
+  constraints?: { definitionIds?: string[]; cidrs?: string[] };
+  /** ISO time after which the key answers 401 */
+  expiresAt?: string;
+}
+
+/** A managed API key as listed: never its secret. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  /** `service:<id>` */
+  principal: string;
+  /** `fl_<tenant>` */
+  prefix: string;
+  lastFour: string;
+  /** the principal that created it */
+  owner: string;
+  scopes: ApiKeyScope[];
+  constraints: ApiKeyConstraints;
+  createdAt: string;
+  expiresAt: string | null;
+  rotatedAt: string | null;
+  revokedAt: string | null;
+  /** written at most once a minute */
+  lastUsed: { at: string; address: string | null } | null;
+}
+
+/** A key as minted or rotated: with its secret, shown this once. */
+export interface ApiKeyWithSecret extends ApiKey {
+  secret: string;
 }
 
 /** `GET /v1/runs/{id}/controls`: what operators set on a run. */

@@ -126,3 +126,15 @@ export { claimAuditEntry, currentAuditEntry, insertAuditRow, recordAuditOutcome,
 export type { AuditEntry } from './store/audit-context';
 export { chainAudit, chainAuditFully, exportAudit, listAudit, pruneAudit, tenantsWithAuditChain, tenantsWithPendingAudit, verifyAudit } from './store/audit';
 export type { AuditFilter, AuditPage, AuditRecord, AuditVerification } from './store/audit';
+export {
+  decodeApiKeyCursor,
+  definitionOfSubject,
+  getApiKey,
+  insertApiKey,
+  listApiKeys,
+  resolveApiKeySecret,
+  revokeApiKey,
+  rotateApiKey,
+  touchApiKey,
+} from './store/api-keys';
+export type { ApiKeyConstraints, ApiKeyInsert, ApiKeyRecord, DefinitionSubject, ResolvedApiKey } from './store/api-keys';

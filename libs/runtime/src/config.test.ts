@@ -75,7 +75,7 @@ describe('config', () => {
 
   it('parses API_KEYS into key → tenant and scopes; an entry without scopes or with * holds them all', () => {
     const schema = defineConfig(httpOptions);
-    const all = ['read', 'run', 'operate', 'define', 'audit'];
+    const all = ['read', 'run', 'operate', 'define', 'keys', 'audit'];
     expect(parseConfigOrThrow(schema, { API_KEYS: 'tenantA:keyA, tenantB:keyB:*, tenantA:keyR:read, tenantB:keyO: operate + read ' }).API_KEYS).toEqual({
       keyA: { tenant: 'tenantA', scopes: all },
       keyB: { tenant: 'tenantB', scopes: all },
@@ -89,9 +89,9 @@ describe('config', () => {
     const parsed = parseConfigOrThrow(schema, { API_KEYS: 'ops:k1:admin, ops:k2:*+admin, acme:k3, acme:k4:*, ops:k5:read+admin' }).API_KEYS;
     expect(parsed).toEqual({
       k1: { tenant: 'ops', scopes: ['admin'] },
-      k2: { tenant: 'ops', scopes: ['read', 'run', 'operate', 'define', 'audit', 'admin'] },
-      k3: { tenant: 'acme', scopes: ['read', 'run', 'operate', 'define', 'audit'] },
-      k4: { tenant: 'acme', scopes: ['read', 'run', 'operate', 'define', 'audit'] },
+      k2: { tenant: 'ops', scopes: ['read', 'run', 'operate', 'define', 'keys', 'audit', 'admin'] },
+      k3: { tenant: 'acme', scopes: ['read', 'run', 'operate', 'define', 'keys', 'audit'] },
+      k4: { tenant: 'acme', scopes: ['read', 'run', 'operate', 'define', 'keys', 'audit'] },
       k5: { tenant: 'ops', scopes: ['read', 'admin'] },
     });
   });

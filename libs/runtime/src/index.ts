@@ -3,6 +3,8 @@ export type { ConfigResult, LoadConfigIo } from './config';
 export {
   connectionOptions,
   httpOptions,
+  apiKeyOptions,
+  trustedProxiesOf,
   coreOptions,
   templateOptions,
   dispatchOptions,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseTenantIntegers, type CoreOptions } from '@flowline/graph';
 
@@ -75,10 +76,11 @@ export const connectionOptions = {
 /**
  * The scopes over a key's own tenant (CONTRACT §8: a key without the route's scope → 403):
  * `read` every GET route and the live channel, `run` run starts, chat sends and gate
- * decisions, `operate` the operator verbs and cancel, `define` definition writes, `audit` the
- * tenant's audit log (list, export, verify). An entry without scopes (or `*`) holds these.
+ * decisions, `operate` the operator verbs and cancel, `define` definition writes, `keys` the
+ * tenant's managed API keys (`/v1/api-keys`), `audit` the tenant's audit log. An entry
+ * without scopes (or `*`) holds these.
  */
-export const TENANT_SCOPES = ['read', 'run', 'operate', 'define', 'audit'] as const;
+export const TENANT_SCOPES = ['read', 'run', 'operate', 'define', 'keys', 'audit'] as const;
 
 /**
  * Every scope: the {@link TENANT_SCOPES} plus `admin`, the queue UI at `/admin/queues`. It
@@ -143,7 +145,7 @@ const apiKeys = z
   })
   .optional()
   .describe(
-    'tenant:key or tenant:key:scope+scope entries (scopes read, run, operate, define, admin; none or * = read+run+operate+define, admin only when named, e.g. ops:k1:*+admin), comma-separated; unset = single tenant "default" without auth',
+    'bootstrap keys (managed keys live in Postgres: /v1/api-keys): tenant:key or tenant:key:scope+scope entries (scopes read, run, operate, define, keys, audit, admin; none or * = read+run+operate+define+keys+audit, admin only when named, e.g. ops:k1:*+admin), comma-separated; unset = single tenant "default" without auth',
   );
 
 /** HTTP options of the API service. */
@@ -151,6 +153,58 @@ export const httpOptions = {
   PORT: int().min(0).max(65_535).default(3000).describe('HTTP port of the API'),
   API_KEYS: apiKeys,
   EVENT_REPLAY_LIMIT: int().min(1).max(1000).default(200).describe('events per replay page (ceiling 1000)'),
+};
+
+const splitList = (text: string) => text.split(',').map((e) => e.trim()).filter(Boolean);
+
+/** Whether `text` is an IPv4/IPv6 address or CIDR (`10.0.0.0/8`). */
+function isCidr(text: string): boolean {
+  const [address = '', bits, extra] = text.split('/');
+  const v = isIP(address);
+  if (v === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (v === 4 ? 32 : 128));
+}
+
+/** The TRUSTED_PROXIES entries (validated at boot). */
+export const trustedProxiesOf = (c: { TRUSTED_PROXIES: string }): string[] => splitList(c.TRUSTED_PROXIES);
+
+/**
+ * Managed API keys (`/v1/api-keys`, stored in Postgres as a keyed hash). The pepper keys that
+ * hash: without API_KEY_PEPPER it is derived from ENCRYPTION_KEY, and without either the API
+ * refuses to create keys (409 `ManagedKeysDisabled`). Changing the pepper invalidates every
+ * managed key.
+ */
+export const apiKeyOptions = {
+  API_KEY_PEPPER: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe('HMAC-SHA256 key of managed API keys\' stored hashes; unset: derived from ENCRYPTION_KEY, else managed keys cannot be created (changing it invalidates every managed key) (secret)'),
+  API_KEY_CACHE_TTL_MS: int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(60_000)
+    .describe('longest a replica trusts a resolved managed key without asking Postgres, ms (revocations reach every replica at once over Redis; this bounds a lost message)'),
+  API_KEY_CACHE_MAX: int().min(1).max(1_000_000).default(10_000).describe('resolved managed keys one replica keeps in memory; the oldest is dropped beyond'),
+  API_KEY_LAST_USED_INTERVAL_S: int()
+    .min(1)
+    .max(86_400)
+    .default(60)
+    .describe("how often at most a managed key's last use (time and client address) is written, s"),
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      for (const entry of splitList(text)) if (!isCidr(entry)) ctx.addIssue({ code: 'custom', message: `'${entry}' is not a CIDR (10.0.0.0/8, fd00::/8) or an address` });
+    })
+    .describe(
+      "comma-separated networks of the reverse proxies in front of the API: from a peer inside them the client address (a managed key's cidrs, its last use) is read from X-Forwarded-For, the nearest entry outside them; empty = the TCP peer is the client",
+    ),
+  API_KEY_MAX_ROTATION_GRACE_S: int()
+    .min(0)
+    .max(90 * 86_400)
+    .default(604_800)
+    .describe('the longest grace a rotation (POST /v1/api-keys/{id}/rotate) may give the old secret, s'),
 };
 
 /** Bounds of one template render (prompts, instructions, Tool arguments, End outputTemplate). */
@@ -411,6 +465,7 @@ export const logOptions = {
 export const allOptions = {
   ...connectionOptions,
   ...httpOptions,
+  ...apiKeyOptions,
   ...coreOptions,
   ...dispatchOptions,
   ...backlogOptions,

@@ -14,7 +14,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
-import { assertEveryRouteScoped, authMiddleware, createAuthenticator, documentScopes, installScopeChecks } from './auth';
+import { assertEveryRouteScoped, authMiddleware, documentScopes, installScopeChecks } from './auth';
+import { principalResolverFor } from './principals/resolver';
+import { installKeyConstraints } from './principals/key-constraints';
+import { registerApiKeyRoutes } from './routes/api-keys';
 import { limitBody, parseBody } from './body';
 import type { AppDeps, AppEnv } from './context';
 import { ApiError, RetryLaterError, ValidationFailedError, errorResponse, overloadedByPool } from './errors';
@@ -112,12 +115,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('*', keepAliveGuard(edge));
   app.use('*', metrics.middleware);
   app.use('*', traceRequests());
-  app.use('/v1/*', authMiddleware(createAuthenticator(deps.apiKeys)));
+  const principals = principalResolverFor(deps);
+  app.use('/v1/*', authMiddleware(principals));
   // after auth (the key names tenant and principal), before every refusal a key can meet (403 on)
   const auditOptions = deps.audit?.options ?? DEFAULT_AUDIT_OPTIONS;
   const audit = { pool: deps.pool, logger: deps.logger, chainer: deps.audit?.chainer ?? new AuditChainer(deps.pool, auditOptions, deps.logger) };
   for (const path of ['/v1/*', '/hooks/*', '/w/*']) app.use(path, auditRequests(audit));
   installScopeChecks(app);
+  // after the scope check (a key without the scope reads 403 Forbidden, not KeyConstraint)
+  installKeyConstraints(app, deps.pool);
   app.use('/v1/*', admission(new AdmissionLedger(edge.admission), edge.admission, (r) => metrics.refused(r.option)));
   if (edge.rateLimit) app.use('/v1/*', rateLimit(deps.redis, deps.queuePrefix, edge.rateLimit, deps.logger));
   app.use('/v1/*', limitBody());
@@ -148,6 +154,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerAgentRoutes(app, deps);
   registerWhoamiRoute(app, deps);
   registerAuditRoutes(app, { ...deps, audit: { chainer: audit.chainer, options: auditOptions } });
+  registerApiKeyRoutes(app, deps, principals);
   // a mutating route without an audit action would change things unrecorded: refuse to build
   assertEveryMutationAudited(app);
   // a keyed route without a declared scope would answer any key: refuse to build

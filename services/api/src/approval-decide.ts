@@ -30,8 +30,8 @@ export interface PolicyDecision {
  * The request's key as an approval sees it: its principal and scopes (groups once identity
  * provides them). A decision is judged, and "may I still decide?" answered, for this decider.
  */
-export function requestDecider(c: { get(key: 'principal'): string; get(key: 'scopes'): ReadonlySet<string> }): Decider {
-  return { id: c.get('principal'), scopes: [...c.get('scopes')], groups: [] };
+export function requestDecider(c: { get(key: 'principal'): { id: string }; get(key: 'scopes'): ReadonlySet<string> }): Decider {
+  return { id: c.get('principal').id, scopes: [...c.get('scopes')], groups: [] };
 }
 
 /** A recorded vote with the operation that cast it (a replay of that operation answers 202 again). */
@@ -75,7 +75,7 @@ function judgeGate(d: PolicyDecision, gate: ApprovalGate, now: number): Approval
 
 /** Judges and records the decision; throws the refusal's error, else answers the approval's progress. */
 export async function decideByPolicy(deps: AppDeps, d: PolicyDecision): Promise<ApprovalAnswer> {
-  const out = await recordApproval(deps.pool, d.tenant, d.runId, d.nodeKey, (gate) => judgeGate(d, gate, Date.now()));
+  const out = await recordApproval(deps.pool, d.tenant, d.runId, d.nodeKey, (gate) => judgeGate(d, gate, Date.now()), d.decider.id);
   if (!out) throw new NotFoundError('node');
   if (!out.result.ok) throw out.result.error;
   const state = out.result.state;

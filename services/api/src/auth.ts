@@ -6,13 +6,23 @@
  * API is single-tenant (`default`), open, and every request holds every scope (`admin`
  * included: the queue UI is as open as the rest of that API). A bare tenant grant holds
  * the tenant scopes only; `admin` is held only when a key's entry names it.
+ *
+ * Two kinds of key authenticate: the bootstrap keys of API_KEYS (principal `key:<digest16>`,
+ * compared in constant time against every entry) and managed keys stored in Postgres
+ * (`fl_…`, principal `service:<key id>`, resolved through the replica's cache:
+ * principals/managed-keys.ts). Managed keys count only when API_KEYS is set: an open server
+ * stays open. A managed key may carry constraints (its definitions, its client networks)
+ * and an expiry; a request from outside its networks answers 403 `KeyConstraint` here, and
+ * its definitions are judged per route (principals/key-constraints.ts).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { API_KEY_SCOPES, TENANT_SCOPES, type ApiKeyGrant, type ApiKeyScope } from '@flowline/runtime';
-import { ApiError, UnauthorizedError } from './errors';
+import { ApiError, KeyConstraintError, UnauthorizedError } from './errors';
 import type { AppEnv } from './context';
+import { cidrSet, clientAddressOf, MANAGED_KEY_PREFIX, type CidrSet } from './principals/key-secret';
+import type { ManagedKey, ManagedKeys } from './principals/managed-keys';
 import { ErrorSchema, jsonContent } from './schemas';
 import { ROUTE_SCOPES, routeName, scopedRoutes } from './route-scopes';
 
@@ -24,11 +34,28 @@ export type ApiKeyTable = ReadonlyMap<string, ApiKeyGrant | string>;
 
 /** Who a request (or socket) acts as. */
 export interface Principal {
-  /** see {@link principalIdOf} */
+  /** `service:<key id>` (managed key), `key:<digest16>` ({@link principalIdOf}, API_KEYS entry) or `anonymous` */
   id: string;
   tenant: string;
   scopes: ReadonlySet<ApiKeyScope>;
+  /** a managed key's identity and limits; absent for API_KEYS entries and anonymous */
+  managed?: ManagedPrincipal;
 }
+
+/** What a managed key's principal carries beyond its scopes. */
+export interface ManagedPrincipal {
+  keyId: string;
+  /** the recognisable start of the key's current secret (what the audit log and key lists show) */
+  prefix: string;
+  /** the definitions whose runs it may touch; null = any */
+  definitionIds: ReadonlySet<string> | null;
+  /** the client networks it may be used from; null = anywhere */
+  cidrs: CidrSet | null;
+  expiresAt: Date | null;
+}
+
+/** A managed key's principal id. */
+export const servicePrincipalId = (keyId: string): string => `service:${keyId}`;
 
 /** The principal of every request in single-tenant mode without keys. */
 export const ANONYMOUS_PRINCIPAL = 'anonymous';
@@ -111,26 +138,134 @@ export function createKeyResolver(keys: ApiKeyTable | null): (key: string | null
   };
 }
 
-/** Resolves `Authorization` headers to principals. `keys` null = single-tenant, no auth. */
+/** Resolves `Authorization` headers to principals by the bootstrap keys only. `keys` null = single-tenant, no auth. */
 export function createAuthenticator(keys: ApiKeyTable | null): (header: string | undefined) => Principal | null {
   const byKey = createKeyResolver(keys);
   return (header) => byKey(bearerKey(header));
 }
 
-/** Sets `tenant` and `scopes` on the context or answers 401. */
-export function authMiddleware(resolve: (header: string | undefined) => Principal | null): MiddlewareHandler<AppEnv> {
+/** Every kind of key to its principal: what HTTP, the live channel and the queue UI's sign-in share. */
+export interface PrincipalResolver {
+  /** the principal of a presented key (exactly as sent), or null: unknown, revoked, expired */
+  resolve(key: string | null): Promise<Principal | null>;
+  /**
+   * What a browser session stores in place of `key`: its SHA-256 digest for a bootstrap key,
+   * `m:` and its keyed hash for a managed one — never the key.
+   */
+  sessionRef(key: string, principal: Principal): string;
+  /** the principal a {@link sessionRef} stands for now (null once the key is removed or revoked) */
+  fromSessionRef(ref: string): Promise<Principal | null>;
+  /** the managed keys (null without a pepper or without API_KEYS) */
+  readonly managed: ManagedKeys | null;
+  /** the client's address from the TCP peer and its X-Forwarded-For (believed from TRUSTED_PROXIES only) */
+  clientAddress(peer: string | null, forwardedFor: string | undefined): string | null;
+}
+
+const principals = new WeakMap<ManagedKey, Principal>();
+
+/** A managed key's principal (one object per resolved copy of the key). */
+export function principalOfManagedKey(found: ManagedKey): Principal {
+  let p = principals.get(found);
+  if (!p) {
+    const k = found.key;
+    p = {
+      id: servicePrincipalId(k.id),
+      tenant: k.tenantId,
+      scopes: new Set(orderedScopes(k.scopes)),
+      managed: {
+        keyId: k.id,
+        prefix: k.prefix,
+        definitionIds: k.definitionIds ? new Set(k.definitionIds) : null,
+        cidrs: k.cidrs ? cidrSet(k.cidrs) : null,
+        expiresAt: k.expiresAt,
+      },
+    };
+    principals.set(found, p);
+  }
+  return p;
+}
+
+/** Scopes as stored or answered: in {@link API_KEY_SCOPES} order. */
+export const orderedScopes = (held: Iterable<string>): ApiKeyScope[] => {
+  const set = new Set(held);
+  return API_KEY_SCOPES.filter((s) => set.has(s));
+};
+
+const MANAGED_REF = 'm:';
+
+/**
+ * The resolver of bootstrap keys (`keys`) and, when API_KEYS is set, managed keys. A key is
+ * first compared against every bootstrap key, then — when it looks like a managed key — looked
+ * up by its keyed hash.
+ */
+export function createPrincipalResolver(keys: ApiKeyTable | null, managedKeys: ManagedKeys | null, trustedProxies: readonly string[] = []): PrincipalResolver {
+  const trusted = trustedProxies.length > 0 ? cidrSet(trustedProxies) : null;
+  const byKey = createKeyResolver(keys);
+  const byDigest = createDigestResolver(keys);
+  const managed = keys !== null && managedKeys?.enabled ? managedKeys : null;
+  const byHash = async (hash: string) => {
+    const found = managed ? await managed.resolveHash(hash) : null;
+    return found ? principalOfManagedKey(found) : null;
+  };
+  return {
+    managed,
+    clientAddress: (peer, forwardedFor) => clientAddressOf(peer, forwardedFor, trusted),
+    async resolve(key) {
+      const fixed = byKey(key);
+      if (fixed !== null || key === null || managed === null || !key.startsWith(MANAGED_KEY_PREFIX)) return fixed;
+      return byHash(managed.hash(key));
+    },
+    sessionRef: (key, principal) => (principal.managed && managed ? `${MANAGED_REF}${managed.hash(key)}` : keyDigest(key)),
+    fromSessionRef: async (ref) => (ref.startsWith(MANAGED_REF) ? byHash(ref.slice(MANAGED_REF.length)) : byDigest(ref)),
+  };
+}
+
+/** The request's client address (null when unknown, e.g. `app.request` in tests): see {@link PrincipalResolver.clientAddress}. */
+export function clientAddress(c: Context<AppEnv>, resolver: PrincipalResolver): string | null {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return resolver.clientAddress(env?.incoming?.socket?.remoteAddress ?? null, c.req.header('x-forwarded-for'));
+}
+
+/**
+ * Refuses a managed key used from outside its networks (403 `KeyConstraint`); an unknown
+ * address is outside every network.
+ */
+export function checkClientAddress(principal: Principal, address: string | null): void {
+  const cidrs = principal.managed?.cidrs;
+  if (cidrs && !cidrs.has(address)) throw new KeyConstraintError('this key may not be used from this client address');
+}
+
+/** Puts the principal on the context: `tenant`, `scopes`, `principal`. */
+export function setPrincipal(c: Context<AppEnv>, principal: Principal): void {
+  c.set('tenant', principal.tenant);
+  c.set('scopes', principal.scopes);
+  c.set('principal', principal);
+}
+
+/**
+ * Authenticates the request (401), refuses a managed key from outside its networks (403),
+ * puts the principal on the context and notes the key's use.
+ */
+export function authMiddleware(resolver: PrincipalResolver): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const principal = resolve(c.req.header('authorization'));
+    const principal = await resolver.resolve(bearerKey(c.req.header('authorization')));
     if (principal === null) throw new UnauthorizedError();
-    c.set('tenant', principal.tenant);
-    c.set('scopes', principal.scopes);
-    c.set('principal', principal.id);
+    const address = clientAddress(c, resolver);
+    checkClientAddress(principal, address);
+    setPrincipal(c, principal);
+    if (principal.managed) resolver.managed?.noteUse(principal.managed.keyId, address);
     await next();
   };
 }
 
-/** The scope checks installed by {@link installScopeChecks}, told apart from route handlers. */
+/** The per-route checks (scopes, key constraints) installed on route paths, told apart from route handlers. */
 const scopeChecks = new WeakSet<object>();
+
+/** Marks `check`, installed on a route's method and path, as a check rather than the route itself. */
+export function routeCheck<T extends object>(check: T): T {
+  scopeChecks.add(check);
+  return check;
+}
 
 /** Answers 403 unless the authenticated key holds `scope`. */
 export function requireScope(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {

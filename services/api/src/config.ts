@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import {
   auditOptions,
+  apiKeyOptions,
   coreOptions,
   connectionOptions,
   defineConfig,
@@ -22,6 +23,7 @@ import {
 export const apiConfigSchema = defineConfig({
   ...connectionOptions,
   ...httpOptions,
+  ...apiKeyOptions,
   ...coreOptions,
   ...encryptionOptions,
   ...auditOptions,

@@ -8,7 +8,8 @@ import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
 import type { MetadataLimits, ToolCatalog } from '@flowline/graph';
 import type { ApiKeyScope } from '@flowline/runtime';
-import type { ApiKeyTable } from './auth';
+import type { ApiKeyTable, Principal } from './auth';
+import type { ManagedKeyOptions } from './principals/managed-keys';
 import type { EdgeOptions } from './edge/config';
 import type { ApiMetrics } from './metrics';
 import type { ApiMcp } from './mcp-catalog';
@@ -77,6 +78,8 @@ export interface AppDeps {
   redis: RedisConnection;
   /** key → tenant and scopes (a bare tenant string holds every scope); null = single-tenant `default` without auth */
   apiKeys: ApiKeyTable | null;
+  /** managed API keys (`/v1/api-keys`): the pepper and the cache's tuning @default disabled (no pepper) */
+  managedKeys?: ManagedKeyOptions;
   limits: ApiLimits;
   tools: ApiTools;
   /** Redis prefix of queues and channels (libs/queue) */
@@ -111,11 +114,12 @@ export interface AppEnv {
     /** what the request's key may do (every scope in single-tenant mode) */
     scopes: ReadonlySet<ApiKeyScope>;
     /**
-     * Who acts: the key's principal id (`key:` and the first 16 hex digits of the key's SHA-256
-     * digest, until keys carry named principals), or `anonymous` in single-tenant mode without keys.
-     * Recorded as a run's initiator, a definition version's author and an approval's decider.
+     * Who acts: a managed key (`service:<key id>`, with its constraints), an API_KEYS entry
+     * (`key:` and the first 16 hex digits of the key's SHA-256 digest) or `anonymous` in
+     * single-tenant mode without keys. Its id is recorded as a run's initiator, a definition
+     * version's author, an intent's and an approval's principal.
      */
-    principal: string;
+    principal: Principal;
     /** the JSON body parsed losslessly (big numbers kept), undefined without a body */
     body: unknown;
     /**

@@ -33,6 +33,20 @@ export class UnauthorizedError extends ApiError {
   }
 }
 
+/** A managed key used outside its constraints (its definitions, its client networks). */
+export class KeyConstraintError extends ApiError {
+  constructor(message: string) {
+    super(403, 'KeyConstraint', message);
+  }
+}
+
+/** A key asked to mint (or rotate) a key holding more than itself. */
+export class ScopeEscalationError extends ApiError {
+  constructor(message: string) {
+    super(403, 'ScopeEscalation', message);
+  }
+}
+
 /** A bad body, query or parameter; details are `{ key, message }` per offending member. */
 export class ValidationFailedError extends ApiError {
   constructor(message: string, details: Issue[] = []) {

@@ -8,7 +8,7 @@ import { pageLimit, requireUuid } from './present';
 import { pingKind } from './routes/stream';
 
 describe('authenticator', () => {
-  const tenantScopes = ['read', 'run', 'operate', 'define', 'audit'];
+  const tenantScopes = ['read', 'run', 'operate', 'define', 'keys', 'audit'];
   const auth = createAuthenticator(new Map<string, ApiKeyGrant | string>([['k1', 'tenantA'], ['k2', { tenant: 'tenantB', scopes: ['read'] }]]));
   const seen = (header: string | undefined) => {
     const p = auth(header);

@@ -7,13 +7,15 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { checkEncryptionKeys, configureEncryptionKeys, createPool, mcpServerForUse, migrateAtBoot } from '@flowline/db';
 import { connectRedis } from '@flowline/queue';
-import { createLogger, encryptionKeyRing, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions } from '@flowline/runtime';
+import { createLogger, encryptionKeyRing, initTracing, installShutdown, loadConfig, maxPendingRunsOf, toCoreOptions, trustedProxiesOf } from '@flowline/runtime';
 import { bootMcpToolbox, createToolRegistry, parseAllowedHosts } from '@flowline/tools';
 import { AuditChainer } from './audit/chainer';
 import { createApp } from './app';
 import type { AppDeps } from './context';
 import { startEventFanoutSweep } from './event-fanout';
 import { waitpointSigningKey } from './waitpoint-links';
+import { apiKeyPepper } from './principals/key-secret';
+import type { ManagedKeyOptions } from './principals/managed-keys';
 import { apiConfigSchema } from './config';
 import { edgeConfigSchema, toEdgeOptions } from './edge/config';
 import { attachLive, liveConfigSchema, toLiveOptions } from './live';
@@ -64,6 +66,20 @@ shutdown.onShutdown(() => mcp.toolbox.close(), 'mcp-sessions');
 const apiKeys = cfg.API_KEYS ? new Map(Object.entries(cfg.API_KEYS)) : null;
 if (apiKeys === null) logger.warn('API_KEYS is unset: single tenant "default", no authentication');
 
+// managed keys: API_KEYS stays the bootstrap (and the tests') way in; keys minted through
+// /v1/api-keys are stored as HMACs under this pepper
+const pepper = apiKeyPepper({ pepper: cfg.API_KEY_PEPPER, encryptionKey: cfg.ENCRYPTION_KEY ?? cfg.ENCRYPTION_KEYS?.default });
+if (apiKeys !== null && pepper.source === 'none') logger.warn('API_KEY_PEPPER and ENCRYPTION_KEY are unset: managed API keys (/v1/api-keys) are disabled, API_KEYS alone authenticates');
+else if (pepper.source === 'ENCRYPTION_KEY') logger.info('API_KEY_PEPPER is unset: managed API keys are hashed under a key derived from ENCRYPTION_KEY (rotating it invalidates every managed key)');
+const managedKeys: ManagedKeyOptions = {
+  pepper: pepper.pepper,
+  cacheTtlMs: cfg.API_KEY_CACHE_TTL_MS,
+  cacheMax: cfg.API_KEY_CACHE_MAX,
+  lastUsedIntervalS: cfg.API_KEY_LAST_USED_INTERVAL_S,
+  maxRotationGraceS: cfg.API_KEY_MAX_ROTATION_GRACE_S,
+  trustedProxies: trustedProxiesOf(cfg),
+};
+
 const signing = waitpointSigningKey({ signingKey: cfg.WAITPOINT_SIGNING_KEY, encryptionKey: cfg.ENCRYPTION_KEY ?? cfg.ENCRYPTION_KEYS?.default, apiKeys: apiKeys?.keys() ?? null });
 if (signing.source === 'API_KEYS') logger.warn('WAITPOINT_SIGNING_KEY is unset: waitpoint callback URLs are signed with a key derived from API_KEYS (rotating API_KEYS invalidates open URLs)');
 
@@ -80,6 +96,7 @@ const deps: AppDeps = {
   pool,
   redis,
   apiKeys,
+  managedKeys,
   limits: {
     maxNodesPerDefinition: core.maxNodesPerDefinition,
     maxRunInputBytes: core.maxRunInputBytes,
@@ -139,6 +156,7 @@ const live = attachLive(server as HttpServer, {
   pool,
   redis,
   apiKeys,
+  managedKeys,
   queuePrefix: cfg.QUEUE_PREFIX,
   eventReplayLimit: cfg.EVENT_REPLAY_LIMIT,
   options: toLiveOptions(liveCfg),

@@ -42,6 +42,10 @@ export const ROUTE_AUDIT_ACTIONS = {
   'DELETE /v1/webhooks/{id}': { action: 'webhook.delete', resource: 'webhook' },
   'POST /v1/webhooks/{id}/deliveries/{deliveryId}/replay': { action: 'webhook.replayDelivery', resource: 'webhook' },
 
+  'POST /v1/api-keys': { action: 'apiKey.create', resource: 'apiKey', id: 'answer:id' },
+  'POST /v1/api-keys/{id}/rotate': { action: 'apiKey.rotate', resource: 'apiKey' },
+  'DELETE /v1/api-keys/{id}': { action: 'apiKey.revoke', resource: 'apiKey' },
+
   'POST /v1/runs/{id}/cancel': { action: 'run.cancel', resource: 'run' },
   'POST /v1/runs/{id}/reschedule': { action: 'run.reschedule', resource: 'run' },
   'POST /v1/runs/{id}/pause': { action: 'run.pause', resource: 'run' },

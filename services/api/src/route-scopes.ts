@@ -16,6 +16,12 @@ export const ROUTE_SCOPES = {
   'GET /v1/tools': 'read',
   'GET /v1/whoami': 'read',
 
+  'GET /v1/api-keys': 'keys',
+  'GET /v1/api-keys/{id}': 'keys',
+  'POST /v1/api-keys': 'keys',
+  'POST /v1/api-keys/{id}/rotate': 'keys',
+  'DELETE /v1/api-keys/{id}': 'keys',
+
   'GET /v1/definitions': 'read',
   'GET /v1/definitions/{id}': 'read',
   'GET /v1/definitions/{id}/render': 'read',

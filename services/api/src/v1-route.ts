@@ -34,6 +34,7 @@ function declarer(tag: string) {
 export const v1Route = {
   agents: declarer('agents'),
   audit: declarer('audit'),
+  apiKeys: declarer('api-keys'),
   conversations: declarer('conversations'),
   definitions: declarer('definitions'),
   gates: declarer('gates'),

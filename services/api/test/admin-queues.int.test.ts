@@ -7,10 +7,13 @@ import { KEYS, startHarness, type Harness } from './harness';
 
 const ADMIN = 'key-ops-admin';
 const ADMIN_ONLY_READ = 'key-a-read';
+/** mints managed keys (with admin) for tenant ops */
+const KEY_MANAGER = 'key-ops-keys';
 const TABLE: ApiKeyTable = new Map<string, ApiKeyGrant | string>([
   [KEYS.a, 'tenantA'], // a bare entry: every tenant scope, never admin
   [ADMIN, { tenant: 'ops', scopes: ['admin'] }],
   [ADMIN_ONLY_READ, { tenant: 'tenantA', scopes: ['read'] }],
+  [KEY_MANAGER, { tenant: 'ops', scopes: ['keys', 'admin'] }],
 ]);
 
 const unauthorized = { error: { code: 'Unauthorized', message: expect.any(String) } };
@@ -183,6 +186,21 @@ describe('browser sessions of the queue UI (/admin/session)', () => {
     expect(slash.status).toBe(301);
     expect(slash.res.headers.get('location')).toMatch(/\/admin\/queues$/);
     expect((await h.call('GET', '/admin/queues/', { token: null })).status).toBe(401);
+  });
+
+  it('signs in a managed key holding admin; its revocation ends the session at once', async () => {
+    const minted = await h.call('POST', '/v1/api-keys', { token: KEY_MANAGER, body: { name: 'queues', scopes: ['admin'] } });
+    expect(minted.status).toBe(201);
+    const r = await h.call('POST', '/admin/session', { token: minted.body.secret });
+    expect(r.status).toBe(204);
+    const { pair } = cookieOf(r.res);
+    expect((await h.call('GET', '/admin/queues/api/queues', withCookie(pair))).status).toBe(200);
+    // the session keeps a reference to the key, never the key
+    const stored = await h.redis.keys(`${h.prefix}:admin-session:*`);
+    const values = await Promise.all(stored.map((k) => h.redis.get(k)));
+    expect(values.join('\n')).not.toContain(minted.body.secret);
+    expect((await h.call('DELETE', `/v1/api-keys/${minted.body.id}`, { token: KEY_MANAGER })).status).toBe(204);
+    expect((await h.call('GET', '/admin/queues/api/queues', withCookie(pair))).status).toBe(401);
   });
 
   it('signs in with a bearer header (204), and DELETE ends the session', async () => {

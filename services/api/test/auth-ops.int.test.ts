@@ -45,7 +45,18 @@ describe('auth and tenancy', () => {
       expect(row.rows[0].tenant_id).toBe('default');
       // whoami tells a client (the console) that no key is needed
       const me = await open.call('GET', '/v1/whoami', { token: null });
-      expect(me.body).toEqual({ tenant: 'default', principal: 'anonymous', scopes: ['read', 'run', 'operate', 'define', 'audit', 'admin'], authRequired: false });
+      expect(me.body).toEqual({
+        tenant: 'default',
+        principal: 'anonymous',
+        scopes: ['read', 'run', 'operate', 'define', 'keys', 'audit', 'admin'],
+        keyId: null,
+        constraints: null,
+        expiresAt: null,
+        authRequired: false,
+      });
+      // managed keys need keys to be checked at all: an open server mints none
+      const mint = await open.call('POST', '/v1/api-keys', { token: null, body: { name: 'k', scopes: ['read'] } });
+      expect({ status: mint.status, code: mint.body.error?.code }).toEqual({ status: 409, code: 'ManagedKeysDisabled' });
     } finally {
       await open.close();
     }
@@ -178,6 +189,11 @@ describe('ops', () => {
         'PUT /v1/runs/{id}/nodes/{key}/input',
         'GET /v1/tools',
         'GET /v1/whoami',
+        'POST /v1/api-keys',
+        'GET /v1/api-keys',
+        'GET /v1/api-keys/{id}',
+        'POST /v1/api-keys/{id}/rotate',
+        'DELETE /v1/api-keys/{id}',
         'POST /v1/files',
         'GET /v1/files/{id}',
         'POST /v1/mcp-servers',

@@ -1,10 +1,5 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve } from '@hono/node-server';
-import pino from 'pino';
 import { io as connectSocket, type Socket } from 'socket.io-client';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { TENANT_SCOPES, loadConfig, type ApiKeyGrant } from '@flowline/runtime';
@@ -12,9 +7,9 @@ import { LIVE_EVENTS } from '@flowline/queue';
 import { scopeTableMismatches, type ApiKeyTable } from '../src/auth';
 import { apiConfigSchema } from '../src/config';
 import type { AppEnv } from '../src/context';
-import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
+import type { LiveServer } from '../src/live';
 import { LIVE_EVENT_SCOPES, ROUTE_SCOPES } from '../src/route-scopes';
-import { KEYS, createDefinition, holdShards, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
+import { KEYS, bootRefusal, createDefinition, holdShards, lineGraph, pauseGraph, serveHarness, startHarness, startRun, type Harness, type ServedHarness } from './harness';
 
 /** Scoped keys of tenant A beside the harness's full keys of tenants A and B. */
 const SCOPED = {
@@ -87,6 +82,8 @@ describe('API key scopes over REST', () => {
       ['GET', '/v1/audit', undefined, 'audit'],
       ['GET', '/v1/audit/export', undefined, 'audit'],
       ['GET', '/v1/audit/verify', undefined, 'audit'],
+      ['POST', '/v1/api-keys', { name: 'read-only-mint', scopes: ['read'] }, 'keys'],
+      ['GET', '/v1/api-keys', undefined, 'keys'],
     ];
     for (const [method, path, body, scope] of refusals) {
       const r = await h.call(method, path, { token: SCOPED.read, ...(body === undefined ? {} : { body }) });
@@ -161,10 +158,13 @@ describe('API key scopes over REST', () => {
     const me = async (token: string | null) => (await h.call('GET', '/v1/whoami', { token })).body;
     // the principal: 'key:' and the first 16 hex digits of the key's SHA-256 digest, never the key
     const principal = (key: string) => `key:${createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 16)}`;
-    expect(await me(KEYS.a)).toEqual({ tenant: 'tenantA', principal: principal(KEYS.a), scopes: ['read', 'run', 'operate', 'define', 'audit'], authRequired: true });
-    expect(await me(KEYS.b)).toEqual({ tenant: 'tenantB', principal: principal(KEYS.b), scopes: ['read', 'run', 'operate', 'define', 'audit'], authRequired: true });
-    expect(await me(SCOPED.read)).toEqual({ tenant: 'tenantA', principal: principal(SCOPED.read), scopes: ['read'], authRequired: true });
-    expect(await me(SCOPED.readB)).toEqual({ tenant: 'tenantB', principal: principal(SCOPED.readB), scopes: ['read'], authRequired: true });
+    // an API_KEYS entry is no managed key: no key id, constraints or expiry
+    const bootstrap = { keyId: null, constraints: null, expiresAt: null, authRequired: true };
+    const all = ['read', 'run', 'operate', 'define', 'keys', 'audit'];
+    expect(await me(KEYS.a)).toEqual({ tenant: 'tenantA', principal: principal(KEYS.a), scopes: all, ...bootstrap });
+    expect(await me(KEYS.b)).toEqual({ tenant: 'tenantB', principal: principal(KEYS.b), scopes: all, ...bootstrap });
+    expect(await me(SCOPED.read)).toEqual({ tenant: 'tenantA', principal: principal(SCOPED.read), scopes: ['read'], ...bootstrap });
+    expect(await me(SCOPED.readB)).toEqual({ tenant: 'tenantB', principal: principal(SCOPED.readB), scopes: ['read'], ...bootstrap });
     expect((await h.call('GET', '/v1/whoami', { token: null })).status).toBe(401);
     // whoami is a read: a key without `read` is told so
     expect(await me(SCOPED.operate)).toEqual(forbidden('read'));
@@ -194,7 +194,7 @@ describe('the scope table', () => {
       if (route.split(' ')[1]?.startsWith('/w/')) continue;
       // webhook deliveries take no key: the sender's signature is the credential (webhooks.int.test.ts)
       if (route === 'POST /hooks/{tenant}/{slug}') continue;
-      expect({ route, scope: declared[route] }).toEqual({ route, scope: expect.stringMatching(/^(read|run|operate|define|audit)$/) });
+      expect({ route, scope: declared[route] }).toEqual({ route, scope: expect.stringMatching(/^(read|run|operate|define|keys|audit)$/) });
     }
     for (const ops of OPS_ROUTES) expect(routes.has(ops)).toBe(true);
   });
@@ -238,30 +238,18 @@ describe('the scope table', () => {
 });
 
 describe('API key scopes on the live channel', () => {
+  let served: ServedHarness;
   let live: LiveServer;
-  let server: HttpServer;
   let url: string;
   const sockets: Socket[] = [];
   beforeAll(async () => {
-    server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
-    if (!server.listening) await once(server, 'listening');
-    live = attachLive(server, {
-      pool: h.db.pool,
-      redis: h.redis,
-      apiKeys: TABLE,
-      queuePrefix: h.prefix,
-      eventReplayLimit: 200,
-      options: DEFAULT_LIVE_OPTIONS,
-      logger: pino({ level: 'silent' }),
-    });
-    await live.ready;
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveHarness(h);
+    live = served.live;
+    url = served.url;
   });
   afterAll(async () => {
     for (const s of sockets) s.disconnect();
-    await live.close();
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await served.close();
   });
 
   async function socketFor(token: string): Promise<Socket> {
@@ -310,20 +298,10 @@ describe('API key scopes on the live channel', () => {
 describe('API_KEYS at boot', () => {
   it('stops the API process on a malformed API_KEYS, naming the option and not the key', () => {
     for (const value of ['tenantA:secret-one:root', 'tenantA:', 'tenantA:secret-one,tenantB:secret-one']) {
-      const lines: string[] = [];
-      let code: number | undefined;
-      expect(() =>
-        loadConfig(apiConfigSchema, { API_KEYS: value }, {
-          print: (l) => lines.push(l),
-          exit: (c) => {
-            code = c;
-            throw new Error('exited');
-          },
-        }),
-      ).toThrow('exited');
+      const { code, printed } = bootRefusal({ API_KEYS: value });
       expect(code).toBe(1);
-      expect(lines.join('\n')).toMatch(/API_KEYS: entry \d/);
-      expect(lines.join('\n')).not.toContain('secret-one');
+      expect(printed).toMatch(/API_KEYS: entry \d/);
+      expect(printed).not.toContain('secret-one');
     }
   });
 

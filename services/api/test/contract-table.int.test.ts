@@ -30,6 +30,8 @@ let hookId: string;
 let deliveryId: string;
 let agentId: string;
 let schedId: string;
+/** Tenant A's managed API key. */
+let apiKeyId: string;
 const SCHEDULE_BODY = { key: 'nightly', definitionId: '<chat>', spec: { cron: '0 3 * * *', timezone: 'Europe/Paris' } };
 const AGENT_BODY = { name: 'helper', instructions: 'Answer briefly.', tools: ['echo'] };
 const MCP_BODY = { name: 'docs', url: 'https://mcp.example/mcp', transport: 'streamable-http' };
@@ -108,6 +110,9 @@ beforeAll(async () => {
   const sched = await h.call('POST', '/v1/schedules', { body: { ...SCHEDULE_BODY, definitionId: chatDef } });
   if (sched.status !== 201) throw new Error(`schedule: ${sched.status} ${JSON.stringify(sched.body)}`);
   schedId = sched.body.id;
+  const minted = await h.call('POST', '/v1/api-keys', { body: { name: 'contract', scopes: ['read'] } });
+  if (minted.status !== 201) throw new Error(`api key: ${minted.status} ${JSON.stringify(minted.body)}`);
+  apiKeyId = minted.body.id;
 });
 afterAll(async () => {
   await h.close();
@@ -117,7 +122,7 @@ interface Row {
   method: string;
   /** the OpenAPI path template */
   template: string;
-  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; ev?: string; hook?: string; delivery?: string; sched?: string; node?: string; edge?: string }) => string;
+  path: (ids: { def: string; run: string; conv: string; file?: string; mcp?: string; agent?: string; wp?: string; wpRevoke?: string; ev?: string; hook?: string; delivery?: string; sched?: string; apiKey?: string; node?: string; edge?: string }) => string;
   body?: unknown;
 }
 
@@ -194,6 +199,12 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/audit', path: () => '/v1/audit' },
   { method: 'GET', template: '/v1/audit/export', path: () => '/v1/audit/export' },
   { method: 'GET', template: '/v1/audit/verify', path: () => '/v1/audit/verify' },
+  { method: 'POST', template: '/v1/api-keys', path: () => '/v1/api-keys', body: { name: 'other', scopes: ['read'] } },
+  { method: 'GET', template: '/v1/api-keys', path: () => '/v1/api-keys' },
+  // unknown and malformed ids reuse the run's
+  { method: 'GET', template: '/v1/api-keys/{id}', path: (i) => `/v1/api-keys/${i.apiKey ?? i.run}` },
+  { method: 'POST', template: '/v1/api-keys/{id}/rotate', path: (i) => `/v1/api-keys/${i.apiKey ?? i.run}/rotate`, body: { graceSeconds: 0 } },
+  { method: 'DELETE', template: '/v1/api-keys/{id}', path: (i) => `/v1/api-keys/${i.apiKey ?? i.run}` },
   // a multipart body: its success and its own cap are in files.int.test.ts
   { method: 'POST', template: '/v1/files', path: () => '/v1/files' },
   // unknown and malformed ids reuse the run's
@@ -264,7 +275,7 @@ const ROUTES: Row[] = [
   { method: 'DELETE', template: '/v1/conversations/{id}', path: (i) => `/v1/conversations/${i.conv}` },
 ];
 
-const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId, ev: evId, hook: hookId, delivery: deliveryId, sched: schedId });
+const ids = () => ({ def: defId, run: runId, conv: convId, file: fileId, mcp: mcpId, agent: agentId, wp: wpId, wpRevoke: wpRevokeId, ev: evId, hook: hookId, delivery: deliveryId, sched: schedId, apiKey: apiKeyId });
 const bodyOf = (r: Row) =>
   r.body !== null && typeof r.body === 'object' && 'definitionId' in r.body ? { ...r.body, definitionId: chatDef } : r.body;
 const call = (r: Row, path: string, token: string | null) => h.call(r.method, path, { ...(r.body === undefined ? {} : { body: bodyOf(r) }), token });
@@ -392,6 +403,9 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/schedules/{id}/preview': 200,
       'GET /v1/schedules/{id}/slots': 200,
       'DELETE /v1/schedules/{id}': 204,
+      'GET /v1/api-keys/{id}': 200,
+      'POST /v1/api-keys/{id}/rotate': 200,
+      'DELETE /v1/api-keys/{id}': 204,
       // only a Scheduled run moves; this one is Running
       'POST /v1/runs/{id}/reschedule': '409 RunStateConflict',
       // the live run pins the definition; the conversation's run is still live
@@ -478,10 +492,13 @@ describe('lists (§8: limit defaults to 50, clamped to 200)', () => {
       `INSERT INTO waitpoints (id, tenant_id, run_id, node_key, arm_index, kind, expires_at)
        SELECT gen_random_uuid(), 'tenantC', $1, 'w', 0, 'token', now() + interval '1 hour' FROM generate_series(1, 210)`,
       [first.body.runId],
+    );    await q(
+      `INSERT INTO api_keys (id, tenant_id, name, scopes, owner, prefix, last_four)
+       SELECT gen_random_uuid(), 'tenantC', 'k' || g, ARRAY['read'], 'contract', 'fl_tenantC', 'abcd' FROM generate_series(1, 210) g`,
     );
   });
 
-  it.each(['/v1/definitions', '/v1/runs', '/v1/conversations', '/v1/conversations/bulk-conv/messages', '/v1/conversations/bulk-conv/runs', '/v1/waitpoints'])(
+  it.each(['/v1/definitions', '/v1/runs', '/v1/conversations', '/v1/conversations/bulk-conv/messages', '/v1/conversations/bulk-conv/runs', '/v1/waitpoints', '/v1/api-keys'])(
     '%s answers 50 items by default and at most 200 for a larger limit, with a next cursor',
     async (path) => {
       const dflt = await h.call('GET', path, { token: KEY_C });

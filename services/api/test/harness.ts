@@ -2,6 +2,10 @@
  * Integration harness: the app over a per-file Postgres database and real Redis, driven
  * in-process with `app.request`. Not a test file.
  */
+import { once } from 'node:events';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { randomUUID } from 'node:crypto';
@@ -9,11 +13,18 @@ import { applyPlans, claimShards, loadSnapshots } from '@flowline/db';
 import { DEFAULT_CORE_OPTIONS, plan } from '@flowline/graph';
 import { createTestDatabase, createTestRedis, type TestDatabase } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
+import { loadConfig } from '@flowline/runtime';
 import { createApp } from '../src/app';
+import { apiConfigSchema } from '../src/config';
+import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../src/live';
 import type { ApiKeyTable } from '../src/auth';
 import type { ApiLimits, AppDeps } from '../src/context';
+import { DEFAULT_MANAGED_KEY_TUNING, type ManagedKeyOptions } from '../src/principals/managed-keys';
 
 export const KEYS = { a: 'key-tenant-a', b: 'key-tenant-b' } as const;
+
+/** Managed API keys as the tests run them: a fixed pepper, the default cache tuning. */
+export const TEST_MANAGED_KEYS: ManagedKeyOptions = { pepper: Buffer.from('test-pepper-of-managed-api-keys-0123456789'), ...DEFAULT_MANAGED_KEY_TUNING };
 
 export interface Harness {
   app: ReturnType<typeof createApp>;
@@ -44,7 +55,7 @@ export interface CallOptions {
 export async function startHarness(
   limits: Partial<ApiLimits> = {},
   apiKeys: ApiKeyTable | null | undefined = undefined,
-  extra: Partial<Pick<AppDeps, 'edge' | 'bullBoardWrite' | 'adminSessionTtlS' | 'mcp'>> = {},
+  extra: Partial<Pick<AppDeps, 'edge' | 'bullBoardWrite' | 'adminSessionTtlS' | 'mcp' | 'managedKeys'>> = {},
 ): Promise<Harness> {
   const db = await createTestDatabase();
   const tr = createTestRedis();
@@ -55,6 +66,7 @@ export async function startHarness(
     pool: db.pool,
     redis,
     apiKeys: keys,
+    managedKeys: TEST_MANAGED_KEYS,
     limits: {
       maxNodesPerDefinition: 200,
       maxRunInputBytes: 65_536,
@@ -109,6 +121,66 @@ export async function tickRun(h: Harness, runId: string, now = Date.now()): Prom
   const p = plan(snap!, { now, options: DEFAULT_CORE_OPTIONS, newId: () => randomUUID() });
   const out = await applyPlans(h.db.pool, [{ snapshot: snap!, plan: p }], { shardCount: 16 });
   if (out.failed.length > 0) throw new Error(`tick of ${runId} failed: ${JSON.stringify(out.failed)}`);
+}
+
+/** The harness's app served on 127.0.0.1 with the live channel attached. */
+export interface ServedHarness {
+  url: string;
+  live: LiveServer;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the harness's app (or `replica`, another app over the same stores) on a port with its
+ * live channel (the app's keys and managed-key settings, its Redis connection: one key cache
+ * with the app), for tests of sockets and of client addresses.
+ */
+export async function serveHarness(h: Harness, replica?: { app: Harness['app']; deps: AppDeps }): Promise<ServedHarness> {
+  const { app, deps } = replica ?? h;
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as HttpServer;
+  if (!server.listening) await once(server, 'listening');
+  const live = attachLive(server, {
+    pool: deps.pool,
+    redis: deps.redis,
+    apiKeys: deps.apiKeys,
+    ...(deps.managedKeys ? { managedKeys: deps.managedKeys } : {}),
+    queuePrefix: deps.queuePrefix,
+    eventReplayLimit: 200,
+    options: DEFAULT_LIVE_OPTIONS,
+    logger: pino({ level: 'silent' }),
+  });
+  await live.ready;
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    live,
+    async close() {
+      await live.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/**
+ * Loads the API's config from `env` as the process does at boot and answers how it refused:
+ * the exit code and the printed lines. Throws when the config was accepted.
+ */
+export function bootRefusal(env: Record<string, string>): { code: number; printed: string } {
+  const lines: string[] = [];
+  let code: number | undefined;
+  try {
+    loadConfig(apiConfigSchema, env, {
+      print: (l) => lines.push(l),
+      exit: (c) => {
+        code = c;
+        throw new Error('exited');
+      },
+    });
+  } catch (err) {
+    if (code !== undefined) return { code, printed: lines.join('\n') };
+    throw err;
+  }
+  throw new Error(`the config was accepted: ${Object.keys(env).join(', ')}`);
 }
 
 /** The dispatcher id {@link holdShards} leases the shards as. */

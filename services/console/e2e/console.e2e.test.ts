@@ -83,7 +83,7 @@ describe('the console in Chromium against a real cluster', () => {
   it('signs in with a pasted key and shows the key’s tenant and scopes', async () => {
     await signIn(page, c.baseUrl, KEYS.admin);
     await expect.poll(() => page.locator('.tenant-chip').innerText()).toContain('acme');
-    expect(await page.locator('.scope-chip').allInnerTexts()).toEqual(['read', 'run', 'operate', 'define', 'audit']);
+    expect(await page.locator('.scope-chip').allInnerTexts()).toEqual(['read', 'run', 'operate', 'define', 'keys', 'audit']);
     expect(await seriousViolations(page)).toEqual([]);
   });
 

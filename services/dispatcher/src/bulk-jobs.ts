@@ -101,7 +101,7 @@ async function applyVerb(d: BulkRunnerDeps, job: BulkJobRow, runId: string): Pro
   const tenant = job.tenantId;
   switch (job.action) {
     case 'cancel': {
-      const res = await requestCancel(d.pool, tenant, runId, `bulk cancel ${job.id}`);
+      const res = await requestCancel(d.pool, tenant, runId, `bulk cancel ${job.id}`, job.createdBy);
       if (!res) return { answer: 'gone', reason: 'NotFound', wake: [] };
       return res.outcome === 'cancelling' ? { answer: 'applied', reason: null, wake: [runId] } : { answer: 'already', reason: null, wake: [] };
     }
@@ -113,7 +113,7 @@ async function applyVerb(d: BulkRunnerDeps, job: BulkJobRow, runId: string): Pro
       const run = await failedNodesOf(d.pool, tenant, runId);
       let retried = 0;
       for (const key of run?.nodeKeys ?? []) {
-        const o = await recordNodeIntent(d.pool, tenant, runId, key, 'retry', '{}');
+        const o = await recordNodeIntent(d.pool, tenant, runId, key, 'retry', '{}', job.createdBy);
         if (o === 'recorded' || o === 'duplicate') retried++;
       }
       const answer = retryFailedAnswer({ exists: run !== null, runStatus: (run?.status ?? null) as RunStatus | null, retried });

@@ -3,7 +3,7 @@
  * real dispatcher, its bulk runner and a tool worker (in-process), Postgres and Redis.
  * The 1,000-run cancel surviving a dispatcher kill is tests/e2e/bulk-cancel.e2e.test.ts.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
@@ -268,6 +268,9 @@ describe('POST /v1/runs/bulk', () => {
       expect(events.map((e) => e.kind)).toContain('run.cancelled');
     }
     expect((await run(other)).run.status).toBe('WaitingForApproval');
+    // each cancel intent the job wrote names the principal that submitted it
+    const principals = await h.db.pool.query(`SELECT DISTINCT principal FROM intents WHERE run_id = ANY($1::uuid[]) AND kind = 'cancel'`, [target]);
+    expect(principals.rows).toEqual([{ principal: `key:${createHash('sha256').update(KEYS.a, 'utf8').digest('hex').slice(0, 16)}` }]);
 
     // the same request again: the same job, nothing new
     const again = await bulkCall({ action: 'cancel', filter: { metadata: { batch: tag } }, requestId: `cancel-${tag}` });

@@ -32,7 +32,7 @@ import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config'
 import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
 import { createApp } from '../../../services/api/src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../../../services/api/src/live';
-import { chatGraph, KEYS, lineGraph, pauseGraph, waitGraph } from '../../../services/api/test/harness';
+import { chatGraph, KEYS, lineGraph, pauseGraph, TEST_MANAGED_KEYS as MANAGED_KEYS, waitGraph } from '../../../services/api/test/harness';
 
 const SHARD_COUNT = 4;
 const TENANT_KEYS = new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
@@ -93,6 +93,7 @@ beforeAll(async () => {
     pool: db.pool,
     redis: apiRedis,
     apiKeys: TENANT_KEYS,
+    managedKeys: MANAGED_KEYS,
     limits: { maxNodesPerDefinition: 200, maxRunInputBytes: 65_536, eventReplayLimit: 4, shardCount: SHARD_COUNT, streamPollMs: 50, maxSteersPerNode: 5 },
     tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
     queuePrefix: tr.prefix,
@@ -104,6 +105,7 @@ beforeAll(async () => {
     pool: db.pool,
     redis: apiRedis,
     apiKeys: TENANT_KEYS,
+    managedKeys: MANAGED_KEYS,
     queuePrefix: tr.prefix,
     eventReplayLimit: 4,
     options: DEFAULT_LIVE_OPTIONS,
@@ -158,7 +160,13 @@ describe('ops and tools', () => {
     expect(await c.ops.docs()).toMatch(/<html/i);
 
     expect(await c.whoami()).toEqual({
-      tenant: 'tenantA', principal: `key:${createHash('sha256').update(KEYS.a, 'utf8').digest('hex').slice(0, 16)}`, scopes: ['read', 'run', 'operate', 'define', 'audit'], authRequired: true,
+      tenant: 'tenantA',
+      principal: `key:${createHash('sha256').update(KEYS.a, 'utf8').digest('hex').slice(0, 16)}`,
+      scopes: ['read', 'run', 'operate', 'define', 'keys', 'audit'],
+      keyId: null,
+      constraints: null,
+      expiresAt: null,
+      authRequired: true,
     });
 
     const tools = await c.tools.list();
@@ -844,6 +852,25 @@ describe('audit log', () => {
     expect(exported.map((r) => r.resourceId)).toContain(def.id);
     expect(exported.every((r) => r.action.startsWith('definition.'))).toBe(true);
     expect(await c.audit.verify()).toMatchObject({ ok: true, brokenAt: null });
+  });
+});
+
+describe('managed API keys', () => {
+  it('mints a key (its secret once), acts with it, lists and reads it without the secret, rotates and revokes it', async () => {
+    const c = client();
+    const minted = await c.apiKeys.create({ name: 'client key', scopes: ['read'] });
+    expect(minted.secret).toMatch(/^fl_tenantA_/);
+    const asKey = client(minted.secret);
+    expect(await asKey.whoami()).toMatchObject({ principal: `service:${minted.id}`, keyId: minted.id, scopes: ['read'] });
+    expect(JSON.stringify((await c.apiKeys.list()).items)).not.toContain(minted.secret);
+    expect(await c.apiKeys.get(minted.id)).toMatchObject({ id: minted.id, lastFour: minted.secret.slice(-4), revokedAt: null });
+    expect(await refusal(c.apiKeys.create({ name: 'wider', scopes: ['admin'] }))).toMatchObject({ status: 403, code: 'ScopeEscalation' });
+    const rotated = await c.apiKeys.rotate(minted.id, 0);
+    expect(await refusal(asKey.whoami())).toMatchObject({ status: 401 });
+    expect((await client(rotated.secret).whoami()).keyId).toBe(minted.id);
+    await c.apiKeys.revoke(minted.id);
+    expect(await refusal(client(rotated.secret).whoami())).toMatchObject({ status: 401 });
+    expect((await c.apiKeys.get(minted.id)).revokedAt).not.toBeNull();
   });
 });
 

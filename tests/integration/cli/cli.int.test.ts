@@ -356,6 +356,25 @@ describe('flowline runs', () => {
     expect((await cli('webhooks', 'delete', id!)).out).toBe(`deleted ${id}\n`);
   });
 
+  it('creates, lists, rotates and revokes a managed API key; the key works until revoked', async () => {
+    const created = await cli('api-keys', 'create', '--name', 'cli bot', '--scopes', 'read,run', '--cidr', '127.0.0.0/8');
+    expect(created.code).toBe(0);
+    const [id, secretLine] = created.out.trim().split('\n');
+    const secret = /^secret (fl_tenantCli_\S+) \(shown once\)$/.exec(secretLine!)![1]!;
+    const asKey = await runCli(['--url', c.url, '--key', secret, 'tools']);
+    expect(asKey.code).toBe(0);
+    const listed = (await cli('api-keys', 'list')).out;
+    expect(listed).toMatch(new RegExp(`^${id}\\s+cli bot\\s+fl_tenantCli_…${secret.slice(-4)}\\s+read,run\\s+from 127\\.0\\.0\\.0/8`, 'm'));
+    expect(listed).not.toContain(secret);
+    const rotated = await cli('api-keys', 'rotate', id!, '--grace', '0');
+    const next = /^secret (\S+) \(shown once\)$/m.exec(rotated.out)![1]!;
+    expect((await runCli(['--url', c.url, '--key', secret, 'tools'])).code).not.toBe(0);
+    expect((await runCli(['--url', c.url, '--key', next, 'tools'])).code).toBe(0);
+    expect((await cli('api-keys', 'revoke', id!)).out).toBe(`revoked ${id}\n`);
+    expect((await runCli(['--url', c.url, '--key', next, 'tools'])).code).not.toBe(0);
+    expect((await cli('api-keys', 'list')).out).toMatch(new RegExp(`^${id}.*revoked\\s*$`, 'm'));
+  });
+
   it('lists the tool catalog', async () => {
     const r = await cli('tools');
     expect(r.code).toBe(0);

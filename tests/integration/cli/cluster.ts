@@ -13,6 +13,7 @@ import { createToolRegistry } from '@flowline/tools';
 // The real services, run in-process as this test's fixture (the CLI's sources speak only HTTP).
 import { createApp } from '../../../services/api/src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS } from '../../../services/api/src/live';
+import { TEST_MANAGED_KEYS } from '../../../services/api/test/harness';
 import { createHarness, SHARD_COUNT } from '../../../services/dispatcher/test/harness';
 import { startToolWorker } from '../tool-worker';
 
@@ -37,6 +38,7 @@ export async function startCluster(): Promise<CliCluster> {
       pool: h.db.pool,
       redis,
       apiKeys,
+      managedKeys: TEST_MANAGED_KEYS,
       limits: { maxNodesPerDefinition: 200, maxRunInputBytes: 65_536, eventReplayLimit: 200, shardCount: SHARD_COUNT, streamPollMs: 50, maxSteersPerNode: 5 },
       tools: { catalog: () => tools.catalog(), parserCatalog: () => tools.asParserCatalog() },
       queuePrefix: h.redis.prefix,
@@ -52,6 +54,7 @@ export async function startCluster(): Promise<CliCluster> {
       pool: h.db.pool,
       redis,
       apiKeys,
+      managedKeys: TEST_MANAGED_KEYS,
       queuePrefix: h.redis.prefix,
       eventReplayLimit: 200,
       options: DEFAULT_LIVE_OPTIONS,

@@ -36,6 +36,8 @@ export const bulkJobs = pgTable(
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
     /** times a dispatcher claimed the job (more than 1: a replica took it over) */
     claims: integer('claims').notNull().default(0),
+    /** the principal that submitted the job: the intents it writes record it; null when unknown */
+    createdBy: text('created_by'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -20,3 +20,4 @@ export * from './webhooks';
 export * from './schedules';
 export * from './audit-log';
 export * from './encryption-keys';
+export * from './api-keys';

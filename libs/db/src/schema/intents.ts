@@ -18,6 +18,8 @@ export const intents = pgTable(
     payload: jsonb('payload')
       .notNull()
       .default(sql`'{}'::jsonb`),
+    /** who asked for it (`service:…`, `key:…`, `anonymous`): the request's principal; null when unknown */
+    principal: text('principal'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     appliedAt: timestamp('applied_at', { withTimezone: true }),
   },

@@ -57,6 +57,8 @@ export async function recordApproval<R>(
   runId: string,
   nodeKey: string,
   judge: (gate: ApprovalGate) => ApprovalWrite<R>,
+  /** who votes (the decider's principal id): the `decide` intent a final decision adds records it @default null */
+  principal: string | null = null,
 ): Promise<{ result: R; shard: number | null } | null> {
   return withTransaction(pool, async (client) => {
     const res = await client.query(GATE_SQL, [runId, nodeKey, tenantId]);
@@ -80,10 +82,10 @@ export async function recordApproval<R>(
       out.decision === null
         ? `UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $1 RETURNING shard`
         : `WITH run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $1 RETURNING id, shard)
-           INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
-           SELECT $2, run.id, 'decide', $3, $4::jsonb, ${INTENT_TIME} FROM run
+           INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at)
+           SELECT $2, run.id, 'decide', $3, $4::jsonb, $5, ${INTENT_TIME} FROM run
            RETURNING (SELECT shard FROM run)`,
-      out.decision === null ? [runId] : [runId, randomUUID(), nodeKey, JSON.stringify({ operationId: out.decision.operationId })],
+      out.decision === null ? [runId] : [runId, randomUUID(), nodeKey, JSON.stringify({ operationId: out.decision.operationId }), principal],
     );
     return { result: out.result, shard: run.rows[0]?.shard ?? null };
   });

@@ -29,6 +29,8 @@ export interface BulkJobRow {
   cursor: string | null;
   leaseOwner: string | null;
   claims: number;
+  /** the principal that submitted it */
+  createdBy: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -48,13 +50,14 @@ function toJob(r: any): BulkJobRow {
     failed: r.failed,
     cursor: r.cursor,
     leaseOwner: r.lease_owner,
+    createdBy: r.created_by,
     claims: r.claims,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
 }
 
-const JOB_COLUMNS = `id, tenant_id, request_id, action, filter, options, status, total, done, failed, cursor, lease_owner, claims, created_at, updated_at`;
+const JOB_COLUMNS = `id, tenant_id, request_id, action, filter, options, status, total, done, failed, cursor, lease_owner, claims, created_by, created_at, updated_at`;
 
 /**
  * The selection of a job's runs: the tenant's runs matching the search AND the action's rule
@@ -90,6 +93,8 @@ export interface SubmitBulkParams {
   options: Record<string, unknown>;
   /** MAX_BULK_RUNS: a job matching more runs is refused */
   maxRuns: number;
+  /** the submitting principal (recorded on the intents the job writes) @default null */
+  createdBy?: string | null;
 }
 
 export type SubmitBulkResult =
@@ -125,10 +130,10 @@ export async function submitBulkJob(pool: Pool, p: SubmitBulkParams): Promise<Su
     const id = randomUUID();
     // A twin's uncommitted insert of the same request id makes this statement wait for its outcome.
     const ins = await tx.query(
-      `INSERT INTO bulk_jobs (id, tenant_id, request_id, action, filter, options, status, total, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, 'Pending', 0, now(), now())
+      `INSERT INTO bulk_jobs (id, tenant_id, request_id, action, filter, options, status, total, created_by, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, 'Pending', 0, $7, now(), now())
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id`,
-      [id, p.tenantId, p.requestId, p.action, JSON.stringify(p.search), JSON.stringify(p.options)],
+      [id, p.tenantId, p.requestId, p.action, JSON.stringify(p.search), JSON.stringify(p.options), p.createdBy ?? null],
     );
     if (!ins.rowCount) {
       const again = await heldJob(tx, p);

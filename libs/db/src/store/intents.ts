@@ -33,6 +33,8 @@ export async function requestCancel(
   tenantId: string,
   runId: string,
   reason: string | null,
+  /** who asks (the request's principal id) @default null */
+  principal: string | null = null,
 ): Promise<{ outcome: 'cancelling' | 'noop'; shard: number } | null> {
   return withTransaction(pool, async (client) => {
     const upd = await client.query<{ shard: number }>(
@@ -44,8 +46,8 @@ export async function requestCancel(
     const row = upd.rows[0];
     if (row) {
       await client.query(
-        `INSERT INTO intents (id, run_id, kind, node_key, payload, created_at) VALUES ($1, $2, 'cancel', NULL, $3::jsonb, ${INTENT_TIME})`,
-        [randomUUID(), runId, JSON.stringify({ reason })],
+        `INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at) VALUES ($1, $2, 'cancel', NULL, $3::jsonb, $4, ${INTENT_TIME})`,
+        [randomUUID(), runId, JSON.stringify({ reason }), principal],
       );
       return { outcome: 'cancelling' as const, shard: row.shard };
     }
@@ -72,6 +74,8 @@ export async function recordDecision(
   nodeKey: string,
   operationId: string,
   decisionJson: string,
+  /** who decides (the request's principal id) @default null */
+  principal: string | null = null,
 ): Promise<{ shard: number } | null> {
   return withTransaction(pool, async (client) => {
     const upd = await client.query({
@@ -97,10 +101,10 @@ export async function recordDecision(
     const run = await client.query<{ shard: number }>({
       name: 'flowline_decide_intent',
       text: `WITH run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $2 RETURNING id, shard)
-       INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
-       SELECT $1, run.id, 'decide', $3, $4::jsonb, ${INTENT_TIME} FROM run
+       INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at)
+       SELECT $1, run.id, 'decide', $3, $4::jsonb, $5, ${INTENT_TIME} FROM run
        RETURNING (SELECT shard FROM run)`,
-      values: [randomUUID(), runId, nodeKey, JSON.stringify({ operationId })],
+      values: [randomUUID(), runId, nodeKey, JSON.stringify({ operationId }), principal],
     });
     return { shard: run.rows[0]!.shard };
   });
@@ -126,6 +130,8 @@ export async function appendSteer(
   nodeKey: string,
   entry: SteerInput,
   maxSteers: number,
+  /** who steers (the request's principal id) @default null */
+  principal: string | null = null,
 ): Promise<boolean> {
   const res = await db.query<{ n: string }>(
     `WITH n AS (
@@ -140,8 +146,8 @@ export async function appendSteer(
      r AS (UPDATE runs SET version = version + 1, wake_at = now() WHERE id IN (SELECT run_id FROM n) RETURNING id),
      -- timed from the locked run row (INTENT_TIME): load order is commit order
      i AS (
-       INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
-       SELECT $9::uuid, id, 'steer', $2, jsonb_build_object('operationId', $4::text), ${INTENT_TIME} FROM r)
+       INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at)
+       SELECT $9::uuid, id, 'steer', $2, jsonb_build_object('operationId', $4::text), $12, ${INTENT_TIME} FROM r)
      SELECT count(*) AS n FROM r`,
     [
       runId,
@@ -156,6 +162,7 @@ export async function appendSteer(
       randomUUID(),
       VERB_RULES.steer.kinds.only,
       VERB_RULES.steer.nodeStatuses,
+      principal,
     ],
   );
   return Number(res.rows[0]?.n ?? 0) > 0;
@@ -228,6 +235,8 @@ export async function recordNodeIntent(
   nodeKey: string,
   kind: NodeIntentKind,
   payloadJson: string,
+  /** who asks (the request's principal id) @default null */
+  principal: string | null = null,
 ): Promise<'recorded' | 'duplicate' | 'pendingOther' | null> {
   const res = await db.query<{ outcome: string }>(
     `WITH n AS (
@@ -243,12 +252,12 @@ export async function recordNodeIntent(
        WHERE id IN (SELECT run_id FROM n) AND NOT EXISTS (SELECT 1 FROM pend) RETURNING id),
      -- timed from the locked run row (INTENT_TIME): load order is commit order
      i AS (
-       INSERT INTO intents (id, run_id, kind, node_key, payload, created_at)
-       SELECT $6::uuid, id, $4, $2, $5::jsonb, ${INTENT_TIME} FROM r
+       INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at)
+       SELECT $6::uuid, id, $4, $2, $5::jsonb, $8, ${INTENT_TIME} FROM r
        RETURNING run_id)
      SELECT 'recorded' AS outcome FROM i
      UNION ALL SELECT CASE WHEN bool_or(same) THEN 'duplicate' ELSE 'pendingOther' END FROM pend HAVING count(*) > 0`,
-    sealedIntentParams(runId, nodeKey, tenantId, kind, payloadJson, randomUUID()),
+    [...sealedIntentParams(runId, nodeKey, tenantId, kind, payloadJson, randomUUID()), principal],
   );
   const o = res.rows[0]?.outcome;
   return o === 'recorded' || o === 'duplicate' || o === 'pendingOther' ? o : null;

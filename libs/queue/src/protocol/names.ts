@@ -95,6 +95,15 @@ export function cancelChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
 }
 
 /**
+ * The pub/sub channel on which an API replica that revoked or rotated a managed API key
+ * publishes the key's id; every API replica listens and drops its cached copy of that key.
+ * Pass the prefix through {@link channelPrefix} (pub/sub ignores the database index).
+ */
+export function apiKeyChangesChannel(prefix: string = DEFAULT_QUEUE_PREFIX): string {
+  return `${prefix}:api-keys`;
+}
+
+/**
  * The broadcast wake channel: every dispatcher listens. Only a message that cannot name its
  * run's shard goes here: a stalled job's failure (its run is unknown to the worker) or a
  * sender that does not know SHARD_COUNT.

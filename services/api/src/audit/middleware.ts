@@ -90,8 +90,8 @@ export function auditRequests(deps: AuditDeps): MiddlewareHandler<AppEnv> {
     const requestId = requestIdOf(c.req.header(REQUEST_ID_HEADER));
     const entry: AuditEntry = {
       tenant: route.keyed ? c.get('tenant') : null,
-      principal: route.keyed ? c.get('principal') : 'anonymous',
-      keyPrefix: null,
+      principal: route.keyed ? c.get('principal').id : 'anonymous',
+      keyPrefix: route.keyed ? (c.get('principal').managed?.prefix ?? null) : null,
       action: route.action,
       resourceType: route.resource,
       resourceId: idFromParams(route, params),

@@ -15,7 +15,7 @@ import {
   subscribeRunRequestSchema,
   unsubscribeRunRequestSchema,
 } from '@flowline/queue';
-import { getRunHead } from '@flowline/db';
+import { definitionOfSubject, getRunHead } from '@flowline/db';
 import { forbiddenMessage, type Principal } from '../auth';
 import { isUuid } from '../present';
 import { LIVE_EVENT_SCOPES } from '../route-scopes';
@@ -46,7 +46,15 @@ const issuesOf = (e: { issues: Array<{ path: PropertyKey[]; message: string }> }
 
 /** Wires the live events of one connected socket. */
 export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
-  const { tenant, scopes } = (socket.data as { principal: Principal }).principal;
+  const { tenant, scopes, managed } = (socket.data as { principal: Principal }).principal;
+  // a key limited to some definitions watches only their runs (as its HTTP reads: key-constraints.ts)
+  const outsideDefinitions = async (runId: string): Promise<boolean> => {
+    const allowed = managed?.definitionIds;
+    if (!allowed) return false;
+    const definitionId = await definitionOfSubject(d.pool, tenant, 'run', runId);
+    return definitionId !== null && !allowed.has(definitionId);
+  };
+  const KEY_CONSTRAINT = 'KeyConstraint: this key is limited to some definitions, not this run\'s';
   const readers = new Map<string, ActivityReader>();
   const readerKey = (runId: string, nodeKey: string) => `${runId}\u0000${nodeKey}`;
   // The run rooms this socket holds a subscription slot for: joined, or being subscribed
@@ -89,6 +97,7 @@ export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
       const admission = await d.bucket.take();
       if (!admission.admitted) return ack(errorAck('TooManyRequests', 'subscriptions are being admitted gradually', admission.retryAfterMs));
       if (!isUuid(runId) || !(await getRunHead(d.pool, tenant, runId))) return ack(errorAck('NotFound', 'no such run'));
+      if (await outsideDefinitions(runId)) return ack(errorAck('Forbidden', KEY_CONSTRAINT));
       if (socket.disconnected) return;
       // join first (the room's first join subscribes the run's change channel) and wait for the
       // subscription: a change committed after this point is pinged to the room, one before it is in the replay
@@ -120,6 +129,7 @@ export function registerLiveHandlers(socket: Socket, d: HandlerDeps): void {
     if (!req.success) return ack(errorAck('ValidationFailed', issuesOf(req.error)));
     const { runId, nodeKey } = req.data;
     if (!isUuid(runId)) return ack(errorAck('NotFound', 'no such run'));
+    if (await outsideDefinitions(runId)) return ack(errorAck('Forbidden', KEY_CONSTRAINT));
     const target = await readNodeActivityTarget(d.pool, tenant, runId, nodeKey);
     if (!target) return ack(errorAck('NotFound', 'no such run or node'));
     if (target.status !== 'Running' || target.invocationId === null) {

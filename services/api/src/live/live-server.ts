@@ -16,7 +16,9 @@ import type { Logger } from 'pino';
 import { Server, type Socket } from 'socket.io';
 import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter';
 import { LIVE_EVENTS, LIVE_SOCKET_PATH, channelPrefix, duplicateConnection, isClusterConnection, runRoom, type RedisConnection } from '@flowline/queue';
-import { createKeyResolver, type ApiKeyTable, type Principal } from '../auth';
+import { checkClientAddress, type ApiKeyTable, type Principal } from '../auth';
+import type { ManagedKeyOptions } from '../principals/managed-keys';
+import { principalResolverFor } from '../principals/resolver';
 import { sharedChangeFeed, type ChangeFeed, type Unwatch } from './change-feed';
 import type { LiveOptions } from './config';
 import { createPingMerger } from './merger';
@@ -30,6 +32,8 @@ export interface LiveDeps {
   redis: RedisConnection;
   /** key → tenant and scopes (a bare tenant string holds every scope); null = single-tenant `default` without auth */
   apiKeys: ApiKeyTable | null;
+  /** managed API keys, resolved through the same cache as the HTTP routes @default disabled */
+  managedKeys?: ManagedKeyOptions;
   queuePrefix: string;
   eventReplayLimit: number;
   options: LiveOptions;
@@ -113,19 +117,42 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
     burst: d.options.subscribeBurst,
     maxWaiting: d.options.subscribeMaxWaiting,
   });
-  const authenticate = createKeyResolver(d.apiKeys);
+  const principals = principalResolverFor(d);
   io.use((socket, next) => {
     const token: unknown = (socket.handshake.auth as Record<string, unknown> | undefined)?.token;
     // the key as sent, compared exactly (a padded key is another, unknown key)
-    const principal = authenticate(typeof token === 'string' ? token : null);
-    if (principal === null) {
-      next(new Error('Unauthorized'));
-      return;
-    }
-    // scopes are checked per event (handlers.ts): a key without `read` connects, and its subscriptions are refused
-    (socket.data as { principal: Principal }).principal = principal;
-    next();
+    principals.resolve(typeof token === 'string' ? token : null).then(
+      (principal) => {
+        if (principal === null) {
+          next(new Error('Unauthorized'));
+          return;
+        }
+        const forwarded = socket.handshake.headers['x-forwarded-for'];
+        const address = principals.clientAddress(socket.handshake.address || null, Array.isArray(forwarded) ? forwarded.join(',') : forwarded);
+        try {
+          checkClientAddress(principal, address);
+        } catch {
+          next(new Error('KeyConstraint'));
+          return;
+        }
+        // scopes are checked per event (handlers.ts): a key without `read` connects, and its subscriptions are refused
+        (socket.data as { principal: Principal }).principal = principal;
+        if (principal.managed) principals.managed?.noteUse(principal.managed.keyId, address);
+        next();
+      },
+      (err: unknown) => {
+        log.warn({ err }, 'live handshake key lookup failed');
+        next(new Error('Unavailable'));
+      },
+    );
   });
+  // a revoked (or rotated) key's sockets are closed: their clients reconnect and are judged again
+  const offInvalidate =
+    principals.managed?.onInvalidate((keyId) => {
+      for (const socket of io.of('/').sockets.values()) {
+        if ((socket.data as { principal?: Principal }).principal?.managed?.keyId === keyId) socket.disconnect(true);
+      }
+    }) ?? (() => undefined);
 
   const activity = { count: 0 };
   io.on('connection', (socket: Socket) => {
@@ -144,6 +171,7 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
       for (const unwatch of watching.values()) unwatch();
       watching.clear();
       offResync();
+      offInvalidate();
       merger.close();
       bucket.close();
       // io.local: only this replica's sockets. Through the Redis adapter a plain

@@ -3,8 +3,9 @@
  * operator signs in once: `GET /admin/session` is a form that POSTs the key in the body
  * (never the URL); `POST /admin/session` (the form, or `Authorization: Bearer`) checks the
  * key holds `admin` and sets an HttpOnly, SameSite=Strict cookie holding an opaque random
- * token. Redis keeps the token's digest → the key's digest for `ADMIN_SESSION_TTL_S`;
- * each request re-resolves the key digest against API_KEYS, so removing the key ends its
+ * token. Redis keeps the token's digest → a reference to the key (never the key: the SHA-256
+ * digest of a bootstrap key, the keyed hash of a managed one) for `ADMIN_SESSION_TTL_S`;
+ * each request re-resolves that reference, so removing or revoking the key ends its
  * sessions. `DELETE /admin/session` ends one.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,7 +13,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { ForbiddenError, bearerKey, createAuthenticator, createDigestResolver, createKeyResolver, keyDigest, type Principal } from '../auth';
+import { ForbiddenError, bearerKey, checkClientAddress, clientAddress, keyDigest, setPrincipal, type Principal } from '../auth';
+import { principalResolverFor } from '../principals/resolver';
 import type { AppDeps, AppEnv } from '../context';
 import { PayloadTooLargeError, UnauthorizedError } from '../errors';
 
@@ -55,9 +57,7 @@ async function presentedKey(c: Context<AppEnv>): Promise<string | null> {
  */
 export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps, landing: string): MiddlewareHandler<AppEnv> {
   const ttlS = deps.adminSessionTtlS ?? DEFAULT_ADMIN_SESSION_TTL_S;
-  const byHeader = createAuthenticator(deps.apiKeys);
-  const byKey = createKeyResolver(deps.apiKeys);
-  const byDigest = createDigestResolver(deps.apiKeys);
+  const principals = principalResolverFor(deps);
   const secure = (c: Context<AppEnv>) => new URL(c.req.url).protocol === 'https:';
 
   app.get(ADMIN_SESSION_PATH, (c) => {
@@ -76,11 +76,12 @@ export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps, la
     }),
     async (c) => {
       const key = await presentedKey(c);
-      const principal = key === null ? null : byKey(key);
+      const principal = key === null ? null : await principals.resolve(key);
       if (key === null || principal === null) throw new UnauthorizedError();
+      checkClientAddress(principal, clientAddress(c, principals));
       if (!principal.scopes.has('admin')) throw new ForbiddenError('admin');
       const token = randomBytes(32).toString('base64url');
-      await deps.redis.set(sessionKey(deps.queuePrefix, token), keyDigest(key), 'EX', ttlS);
+      await deps.redis.set(sessionKey(deps.queuePrefix, token), principals.sessionRef(key, principal), 'EX', ttlS);
       setCookie(c, ADMIN_SESSION_COOKIE, token, {
         path: '/admin',
         httpOnly: true,
@@ -102,17 +103,16 @@ export function registerAdminSession(app: OpenAPIHono<AppEnv>, deps: AppDeps, la
   });
 
   const bySession = async (token: string | undefined): Promise<Principal | null> => {
-    const digest = token ? await deps.redis.get(sessionKey(deps.queuePrefix, token)) : null;
-    return digest ? byDigest(digest) : null;
+    const ref = token ? await deps.redis.get(sessionKey(deps.queuePrefix, token)) : null;
+    return ref ? principals.fromSessionRef(ref) : null;
   };
   return async (c, next) => {
     const header = c.req.header('authorization');
     const principal: Principal | null =
-      header !== undefined || deps.apiKeys === null ? byHeader(header) : await bySession(getCookie(c, ADMIN_SESSION_COOKIE));
+      header !== undefined || deps.apiKeys === null ? await principals.resolve(bearerKey(header)) : await bySession(getCookie(c, ADMIN_SESSION_COOKIE));
     if (principal === null) throw new UnauthorizedError();
-    c.set('tenant', principal.tenant);
-    c.set('scopes', principal.scopes);
-    c.set('principal', principal.id);
+    checkClientAddress(principal, clientAddress(c, principals));
+    setPrincipal(c, principal);
     await next();
   };
 }

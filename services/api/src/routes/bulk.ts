@@ -91,6 +91,7 @@ export function registerBulkRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       search,
       options: fork ? { fromNodeKey: fork.fromNodeKey, failedOnly: fork.failedOnly } : {},
       maxRuns,
+      createdBy: c.get('principal').id,
     });
     if (res.kind === 'tooMany') throw new BulkTooLargeError(maxRuns);
     if (res.kind === 'requestIdReused') throw new BulkRequestIdReusedError(res.job.id);

@@ -218,7 +218,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     const { graph, refs } = await parseOrThrow(tenant, doc);
     auditPatch(jsonPatch({}, { name: body.name, description: body.description ?? null, graph: doc }));
     const row = await insertDefinition(pool, {
-      createdBy: c.get('principal'),
+      createdBy: c.get('principal').id,
       id: randomUUID(),
       tenantId: tenant,
       name: body.name,
@@ -309,7 +309,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
         { name: body.name ?? before.name, description: body.description !== undefined ? body.description : before.description, graph: doc ?? before.graph },
       ));
     }
-    const res = await updateDefinition(pool, tenant, id, body.version, { ...patch, createdBy: c.get('principal') }).catch((err: unknown) => refsRace(tenant, doc, err));
+    const res = await updateDefinition(pool, tenant, id, body.version, { ...patch, createdBy: c.get('principal').id }).catch((err: unknown) => refsRace(tenant, doc, err));
     if (res === null) throw new NotFoundError('definition');
     if (res === 'conflict') throw new VersionConflictError(body.version);
     return sendJson(200, definition(res));
@@ -349,7 +349,7 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     const copyName = (name: string) => `${name} (copy)`;
     const source = await getDefinition(pool, c.get('tenant'), id);
     if (source !== null) auditPatch(jsonPatch({}, { name: copyName(source.name), description: source.description, graph: source.graph }));
-    const row = await duplicateDefinition(pool, c.get('tenant'), id, randomUUID(), copyName, c.get('principal'));
+    const row = await duplicateDefinition(pool, c.get('tenant'), id, randomUUID(), copyName, c.get('principal').id);
     if (!row) throw new NotFoundError('definition');
     return sendJson(201, definition(row), { location: `/v1/definitions/${row.id}` });
   });

@@ -174,7 +174,7 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       const refused = verbRefusal('decide', state);
       if (refused !== null) throw new NodeStateConflictError(refused);
       const decision: GateDecision = { ...act, at: Date.now(), applied: false };
-      const recorded = await recordDecision(deps.pool, tenant, runId, p.key, act.operationId, jsonText(decision));
+      const recorded = await recordDecision(deps.pool, tenant, runId, p.key, act.operationId, jsonText(decision), c.get('principal').id);
       if (recorded) {
         deps.logger.info({ runId, nodeKey: p.key, decision: act.decision }, 'gate decision recorded');
         await publishWake(deps, runId, tenant);

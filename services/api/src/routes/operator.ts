@@ -247,7 +247,7 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
     };
     const first = await requireNode(deps, tenant, runId, p.key);
     if (steerRefusalOrNull(first.node, operationId, message)) return accepted();
-    if (await appendSteer(pool, tenant, runId, p.key, { operationId, message, atUtc: Date.now() }, maxSteers)) {
+    if (await appendSteer(pool, tenant, runId, p.key, { operationId, message, atUtc: Date.now() }, maxSteers, c.get('principal').id)) {
       deps.logger.info({ runId, nodeKey: p.key }, 'steering recorded');
       await wake(runId);
       return accepted();
@@ -340,7 +340,7 @@ export function registerOperatorRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       const tenant = c.get('tenant');
       const payload = kind === 'complete' ? jsonText({ output: requiredMember(c, 'output') }) : kind === 'skip' ? skipPayload(c) : '{}';
       await requireNode(deps, tenant, runId, p.key);
-      const outcome = await recordNodeIntent(pool, tenant, runId, p.key, kind, payload);
+      const outcome = await recordNodeIntent(pool, tenant, runId, p.key, kind, payload, c.get('principal').id);
       if (outcome === 'recorded') {
         deps.logger.info({ runId, nodeKey: p.key, verb: kind }, 'operator intent recorded');
         await wake(runId);

@@ -180,7 +180,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
       budget: budget.budget,
       notBefore: delayed.notBefore,
       tenantId: c.get('tenant'),
-      createdBy: c.get('principal'),
+      createdBy: c.get('principal').id,
       definitionId,
       requestId,
       conversationId: body.conversationId ?? null,
@@ -300,7 +300,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
   app.openapi(cancelRoute, async (c) => {
     const id = requireUuid(c.req.valid('param').id, 'run');
     const reason = c.req.valid('json').reason ?? null;
-    const res = await requestCancel(pool, c.get('tenant'), id, reason);
+    const res = await requestCancel(pool, c.get('tenant'), id, reason, c.get('principal').id);
     if (!res) throw new NotFoundError('run');
     if (res.outcome === 'cancelling') {
       deps.logger.info({ runId: id }, 'run cancel requested');

@@ -1,7 +1,8 @@
 /**
- * `GET /v1/whoami`: who the request's key acts as — its tenant and scopes, and whether the
- * server checks keys at all (`authRequired` false in single-tenant mode). The console signs
- * in with it and hides what the scopes forbid.
+ * `GET /v1/whoami`: who the request's key acts as — its principal, tenant and scopes, a
+ * managed key's id, constraints and expiry, and whether the server checks keys at all
+ * (`authRequired` false in single-tenant mode). The console signs in with it and hides what
+ * the scopes forbid.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
@@ -15,9 +16,16 @@ const WhoamiSchema = z
   .object({
     tenant: z.string(),
     principal: z.string().openapi({
-      description: "who this key acts as: 'key:' and the first 16 hex digits of the key's SHA-256 digest ('anonymous' without keys) — what approval quorums name",
+      description:
+        "who this key acts as: 'service:<key id>' for a managed key, 'key:' and the first 16 hex digits of the key's SHA-256 digest for an API_KEYS entry ('anonymous' without keys) — what runs, intents and approval quorums name",
     }),
-    scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: 'what this key may do, in the order read, run, operate, define, audit, admin' }),
+    scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: 'what this key may do, in the order read, run, operate, define, keys, audit, admin' }),
+    keyId: z.string().nullable().openapi({ description: "a managed key's id (GET /v1/api-keys/{id}); null for API_KEYS entries and without keys" }),
+    constraints: z
+      .object({ definitionIds: z.array(z.string()).nullable(), cidrs: z.array(z.string()).nullable() })
+      .nullable()
+      .openapi({ description: "a managed key's limits (null members: unconstrained); null for API_KEYS entries" }),
+    expiresAt: z.string().nullable().openapi({ description: "when a managed key stops working; null: never" }),
     authRequired: z.boolean().openapi({ description: 'false when the server runs single-tenant without keys (API_KEYS unset)' }),
   })
   .openapi('Whoami');
@@ -32,10 +40,15 @@ const whoami = v1Route.session('get', '/v1/whoami', {
 export function registerWhoamiRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   app.openapi(whoami, (c) => {
     const held = c.get('scopes');
+    const p = c.get('principal');
+    const m = p.managed;
     return sendJson(200, {
       tenant: c.get('tenant'),
-      principal: c.get('principal'),
+      principal: p.id,
       scopes: API_KEY_SCOPES.filter((s) => held.has(s)),
+      keyId: m?.keyId ?? null,
+      constraints: m ? { definitionIds: m.definitionIds ? [...m.definitionIds] : null, cidrs: m.cidrs ? [...m.cidrs.cidrs] : null } : null,
+      expiresAt: m?.expiresAt ? m.expiresAt.toISOString() : null,
       authRequired: deps.apiKeys !== null,
     });
   });
