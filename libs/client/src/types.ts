@@ -838,6 +838,24 @@ export interface Whoami {
   expiresAt: string | null;
   /** false when the server runs single-tenant without keys */
   authRequired: boolean;
+  /** how the request authenticated: a bearer key, a person's sign-in session (single sign-on), none (no keys) */
+  via: 'key' | 'session' | 'none';
+  /** a signed-in person's display name; null for keys */
+  name: string | null;
+  /** a signed-in person's groups; empty for keys */
+  groups: string[];
+  /** when a sign-in session ends; null for keys */
+  sessionExpiresAt: string | null;
+}
+
+/** `GET /auth/config`: how the console signs in. */
+export interface AuthConfig {
+  /** people can sign in through the OpenID Connect issuer */
+  sso: boolean;
+  /** where a browser starts a sign-in (append ?returnTo=<path>); null without single sign-on */
+  loginUrl: string | null;
+  /** false when the server runs single-tenant without keys */
+  authRequired: boolean;
 }
 
 /** `POST /v1/api-keys` body. */

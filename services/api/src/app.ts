@@ -14,6 +14,8 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
+import { registerOidcRoutes } from './routes/oidc';
+import { UserSessions } from './principals/user-sessions';
 import { assertEveryRouteScoped, authMiddleware, documentScopes, installScopeChecks } from './auth';
 import { principalResolverFor } from './principals/resolver';
 import { installKeyConstraints } from './principals/key-constraints';
@@ -116,7 +118,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('*', metrics.middleware);
   app.use('*', traceRequests());
   const principals = principalResolverFor(deps);
-  app.use('/v1/*', authMiddleware(principals));
+  const sessions = deps.oidc ? new UserSessions(deps.redis, deps.queuePrefix) : null;
+  app.use('/v1/*', authMiddleware(principals, sessions));
   // after auth (the key names tenant and principal), before every refusal a key can meet (403 on)
   const auditOptions = deps.audit?.options ?? DEFAULT_AUDIT_OPTIONS;
   const audit = { pool: deps.pool, logger: deps.logger, chainer: deps.audit?.chainer ?? new AuditChainer(deps.pool, auditOptions, deps.logger) };
@@ -155,6 +158,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerWhoamiRoute(app, deps);
   registerAuditRoutes(app, { ...deps, audit: { chainer: audit.chainer, options: auditOptions } });
   registerApiKeyRoutes(app, deps, principals);
+  registerOidcRoutes(app, deps, { options: deps.oidc ?? null, sessions: sessions ?? new UserSessions(deps.redis, deps.queuePrefix), principals, chainer: audit.chainer });
   // a mutating route without an audit action would change things unrecorded: refuse to build
   assertEveryMutationAudited(app);
   // a keyed route without a declared scope would answer any key: refuse to build

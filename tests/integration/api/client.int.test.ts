@@ -167,7 +167,14 @@ describe('ops and tools', () => {
       constraints: null,
       expiresAt: null,
       authRequired: true,
+      via: 'key',
+      name: null,
+      groups: [],
+      sessionExpiresAt: null,
     });
+    // how the console signs in (no issuer here: keys only), and a sign-out without a session is a no-op
+    expect(await c.authConfig()).toEqual({ sso: false, loginUrl: null, authRequired: true });
+    expect(await c.signOut()).toBeNull();
 
     const tools = await c.tools.list();
     expect(tools.nextCursor).toBeNull();

@@ -81,6 +81,11 @@ export function Shell() {
           <span className="topbar-title">{current?.label ?? 'Console'}</span>
           <div className="topbar-right">
             <LiveIndicator />
+            {me.via === 'session' ? (
+              <span className="tenant-chip" title={`${me.principal}${me.groups.length ? ` · groups ${me.groups.join(', ')}` : ''}`}>
+                <span className="muted">signed in as</span> <strong>{me.name ?? me.principal.replace(/^user:/, '')}</strong>
+              </span>
+            ) : null}
             <span className="tenant-chip" title="tenant of this key">
               <span className="muted">tenant</span> <strong>{me.tenant}</strong>
             </span>
