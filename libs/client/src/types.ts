@@ -848,6 +848,33 @@ export interface Whoami {
   sessionExpiresAt: string | null;
 }
 
+/** One lane worker as its heartbeat says (`GET /v1/workers`). */
+export interface LaneWorkerInfo {
+  /** `<host>:<pid>:<random>`, new at each process start */
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  /** its last heartbeat (dropped after three missed) */
+  lastBeatAt: string;
+  /** the last job it took or finished */
+  lastProgressAt: string;
+  /** invocations running on it now */
+  inFlight: number;
+  /** most invocations it runs at once */
+  concurrency: number;
+}
+
+/** A lane's waiting jobs and its workers. */
+export interface LaneInfo {
+  lane: 'llm' | 'tool';
+  /** jobs waiting for a worker (every tenant) */
+  depth: number;
+  /** how long the oldest of them has waited, ms */
+  oldestWaitMs: number;
+  workers: LaneWorkerInfo[];
+}
+
 /** `GET /auth/config`: how the console signs in. */
 export interface AuthConfig {
   /** people can sign in through the OpenID Connect issuer */

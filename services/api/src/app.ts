@@ -15,6 +15,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
 import { registerOidcRoutes } from './routes/oidc';
+import { registerWorkerRoutes } from './routes/workers';
 import { UserSessions } from './principals/user-sessions';
 import { assertEveryRouteScoped, authMiddleware, documentScopes, installScopeChecks } from './auth';
 import { principalResolverFor } from './principals/resolver';
@@ -156,6 +157,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerMcpServerRoutes(app, deps);
   registerAgentRoutes(app, deps);
   registerWhoamiRoute(app, deps);
+  registerWorkerRoutes(app, deps);
   registerAuditRoutes(app, { ...deps, audit: { chainer: audit.chainer, options: auditOptions } });
   registerApiKeyRoutes(app, deps, principals);
   registerOidcRoutes(app, deps, { options: deps.oidc ?? null, sessions: sessions ?? new UserSessions(deps.redis, deps.queuePrefix), principals, chainer: audit.chainer });

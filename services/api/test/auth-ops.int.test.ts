@@ -194,6 +194,7 @@ describe('ops', () => {
         'POST /v1/runs/{id}/nodes/{key}/complete',
         'PUT /v1/runs/{id}/nodes/{key}/input',
         'GET /v1/tools',
+        'GET /v1/workers',
         'GET /v1/whoami',
         'POST /v1/api-keys',
         'GET /v1/api-keys',
