@@ -246,7 +246,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
           <span className="muted small" data-testid="editor-status">
             {readOnly ? `v${readOnlyVersion} · read-only` : saved ? `v${meta.version}` : 'not saved yet'}
             {restoredFrom !== null && dirty ? ` · restored from v${restoredFrom}` : ''}
-            {readOnly ? '' : dirty ? ' · unsaved changes' : ' · saved'}
+            {readOnly ? '' : dirty ? ' · unsaved changes' : saved ? ' · saved' : ''}
             {model.laidOut.length > 0 && dirty ? ' · laid out' : ''}
           </span>
         </div>
@@ -327,7 +327,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
             Validate
           </button>
           {canDefine && !readOnly ? (
-            <button type="button" className="btn btn-sm btn-primary" disabled={busy || hasErrors || !dirty} onClick={() => void save()} title={hasErrors ? 'Fix the errors first' : undefined}>
+            <button type="button" className="btn btn-sm btn-primary" disabled={busy || hasErrors || (saved && !dirty)} onClick={() => void save()} title={hasErrors ? 'Fix the errors first' : undefined}>
               {busy ? 'Saving…' : 'Save'}
             </button>
           ) : null}
