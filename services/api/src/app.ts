@@ -176,7 +176,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.doc31('/openapi.json', OPENAPI_DOCUMENT_CONFIG);
   app.get('/docs', swaggerUI({ url: '/openapi.json' }));
-  if (deps.consoleDir) registerConsole(app, deps.consoleDir);
+  if (deps.consoleDir) registerConsole(app, deps.consoleDir, { authRequired: deps.apiKeys !== null });
   // the queue UI: bearer key with the admin scope, outside /v1 and this document
   registerAdminQueues(app, deps);
   return app;

@@ -71,8 +71,9 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
   const navigate = useNavigate({ from: '/editor' });
   const queryClient = useQueryClient();
   const rf = useReactFlow();
-  const ed = useEditorState(initial);
-  const readOnly = readOnlyVersion !== null;
+  const ed = useEditorState(initial, { validate: canDefine });
+  // an old version, or a key that cannot define: looked at, never edited
+  const readOnly = readOnlyVersion !== null || !canDefine;
   const { model, setModel, meta, setMeta, issues } = ed;
   // a version shown read-only is never an unsaved change, even when it opens laid out
   const dirty = !readOnly && ed.dirty;
@@ -244,7 +245,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
         <div className="editor-title">
           <input aria-label="Definition name" className="title-input" value={meta.name} readOnly={readOnly} onChange={(e) => setMeta({ ...meta, name: e.target.value })} />
           <span className="muted small" data-testid="editor-status">
-            {readOnly ? `v${readOnlyVersion} · read-only` : saved ? `v${meta.version}` : 'not saved yet'}
+            {readOnly ? `${readOnlyVersion !== null ? `v${readOnlyVersion}` : saved ? `v${meta.version}` : 'not saved'} · read-only` : saved ? `v${meta.version}` : 'not saved yet'}
             {restoredFrom !== null && dirty ? ` · restored from v${restoredFrom}` : ''}
             {readOnly ? '' : dirty ? ' · unsaved changes' : saved ? ' · saved' : ''}
             {model.laidOut.length > 0 && dirty ? ' · laid out' : ''}
@@ -343,7 +344,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
           {notice.text}
         </div>
       ) : null}
-      {readOnly && meta.definitionId ? (
+      {readOnlyVersion !== null && meta.definitionId ? (
         <div className="notice readonly-banner" role="note" aria-label="Read-only version">
           <span>
             Version {readOnlyVersion} of this definition, read-only{meta.version !== null ? ` (the current version is v${meta.version})` : ''}.
@@ -356,6 +357,11 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
           <button type="button" className="btn btn-sm" onClick={() => void navigate({ search: { definitionId: meta.definitionId!, panel: 'versions' } })}>
             Open the current version
           </button>
+        </div>
+      ) : null}
+      {!canDefine ? (
+        <div className="notice readonly-banner" role="note" aria-label="Read-only editor">
+          <span>Read-only: this key cannot change definitions (it lacks the define scope).</span>
         </div>
       ) : null}
       <RefusalNote error={actionError} />
@@ -396,21 +402,26 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
             />
           </aside>
         ) : (
-          <fieldset className="inspector-fieldset" disabled={readOnly}>
-            <Inspector
-              model={model}
-              setModel={readOnly ? noop : setModel}
-              meta={meta}
-              setMeta={readOnly ? noop : setMeta}
-              selection={selection}
-              select={select}
-              issues={issues}
-              pickers={pickers}
-            />
-          </fieldset>
+          <Inspector
+            model={model}
+            setModel={readOnly ? noop : setModel}
+            meta={meta}
+            setMeta={readOnly ? noop : setMeta}
+            selection={selection}
+            select={select}
+            issues={issues}
+            pickers={pickers}
+            readOnly={readOnly}
+          />
         )}
       </div>
-      <ValidationStrip issues={issues} validating={ed.validating} error={ed.validateError} select={select} />
+      <ValidationStrip
+        issues={issues}
+        validating={ed.validating}
+        error={ed.validateError}
+        select={select}
+        unavailable={canDefine ? null : 'Validating needs the define scope.'}
+      />
 
       {dialog === 'new' ? (
         <NewDialog

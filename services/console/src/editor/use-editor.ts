@@ -74,7 +74,8 @@ export interface Loaded {
   saved: boolean;
 }
 
-export function useEditorState(initial: Loaded) {
+/** `validate`: ask the server's verdict (false for a key without the define scope: the route would refuse it). */
+export function useEditorState(initial: Loaded, { validate = true }: { validate?: boolean } = {}) {
   const client = useClient();
   const [model, setModelState] = useState<CanvasModel>(() => graphToCanvas(initial.graph));
   const [meta, setMeta] = useState<EditorMeta>(initial.meta);
@@ -116,9 +117,10 @@ export function useEditorState(initial: Loaded) {
   }, [client, semanticText]);
 
   useEffect(() => {
+    if (!validate) return;
     const t = setTimeout(() => void validateNow(), VALIDATE_DEBOUNCE_MS);
     return () => clearTimeout(t);
-  }, [validateNow]);
+  }, [validateNow, validate]);
 
   // issues follow the element keys, not their positions: the same index while nodes only move
   const elementKeys = useMemo(() => `${settled.nodes.map((n) => n.id).join('\n')}\u0000${settled.edges.map((e) => e.id).join('\n')}`, [settled]);
