@@ -156,3 +156,17 @@ export function consoleSession(o: ConsoleSessionOptions = {}): ConsoleSession {
 export async function grantClipboard(s: ConsoleSession): Promise<void> {
   await s.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.c.baseUrl });
 }
+
+/** A Chat graph that asks back once (a ChatInput) and ends with the answer. */
+export const chatGraph = {
+  kind: 'Chat',
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    { key: 'ask', kind: 'ChatInput', config: { prompt: 'and then?' } },
+    { key: 'end', kind: 'End', config: { outcome: 'answered', resultPath: 'input.output.text' } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'ask' },
+    { key: 'e2', from: 'ask', to: 'end' },
+  ],
+};

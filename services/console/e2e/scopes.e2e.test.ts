@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { KEYS, consoleSession, screenshot, seriousViolations, signIn } from './console-cluster';
+import { KEYS, chatGraph, consoleSession, screenshot, seriousViolations, signIn } from './console-cluster';
 
 const lineGraph = {
   nodes: [
@@ -17,19 +17,6 @@ const lineGraph = {
     { key: 'end', kind: 'End', config: { outcome: 'done' } },
   ],
   edges: [{ key: 'e1', from: 'start', to: 'end' }],
-};
-
-const chatGraph = {
-  kind: 'Chat',
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'ask', kind: 'ChatInput', config: { prompt: 'and then?' } },
-    { key: 'end', kind: 'End', config: { outcome: 'answered', resultPath: 'input.output.text' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'ask' },
-    { key: 'e2', from: 'ask', to: 'end' },
-  ],
 };
 
 /** Every API answer the page got, as `<status> <method> <path>`. */
