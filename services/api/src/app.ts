@@ -16,7 +16,9 @@ import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
 import { registerOidcRoutes } from './routes/oidc';
 import { registerWorkerRoutes } from './routes/workers';
-import { UserSessions } from './principals/user-sessions';
+import { USER_SESSION_COOKIE, UserSessions } from './principals/user-sessions';
+import { getCookie } from 'hono/cookie';
+import type { Context } from 'hono';
 import { assertEveryRouteScoped, authMiddleware, documentScopes, installScopeChecks } from './auth';
 import { principalResolverFor } from './principals/resolver';
 import { installKeyConstraints } from './principals/key-constraints';
@@ -182,7 +184,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.doc31('/openapi.json', OPENAPI_DOCUMENT_CONFIG);
   app.get('/docs', swaggerUI({ url: '/openapi.json' }));
-  if (deps.consoleDir) registerConsole(app, deps.consoleDir);
+  if (deps.consoleDir) {
+    registerConsole(app, deps.consoleDir, {
+      authRequired: deps.apiKeys !== null,
+      ...(sessions ? { signedIn: async (c: Context<AppEnv>) => (await sessions.resolve(getCookie(c, USER_SESSION_COOKIE))) !== null } : {}),
+    });
+  }
   // the queue UI: bearer key with the admin scope, outside /v1 and this document
   registerAdminQueues(app, deps);
   return app;

@@ -8,13 +8,13 @@ import type { AppEnv } from './context';
 import { errorResponse } from './errors';
 import { registerConsole } from './console';
 
-function appServing(dir: string) {
+function appServing(dir: string, o?: { authRequired: boolean }) {
   const app = new OpenAPIHono<AppEnv>();
   app.onError((err, c) => {
     const { status, body } = errorResponse(err);
     return c.json(body, status as 500);
   });
-  registerConsole(app, dir);
+  registerConsole(app, dir, o);
   return app;
 }
 
@@ -64,6 +64,21 @@ describe('the console at /console', () => {
     expect(br.headers.get('content-type')).toMatch(/javascript/);
     const other = await app.request('/console/favicon.svg');
     expect(other.headers.get('content-type')).toMatch(/svg/);
+  });
+
+  it("says in the app's page whether the API checks keys, on every view path, so a console with no key asks for one without a refused whoami", async () => {
+    for (const authRequired of [true, false]) {
+      const app = appServing(dist, { authRequired });
+      for (const path of ['/console/', '/console/index.html', '/console/runs?runId=abc']) {
+        const res = await app.request(path);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/text\/html/);
+        expect(res.headers.get('cache-control')).toBe('no-cache');
+        const meta = `<meta name="flowline-auth" content="${authRequired ? 'required' : 'none'}" />`;
+        expect(await res.text()).toBe(`${meta}${html}`);
+      }
+      expect(await (await app.request('/console/assets/index-abc123.js')).text()).toBe(js);
+    }
   });
 
   it('answers a missing asset 404 in the error shape instead of the app', async () => {

@@ -7,9 +7,8 @@
  * the item leaves the inbox. axe-core: no serious or critical violation. Screenshots:
  * artifacts/approvals-*.png.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { KEYS, closeAfterFile, openConsolePage, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
+import { describe, expect, it } from 'vitest';
+import { consoleSession, screenshot, seriousViolations } from './console-cluster';
 
 const pauseGraph = {
   nodes: [
@@ -36,41 +35,31 @@ const waitGraph = {
 };
 
 describe('the approvals inbox', () => {
-  let c: ConsoleCluster;
-  let browser: Browser;
-  let page: Page;
+  const s = consoleSession();
 
-  beforeAll(async () => {
-    c = await startConsoleCluster();
-    ({ browser, page } = await openConsolePage());
-    await signIn(page, c.baseUrl, KEYS.admin);
-  }, 240_000);
-
-  closeAfterFile(() => ({ c, browser }));
-
-  const statusOf = async (runId: string) => (await c.admin.runs.get(runId)).run.status;
+  const statusOf = async (runId: string) => (await s.c.admin.runs.get(runId)).run.status;
 
   it('lists the nodes waiting for a person, not runs parked on a Wait; Decide opens the decision panel; a decided item leaves', async () => {
-    const pause = (await c.admin.definitions.create({ name: 'ship', graph: pauseGraph })).id;
-    const wait = (await c.admin.definitions.create({ name: 'nap', graph: waitGraph })).id;
-    const first = (await c.admin.runs.start(pause, { input: {} })).runId;
+    const pause = (await s.c.admin.definitions.create({ name: 'ship', graph: pauseGraph })).id;
+    const wait = (await s.c.admin.definitions.create({ name: 'nap', graph: waitGraph })).id;
+    const first = (await s.c.admin.runs.start(pause, { input: {} })).runId;
     await expect.poll(() => statusOf(first), { timeout: 30_000 }).toBe('WaitingForApproval');
-    const second = (await c.admin.runs.start(pause, { input: {} })).runId;
-    const napping = (await c.admin.runs.start(wait, { input: {} })).runId;
-    const finished = (await c.admin.runs.start(pause, { input: {} })).runId;
+    const second = (await s.c.admin.runs.start(pause, { input: {} })).runId;
+    const napping = (await s.c.admin.runs.start(wait, { input: {} })).runId;
+    const finished = (await s.c.admin.runs.start(pause, { input: {} })).runId;
     for (const r of [second, napping, finished]) await expect.poll(() => statusOf(r), { timeout: 30_000 }).toBe('WaitingForApproval');
-    await c.admin.runs.decide(finished, 'review', { operationId: crypto.randomUUID(), decision: 'Approve' });
+    await s.c.admin.runs.decide(finished, 'review', { operationId: crypto.randomUUID(), decision: 'Approve' });
     await expect.poll(() => statusOf(finished), { timeout: 30_000 }).toBe('Completed');
 
     // from the navigation, by keyboard
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Approvals' }).focus();
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
-    const rows = page.locator('tr[data-approval-run]');
+    await s.page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Approvals' }).focus();
+    await s.page.keyboard.press('Enter');
+    await s.page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+    const rows = s.page.locator('tr[data-approval-run]');
     await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(2);
     // the longest waiting first; the Wait-parked and the finished run are not listed
     expect(await rows.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-approval-run')))).toEqual([first, second]);
-    const row = page.locator(`tr[data-approval-run="${first}"]`);
+    const row = s.page.locator(`tr[data-approval-run="${first}"]`);
     expect(await row.getAttribute('data-decision-kind')).toBe('Approve');
     const text = await row.innerText();
     expect(text).toContain('a decision');
@@ -81,26 +70,26 @@ describe('the approvals inbox', () => {
     const waited = row.locator('td').nth(4);
     const before = await waited.innerText();
     await expect.poll(() => waited.innerText(), { timeout: 5_000 }).not.toBe(before);
-    expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, 'approvals-inbox');
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await screenshot(s.page, 'approvals-inbox');
 
     // Decide, by keyboard: the run view with the node's decision panel
     await row.getByRole('link', { name: `Decide review of run ${first.slice(0, 8)}` }).focus();
-    await page.keyboard.press('Enter');
-    await page.waitForURL(/\/console\/run\?/);
-    const panel = page.locator('[data-node-panel="review"]');
+    await s.page.keyboard.press('Enter');
+    await s.page.waitForURL(/\/console\/run\?/);
+    const panel = s.page.locator('[data-node-panel="review"]');
     await panel.getByText('Ship it?').waitFor({ timeout: 15_000 });
     await panel.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => statusOf(first), { timeout: 30_000 }).toBe('Completed');
 
-    await page.goBack();
-    await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+    await s.page.goBack();
+    await s.page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
     await expect.poll(() => rows.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-approval-run'))), { timeout: 20_000 }).toEqual([second]);
-    await c.admin.runs.cancel(napping);
-    await c.admin.runs.cancel(second);
+    await s.c.admin.runs.cancel(napping);
+    await s.c.admin.runs.cancel(second);
     await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(0);
-    await page.getByText('Nothing waits for a person').waitFor();
-    expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, 'approvals-empty');
+    await s.page.getByText('Nothing waits for a person').waitFor();
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await screenshot(s.page, 'approvals-empty');
   }, 150_000);
 });

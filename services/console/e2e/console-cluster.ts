@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createClient, type FlowlineClient } from '@flowline/client';
 import { startE2eCluster, type E2eCluster, ensureConsoleBuilt } from '@flowline/testing';
@@ -28,8 +28,14 @@ export interface ConsoleCluster {
   close(): Promise<void>;
 }
 
+export interface ConsoleClusterOptions {
+  env?: Record<string, string>;
+  dispatchers?: number;
+  llmWorkers?: number;
+}
+
 /** Builds the console when needed, then starts the cluster with the console's keys. */
-export async function startConsoleCluster(o: { env?: Record<string, string>; dispatchers?: number; llmWorkers?: number } = {}): Promise<ConsoleCluster> {
+export async function startConsoleCluster(o: ConsoleClusterOptions = {}): Promise<ConsoleCluster> {
   await ensureConsoleBuilt(rootDir);
   const files = mkdtempSync(join(tmpdir(), 'flowline-console-'));
   writeFileSync(join(files, 'notes.md'), '# notes\nall good\n');
@@ -110,3 +116,57 @@ export function closeAfterFile(get: () => { c: ConsoleCluster | undefined; brows
     await c?.close();
   });
 }
+
+/** A test file's cluster, browser and page, filled in by the file's beforeAll. */
+export interface ConsoleSession {
+  c: ConsoleCluster;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+}
+
+export interface ConsoleSessionOptions {
+  /** the cluster's options, or a function run first in beforeAll that makes them (say, after starting a fake server they name) */
+  cluster?: ConsoleClusterOptions | (() => Promise<ConsoleClusterOptions>);
+  /** the key the page signs in with once set up (default the admin key); `false` leaves the page signed out */
+  signInAs?: string | false;
+  /** runs once the cluster and the page are up, before signing in */
+  setup?: (s: ConsoleSession) => Promise<void>;
+}
+
+/**
+ * The setup every console browser test file shares: in its beforeAll a cluster, Chromium with one
+ * page, the file's own `setup`, then the page signed in; after the file, both closed (a failing
+ * test prints the cluster's last log lines). The returned object's fields are set once beforeAll
+ * has run, so tests read them as `s.c`, `s.page`.
+ */
+export function consoleSession(o: ConsoleSessionOptions = {}): ConsoleSession {
+  const s = {} as ConsoleSession;
+  beforeAll(async () => {
+    s.c = await startConsoleCluster(typeof o.cluster === 'function' ? await o.cluster() : o.cluster);
+    Object.assign(s, await openConsolePage());
+    await o.setup?.(s);
+    if (o.signInAs !== false) await signIn(s.page, s.c.baseUrl, o.signInAs ?? KEYS.admin);
+  }, 240_000);
+  closeAfterFile(() => ({ c: s.c, browser: s.browser }));
+  return s;
+}
+
+/** Lets the page read and write the clipboard on the cluster's origin (copy buttons). */
+export async function grantClipboard(s: ConsoleSession): Promise<void> {
+  await s.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.c.baseUrl });
+}
+
+/** A Chat graph that asks back once (a ChatInput) and ends with the answer. */
+export const chatGraph = {
+  kind: 'Chat',
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    { key: 'ask', kind: 'ChatInput', config: { prompt: 'and then?' } },
+    { key: 'end', kind: 'End', config: { outcome: 'answered', resultPath: 'input.output.text' } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'ask' },
+    { key: 'e2', from: 'ask', to: 'end' },
+  ],
+};

@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { JsonObject } from '@flowline/graph';
 import { canonicalWithTool } from '@flowline/testing';
 import { NODE_HANDLE_OFFSETS } from '../src/graph/canvas';
-import { KEYS, closeAfterFile, openConsolePage, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
+import { KEYS, chatGraph, closeAfterFile, openConsolePage, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
 
 /**
  * The canonical eight-node graph as the e2e suite runs it (its Agent an echo Tool), with
@@ -32,19 +32,6 @@ function canonicalForConsole(): JsonObject {
 }
 
 /** Start → ask (ChatInput) → End: the End publishes the answer to the conversation. */
-const chatGraph = {
-  kind: 'Chat',
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'ask', kind: 'ChatInput', config: { prompt: 'and then?' } },
-    { key: 'end', kind: 'End', config: { outcome: 'answered', resultPath: 'input.output.text' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'ask' },
-    { key: 'e2', from: 'ask', to: 'end' },
-  ],
-};
-
 /** Status changes of every graph node, recorded in the page as they are drawn. */
 const RECORD_STATUSES = () => {
   const seen: Record<string, string[]> = {};

@@ -4,7 +4,8 @@
  * scripted provider): a graph built from the palette, the server's keyed error on the right
  * element and gone once fixed, save, start with an input, the run view showing the run
  * completed; a 409 on save offering a reload; every sample opened, validated and run to a
- * terminal status; the selection and side panel kept in the URL across a reload; a node
+ * terminal status; an untouched graph (laid out on open, saved or a sample) is no unsaved
+ * change, only an edit is; the selection and side panel kept in the URL across a reload; a node
  * selected and deleted by keyboard; the version list, an old version read-only and restored
  * as a new version; no serious or critical axe-core violation. Screenshots go to
  * `services/console/artifacts/`.
@@ -167,7 +168,7 @@ describe('the graph editor in a browser', () => {
     const id = await c.api.createDefinition('Edited twice', SAMPLES.find((s) => s.id === 'hello-echo')!.graph);
     const page = await openPage(`/editor?definitionId=${id}`);
     await node(page, 'echo').waitFor();
-    // laid out on open: dirty, so saving is possible; first another tab saves version 2
+    // another tab saves version 2, then this one renames (an edit: saving is possible)
     await c.api.client.definitions.update(id, { name: 'Renamed elsewhere', version: 1 });
     await page.getByLabel('Definition name').fill('Renamed here');
     await validated(page, 'valid');
@@ -203,13 +204,59 @@ describe('the graph editor in a browser', () => {
     await page.close();
   }, 90_000);
 
+  it('counts no untouched graph as dirty: every sample saved and reopened, and every sample opened new, is not an unsaved change; only an edit is', async () => {
+    const statusOf = (page: Page) => page.getByTestId('editor-status').innerText();
+    const bar = (page: Page) => page.getByRole('toolbar', { name: 'Editor actions' });
+    for (const s of SAMPLES) {
+      // stored without positions (as `npm start` seeds them): the editor lays them out on open
+      const id = await c.api.createDefinition(`Untouched ${s.name}`, s.graph);
+      const page = await openPage(`/editor?definitionId=${id}`);
+      await page.locator('.react-flow__node').first().waitFor();
+      await validated(page, 'valid');
+      expect(await statusOf(page), s.id).toBe('v1 · saved');
+      expect(await bar(page).getByRole('button', { name: 'Duplicate' }).isEnabled(), s.id).toBe(true);
+      if ((s.graph as { kind?: string }).kind !== 'Chat') expect(await bar(page).getByRole('button', { name: 'Start', exact: true }).isEnabled(), s.id).toBe(true);
+      // leaving asks nothing: the page goes
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Runs' }).click();
+      await page.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
+      expect(await page.getByRole('dialog', { name: 'Leave without saving?' }).count(), s.id).toBe(0);
+      await page.close();
+
+      // the sample opened as a new definition: not saved yet, yet nothing to lose
+      const fresh = await openPage(`/editor?sample=${s.id}`);
+      await fresh.locator('.react-flow__node').first().waitFor();
+      await validated(fresh, 'valid');
+      expect(await statusOf(fresh), s.id).toBe('not saved yet');
+      expect(await bar(fresh).getByRole('button', { name: 'Save', exact: true }).isEnabled(), s.id).toBe(true);
+      await fresh.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Runs' }).click();
+      await fresh.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
+      await fresh.close();
+    }
+
+    // an explicit change is an edit: a node moved by hand
+    const id = await c.api.createDefinition('Moved by hand', SAMPLES.find((x) => x.id === 'hello-echo')!.graph);
+    const page = await openPage(`/editor?definitionId=${id}`);
+    await validated(page, 'valid');
+    await shot(page, 'untouched-saved');
+    const box = (await node(page, 'echo').boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + 10);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width / 2 + 60, box.y + 90, { steps: 8 });
+    await page.mouse.up();
+    await page.getByTestId('editor-status').getByText('v1 · unsaved changes').waitFor();
+    expect(await bar(page).getByRole('button', { name: 'Duplicate' }).isEnabled()).toBe(false);
+    expect(await bar(page).getByRole('button', { name: 'Start', exact: true }).isEnabled()).toBe(false);
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Runs' }).click();
+    await page.getByRole('dialog', { name: 'Leave without saving?' }).waitFor();
+    await page.close();
+  }, 180_000);
+
   it('exports a saved definition as Mermaid and DOT through the API, and the canvas as a PNG', async () => {
     const id = await c.api.createDefinition('Exported', SAMPLES.find((s) => s.id === 'score-triage')!.graph);
     const page = await openPage(`/editor?definitionId=${id}`);
     await validated(page, 'valid');
-    // opened laid out: saved once so the export names what is stored
-    await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByTestId('editor-status').getByText('v2 · saved').waitFor();
+    // opened laid out, not edited: the export names what is stored
+    await page.getByTestId('editor-status').getByText('v1 · saved').waitFor();
     const take = async (format: string) => {
       await page.locator('.menu > summary', { hasText: 'Export' }).click();
       const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: format, exact: true }).click()]);
@@ -233,9 +280,8 @@ describe('the graph editor in a browser', () => {
     const id = await c.api.createDefinition('Selected', SAMPLES.find((s) => s.id === 'hello-echo')!.graph);
     const page = await openPage(`/editor?definitionId=${id}`);
     await validated(page, 'valid');
-    // opened laid out: save once, so a reload is not leaving unsaved changes
-    await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByTestId('editor-status').getByText('v2 · saved').waitFor();
+    // opened laid out, not edited: a reload leaves no unsaved change
+    await page.getByTestId('editor-status').getByText('v1 · saved').waitFor();
     await node(page, 'echo').click();
     await page.waitForURL(/[?&]node=echo(&|$)/);
     await page.reload();
@@ -276,10 +322,6 @@ describe('the graph editor in a browser', () => {
     await versions.locator('[data-version="2"][aria-current="true"]').waitFor();
     await expect(versions.locator('[data-version]').count()).resolves.toBe(2);
     await versions.locator('[data-version="1"]').click();
-    // the current version opened laid out (an unsaved change): opening another one asks first
-    const leave = page.getByRole('dialog', { name: 'Leave without saving?' });
-    await leave.waitFor();
-    await leave.getByRole('button', { name: 'Leave and drop changes' }).click();
     await page.waitForURL(/[?&]version=1(&|$)/);
     await page.getByRole('note', { name: 'Read-only version' }).waitFor();
     await page.getByTestId('editor-status').getByText('v1 · read-only').waitFor();

@@ -7,9 +7,8 @@
  * refuses (the event is gone) shows the refusal. Reached from the navigation by keyboard;
  * axe-core finds no serious or critical violation. Screenshots: artifacts/events*.png.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { KEYS, closeAfterFile, openConsolePage, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
+import { describe, expect, it } from 'vitest';
+import { consoleSession, screenshot, seriousViolations } from './console-cluster';
 
 const triggered = (triggers: unknown[]) => ({
   triggers,
@@ -21,53 +20,43 @@ const triggered = (triggers: unknown[]) => ({
 });
 
 describe('the Events page', () => {
-  let c: ConsoleCluster;
-  let browser: Browser;
-  let page: Page;
-
-  beforeAll(async () => {
-    c = await startConsoleCluster();
-    ({ browser, page } = await openConsolePage());
-    await signIn(page, c.baseUrl, KEYS.admin);
-  }, 240_000);
-
-  closeAfterFile(() => ({ c, browser }));
+  const s = consoleSession();
 
   it('lists and filters events, shows verdicts with their runs and filter errors, sends an event, and shows a refused replay', async () => {
-    await c.admin.definitions.create({ name: 'big-orders', graph: triggered([{ event: 'order.paid', filter: { path: 'data.total', op: 'Gt', value: 100 } }]) });
-    await c.admin.events.send([{ name: 'order.paid', id: 'ev-text', data: { total: 'lots' } }]);
-    await c.admin.events.send([{ name: 'meter.read', id: 'ev-meter', data: { kwh: 3 } }]);
+    await s.c.admin.definitions.create({ name: 'big-orders', graph: triggered([{ event: 'order.paid', filter: { path: 'data.total', op: 'Gt', value: 100 } }]) });
+    await s.c.admin.events.send([{ name: 'order.paid', id: 'ev-text', data: { total: 'lots' } }]);
+    await s.c.admin.events.send([{ name: 'meter.read', id: 'ev-meter', data: { kwh: 3 } }]);
 
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Events' }).focus();
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
-    const rows = page.locator('tr[data-event-id]');
+    await s.page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Events' }).focus();
+    await s.page.keyboard.press('Enter');
+    await s.page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+    const rows = s.page.locator('tr[data-event-id]');
     await expect.poll(() => rows.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-event-id'))), { timeout: 15_000 }).toEqual(['ev-meter', 'ev-text']);
-    expect(await page.locator('tr[data-event-id="ev-text"]').innerText()).toContain('filter error');
-    expect(await page.locator('tr[data-event-id="ev-meter"]').innerText()).toContain('no subscriber');
+    expect(await s.page.locator('tr[data-event-id="ev-text"]').innerText()).toContain('filter error');
+    expect(await s.page.locator('tr[data-event-id="ev-meter"]').innerText()).toContain('no subscriber');
 
     // the name filter, typed and submitted with the keyboard
-    await page.getByLabel('Name', { exact: true }).fill('order.paid');
-    await page.keyboard.press('Enter');
+    await s.page.getByLabel('Name', { exact: true }).fill('order.paid');
+    await s.page.keyboard.press('Enter');
     await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(1);
-    expect(page.url()).toContain('name=order.paid');
-    expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, 'events');
+    expect(s.page.url()).toContain('name=order.paid');
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await screenshot(s.page, 'events');
 
     // a filter error, with why
-    await page.getByRole('button', { name: 'Details of event ev-text' }).click();
-    const detail = page.getByRole('dialog', { name: 'Event order.paid' });
+    await s.page.getByRole('button', { name: 'Details of event ev-text' }).click();
+    const detail = s.page.getByRole('dialog', { name: 'Event order.paid' });
     const errored = detail.locator('tr[data-outcome="filterError"]');
     await errored.waitFor();
     expect(await errored.innerText()).toContain('big-orders');
     expect(await errored.innerText()).toContain('data.total is a string');
     expect(await detail.innerText()).toContain('"lots"');
-    await page.keyboard.press('Escape');
+    await s.page.keyboard.press('Escape');
     await detail.waitFor({ state: 'detached' });
 
     // send: text that is not JSON is refused inline; a bad name is refused by the API, shown as it said
-    await page.getByRole('button', { name: 'Send event' }).click();
-    const send = page.getByRole('dialog', { name: 'Send an event' });
+    await s.page.getByRole('button', { name: 'Send event' }).click();
+    const send = s.page.getByRole('dialog', { name: 'Send an event' });
     await send.getByLabel('Name').fill('order paid!');
     await send.getByLabel('Data (JSON)').fill('{"total": 150');
     await send.getByText(/^Not JSON:/).waitFor();
@@ -75,32 +64,32 @@ describe('the Events page', () => {
     await send.getByLabel('Data (JSON)').fill('{"total": 150}');
     await send.getByRole('button', { name: 'Send' }).click();
     await send.getByRole('alert').getByText('ValidationFailed').waitFor();
-    expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, 'events-send-refused');
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await screenshot(s.page, 'events-send-refused');
     await send.getByLabel('Name').fill('order.paid');
     await send.getByRole('button', { name: 'Send' }).click();
 
     // the sent event's details open: matched, with a link to the run it started
-    const matched = page.getByRole('dialog', { name: 'Event order.paid' }).locator('tr[data-outcome="matched"]');
+    const matched = s.page.getByRole('dialog', { name: 'Event order.paid' }).locator('tr[data-outcome="matched"]');
     await matched.waitFor({ timeout: 15_000 });
     const link = matched.getByRole('link', { name: /^Run [0-9a-f]{8} started for big-orders$/ });
     const runHref = await link.getAttribute('href');
     expect(runHref).toMatch(/\/console\/run\?runId=[0-9a-f-]{36}/);
-    const sentId = new URL(page.url()).searchParams.get('eventId')!;
-    const sent = await c.admin.events.get(sentId);
+    const sentId = new URL(s.page.url()).searchParams.get('eventId')!;
+    const sent = await s.c.admin.events.get(sentId);
     expect(runHref).toContain(sent.matches[0]!.runId!);
-    expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, 'events-detail');
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await screenshot(s.page, 'events-detail');
 
     // a replay of an event gone meanwhile (retention, say): the API's 404 is shown, not swallowed
-    await c.e2e.db.pool.query('DELETE FROM inbound_events WHERE tenant_id = $1 AND id = $2', ['acme', sentId]);
-    await page.getByRole('dialog', { name: 'Event order.paid' }).getByRole('button', { name: 'Replay' }).click();
-    await page.getByRole('dialog', { name: 'Event order.paid' }).getByRole('alert').getByText('The replay was refused').waitFor();
-    expect(await page.getByRole('dialog', { name: 'Event order.paid' }).getByRole('alert').first().innerText()).toContain('NotFound');
-    await screenshot(page, 'events-replay-refused');
+    await s.c.e2e.db.pool.query('DELETE FROM inbound_events WHERE tenant_id = $1 AND id = $2', ['acme', sentId]);
+    await s.page.getByRole('dialog', { name: 'Event order.paid' }).getByRole('button', { name: 'Replay' }).click();
+    await s.page.getByRole('dialog', { name: 'Event order.paid' }).getByRole('alert').getByText('The replay was refused').waitFor();
+    expect(await s.page.getByRole('dialog', { name: 'Event order.paid' }).getByRole('alert').first().innerText()).toContain('NotFound');
+    await screenshot(s.page, 'events-replay-refused');
 
     // the run link leads to the run
     await link.click();
-    await page.waitForURL(/\/console\/run\?runId=/);
+    await s.page.waitForURL(/\/console\/run\?runId=/);
   }, 90_000);
 });

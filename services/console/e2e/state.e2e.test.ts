@@ -7,9 +7,9 @@
  * error about a bad template drawn on the prompt field. axe-core finds no serious or critical
  * violation on either. Screenshots go to /tmp/cstate-*.png.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { KEYS, closeAfterFile, openConsolePage, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { consoleSession, seriousViolations } from './console-cluster';
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `/tmp/cstate-${name}.png`, fullPage: true });
 
@@ -30,57 +30,46 @@ const gatherGraph = {
 };
 
 describe('run state in the console', () => {
-  let c: ConsoleCluster;
-  let browser: Browser | undefined;
-  let page: Page;
-
-  beforeAll(async () => {
-    c = await startConsoleCluster();
-    ({ browser, page } = await openConsolePage());
-    page.setDefaultTimeout(20_000);
-    await signIn(page, c.baseUrl, KEYS.admin);
-  }, 240_000);
-
-  closeAfterFile(() => ({ c, browser }));
+  const s = consoleSession({ setup: async ({ page }) => page.setDefaultTimeout(20_000) });
 
   it('shows the final state, and for an earlier change the state as of it and what its node changed', async () => {
-    const definitionId = (await c.admin.definitions.create({ name: 'gather', description: 'Start writes topic, two echoes append findings', graph: gatherGraph })).id;
-    const { runId } = await c.admin.runs.start(definitionId, { input: { topic: 'owls' } });
-    await page.goto(`${c.baseUrl}/console/run?runId=${runId}&tab=state`);
-    await page.locator('.run-title [data-status="Completed"]').waitFor({ timeout: 30_000 });
+    const definitionId = (await s.c.admin.definitions.create({ name: 'gather', description: 'Start writes topic, two echoes append findings', graph: gatherGraph })).id;
+    const { runId } = await s.c.admin.runs.start(definitionId, { input: { topic: 'owls' } });
+    await s.page.goto(`${s.c.baseUrl}/console/run?runId=${runId}&tab=state`);
+    await s.page.locator('.run-title [data-status="Completed"]').waitFor({ timeout: 30_000 });
     const final = { findings: ['first on owls', 'second on owls'], topic: 'owls' };
-    expect((await c.admin.runs.state(runId)).state).toEqual(final);
+    expect((await s.c.admin.runs.state(runId)).state).toEqual(final);
     // the state now, as the page shows it (every change listed: three writers)
-    const changes = page.locator('.state-update');
+    const changes = s.page.locator('.state-update');
     await expect.poll(() => changes.count(), { timeout: 15_000 }).toBe(3);
-    await expect.poll(() => page.locator('.state-now').innerText(), { timeout: 10_000 }).toContain('second on owls');
+    await expect.poll(() => s.page.locator('.state-now').innerText(), { timeout: 10_000 }).toContain('second on owls');
     expect(await changes.allInnerTexts()).toEqual([expect.stringMatching(/^#\d+ start topic$/), expect.stringMatching(/^#\d+ s1 findings$/), expect.stringMatching(/^#\d+ s2 findings$/)]);
-    await shot(page, 'state-now');
-    expect(await seriousViolations(page)).toEqual([]);
+    await shot(s.page, 'state-now');
+    expect(await seriousViolations(s.page)).toEqual([]);
 
     // s1's change: findings [] → ["first on owls"], and the state as of it lacks the second finding
     await changes.nth(1).click();
-    const at = page.locator('.state-at');
+    const at = s.page.locator('.state-at');
     await at.waitFor();
     const s1Seq = Number(await changes.nth(1).getAttribute('data-state-seq'));
     expect(await at.getAttribute('data-state-at')).toBe(String(s1Seq));
-    expect(new URL(page.url()).searchParams.get('stateSeq')).toBe(String(s1Seq));
-    const row = page.locator('.state-diff tr[data-state-key="findings"]');
+    expect(new URL(s.page.url()).searchParams.get('stateSeq')).toBe(String(s1Seq));
+    const row = s.page.locator('.state-diff tr[data-state-key="findings"]');
     expect(await row.getAttribute('data-change')).toBe('changed');
     expect((await row.locator('td').allInnerTexts()).slice(1)).toEqual(['[]', '["first on owls"]']);
-    expect(await page.locator('.state-diff tbody tr').count()).toBe(1);
+    expect(await s.page.locator('.state-diff tbody tr').count()).toBe(1);
     const asOf = await at.locator('.json-doc').innerText();
     expect(asOf).toContain('first on owls');
     expect(asOf).not.toContain('second on owls');
-    expect((await c.admin.runs.state(runId, { atSeq: s1Seq })).state).toEqual({ findings: ['first on owls'], topic: 'owls' });
-    await shot(page, 'state-at-s1');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect((await s.c.admin.runs.state(runId, { atSeq: s1Seq })).state).toEqual({ findings: ['first on owls'], topic: 'owls' });
+    await shot(s.page, 'state-at-s1');
+    expect(await seriousViolations(s.page)).toEqual([]);
 
     // Start's change adds topic; the choice survives a reload
     await changes.nth(0).click();
-    await page.locator('.state-diff tr[data-state-key="topic"][data-change="added"]').waitFor();
-    await page.reload();
-    await page.locator('.state-diff tr[data-state-key="topic"][data-change="added"]').waitFor();
+    await s.page.locator('.state-diff tr[data-state-key="topic"][data-change="added"]').waitFor();
+    await s.page.reload();
+    await s.page.locator('.state-diff tr[data-state-key="topic"][data-change="added"]').waitFor();
   });
 
   it('says plainly when the run’s graph keeps no state', async () => {
@@ -91,10 +80,10 @@ describe('run state in the console', () => {
       ],
       edges: [{ key: 'e1', from: 'start', to: 'end' }],
     };
-    const definitionId = (await c.admin.definitions.create({ name: 'plain', description: 'no state', graph: plain })).id;
-    const { runId } = await c.admin.runs.start(definitionId, { input: {} });
-    await page.goto(`${c.baseUrl}/console/run?runId=${runId}&tab=state`);
-    await page.getByText('This graph keeps no run state').waitFor();
+    const definitionId = (await s.c.admin.definitions.create({ name: 'plain', description: 'no state', graph: plain })).id;
+    const { runId } = await s.c.admin.runs.start(definitionId, { input: {} });
+    await s.page.goto(`${s.c.baseUrl}/console/run?runId=${runId}&tab=state`);
+    await s.page.getByText('This graph keeps no run state').waitFor();
   });
 
   it('edits the graph’s state and a node’s writes, completes {{ state. in a prompt, saves, and draws a bad template’s error on the prompt', async () => {
@@ -109,26 +98,26 @@ describe('run state in the console', () => {
         { key: 'e2', from: 'sum', to: 'end' },
       ],
     };
-    const id = (await c.admin.definitions.create({ name: 'summary', description: 'state from the editor', graph })).id;
-    await page.goto(`${c.baseUrl}/console/editor?definitionId=${id}`);
-    const node = (key: string) => page.locator(`.react-flow__node[data-id="${key}"]`);
+    const id = (await s.c.admin.definitions.create({ name: 'summary', description: 'state from the editor', graph })).id;
+    await s.page.goto(`${s.c.baseUrl}/console/editor?definitionId=${id}`);
+    const node = (key: string) => s.page.locator(`.react-flow__node[data-id="${key}"]`);
     await node('sum').waitFor();
 
     // the toolbar's State button opens the graph's State section: a key with its reducer
-    await page.getByRole('toolbar', { name: 'Editor actions' }).getByRole('button', { name: 'State', exact: true }).click();
-    const section = page.locator('#graph-state');
+    await s.page.getByRole('toolbar', { name: 'Editor actions' }).getByRole('button', { name: 'State', exact: true }).click();
+    const section = s.page.locator('#graph-state');
     await section.waitFor();
     await section.getByLabel('New state key', { exact: true }).fill('findings');
     await section.getByLabel('Reducer of the new state key').selectOption('append');
     await section.getByRole('button', { name: 'Add key' }).click();
     expect(await section.getByLabel('Reducer of findings').inputValue()).toBe('append');
-    await page.locator('.validation-strip[data-state="valid"]').waitFor();
-    await shot(page, 'editor-state-panel');
-    expect(await seriousViolations(page)).toEqual([]);
+    await s.page.locator('.validation-strip[data-state="valid"]').waitFor();
+    await shot(s.page, 'editor-state-panel');
+    expect(await seriousViolations(s.page)).toEqual([]);
 
     // Start writes the run input's topic
     await node('start').click();
-    const writes = page.locator('[data-testid="member-writes"]');
+    const writes = s.page.locator('[data-testid="member-writes"]');
     await writes.getByLabel('New writes name', { exact: true }).fill('topic');
     await writes.getByLabel('New writes path', { exact: true }).fill('output.input.topic');
     await writes.getByRole('button', { name: 'Add' }).click();
@@ -136,34 +125,34 @@ describe('run state in the console', () => {
 
     // the prompt offers the declared and written state keys after {{ state.
     await node('sum').click();
-    const prompt = page.locator('[data-testid="member-prompt"] .cm-content');
+    const prompt = s.page.locator('[data-testid="member-prompt"] .cm-content');
     await prompt.click();
-    await page.keyboard.press('Control+End');
-    await page.keyboard.type(' Topic: {{ state.');
-    const offered = page.locator('.cm-tooltip-autocomplete [role="option"]');
+    await s.page.keyboard.press('Control+End');
+    await s.page.keyboard.type(' Topic: {{ state.');
+    const offered = s.page.locator('.cm-tooltip-autocomplete [role="option"]');
     await expect.poll(() => offered.allInnerTexts()).toEqual(['findings', 'topic']);
-    await shot(page, 'editor-completion');
-    expect(await seriousViolations(page)).toEqual([]);
-    await page.keyboard.press('ArrowDown');
-    await page.keyboard.press('Enter');
-    await page.keyboard.type(' }}');
+    await shot(s.page, 'editor-completion');
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await s.page.keyboard.press('ArrowDown');
+    await s.page.keyboard.press('Enter');
+    await s.page.keyboard.type(' }}');
     await expect.poll(() => prompt.innerText()).toContain('{{ state.topic }}');
-    await page.locator('.validation-strip[data-state="valid"]').waitFor();
-    await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByTestId('editor-status').getByText('v2 · saved').waitFor();
-    const saved = (await c.admin.definitions.get(id)).graph as { state?: unknown; nodes: Array<{ key: string; writes?: unknown; config?: { prompt?: string } }> };
+    await s.page.locator('.validation-strip[data-state="valid"]').waitFor();
+    await s.page.getByRole('button', { name: 'Save', exact: true }).click();
+    await s.page.getByTestId('editor-status').getByText('v2 · saved').waitFor();
+    const saved = (await s.c.admin.definitions.get(id)).graph as { state?: unknown; nodes: Array<{ key: string; writes?: unknown; config?: { prompt?: string } }> };
     expect(saved.state).toEqual({ reducers: { findings: 'append' } });
     expect(saved.nodes.find((n) => n.key === 'start')!.writes).toEqual({ topic: 'output.input.topic' });
     expect(saved.nodes.find((n) => n.key === 'sum')!.config!.prompt).toBe('Summarise. Topic: {{ state.topic }}');
 
     // a template naming a root that is not one: the server's keyed error sits on the prompt
     await prompt.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText('Summarise {{ inputs.text }}');
-    const error = page.locator('[data-testid="member-prompt"] .field-error');
+    await s.page.keyboard.press('Control+A');
+    await s.page.keyboard.insertText('Summarise {{ inputs.text }}');
+    const error = s.page.locator('[data-testid="member-prompt"] .field-error');
     await expect.poll(() => error.allInnerTexts(), { timeout: 10_000 }).toEqual([expect.stringContaining("nodes.sum.config.prompt: template refers to 'inputs'")]);
-    expect(await page.locator('[data-testid="member-prompt"]').getAttribute('data-invalid')).toBe('true');
-    await shot(page, 'editor-template-error');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await s.page.locator('[data-testid="member-prompt"]').getAttribute('data-invalid')).toBe('true');
+    await shot(s.page, 'editor-template-error');
+    expect(await seriousViolations(s.page)).toEqual([]);
   });
 });

@@ -8,9 +8,9 @@
  * edge; a read-only key sees every act disabled with the scope it lacks. axe-core: no serious
  * or critical violation. Screenshots: artifacts/waits-*.png.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { KEYS, closeAfterFile, openConsolePage, screenshot, seriousViolations, signIn, startConsoleCluster, type ConsoleCluster } from './console-cluster';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { KEYS, consoleSession, grantClipboard, screenshot, seriousViolations, signIn } from './console-cluster';
 
 const graph = {
   signals: { review: { schema: { type: 'object', required: ['approved'] } } },
@@ -28,30 +28,23 @@ const graph = {
 };
 
 describe('waits in the run view', () => {
-  let c: ConsoleCluster;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
   let defId: string;
 
-  beforeAll(async () => {
-    c = await startConsoleCluster();
-    defId = (await c.admin.definitions.create({ name: 'review-wait', graph })).id;
-    ({ browser, context, page } = await openConsolePage());
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: c.baseUrl });
-    await signIn(page, c.baseUrl, KEYS.admin);
-  }, 240_000);
-
-  closeAfterFile(() => ({ c, browser }));
+  const s = consoleSession({
+    setup: async (session) => {
+      defId = (await session.c.admin.definitions.create({ name: 'review-wait', graph })).id;
+      await grantClipboard(session);
+    },
+  });
 
   async function parkedRun(): Promise<string> {
-    const { runId } = await c.admin.runs.start(defId, { input: {} });
-    await expect.poll(async () => (await c.admin.runs.node(runId, 'hold')).waitpoints?.length ?? 0, { timeout: 30_000 }).toBe(1);
+    const { runId } = await s.c.admin.runs.start(defId, { input: {} });
+    await expect.poll(async () => (await s.c.admin.runs.node(runId, 'hold')).waitpoints?.length ?? 0, { timeout: 30_000 }).toBe(1);
     return runId;
   }
 
   async function openWait(p: Page, runId: string) {
-    await p.goto(`${c.baseUrl}/console/run?runId=${runId}&nodeKey=hold`);
+    await p.goto(`${s.c.baseUrl}/console/run?runId=${runId}&nodeKey=hold`);
     const panel = p.getByRole('region', { name: 'Wait' });
     await panel.locator('li[data-arm-kind="token"] .callback-url').waitFor({ timeout: 30_000 });
     return panel;
@@ -59,7 +52,7 @@ describe('waits in the run view', () => {
 
   it('shows the arms, the time left ticking and the token’s callback URL; refusals of the signal form are shown; a good signal completes the run', async () => {
     const runId = await parkedRun();
-    const panel = await openWait(page, runId);
+    const panel = await openWait(s.page, runId);
     expect(await panel.locator('li').evaluateAll((ls) => ls.map((l) => l.getAttribute('data-arm-kind')))).toEqual(['signal', 'token', 'timer', 'event']);
     expect(await panel.locator('li[data-arm-kind="signal"]').innerText()).toContain('review');
     expect(await panel.locator('li[data-arm-kind="event"]').innerText()).toContain('An event named review.skipped');
@@ -70,16 +63,16 @@ describe('waits in the run view', () => {
     expect(await panel.locator('li[data-arm-kind="token"]').innerText()).toMatch(/expires at .* \(in (1 h 59 min|2 h 0 min)\)/);
     await expect.poll(() => left.innerText(), { timeout: 5_000 }).not.toBe(before);
     // the callback URL shown is the API's, and Copy puts it on the clipboard
-    const url = (await c.admin.runs.node(runId, 'hold')).waitpoints![0]!.callbackUrl;
+    const url = (await s.c.admin.runs.node(runId, 'hold')).waitpoints![0]!.callbackUrl;
     expect(await panel.locator('.callback-url code').innerText()).toBe(url);
     await panel.getByRole('button', { name: 'Copy URL' }).click();
     await panel.getByText('Callback URL copied').waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+    expect(await s.page.evaluate(() => navigator.clipboard.readText())).toBe(url);
     // the Waiting on tab names the same wait in words
-    await page.getByRole('tab', { name: 'Waiting on' }).click();
-    expect(await page.locator('tr[data-blocker-node="hold"]').innerText()).toContain('A Wait on any of: signal review, token, timer, event review.skipped');
-    expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, 'waits-parked');
+    await s.page.getByRole('tab', { name: 'Waiting on' }).click();
+    expect(await s.page.locator('tr[data-blocker-node="hold"]').innerText()).toContain('A Wait on any of: signal review, token, timer, event review.skipped');
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await screenshot(s.page, 'waits-parked');
 
     const form = panel.getByRole('form', { name: 'Send a signal' });
     expect(await form.getByLabel('Channel').inputValue()).toBe('review');
@@ -90,59 +83,59 @@ describe('waits in the run view', () => {
     await refusal.waitFor();
     expect(await refusal.innerText()).toMatch(/The signal was refused/);
     expect(await refusal.innerText()).toMatch(/approved/);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousViolations(s.page)).toEqual([]);
     await refusal.scrollIntoViewIfNeeded();
-    await screenshot(page, 'waits-signal-refused');
+    await screenshot(s.page, 'waits-signal-refused');
     // a channel the graph does not declare: 404 SignalUnknown
     await form.getByLabel('Channel').fill('nope');
     await form.getByRole('button', { name: 'Send signal' }).click();
     await form.getByRole('alert').filter({ hasText: 'SignalUnknown' }).waitFor();
-    expect((await c.admin.runs.get(runId)).run.status).toBe('WaitingForApproval');
+    expect((await s.c.admin.runs.get(runId)).run.status).toBe('WaitingForApproval');
 
     // the declared channel and a payload that fits, sent from the keyboard
     await form.getByLabel('Channel').fill('review');
     await form.getByLabel('Payload (JSON)').fill('{"approved": true}');
     await form.getByRole('button', { name: 'Send signal' }).focus();
-    await page.keyboard.press('Enter');
-    await expect.poll(async () => (await c.admin.runs.get(runId)).run.status, { timeout: 30_000 }).toBe('Completed');
-    const done = await c.admin.runs.get(runId);
+    await s.page.keyboard.press('Enter');
+    await expect.poll(async () => (await s.c.admin.runs.get(runId)).run.status, { timeout: 30_000 }).toBe('Completed');
+    const done = await s.c.admin.runs.get(runId);
     expect(done.output).toMatchObject({ outcome: 'reviewed', result: { approved: true } });
-    await page.locator('.graph-node[data-node-key="reviewed"][data-status="Succeeded"]').waitFor({ timeout: 15_000 });
+    await s.page.locator('.graph-node[data-node-key="reviewed"][data-status="Succeeded"]').waitFor({ timeout: 15_000 });
   }, 120_000);
 
   it('revokes a token after a confirmation: the Wait fires with the token revoked and the run completes down the other edge', async () => {
     const runId = await parkedRun();
-    const panel = await openWait(page, runId);
-    const wp = (await c.admin.runs.node(runId, 'hold')).waitpoints![0]!;
+    const panel = await openWait(s.page, runId);
+    const wp = (await s.c.admin.runs.node(runId, 'hold')).waitpoints![0]!;
     // the run head offers the same signal form for a signal sent before its Wait is reached
-    await page.getByRole('button', { name: 'Send signal…' }).click();
-    const signalDialog = page.getByRole('dialog', { name: 'Send a signal to this run' });
+    await s.page.getByRole('button', { name: 'Send signal…' }).click();
+    const signalDialog = s.page.getByRole('dialog', { name: 'Send a signal to this run' });
     expect(await signalDialog.getByLabel('Channel').inputValue()).toBe('review');
-    expect(await seriousViolations(page)).toEqual([]);
-    await page.keyboard.press('Escape');
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await s.page.keyboard.press('Escape');
     await signalDialog.waitFor({ state: 'detached' });
     await panel.getByRole('button', { name: 'Revoke token' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Revoke this token?' });
-    expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, 'waits-revoke-confirm');
+    const dialog = s.page.getByRole('dialog', { name: 'Revoke this token?' });
+    expect(await seriousViolations(s.page)).toEqual([]);
+    await screenshot(s.page, 'waits-revoke-confirm');
     // Escape keeps it
-    await page.keyboard.press('Escape');
+    await s.page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
-    expect((await c.admin.waitpoints.get(wp.id)).status).toBe('waiting');
+    expect((await s.c.admin.waitpoints.get(wp.id)).status).toBe('waiting');
     await panel.getByRole('button', { name: 'Revoke token' }).click();
     await dialog.getByRole('button', { name: 'Revoke token' }).click();
     await dialog.waitFor({ state: 'detached' });
-    expect((await c.admin.waitpoints.get(wp.id)).status).toBe('revoked');
-    await expect.poll(async () => (await c.admin.runs.get(runId)).run.status, { timeout: 30_000 }).toBe('Completed');
-    expect((await c.admin.runs.get(runId)).output).toMatchObject({ outcome: 'other' });
+    expect((await s.c.admin.waitpoints.get(wp.id)).status).toBe('revoked');
+    await expect.poll(async () => (await s.c.admin.runs.get(runId)).run.status, { timeout: 30_000 }).toBe('Completed');
+    expect((await s.c.admin.runs.get(runId)).output).toMatchObject({ outcome: 'other' });
   }, 120_000);
 
   it('shows a read-only key what the Wait waits for, with every act disabled and why', async () => {
     const runId = await parkedRun();
-    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
+    const ctx = await s.browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
     try {
       const reader = await ctx.newPage();
-      await signIn(reader, c.baseUrl, KEYS.read);
+      await signIn(reader, s.c.baseUrl, KEYS.read);
       const panel = await openWait(reader, runId);
       expect(await panel.getByRole('button', { name: 'Revoke token' }).isDisabled()).toBe(true);
       await panel.getByText('This key cannot revoke (it lacks the operate scope).').waitFor();
@@ -155,6 +148,6 @@ describe('waits in the run view', () => {
     } finally {
       await ctx.close();
     }
-    await c.admin.runs.cancel(runId);
+    await s.c.admin.runs.cancel(runId);
   }, 120_000);
 });

@@ -11,11 +11,15 @@ const baseUrl = window.location.origin;
 const runId = linkedRunId(window.location);
 // a linked run view: its code loads beside the app's, not after it
 if (runId) void import('./runs/RunPage');
-const early = startEarlyReads({ baseUrl, apiKey: window.sessionStorage.getItem(API_KEY_STORAGE), runId });
+// the API says in the page whether it checks keys: with no key yet, the sign-in form shows at once
+// (`session`: no key needed now, a single sign-on session cookie answers whoami)
+const authRequired = document.querySelector('meta[name="flowline-auth"]')?.getAttribute('content') === 'required';
+const apiKey = window.sessionStorage.getItem(API_KEY_STORAGE);
+const early = startEarlyReads({ baseUrl, apiKey, runId, whoami: apiKey !== null || !authRequired });
 const root = document.getElementById('root')!;
 
 import('./boot/mount')
-  .then(({ mount }) => mount(root, { baseUrl, storage: window.sessionStorage, fetch: early.fetch }))
+  .then(({ mount }) => mount(root, { baseUrl, storage: window.sessionStorage, fetch: early.fetch, authRequired }))
   .catch((err: unknown) => {
     root.textContent = `The console could not load: ${err instanceof Error ? err.message : String(err)}. Reload the page to try again.`;
   });

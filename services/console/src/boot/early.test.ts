@@ -62,4 +62,13 @@ describe('startEarlyReads', () => {
     startEarlyReads({ baseUrl: 'http://h', apiKey: null, runId: null, fetch: net.fetch });
     expect(net.calls).toEqual([{ url: 'http://h/v1/whoami', auth: null, method: 'GET' }]);
   });
+
+  it('reads nothing when told the API checks keys and there is none (whoami would only be refused)', async () => {
+    const net = network();
+    const early = startEarlyReads({ baseUrl: 'http://h', apiKey: null, runId: 'r1', whoami: false, fetch: net.fetch });
+    expect(net.calls).toEqual([]);
+    expect(early.pending()).toBe(0);
+    const app = createRestClient({ baseUrl: 'http://h', apiKey: 'k1', fetch: early.fetch });
+    expect(await app.whoami()).toEqual({ n: 1, url: 'http://h/v1/whoami' });
+  });
 });

@@ -28,8 +28,8 @@ function requestKey(input: RequestInfo | URL, init: RequestInit | undefined): st
   return `${(init?.method ?? 'GET').toUpperCase()} ${url} ${headers.get('authorization') ?? ''}`;
 }
 
-/** Starts the early reads for `apiKey` (null: no key) against `baseUrl`. */
-export function startEarlyReads(o: { baseUrl: string; apiKey: string | null; runId: string | null; fetch?: typeof fetch }): EarlyReads {
+/** Starts the early reads for `apiKey` (null: no key) against `baseUrl`; none when `whoami` is false. */
+export function startEarlyReads(o: { baseUrl: string; apiKey: string | null; runId: string | null; whoami?: boolean; fetch?: typeof fetch }): EarlyReads {
   const network = o.fetch ?? ((input, init) => fetch(input, init));
   const kept = new Map<string, Promise<Response>>();
   const keep: typeof fetch = (input, init) => {
@@ -39,6 +39,8 @@ export function startEarlyReads(o: { baseUrl: string; apiKey: string | null; run
     return res.then((r) => r.clone());
   };
   const early = createRestClient({ baseUrl: o.baseUrl, ...(o.apiKey ? { apiKey: o.apiKey } : {}), fetch: keep });
+  // no key against an API that checks keys: whoami would only be refused, and the run read too
+  if (o.whoami === false) return { fetch: network, pending: () => kept.size };
   void early.whoami().catch(() => undefined);
   if (o.runId) void early.runs.get(o.runId).catch(() => undefined);
   return {

@@ -5,7 +5,7 @@
  * waiting ChatInput when there is one, else sends a message that starts a run; a 409
  * RunBusy is explained (one live run per conversation) with a link to that run.
  */
-import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useEffect, useReducer, useId, useMemo, useRef, useState } from 'react';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import { isApiRequestError, type ConversationMessage, type RunDetail } from '@flowline/client';
@@ -23,12 +23,20 @@ import { AttachmentList, AttachmentPicker, ModelReceived, acceptsAttachments, us
 
 const route = getRouteApi('/chat');
 
+/**
+ * Conversations this tab opened with "New conversation" and has not written to yet: nothing of
+ * them is on the server, so their messages and runs are not read (the routes would answer 404).
+ */
+const unwritten = new Set<string>();
+
 function newConversationId(): string {
-  return `c-${crypto.randomUUID().slice(0, 13)}`;
+  const id = `c-${crypto.randomUUID().slice(0, 13)}`;
+  unwritten.add(id);
+  return id;
 }
 
 /** Every message of the conversation, oldest first (pages read on until the newest). */
-function useMessages(conversationId: string | undefined, pollMs: number | false) {
+function useMessages(conversationId: string | undefined, pollMs: number | false, fresh: boolean) {
   const client = useClient();
   const q = useInfiniteQuery({
     queryKey: keys.messages(conversationId ?? ''),
@@ -43,7 +51,7 @@ function useMessages(conversationId: string | undefined, pollMs: number | false)
     },
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.nextCursor,
-    enabled: !!conversationId,
+    enabled: !!conversationId && !fresh,
     refetchInterval: pollMs,
   });
   const { hasNextPage, isFetchingNextPage, fetchNextPage } = q;
@@ -54,7 +62,7 @@ function useMessages(conversationId: string | undefined, pollMs: number | false)
 }
 
 /** The conversation's newest run (the bound one). */
-function useBoundRunId(conversationId: string | undefined) {
+function useBoundRunId(conversationId: string | undefined, fresh: boolean) {
   const client = useClient();
   return useQuery({
     queryKey: keys.conversationRuns(conversationId ?? ''),
@@ -66,7 +74,7 @@ function useBoundRunId(conversationId: string | undefined) {
         throw err;
       }
     },
-    enabled: !!conversationId,
+    enabled: !!conversationId && !fresh,
   });
 }
 
@@ -275,15 +283,18 @@ export function ChatPage() {
   const search = route.useSearch();
   const navigate = useNavigate({ from: '/chat' });
   const qc = useQueryClient();
+  const canRun = useCan('run');
   const defs = useDefinitionIndex();
   const chatDefs = useMemo(() => [...defs.values()].filter((d) => d.kind === 'Chat'), [defs]);
   const definitionId = search.definitionId ?? chatDefs[0]?.id;
   const conversationId = search.conversationId;
   const conversations = useConversations(definitionId);
-  const bound = useBoundRunId(conversationId);
+  const [, written] = useReducer((n: number) => n + 1, 0);
+  const fresh = conversationId !== undefined && unwritten.has(conversationId);
+  const bound = useBoundRunId(conversationId, fresh);
   const live = useRunLive(bound.data ?? undefined);
   const run = useRunDetail(bound.data ?? undefined, live.pollMs);
-  const messages = useMessages(conversationId, live.pollMs);
+  const messages = useMessages(conversationId, live.pollMs, fresh);
   const pickerId = useId();
   const definition = useDefinition(definitionId);
 
@@ -319,9 +330,11 @@ export function ChatPage() {
                 </option>
               ))}
             </select>
-            <button type="button" className="btn btn-primary" onClick={() => void navigate({ search: { definitionId, conversationId: newConversationId() } })}>
-              New conversation
-            </button>
+            {canRun ? (
+              <button type="button" className="btn btn-primary" onClick={() => void navigate({ search: { definitionId, conversationId: newConversationId() } })}>
+                New conversation
+              </button>
+            ) : null}
             <RefusalNote error={conversations.error} />
             <ul className="conversation-list">
               {conversations.data?.items.map((c) => (
@@ -348,7 +361,7 @@ export function ChatPage() {
                   <h2 className="mono">{conversationId}</h2>
                 </div>
                 <RefusalNote error={messages.error} title="Could not read the messages" />
-                {items.length === 0 && !messages.isPending ? <EmptyState title="New conversation">Send the first message to start a run.</EmptyState> : null}
+                {items.length === 0 && (fresh || !messages.isPending) ? <EmptyState title="New conversation">Send the first message to start a run.</EmptyState> : null}
                 <Thread messages={items} pending={working} />
                 <Composer
                   definitionId={definitionId}
@@ -356,6 +369,8 @@ export function ChatPage() {
                   detail={run.data}
                   attachable={acceptsAttachments(definition.data?.graph)}
                   onSent={() => {
+                    // written to: the conversation is on the server now, read it
+                    if (unwritten.delete(conversationId)) written();
                     void qc.invalidateQueries({ queryKey: keys.conversationRuns(conversationId) });
                     void qc.invalidateQueries({ queryKey: keys.messages(conversationId) });
                     void qc.invalidateQueries({ queryKey: ['conversations'] });

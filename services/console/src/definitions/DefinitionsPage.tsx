@@ -45,7 +45,7 @@ function Row({ d, canRun, now }: { d: DefinitionSummary; canRun: boolean; now: n
           Runs
         </Link>
         {d.kind === 'Chat' ? (
-          <Link to="/chat" search={{ definitionId: d.id }} className="btn btn-sm" aria-label={`Open the chat of ${d.name}`}>
+          <Link to="/chat" search={{ definitionId: d.id }} className="btn btn-sm" aria-label={`Open chat of ${d.name}`}>
             Open chat
           </Link>
         ) : null}
@@ -65,7 +65,8 @@ export function DefinitionsPage() {
   const defs = useDefinitionPages();
   const canRun = useCan('run');
   const items = defs.data?.pages.flatMap((p) => p.items) ?? [];
-  const starting = search.start ? items.find((d) => d.id === search.start) : undefined;
+  // the start dialog is in the URL, but only a key with the run scope gets it
+  const starting = search.start && canRun ? items.find((d) => d.id === search.start) : undefined;
   const now = defs.dataUpdatedAt || Date.now();
   return (
     <div className="page">
@@ -75,6 +76,11 @@ export function DefinitionsPage() {
           <p className="muted">Saved graphs. A run pins the version it started from.</p>
         </div>
       </div>
+      {search.start && !canRun ? (
+        <p className="notice" role="note">
+          This key cannot start runs: it lacks the run scope.
+        </p>
+      ) : null}
       <ListTable
         columns={COLUMNS}
         query={defs}

@@ -25,7 +25,8 @@ import { VersionsPanel } from './VersionsPanel';
 import { sameEdited, type EditorPanel, type EditorSearch } from './search';
 import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, StartDialog } from './dialogs';
 import { SAMPLES } from './samples';
-import { arrange, canvasToGraph, configOf, graphToCanvas, kindOf, CARD_WIDTH, type CanvasModel } from './model/canvas';
+import { arrange, canvasToGraph, configOf, graphToCanvas, kindOf, CARD_HEIGHT, CARD_WIDTH, type CanvasModel } from './model/canvas';
+import { placeNewNode, type Rect } from './model/placement';
 import { addNode } from './model/edit';
 import { BLANK_GRAPH, isVersionConflict, loadedOf, useEditorState, type Loaded } from './use-editor';
 
@@ -44,6 +45,11 @@ function download(name: string, href: string) {
 
 function fileName(name: string, ext: string): string {
   return `${name.trim().replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-|-$/g, '') || 'workflow'}.${ext}`;
+}
+
+/** A canvas node's rectangle in flow coordinates (its measured size once drawn, the card's before). */
+function rectOf(n: { position: { x: number; y: number }; measured?: { width?: number; height?: number } }): Rect {
+  return { x: n.position.x, y: n.position.y, width: n.measured?.width ?? CARD_WIDTH, height: n.measured?.height ?? CARD_HEIGHT };
 }
 
 /** The selection the URL names, when that element exists. */
@@ -71,8 +77,9 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
   const navigate = useNavigate({ from: '/editor' });
   const queryClient = useQueryClient();
   const rf = useReactFlow();
-  const ed = useEditorState(initial);
-  const readOnly = readOnlyVersion !== null;
+  const ed = useEditorState(initial, { validate: canDefine });
+  // an old version, or a key that cannot define: looked at, never edited
+  const readOnly = readOnlyVersion !== null || !canDefine;
   const { model, setModel, meta, setMeta, issues } = ed;
   // a version shown read-only is never an unsaved change, even when it opens laid out
   const dirty = !readOnly && ed.dirty;
@@ -113,15 +120,37 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
     withResolver: true,
   });
 
+  /** The part of the graph the canvas shows, in flow coordinates (null before it is drawn). */
+  const toFlow = useCallback(
+    (el: Element | null): Rect | null => {
+      const r = el?.getBoundingClientRect();
+      if (!r || r.width === 0 || r.height === 0) return null;
+      const a = rf.screenToFlowPosition({ x: r.left, y: r.top });
+      const b = rf.screenToFlowPosition({ x: r.right, y: r.bottom });
+      return { x: a.x, y: a.y, width: b.x - a.x, height: b.y - a.y };
+    },
+    [rf],
+  );
+  const visibleFlow = useCallback(() => toFlow(document.querySelector('.editor .canvas .react-flow')), [toFlow]);
+  /** What the canvas draws over the graph (minimap, zoom controls), in flow coordinates: no place for a new node. */
+  const overlaysFlow = useCallback(
+    () => [...document.querySelectorAll('.editor .canvas .react-flow__minimap, .editor .canvas .react-flow__controls')].flatMap((el) => toFlow(el) ?? []),
+    [toFlow],
+  );
+
   const select = useCallback(
     (s: Selection) => {
       setSelection(s);
-      if (s?.kind === 'node') {
-        const n = rf.getNode(s.key);
-        if (n) void rf.setCenter(n.position.x + CARD_WIDTH / 2, n.position.y + 40, { zoom: Math.max(rf.getZoom(), 0.8), duration: 250 });
-      }
+      if (s?.kind !== 'node') return;
+      // a node out of view (picked from the issue list, say) is brought into it; the zoom stays
+      const n = rf.getNode(s.key);
+      const view = visibleFlow();
+      if (!n || !view) return;
+      const box = rectOf(n);
+      const seen = box.x >= view.x && box.y >= view.y && box.x + box.width <= view.x + view.width && box.y + box.height <= view.y + view.height;
+      if (!seen) void rf.setCenter(box.x + box.width / 2, box.y + box.height / 2, { zoom: rf.getZoom(), duration: 250 });
     },
-    [rf],
+    [rf, visibleFlow],
   );
 
   // a removed (or renamed away) element is no longer selected: the inspector falls back to the graph's settings
@@ -142,15 +171,19 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
 
   const addFromPalette = useCallback(
     (kind: NodeKind) => {
+      const view = visibleFlow();
+      const overlays = overlaysFlow();
       setModel((m) => {
-        const anchor = selection?.kind === 'node' ? m.nodes.find((n) => n.id === selection.key) : m.nodes.at(-1);
-        const at = anchor ? { x: anchor.position.x + CARD_WIDTH + 90, y: anchor.position.y + (anchor === m.nodes.at(-1) ? 0 : 100) } : { x: 0, y: 0 };
+        const anchor = (selection?.kind === 'node' ? m.nodes.find((n) => n.id === selection.key) : undefined) ?? m.nodes.at(-1);
+        // in free space inside what the canvas shows: seen at once, over no other node
+        const taken = [...m.nodes.map((n) => rectOf(rf.getNode(n.id) ?? n)), ...overlays];
+        const at = view ? placeNewNode({ view, taken, anchor: anchor ? rectOf(rf.getNode(anchor.id) ?? anchor) : null }) : { x: 0, y: 0 };
         const r = addNode(m, kind, at);
         setSelection({ kind: 'node', key: r.key });
         return r.model;
       });
     },
-    [setModel, selection],
+    [setModel, selection, rf, visibleFlow, overlaysFlow],
   );
 
   const save = async () => {
@@ -244,9 +277,9 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
         <div className="editor-title">
           <input aria-label="Definition name" className="title-input" value={meta.name} readOnly={readOnly} onChange={(e) => setMeta({ ...meta, name: e.target.value })} />
           <span className="muted small" data-testid="editor-status">
-            {readOnly ? `v${readOnlyVersion} · read-only` : saved ? `v${meta.version}` : 'not saved yet'}
+            {readOnly ? `${readOnlyVersion !== null ? `v${readOnlyVersion}` : saved ? `v${meta.version}` : 'not saved'} · read-only` : saved ? `v${meta.version}` : 'not saved yet'}
             {restoredFrom !== null && dirty ? ` · restored from v${restoredFrom}` : ''}
-            {readOnly ? '' : dirty ? ' · unsaved changes' : ' · saved'}
+            {readOnly ? '' : dirty ? ' · unsaved changes' : saved ? ' · saved' : ''}
             {model.laidOut.length > 0 && dirty ? ' · laid out' : ''}
           </span>
         </div>
@@ -327,7 +360,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
             Validate
           </button>
           {canDefine && !readOnly ? (
-            <button type="button" className="btn btn-sm btn-primary" disabled={busy || hasErrors || !dirty} onClick={() => void save()} title={hasErrors ? 'Fix the errors first' : undefined}>
+            <button type="button" className="btn btn-sm btn-primary" disabled={busy || hasErrors || (saved && !dirty)} onClick={() => void save()} title={hasErrors ? 'Fix the errors first' : undefined}>
               {busy ? 'Saving…' : 'Save'}
             </button>
           ) : null}
@@ -343,7 +376,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
           {notice.text}
         </div>
       ) : null}
-      {readOnly && meta.definitionId ? (
+      {readOnlyVersion !== null && meta.definitionId ? (
         <div className="notice readonly-banner" role="note" aria-label="Read-only version">
           <span>
             Version {readOnlyVersion} of this definition, read-only{meta.version !== null ? ` (the current version is v${meta.version})` : ''}.
@@ -356,6 +389,11 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
           <button type="button" className="btn btn-sm" onClick={() => void navigate({ search: { definitionId: meta.definitionId!, panel: 'versions' } })}>
             Open the current version
           </button>
+        </div>
+      ) : null}
+      {!canDefine ? (
+        <div className="notice readonly-banner" role="note" aria-label="Read-only editor">
+          <span>Read-only: this key cannot change definitions (it lacks the define scope).</span>
         </div>
       ) : null}
       <RefusalNote error={actionError} />
@@ -396,21 +434,26 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
             />
           </aside>
         ) : (
-          <fieldset className="inspector-fieldset" disabled={readOnly}>
-            <Inspector
-              model={model}
-              setModel={readOnly ? noop : setModel}
-              meta={meta}
-              setMeta={readOnly ? noop : setMeta}
-              selection={selection}
-              select={select}
-              issues={issues}
-              pickers={pickers}
-            />
-          </fieldset>
+          <Inspector
+            model={model}
+            setModel={readOnly ? noop : setModel}
+            meta={meta}
+            setMeta={readOnly ? noop : setMeta}
+            selection={selection}
+            select={select}
+            issues={issues}
+            pickers={pickers}
+            readOnly={readOnly}
+          />
         )}
       </div>
-      <ValidationStrip issues={issues} validating={ed.validating} error={ed.validateError} select={select} />
+      <ValidationStrip
+        issues={issues}
+        validating={ed.validating}
+        error={ed.validateError}
+        select={select}
+        unavailable={canDefine ? null : 'Validating needs the define scope.'}
+      />
 
       {dialog === 'new' ? (
         <NewDialog

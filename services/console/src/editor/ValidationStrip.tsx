@@ -19,9 +19,32 @@ function IssueItem({ issue, select }: { issue: PlacedIssue; select(s: Selection)
   );
 }
 
-export function ValidationStrip({ issues, validating, error, select }: { issues: IssueIndex; validating: boolean; error: unknown; select(s: Selection): void }) {
+export function ValidationStrip({
+  issues,
+  validating,
+  error,
+  select,
+  unavailable = null,
+}: {
+  issues: IssueIndex;
+  validating: boolean;
+  error: unknown;
+  select(s: Selection): void;
+  /** why this key gets no verdict (nothing is asked, nothing claimed) */
+  unavailable?: string | null;
+}) {
   const errors = issues.all.filter((i) => i.level === 'error');
   const warnings = issues.all.filter((i) => i.level === 'warning');
+  if (unavailable !== null) {
+    return (
+      <section className="validation-strip" aria-label="Validation" data-state="unavailable">
+        <div className="strip-head">
+          <strong>Validation</strong>
+          <span className="muted small">{unavailable}</span>
+        </div>
+      </section>
+    );
+  }
   return (
     <section className="validation-strip" aria-label="Validation" aria-live="polite" data-state={validating ? 'checking' : errors.length > 0 ? 'invalid' : 'valid'}>
       <div className="strip-head">

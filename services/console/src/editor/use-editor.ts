@@ -1,6 +1,7 @@
 /**
  * The editor's state: the canvas model, the definition's name / description / version, what
- * was last saved (dirty = the document or the names differ from it), the server's verdict on
+ * was opened or last saved (dirty = the document or the names differ from it: only an explicit
+ * change, never the layout of nodes that came without positions), the server's verdict on
  * the current document (`POST /v1/definitions/validate`, debounced, the only authority) and
  * the save (create, or update with the version read: a 409 VersionConflict is kept for the
  * page to offer a reload).
@@ -61,19 +62,28 @@ function keysModel(keys: string): CanvasModel {
   };
 }
 
+/** The text an opened document is compared with to tell an edit (null: it opens as an unsaved change). */
+function baselineOf(l: Loaded, m: CanvasModel): string | null {
+  return l.saved || l.meta.definitionId === null ? textOf(m) : null;
+}
+
 export interface Loaded {
   meta: EditorMeta;
   graph: unknown;
-  /** the saved text the document is compared with (null: nothing saved yet) */
+  /** the document is what is stored; false for a new one (blank or a sample: not dirty until edited) and for a restored version (dirty at once) */
   saved: boolean;
 }
 
-export function useEditorState(initial: Loaded) {
+/** `validate`: ask the server's verdict (false for a key without the define scope: the route would refuse it). */
+export function useEditorState(initial: Loaded, { validate = true }: { validate?: boolean } = {}) {
   const client = useClient();
   const [model, setModelState] = useState<CanvasModel>(() => graphToCanvas(initial.graph));
   const [meta, setMeta] = useState<EditorMeta>(initial.meta);
-  // what is on the server: the document text and the names; a laid-out or new graph differs from it (dirty)
-  const [savedText, setSavedText] = useState<string | null>(() => (initial.saved && model.laidOut.length === 0 ? textOf(model) : null));
+  // what the editor opened (or last saved): the document text and the names. Positions the layout
+  // proposed for nodes that had none are part of it — laying out is not an edit — so an untouched
+  // definition or sample is never an unsaved change. Only a version restored into the canvas
+  // (a saved definition's id over a document that is not what is stored) opens as one.
+  const [savedText, setSavedText] = useState<string | null>(() => baselineOf(initial, model));
   const [savedMeta, setSavedMeta] = useState<EditorMeta>(initial.meta);
   const [validation, setValidation] = useState<GraphValidation | null>(null);
   const [validating, setValidating] = useState(false);
@@ -107,9 +117,10 @@ export function useEditorState(initial: Loaded) {
   }, [client, semanticText]);
 
   useEffect(() => {
+    if (!validate) return;
     const t = setTimeout(() => void validateNow(), VALIDATE_DEBOUNCE_MS);
     return () => clearTimeout(t);
-  }, [validateNow]);
+  }, [validateNow, validate]);
 
   // issues follow the element keys, not their positions: the same index while nodes only move
   const elementKeys = useMemo(() => `${settled.nodes.map((n) => n.id).join('\n')}\u0000${settled.edges.map((e) => e.id).join('\n')}`, [settled]);
@@ -126,7 +137,7 @@ export function useEditorState(initial: Loaded) {
     setModelState(m);
     setMeta(l.meta);
     setSavedMeta(l.meta);
-    setSavedText(l.saved && m.laidOut.length === 0 ? textOf(m) : null);
+    setSavedText(baselineOf(l, m));
     setValidation(null);
   }, []);
 

@@ -216,6 +216,7 @@ export function RunsPage() {
   const now = runs.dataUpdatedAt || Date.now();
   const filtered = isFiltered(search);
   const canOperate = useCan('operate');
+  const canRun = useCan('run');
   const bulkFilter = bulkFilterOf(search);
   const [bulkOpen, setBulkOpen] = useState(false);
   return (
@@ -237,9 +238,11 @@ export function RunsPage() {
               Act on matching runs…
             </button>
           ) : null}
-          <Link to="/definitions" className="btn btn-primary">
-            Start a run
-          </Link>
+          {canRun ? (
+            <Link to="/definitions" className="btn btn-primary">
+              Start a run
+            </Link>
+          ) : null}
         </div>
       </div>
       {bulkOpen && bulkFilter ? <BulkDialog filter={bulkFilter} onClose={() => setBulkOpen(false)} /> : null}

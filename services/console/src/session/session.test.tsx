@@ -51,6 +51,18 @@ describe('signing in', () => {
     expect(screen.getByText(/key none/)).toBeTruthy();
   });
 
+  it('shows the sign-in form without asking whoami when the page says the API checks keys and none is stored', async () => {
+    const api = keyedApi();
+    mount({ baseUrl: 'http://api.test', storage: memoryStorage(), fetch: api.fetch, authRequired: true });
+    await screen.findByLabelText('API key');
+    expect(api.calls).toEqual([]);
+    expect(screen.queryByRole('alert')).toBeNull();
+    await userEvent.type(screen.getByLabelText('API key'), 'k-dash');
+    await userEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    expect(await screen.findByText(/signed in as acme with \[read\]/)).toBeTruthy();
+    expect(api.calls).toEqual(['GET /v1/whoami']);
+  });
+
   it('asks for a key when the server wants one, then sends it as the bearer and keeps it for the tab', async () => {
     const api = keyedApi();
     const storage = memoryStorage();

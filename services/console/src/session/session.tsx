@@ -3,7 +3,9 @@
  * dies with the tab), sent as the bearer and as the live channel's `auth.token`, or a person
  * signed in through single sign-on (an HttpOnly session cookie the browser sends by itself),
  * and the tenant and scopes `GET /v1/whoami` answered for it. A server without API_KEYS
- * answers whoami without a key, and the console opens without asking for one.
+ * answers whoami without a key, and the console opens without asking for one; a server that
+ * checks keys says so in the console's page, and with no key stored and no sign-in session
+ * (the page says that too) the sign-in form shows without a whoami that could only be refused.
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { createClient, isApiRequestError, type ApiKeyScope, type FlowlineClient, type Whoami } from '@flowline/client';
@@ -15,6 +17,8 @@ export interface ConsoleConfig {
   baseUrl: string;
   storage: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
   fetch?: typeof fetch;
+  /** the API checks keys (its page says so): with no stored key the sign-in form shows without asking whoami */
+  authRequired?: boolean;
   /** socket transports (tests may use polling) */
   transports?: Array<'websocket' | 'polling'>;
 }
@@ -104,7 +108,9 @@ export function SessionGate(props: {
   useEffect(() => {
     let live = true;
     const stored = config.storage.getItem(API_KEY_STORAGE);
-    void signIn(config, stored, warm).then((next) => {
+    // no key yet and the API wants one: asking whoami would only be refused (a 401 in every console)
+    const first = stored === null && config.authRequired ? Promise.resolve<State>({ kind: 'signedOut', refusal: null }) : signIn(config, stored, warm);
+    void first.then((next) => {
       if (!live) {
         if (next.kind === 'signedIn') next.client.close();
         return;

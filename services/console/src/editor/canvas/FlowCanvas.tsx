@@ -84,6 +84,15 @@ const NodeCard = memo(function NodeCard({ id, data, selected }: NodeProps<FlowNo
 
 const nodeTypes = { flow: NodeCard };
 
+/**
+ * Fit-view shows every node: no lower bound that would leave a wide graph cut at the canvas's
+ * edges (a narrow canvas zooms out rather than hiding nodes behind the palette or inspector).
+ */
+export const FIT_VIEW = { padding: 0.12, maxZoom: 1.1, minZoom: 0.1 } as const;
+
+/** The minimap's frame; its drawing is sized to it and clipped by it. */
+export const MINIMAP = { width: 168, height: 112 } as const;
+
 /** The text an edge shows: its label, else its condition, else "default" for a default edge. */
 export function edgeText(doc: Record<string, unknown>): string | undefined {
   if (typeof doc.label === 'string' && doc.label !== '') return doc.label;
@@ -224,14 +233,14 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
         nodesDraggable={!readOnly}
         nodesConnectable={!readOnly}
         fitView
-        fitViewOptions={{ padding: 0.15, maxZoom: 1.1, minZoom: 0.55 }}
+        fitViewOptions={FIT_VIEW}
         minZoom={0.1}
         proOptions={{ hideAttribution: true }}
         onlyRenderVisibleElements
       >
         <Background gap={20} size={1} />
-        <MiniMap pannable zoomable ariaLabel="Overview" />
-        <Controls showInteractive={false} />
+        <MiniMap pannable zoomable ariaLabel="Overview" style={{ width: MINIMAP.width, height: MINIMAP.height }} />
+        <Controls showInteractive={false} fitViewOptions={FIT_VIEW} />
       </ReactFlow>
     </div>
   );

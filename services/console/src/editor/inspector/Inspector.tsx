@@ -24,6 +24,8 @@ interface Props {
   select(s: Selection): void;
   issues: IssueIndex;
   pickers: Pickers;
+  /** its fields are disabled (a read-only editor): the panel itself takes focus, so it still scrolls by keyboard */
+  readOnly?: boolean;
 }
 
 /**
@@ -307,6 +309,7 @@ export const Inspector = memo(
     a.setModel === b.setModel &&
     a.setMeta === b.setMeta &&
     a.select === b.select &&
+    a.readOnly === b.readOnly &&
     a.model.nodes.length === b.model.nodes.length &&
     a.model.edges.length === b.model.edges.length &&
     shownDoc(a) === shownDoc(b),
@@ -315,8 +318,10 @@ export const Inspector = memo(
 function InspectorPanel(props: Props) {
   const s = props.selection;
   return (
-    <aside className="inspector" aria-label="Inspector">
-      {s?.kind === 'node' ? <NodePanel {...props} nodeKey={s.key} key={`n-${s.key}`} /> : s?.kind === 'edge' ? <EdgePanel {...props} edgeKey={s.key} key={`e-${s.key}`} /> : <GraphPanel {...props} />}
+    <aside className="inspector" aria-label="Inspector" tabIndex={props.readOnly ? 0 : undefined}>
+      <fieldset className="inspector-fieldset" disabled={props.readOnly}>
+        {s?.kind === 'node' ? <NodePanel {...props} nodeKey={s.key} key={`n-${s.key}`} /> : s?.kind === 'edge' ? <EdgePanel {...props} edgeKey={s.key} key={`e-${s.key}`} /> : <GraphPanel {...props} />}
+      </fieldset>
     </aside>
   );
 }

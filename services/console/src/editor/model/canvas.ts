@@ -5,8 +5,8 @@
  * carries its edge document. Everything of the graph besides `nodes` and `edges` is kept
  * as it was. So `canvasToGraph(graphToCanvas(doc))` is `doc` whenever every node has a
  * position; a node without one is placed by the shared layered layout (`layoutGraph` of
- * `@flowline/graph`) and the model says it was laid out (the editor opens it dirty: the
- * layout is a proposal the author has not saved).
+ * `@flowline/graph`) and the model says it was laid out (the editor does not count that as
+ * an edit: the layout's positions are saved with the author's first real change).
  */
 import type { Edge, Node } from '@xyflow/react';
 import { layoutGraph, type NodeKind } from '@flowline/graph';
