@@ -24,3 +24,4 @@ export * from './wait';
 export * from './triggers';
 export * from './approval';
 export * from './schedule';
+export * from './migrate';
