@@ -22,6 +22,7 @@ export * from './store/definitions';
 export * from './store/definition-versions';
 export * from './store/run-create';
 export * from './store/run-fork';
+export * from './store/run-migrate';
 export * from './store/run-reads';
 export * from './store/intents';
 export * from './store/approvals';

@@ -25,3 +25,4 @@ export * from './triggers';
 export * from './approval';
 export * from './schedule';
 export * from './migrate';
+export * from './diff';

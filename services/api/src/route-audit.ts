@@ -59,6 +59,7 @@ export const ROUTE_AUDIT_ACTIONS = {
   'PUT /v1/runs/{id}/nodes/{key}/input': { action: 'node.setInput', resource: 'run' },
   'POST /v1/runs/{id}/nodes/{key}/steer': { action: 'node.steer', resource: 'run' },
   'POST /v1/runs/{id}/fork': { action: 'run.fork', resource: 'run' },
+  'POST /v1/runs/{id}/migrate': { action: 'run.migrate', resource: 'run' },
   'POST /v1/runs/bulk': { action: 'run.bulk', resource: 'bulkJob', id: 'answer:bulkId' },
 
   'POST /v1/schedules': { action: 'schedule.create', resource: 'schedule', id: 'answer:id' },

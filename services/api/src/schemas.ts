@@ -32,7 +32,7 @@ export const GraphInvalidSchema = z
   .openapi('GraphInvalid');
 
 const GraphDocSchema = z.unknown().openapi({ type: 'object', description: 'graph document (docs/reference/graph.md)' });
-const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
+export const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
 const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' });
 
 export const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' }) });

@@ -52,6 +52,7 @@ describe('API key scopes over REST', () => {
     for (const path of [
       '/v1/definitions',
       `/v1/definitions/${lineDef}`,
+      `/v1/definitions/${lineDef}/diff?from=1&to=1`,
       '/v1/runs',
       `/v1/runs/${runId}`,
       `/v1/runs/${runId}/nodes/start`,
@@ -67,6 +68,7 @@ describe('API key scopes over REST', () => {
       ['POST', `/v1/runs/${runId}/pause`, undefined, 'operate'],
       ['PUT', `/v1/runs/${runId}/breakpoints`, { nodeKeys: [] }, 'operate'],
       ['POST', `/v1/runs/${runId}/fork`, { fromNodeKey: 'start', requestId: 'read-only-fork' }, 'operate'],
+      ['POST', `/v1/runs/${runId}/migrate`, { toVersion: 1, dryRun: false }, 'operate'],
       ['POST', `/v1/definitions/${lineDef}/runs`, { requestId: 'read-only-start' }, 'run'],
       ['POST', `/v1/runs/${runId}/nodes/gate/decide`, { operationId: 'op', decision: 'Approve' }, 'run'],
       ['POST', '/v1/conversations/c1/messages', { definitionId: lineDef, text: 'x', requestId: 'read-only-send' }, 'run'],

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TERMINAL_RUN_STATUSES, type Graph, type GraphEdge, type GraphNode } from '../model';
+import { TERMINAL_RUN_STATUSES, type Graph } from '../model';
 import { applyPlanToSnapshot } from '../planner/apply';
 import { plan } from '../planner/plan';
-import { contextAt, edge, graphOf, node, snapshotOf } from '../planner/test-kit';
+import { contextAt, dagOf, edge, node, snapshotOf } from '../planner/test-kit';
 import type { RunSnapshot, WorkItem, WorkOutcome } from '../planner/types';
 import { migrateSnapshot } from './apply-migration';
 import { planMigration } from './migration-plan';
@@ -33,28 +33,22 @@ const specArb: fc.Arbitrary<Spec> = fc.integer({ min: 1, max: 7 }).chain((n) => 
 
 /** Start `n0`, Tool nodes n1..nk over random earlier parents (conditions on `output.v`), one End `end` after every leaf. */
 function buildGraph(spec: Spec): Graph {
-  const nodes: GraphNode[] = [node('n0', 'Start')];
-  const edges: GraphEdge[] = [];
-  spec.parents.forEach((ps, idx) => {
-    const i = idx + 1;
-    const parents = [...new Set(ps.map((p) => p % i))];
-    parents.forEach((p, j) => {
-      const c = spec.conds[idx]![j] ?? null;
-      edges.push(edge(`e${p}_${i}`, `n${p}`, `n${i}`, { condition: p > 0 && c !== null ? { path: 'output.v', op: 'Eq', value: c } : null }));
-    });
-    nodes.push(node(`n${i}`, 'Tool', {
-      joinPolicy: parents.length >= 2 && spec.any[idx] ? 'Any' : 'All',
-      onError: spec.onError[idx] ? 'Continue' : 'FailRun',
-      maxAttempts: 2,
-      timeoutSeconds: 1000,
-      retryBackoff: { initialMs: 10, multiplier: 2, maxMs: 100 },
-      config: { toolName: 'echo' },
-    }));
-  });
-  const leaves = nodes.filter((n) => !edges.some((e) => e.from === n.key));
-  for (const l of leaves) edges.push(edge(`${l.key}_end`, l.key, 'end'));
-  nodes.push(node('end', 'End', { joinPolicy: leaves.length >= 2 ? 'Any' : 'All', config: { outcome: 'end' } }));
-  return graphOf(nodes, edges);
+  return dagOf(
+    spec.parents,
+    (i, p, j) => {
+      const c = spec.conds[i - 1]![j] ?? null;
+      return { condition: p > 0 && c !== null ? { path: 'output.v', op: 'Eq', value: c } : null };
+    },
+    (i, parentCount) =>
+      node(`n${i}`, 'Tool', {
+        joinPolicy: parentCount >= 2 && spec.any[i - 1] ? 'Any' : 'All',
+        onError: spec.onError[i - 1] ? 'Continue' : 'FailRun',
+        maxAttempts: 2,
+        timeoutSeconds: 1000,
+        retryBackoff: { initialMs: 10, multiplier: 2, maxMs: 100 },
+        config: { toolName: 'echo' },
+      }),
+  );
 }
 
 function outcomeOf(spec: Spec, item: Pick<WorkItem, 'nodeKey' | 'attempt'>, now: number): WorkOutcome {
