@@ -140,6 +140,29 @@ describe('POST /v1/runs/{id}/migrate', () => {
     expect(end.nodeRuns.find((n: Body) => n.nodeKey === 'p')).toBeUndefined();
   });
 
+  it('re-queues a running Tool whose config changed: the new config runs on the same attempt, the old invocation is ignored', async () => {
+    const slow = (ms: number) => ({
+      nodes: [{ key: 'start', kind: 'Start' }, { key: 'slow', kind: 'Tool', config: { toolName: 'wait', arguments: { ms } } }, { key: 'end', kind: 'End', config: { outcome: 'done' } }],
+      edges: [{ key: 'e1', from: 'start', to: 'slow' }, { key: 'e2', from: 'slow', to: 'end' }],
+    });
+    const def = await define(slow(60_000));
+    const res = await h.call('POST', `/v1/definitions/${def}/runs`, { body: { input: {} } });
+    const runId = res.body.runId as string;
+    await waitFor(async () => (await h.call('GET', `/v1/runs/${runId}/nodes/slow`)).body.status === 'Running', {
+      timeoutMs: 20_000, intervalMs: 50, description: 'slow running',
+    });
+    await update(def, slow(10), 1);
+    const moved = await migrate(runId, { toVersion: 2, dryRun: false });
+    expect(moved.body).toMatchObject({ verdict: 'compatible', executed: true });
+    expect(moved.body.mapping).toContainEqual({ from: 'slow', to: 'slow', kind: 'Tool', status: 'Running', action: 'requeue' });
+    // well before the first invocation's 60 s wait could end
+    const end = await finished(runId);
+    expect(end.run.status).toBe('Completed');
+    expect(end.nodeRuns.find((n: Body) => n.nodeKey === 'slow')).toMatchObject({ status: 'Succeeded', attempt: 1 });
+    const retried = (await events(runId)).filter((e) => e.kind === 'node.retried');
+    expect(retried).toMatchObject([{ nodeKey: 'slow', detail: { by: 'migration', to: 2 } }]);
+  });
+
   it('refuses a bad body with 400, an unknown version or run with 404, another tenant with 404', async () => {
     const def = await define(v1());
     const runId = await parkedRun(def);
