@@ -80,7 +80,8 @@ async function migrateInTransaction(tx: Tx, p: MigrateRunParams): Promise<Migrat
   ];
   /*
    * Inputs: $1 run, $2 version read under the lock, the new pin ($3 graph, $4 plan graph, $5 hash,
-   * $6 version), $7 breakpoints, $8 edge overrides, $9 attempts refunded, $10 events (kind, nodeKey, detail).
+   * $6 version), $7 breakpoints, $8 edge overrides, $9 attempts refunded, $10 events (kind, nodeKey, detail),
+   * $11 step allowance.
    * Guard: version = $2. Effect: the new pin, version + 1, the events from last_seq + 1, wake now.
    * Result: the seq of run.migrated.
    */
@@ -89,6 +90,7 @@ async function migrateInTransaction(tx: Tx, p: MigrateRunParams): Promise<Migrat
      r AS (
        UPDATE runs SET graph = $3::jsonb, plan_graph = $4::jsonb, graph_hash = $5, definition_version = $6,
                        breakpoints = $7::jsonb, edge_overrides = $8::jsonb, total_attempts = greatest(0, total_attempts - $9),
+                       step_allowance = $11::jsonb,
                        version = version + 1, last_seq = last_seq + (SELECT count(*) FROM ev), wake_at = now()
        WHERE id = $1 AND version = $2
        RETURNING id, last_seq - (SELECT count(*) FROM ev) AS base),
@@ -97,7 +99,8 @@ async function migrateInTransaction(tx: Tx, p: MigrateRunParams): Promise<Migrat
        SELECT r.id, r.base + ev.n, ev.e->>'kind', ev.e->>'nodeKey', now(), ev.e->'detail' FROM r, ev)
      SELECT base + 1 AS seq FROM r`,
     [p.runId, h.version, target.graphText, planGraphText, target.graphHash, p.toVersion, JSON.stringify(moved.breakpoints),
-      JSON.stringify(moved.edgeOverrides), moved.attemptsRefunded, JSON.stringify(events)],
+      JSON.stringify(moved.edgeOverrides), moved.attemptsRefunded, JSON.stringify(events),
+      moved.stepAllowance === null ? null : JSON.stringify(moved.stepAllowance)],
   );
   const seq = res.rows[0]?.seq;
   // the row is locked by this transaction: a lost CAS is a broken invariant, not a race

@@ -9,11 +9,12 @@
  *   refunded to the run), its invocation dropped: a late result of the old invocation is
  *   ignored like any result of a superseded invocation, and the next tick queues it afresh.
  * - `add`: a fresh Pending row. `drop`: gone.
- * Breakpoints and edge overrides follow the nodes and edges the new graph keeps.
+ * Breakpoints, a step allowance naming a node, and edge overrides follow the nodes and edges the
+ * new graph keeps.
  */
 import { indexGraph } from '../planner/graph-index';
 import type { Graph } from '../model';
-import type { NodeRunState, RunSnapshot } from '../planner/types';
+import type { NodeRunState, RunSnapshot, StepAllowance } from '../planner/types';
 import { freshRow, keptOverrides, type MigrationPlan } from './migration-plan';
 
 export interface MigratedRun {
@@ -23,6 +24,8 @@ export interface MigratedRun {
   attemptsRefunded: number;
   breakpoints: string[];
   edgeOverrides: Record<string, boolean>;
+  /** the run's step allowance, naming its node's new key (null when that node is dropped) */
+  stepAllowance: StepAllowance | null;
 }
 
 const SETTLED: ReadonlySet<NodeRunState['status']> = new Set(['Succeeded', 'Failed', 'Skipped', 'Cancelled']);
@@ -33,14 +36,13 @@ export function applyMigration(
   to: Graph,
   nodes: readonly NodeRunState[],
   plan: MigrationPlan,
-  run: { breakpoints: readonly string[]; edgeOverrides: Readonly<Record<string, boolean>> },
+  run: { breakpoints: readonly string[]; edgeOverrides: Readonly<Record<string, boolean>>; stepAllowance?: StepAllowance | null },
 ): MigratedRun {
   if (plan.verdict !== 'compatible') throw new Error(`a ${plan.verdict} migration is not applied`);
   const fromIndex = indexGraph(from);
   const toIndex = indexGraph(to);
   const byKey = new Map(nodes.map((r) => [r.nodeKey, r]));
   const rowsByKey = new Map<string, NodeRunState>();
-  const renamed = new Map<string, string>();
   let attemptsRefunded = 0;
   for (const m of plan.mapping) {
     if (m.to === null) continue;
@@ -50,7 +52,6 @@ export function applyMigration(
       rowsByKey.set(m.to, freshRow(target));
       continue;
     }
-    renamed.set(old.nodeKey, m.to);
     let row: NodeRunState = { ...old, nodeKey: m.to };
     if (!SETTLED.has(row.status)) {
       const oldMax = fromIndex.nodeByKey.get(old.nodeKey)?.maxAttempts ?? target.maxAttempts;
@@ -66,8 +67,15 @@ export function applyMigration(
     rowsByKey.set(m.to, row);
   }
   const rows = to.nodes.map((n) => rowsByKey.get(n.key) ?? freshRow(n));
-  const breakpoints = [...new Set(run.breakpoints.map((k) => renamed.get(k) ?? k).filter((k) => toIndex.nodeByKey.has(k)))];
-  return { rows, attemptsRefunded, breakpoints, edgeOverrides: keptOverrides(to, run.edgeOverrides) };
+  // a breakpoint follows its node (to its new key, or away with it when the node is dropped)
+  const targetOfOld = new Map(plan.mapping.filter((m) => m.from !== null).map((m) => [m.from!, m.to]));
+  const breakpoints = [...new Set(run.breakpoints.map((k) => (targetOfOld.has(k) ? targetOfOld.get(k) : k)))].filter(
+    (k): k is string => k != null && toIndex.nodeByKey.has(k),
+  );
+  const step = run.stepAllowance ?? null;
+  const stepTarget = step?.nodeKey == null ? null : targetOfOld.has(step.nodeKey) ? targetOfOld.get(step.nodeKey) : step.nodeKey;
+  const stepAllowance = step === null || step.nodeKey === null ? step : stepTarget == null || !toIndex.nodeByKey.has(stepTarget) ? null : { ...step, nodeKey: stepTarget };
+  return { rows, attemptsRefunded, breakpoints, edgeOverrides: keptOverrides(to, run.edgeOverrides), stepAllowance };
 }
 
 /** A planner snapshot moved to `to` by a compatible plan (tests and tools; the store writes the same rows). */
@@ -82,6 +90,7 @@ export function migrateSnapshot(snap: RunSnapshot, to: Graph, plan: MigrationPla
       totalAttempts: Math.max(0, snap.run.totalAttempts - m.attemptsRefunded),
       breakpoints: m.breakpoints,
       edgeOverrides: m.edgeOverrides,
+      stepAllowance: m.stepAllowance,
     },
   };
 }

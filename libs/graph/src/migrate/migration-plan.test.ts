@@ -144,9 +144,31 @@ describe('planMigration', () => {
 
   it('answers keyed mapping errors for a bad nodeMap', () => {
     const snap = parkedOnPause();
-    const plan = planMigration(request(snap, v2, { nope: 't', t: 'missing', s: 'p' }));
-    expect(plan.verdict).not.toBe('compatible');
-    expect(plan.reasons.map((r) => r.code).sort()).toEqual(expect.arrayContaining(['MapUnknownSource', 'MapUnknownTarget', 'MapTargetTaken']));
+    const plan = planMigration(request(snap, v2, { nope: 't', t: 'missing', s: 'after', done: 'after' }));
+    expect(plan.verdict).toBe('needsMapping');
+    expect(plan.reasons.map((r) => [r.code, r.nodeKey])).toEqual(
+      expect.arrayContaining([['MapUnknownSource', 'nope'], ['MapUnknownTarget', 't'], ['MapTargetTaken', 'done']]),
+    );
+  });
+
+  it('lets a node mapped onto a key take it: the old node of that key is dropped when it never started, missing when it did', () => {
+    const snap = parkedOnPause(v2);
+    // v2's `after` (never started) gives its key to the Pause; the Pause's own key is then free
+    const g = graphOf(
+      [node('s', 'Start'), node('t', 'Tool', { config: { toolName: 'echo' } }), { ...pause, key: 'after' }, node('done', 'End')],
+      [edge('e1', 's', 't'), edge('e2', 't', 'after'), edge('e3', 'after', 'done')],
+    );
+    const plan = planMigration(request(snap, g, { p: 'after' }));
+    expect(plan.verdict).toBe('compatible');
+    expect(plan.mapping).toContainEqual({ from: 'p', to: 'after', kind: 'Pause', status: 'WaitingForApproval', action: 'keep' });
+    expect(plan.mapping).toContainEqual({ from: 'after', to: null, kind: 'Tool', status: 'Pending', action: 'drop' });
+    const withBreakpoints = { ...snap, run: { ...snap.run, breakpoints: ['after', 'p', 'done'] } };
+    expect(migrateSnapshot(withBreakpoints, g, plan).run.breakpoints).toEqual(['after', 'done']);
+    const stepping = (nodeKey: string) => ({ ...snap, run: { ...snap.run, paused: true, stepAllowance: { id: 's1', mode: 'node' as const, nodeKey } } });
+    expect(migrateSnapshot(stepping('p'), g, plan).run.stepAllowance).toEqual({ id: 's1', mode: 'node', nodeKey: 'after' });
+    expect(migrateSnapshot(stepping('after'), g, plan).run.stepAllowance).toBeNull();
+    const started = planMigration(request(snap, g, { p: 'after', t: 'after' }));
+    expect(started.reasons).toContainEqual(expect.objectContaining({ code: 'MapTargetTaken', nodeKey: 't' }));
   });
 
   it('judges the run state against the new state schema', () => {

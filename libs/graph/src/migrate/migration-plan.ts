@@ -127,14 +127,14 @@ export function planMigration(req: MigrationRequest): MigrationPlan {
   const claimed = new Set<string>();
   for (const row of req.nodes) {
     const t = targetOf(row.nodeKey);
-    if (toIndex.nodeByKey.get(t)?.kind === row.kind) claimed.add(t);
+    if (t !== null && toIndex.nodeByKey.get(t)?.kind === row.kind) claimed.add(t);
   }
   const unclaimedKinds = new Set(req.to.nodes.filter((n) => !claimed.has(n.key)).map((n) => n.kind));
 
   const mapping: MigrationMapping[] = [];
   for (const row of req.nodes) {
     const t = targetOf(row.nodeKey);
-    const target = toIndex.nodeByKey.get(t);
+    const target = t === null ? undefined : toIndex.nodeByKey.get(t);
     const started = hasStarted(row);
     if (!target || target.kind !== row.kind) {
       if (!started) {
@@ -142,13 +142,14 @@ export function planMigration(req: MigrationRequest): MigrationPlan {
         continue;
       }
       const canMap = unclaimedKinds.has(row.kind);
-      if (!target) add('NodeMissing', row.nodeKey, `'${row.nodeKey}' (${row.kind}, ${row.status}) has no node '${t}' in the new version${canMap ? '; map it with nodeMap' : ''}`, canMap);
+      const missing = t === null ? `its key is taken by the node nodeMap maps onto '${row.nodeKey}'` : `has no node '${t}' in the new version`;
+      if (!target) add('NodeMissing', row.nodeKey, `'${row.nodeKey}' (${row.kind}, ${row.status}) ${missing}${canMap ? '; map it with nodeMap' : ''}`, canMap);
       else add('KindChanged', row.nodeKey, `'${row.nodeKey}' is a ${row.kind} (${row.status}); '${t}' of the new version is a ${target.kind}`, canMap);
       mapping.push({ from: row.nodeKey, to: null, kind: row.kind, status: row.status, action: 'carry' });
       continue;
     }
     const source = fromIndex.nodeByKey.get(row.nodeKey);
-    mapping.push({ from: row.nodeKey, to: t, kind: row.kind, status: row.status, action: actionOf(row, source, target, add) });
+    mapping.push({ from: row.nodeKey, to: target.key, kind: row.kind, status: row.status, action: actionOf(row, source, target, add) });
   }
   const mappedTargets = new Set(mapping.filter((m) => m.to !== null).map((m) => m.to!));
   for (const n of req.to.nodes) {
@@ -167,8 +168,13 @@ export function planMigration(req: MigrationRequest): MigrationPlan {
 
 type AddReason = (code: MigrationReasonCode, nodeKey: string | null, message: string, canMap?: boolean) => void;
 
-/** Validates `nodeMap` and returns the target key of each old key. */
-function checkNodeMap(req: MigrationRequest, add: AddReason): (key: string) => string {
+/**
+ * Validates `nodeMap` and returns the target key of each old key: its `nodeMap` entry, else its
+ * own key — unless an entry maps another node onto that key (the mapped node takes it, and this
+ * one has no target: dropped when it never started, `NodeMissing` when it did). Two entries
+ * naming one target are `MapTargetTaken`.
+ */
+function checkNodeMap(req: MigrationRequest, add: AddReason): (key: string) => string | null {
   const map = req.nodeMap ?? {};
   const fromKeys = new Set(req.from.nodes.map((n) => n.key));
   const toKeys = new Set(req.to.nodes.map((n) => n.key));
@@ -177,16 +183,16 @@ function checkNodeMap(req: MigrationRequest, add: AddReason): (key: string) => s
   for (const [oldKey, newKey] of Object.entries(map)) {
     if (!fromKeys.has(oldKey)) add('MapUnknownSource', oldKey, `nodeMap names '${oldKey}', not a node of the run's version`);
     else if (!toKeys.has(newKey)) add('MapUnknownTarget', oldKey, `nodeMap maps '${oldKey}' to '${newKey}', not a node of the new version`);
-    else valid.set(oldKey, newKey);
+    else {
+      const holder = takenBy.get(newKey);
+      if (holder !== undefined) add('MapTargetTaken', oldKey, `'${holder}' and '${oldKey}' are both mapped to '${newKey}'`);
+      else {
+        takenBy.set(newKey, oldKey);
+        valid.set(oldKey, newKey);
+      }
+    }
   }
-  // a target is taken by the node mapped to it, else by the node of the same key left unmapped
-  for (const k of fromKeys) {
-    const t = valid.get(k) ?? k;
-    const holder = takenBy.get(t);
-    if (holder === undefined) takenBy.set(t, k);
-    else add('MapTargetTaken', valid.has(k) ? k : holder, `'${holder}' and '${k}' would both become '${t}'`);
-  }
-  return (key) => valid.get(key) ?? key;
+  return (key) => valid.get(key) ?? (takenBy.has(key) ? null : key);
 }
 
 function actionOf(row: NodeRunState, source: GraphNode | undefined, target: GraphNode, add: AddReason): MigrationAction {
