@@ -163,6 +163,56 @@ describe('POST /v1/runs/{id}/migrate', () => {
     expect(retried).toMatchObject([{ nodeKey: 'slow', detail: { by: 'migration', to: 2 } }]);
   });
 
+  it('keeps a running Tool whose work is unchanged on its invocation: its result lands after the move and the run goes through the added node', async () => {
+    const line = (withTail: boolean) => ({
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'slow', kind: 'Tool', config: { toolName: 'wait', arguments: { ms: 1500 } } },
+        ...(withTail ? [{ key: 'tail', kind: 'Tool', config: { toolName: 'echo', arguments: { tail: true } } }] : []),
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: withTail
+        ? [{ key: 'e1', from: 'start', to: 'slow' }, { key: 'e2t', from: 'slow', to: 'tail' }, { key: 'e3', from: 'tail', to: 'end' }]
+        : [{ key: 'e1', from: 'start', to: 'slow' }, { key: 'e2', from: 'slow', to: 'end' }],
+    });
+    const def = await define(line(false));
+    const runId = (await h.call('POST', `/v1/definitions/${def}/runs`, { body: { input: {} } })).body.runId as string;
+    await waitFor(async () => (await h.call('GET', `/v1/runs/${runId}/nodes/slow`)).body.status === 'Running', {
+      timeoutMs: 20_000, intervalMs: 20, description: 'slow running',
+    });
+    await update(def, line(true), 1);
+    const moved = await migrate(runId, { toVersion: 2, dryRun: false });
+    expect(moved.body).toMatchObject({ verdict: 'compatible', executed: true });
+    expect(moved.body.mapping).toContainEqual({ from: 'slow', to: 'slow', kind: 'Tool', status: 'Running', action: 'keep' });
+    const end = await finished(runId);
+    expect(end.run).toMatchObject({ status: 'Completed', definitionVersion: 2 });
+    expect(end.nodeRuns.map((n: Body) => [n.nodeKey, n.status, n.attempt])).toEqual([
+      ['start', 'Succeeded', 1], ['slow', 'Succeeded', 1], ['tail', 'Succeeded', 1], ['end', 'Succeeded', 1],
+    ]);
+    expect((await events(runId)).filter((e) => e.kind === 'node.queued' && e.nodeKey === 'slow')).toHaveLength(1);
+  });
+
+  it('migrates many parked runs at once, each exactly once, and every one completes through the new node', async () => {
+    const def = await define(v1());
+    const runs = await Promise.all(Array.from({ length: 20 }, () => parkedRun(def)));
+    await update(def, withAfter(), 1);
+    // each run twice in parallel: one of a pair moves the run, the other finds it already on version 2
+    const answers = await Promise.all(runs.map((r) => Promise.all([migrate(r, { toVersion: 2, dryRun: false }), migrate(r, { toVersion: 2, dryRun: false })])));
+    for (const pair of answers) {
+      expect(pair.every((a) => a.status === 200 && a.body.verdict === 'compatible')).toBe(true);
+      expect(pair.map((a) => a.body.executed).sort()).toEqual([false, true]);
+    }
+    for (const r of runs) {
+      expect((await events(r)).filter((e) => e.kind === 'run.migrated').map((e) => `${e.detail.from}->${e.detail.to}`)).toEqual(['1->2']);
+    }
+    await Promise.all(runs.map((r, i) => h.call('POST', `/v1/runs/${r}/nodes/p/decide`, { body: { operationId: `go-${i}`, decision: 'Approve' } })));
+    for (const r of runs) {
+      const end = await finished(r);
+      expect(end.run.status).toBe('Completed');
+      expect(end.nodeRuns.find((n: Body) => n.nodeKey === 'after')?.status).toBe('Succeeded');
+    }
+  });
+
   it('refuses a bad body with 400, an unknown version or run with 404, another tenant with 404', async () => {
     const def = await define(v1());
     const runId = await parkedRun(def);

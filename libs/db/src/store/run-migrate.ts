@@ -67,7 +67,11 @@ async function migrateInTransaction(tx: Tx, p: MigrateRunParams): Promise<Migrat
   const target = await loadTarget(tx, p.tenantId, h, p.toVersion);
   if (!target) return rollback<MigrateRunResult>({ kind: 'versionNotFound' });
   const { plan, planGraph, planGraphJson } = p.decide(snap, target.view);
-  if (p.dryRun || plan.verdict !== 'compatible') return rollback<MigrateRunResult>({ kind: 'planned', plan, fromVersion: h.definition_version, executed: false });
+  // a run already on the version with nothing to move (a retried migration) writes nothing
+  const already = p.toVersion === h.definition_version && plan.mapping.every((m) => m.from === m.to && (m.action === 'carry' || m.action === 'keep'));
+  if (p.dryRun || plan.verdict !== 'compatible' || already) {
+    return rollback<MigrateRunResult>({ kind: 'planned', plan, fromVersion: h.definition_version, executed: false });
+  }
 
   const moved = applyMigration(snap.graph, planGraph, snap.nodes, plan, snap.run);
   await writeRows(tx, p.runId, snap.nodes, moved.rows, plan);
