@@ -76,6 +76,8 @@ import type {
   RunForked,
   MigrateRunBody,
   DefinitionDiff,
+  DefinitionAlias,
+  PutAliasBody,
   MigrationPlan,
   ActOptions,
   Conversation,
@@ -461,6 +463,12 @@ export function createRestClient(o: RestClientOptions) {
       version: (defId: string, version: number) => call<DefinitionVersion>('GET', `/v1/definitions/${id(defId)}/versions/${encodeURIComponent(String(version))}`),
       /** `GET /v1/definitions/{id}/diff?from&to` → nodes and edges added, removed and changed member by member, schema changes */
       diff: (defId: string, from: number, to: number) => call<DefinitionDiff>('GET', `/v1/definitions/${id(defId)}/diff`, undefined, { from, to }),
+      /** `GET /v1/definitions/{id}/aliases` → its version aliases by name */
+      aliases: (defId: string) => call<Page<DefinitionAlias>>('GET', `/v1/definitions/${id(defId)}/aliases`),
+      /** `PUT /v1/definitions/{id}/aliases/{name}` → the alias as set (`current` moves what a start naming no version runs) */
+      setAlias: (defId: string, name: string, b: PutAliasBody) => call<DefinitionAlias>('PUT', `/v1/definitions/${id(defId)}/aliases/${encodeURIComponent(name)}`, b),
+      /** `DELETE /v1/definitions/{id}/aliases/{name}` → 204 */
+      deleteAlias: (defId: string, name: string) => call<void>('DELETE', `/v1/definitions/${id(defId)}/aliases/${encodeURIComponent(name)}`),
       /** `POST /v1/definitions/validate` → `{ valid, errors, warnings }` */
       validate: (graph: unknown) => call<GraphValidation>('POST', '/v1/definitions/validate', { graph }),
       /** `POST /v1/definitions/{id}/validate` → the saved definition judged against the catalog and caps as they are now */

@@ -330,6 +330,10 @@ export interface StartRunBody {
   budget?: RunBudget;
   /** run metadata: string key/values (MAX_RUN_METADATA_KEYS keys of 1–64 letters, digits, _ - .), searchable */
   metadata?: Record<string, string>;
+  /** a saved version of the definition to run (not with `alias`) */
+  version?: number;
+  /** a version alias to run through (default `current`; not with `version`) */
+  alias?: string;
   /** a delayed start at this RFC 3339 instant: the run reads Scheduled until then (not with `delay`) */
   startAt?: string;
   /** a delayed start after this ISO-8601 duration from now, e.g. `PT10M` (not with `startAt`) */
@@ -458,6 +462,16 @@ export interface DefinitionDiff {
   stateSchema: { changed: boolean; from: unknown; to: unknown };
   graph: MemberChange[];
 }
+
+/** A definition's version alias (`GET /v1/definitions/{id}/aliases`). */
+export interface DefinitionAlias {
+  name: string;
+  targets: Array<{ version: number; percent: number }>;
+  updatedAt: string;
+}
+
+/** `PUT /v1/definitions/{id}/aliases/{name}` body: one version, or weighted targets (the rest falls to `current`). */
+export type PutAliasBody = { version: number } | { targets: Array<{ version: number; percent: number }> };
 
 /** `POST /v1/runs/{id}/migrate` body. */
 export interface MigrateRunBody {

@@ -20,6 +20,7 @@ export type { ResealOptions, ResealPass, SealedColumn } from './reseal';
 export { FUNCTIONS_FOLDER, functionSources, migrate, migrateAtBoot, migrationsHash, MIGRATIONS_FOLDER, type BootLog, type FunctionSource } from './migrate';
 export * from './store/definitions';
 export * from './store/definition-versions';
+export * from './store/definition-aliases';
 export * from './store/run-create';
 export * from './store/run-fork';
 export * from './store/run-migrate';

@@ -26,3 +26,4 @@ export * from './approval';
 export * from './schedule';
 export * from './migrate';
 export * from './diff';
+export * from './aliases';

@@ -45,6 +45,7 @@ import { registerBlockerRoutes } from './routes/blockers';
 import { registerForkRoutes } from './routes/fork';
 import { registerMigrateRoutes } from './routes/migrate';
 import { registerDefinitionDiffRoutes } from './routes/definition-diff';
+import { registerDefinitionAliasRoutes } from './routes/definition-aliases';
 import { registerBulkRoutes } from './routes/bulk';
 import { registerRunRoutes } from './routes/runs';
 import { registerStreamRoute } from './routes/stream';
@@ -138,6 +139,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerToolRoutes(app, deps);
   registerDefinitionRoutes(app, deps);
   registerDefinitionDiffRoutes(app, deps);
+  registerDefinitionAliasRoutes(app, deps);
   registerBulkRoutes(app, withMetrics);
   registerRunRoutes(app, withMetrics);
   registerBlockerRoutes(app, deps);

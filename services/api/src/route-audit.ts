@@ -29,6 +29,8 @@ export const ROUTE_AUDIT_ACTIONS = {
   'POST /v1/definitions/{id}/validate': { action: 'definition.validate', resource: 'definition' },
   'POST /v1/definitions/{id}/disable': { action: 'definition.disable', resource: 'definition' },
   'POST /v1/definitions/{id}/enable': { action: 'definition.enable', resource: 'definition' },
+  'PUT /v1/definitions/{id}/aliases/{name}': { action: 'definition.setAlias', resource: 'definition' },
+  'DELETE /v1/definitions/{id}/aliases/{name}': { action: 'definition.deleteAlias', resource: 'definition' },
 
   'POST /v1/definitions/{id}/runs': { action: 'run.start', resource: 'run', id: 'answer:runId' },
   'POST /v1/runs/{id}/nodes/{key}/decide': { action: 'gate.decide', resource: 'run' },

@@ -298,6 +298,24 @@ describe('definition versions', () => {
     expect(await refusal(c.definitions.diff(def.id, 1, 3))).toMatchObject({ status: 404, code: 'NotFound' });
     expect(await refusal(client(KEYS.b).definitions.diff(def.id, 1, 2))).toMatchObject({ status: 404, code: 'NotFound' });
   });
+
+  it('sets, lists and removes version aliases; a start runs current, a named version or an alias', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'aliased', graph: lineGraph() });
+    await c.definitions.update(def.id, { graph: lineGraph({ inputSchema: { type: 'object' } }), version: 1 });
+    expect(await c.definitions.setAlias(def.id, 'current', { version: 1 })).toMatchObject({ name: 'current', targets: [{ version: 1, percent: 100 }] });
+    expect(await c.definitions.setAlias(def.id, 'canary', { targets: [{ version: 2, percent: 100 }] })).toMatchObject({ name: 'canary' });
+    expect((await c.definitions.aliases(def.id)).items.map((a) => a.name)).toEqual(['canary', 'current']);
+    const versionOf = async (body: { version?: number; alias?: string }) => (await c.runs.get((await c.runs.start(def.id, { input: {}, ...body })).runId)).run.definitionVersion;
+    expect(await versionOf({})).toBe(1);
+    expect(await versionOf({ alias: 'canary' })).toBe(2);
+    expect(await versionOf({ version: 2 })).toBe(2);
+    await c.definitions.deleteAlias(def.id, 'current');
+    expect(await versionOf({})).toBe(2);
+    expect(await refusal(c.definitions.setAlias(def.id, 'x', { version: 7 }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
+    expect(await refusal(c.definitions.deleteAlias(def.id, 'current'))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(client(KEYS.b).definitions.aliases(def.id))).toMatchObject({ status: 404, code: 'NotFound' });
+  });
 });
 
 describe('migration of a live run', () => {
