@@ -76,6 +76,11 @@ import type {
   BulkJob,
   RunSearchQuery,
   RunForked,
+  MigrateRunBody,
+  DefinitionDiff,
+  DefinitionAlias,
+  PutAliasBody,
+  MigrationPlan,
   ActOptions,
   Conversation,
   AuditQuery,
@@ -332,6 +337,8 @@ export function createRestClient(o: RestClientOptions) {
     blockers: (runId: string) => call<RunBlockers>('GET', `${run(runId)}/blockers`),
     /** `POST /v1/runs/{id}/fork` → 202 `{ runId, forkedFrom }`: a new run from a node, reusing what succeeded upstream of it */
     fork: (runId: string, b: ForkRunBody, opts?: ActOptions) => call<RunForked>('POST', `${run(runId)}/fork`, b, undefined, idem(opts)),
+    /** `POST /v1/runs/{id}/migrate` → 200 the migration plan (verdict, keyed reasons, mapping); executed unless a dry run and only when compatible */
+    migrate: (runId: string, b: MigrateRunBody) => call<MigrationPlan>('POST', `${run(runId)}/migrate`, b),
     /** `GET /v1/runs/{id}/nodes/{key}`: node run with its documents and steering */
     node: (runId: string, nodeKey: string) => call<NodeRunDetail>('GET', node(runId, nodeKey)),
     /** `GET /v1/runs/{id}/events`: one page after `afterSeq` (exclusive) */
@@ -462,6 +469,14 @@ export function createRestClient(o: RestClientOptions) {
         call<Page<DefinitionVersionSummary>>('GET', `/v1/definitions/${id(defId)}/versions`, undefined, q),
       /** `GET /v1/definitions/{id}/versions/{version}` → that saved version with its graph */
       version: (defId: string, version: number) => call<DefinitionVersion>('GET', `/v1/definitions/${id(defId)}/versions/${encodeURIComponent(String(version))}`),
+      /** `GET /v1/definitions/{id}/diff?from&to` → nodes and edges added, removed and changed member by member, schema changes */
+      diff: (defId: string, from: number, to: number) => call<DefinitionDiff>('GET', `/v1/definitions/${id(defId)}/diff`, undefined, { from, to }),
+      /** `GET /v1/definitions/{id}/aliases` → its version aliases by name */
+      aliases: (defId: string) => call<Page<DefinitionAlias>>('GET', `/v1/definitions/${id(defId)}/aliases`),
+      /** `PUT /v1/definitions/{id}/aliases/{name}` → the alias as set (`current` moves what a start naming no version runs) */
+      setAlias: (defId: string, name: string, b: PutAliasBody) => call<DefinitionAlias>('PUT', `/v1/definitions/${id(defId)}/aliases/${encodeURIComponent(name)}`, b),
+      /** `DELETE /v1/definitions/{id}/aliases/{name}` → 204 */
+      deleteAlias: (defId: string, name: string) => call<void>('DELETE', `/v1/definitions/${id(defId)}/aliases/${encodeURIComponent(name)}`),
       /** `POST /v1/definitions/validate` → `{ valid, errors, warnings }` */
       validate: (graph: unknown) => call<GraphValidation>('POST', '/v1/definitions/validate', { graph }),
       /** `POST /v1/definitions/{id}/validate` → the saved definition judged against the catalog and caps as they are now */

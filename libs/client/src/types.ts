@@ -330,6 +330,10 @@ export interface StartRunBody {
   budget?: RunBudget;
   /** run metadata: string key/values (MAX_RUN_METADATA_KEYS keys of 1–64 letters, digits, _ - .), searchable */
   metadata?: Record<string, string>;
+  /** a saved version of the definition to run (not with `alias`) */
+  version?: number;
+  /** a version alias to run through (default `current`; not with `version`) */
+  alias?: string;
   /** a delayed start at this RFC 3339 instant: the run reads Scheduled until then (not with `delay`) */
   startAt?: string;
   /** a delayed start after this ISO-8601 duration from now, e.g. `PT10M` (not with `startAt`) */
@@ -429,6 +433,70 @@ export interface ForkRunBody {
 export interface RunForked {
   runId: string;
   forkedFrom: { runId: string; nodeKey: string };
+}
+
+/** One member that differs between two versions: its dot path, the value before and after (null when absent). */
+export interface MemberChange {
+  member: string;
+  from: unknown;
+  to: unknown;
+}
+
+/** `GET /v1/definitions/{id}/diff?from&to` answer. */
+export interface DefinitionDiff {
+  definitionId: string;
+  from: number;
+  to: number;
+  identical: boolean;
+  nodes: {
+    added: Array<{ key: string; kind: string }>;
+    removed: Array<{ key: string; kind: string }>;
+    changed: Array<{ key: string; kind: string; changes: MemberChange[] }>;
+  };
+  edges: {
+    added: Array<{ key: string; from: string; to: string }>;
+    removed: Array<{ key: string; from: string; to: string }>;
+    changed: Array<{ key: string; changes: MemberChange[] }>;
+  };
+  inputSchema: { changed: boolean; from: unknown; to: unknown };
+  stateSchema: { changed: boolean; from: unknown; to: unknown };
+  graph: MemberChange[];
+}
+
+/** A definition's version alias (`GET /v1/definitions/{id}/aliases`). */
+export interface DefinitionAlias {
+  name: string;
+  targets: Array<{ version: number; percent: number }>;
+  updatedAt: string;
+}
+
+/** `PUT /v1/definitions/{id}/aliases/{name}` body: one version, or weighted targets (the rest falls to `current`). */
+export type PutAliasBody = { version: number } | { targets: Array<{ version: number; percent: number }> };
+
+/** `POST /v1/runs/{id}/migrate` body. */
+export interface MigrateRunBody {
+  /** the saved version of the run's definition to move the run to */
+  toVersion: number;
+  /** old node key → new node key, for nodes the new version renamed or replaced */
+  nodeMap?: Record<string, string>;
+  /** true: answer the plan and change nothing */
+  dryRun: boolean;
+}
+
+/** `POST /v1/runs/{id}/migrate` answer: the migration plan, and whether this request executed it. */
+export interface MigrationPlan {
+  verdict: 'compatible' | 'needsMapping' | 'incompatible';
+  reasons: Array<{ code: string; nodeKey: string | null; message: string }>;
+  mapping: Array<{
+    from: string | null;
+    to: string | null;
+    kind: string;
+    status: string;
+    action: 'carry' | 'keep' | 'requeue' | 'add' | 'drop';
+  }>;
+  executed: boolean;
+  fromVersion: number;
+  toVersion: number;
 }
 
 /** `POST …/decide` body. */

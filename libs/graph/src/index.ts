@@ -24,3 +24,6 @@ export * from './wait';
 export * from './triggers';
 export * from './approval';
 export * from './schedule';
+export * from './migrate';
+export * from './diff';
+export * from './aliases';

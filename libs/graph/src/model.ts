@@ -262,6 +262,8 @@ export const EVENT_KINDS = [
   'run.paused',
   'run.resumed',
   'run.forked',
+  /** the run moved to another version of its definition (`POST /v1/runs/{id}/migrate`) */
+  'run.migrated',
   'node.queued',
   'node.started',
   'node.completed',

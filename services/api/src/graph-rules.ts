@@ -54,6 +54,23 @@ export function checkStoredGraph(doc: unknown, maxNodes: number, tools: ToolCata
   return parseGraph(doc, { maxNodes, tools, stored: true });
 }
 
+/**
+ * The parsed graph of a definition version a run is moved onto (a fork's or a migration's
+ * target): its stored model when the store had one, else the saved document parsed again, with
+ * the JSON text of that model for the store to pin. A document that no longer parses is
+ * GraphInvalid.
+ */
+export function targetPlanGraph(
+  target: { graph: unknown; planGraph: Graph | null },
+  maxNodes: number,
+  tools: ToolCatalog,
+): { planGraph: Graph; planGraphJson: string | null } {
+  if (target.planGraph !== null) return { planGraph: target.planGraph, planGraphJson: null };
+  const parsed = checkStoredGraph(target.graph, maxNodes, tools);
+  if (!parsed.ok) throw new GraphInvalidError(parsed.errors, parsed.warnings);
+  return { planGraph: parsed.graph, planGraphJson: jsonText(parsed.graph) };
+}
+
 /** sha256 (hex) of the canonical JSON of the document as submitted. */
 export function graphHash(doc: unknown): string {
   return createHash('sha256').update(canonicalJson(doc), 'utf8').digest('hex');

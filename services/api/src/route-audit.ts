@@ -29,6 +29,8 @@ export const ROUTE_AUDIT_ACTIONS = {
   'POST /v1/definitions/{id}/validate': { action: 'definition.validate', resource: 'definition' },
   'POST /v1/definitions/{id}/disable': { action: 'definition.disable', resource: 'definition' },
   'POST /v1/definitions/{id}/enable': { action: 'definition.enable', resource: 'definition' },
+  'PUT /v1/definitions/{id}/aliases/{name}': { action: 'definition.setAlias', resource: 'definition' },
+  'DELETE /v1/definitions/{id}/aliases/{name}': { action: 'definition.deleteAlias', resource: 'definition' },
 
   'POST /v1/definitions/{id}/runs': { action: 'run.start', resource: 'run', id: 'answer:runId' },
   'POST /v1/runs/{id}/nodes/{key}/decide': { action: 'gate.decide', resource: 'run' },
@@ -59,6 +61,7 @@ export const ROUTE_AUDIT_ACTIONS = {
   'PUT /v1/runs/{id}/nodes/{key}/input': { action: 'node.setInput', resource: 'run' },
   'POST /v1/runs/{id}/nodes/{key}/steer': { action: 'node.steer', resource: 'run' },
   'POST /v1/runs/{id}/fork': { action: 'run.fork', resource: 'run' },
+  'POST /v1/runs/{id}/migrate': { action: 'run.migrate', resource: 'run' },
   'POST /v1/runs/bulk': { action: 'run.bulk', resource: 'bulkJob', id: 'answer:bulkId' },
 
   'POST /v1/schedules': { action: 'schedule.create', resource: 'schedule', id: 'answer:id' },

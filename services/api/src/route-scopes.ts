@@ -29,6 +29,10 @@ export const ROUTE_SCOPES = {
   'GET /v1/definitions/{id}/describe': 'read',
   'GET /v1/definitions/{id}/versions': 'read',
   'GET /v1/definitions/{id}/versions/{version}': 'read',
+  'GET /v1/definitions/{id}/diff': 'read',
+  'GET /v1/definitions/{id}/aliases': 'read',
+  'PUT /v1/definitions/{id}/aliases/{name}': 'define',
+  'DELETE /v1/definitions/{id}/aliases/{name}': 'define',
   'POST /v1/definitions': 'define',
   'PUT /v1/definitions/{id}': 'define',
   'DELETE /v1/definitions/{id}': 'define',
@@ -90,6 +94,7 @@ export const ROUTE_SCOPES = {
   'PUT /v1/runs/{id}/nodes/{key}/input': 'operate',
   'POST /v1/runs/{id}/nodes/{key}/steer': 'operate',
   'POST /v1/runs/{id}/fork': 'operate',
+  'POST /v1/runs/{id}/migrate': 'operate',
   'POST /v1/runs/bulk': 'operate',
   'GET /v1/bulk-jobs/{bulkId}': 'read',
 

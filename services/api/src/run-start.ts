@@ -3,11 +3,13 @@
  * send: where and how the run is placed (shard count, trace, priority, the tenant's Pending
  * bound), and its seed from the checked graph (input, node rows, concurrency key value).
  */
-import { createRun, type CreateRunResult, type RunSeed } from '@flowline/db';
-import { concurrencyKeyOf, DEFAULT_RUN_PRIORITY, type Graph } from '@flowline/graph';
+import { createRun, getDefinitionVersion, sealPlanGraph, startVersionFacts, storedVersionGraph, type CreateRunResult, type PinnedVersion, type RunSeed } from '@flowline/db';
+import { concurrencyKeyOf, CURRENT_ALIAS, DEFAULT_RUN_PRIORITY, resolveAlias, type Graph } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps } from './context';
-import { checkRunInput, checkStartable, effectiveRunInput } from './graph-rules';
+import { jsonText } from './body';
+import { ValidationFailedError } from './errors';
+import { checkRunInput, checkStartable, checkStoredGraph, effectiveRunInput } from './graph-rules';
 import { withStartCatalog } from './mcp-catalog';
 import { publishWake } from './wake';
 
@@ -29,6 +31,45 @@ export function runSeed(deps: AppDeps, graph: Graph, input: unknown): RunSeed {
     nodes: graph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
     concurrency: concurrencyKeyOf(graph, effectiveRunInput(graph, input)),
   };
+}
+
+/** The version a start runs and how it was chosen: `pinned` null runs the definition's latest version. */
+export interface StartVersionChoice {
+  pinned: PinnedVersion | null;
+  /** the alias the start went through (`current` when it named neither version nor alias), null for an explicit version */
+  versionAlias: string | null;
+}
+
+/**
+ * Picks the version of a REST start: `version` as named, else `alias` (default `current`)
+ * resolved over the definition's aliases with a fresh roll (libs/graph `resolveAlias`). A version
+ * other than the latest runs from its saved document, parsed again and pinned like a schedule's.
+ * Null when the definition does not exist (the start answers 404 as usual).
+ * @throws ValidationFailedError — both named, an unknown alias, or a version never saved
+ */
+export async function startVersionChoice(
+  deps: AppDeps,
+  tenant: string,
+  definitionId: string,
+  req: { version?: number | undefined; alias?: string | undefined },
+): Promise<StartVersionChoice | null> {
+  if (req.version !== undefined && req.alias !== undefined) {
+    throw new ValidationFailedError('name a version or an alias, not both', [{ key: 'alias', message: 'not with version' }]);
+  }
+  const facts = await startVersionFacts(deps.pool, tenant, definitionId);
+  if (facts === null) return null;
+  const versionAlias = req.version !== undefined ? null : (req.alias ?? CURRENT_ALIAS);
+  const version = versionAlias === null ? req.version! : resolveAlias(facts.aliases, versionAlias, facts.latest, [Math.random() * 100, Math.random() * 100]);
+  if (version === null) throw new ValidationFailedError(`no alias '${versionAlias}'`, [{ key: 'alias', message: 'not an alias of this definition' }]);
+  if (version === facts.latest) return { pinned: null, versionAlias };
+  const [doc, stored] = [await getDefinitionVersion(deps.pool, tenant, definitionId, version), await storedVersionGraph(deps.pool, tenant, definitionId, version)];
+  if (doc === null || stored === null) {
+    throw new ValidationFailedError(`no version ${version}`, [{ key: versionAlias === null ? 'version' : 'alias', message: `the definition has no version ${version}` }]);
+  }
+  const parsed = checkStoredGraph(doc.graph, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
+  if (!parsed.ok) throw new ValidationFailedError(`version ${version} no longer checks`, parsed.errors);
+  const planGraphText = sealPlanGraph(jsonText(parsed.graph), definitionId, version);
+  return { pinned: { version, graphText: stored.graphText, planGraphText, graphHash: stored.graphHash }, versionAlias };
 }
 
 /**

@@ -32,7 +32,7 @@ export const GraphInvalidSchema = z
   .openapi('GraphInvalid');
 
 const GraphDocSchema = z.unknown().openapi({ type: 'object', description: 'graph document (docs/reference/graph.md)' });
-const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
+export const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
 const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' });
 
 export const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' }) });
@@ -216,6 +216,10 @@ export const StartRunBody = z.object({
     example: '2030-01-31T09:00:00Z',
   }),
   delay: z.string().optional().openapi({ description: 'a delayed start counted from now: an ISO-8601 duration (PT10M, P1D). Not with startAt', example: 'PT10M' }),
+  version: z.number().int().positive().max(2_147_483_647).optional().openapi({ description: 'a saved version of the definition to run. Not with alias' }),
+  alias: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().openapi({
+    description: "a version alias to run through (`canary`, …; its weighted targets place the start, the rest falls to `current`). Default: `current` (absent: the latest version). Not with version",
+  }),
 });
 
 export const RescheduleBody = z

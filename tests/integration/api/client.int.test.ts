@@ -296,6 +296,60 @@ describe('definition versions', () => {
     expect(await refusal(c.definitions.version(def.id, 3))).toMatchObject({ status: 404, code: 'NotFound' });
     expect(await refusal(client(KEYS.b).definitions.versions(def.id))).toMatchObject({ status: 404, code: 'NotFound' });
   });
+
+  it('diffs two versions member by member, and refuses an unknown version or tenant', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'diffed', graph: lineGraph() });
+    const g2 = { ...lineGraph(), inputSchema: { type: 'object' }, nodes: [{ ...lineGraph().nodes[0]!, label: 'Second' }, lineGraph().nodes[1]!] };
+    await c.definitions.update(def.id, { graph: g2, version: 1 });
+    const d = await c.definitions.diff(def.id, 1, 2);
+    expect(d).toMatchObject({ definitionId: def.id, from: 1, to: 2, identical: false, inputSchema: { changed: true, from: null, to: { type: 'object' } } });
+    expect(d.nodes.changed).toEqual([{ key: 'start', kind: 'Start', changes: [{ member: 'label', from: 'start', to: 'Second' }] }]);
+    expect((await c.definitions.diff(def.id, 2, 2)).identical).toBe(true);
+    expect(await refusal(c.definitions.diff(def.id, 1, 3))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(client(KEYS.b).definitions.diff(def.id, 1, 2))).toMatchObject({ status: 404, code: 'NotFound' });
+  });
+
+  it('sets, lists and removes version aliases; a start runs current, a named version or an alias', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'aliased', graph: lineGraph() });
+    await c.definitions.update(def.id, { graph: lineGraph({ inputSchema: { type: 'object' } }), version: 1 });
+    expect(await c.definitions.setAlias(def.id, 'current', { version: 1 })).toMatchObject({ name: 'current', targets: [{ version: 1, percent: 100 }] });
+    expect(await c.definitions.setAlias(def.id, 'canary', { targets: [{ version: 2, percent: 100 }] })).toMatchObject({ name: 'canary' });
+    expect((await c.definitions.aliases(def.id)).items.map((a) => a.name)).toEqual(['canary', 'current']);
+    const versionOf = async (body: { version?: number; alias?: string }) => (await c.runs.get((await c.runs.start(def.id, { input: {}, ...body })).runId)).run.definitionVersion;
+    expect(await versionOf({})).toBe(1);
+    expect(await versionOf({ alias: 'canary' })).toBe(2);
+    expect(await versionOf({ version: 2 })).toBe(2);
+    await c.definitions.deleteAlias(def.id, 'current');
+    expect(await versionOf({})).toBe(2);
+    expect(await refusal(c.definitions.setAlias(def.id, 'x', { version: 7 }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
+    expect(await refusal(c.definitions.deleteAlias(def.id, 'current'))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(client(KEYS.b).definitions.aliases(def.id))).toMatchObject({ status: 404, code: 'NotFound' });
+  });
+});
+
+describe('migration of a live run', () => {
+  it('plans a migration dry, executes it, and the run finishes on the new version', async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'migrated', graph: pauseGraph() });
+    const { runId } = await c.runs.start(def.id, { input: {} });
+    await waitForRun(c, runId, (r) => r.run.status === 'WaitingForApproval', 'parked');
+    const v2 = pauseGraph();
+    v2.nodes.splice(2, 0, { key: 'after', kind: 'Tool', config: { toolName: 'echo' } } as never);
+    v2.edges[1] = { key: 'e2', from: 'gate', to: 'after', condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } };
+    v2.edges.push({ key: 'e4', from: 'after', to: 'yes' } as never);
+    await c.definitions.update(def.id, { graph: v2, version: 1 });
+    const dry = await c.runs.migrate(runId, { toVersion: 2, dryRun: true });
+    expect(dry).toMatchObject({ verdict: 'compatible', executed: false, fromVersion: 1, toVersion: 2 });
+    expect(dry.mapping).toContainEqual({ from: null, to: 'after', kind: 'Tool', status: 'Pending', action: 'add' });
+    expect(await c.runs.migrate(runId, { toVersion: 2, dryRun: false })).toMatchObject({ verdict: 'compatible', executed: true });
+    await c.runs.decide(runId, 'gate', { operationId: 'go', decision: 'Approve' });
+    const done = await waitForRun(c, runId, (r) => r.run.status === 'Completed', 'completed');
+    expect(done.nodeRuns.find((n) => n.nodeKey === 'after')?.status).toBe('Succeeded');
+    expect(await refusal(c.runs.migrate(runId, { toVersion: 7, dryRun: true }))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await refusal(client(KEYS.b).runs.migrate(runId, { toVersion: 2, dryRun: true }))).toMatchObject({ status: 404, code: 'NotFound' });
+  });
 });
 
 describe('runs and gates', () => {

@@ -6,9 +6,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configureEncryption } from '@flowline/db';
-import { waitFor } from '@flowline/testing';
 import { startHarness, type Harness } from '../../../services/api/test/harness';
 import { startInProcessLanes, type InProcessLanes } from './in-process-lanes';
+import { runFinished, type Body } from './run-calls';
 
 const SHARD_COUNT = 4;
 const MARK = 'PLAINTEXT-MARKER-fork-5c1e';
@@ -28,18 +28,7 @@ afterAll(async () => {
   configureEncryption(undefined);
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are asserted member by member
-type Body = Record<string, any>;
-
-async function finished(runId: string): Promise<Body> {
-  return waitFor(
-    async () => {
-      const d = (await h.call('GET', `/v1/runs/${runId}`)).body as Body;
-      return ['Completed', 'Failed', 'Cancelled'].includes(d.run.status) ? d : false;
-    },
-    { timeoutMs: 20_000, intervalMs: 50, description: `run ${runId} finished` },
-  );
-}
+const finished = (runId: string) => runFinished(h, runId);
 
 describe('a fork with ENCRYPTION_KEY set', () => {
   it('copies the reused documents sealed to the new run, seals the edited input, and completes', async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@flowline/testing';
 import { KEYS, startHarness, type Harness } from '../../../services/api/test/harness';
 import { startInProcessLanes, type InProcessLanes } from './in-process-lanes';
+import { defineGraph, runFinished, updateGraph, type Body } from './run-calls';
 
 const SHARD_COUNT = 4;
 
@@ -42,32 +43,14 @@ afterAll(async () => {
   await h?.close();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are asserted member by member
-type Body = Record<string, any>;
-
-async function define(graph: unknown): Promise<string> {
-  const res = await h.call('POST', '/v1/definitions', { body: { name: `fork-${randomUUID()}`, graph } });
-  expect(res.status).toBe(201);
-  return res.body.id as string;
-}
-async function update(defId: string, graph: unknown, version: number): Promise<void> {
-  const res = await h.call('PUT', `/v1/definitions/${defId}`, { body: { graph, version } });
-  expect(res.status).toBe(200);
-}
+const define = (graph: unknown) => defineGraph(h, graph, 'fork');
+const update = (defId: string, graph: unknown, version: number) => updateGraph(h, defId, graph, version);
 async function start(defId: string, input: unknown = { q: 1 }): Promise<string> {
   const res = await h.call('POST', `/v1/definitions/${defId}/runs`, { body: { input } });
   expect(res.status).toBe(202);
   return res.body.runId as string;
 }
-async function finished(runId: string): Promise<Body> {
-  return waitFor(
-    async () => {
-      const d = (await h.call('GET', `/v1/runs/${runId}`)).body as Body;
-      return ['Completed', 'Failed', 'Cancelled'].includes(d.run.status) ? d : false;
-    },
-    { timeoutMs: 20_000, intervalMs: 50, description: `run ${runId} finished` },
-  );
-}
+const finished = (runId: string) => runFinished(h, runId);
 async function fork(runId: string, body: unknown, token: string = KEYS.a) {
   return h.call('POST', `/v1/runs/${runId}/fork`, { body, token });
 }

@@ -1,5 +1,6 @@
 export * from './definitions';
 export * from './definition-versions';
+export * from './definition-aliases';
 export * from './runs';
 export * from './node-runs';
 export * from './events';

@@ -98,6 +98,8 @@ export interface CreateRunParams {
    * stored (sealed to the definition and that version) and its hash. @default null: the current one
    */
   pinned?: PinnedVersion | null;
+  /** the version alias the start went through (`current` for a start naming no version), recorded in `run.created` @default null */
+  versionAlias?: string | null;
   /**
    * MAX_PENDING_RUNS of the tenant (0 or absent: unbounded): with that many Pending top-level
    * runs the creation is refused (`backlogFull`), decided inside the transaction.
@@ -416,6 +418,8 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
         JSON.stringify({
           definitionId: p.definitionId,
           requestId: p.requestId,
+          definitionVersion: version,
+          ...(p.versionAlias == null ? {} : { alias: p.versionAlias }),
           ...concurrencyDetail(seed.concurrency),
           ...(p.notBefore == null ? {} : { notBefore: new Date(p.notBefore).toISOString() }),
           ...(p.scheduleId == null ? {} : { scheduleId: p.scheduleId }),

@@ -236,7 +236,8 @@ function loopIterationOf(runId: string, r: SourceNodeRow): number | null {
   return typeof iteration === 'number' ? iteration : null;
 }
 
-interface LoadedTarget {
+/** A definition version as a run may pin it: the view a decision reads and the stored texts to copy. */
+export interface LoadedTarget {
   view: ForkTargetView;
   /** stored texts to pin, copied as stored (sealed to `<definition>@<version>` either way) */
   graphText: string;
@@ -249,7 +250,12 @@ interface LoadedTarget {
  * definition row when it is at that version (graph and plan_graph), else the saved version
  * (graph only: the caller parses it). Null when the definition or version is gone.
  */
-async function loadTarget(tx: Tx, tenantId: string, s: SourceRow, version: number): Promise<LoadedTarget | null> {
+export async function loadTarget(
+  tx: Tx,
+  tenantId: string,
+  s: Pick<SourceRow, 'definition_id' | 'definition_version' | 'graph' | 'plan_graph' | 'graph_hash'>,
+  version: number,
+): Promise<LoadedTarget | null> {
   const graphAt = definitionGraphAt(s.definition_id, version);
   if (version === s.definition_version) {
     return {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Graph, GraphEdge, GraphNode, NodeStatus } from '../model';
-import { drive, edge, graphOf, node, ok, snapshotOf } from '../planner/test-kit';
+import type { Graph, NodeStatus } from '../model';
+import { dagOf, drive, edge, graphOf, node, ok, snapshotOf } from '../planner/test-kit';
 import type { NodeRunState, RunSnapshot, WorkItem } from '../planner/types';
 import { ancestorsOf, descendantsOf, planFork, type ForkDecision, type ForkRequest, type ForkSourceNode } from './fork-plan';
 
@@ -216,23 +216,11 @@ const dagArb = fc.integer({ min: 1, max: 8 }).chain((n) =>
 );
 
 function buildDag(spec: { parents: number[][]; conditional: boolean[]; policies: Array<'All' | 'Any' | 'First'> }): Graph {
-  const nodes: GraphNode[] = [node('n0', 'Start')];
-  const edges: GraphEdge[] = [];
-  spec.parents.forEach((ps, idx) => {
-    const i = idx + 1;
-    const parents = [...new Set(ps.map((p) => p % i))];
-    parents.forEach((p, j) => {
-      const cond = spec.conditional[idx] === true && j === 0 ? { path: 'output.result.v', op: 'Eq' as const, value: 1 } : null;
-      edges.push(edge(`e${p}_${i}`, `n${p}`, `n${i}`, { condition: cond }));
-    });
-    const joinPolicy = parents.length >= 2 ? spec.policies[idx]! : 'All';
-    nodes.push(node(`n${i}`, 'Tool', { joinPolicy, maxAttempts: 1 }));
-  });
-  nodes.push(node('end', 'End', { joinPolicy: 'Any' }));
-  const leaves = nodes.filter((n) => n.kind !== 'End' && !edges.some((e) => e.from === n.key));
-  for (const l of leaves) edges.push(edge(`${l.key}_end`, l.key, 'end'));
-  if (leaves.length < 2) nodes[nodes.length - 1]!.joinPolicy = 'All';
-  return graphOf(nodes, edges);
+  return dagOf(
+    spec.parents,
+    (i, _p, j) => ({ condition: spec.conditional[i - 1] === true && j === 0 ? { path: 'output.result.v', op: 'Eq' as const, value: 1 } : null }),
+    (i, parentCount) => node(`n${i}`, 'Tool', { joinPolicy: parentCount >= 2 ? spec.policies[i - 1]! : 'All', maxAttempts: 1 }),
+  );
 }
 
 /** The new run's rows as the store writes them: reused rows copied, every other row fresh. */

@@ -36,6 +36,31 @@ export function graphOf(nodes: GraphNode[], edges: GraphEdge[]): Graph {
   return { schemaVersion: 1, kind: 'Standard', chat: null, inputSchema: null, outputSchema: null, nodes, edges };
 }
 
+/**
+ * A random-shaped DAG for property tests: Start `n0`, then `n1…nk` where node i links from its
+ * `parents[i-1]` (each taken mod i, deduplicated: always an earlier node), then an End `end`
+ * after every leaf (join `Any` over two or more leaves, else `All`). `edgeExtra` shapes each
+ * edge (its j-th parent `p`), `nodeOf` builds node i given its parent count.
+ */
+export function dagOf(
+  parents: number[][],
+  edgeExtra: (i: number, p: number, j: number) => Partial<GraphEdge>,
+  nodeOf: (i: number, parentCount: number) => GraphNode,
+): Graph {
+  const nodes: GraphNode[] = [node('n0', 'Start')];
+  const edges: GraphEdge[] = [];
+  parents.forEach((ps, idx) => {
+    const i = idx + 1;
+    const uniq = [...new Set(ps.map((p) => p % i))];
+    uniq.forEach((p, j) => edges.push(edge(`e${p}_${i}`, `n${p}`, `n${i}`, edgeExtra(i, p, j))));
+    nodes.push(nodeOf(i, uniq.length));
+  });
+  const leaves = nodes.filter((n) => !edges.some((e) => e.from === n.key));
+  for (const l of leaves) edges.push(edge(`${l.key}_end`, l.key, 'end'));
+  nodes.push(node('end', 'End', { joinPolicy: leaves.length >= 2 ? 'Any' : 'All', config: { outcome: 'end' } }));
+  return graphOf(nodes, edges);
+}
+
 export function pendingRow(n: GraphNode): NodeRunState {
   return {
     nodeKey: n.key,

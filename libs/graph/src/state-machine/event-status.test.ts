@@ -19,7 +19,7 @@ describe('nodeStatusAfterEvent', () => {
   it('says nothing for events that do not fix a status, for run events and for unknown kinds', () => {
     const silent = EVENT_KINDS.filter((k) => nodeStatusAfterEvent(k, {}) === null);
     expect(silent).toEqual([
-      'run.created', 'run.started', 'run.waiting', 'run.completed', 'run.failed', 'run.cancelled', 'run.paused', 'run.resumed', 'run.forked',
+      'run.created', 'run.started', 'run.waiting', 'run.completed', 'run.failed', 'run.cancelled', 'run.paused', 'run.resumed', 'run.forked', 'run.migrated',
       'node.steered', 'node.steer-ignored', 'node.overridden', 'node.published', 'gate.decided', 'state.updated', 'waitpoint.created',
     ]);
     expect(nodeStatusAfterEvent('node.teleported', {})).toBeNull();

@@ -10,8 +10,8 @@ import { forkRun, type ForkSeed, type ForkSourceView, type ForkTargetView } from
 import { delayedStartOf, planFork, type ForkRefusalCode, type Graph } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { bodyMember, jsonText, sendJson } from '../body';
-import { ApiError, GraphInvalidError, InputTooLargeError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
-import { checkRunInput, checkStoredGraph, storedBytes } from '../graph-rules';
+import { ApiError, InputTooLargeError, NotFoundError, RequestIdReusedError, ValidationFailedError } from '../errors';
+import { checkRunInput, storedBytes, targetPlanGraph } from '../graph-rules';
 import { requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { ErrorSchema, ForkAcceptedSchema, ForkRunBody, IdParam, jsonContent, IdempotencyKeyHeaders, jsonBody } from '../schemas';
@@ -56,14 +56,7 @@ const forkRoute = v1Route.runs('post', '/v1/runs/{id}/fork', {
 /** The decision and input rules, run inside the fork's transaction on the locked source. */
 function seedOf(deps: AppDeps, req: { fromNodeKey: string; failedOnly: boolean; input: unknown }, source: ForkSourceView, target: ForkTargetView): ForkSeed {
   const { fromNodeKey, input } = req;
-  let planGraph = target.planGraph;
-  let planGraphJson: string | null = null;
-  if (planGraph === null) {
-    const parsed = checkStoredGraph(target.graph, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
-    if (!parsed.ok) throw new GraphInvalidError(parsed.errors, parsed.warnings);
-    planGraph = parsed.graph;
-    planGraphJson = jsonText(parsed.graph);
-  }
+  const { planGraph, planGraphJson } = targetPlanGraph(target, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
   const decision = planFork({
     source: source.planGraph,
     sourceNodes: source.nodes,

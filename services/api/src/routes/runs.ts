@@ -39,7 +39,7 @@ import { BacklogFullError, BudgetInvalidError, MetadataInvalidError, NotFoundErr
 import { bodyMember, sendJson } from '../body';
 import { checkStartable } from '../graph-rules';
 import { withStartCatalog } from '../mcp-catalog';
-import { runSeed, startPlacement } from '../run-start';
+import { runSeed, startPlacement, startVersionChoice } from '../run-start';
 import { DEFAULT_MAX_RUN_WAIT_S, parseWait, waitForRunEnd } from '../run-wait';
 import { isStorableId, isUuid, nodeRunDetail, nodeRunSummary, pageLimit, requireCursor, requireKey, requireUuid, runSummary } from '../present';
 import { publishWake } from '../wake';
@@ -176,7 +176,11 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!budget.ok) throw new BudgetInvalidError(budget.errors.map((message) => ({ key: message.split(' ')[0]!, message })));
     const delayed = delayedStartOf(body, Date.now(), deps.limits.maxStartDelayDays);
     if (!delayed.ok) throw new ValidationFailedError('invalid delayed start', delayed.issues);
+    const choice = await startVersionChoice(deps, c.get('tenant'), definitionId, body);
+    if (choice === null) throw new NotFoundError('definition');
     const res = await withStartCatalog(pool, deps.mcp, c.get('tenant'), (mcp) => createRun(pool, {
+      pinned: choice.pinned,
+      versionAlias: choice.versionAlias,
       budget: budget.budget,
       notBefore: delayed.notBefore,
       tenantId: c.get('tenant'),

@@ -344,6 +344,8 @@ export function bodyTemplate(route: FuzzRoute, f: Fixtures): unknown {
     'PUT /v1/runs/{id}/edges/{edgeKey}/override': { verdict: true },
     'POST /v1/runs/{id}/nodes/{key}/complete': { output: { done: true, n: 1 } },
     'PUT /v1/runs/{id}/nodes/{key}/input': { input: { edited: 1 } },
+    'POST /v1/runs/{id}/migrate': { toVersion: 1, nodeMap: { t3: 't3' }, dryRun: true },
+    'PUT /v1/definitions/{id}/aliases/{name}': { targets: [{ version: 1, percent: 10 }] },
     'POST /v1/conversations/{id}/messages': {
       definitionId: f.chatDefId,
       text: 'hello',

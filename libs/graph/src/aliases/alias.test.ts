@@ -1,0 +1,52 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { aliasTargetsOf, pickTarget, resolveAlias, type AliasTarget } from './alias';
+
+describe('aliasTargetsOf', () => {
+  it('reads one version as all starts, and weighted targets as given', () => {
+    expect(aliasTargetsOf({ version: 6 })).toEqual({ ok: true, targets: [{ version: 6, percent: 100 }] });
+    expect(aliasTargetsOf({ targets: [{ version: 7, percent: 10 }] })).toEqual({ ok: true, targets: [{ version: 7, percent: 10 }] });
+  });
+
+  it('refuses keyed: no target, a bad version or percent, a version twice, percents past 100', () => {
+    const bad = (body: Parameters<typeof aliasTargetsOf>[0]) => {
+      const r = aliasTargetsOf(body);
+      return r.ok ? [] : r.issues.map((i) => i.key);
+    };
+    expect(bad({ targets: [] })).toEqual(['targets']);
+    expect(bad({ version: 0 })).toEqual(['targets.0.version']);
+    expect(bad({ targets: [{ version: 2, percent: 0 }] })).toEqual(['targets.0.percent']);
+    expect(bad({ targets: [{ version: 2, percent: 50 }, { version: 2, percent: 10 }] })).toEqual(['targets.1.version']);
+    expect(bad({ targets: [{ version: 2, percent: 60 }, { version: 3, percent: 50 }] })).toEqual(['targets']);
+  });
+});
+
+describe('resolveAlias', () => {
+  const aliases = new Map<string, AliasTarget[]>([
+    ['current', [{ version: 6, percent: 100 }]],
+    ['canary', [{ version: 7, percent: 10 }]],
+  ]);
+
+  it('sends a start without an alias to current, else to the latest version', () => {
+    expect(resolveAlias(aliases, 'current', 9, [42, 0])).toBe(6);
+    expect(resolveAlias(new Map(), 'current', 9, [42, 0])).toBe(9);
+  });
+
+  it('places a canary share of starts on its version and the rest on current', () => {
+    expect(resolveAlias(aliases, 'canary', 9, [9.99, 50])).toBe(7);
+    expect(resolveAlias(aliases, 'canary', 9, [10, 50])).toBe(6);
+    expect(resolveAlias(aliases, 'nope', 9, [0, 0])).toBeNull();
+  });
+
+  it('gives each target exactly its percent of the roll space', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 4 }), (percents) => {
+        const targets = percents.map((percent, i) => ({ version: i + 1, percent }));
+        const counts = new Map<number | null, number>();
+        for (let roll = 0; roll < 100; roll++) counts.set(pickTarget(targets, roll), (counts.get(pickTarget(targets, roll)) ?? 0) + 1);
+        targets.forEach((t) => expect(counts.get(t.version)).toBe(t.percent));
+        expect(counts.get(null) ?? 0).toBe(100 - percents.reduce((a, b) => a + b, 0));
+      }),
+    );
+  });
+});
