@@ -67,6 +67,8 @@ import type {
   SignalBody,
   SteerBody,
   Whoami,
+  AuthConfig,
+  LaneInfo,
   RunControls,
   RunBlockers,
   ForkRunBody,
@@ -402,6 +404,12 @@ export function createRestClient(o: RestClientOptions) {
     call,
     /** `GET /v1/whoami`: the key's principal, tenant and scopes, a managed key's id and constraints (`authRequired` false without API_KEYS) */
     whoami: () => call<Whoami>('GET', '/v1/whoami'),
+    /** each lane's waiting jobs and the workers serving it */
+    workers: () => call<{ lanes: LaneInfo[] }>('GET', '/v1/workers'),
+    /** how the console signs in (public: no key needed) */
+    authConfig: () => call<AuthConfig>('GET', '/auth/config'),
+    /** ends this browser's single sign-on session (its cookie); idempotent */
+    signOut: () => call<void>('POST', '/auth/logout'),
     apiKeys: {
       /** `POST /v1/api-keys` → 201 the key with its `secret` (shown once); 403 `ScopeEscalation`; 409 `ManagedKeysDisabled` */
       create: (b: ApiKeyCreate) => call<ApiKeyWithSecret>('POST', '/v1/api-keys', b),

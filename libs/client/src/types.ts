@@ -838,6 +838,51 @@ export interface Whoami {
   expiresAt: string | null;
   /** false when the server runs single-tenant without keys */
   authRequired: boolean;
+  /** how the request authenticated: a bearer key, a person's sign-in session (single sign-on), none (no keys) */
+  via: 'key' | 'session' | 'none';
+  /** a signed-in person's display name; null for keys */
+  name: string | null;
+  /** a signed-in person's groups; empty for keys */
+  groups: string[];
+  /** when a sign-in session ends; null for keys */
+  sessionExpiresAt: string | null;
+}
+
+/** One lane worker as its heartbeat says (`GET /v1/workers`). */
+export interface LaneWorkerInfo {
+  /** `<host>:<pid>:<random>`, new at each process start */
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  /** its last heartbeat (dropped after three missed) */
+  lastBeatAt: string;
+  /** the last job it took or finished */
+  lastProgressAt: string;
+  /** invocations running on it now */
+  inFlight: number;
+  /** most invocations it runs at once */
+  concurrency: number;
+}
+
+/** A lane's waiting jobs and its workers. */
+export interface LaneInfo {
+  lane: 'llm' | 'tool';
+  /** jobs waiting for a worker (every tenant) */
+  depth: number;
+  /** how long the oldest of them has waited, ms */
+  oldestWaitMs: number;
+  workers: LaneWorkerInfo[];
+}
+
+/** `GET /auth/config`: how the console signs in. */
+export interface AuthConfig {
+  /** people can sign in through the OpenID Connect issuer */
+  sso: boolean;
+  /** where a browser starts a sign-in (append ?returnTo=<path>); null without single sign-on */
+  loginUrl: string | null;
+  /** false when the server runs single-tenant without keys */
+  authRequired: boolean;
 }
 
 /** `POST /v1/api-keys` body. */

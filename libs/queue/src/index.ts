@@ -5,5 +5,6 @@ export * from './transport/lane-worker';
 export * from './transport/job-facts';
 export * from './transport/dispatch-window';
 export * from './transport/lane-backlog';
+export * from './transport/worker-registry';
 export * from './transport/lane-telemetry';
 export * from './transport/activity-feed';

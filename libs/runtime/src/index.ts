@@ -27,6 +27,7 @@ export {
   hashTagOf,
 } from './options';
 export type { ApiKeyGrant, ApiKeyScope, RedisClusterSeed } from './options';
+export { oidcIssue, oidcOptions, parseGroupScopes } from './oidc-options';
 export { approvalLinkPath, approvalLinkSignature, signedLinkOptions, verifyApprovalLink, waitpointSigningKey, type SigningKeySource } from './signed-links';
 export { createLogger, REDACT_PATHS } from './logger';
 export { redactUrlUserinfo, serializeError } from './redact';

@@ -81,6 +81,13 @@ export const laneWorkerOptions = {
   ...tracingOptions,
   ...opsOptions,
   ...workerStallOptions,
+  WORKER_HEARTBEAT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(300_000)
+    .default(5_000)
+    .describe("how often a lane worker writes its heartbeat (what it runs, its last progress) for the console's Workers page (GET /v1/workers), ms; it is dropped from the page after three missed"),
 };
 
 /** TOOL_MODULES as a list (comma-separated, blanks dropped). */
@@ -107,8 +114,10 @@ export function laneWorkerSettings(config: {
   LANE_CONCURRENCY: number;
   SHUTDOWN_GRACE_MS: number;
   WORKER_LOCK_MS: number;
+  WORKER_HEARTBEAT_MS: number;
 }) {
   return {
+    heartbeatMs: config.WORKER_HEARTBEAT_MS,
     prefix: config.QUEUE_PREFIX,
     shardCount: config.SHARD_COUNT,
     concurrency: config.LANE_CONCURRENCY,

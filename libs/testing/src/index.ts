@@ -20,3 +20,5 @@ export type { E2eCluster, RunView, StartOptions as E2eClusterOptions } from './c
 export { MEMORY_TOOL_CALLS, canonicalWithTool, heavyFanOutBody, memoryAgentWithApproval, waitThenEcho } from './cluster/graphs';
 export { insertRunRows, runRowCounts, RUN_ROW_TABLES } from './run-rows';
 export type { RunRowsSpec } from './run-rows';
+export { startOidcProvider, signInOverHttp, TEST_OIDC_SCOPES } from './oidc-provider';
+export type { TestAccount, TestOidcProvider, HttpSignIn } from './oidc-provider';

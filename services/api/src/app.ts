@@ -14,6 +14,11 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
+import { registerOidcRoutes } from './routes/oidc';
+import { registerWorkerRoutes } from './routes/workers';
+import { USER_SESSION_COOKIE, UserSessions } from './principals/user-sessions';
+import { getCookie } from 'hono/cookie';
+import type { Context } from 'hono';
 import { assertEveryRouteScoped, authMiddleware, documentScopes, installScopeChecks } from './auth';
 import { principalResolverFor } from './principals/resolver';
 import { installKeyConstraints } from './principals/key-constraints';
@@ -116,7 +121,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('*', metrics.middleware);
   app.use('*', traceRequests());
   const principals = principalResolverFor(deps);
-  app.use('/v1/*', authMiddleware(principals));
+  const sessions = deps.oidc ? new UserSessions(deps.redis, deps.queuePrefix) : null;
+  app.use('/v1/*', authMiddleware(principals, sessions));
   // after auth (the key names tenant and principal), before every refusal a key can meet (403 on)
   const auditOptions = deps.audit?.options ?? DEFAULT_AUDIT_OPTIONS;
   const audit = { pool: deps.pool, logger: deps.logger, chainer: deps.audit?.chainer ?? new AuditChainer(deps.pool, auditOptions, deps.logger) };
@@ -153,8 +159,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerMcpServerRoutes(app, deps);
   registerAgentRoutes(app, deps);
   registerWhoamiRoute(app, deps);
+  registerWorkerRoutes(app, deps);
   registerAuditRoutes(app, { ...deps, audit: { chainer: audit.chainer, options: auditOptions } });
   registerApiKeyRoutes(app, deps, principals);
+  registerOidcRoutes(app, deps, { options: deps.oidc ?? null, sessions: sessions ?? new UserSessions(deps.redis, deps.queuePrefix), principals, chainer: audit.chainer });
   // a mutating route without an audit action would change things unrecorded: refuse to build
   assertEveryMutationAudited(app);
   // a keyed route without a declared scope would answer any key: refuse to build
@@ -176,7 +184,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.doc31('/openapi.json', OPENAPI_DOCUMENT_CONFIG);
   app.get('/docs', swaggerUI({ url: '/openapi.json' }));
-  if (deps.consoleDir) registerConsole(app, deps.consoleDir, { authRequired: deps.apiKeys !== null });
+  if (deps.consoleDir) {
+    registerConsole(app, deps.consoleDir, {
+      authRequired: deps.apiKeys !== null,
+      ...(sessions ? { signedIn: async (c: Context<AppEnv>) => (await sessions.resolve(getCookie(c, USER_SESSION_COOKIE))) !== null } : {}),
+    });
+  }
   // the queue UI: bearer key with the admin scope, outside /v1 and this document
   registerAdminQueues(app, deps);
   return app;

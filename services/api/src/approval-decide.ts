@@ -27,11 +27,12 @@ export interface PolicyDecision {
 }
 
 /**
- * The request's key as an approval sees it: its principal and scopes (groups once identity
- * provides them). A decision is judged, and "may I still decide?" answered, for this decider.
+ * The request's principal as an approval sees it: its id, scopes and — for a person signed in
+ * through the issuer — groups (a key has none). A decision is judged, and "may I still
+ * decide?" answered, for this decider.
  */
-export function requestDecider(c: { get(key: 'principal'): { id: string }; get(key: 'scopes'): ReadonlySet<string> }): Decider {
-  return { id: c.get('principal').id, scopes: [...c.get('scopes')], groups: [] };
+export function requestDecider(c: { get(key: 'principal'): { id: string; groups?: readonly string[] }; get(key: 'scopes'): ReadonlySet<string> }): Decider {
+  return { id: c.get('principal').id, scopes: [...c.get('scopes')], groups: [...(c.get('principal').groups ?? [])] };
 }
 
 /** A recorded vote with the operation that cast it (a replay of that operation answers 202 again). */

@@ -18,11 +18,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
 import { API_KEY_SCOPES, TENANT_SCOPES, type ApiKeyGrant, type ApiKeyScope } from '@flowline/runtime';
 import { ApiError, KeyConstraintError, UnauthorizedError } from './errors';
 import type { AppEnv } from './context';
 import { cidrSet, clientAddressOf, MANAGED_KEY_PREFIX, type CidrSet } from './principals/key-secret';
 import type { ManagedKey, ManagedKeys } from './principals/managed-keys';
+import { USER_SESSION_COOKIE, type UserSessions } from './principals/user-sessions';
 import { ErrorSchema, jsonContent } from './schemas';
 import { ROUTE_SCOPES, routeName, scopedRoutes } from './route-scopes';
 
@@ -40,6 +42,10 @@ export interface Principal {
   scopes: ReadonlySet<ApiKeyScope>;
   /** a managed key's identity and limits; absent for API_KEYS entries and anonymous */
   managed?: ManagedPrincipal;
+  /** the groups a signed-in person's issuer gave (approval quorums by group); absent for keys */
+  groups?: readonly string[];
+  /** a person signed in through OpenID Connect (principal `user:…`); absent for keys */
+  user?: { name: string | null; sessionExpiresAt: string };
 }
 
 /** What a managed key's principal carries beyond its scopes. */
@@ -136,6 +142,15 @@ export function createKeyResolver(keys: ApiKeyTable | null): (key: string | null
     for (const row of table) if (timingSafeEqual(row.hash, h)) found = row.principal;
     return found;
   };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A change made with a session cookie but without the console's `x-flowline-client` header. */
+export class CrossSiteRefusedError extends ApiError {
+  constructor() {
+    super(403, 'CrossSiteRefused', 'a change made with a sign-in session must send the x-flowline-client header');
+  }
 }
 
 /** Resolves `Authorization` headers to principals by the bootstrap keys only. `keys` null = single-tenant, no auth. */
@@ -243,13 +258,20 @@ export function setPrincipal(c: Context<AppEnv>, principal: Principal): void {
 }
 
 /**
- * Authenticates the request (401), refuses a managed key from outside its networks (403),
- * puts the principal on the context and notes the key's use.
+ * Authenticates the request (401) by its bearer key or, without one, by a person's sign-in
+ * session cookie (when single sign-on is on); refuses a managed key from outside its networks
+ * and a session's change without the console's header (403); puts the principal on the
+ * context and notes the key's use.
  */
-export function authMiddleware(resolver: PrincipalResolver): MiddlewareHandler<AppEnv> {
+export function authMiddleware(resolver: PrincipalResolver, sessions: UserSessions | null = null): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const principal = await resolver.resolve(bearerKey(c.req.header('authorization')));
-    if (principal === null) throw new UnauthorizedError();
+    const header = c.req.header('authorization');
+    const cookie = header === undefined && sessions !== null ? getCookie(c, USER_SESSION_COOKIE) : undefined;
+    const principal = cookie !== undefined ? await sessions!.resolve(cookie) : await resolver.resolve(bearerKey(header));
+    if (principal === null) throw new UnauthorizedError(cookie !== undefined ? 'the sign-in session has ended; sign in again' : undefined);
+    // a cookie rides along with any request the browser makes, a custom header does not: a
+    // change made with a session must carry the console's header (a cross-site form cannot)
+    if (cookie !== undefined && !SAFE_METHODS.has(c.req.method) && c.req.header('x-flowline-client') === undefined) throw new CrossSiteRefusedError();
     const address = clientAddress(c, resolver);
     checkClientAddress(principal, address);
     setPrincipal(c, principal);

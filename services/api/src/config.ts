@@ -15,6 +15,8 @@ import {
   httpOptions,
   logOptions, tracingOptions,
   mcpOptions,
+  oidcIssue,
+  oidcOptions,
   signedLinkOptions,
   workerOptions,
 } from '@flowline/runtime';
@@ -27,6 +29,7 @@ export const apiConfigSchema = defineConfig({
   ...coreOptions,
   ...encryptionOptions,
   ...auditOptions,
+  ...oidcOptions,
   ...logOptions,
   ...tracingOptions,
   SHARD_COUNT: dispatchOptions.SHARD_COUNT,
@@ -139,6 +142,10 @@ export const apiConfigSchema = defineConfig({
   DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000)
     .describe('how long a request waits for a free Postgres connection (or a new one to open) before it is answered 503 Overloaded with Retry-After, ms'),
   STREAM_POLL_MS: z.coerce.number().int().min(20).max(10_000).default(250).describe('SSE poll of the events table, ms'),
+}).superRefine((v, ctx) => {
+  // single sign-on needs a client and the bootstrap keys (an open server has nobody to sign in as)
+  const oidc = oidcIssue(v);
+  if (oidc !== null) ctx.addIssue({ code: 'custom', path: [oidc.path], message: oidc.message });
 });
 
 export type ApiConfig = z.output<typeof apiConfigSchema>;

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { secureHeaders } from 'hono/secure-headers';
 import type { AppEnv } from './context';
@@ -33,20 +34,26 @@ export interface ConsoleOptions {
    * unset, the HTML is sent as built.
    */
   authRequired?: boolean;
+  /**
+   * With single sign-on: whether the request carries a live sign-in session. The page then says
+   * `session`, and the console asks whoami (its cookie answers) instead of showing the sign-in form.
+   */
+  signedIn?: (c: Context<AppEnv>) => Promise<boolean>;
 }
 
-/** The app's `index.html`, with the auth meta when asked for; re-read when the build changes it. */
-function appHtml(distDir: string, o: ConsoleOptions): () => string {
-  let cached: { mtimeMs: number; text: string } | null = null;
-  return () => {
+/** The app's `index.html` with the auth meta of a request; the file is re-read when the build changes it. */
+function appHtml(distDir: string, o: ConsoleOptions): (c: Context<AppEnv>) => Promise<string> {
+  let cached: { mtimeMs: number; head: string; tail: string } | null = null;
+  return async (c) => {
     const file = join(distDir, 'index.html');
     const { mtimeMs } = statSync(file);
     if (cached?.mtimeMs !== mtimeMs) {
       const built = readFileSync(file, 'utf8');
-      const meta = `<meta name="flowline-auth" content="${o.authRequired ? 'required' : 'none'}" />`;
-      cached = { mtimeMs, text: built.includes('</head>') ? built.replace('</head>', `${meta}</head>`) : `${meta}${built}` };
+      const cut = built.includes('</head>') ? built.indexOf('</head>') : 0;
+      cached = { mtimeMs, head: built.slice(0, cut), tail: built.slice(cut) };
     }
-    return cached.text;
+    const state = !o.authRequired ? 'none' : o.signedIn && (await o.signedIn(c)) ? 'session' : 'required';
+    return `${cached.head}<meta name="flowline-auth" content="${state}" />${cached.tail}`;
   };
 }
 
@@ -89,7 +96,7 @@ export function registerConsole(app: OpenAPIHono<AppEnv>, distDir: string, o: Co
     // the app's page carries the auth meta: never the file as built
     app.get(`${CONSOLE_PATH}/*`, async (c, next) => {
       const path = strip(c.req.path);
-      if (path === '/' || path === '/index.html') return c.html(html());
+      if (path === '/' || path === '/index.html') return c.html(await html(c));
       await next();
     });
   }
@@ -97,7 +104,7 @@ export function registerConsole(app: OpenAPIHono<AppEnv>, distDir: string, o: Co
     `${CONSOLE_PATH}/*`,
     serveStatic({ root: distDir, precompressed: true, rewriteRequestPath: strip }),
     // any other path is a view of the single-page app
-    html ? (c) => c.html(html()) : serveStatic({ root: distDir, path: 'index.html', precompressed: true }),
+    html ? async (c) => c.html(await html(c)) : serveStatic({ root: distDir, path: 'index.html', precompressed: true }),
   );
   app.openAPIRegistry.registerPath({
     method: 'get',

@@ -3,6 +3,7 @@ import type { WaitpointLinks } from './waitpoint-links';
  * What the app is built from (its dependencies) and what each request carries.
  */
 import type { Pool } from 'pg';
+import type { OidcOptions } from './routes/oidc';
 import type { FileStore } from '@flowline/db';
 import type { RedisConnection } from '@flowline/queue';
 import type { Logger } from 'pino';
@@ -97,6 +98,8 @@ export interface AppDeps {
   bullBoardWrite?: boolean;
   /** ADMIN_SESSION_TTL_S: lifetime of a queue UI browser session, s @default 3600 */
   adminSessionTtlS?: number;
+  /** people signing in through OpenID Connect (the OIDC_* options) @default off: the console signs in by key */
+  oidc?: OidcOptions | null;
   /** where uploads live @default the Postgres file store over `pool` */
   files?: FileStore;
   /** the signing key and public origin of waitpoint callback URLs @default a key derived from `apiKeys` (waitpoint-links.ts), each request's origin */

@@ -2,6 +2,8 @@
  * API process: config → Postgres pool (migrated at boot) → Redis → tool registry → app →
  * HTTP server with the live channel (Socket.IO) attached, with releasers for graceful shutdown.
  */
+import type { OidcOptions } from './routes/oidc';
+import { UserSessions } from './principals/user-sessions';
 import type { Server as HttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
@@ -83,6 +85,27 @@ const managedKeys: ManagedKeyOptions = {
 const signing = waitpointSigningKey({ signingKey: cfg.WAITPOINT_SIGNING_KEY, encryptionKey: cfg.ENCRYPTION_KEY ?? cfg.ENCRYPTION_KEYS?.default, apiKeys: apiKeys?.keys() ?? null });
 if (signing.source === 'API_KEYS') logger.warn('WAITPOINT_SIGNING_KEY is unset: waitpoint callback URLs are signed with a key derived from API_KEYS (rotating API_KEYS invalidates open URLs)');
 
+// people signing in to the console through the issuer (absent: by key only)
+const oidc: OidcOptions | null = cfg.OIDC_ISSUER && cfg.OIDC_CLIENT_ID
+  ? {
+      issuer: cfg.OIDC_ISSUER,
+      clientId: cfg.OIDC_CLIENT_ID,
+      clientSecret: cfg.OIDC_CLIENT_SECRET ?? null,
+      redirectUrl: cfg.OIDC_REDIRECT_URL ?? null,
+      scopes: cfg.OIDC_SCOPES,
+      mapping: {
+        userClaim: cfg.OIDC_USER_CLAIM,
+        tenantClaim: cfg.OIDC_TENANT_CLAIM,
+        fixedTenant: cfg.OIDC_TENANT ?? null,
+        groupsClaim: cfg.OIDC_GROUPS_CLAIM,
+        groupScopes: cfg.OIDC_GROUP_SCOPES,
+      },
+      sessionTtlS: cfg.OIDC_SESSION_TTL_S,
+      loginTtlS: cfg.OIDC_LOGIN_TTL_S,
+    }
+  : null;
+if (oidc !== null && Object.keys(oidc.mapping.groupScopes).length === 0) logger.warn('OIDC_GROUP_SCOPES is empty: every person is refused sign-in (no group holds a scope)');
+
 const core = toCoreOptions(cfg);
 const metrics = createMetrics();
 // /readyz answers 503 from the first moment of shutdown (its releaser runs first: registered last)
@@ -128,6 +151,7 @@ const deps: AppDeps = {
   edge: toEdgeOptions(edgeCfg),
   bullBoardWrite: cfg.BULL_BOARD_WRITE === '1',
   adminSessionTtlS: cfg.ADMIN_SESSION_TTL_S,
+  oidc,
   mcp: {
     toolbox: mcp.toolbox,
     stdioNames: mcp.stdioNames,
@@ -162,6 +186,7 @@ const live = attachLive(server as HttpServer, {
   options: toLiveOptions(liveCfg),
   logger,
   metrics,
+  sessions: oidc ? new UserSessions(redis, cfg.QUEUE_PREFIX) : null,
 });
 shutdown.onShutdown(() => live.close(), 'live');
 shutdown.onShutdown(() => {

@@ -14,6 +14,7 @@ type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 /** `"METHOD /v1/path"` (OpenAPI path template) → the scope a key needs for it. */
 export const ROUTE_SCOPES = {
   'GET /v1/tools': 'read',
+  'GET /v1/workers': 'read',
   'GET /v1/whoami': 'read',
 
   'GET /v1/api-keys': 'keys',

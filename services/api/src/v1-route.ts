@@ -47,4 +47,5 @@ export const v1Route = {
   waitpoints: declarer('waitpoints'),
   events: declarer('events'),
   webhooks: declarer('webhooks'),
+  workers: declarer('workers'),
 };

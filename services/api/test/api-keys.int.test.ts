@@ -103,6 +103,10 @@ describe('managed API keys', () => {
       constraints: { definitionIds: null, cidrs: null },
       expiresAt: null,
       authRequired: true,
+      via: 'key',
+      name: null,
+      groups: [],
+      sessionExpiresAt: null,
     });
     const started = await h.call('POST', `/v1/definitions/${def}/runs`, { token: k.secret, body: {} });
     expect(started.status).toBe(202);

@@ -26,7 +26,9 @@ describe('every mutating route writes exactly one audit row', () => {
     const routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops)
         .filter((m) => ['post', 'put', 'patch', 'delete'].includes(m))
-        .map((m) => `${m.toUpperCase()} ${path}`),
+        .map((m) => `${m.toUpperCase()} ${path}`)
+        // sign-out writes its own row when it ends a person's session (oidc.int.test.ts)
+        .filter((r) => r !== 'POST /auth/logout'),
     );
     expect(routes.length).toBeGreaterThan(50);
     // the table names exactly the document's mutating routes

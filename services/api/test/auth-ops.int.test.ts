@@ -53,6 +53,10 @@ describe('auth and tenancy', () => {
         constraints: null,
         expiresAt: null,
         authRequired: false,
+        via: 'none',
+        name: null,
+        groups: [],
+        sessionExpiresAt: null,
       });
       // managed keys need keys to be checked at all: an open server mints none
       const mint = await open.call('POST', '/v1/api-keys', { token: null, body: { name: 'k', scopes: ['read'] } });
@@ -118,6 +122,8 @@ describe('ops', () => {
     );
     expect(listed.sort()).toEqual(
       [
+        'GET /auth/config',
+        'POST /auth/logout',
         'POST /v1/definitions',
         'GET /v1/definitions',
         'GET /v1/definitions/{id}',
@@ -188,6 +194,7 @@ describe('ops', () => {
         'POST /v1/runs/{id}/nodes/{key}/complete',
         'PUT /v1/runs/{id}/nodes/{key}/input',
         'GET /v1/tools',
+        'GET /v1/workers',
         'GET /v1/whoami',
         'POST /v1/api-keys',
         'GET /v1/api-keys',

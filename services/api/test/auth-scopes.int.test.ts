@@ -159,7 +159,7 @@ describe('API key scopes over REST', () => {
     // the principal: 'key:' and the first 16 hex digits of the key's SHA-256 digest, never the key
     const principal = (key: string) => `key:${createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 16)}`;
     // an API_KEYS entry is no managed key: no key id, constraints or expiry
-    const bootstrap = { keyId: null, constraints: null, expiresAt: null, authRequired: true };
+    const bootstrap = { keyId: null, constraints: null, expiresAt: null, authRequired: true, via: 'key', name: null, groups: [], sessionExpiresAt: null };
     const all = ['read', 'run', 'operate', 'define', 'keys', 'audit'];
     expect(await me(KEYS.a)).toEqual({ tenant: 'tenantA', principal: principal(KEYS.a), scopes: all, ...bootstrap });
     expect(await me(KEYS.b)).toEqual({ tenant: 'tenantB', principal: principal(KEYS.b), scopes: all, ...bootstrap });
@@ -194,6 +194,8 @@ describe('the scope table', () => {
       if (route.split(' ')[1]?.startsWith('/w/')) continue;
       // webhook deliveries take no key: the sender's signature is the credential (webhooks.int.test.ts)
       if (route === 'POST /hooks/{tenant}/{slug}') continue;
+      // people's sign-in: before there is a key or a session (routes/oidc.ts; oidc.int.test.ts)
+      if (route.split(' ')[1]?.startsWith('/auth/')) continue;
       expect({ route, scope: declared[route] }).toEqual({ route, scope: expect.stringMatching(/^(read|run|operate|define|keys|audit)$/) });
     }
     for (const ops of OPS_ROUTES) expect(routes.has(ops)).toBe(true);
@@ -220,6 +222,11 @@ describe('the scope table', () => {
         // the signed waitpoint callback and approval links: no key (their 403 is a bad signature, not a missing scope)
         if (route.startsWith('POST /w/')) {
           expect({ route, security: op.security, unauthorized: op.responses['401'] }).toEqual({ route, security: [], unauthorized: undefined });
+          continue;
+        }
+        // people's sign-in and sign-out: no key (there is none yet, or a session cookie ends itself)
+        if (route.startsWith('GET /auth/') || route === 'POST /auth/logout') {
+          expect({ route, security: op.security, forbidden: op.responses['403'] }).toEqual({ route, security: [], forbidden: undefined });
           continue;
         }
         // a webhook delivery: no key (its 401 is a signature that does not verify, not a missing key)

@@ -196,6 +196,7 @@ const ROUTES: Row[] = [
   { method: 'PUT', template: '/v1/runs/{id}/nodes/{key}/input', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 't2'}/input`, body: { input: { edited: 1 } } },
   { method: 'GET', template: '/v1/tools', path: () => '/v1/tools' },
   { method: 'GET', template: '/v1/whoami', path: () => '/v1/whoami' },
+  { method: 'GET', template: '/v1/workers', path: () => '/v1/workers' },
   { method: 'GET', template: '/v1/audit', path: () => '/v1/audit' },
   { method: 'GET', template: '/v1/audit/export', path: () => '/v1/audit/export' },
   { method: 'GET', template: '/v1/audit/verify', path: () => '/v1/audit/verify' },

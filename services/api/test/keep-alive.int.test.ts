@@ -31,7 +31,10 @@ interface Server {
   port: number;
 }
 
-async function startServer(edge?: { bodyDrainMaxBytes: number; bodyDrainTimeoutMs: number }): Promise<Server> {
+async function startServer(edge?: {
+  bodyDrainMaxBytes: number;
+  bodyDrainTimeoutMs: number;
+}): Promise<Server> {
   const h = await startHarness(
     {},
     new Map<string, string | { tenant: string; scopes: ['read'] }>([
@@ -72,7 +75,12 @@ function send(
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, reusedSocket: req.reusedSocket, body: text }),
+        resolve({
+          status: res.statusCode ?? 0,
+          connection: res.headers.connection,
+          reusedSocket: req.reusedSocket,
+          body: text,
+        }),
       );
     });
     req.on('error', reject);
@@ -89,15 +97,24 @@ const OVER_LIMIT = `{"pad":${JSON.stringify('a'.repeat(1024 * 1024 + 100 * 1024)
 
 /** Every route of the OpenAPI document that takes a body, with its path parameters filled. */
 async function bodyRoutes(s: Server): Promise<Array<{ method: string; path: string; label: string }>> {
-  const doc = (await s.h.call('GET', '/openapi.json', { token: null })).body as { paths: Record<string, Record<string, unknown>> };
-  return Object.entries(doc.paths).flatMap(([template, ops]) =>
-    Object.keys(ops)
-      .filter((m) => m === 'post' || m === 'put' || m === 'patch')
-      .map((m) => ({
-        method: m.toUpperCase(),
-        label: `${m.toUpperCase()} ${template}`,
-        path: template.replace('{id}', template.startsWith('/v1/conversations') ? 'conv-1' : UNKNOWN).replace(/\{\w+\}/g, 'node-1'),
-      })),
+  const doc = (await s.h.call('GET', '/openapi.json', { token: null })).body as {
+    paths: Record<string, Record<string, unknown>>;
+  };
+  return (
+    Object.entries(doc.paths)
+      // sign-out reads no body (it ends the cookie's session)
+      .filter(([template]) => !template.startsWith('/auth/'))
+      .flatMap(([template, ops]) =>
+        Object.keys(ops)
+          .filter((m) => m === 'post' || m === 'put' || m === 'patch')
+          .map((m) => ({
+            method: m.toUpperCase(),
+            label: `${m.toUpperCase()} ${template}`,
+            path: template
+              .replace('{id}', template.startsWith('/v1/conversations') ? 'conv-1' : UNKNOWN)
+              .replace(/\{\w+\}/g, 'node-1'),
+          })),
+      )
   );
 }
 
@@ -114,8 +131,17 @@ describe('a refused body leaves the keep-alive connection usable', () => {
 
   it('finds every POST and PUT route of the scope table in /openapi.json', () => {
     // a waitpoint's callback URL, an approval link and a webhook's delivery URL take no key (a signature is the credential), so no scope names them
-    const unscoped = ['POST /w/{tokenId}/{signature}', 'POST /w/a/{runId}/{nodeKey}/{principal}/{signature}', 'POST /hooks/{tenant}/{slug}'];
-    const table = [...unscoped, ...scopedRoutes().filter((r) => r.method === 'POST' || r.method === 'PUT').map((r) => `${r.method} ${r.path}`)];
+    const unscoped = [
+      'POST /w/{tokenId}/{signature}',
+      'POST /w/a/{runId}/{nodeKey}/{principal}/{signature}',
+      'POST /hooks/{tenant}/{slug}',
+    ];
+    const table = [
+      ...unscoped,
+      ...scopedRoutes()
+        .filter((r) => r.method === 'POST' || r.method === 'PUT')
+        .map((r) => `${r.method} ${r.path}`),
+    ];
     expect(routes.map((r) => r.label).sort()).toEqual(table.sort());
   });
 
@@ -126,11 +152,14 @@ describe('a refused body leaves the keep-alive connection usable', () => {
       for (const r of routes) {
         const refused = await send(s, agent, r.method, r.path, { body: OVER_LIMIT });
         const next = await send(s, agent, 'GET', '/v1/tools');
-        answers[r.label] = `${refused.status} ${JSON.parse(refused.body).error.code} → ${next.status} reused=${next.reusedSocket}`;
+        answers[r.label] =
+          `${refused.status} ${JSON.parse(refused.body).error.code} → ${next.status} reused=${next.reusedSocket}`;
       }
       // the upload is not capped at 1 MiB (MAX_UPLOAD_BYTES): a JSON body is refused as not multipart, unread
-      const expected = (label: string) => (label === 'POST /v1/files' ? '400 ValidationFailed' : '413 PayloadTooLarge');
-      for (const [label, answer] of Object.entries(answers)) expect({ label, answer }).toEqual({ label, answer: `${expected(label)} → 200 reused=true` });
+      const expected = (label: string) =>
+        label === 'POST /v1/files' ? '400 ValidationFailed' : '413 PayloadTooLarge';
+      for (const [label, answer] of Object.entries(answers))
+        expect({ label, answer }).toEqual({ label, answer: `${expected(label)} → 200 reused=true` });
     } finally {
       agent.destroy();
     }
@@ -142,7 +171,12 @@ describe('a refused body leaves the keep-alive connection usable', () => {
       for (const r of routes.slice(0, 4)) {
         const refused = await send(s, agent, r.method, r.path, { body: OVER_LIMIT, announce: false });
         const next = await send(s, agent, 'GET', '/v1/tools');
-        expect({ route: r.label, refused: refused.status, next: next.status, reused: next.reusedSocket }).toEqual({
+        expect({
+          route: r.label,
+          refused: refused.status,
+          next: next.status,
+          reused: next.reusedSocket,
+        }).toEqual({
           route: r.label,
           refused: 413,
           next: 200,
@@ -158,11 +192,20 @@ describe('a refused body leaves the keep-alive connection usable', () => {
     const agent = oneSocket();
     try {
       const body = JSON.stringify({ name: 'x', graph: { pad: 'b'.repeat(600_000) } });
-      const cases: Array<[string | null, number]> = [[null, 401], ['not-a-key', 401], [READ_ONLY, 403]];
+      const cases: Array<[string | null, number]> = [
+        [null, 401],
+        ['not-a-key', 401],
+        [READ_ONLY, 403],
+      ];
       for (const [token, status] of cases) {
         const refused = await send(s, agent, 'POST', '/v1/definitions', { body, token });
         const next = await send(s, agent, 'GET', '/v1/tools');
-        expect({ token, refused: refused.status, next: next.status, reused: next.reusedSocket }).toEqual({ token, refused: status, next: 200, reused: true });
+        expect({ token, refused: refused.status, next: next.status, reused: next.reusedSocket }).toEqual({
+          token,
+          refused: status,
+          next: 200,
+          reused: true,
+        });
       }
     } finally {
       agent.destroy();
@@ -183,7 +226,10 @@ describe('a body longer than BODY_DRAIN_MAX_BYTES', () => {
     const agent = oneSocket();
     try {
       const refused = await send(s, agent, 'POST', '/v1/definitions', { body: OVER_LIMIT });
-      expect({ status: refused.status, connection: refused.connection }).toEqual({ status: 413, connection: 'close' });
+      expect({ status: refused.status, connection: refused.connection }).toEqual({
+        status: 413,
+        connection: 'close',
+      });
       const next = await send(s, agent, 'GET', '/v1/tools');
       expect({ status: next.status, reused: next.reusedSocket }).toEqual({ status: 200, reused: false });
     } finally {

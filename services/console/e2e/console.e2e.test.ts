@@ -396,4 +396,32 @@ describe('the console in Chromium against a real cluster', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'chat-attachments');
   });
+
+  it('shows the lanes and their workers: the tool worker serving, LLM jobs waiting with no worker flagged', async () => {
+    // no LLM worker runs in this cluster: an Agent's job waits on its lane
+    const agentGraph = {
+      nodes: [
+        { key: 'start', kind: 'Start' },
+        { key: 'think', kind: 'Agent', config: { instructions: 'Think.' } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [
+        { key: 'e1', from: 'start', to: 'think' },
+        { key: 'e2', from: 'think', to: 'end' },
+      ],
+    };
+    const { runId } = await c.admin.runs.start((await c.admin.definitions.create({ name: 'waits for an LLM worker', graph: agentGraph })).id, {});
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Workers' }).click();
+    await page.getByRole('heading', { name: 'Workers', level: 1 }).waitFor();
+    const tool = page.locator('section[data-lane="tool"]');
+    await tool.locator('tr[data-worker-id]').first().waitFor({ timeout: 15_000 });
+    expect(await tool.locator('tr[data-worker-id]').count()).toBe(1);
+    expect(await tool.locator('tr[data-worker-id] td').first().innerText()).toMatch(/pid \d+/);
+    const llm = page.locator('section[data-lane="llm"]');
+    await expect.poll(() => llm.locator('[data-lane-depth]').innerText(), { timeout: 15_000 }).not.toBe('0');
+    await llm.getByRole('alert').getByText('no worker serves this lane').waitFor({ timeout: 10_000 });
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'workers');
+    await c.admin.runs.cancel(runId);
+  });
 });

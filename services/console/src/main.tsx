@@ -12,6 +12,7 @@ const runId = linkedRunId(window.location);
 // a linked run view: its code loads beside the app's, not after it
 if (runId) void import('./runs/RunPage');
 // the API says in the page whether it checks keys: with no key yet, the sign-in form shows at once
+// (`session`: no key needed now, a single sign-on session cookie answers whoami)
 const authRequired = document.querySelector('meta[name="flowline-auth"]')?.getAttribute('content') === 'required';
 const apiKey = window.sessionStorage.getItem(API_KEY_STORAGE);
 const early = startEarlyReads({ baseUrl, apiKey, runId, whoami: apiKey !== null || !authRequired });

@@ -167,7 +167,18 @@ describe('ops and tools', () => {
       constraints: null,
       expiresAt: null,
       authRequired: true,
+      via: 'key',
+      name: null,
+      groups: [],
+      sessionExpiresAt: null,
     });
+    // how the console signs in (no issuer here: keys only), and a sign-out without a session is a no-op
+    expect(await c.authConfig()).toEqual({ sso: false, loginUrl: null, authRequired: true });
+    expect(await c.signOut()).toBeNull();
+    // this harness runs one tool worker in-process, no LLM worker
+    const { lanes } = await c.workers();
+    expect(lanes.map((l) => [l.lane, l.workers.length])).toEqual([['llm', 0], ['tool', 1]]);
+    expect(lanes[1]!.workers[0]).toMatchObject({ pid: process.pid, inFlight: 0, concurrency: expect.any(Number) });
 
     const tools = await c.tools.list();
     expect(tools.nextCursor).toBeNull();

@@ -14,8 +14,11 @@
  * QueueEvents stream: every dispatcher would read every event of every job there
  * (added, waiting, active, completed, drained, …) to find the few of its own runs.
  */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Worker, type Job, type Telemetry } from 'bullmq';
 import type { RedisConnection } from './connect-redis';
+import { removeWorkerBeat, writeWorkerBeat, type WorkerBeat } from './worker-registry';
 import { FlowlineNodeError, type Json, type JsonObject, type Lane, type ParkRequest, type WorkItem, type WorkOutcome } from '@flowline/graph';
 import {
   cancelChannel,
@@ -117,6 +120,8 @@ export interface LaneWorkerOptions<L extends LaneLogger = LaneLogger> {
    * `process <queue>` span continuing its dispatch span. @default none (untraced)
    */
   telemetry?: Telemetry;
+  /** how often the worker writes its heartbeat for the Workers page (worker-registry.ts), ms. @default DEFAULT_WORKER_HEARTBEAT_MS */
+  heartbeatMs?: number;
   /** The lane's typed errors, which its outcome mapping turns into failure classes. */
   errors: {
     cancelled(reason: string | null): Error;
@@ -184,6 +189,9 @@ export interface LaneWorker {
   waitingJobs(): Promise<number>;
   readonly worker: Worker<Wire<WorkItem>, Wire<WorkReturn>>;
 }
+
+/** How often a worker says it is alive and what it does (the Workers page); it counts as gone after three. */
+export const DEFAULT_WORKER_HEARTBEAT_MS = 5_000;
 
 /** A call still running this long after it started gets its start reported on its own. */
 export const DEFAULT_START_REPORT_DELAY_MS = 20;
@@ -347,7 +355,18 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
   });
   subscriber.on('error', (err) => log.warn({ err }, 'cancel subscriber error'));
 
+  const heartbeatMs = opts.heartbeatMs ?? DEFAULT_WORKER_HEARTBEAT_MS;
+  const identity = { id: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`, lane, host: hostname(), pid: process.pid, startedAt: now(), concurrency: opts.concurrency };
+  let heartbeat: NodeJS.Timeout | null = null;
+  /** Says this worker is alive; a failed write only delays the page (the next beat retries). */
+  function beat(): Promise<void> {
+    const b: WorkerBeat = { ...identity, beatAt: now(), lastProgressAt, inFlight: running.size };
+    return writeWorkerBeat(opts.redis, prefix, b, heartbeatMs * 3).catch((err: unknown) => log.warn({ err }, 'worker heartbeat not written'));
+  }
+
   async function stopOnce(): Promise<void> {
+    if (heartbeat) clearInterval(heartbeat);
+    await removeWorkerBeat(opts.redis, prefix, lane, identity.id).catch(() => undefined);
     const closing = worker.close().then(() => 'closed' as const);
     let interruptTimer: NodeJS.Timeout | undefined;
     let abandonTimer: NodeJS.Timeout | undefined;
@@ -374,6 +393,10 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
       await subscriber.subscribe(cancelChannel(channelPrefix(prefix, subscriber)));
       worker.run().catch((err: unknown) => log.error({ err }, `${lane} worker stopped by an error`));
       await worker.waitUntilReady();
+      identity.startedAt = now();
+      await beat();
+      heartbeat = setInterval(() => void beat(), heartbeatMs);
+      heartbeat.unref();
     },
     stop() {
       stopping ??= stopOnce();

@@ -1,6 +1,7 @@
 /**
  * The live channel on the API's HTTP server (CONTRACT §6): Socket.IO at `/socket.io` with
- * the Redis adapter, handshake auth `{ token }` against the API keys, run rooms joined
+ * the Redis adapter, handshake auth `{ token }` against the API keys (or a person's sign-in
+ * session cookie), run rooms joined
  * BEFORE the replay is read, and `runChanged` relayed from the replica's change feed —
  * merged per run within the merge window and written only to this replica's sockets
  * (`io.local`). A replica subscribes to a run's change channel while the run's room exists
@@ -19,6 +20,8 @@ import { LIVE_EVENTS, LIVE_SOCKET_PATH, channelPrefix, duplicateConnection, isCl
 import { checkClientAddress, type ApiKeyTable, type Principal } from '../auth';
 import type { ManagedKeyOptions } from '../principals/managed-keys';
 import { principalResolverFor } from '../principals/resolver';
+import { USER_SESSION_COOKIE, type UserSessions } from '../principals/user-sessions';
+import { parse as parseCookie } from 'hono/utils/cookie';
 import { sharedChangeFeed, type ChangeFeed, type Unwatch } from './change-feed';
 import type { LiveOptions } from './config';
 import { createPingMerger } from './merger';
@@ -42,6 +45,8 @@ export interface LiveDeps {
   feed?: ChangeFeed;
   /** the API's metrics: live sockets (read at scrape time) and pings sent */
   metrics?: Pick<ApiMetrics, 'pingSent' | 'setSocketCount'>;
+  /** people's sign-in sessions (single sign-on on): a handshake without a token presents its cookie @default none */
+  sessions?: UserSessions | null;
 }
 
 /** The attached live channel. */
@@ -120,8 +125,10 @@ export function attachLive(server: HttpServer, d: LiveDeps): LiveServer {
   const principals = principalResolverFor(d);
   io.use((socket, next) => {
     const token: unknown = (socket.handshake.auth as Record<string, unknown> | undefined)?.token;
+    // a browser signed in through single sign-on sends no token: its session cookie rides on the handshake
+    const session = typeof token !== 'string' && d.sessions ? parseCookie(socket.handshake.headers.cookie ?? '', USER_SESSION_COOKIE)[USER_SESSION_COOKIE] : undefined;
     // the key as sent, compared exactly (a padded key is another, unknown key)
-    principals.resolve(typeof token === 'string' ? token : null).then(
+    (session !== undefined ? d.sessions!.resolve(session) : principals.resolve(typeof token === 'string' ? token : null)).then(
       (principal) => {
         if (principal === null) {
           next(new Error('Unauthorized'));

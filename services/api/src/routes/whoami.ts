@@ -1,7 +1,7 @@
 /**
- * `GET /v1/whoami`: who the request's key acts as — its principal, tenant and scopes, a
- * managed key's id, constraints and expiry, and whether the server checks keys at all
- * (`authRequired` false in single-tenant mode). The console signs in with it and hides what
+ * `GET /v1/whoami`: who the request acts as — its principal, tenant and scopes, a managed
+ * key's id, constraints and expiry, a signed-in person's name, groups and session end, and
+ * whether the server checks keys at all (`authRequired` false in single-tenant mode). The console signs in with it and hides what
  * the scopes forbid.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -27,6 +27,10 @@ const WhoamiSchema = z
       .openapi({ description: "a managed key's limits (null members: unconstrained); null for API_KEYS entries" }),
     expiresAt: z.string().nullable().openapi({ description: "when a managed key stops working; null: never" }),
     authRequired: z.boolean().openapi({ description: 'false when the server runs single-tenant without keys (API_KEYS unset)' }),
+    via: z.enum(['key', 'session', 'none']).openapi({ description: "how this request authenticated: a bearer key, a person's sign-in session cookie (single sign-on), or none (single-tenant without keys)" }),
+    name: z.string().nullable().openapi({ description: "a signed-in person's display name from the issuer; null for keys" }),
+    groups: z.array(z.string()).openapi({ description: "a signed-in person's groups (approval quorums by group count them); empty for keys" }),
+    sessionExpiresAt: z.string().nullable().openapi({ description: 'when a sign-in session ends; null for keys' }),
   })
   .openapi('Whoami');
 
@@ -50,6 +54,10 @@ export function registerWhoamiRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
       constraints: m ? { definitionIds: m.definitionIds ? [...m.definitionIds] : null, cidrs: m.cidrs ? [...m.cidrs.cidrs] : null } : null,
       expiresAt: m?.expiresAt ? m.expiresAt.toISOString() : null,
       authRequired: deps.apiKeys !== null,
+      via: p.user ? 'session' : deps.apiKeys === null ? 'none' : 'key',
+      name: p.user?.name ?? null,
+      groups: [...(p.groups ?? [])],
+      sessionExpiresAt: p.user?.sessionExpiresAt ?? null,
     });
   });
 }

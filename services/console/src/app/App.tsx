@@ -55,7 +55,7 @@ export function App({ config, history }: { config: ConsoleConfig; history?: Rout
     [history],
   );
   return (
-    <SessionGate config={config} warm={warm} signedOut={(p) => <SignIn {...p} />} checking={<Loading label="Connecting" />}>
+    <SessionGate config={config} warm={warm} signedOut={(p) => <SignIn {...p} baseUrl={config.baseUrl} />} checking={<Loading label="Connecting" />}>
       <SignedIn {...(history ? { history } : {})} />
     </SessionGate>
   );

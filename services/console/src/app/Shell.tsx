@@ -8,7 +8,7 @@ import { useSession } from '../session/session';
 import { useLiveState } from '../live/connection';
 
 interface Section {
-  to: '/runs' | '/approvals' | '/definitions' | '/schedules' | '/events' | '/webhooks' | '/chat' | '/editor' | '/agents' | '/mcp-servers' | '/audit';
+  to: '/runs' | '/approvals' | '/definitions' | '/schedules' | '/events' | '/webhooks' | '/chat' | '/editor' | '/agents' | '/mcp-servers' | '/audit' | '/workers';
   label: string;
   icon: string;
 }
@@ -26,6 +26,7 @@ export const SECTIONS: Section[] = [
   { to: '/agents', label: 'Agents', icon: '◎' },
   { to: '/mcp-servers', label: 'MCP servers', icon: '⚙' },
   { to: '/audit', label: 'Audit log', icon: '≡' },
+  { to: '/workers', label: 'Workers', icon: '▦' },
 ];
 
 /** What the header says of each live state: the words, the hover text, the dot's class. */
@@ -81,6 +82,11 @@ export function Shell() {
           <span className="topbar-title">{current?.label ?? 'Console'}</span>
           <div className="topbar-right">
             <LiveIndicator />
+            {me.via === 'session' ? (
+              <span className="tenant-chip" title={`${me.principal}${me.groups.length ? ` · groups ${me.groups.join(', ')}` : ''}`}>
+                <span className="muted">signed in as</span> <strong>{me.name ?? me.principal.replace(/^user:/, '')}</strong>
+              </span>
+            ) : null}
             <span className="tenant-chip" title="tenant of this key">
               <span className="muted">tenant</span> <strong>{me.tenant}</strong>
             </span>

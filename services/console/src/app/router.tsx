@@ -106,8 +106,14 @@ export const auditRoute = createRoute({
   component: lazyRouteComponent(() => import('../audit/AuditPage'), 'AuditPage'),
 });
 
+export const workersRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/workers',
+  component: lazyRouteComponent(() => import('../workers/WorkersPage'), 'WorkersPage'),
+});
+
 const routeTree = rootRoute.addChildren([
-  indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, eventsRoute, webhooksRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute, auditRoute,
+  indexRoute, runsRoute, runRoute, approvalsRoute, definitionsRoute, schedulesRoute, eventsRoute, webhooksRoute, chatRoute, editorRoute, agentsRoute, mcpServersRoute, auditRoute, workersRoute,
 ]);
 
 /** The router; `history` is the browser's unless a test passes a memory history. */

@@ -20,7 +20,7 @@ const COLUMNS: readonly Column[] = [
 ];
 
 const FIELDS = [
-  { member: 'principal', label: 'Principal', placeholder: 'key:… or anonymous' },
+  { member: 'principal', label: 'Principal', placeholder: 'user:…, service:… or key:…' },
   { member: 'action', label: 'Action', placeholder: 'run.cancel or run.*' },
   { member: 'resource', label: 'Resource', placeholder: 'run or run:<id>' },
 ] as const;

@@ -1,10 +1,11 @@
 /**
  * Who the console acts as: an API key pasted by the operator (kept in sessionStorage, so it
- * dies with the tab), sent as the bearer and as the live channel's `auth.token`, and the
- * tenant and scopes `GET /v1/whoami` answered for it. A server without API_KEYS answers
- * whoami without a key, and the console opens without asking for one; a server that checks
- * keys says so in the console's page, and with no key stored the sign-in form shows without
- * a whoami that could only be refused.
+ * dies with the tab), sent as the bearer and as the live channel's `auth.token`, or a person
+ * signed in through single sign-on (an HttpOnly session cookie the browser sends by itself),
+ * and the tenant and scopes `GET /v1/whoami` answered for it. A server without API_KEYS
+ * answers whoami without a key, and the console opens without asking for one; a server that
+ * checks keys says so in the console's page, and with no key stored and no sign-in session
+ * (the page says that too) the sign-in form shows without a whoami that could only be refused.
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { createClient, isApiRequestError, type ApiKeyScope, type FlowlineClient, type Whoami } from '@flowline/client';
@@ -142,8 +143,13 @@ export function SessionGate(props: {
         apiKey: signedIn.apiKey,
         signOut: () => {
           config.storage.removeItem(API_KEY_STORAGE);
-          signedIn.client.close();
-          setState({ kind: 'signedOut', refusal: null });
+          const client = signedIn.client;
+          // a single sign-on session lives in an HttpOnly cookie: only the server can end it
+          const ended = signedIn.me.via === 'session' ? client.signOut().catch(() => undefined) : Promise.resolve();
+          void ended.then(() => {
+            client.close();
+            setState({ kind: 'signedOut', refusal: null });
+          });
         },
       },
     [signedIn, config],

@@ -21,7 +21,7 @@ export const ALL_SCOPES: ApiKeyScope[] = ['read', 'run', 'operate', 'define'];
 export function renderInSession(ui: ReactNode, api: FakeApi = fakeApi(), scopes: ApiKeyScope[] = ALL_SCOPES) {
   const client = createClient({ baseUrl: 'http://api.test', fetch: api.fetch, apiKey: 'k-test', transports: ['polling'] });
   const queryClient = createQueryClient();
-  const session = { client, me: { tenant: 'acme', principal: 'key:0123456789abcdef', scopes, keyId: null, constraints: null, expiresAt: null, authRequired: true }, apiKey: 'k-test', signOut: () => undefined };
+  const session = { client, me: { tenant: 'acme', principal: 'key:0123456789abcdef', scopes, keyId: null, constraints: null, expiresAt: null, authRequired: true, via: 'key' as const, name: null, groups: [], sessionExpiresAt: null }, apiKey: 'k-test', signOut: () => undefined };
   const view = render(
     <QueryClientProvider client={queryClient}>
       <SessionProvider session={session}>{ui}</SessionProvider>
