@@ -12,6 +12,7 @@ import type { RunEvent } from './run';
 export { NODE_EVENTS, NODE_TRANSITIONS, RUN_EVENTS, RUN_TRANSITIONS };
 export { OPERATOR_VERBS, OPERABLE_RUN_STATUSES, REPAIRABLE_RUN_STATUSES, VERB_RULES, verbApplies, verbRefusal, verbTakesKind } from './verbs';
 export { attemptOfEvent, nodeStatusAfterEvent } from './event-status';
+export { runTimeline, type NodeTimeline, type TimelineEvent, type TimelineSpan, type TimelineSpanKind } from './timeline';
 export type { NodeVerbRule, OperatorVerb, RunVerbRule, VerbRule, VerbState } from './verbs';
 export type { NodeEvent, RunEvent };
 

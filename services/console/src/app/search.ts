@@ -28,7 +28,7 @@ const pairs = (v: unknown): string[] | undefined => {
   return list.length > 0 ? [...new Set(list)] : undefined;
 };
 
-export const RUN_TABS = ['nodes', 'blockers', 'events', 'state', 'output'] as const;
+export const RUN_TABS = ['nodes', 'timeline', 'blockers', 'events', 'state', 'output'] as const;
 export type RunTab = (typeof RUN_TABS)[number];
 
 export interface RunSearch {

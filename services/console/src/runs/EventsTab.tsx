@@ -12,21 +12,30 @@ function detailText(d: unknown): string {
   return JSON.stringify(d);
 }
 
-export function EventsTab({ runId, pollMs }: { runId: string; pollMs: number | false }) {
-  const pages = useEventPages(runId, pollMs);
-  const events: LiveEvent[] = pages.data?.pages.flatMap((p) => p.events) ?? [];
+/** What a view of the run's event pages says besides the events: a refusal, loading, and newer events not read yet. */
+export function EventPagesNotes({ pages, shown }: { pages: ReturnType<typeof useEventPages>; shown: number }) {
   return (
-    <div className="events">
+    <>
       <RefusalNote error={pages.error} title="Could not read the events" />
       {pages.isPending ? <Loading label="Reading events" /> : null}
       {pages.hasNextPage ? (
         <div className="notice notice-warn replay-banner" role="status">
-          Showing the first {events.length} events: newer events exist and are not shown yet.{' '}
+          Showing the first {shown} events: newer events exist and are not shown yet.{' '}
           <button type="button" className="btn btn-sm" onClick={() => void pages.fetchNextPage()} disabled={pages.isFetchingNextPage}>
             {pages.isFetchingNextPage ? 'Loading…' : 'Load newer events'}
           </button>
         </div>
       ) : null}
+    </>
+  );
+}
+
+export function EventsTab({ runId, pollMs }: { runId: string; pollMs: number | false }) {
+  const pages = useEventPages(runId, pollMs);
+  const events: LiveEvent[] = pages.data?.pages.flatMap((p) => p.events) ?? [];
+  return (
+    <div className="events">
+      <EventPagesNotes pages={pages} shown={events.length} />
       <ol className="event-list" aria-label="Events">
         {events.map((e, i) => (
           <li key={e.seq} className={`event event-${e.kind.split('.')[0]}`} data-seq={e.seq} data-kind={e.kind}>

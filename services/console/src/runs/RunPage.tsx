@@ -24,12 +24,14 @@ import { NodeTable } from './NodeTable';
 import { RunActions } from './RunActions';
 import { RunFacts } from './RunFacts';
 import { EdgePanel } from './EdgePanel';
+import { TimelineTab } from './TimelineTab';
 import { SignalButton, declaredChannels } from './SignalForm';
 
 const route = getRouteApi('/run');
 
 const TABS: Array<{ id: RunTab; label: string }> = [
   { id: 'nodes', label: 'Nodes' },
+  { id: 'timeline', label: 'Timeline' },
   { id: 'blockers', label: 'Waiting on' },
   { id: 'events', label: 'Events' },
   { id: 'state', label: 'State' },
@@ -226,6 +228,7 @@ export function RunPage() {
                 </div>
                 <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
                   {tab === 'nodes' ? <NodeTable nodeRuns={shownRuns ?? detail.nodeRuns} labels={labels} selected={nodeKey} now={now} onSelect={selectNode} /> : null}
+                  {tab === 'timeline' ? <TimelineTab runId={runId} pollMs={live.pollMs} labels={labels} now={now} onSelect={selectNode} /> : null}
                   {tab === 'blockers' ? <BlockersTab runId={runId} pollMs={live.pollMs} now={now} onSelect={selectNode} /> : null}
                   {tab === 'events' ? <EventsTab runId={runId} pollMs={live.pollMs} /> : null}
                   {tab === 'state' ? (
