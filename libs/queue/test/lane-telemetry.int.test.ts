@@ -4,12 +4,11 @@
  * continues it around the lane's `run` (the span active there, the parent of a lane's node
  * spans); BullMQ's polling spans are not recorded, nor the job's return value.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { ROOT_CONTEXT, trace, type SpanContext } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
-import type { WorkItem } from '@flowline/graph';
+import { silent, testLaneErrors, toolItem } from './lane-fixtures';
 import { cleanupRedisPrefix, testRedisUrl, uniquePrefix, waitFor } from '@flowline/testing';
 import { closeLaneQueues, createLaneQueues, createLaneWorker, laneTelemetry, WindowStore, type LaneQueues } from '../src/index';
 
@@ -17,7 +16,6 @@ const redisUrl = testRedisUrl();
 const prefix = uniquePrefix();
 const exporter = new InMemorySpanExporter();
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
 let redis: Redis;
 let queues: LaneQueues;
@@ -36,21 +34,6 @@ afterAll(async () => {
   trace.disable();
 });
 
-function toolItem(): WorkItem {
-  return {
-    lane: 'tool',
-    runId: randomUUID(),
-    nodeKey: 'fetch',
-    kind: 'Tool',
-    invocationId: randomUUID(),
-    attempt: 1,
-    config: {},
-    input: { run: { input: null }, upstream: {}, input: null },
-    deadlineAt: Date.now() + 60_000,
-    steering: [],
-    outputSchema: null,
-  };
-}
 
 describe('lane telemetry', () => {
   it("continues a held job's dispatch span in the worker's process span, recording neither polls nor the return value", async () => {
@@ -72,7 +55,7 @@ describe('lane telemetry', () => {
       prefix,
       concurrency: 1,
       telemetry,
-      errors: { cancelled: () => new Error('cancelled'), timeout: () => new Error('timeout'), interrupted: () => new Error('interrupted') },
+      errors: testLaneErrors,
       unexpectedFailureReason: 'the test lane failed',
       async run(ran) {
         activeInRun = { invocationId: ran.invocationId, span: trace.getActiveSpan()?.spanContext() };

@@ -4,17 +4,15 @@
  * shows in flight; a stopped worker is gone at once, and a worker that stops beating (a
  * process killed) drops out when its heartbeat expires.
  */
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import type { WorkItem } from '@flowline/graph';
+import { silent, testLaneErrors, toolItem } from './lane-fixtures';
 import { cleanupRedisPrefix, testRedisUrl, uniquePrefix, waitFor } from '@flowline/testing';
 import { closeLaneQueues, createLaneQueues, createLaneWorker, readWorkerBeats, writeWorkerBeat, type LaneQueues } from '../src/index';
 
 const redisUrl = testRedisUrl();
 const prefix = uniquePrefix();
-const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
 let redis: Redis;
 let queues: LaneQueues;
@@ -30,19 +28,6 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const toolItem = (): WorkItem => ({
-  lane: 'tool',
-  runId: randomUUID(),
-  nodeKey: 'fetch',
-  kind: 'Tool',
-  invocationId: randomUUID(),
-  attempt: 1,
-  config: {},
-  input: { run: { input: null }, upstream: {}, input: null },
-  deadlineAt: Date.now() + 60_000,
-  steering: [],
-  outputSchema: null,
-});
 
 describe('worker heartbeats', () => {
   it('lists a running worker with what it runs and its progress, and drops it when it stops', async () => {
@@ -55,7 +40,7 @@ describe('worker heartbeats', () => {
       prefix,
       concurrency: 3,
       heartbeatMs: 100,
-      errors: { cancelled: () => new Error('cancelled'), timeout: () => new Error('timeout'), interrupted: () => new Error('interrupted') },
+      errors: testLaneErrors,
       unexpectedFailureReason: 'the test lane failed',
       async run() {
         await held;
