@@ -32,6 +32,8 @@ import { spread } from './lib/stats';
 import { fairness } from './lib/fairness';
 import { w7 } from './lib/w7';
 import { burst } from './lib/burst';
+import pg from 'pg';
+import { noiseReport, quietEnough, referenceSample, sampleLoad, type ReferenceSample } from './lib/noise';
 
 const { values: flags } = parseArgs({
   options: {
@@ -115,8 +117,11 @@ const results: Results = {
   w7: null,
   burst: null,
   w3State: null,
+  noise: null,
   errors: [],
 };
+// the host's noise, reported beside every figure: the load throughout, a fixed reference between sections
+const load = sampleLoad();
 log(
   `mode ${mode}, ${reps} repetition(s); load ${loadavg()
     .map((x) => x.toFixed(2))
@@ -135,6 +140,16 @@ results.machine.postgres = pgServer.version;
 results.machine.postgresSetup = pgServer.note;
 results.machine.redis = redisServer.version;
 const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+const referencePool = new pg.Pool({ connectionString: pgServer.adminUrl, max: 1 });
+const reference: ReferenceSample[] = [];
+const takeReference = async (at: string) => {
+  try {
+    reference.push(await referenceSample(referencePool, at));
+  } catch (e) {
+    results.errors.push(`reference after ${at}: ${errMsg(e)}`);
+  }
+};
+await takeReference('start');
 
 async function section(name: string, fn: () => Promise<void>): Promise<void> {
   if (!want(name)) return;
@@ -146,12 +161,13 @@ async function section(name: string, fn: () => Promise<void>): Promise<void> {
     log(`${name} failed: ${errMsg(e)}`);
   }
   log(`${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  await takeReference(name);
 }
 
 try {
   await section('w0', async () => {
     const url = await freshDatabase(pgServer.adminUrl, 'bench_w0', false);
-    results.w0 = await w0(url, redisServer.url, mode === 'quick');
+    results.w0 = await w0(url, redisServer.url, mode === 'quick', reps);
   });
 
   await section('lanes', async () => {
@@ -332,6 +348,7 @@ try {
     log(`live fan-out: ${JSON.stringify(results.live)}`);
   });
 } finally {
+  await referencePool.end().catch(() => undefined);
   redis.disconnect();
   await redisServer.stop();
   await pgServer.stop();
@@ -339,12 +356,17 @@ try {
 
 results.finishedAt = new Date().toISOString();
 results.machine.loadAvgEnd = loadavg();
+results.noise = noiseReport(load.stop(), reference);
+const quiet = quietEnough(results.noise);
 const md = renderMarkdown(results);
 const outDir = join(rootDir, 'tests', 'bench', 'results');
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
 writeFileSync(join(outDir, 'latest.md'), md);
-if (flags.record) {
+if (flags.record && !quiet.ok) {
+  // a figure taken on a busy host is not a figure: the recorded results stay as they were
+  log(`not recording tests/bench/RESULTS.md: ${quiet.why.join('; ')}`);
+} else if (flags.record) {
   const header = `<!-- written by \`${results.command}\`; the figures of one run on the machine below -->\n`;
   writeFileSync(join(rootDir, 'tests', 'bench', 'RESULTS.md'), `${header}${md}`);
 }
@@ -352,4 +374,4 @@ process.stdout.write(md);
 log(
   `done in ${((Date.parse(results.finishedAt) - Date.parse(results.startedAt)) / 1000).toFixed(0)} s; tests/bench/results/latest.json`,
 );
-process.exit(0);
+process.exit(flags.record && !quiet.ok ? 2 : 0);

@@ -16,14 +16,19 @@ import pg from 'pg';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { cpuMs, cpuPerNode, type CpuPerNode, type ProcessGroups } from './hop-cpu';
-import { percentile } from './stats';
+import { percentile, spread, type Spread } from './stats';
 
 export interface ShapeFloorFigure {
+  /** medians over the repetitions of the one chain */
   hopP50Ms: number;
   hopP99Ms: number;
+  /** the repetitions' spread of the chain's hop p50 and p99 and of all processes' CPU per hop */
+  hopP50: Spread;
+  hopP99: Spread;
+  cpuPerHop: Spread;
   /** one chain of `hops` nodes */
   hops: number;
-  /** CPU per hop by process (worker, owner, postgres, redis) over the one chain */
+  /** CPU per hop by process (worker, owner, postgres, redis) over every repetition of the one chain */
   cpu: CpuPerNode;
   chains: number;
   nodesPerSec: number;
@@ -49,7 +54,8 @@ async function stop(c: ChildProcess): Promise<void> {
   if (c.exitCode === null) c.kill('SIGKILL');
 }
 
-export async function shapeFloor(pgUrl: string, redisUrl: string, quick: boolean): Promise<ShapeFloorFigure> {
+/** Runs the floor's one chain `reps` times (so its ratios carry a spread like W1's), then the chains at once. */
+export async function shapeFloor(pgUrl: string, redisUrl: string, quick: boolean, reps = 1): Promise<ShapeFloorFigure> {
   const prefix = `{shape-${Date.now()}}`;
   const channel = `${prefix}:reports`;
   const pool = new pg.Pool({ connectionString: pgUrl, max: 2 });
@@ -97,19 +103,33 @@ export async function shapeFloor(pgUrl: string, redisUrl: string, quick: boolean
 
     await run(1, 30); // warm-up
     const hops = quick ? 150 : 300;
-    let before = cpuMs(groups);
-    const serial = await run(1, hops);
-    const cpu = cpuPerNode(before, cpuMs(groups), hops, serial.ms);
-    const gaps = serial.first.slice(1).map((t, i) => t - serial.first[i]!);
+    const p50: number[] = [];
+    const p99: number[] = [];
+    const perHop: number[] = [];
+    const first = cpuMs(groups);
+    let wallMs = 0;
+    for (let r = 0; r < Math.max(1, reps); r++) {
+      const before = cpuMs(groups);
+      const serial = await run(1, hops);
+      wallMs += serial.ms;
+      perHop.push(cpuPerNode(before, cpuMs(groups), hops, serial.ms).totalMs);
+      const gaps = serial.first.slice(1).map((t, i) => t - serial.first[i]!);
+      p50.push(percentile(gaps, 50));
+      p99.push(percentile(gaps, 99));
+    }
+    const cpu = cpuPerNode(first, cpuMs(groups), hops * p50.length, wallMs);
 
     const chains = 64;
     const chainHops = quick ? 20 : 40;
-    before = cpuMs(groups);
+    const before = cpuMs(groups);
     const batched = await run(chains, chainHops);
     const cpuBatched = cpuPerNode(before, cpuMs(groups), chains * chainHops, batched.ms);
     return {
-      hopP50Ms: percentile(gaps, 50),
-      hopP99Ms: percentile(gaps, 99),
+      hopP50Ms: spread(p50).median,
+      hopP99Ms: spread(p99).median,
+      hopP50: spread(p50),
+      hopP99: spread(p99),
+      cpuPerHop: spread(perHop),
       hops,
       cpu,
       chains,

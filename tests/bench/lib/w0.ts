@@ -64,7 +64,8 @@ function pgbench(url: string, args: string[]): PgbenchFigure | string {
   return { clients, tps: Number(tps), latencyMs: Number(lat) };
 }
 
-export async function w0(pgUrl: string, redisUrl: string, quick: boolean): Promise<W0Result> {
+/** The physical references; `reps` repetitions of the shape floor's one chain. */
+export async function w0(pgUrl: string, redisUrl: string, quick: boolean, reps = 1): Promise<W0Result> {
   const notes: string[] = [];
   const secs = quick ? '3' : '5';
   const c = new pg.Client({ connectionString: pgUrl });
@@ -151,7 +152,7 @@ export async function w0(pgUrl: string, redisUrl: string, quick: boolean): Promi
   let floor: ShapeFloorFigure | null = null;
   if (cpuProfileAvailable()) {
     try {
-      floor = await shapeFloor(pgUrl, redisUrl, quick);
+      floor = await shapeFloor(pgUrl, redisUrl, quick, reps);
     } catch (err) {
       notes.push(`shape floor failed: ${(err as Error).message}`);
     }

@@ -146,6 +146,8 @@ export interface ChainResult {
   runPerHop: Spread;
   /** CPU per hop of each process over the measured runs, beside their wall time per hop */
   cpu?: CpuPerNode;
+  /** all processes' CPU per hop, one figure per repetition (the spread the ratios are judged on) */
+  cpuPerHop?: Spread;
 }
 
 /** W1: one chain run at a time, `reps` repetitions. */
@@ -159,14 +161,19 @@ export async function w1(ctx: Ctx, n: number): Promise<{ result: ChainResult; id
   await waitTerminal(ctx.mon, [warm], 60_000);
   const all: string[] = [warm];
   const cpuBefore = ctx.processes ? cpuMs(ctx.processes) : null;
+  const cpuPerRep: number[] = [];
   for (let r = 0; r < ctx.reps; r++) {
+    const repBefore = ctx.processes ? cpuMs(ctx.processes) : null;
     const id = await ctx.api.startRun(def, { r });
     await waitTerminal(ctx.mon, [id], 120_000, 10);
+    const repLatency = (await runLatencies(ctx.mon, [id]))[0]!;
+    // taken before the bench's own queries below, like the whole window's figure it adds up to
+    if (ctx.processes && repBefore) cpuPerRep.push(cpuPerNode(repBefore, cpuMs(ctx.processes), n + 1, repLatency).totalMs);
     await assertCompleted(ctx.mon, [id]);
     const hops = await chainHops(ctx.mon, [id]);
     p50.push(percentile(hops, 50));
     p99.push(percentile(hops, 99));
-    per.push((await runLatencies(ctx.mon, [id]))[0]! / (n + 1));
+    per.push(repLatency / (n + 1));
     all.push(id);
   }
   const cpu =
@@ -176,7 +183,7 @@ export async function w1(ctx: Ctx, n: number): Promise<{ result: ChainResult; id
   const breakdown = await hopBreakdown(ctx.mon, all.slice(1));
   ctx.log(`W1 N=${n}: hop p50 ${p50.map((x) => x.toFixed(2)).join(', ')} ms`);
   return {
-    result: { n, breakdown, hopP50: spread(p50), hopP99: spread(p99), runPerHop: spread(per), cpu },
+    result: { n, breakdown, hopP50: spread(p50), hopP99: spread(p99), runPerHop: spread(per), cpu, ...(cpuPerRep.length ? { cpuPerHop: spread(cpuPerRep) } : {}) },
     ids: all,
   };
 }
@@ -262,13 +269,23 @@ async function w3Once(
   return { runsPerSec: m / secs, nodesPerSec: nodes / secs, nodes, ms: secs * 1000, ids: all };
 }
 
+export interface W3Result {
+  m: number;
+  runsPerSec: Spread;
+  nodesPerSec: Spread;
+  /** CPU of every process per succeeded node over the repetitions */
+  cpu?: CpuPerNode;
+  /** all processes' CPU per succeeded node, one figure per repetition */
+  cpuPerNode?: Spread;
+}
+
 /** W3: M canonical runs at once (`graph`: the canonical graph, or a variant of it such as {@link canonicalWithState}). */
 export async function w3(
   ctx: Ctx,
   m: number,
   graph: JsonObject = canonical(),
   name = `w3-${m}`,
-): Promise<{ result: { m: number; runsPerSec: Spread; nodesPerSec: Spread; cpu?: CpuPerNode }; ids: string[] }> {
+): Promise<{ result: W3Result; ids: string[] }> {
   const def = await ctx.api.createDefinition(name, graph);
   const rps: number[] = [];
   const nps: number[] = [];
@@ -277,8 +294,11 @@ export async function w3(
   const cpuBefore = ctx.processes ? cpuMs(ctx.processes) : null;
   let nodes = 0;
   let ms = 0;
+  const cpuPerRep: number[] = [];
   for (let r = 0; r < ctx.reps; r++) {
+    const repBefore = ctx.processes ? cpuMs(ctx.processes) : null;
     const o = await w3Once(ctx, def, m);
+    if (ctx.processes && repBefore) cpuPerRep.push(cpuPerNode(repBefore, cpuMs(ctx.processes), o.nodes, o.ms).totalMs);
     rps.push(o.runsPerSec);
     nps.push(o.nodesPerSec);
     nodes += o.nodes;
@@ -287,7 +307,9 @@ export async function w3(
   }
   const cpu = ctx.processes && cpuBefore ? cpuPerNode(cpuBefore, cpuMs(ctx.processes), nodes, ms) : undefined;
   ctx.log(`${name}: nodes/s ${nps.map((x) => x.toFixed(0)).join(', ')}`);
-  return { result: { m, runsPerSec: spread(rps), nodesPerSec: spread(nps), ...(cpu ? { cpu } : {}) }, ids: all };
+  const result: W3Result = { m, runsPerSec: spread(rps), nodesPerSec: spread(nps), ...(cpu ? { cpu } : {}) };
+  if (cpuPerRep.length) result.cpuPerNode = spread(cpuPerRep);
+  return { result, ids: all };
 }
 
 /** W4: POST → first Tool node picked up, one run at a time. */
