@@ -10,7 +10,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC } from 'oidc-provider';
 
 /** A person the provider knows: the claims it gives about them. */
 export interface TestAccount {
@@ -36,12 +37,15 @@ export const TEST_OIDC_SCOPES = 'openid email profile flowline';
  * boot): it is read at the provider's first request.
  */
 export async function startOidcProvider(o: { accounts: Record<string, TestAccount>; redirectUris: string[] | (() => string[]); clientId?: string; clientSecret?: string }): Promise<TestOidcProvider> {
+  // loaded here, not at the top: every test file imports this package, and the provider (Koa,
+  // jose and friends) costs a few hundred milliseconds to load that only the sign-in tests need
+  const { default: OidcProvider } = await import('oidc-provider');
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = o.clientId ?? 'flowline-console';
   const clientSecret = o.clientSecret ?? 'test-client-secret-0123456789abcdef';
-  const build = () => new Provider(issuer, {
+  const build = (): Provider => new OidcProvider(issuer, {
     clients: [
       {
         client_id: clientId,
