@@ -5,7 +5,7 @@
  * Postgres and Redis. Prints a markdown table; writes tests/bench/results/latest.{json,md}
  * (and tests/bench/RESULTS.md with --record).
  *
- *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w3state,w4,w5,w6,w7,fairness,burst,peers,live,console]
+ *   npm run bench -- [--quick | --full] [--reps N] [--only w0,lanes,w1,w2,w3,w3state,w4,w5,w6,w7,w8,fairness,burst,peers,live,console]
  *                    [--peers name,name | --no-peers] [--reinstall] [--record]
  *
  * `console` (only when named in --only) runs the web console's figures in headless
@@ -32,6 +32,7 @@ import { spread } from './lib/stats';
 import { fairness } from './lib/fairness';
 import { w7 } from './lib/w7';
 import { burst } from './lib/burst';
+import { w8, W8_SIZES } from './lib/w8';
 import pg from 'pg';
 import { noiseReport, quietEnough, referenceSample, sampleLoad, type ReferenceSample } from './lib/noise';
 
@@ -117,6 +118,7 @@ const results: Results = {
   w7: null,
   burst: null,
   w3State: null,
+  w8: null,
   noise: null,
   errors: [],
 };
@@ -284,6 +286,13 @@ try {
       sockets: sizes.w7Sockets,
       log,
     });
+  });
+
+  await section('w8', async () => {
+    // a cluster of its own with an LLM worker: 50 tenants' LLM-shaped runs posted over a minute
+    await redis.flushall();
+    const dbUrl = await freshDatabase(pgServer.adminUrl, 'bench_w8', pgServer.statements);
+    results.w8 = await w8(dbUrl, redisServer.url, redis, pgServer.statements, mode === 'quick' ? W8_SIZES.quick : W8_SIZES.default, log);
   });
 
   await section('fairness', async () => {

@@ -48,6 +48,8 @@ export async function startBenchCluster(
   dispatchers = 2,
   env: Record<string, string> = {},
   apiReplicas = 1,
+  /** processes beside the API, the dispatchers and the tool worker (e.g. an LLM worker) */
+  extra: ProcessSpec[] = [],
 ): Promise<BenchCluster> {
   const pool = createPool(databaseUrl, { max: 2, applicationName: 'flowline-bench-migrate' });
   await migrate(pool);
@@ -61,6 +63,7 @@ export async function startBenchCluster(
     ...extraApiPorts.map((port, i) => ({ label: `api-${i + 2}`, service: 'api' as const, env: { PORT: String(port) } })),
     ...names.map((n) => ({ label: n, service: 'dispatcher' as const, env: { DISPATCHER_ID: n } })),
     { label: 'worker-tool-1', service: 'worker-tool' },
+    ...extra,
   ];
   // the measured code is what production runs: compiled JavaScript without the TypeScript loader
   buildServices(rootDir, [...new Set(processes.map((p) => p.service))]);

@@ -9,6 +9,7 @@ import type { FairnessResult } from './fairness';
 import type { W7Result, W7Side } from './w7';
 import type { BurstResult } from './burst';
 import type { CpuPerNode } from './hop-cpu';
+import type { W8Result } from './w8';
 import { fmt, fmtSpread, spread, type Spread } from './stats';
 
 export interface Machine {
@@ -53,6 +54,8 @@ export interface Results {
   burst?: BurstResult | null;
   /** W3 against W3 whose nodes each write one `append` state key, one after the other in one cluster */
   w3State?: W3StateResult | null;
+  /** W8 "platform day" (tests/bench/lib/w8.ts) */
+  w8?: W8Result | null;
   /** the host's load through the run and a fixed reference timed between sections */
   noise?: NoiseReport | null;
   errors: string[];
@@ -207,6 +210,16 @@ export function targets(r: Results): string[][] {
       `W5 ≤ 1 query/s per dispatcher spent on runs Scheduled an hour ahead (${w5?.phases[3]?.parked ?? '?'})`,
       w5?.phases[3] ? `${fmt(w5.delayedQueriesPerSecPerDispatcher)} ${w5.unit}/s` : 'n/a',
       verdict(w5?.phases[3] ? w5.delayedQueriesPerSecPerDispatcher <= 1 : null),
+    ],
+    [
+      `W8 engine overhead per node p99 ≤ 50 ms (${r.w8 ? `${r.w8.sizes.runs} runs, ${r.w8.sizes.tenants} tenants` : '?'})`,
+      r.w8 ? `p99 ${fmt(r.w8.overhead.p99Ms)} ms (p50 ${fmt(r.w8.overhead.p50Ms)})` : 'n/a',
+      judged(judgeValue(one(r.w8?.overhead.p99Ms), 50, 'lower')),
+    ],
+    [
+      `W8 dispatcher memory per parked run ≤ 2 KiB`,
+      r.w8?.parkedMemory ? `${fmt(r.w8.parkedMemory.heapBytesPerRun / 1024)} KiB of live heap (${r.w8.parkedMemory.runs} parked)` : 'n/a',
+      judged(judgeValue(one(r.w8?.parkedMemory ? r.w8.parkedMemory.heapBytesPerRun / 1024 : null), 2, 'lower')),
     ],
     [`W6 recovery ≤ 5 s`, w6 ? `${fmtSpread(w6)} ms` : 'n/a', judged(judgeValue(w6, 5000, 'lower'))],
     [
@@ -511,6 +524,7 @@ export function renderMarkdown(r: Results): string {
   if (r.w7) out.push('', ...renderW7(r.w7));
   if (r.fairness) out.push('', ...renderFairness(r.fairness));
   if (r.burst) out.push('', ...renderBurst(r.burst));
+  if (r.w8) out.push('', ...renderW8(r.w8));
   if (r.w3State) out.push('', ...renderW3State(r.w3State));
   if (r.errors.length) {
     out.push('', '## Errors', '');
@@ -578,6 +592,37 @@ function renderW3State(w: W3StateResult): string[] {
 }
 
 /** The burst section (a tenant's 1 MiB creates against another tenant's reads). */
+export function renderW8(w: W8Result): string[] {
+  const z = w.sizes;
+  const rows: string[][] = [
+    ['runs completed', `${w.completed} of ${z.runs}${Object.keys(w.notCompleted).length ? ` (${Object.entries(w.notCompleted).map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}`],
+    ['sustained nodes/s (last three quarters of the posting window)', fmt(w.sustainedNodesPerSec)],
+    [`nodes/s over the day (first POST → last finish, ${fmt(w.daySeconds)} s)`, fmt(w.dayNodesPerSec)],
+    [
+      'engine overhead per node: predecessor finished → job picked, p50 / p99 ms',
+      `${fmt(w.overhead.p50Ms)} / ${fmt(w.overhead.p99Ms)} (${Object.entries(w.overhead.byNode).map(([k, v]) => `${k} ${fmt(v.p50Ms)} / ${fmt(v.p99Ms)}`).join('; ')}; ${w.overhead.samples} nodes)`,
+    ],
+    ['CPU ms per succeeded node, all processes', w.cpu ? `${fmt(w.cpu.totalMs)} (${cpuParts(w.cpu.byProcess)})` : 'n/a'],
+    ['Postgres statements per succeeded node', fmt(w.statementsPerNode)],
+    ['Redis commands per succeeded node', fmt(w.redisCommandsPerNode)],
+    ['fairness: slowest ÷ fastest tenant median POST → first node picked', `${fmt(w.fairness.ratio)}× (${fmt(w.fairness.slowestMs)} vs ${fmt(w.fairness.fastestMs)} ms over ${w.fairness.tenants} tenants)`],
+    [
+      'dispatchers\' memory per parked run: live heap after a full collection (resident set beside it)',
+      w.parkedMemory
+        ? `${fmt(w.parkedMemory.heapBytesPerRun / 1024)} KiB (${fmt(w.parkedMemory.heapBeforeMiB)} → ${fmt(w.parkedMemory.heapAfterMiB)} MiB with ${w.parkedMemory.runs} more parked; resident set ${fmt(w.parkedMemory.rssBytesPerRun / 1024)} KiB per run)`
+        : 'n/a',
+    ],
+  ];
+  return [
+    '## W8 platform day',
+    '',
+    `${z.runs} runs over ${z.tenants} tenants posted across ${z.postSeconds} s: Start → LlmCall (fake provider, ${w.llmMs[0]}–${w.llmMs[1]} ms) → Tool echo → Condition → Pause on half the runs (approved ${z.decideAfterMs / 1000} s after it waits, with the tenant's key) → End; API, 2 dispatchers, a tool worker and an LLM worker (lane concurrency 500). No peer runs this shape: their runners here have no LLM lane.`,
+    '',
+    table(['figure', 'value'], rows),
+    '',
+  ];
+}
+
 export function renderBurst(b: BurstResult): string[] {
   const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
   const answers = (a: Record<string, number>) =>
