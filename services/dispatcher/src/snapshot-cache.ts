@@ -29,6 +29,11 @@ export function committedState(loaded: LoadedSnapshot, planned: LoadedSnapshot, 
   if (loaded.intents.some((i) => !consumedIntents.has(i.id))) return null;
   const next = applyPlanToSnapshot(planned, plan);
   if (next.run.status === 'Scheduled' || next.run.status === 'Pending' || TERMINAL_RUN_STATUSES.has(next.run.status)) return null;
+  // A run with no node out with a worker can only be woken by something foreign (a decision, a
+  // signal, an event, an operator) or by the sweep's timer, and each of those drops the entry
+  // before it could be used: keeping it would only hold the whole snapshot in memory for as long
+  // as the run stays parked, for days, for every parked run of the shard.
+  if (!next.nodes.some((n) => n.status === 'Queued' || n.status === 'Running')) return null;
   return {
     ...next,
     run: { ...next.run, ...committedCounters(loaded.run, plan, wrote) },

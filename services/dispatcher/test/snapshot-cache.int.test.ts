@@ -4,7 +4,7 @@ import { plan, type PlanContext, type WorkResult } from '@flowline/graph';
 import { applyPlans, loadSnapshots, type LoadedSnapshot } from '@flowline/db';
 import { coreOptionsOf, dispatcherConfigSchema } from '../src/config';
 import { committedState } from '../src/snapshot-cache';
-import { createHarness, SHARD_COUNT, toolChainOf, type Harness } from './harness';
+import { createHarness, edge, graphOf, node, SHARD_COUNT, toolChainOf, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -68,5 +68,18 @@ describe('the snapshot cache', () => {
     const ctx: PlanContext = { now: Date.now(), options, newId: randomUUID };
     const result = { ...plan(loaded, ctx), consumedIntentIds: [] };
     expect(committedState(withIntent, withIntent, result, true)).toBeNull();
+  });
+
+  it('keeps nothing for a run parked on a person: whatever wakes it drops the entry, so it would only hold memory', async () => {
+    const parked = graphOf(
+      [node('start', 'Start', {}), node('gate', 'Pause', { prompt: 'Ship it?', allowedDecisions: ['Approve'] }), node('end', 'End', { outcome: 'done' })],
+      [edge('start', 'gate'), { ...edge('gate', 'end'), condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } }],
+    );
+    const [id] = await h.createRuns(parked, [{ n: 4 }]);
+    const { cached } = await tick(await load(id!), []);
+    const stored = await load(id!);
+    expect(stored.run.status).toBe('WaitingForApproval');
+    expect(stored.nodes.find((n) => n.nodeKey === 'gate')?.status).toBe('WaitingForApproval');
+    expect(cached).toBeNull();
   });
 });
