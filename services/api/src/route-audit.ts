@@ -63,6 +63,7 @@ export const ROUTE_AUDIT_ACTIONS = {
   'POST /v1/runs/{id}/fork': { action: 'run.fork', resource: 'run' },
   'POST /v1/runs/{id}/migrate': { action: 'run.migrate', resource: 'run' },
   'POST /v1/runs/bulk': { action: 'run.bulk', resource: 'bulkJob', id: 'answer:bulkId' },
+  'POST /v1/bulk-jobs/{bulkId}/resume': { action: 'bulkJob.resume', resource: 'bulkJob', id: 'param:bulkId' },
 
   'POST /v1/schedules': { action: 'schedule.create', resource: 'schedule', id: 'answer:id' },
   'PUT /v1/schedules/{id}': { action: 'schedule.update', resource: 'schedule' },

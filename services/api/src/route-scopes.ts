@@ -97,6 +97,8 @@ export const ROUTE_SCOPES = {
   'POST /v1/runs/{id}/migrate': 'operate',
   'POST /v1/runs/bulk': 'operate',
   'GET /v1/bulk-jobs/{bulkId}': 'read',
+  'GET /v1/bulk-jobs/{bulkId}/runs': 'read',
+  'POST /v1/bulk-jobs/{bulkId}/resume': 'operate',
 
   'GET /v1/agents': 'read',
   'GET /v1/agents/{id}': 'read',
