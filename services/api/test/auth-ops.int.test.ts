@@ -168,6 +168,8 @@ describe('ops', () => {
         'POST /v1/runs/{id}/migrate',
         'POST /v1/runs/bulk',
         'GET /v1/bulk-jobs/{bulkId}',
+        'GET /v1/bulk-jobs/{bulkId}/runs',
+        'POST /v1/bulk-jobs/{bulkId}/resume',
         'POST /v1/runs/{id}/nodes/{key}/decide',
         'POST /v1/runs/{id}/signals',
         'GET /v1/waitpoints',

@@ -70,6 +70,7 @@ describe('API key scopes over REST', () => {
       ['PUT', `/v1/runs/${runId}/breakpoints`, { nodeKeys: [] }, 'operate'],
       ['POST', `/v1/runs/${runId}/fork`, { fromNodeKey: 'start', requestId: 'read-only-fork' }, 'operate'],
       ['POST', `/v1/runs/${runId}/migrate`, { toVersion: 1, dryRun: false }, 'operate'],
+      ['POST', `/v1/bulk-jobs/${runId}/resume`, undefined, 'operate'],
       ['POST', `/v1/definitions/${lineDef}/runs`, { requestId: 'read-only-start' }, 'run'],
       ['POST', `/v1/runs/${runId}/nodes/gate/decide`, { operationId: 'op', decision: 'Approve' }, 'run'],
       ['POST', '/v1/conversations/c1/messages', { definitionId: lineDef, text: 'x', requestId: 'read-only-send' }, 'run'],

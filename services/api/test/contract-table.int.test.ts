@@ -156,6 +156,8 @@ const ROUTES: Row[] = [
   { method: 'POST', template: '/v1/runs/{id}/migrate', path: (i) => `/v1/runs/${i.run}/migrate`, body: { toVersion: 1, dryRun: true } },
   { method: 'POST', template: '/v1/runs/bulk', path: () => '/v1/runs/bulk', body: { action: 'cancel', filter: { status: 'Failed' }, dryRun: true } },
   { method: 'GET', template: '/v1/bulk-jobs/{bulkId}', path: () => `/v1/bulk-jobs/${UNKNOWN}` },
+  { method: 'GET', template: '/v1/bulk-jobs/{bulkId}/runs', path: () => `/v1/bulk-jobs/${UNKNOWN}/runs` },
+  { method: 'POST', template: '/v1/bulk-jobs/{bulkId}/resume', path: () => `/v1/bulk-jobs/${UNKNOWN}/resume` },
   { method: 'GET', template: '/v1/runs/{id}/nodes/{key}', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 'llm'}` },
   {
     method: 'POST',

@@ -603,6 +603,9 @@ describe('operator verbs', () => {
     expect(job).toEqual({ bulkId: expect.any(String), count: expect.any(Number) });
     expect(await c.runs.bulkProgress(job.bulkId)).toMatchObject({ bulkId: job.bulkId, action: 'cancel', total: job.count });
     expect(await refusal(client(KEYS.b).runs.bulkProgress(job.bulkId))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await c.runs.bulkRuns(job.bulkId, { outcome: 'refused', limit: 10 })).toEqual({ items: [], nextCursor: null });
+    expect(await refusal(c.runs.bulkResume(job.bulkId))).toMatchObject({ status: 409, code: 'BulkJobNotPaused' });
+    expect(await refusal(c.runs.bulk({ action: 'migrate', filter: { metadata: { tag } }, toVersion: 1 }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     expect(await refusal(c.runs.bulk({ action: 'cancel', filter: {} }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     await c.runs.cancel(tagged.runId);
   }, 60_000);
