@@ -475,6 +475,8 @@ export function createRestClient(o: RestClientOptions) {
         call<Page<DefinitionVersionSummary>>('GET', `/v1/definitions/${id(defId)}/versions`, undefined, q),
       /** `GET /v1/definitions/{id}/versions/{version}` → that saved version with its graph */
       version: (defId: string, version: number) => call<DefinitionVersion>('GET', `/v1/definitions/${id(defId)}/versions/${encodeURIComponent(String(version))}`),
+      /** `DELETE /v1/definitions/{id}/versions/{version}` → 204 (`null`); 409 `VersionInUse` (details: liveRuns, schedules, aliases) or `VersionIsLatest` */
+      retireVersion: (defId: string, version: number) => call<null>('DELETE', `/v1/definitions/${id(defId)}/versions/${encodeURIComponent(String(version))}`),
       /** `GET /v1/definitions/{id}/diff?from&to` → nodes and edges added, removed and changed member by member, schema changes */
       diff: (defId: string, from: number, to: number) => call<DefinitionDiff>('GET', `/v1/definitions/${id(defId)}/diff`, undefined, { from, to }),
       /** `GET /v1/definitions/{id}/aliases` → its version aliases by name */

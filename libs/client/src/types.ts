@@ -99,6 +99,16 @@ export interface DefinitionVersionSummary {
 /** One saved version with its graph document: `GET /v1/definitions/{id}/versions/{version}`. */
 export interface DefinitionVersion extends DefinitionVersionSummary {
   graph: unknown;
+  /** when it was retired, else null (a retired version is still read: history) */
+  retiredAt: string | null;
+  /** runs pinned to it that have not ended, and of those the parked ones (no node Queued or Running) */
+  runs: { live: number; parked: number };
+  /** schedules that start every run on it */
+  schedules: number;
+  /** aliases with a target on it */
+  aliases: string[];
+  /** what it names that is no longer available (tools, MCP servers, saved agents, child definitions), keyed by node */
+  unavailable: Array<{ key: string | null; message: string }>;
 }
 
 /** `GET /v1/definitions/{id}/render`: the current version as diagram text. */

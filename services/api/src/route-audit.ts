@@ -24,6 +24,7 @@ export const ROUTE_AUDIT_ACTIONS = {
   'POST /v1/definitions': { action: 'definition.create', resource: 'definition', id: 'answer:id' },
   'PUT /v1/definitions/{id}': { action: 'definition.update', resource: 'definition' },
   'DELETE /v1/definitions/{id}': { action: 'definition.delete', resource: 'definition' },
+  'DELETE /v1/definitions/{id}/versions/{version}': { action: 'definition.retireVersion', resource: 'definition' },
   'POST /v1/definitions/{id}/duplicate': { action: 'definition.duplicate', resource: 'definition', id: 'answer:id' },
   'POST /v1/definitions/validate': { action: 'definition.validateDocument', resource: 'definition', id: 'none' },
   'POST /v1/definitions/{id}/validate': { action: 'definition.validate', resource: 'definition' },

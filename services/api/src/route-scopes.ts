@@ -29,6 +29,7 @@ export const ROUTE_SCOPES = {
   'GET /v1/definitions/{id}/describe': 'read',
   'GET /v1/definitions/{id}/versions': 'read',
   'GET /v1/definitions/{id}/versions/{version}': 'read',
+  'DELETE /v1/definitions/{id}/versions/{version}': 'define',
   'GET /v1/definitions/{id}/diff': 'read',
   'GET /v1/definitions/{id}/aliases': 'read',
   'PUT /v1/definitions/{id}/aliases/{name}': 'define',

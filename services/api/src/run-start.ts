@@ -64,7 +64,9 @@ export async function startVersionChoice(
   if (version === facts.latest) return { pinned: null, versionAlias };
   const [doc, stored] = [await getDefinitionVersion(deps.pool, tenant, definitionId, version), await storedVersionGraph(deps.pool, tenant, definitionId, version)];
   if (doc === null || stored === null) {
-    throw new ValidationFailedError(`no version ${version}`, [{ key: versionAlias === null ? 'version' : 'alias', message: `the definition has no version ${version}` }]);
+    // a retired version reads as the document (history) without a stored graph to pin
+    const why = doc?.retiredAt ? `version ${version} is retired` : `the definition has no version ${version}`;
+    throw new ValidationFailedError(`no version ${version}`, [{ key: versionAlias === null ? 'version' : 'alias', message: why }]);
   }
   const parsed = checkStoredGraph(doc.graph, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
   if (!parsed.ok) throw new ValidationFailedError(`version ${version} no longer checks`, parsed.errors);

@@ -93,7 +93,21 @@ export const DefinitionVersionSummarySchema = z
   })
   .openapi('DefinitionVersionSummary');
 
-export const DefinitionVersionSchema = DefinitionVersionSummarySchema.extend({ graph: GraphDocSchema }).openapi('DefinitionVersion');
+export const DefinitionVersionSchema = DefinitionVersionSummarySchema.extend({
+  graph: GraphDocSchema,
+  retiredAt: Timestamp.nullable().openapi({ description: 'when the version was retired (DELETE …/versions/{version}), else null' }),
+  runs: z
+    .object({
+      live: z.number().int().openapi({ description: 'runs pinned to this version that have not ended' }),
+      parked: z.number().int().openapi({ description: 'of those, runs with no node Queued or Running (waiting on a person, a wait or a timer)' }),
+    })
+    .openapi({ description: 'the runs pinned to this version now' }),
+  schedules: z.number().int().openapi({ description: 'schedules that start every run on this version' }),
+  aliases: z.array(z.string()).openapi({ description: 'aliases with a target on this version' }),
+  unavailable: z.array(IssueSchema).openapi({
+    description: 'what the version names that is no longer available — a tool not registered, an MCP server (or its tool) gone, a saved agent or child definition deleted — keyed by node; empty when a start of it would be accepted',
+  }),
+}).openapi('DefinitionVersion');
 
 export const DefinitionVersionListSchema = pageSchema(DefinitionVersionSummarySchema, 'DefinitionVersionList');
 
@@ -783,7 +797,7 @@ export const BlockerSchema = z
       description:
         'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), channel (signal), waitpointId/callbackUrl/until (token), event (event), mode/arms/until (wait: a composite Wait), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
-        "childRunId/childStatus (child), decisionKind/scope, and tool/arguments for an Agent's tool call (gate), shard/owner/expiresAt (shardOwner), reason (tick), " +
+        "missing (unavailable: what the node names that is gone), childRunId/childStatus (child), decisionKind/scope, and tool/arguments for an Agent's tool call (gate), shard/owner/expiresAt (shardOwner), reason (tick), " +
         'budget/limit/spent/reason (budgetExhausted), parallel/maxConcurrency/working (branchPlace); times ISO 8601',
     }),
   })

@@ -131,6 +131,7 @@ describe('ops', () => {
         'GET /v1/definitions/{id}/describe',
         'GET /v1/definitions/{id}/versions',
         'GET /v1/definitions/{id}/versions/{version}',
+        'DELETE /v1/definitions/{id}/versions/{version}',
         'GET /v1/definitions/{id}/diff',
         'GET /v1/definitions/{id}/aliases',
         'PUT /v1/definitions/{id}/aliases/{name}',

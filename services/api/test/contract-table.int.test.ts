@@ -136,6 +136,7 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/definitions/{id}/describe', path: (i) => `/v1/definitions/${i.def}/describe` },
   { method: 'GET', template: '/v1/definitions/{id}/versions', path: (i) => `/v1/definitions/${i.def}/versions` },
   { method: 'GET', template: '/v1/definitions/{id}/versions/{version}', path: (i) => `/v1/definitions/${i.def}/versions/1` },
+  { method: 'DELETE', template: '/v1/definitions/{id}/versions/{version}', path: (i) => `/v1/definitions/${i.def}/versions/1` },
   { method: 'GET', template: '/v1/definitions/{id}/diff', path: (i) => `/v1/definitions/${i.def}/diff?from=1&to=1` },
   { method: 'GET', template: '/v1/definitions/{id}/aliases', path: (i) => `/v1/definitions/${i.def}/aliases` },
   { method: 'PUT', template: '/v1/definitions/{id}/aliases/{name}', path: (i) => `/v1/definitions/${i.def}/aliases/canary`, body: { version: 1 } },
@@ -354,6 +355,8 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/definitions/{id}/describe': 200,
       'GET /v1/definitions/{id}/versions': 200,
       'GET /v1/definitions/{id}/versions/{version}': 200,
+      // version 1 is the definition's latest: retiring it is refused
+      'DELETE /v1/definitions/{id}/versions/{version}': '409 VersionIsLatest',
       'GET /v1/definitions/{id}/diff': 200,
       'GET /v1/definitions/{id}/aliases': 200,
       // set, then removed

@@ -294,6 +294,10 @@ describe('definition versions', () => {
     expect((await c.definitions.version(def.id, 1)).graph).toEqual(lineGraph());
     expect((await c.definitions.version(def.id, 2)).graph).toEqual(g2);
     expect(await refusal(c.definitions.version(def.id, 3))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await c.definitions.version(def.id, 1)).toMatchObject({ retiredAt: null, runs: { live: 0, parked: 0 }, unavailable: [] });
+    expect(await refusal(c.definitions.retireVersion(def.id, 2))).toMatchObject({ status: 409, code: 'VersionIsLatest' });
+    expect(await c.definitions.retireVersion(def.id, 1)).toBeNull();
+    expect((await c.definitions.versions(def.id)).items.map((v) => v.version)).toEqual([2]);
     expect(await refusal(client(KEYS.b).definitions.versions(def.id))).toMatchObject({ status: 404, code: 'NotFound' });
   });
 
