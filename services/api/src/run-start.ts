@@ -75,14 +75,20 @@ export async function startVersionChoice(
 }
 
 /**
- * A run the deployment starts on its own (an event trigger): the checks of a REST start (the
+ * A run the deployment starts on its own (an event trigger, a webhook): the version the alias
+ * picks now (`current` when none is named), then the checks of a REST start (the
  * definition enabled and startable, its MCP tools still listed, the input against the Start's
  * schema), the tenant's backlog bound, default priority; idempotent by `requestId`.
  * @throws ApiError — the start is refused (the same keyed errors a REST start answers)
  */
-export async function startTriggeredRun(deps: AppDeps, tenant: string, definitionId: string, input: unknown, requestId: string): Promise<CreateRunResult> {
+export async function startTriggeredRun(deps: AppDeps, tenant: string, definitionId: string, input: unknown, requestId: string, alias?: string): Promise<CreateRunResult> {
+  // the alias (default `current`) is resolved at each start, as for a REST start: moving it moves the trigger's next run
+  const choice = await startVersionChoice(deps, tenant, definitionId, { alias });
+  if (choice === null) return { kind: 'definitionNotFound' };
   const res = await withStartCatalog(deps.pool, deps.mcp, tenant, (mcp) =>
     createRun(deps.pool, {
+      pinned: choice.pinned,
+      versionAlias: choice.versionAlias,
       tenantId: tenant,
       definitionId,
       requestId,
