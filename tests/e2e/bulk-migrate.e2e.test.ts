@@ -13,26 +13,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startE2eCluster, waitFor, type E2eCluster } from '@flowline/testing';
+import { pauseMigrationPair, startE2eCluster, waitFor, type E2eCluster } from '@flowline/testing';
 
 const RUNS = Number(process.env.BULK_MIGRATE_RUNS ?? 1000);
 /** runs that pass p before the migration: parked on q, which v7 removes */
 const ON_Q = 5;
 
-const pause = (key: string) => ({ key, kind: 'Pause', config: { prompt: `${key}?`, allowedDecisions: ['Approve'] } });
-const v6 = (label: string) => ({
-  nodes: [{ key: 'start', kind: 'Start', label }, pause('p'), pause('q'), { key: 'end', kind: 'End', config: { outcome: 'done' } }],
-  edges: [{ key: 'e1', from: 'start', to: 'p' }, { key: 'e2', from: 'p', to: 'q' }, { key: 'e3', from: 'q', to: 'end' }],
-});
-const v7 = {
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    pause('p'),
-    { key: 'after', kind: 'Tool', config: { toolName: 'echo', arguments: { shipped: true } } },
-    { key: 'end', kind: 'End', config: { outcome: 'done' } },
-  ],
-  edges: [{ key: 'e1', from: 'start', to: 'p' }, { key: 'e2b', from: 'p', to: 'after' }, { key: 'e3', from: 'after', to: 'end' }],
-};
+const v6 = (label: string) => pauseMigrationPair(label).before;
+const v7 = pauseMigrationPair().after;
 
 describe(`a bulk migrate of ${RUNS} parked runs`, () => {
   let c: E2eCluster;

@@ -10,29 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { claimBulkJob } from '@flowline/db';
-import { waitFor } from '@flowline/testing';
+import { pauseMigrationPair, waitFor } from '@flowline/testing';
 import { processBulkJob, type BulkRunnerDeps } from '../../../services/dispatcher/src/bulk-jobs';
 import { KEYS, startHarness, type Harness } from '../../../services/api/test/harness';
 import { startInProcessLanes, type InProcessLanes } from './in-process-lanes';
 import { defineGraph, runFinished, updateGraph, type Body } from './run-calls';
 
 const SHARD_COUNT = 4;
-const pause = (key: string) => ({ key, kind: 'Pause', config: { prompt: `${key}?`, allowedDecisions: ['Approve'] } });
-/** v1: start → p → q → end (two Pauses) */
-const v1 = {
-  nodes: [{ key: 'start', kind: 'Start' }, pause('p'), pause('q'), { key: 'end', kind: 'End', config: { outcome: 'done' } }],
-  edges: [{ key: 'e1', from: 'start', to: 'p' }, { key: 'e2', from: 'p', to: 'q' }, { key: 'e3', from: 'q', to: 'end' }],
-};
-/** v2: q removed, `after` (an echo Tool) added after p: runs parked on p move, runs parked on q cannot */
-const v2 = {
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    pause('p'),
-    { key: 'after', kind: 'Tool', config: { toolName: 'echo', arguments: { shipped: true } } },
-    { key: 'end', kind: 'End', config: { outcome: 'done' } },
-  ],
-  edges: [{ key: 'e1', from: 'start', to: 'p' }, { key: 'e2b', from: 'p', to: 'after' }, { key: 'e3', from: 'after', to: 'end' }],
-};
+/** v1: start → p → q → end; v2: q removed, `after` (an echo Tool) added after p: runs parked on p move, runs parked on q cannot */
+const { before: v1, after: v2 } = pauseMigrationPair();
 
 let h: Harness;
 let lanes: InProcessLanes | null = null;
