@@ -7,9 +7,10 @@
  * and, once approved, completes through `after`; the runs parked on q (a live node v7 removes)
  * are untouched, still on v6, and listed as refused with the planner's reasons.
  *
- * N is BULK_MIGRATE_RUNS (default 1,000, the issue's measurement; on the shared 2-core host the
- * test body took 44 s — park 12 s, migrate with the canary, resume and kill 21 s, approve and
- * complete 11 s — and 65 s with the cluster's start). The test prints its phases' wall times.
+ * N is BULK_MIGRATE_RUNS (default 1,000, the issue's measurement; on the shared 2-core host,
+ * over two runs, the test body took 44–53 s — park 12–15 s, migrate with the canary, resume and
+ * kill 21–27 s, approve and complete 11 s — and 65–71 s with the cluster's start). The test
+ * prints its phases' wall times.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
