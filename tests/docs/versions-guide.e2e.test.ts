@@ -9,5 +9,5 @@ import { describe } from 'vitest';
 import { pageCommandsTest } from './page-commands';
 
 describe('the versions guide', () => {
-  pageCommandsTest('docs/guides/versions.md', 6);
+  pageCommandsTest('docs/guides/versions.md', 8);
 });

@@ -74,6 +74,7 @@ import type {
   ForkRunBody,
   BulkActionBody,
   BulkJob,
+  BulkJobRun,
   RunSearchQuery,
   RunForked,
   MigrateRunBody,
@@ -331,6 +332,11 @@ export function createRestClient(o: RestClientOptions) {
       call<B['dryRun'] extends true ? { count: number } : { bulkId: string; count: number }>('POST', '/v1/runs/bulk', b, undefined, idem(opts)),
     /** `GET /v1/bulk-jobs/{bulkId}`: the job's status and counts */
     bulkProgress: (bulkId: string) => call<BulkJob>('GET', `/v1/bulk-jobs/${id(bulkId)}`),
+    /** `POST /v1/bulk-jobs/{bulkId}/resume`: a Paused job (canary done, error rate exceeded) goes on */
+    bulkResume: (bulkId: string) => call<BulkJob>('POST', `/v1/bulk-jobs/${id(bulkId)}/resume`),
+    /** `GET /v1/bulk-jobs/{bulkId}/runs`: the processed runs, each with its outcome and a refusal's reasons */
+    bulkRuns: (bulkId: string, q: { outcome?: BulkJobRun['outcome']; limit?: number; cursor?: string } = {}) =>
+      call<Page<BulkJobRun>>('GET', `/v1/bulk-jobs/${id(bulkId)}/runs`, undefined, q),
     /** `GET /v1/runs/{id}`: summary, node runs, output, pinned graph */
     get: (runId: string) => call<RunDetail>('GET', run(runId)),
     /** `GET /v1/runs/{id}/blockers`: what each non-terminal node waits for ("why isn't this run moving?") */
@@ -469,6 +475,8 @@ export function createRestClient(o: RestClientOptions) {
         call<Page<DefinitionVersionSummary>>('GET', `/v1/definitions/${id(defId)}/versions`, undefined, q),
       /** `GET /v1/definitions/{id}/versions/{version}` → that saved version with its graph */
       version: (defId: string, version: number) => call<DefinitionVersion>('GET', `/v1/definitions/${id(defId)}/versions/${encodeURIComponent(String(version))}`),
+      /** `DELETE /v1/definitions/{id}/versions/{version}` → 204 (`null`); 409 `VersionInUse` (details: liveRuns, schedules, aliases) or `VersionIsLatest` */
+      retireVersion: (defId: string, version: number) => call<null>('DELETE', `/v1/definitions/${id(defId)}/versions/${encodeURIComponent(String(version))}`),
       /** `GET /v1/definitions/{id}/diff?from&to` → nodes and edges added, removed and changed member by member, schema changes */
       diff: (defId: string, from: number, to: number) => call<DefinitionDiff>('GET', `/v1/definitions/${id(defId)}/diff`, undefined, { from, to }),
       /** `GET /v1/definitions/{id}/aliases` → its version aliases by name */

@@ -99,6 +99,16 @@ export interface DefinitionVersionSummary {
 /** One saved version with its graph document: `GET /v1/definitions/{id}/versions/{version}`. */
 export interface DefinitionVersion extends DefinitionVersionSummary {
   graph: unknown;
+  /** when it was retired, else null (a retired version is still read: history) */
+  retiredAt: string | null;
+  /** runs pinned to it that have not ended, and of those the parked ones (no node Queued or Running) */
+  runs: { live: number; parked: number };
+  /** schedules that start every run on it */
+  schedules: number;
+  /** aliases with a target on it */
+  aliases: string[];
+  /** what it names that is no longer available (tools, MCP servers, saved agents, child definitions), keyed by node */
+  unavailable: Array<{ key: string | null; message: string }>;
 }
 
 /** `GET /v1/definitions/{id}/render`: the current version as diagram text. */
@@ -386,7 +396,7 @@ export interface RunSearchFilter {
 
 /** `POST /v1/runs/bulk` body. */
 export interface BulkActionBody {
-  action: 'cancel' | 'retry-failed' | 'resume' | 'fork';
+  action: 'cancel' | 'retry-failed' | 'resume' | 'fork' | 'migrate';
   filter: RunSearchFilter;
   /** answer `{ count }` only, writing nothing */
   dryRun?: boolean;
@@ -395,13 +405,25 @@ export interface BulkActionBody {
   fromNodeKey?: string;
   /** fork only */
   failedOnly?: boolean;
+  /** migrate only: the latest version of `filter.definitionId` */
+  toVersion?: number;
+  /** migrate only: old node key → new node key */
+  nodeMap?: Record<string, string>;
+  /** migrate only: migrate this share (0–100, exclusive) first, then pause until resumed */
+  canaryPercent?: number;
+  /** migrate only: pause when the share of failed migrations since the last resume exceeds this (0 ≤ r < 1) */
+  maxErrorRate?: number;
 }
 
 /** `GET /v1/bulk-jobs/{bulkId}`: a bulk action job's progress. */
 export interface BulkJob {
   bulkId: string;
   action: BulkActionBody['action'];
-  status: 'Pending' | 'Running' | 'Completed' | 'Failed';
+  status: 'Pending' | 'Running' | 'Paused' | 'Completed' | 'Failed';
+  /** why a Paused migrate stopped */
+  pauseReason: 'canary' | 'errorRate' | null;
+  /** a migrate's options, else null */
+  migrate: { toVersion: number; nodeMap: Record<string, string>; canaryPercent: number | null; maxErrorRate: number | null } | null;
   /** runs the job applies to, fixed at submission */
   total: number;
   /** runs applied, or with nothing left to do */
@@ -410,6 +432,16 @@ export interface BulkJob {
   failed: number;
   createdAt: string;
   updatedAt: string;
+}
+
+/** One processed run of a bulk job (`GET /v1/bulk-jobs/{bulkId}/runs`). */
+export interface BulkJobRun {
+  runId: string;
+  outcome: 'applied' | 'noop' | 'refused';
+  /** a refusal's code (a migrate: needsMapping | incompatible | …), else null */
+  reason: string | null;
+  /** a refused migrate's planner reasons, else null */
+  details: Array<{ code: string; nodeKey: string | null; message: string }> | null;
 }
 
 /** `POST /v1/runs/{id}/fork` body. */

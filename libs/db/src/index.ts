@@ -69,8 +69,8 @@ export { agentStepAt, appendAgentStep, loadAgentSteps, pendingToolCall } from '.
 export type { AgentStep, AgentStepKind, PendingToolCall } from './store/agent-steps';
 export { pruneExpiredRuns, tenantsWithTerminalRuns, withRetentionLock } from './store/retention';
 export type { PruneCounts } from './store/retention';
-export { claimBulkJob, countBulkCandidates, failedNodesOf, getBulkJob, nextBulkRuns, recordBulkBatch, submitBulkJob } from './store/bulk-jobs';
-export type { BulkJobRow, BulkRunResult, SubmitBulkParams, SubmitBulkResult } from './store/bulk-jobs';
+export { claimBulkJob, countBulkCandidates, failedNodesOf, getBulkJob, listBulkJobRuns, nextBulkRuns, recordBulkBatch, resumeBulkJob, submitBulkJob } from './store/bulk-jobs';
+export type { BulkGateOptions, BulkJobRow, BulkJobRunRow, BulkRunResult, ResumeBulkResult, SubmitBulkParams, SubmitBulkResult } from './store/bulk-jobs';
 export { runSearchSql } from './store/run-search';
 export { DEFAULT_FILE_CHUNK_BYTES, fileKindOf, FileTooLargeError, pgFileStore, runTenantOf } from './store/files';
 export type { FilePutOptions, FileStore, StoredFile } from './store/files';

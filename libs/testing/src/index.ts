@@ -17,7 +17,7 @@ export type { Cluster, ClusterOptions, ManagedProcess, ProcessSpec, ServiceName 
 export { consoleBuildState, consoleDistDir, ensureConsoleBuilt } from './cluster/console-build';
 export { ApiClient, REPO_ROOT, SHARD_COUNT as E2E_SHARD_COUNT, nodeOf, startE2eCluster } from './cluster/e2e-cluster';
 export type { E2eCluster, RunView, StartOptions as E2eClusterOptions } from './cluster/e2e-cluster';
-export { MEMORY_TOOL_CALLS, canonicalWithTool, heavyFanOutBody, memoryAgentWithApproval, waitThenEcho } from './cluster/graphs';
+export { MEMORY_TOOL_CALLS, canonicalWithTool, heavyFanOutBody, memoryAgentWithApproval, pauseMigrationPair, waitThenEcho } from './cluster/graphs';
 export { insertRunRows, runRowCounts, RUN_ROW_TABLES } from './run-rows';
 export type { RunRowsSpec } from './run-rows';
 export { startOidcProvider, signInOverHttp, TEST_OIDC_SCOPES } from './oidc-provider';

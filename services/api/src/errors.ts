@@ -114,6 +114,20 @@ export class DefinitionInUseError extends ApiError {
   }
 }
 
+/** A retire of a version that live runs, schedules or aliases pin (details: the counts and alias names). */
+export class VersionInUseError extends ApiError {
+  constructor(pins: { liveRuns: number; schedules: number; aliases: string[] }) {
+    super(409, 'VersionInUse', `the version is pinned: ${pins.liveRuns} live run(s), ${pins.schedules} schedule(s), ${pins.aliases.length} alias(es)`, [pins]);
+  }
+}
+
+/** A retire of the definition's latest version (what a start without a version runs). */
+export class VersionIsLatestError extends ApiError {
+  constructor(latest: number) {
+    super(409, 'VersionIsLatest', `version ${latest} is the definition's latest: save a new version first`, [{ latest }]);
+  }
+}
+
 /** A delete of a definition that other definitions of the tenant name (Subworkflow, Loop). */
 export class DefinitionReferencedError extends ApiError {
   constructor(referencedBy: Array<{ id: string; name: string }>) {

@@ -24,6 +24,7 @@ export const ROUTE_AUDIT_ACTIONS = {
   'POST /v1/definitions': { action: 'definition.create', resource: 'definition', id: 'answer:id' },
   'PUT /v1/definitions/{id}': { action: 'definition.update', resource: 'definition' },
   'DELETE /v1/definitions/{id}': { action: 'definition.delete', resource: 'definition' },
+  'DELETE /v1/definitions/{id}/versions/{version}': { action: 'definition.retireVersion', resource: 'definition' },
   'POST /v1/definitions/{id}/duplicate': { action: 'definition.duplicate', resource: 'definition', id: 'answer:id' },
   'POST /v1/definitions/validate': { action: 'definition.validateDocument', resource: 'definition', id: 'none' },
   'POST /v1/definitions/{id}/validate': { action: 'definition.validate', resource: 'definition' },
@@ -63,6 +64,7 @@ export const ROUTE_AUDIT_ACTIONS = {
   'POST /v1/runs/{id}/fork': { action: 'run.fork', resource: 'run' },
   'POST /v1/runs/{id}/migrate': { action: 'run.migrate', resource: 'run' },
   'POST /v1/runs/bulk': { action: 'run.bulk', resource: 'bulkJob', id: 'answer:bulkId' },
+  'POST /v1/bulk-jobs/{bulkId}/resume': { action: 'bulkJob.resume', resource: 'bulkJob', id: 'param:bulkId' },
 
   'POST /v1/schedules': { action: 'schedule.create', resource: 'schedule', id: 'answer:id' },
   'PUT /v1/schedules/{id}': { action: 'schedule.update', resource: 'schedule' },

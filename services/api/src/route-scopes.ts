@@ -29,6 +29,7 @@ export const ROUTE_SCOPES = {
   'GET /v1/definitions/{id}/describe': 'read',
   'GET /v1/definitions/{id}/versions': 'read',
   'GET /v1/definitions/{id}/versions/{version}': 'read',
+  'DELETE /v1/definitions/{id}/versions/{version}': 'define',
   'GET /v1/definitions/{id}/diff': 'read',
   'GET /v1/definitions/{id}/aliases': 'read',
   'PUT /v1/definitions/{id}/aliases/{name}': 'define',
@@ -97,6 +98,8 @@ export const ROUTE_SCOPES = {
   'POST /v1/runs/{id}/migrate': 'operate',
   'POST /v1/runs/bulk': 'operate',
   'GET /v1/bulk-jobs/{bulkId}': 'read',
+  'GET /v1/bulk-jobs/{bulkId}/runs': 'read',
+  'POST /v1/bulk-jobs/{bulkId}/resume': 'operate',
 
   'GET /v1/agents': 'read',
   'GET /v1/agents/{id}': 'read',

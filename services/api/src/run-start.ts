@@ -64,7 +64,9 @@ export async function startVersionChoice(
   if (version === facts.latest) return { pinned: null, versionAlias };
   const [doc, stored] = [await getDefinitionVersion(deps.pool, tenant, definitionId, version), await storedVersionGraph(deps.pool, tenant, definitionId, version)];
   if (doc === null || stored === null) {
-    throw new ValidationFailedError(`no version ${version}`, [{ key: versionAlias === null ? 'version' : 'alias', message: `the definition has no version ${version}` }]);
+    // a retired version reads as the document (history) without a stored graph to pin
+    const why = doc?.retiredAt ? `version ${version} is retired` : `the definition has no version ${version}`;
+    throw new ValidationFailedError(`no version ${version}`, [{ key: versionAlias === null ? 'version' : 'alias', message: why }]);
   }
   const parsed = checkStoredGraph(doc.graph, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
   if (!parsed.ok) throw new ValidationFailedError(`version ${version} no longer checks`, parsed.errors);
@@ -73,14 +75,20 @@ export async function startVersionChoice(
 }
 
 /**
- * A run the deployment starts on its own (an event trigger): the checks of a REST start (the
+ * A run the deployment starts on its own (an event trigger, a webhook): the version the alias
+ * picks now (`current` when none is named), then the checks of a REST start (the
  * definition enabled and startable, its MCP tools still listed, the input against the Start's
  * schema), the tenant's backlog bound, default priority; idempotent by `requestId`.
  * @throws ApiError — the start is refused (the same keyed errors a REST start answers)
  */
-export async function startTriggeredRun(deps: AppDeps, tenant: string, definitionId: string, input: unknown, requestId: string): Promise<CreateRunResult> {
+export async function startTriggeredRun(deps: AppDeps, tenant: string, definitionId: string, input: unknown, requestId: string, alias?: string): Promise<CreateRunResult> {
+  // the alias (default `current`) is resolved at each start, as for a REST start: moving it moves the trigger's next run
+  const choice = await startVersionChoice(deps, tenant, definitionId, { alias });
+  if (choice === null) return { kind: 'definitionNotFound' };
   const res = await withStartCatalog(deps.pool, deps.mcp, tenant, (mcp) =>
     createRun(deps.pool, {
+      pinned: choice.pinned,
+      versionAlias: choice.versionAlias,
       tenantId: tenant,
       definitionId,
       requestId,

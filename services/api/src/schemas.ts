@@ -93,7 +93,21 @@ export const DefinitionVersionSummarySchema = z
   })
   .openapi('DefinitionVersionSummary');
 
-export const DefinitionVersionSchema = DefinitionVersionSummarySchema.extend({ graph: GraphDocSchema }).openapi('DefinitionVersion');
+export const DefinitionVersionSchema = DefinitionVersionSummarySchema.extend({
+  graph: GraphDocSchema,
+  retiredAt: Timestamp.nullable().openapi({ description: 'when the version was retired (DELETE …/versions/{version}), else null' }),
+  runs: z
+    .object({
+      live: z.number().int().openapi({ description: 'runs pinned to this version that have not ended' }),
+      parked: z.number().int().openapi({ description: 'of those, runs with no node Queued or Running (waiting on a person, a wait or a timer)' }),
+    })
+    .openapi({ description: 'the runs pinned to this version now' }),
+  schedules: z.number().int().openapi({ description: 'schedules that start every run on this version' }),
+  aliases: z.array(z.string()).openapi({ description: 'aliases with a target on this version' }),
+  unavailable: z.array(IssueSchema).openapi({
+    description: 'what the version names that is no longer available — a tool not registered, an MCP server (or its tool) gone, a saved agent or child definition deleted — keyed by node; empty when a start of it would be accepted',
+  }),
+}).openapi('DefinitionVersion');
 
 export const DefinitionVersionListSchema = pageSchema(DefinitionVersionSummarySchema, 'DefinitionVersionList');
 
@@ -352,15 +366,21 @@ export const RunSearchFilter = z
 
 export const BulkBody = z
   .object({
-    action: z.enum(['cancel', 'retry-failed', 'resume', 'fork']).openapi({
+    action: z.enum(['cancel', 'retry-failed', 'resume', 'fork', 'migrate']).openapi({
       description:
-        'cancel: live runs (the cancel intent); retry-failed: Failed runs (a retry of each Failed node); resume: paused live runs; fork: top-level runs (a new run each, from fromNodeKey)',
+        'cancel: live runs (the cancel intent); retry-failed: Failed runs (a retry of each Failed node); resume: paused live runs; fork: top-level runs (a new run each, from fromNodeKey); migrate: live runs of filter.definitionId, each moved to toVersion when its plan is compatible (as POST /v1/runs/{id}/migrate)',
     }),
     filter: RunSearchFilter,
     dryRun: z.boolean().optional().openapi({ description: 'answer 200 {count} without writing anything' }),
     requestId: z.string().min(1).max(200).optional(),
     fromNodeKey: z.string().optional().openapi({ description: 'fork only: the node to fork each run from' }),
     failedOnly: z.boolean().optional().openapi({ description: 'fork only: as POST /v1/runs/{id}/fork' }),
+    toVersion: z.number().optional().openapi({ description: "migrate only: the definition's latest version, which every run moves to" }),
+    nodeMap: z.record(z.string(), z.string()).optional().openapi({ description: 'migrate only: old node key → new node key, for every run (as POST /v1/runs/{id}/migrate)' }),
+    canaryPercent: z.number().optional().openapi({ description: "migrate only: migrate this share (0–100, exclusive) of the job's runs first, then pause until POST /v1/bulk-jobs/{bulkId}/resume" }),
+    maxErrorRate: z.number().optional().openapi({
+      description: 'migrate only: pause when the share of runs that failed to migrate since the last resume exceeds this (0 ≤ r < 1), once BULK_ERROR_RATE_MIN_RUNS were processed',
+    }),
   })
   .openapi('BulkActionBody');
 
@@ -370,7 +390,12 @@ export const BulkJobSchema = z
   .object({
     bulkId: z.string(),
     action: z.string(),
-    status: z.enum(['Pending', 'Running', 'Completed', 'Failed']),
+    status: z.enum(['Pending', 'Running', 'Paused', 'Completed', 'Failed']),
+    pauseReason: z.enum(['canary', 'errorRate']).nullable().openapi({ description: 'why a Paused migrate stopped: its canary share is done, or its error rate was exceeded' }),
+    migrate: z
+      .object({ toVersion: z.number().int(), nodeMap: z.record(z.string(), z.string()), canaryPercent: z.number().nullable(), maxErrorRate: z.number().nullable() })
+      .nullable()
+      .openapi({ description: "a migrate's options, else null" }),
     total: z.number().int().openapi({ description: 'runs the job applies to, fixed at submission (the dry run count)' }),
     done: z.number().int().openapi({ description: 'runs the verb was applied to, or that had nothing left to do' }),
     failed: z.number().int().openapi({ description: 'runs the verb was refused on (the run changed since submission)' }),
@@ -378,6 +403,21 @@ export const BulkJobSchema = z
     updatedAt: Timestamp,
   })
   .openapi('BulkJob');
+export const BulkJobRunSchema = z
+  .object({
+    runId: z.string(),
+    outcome: z.enum(['applied', 'noop', 'refused']),
+    reason: z.string().nullable().openapi({ description: 'a refusal\'s code (a migrate: needsMapping | incompatible | VersionNotLatest …), else null' }),
+    details: z
+      .array(z.object({ code: z.string(), nodeKey: z.string().nullable(), message: z.string() }))
+      .nullable()
+      .openapi({ description: "a refused migrate's planner reasons, else null" }),
+  })
+  .openapi('BulkJobRun');
+export const BulkJobRunListSchema = pageSchema(BulkJobRunSchema, 'BulkJobRunList');
+export const BulkJobRunsQuery = PageQuery.extend({
+  outcome: z.enum(['applied', 'noop', 'refused']).optional().openapi({ description: 'only the runs with this outcome' }),
+});
 export const BulkIdParam = z.object({ bulkId: z.string().openapi({ param: { name: 'bulkId', in: 'path' }, format: 'uuid' }) });
 
 export const RunListSchema = pageSchema(RunSummarySchema, 'RunList');
@@ -757,7 +797,7 @@ export const BlockerSchema = z
       description:
         'kind-specific: waitingOn (upstream/join/heldDecision), joinPolicy/satisfied/needed (join), live/limit/ahead (runSlot), key/value/live/limit/ahead (concurrencyKey), ' +
         'until (timer), channel (signal), waitpointId/callbackUrl/until (token), event (event), mode/arms/until (wait: a composite Wait), lane/invocationId/position/depth/deadlineAt (laneBacklog/admission/worker/cancelDrain), ' +
-        "childRunId/childStatus (child), decisionKind/scope, and tool/arguments for an Agent's tool call (gate), shard/owner/expiresAt (shardOwner), reason (tick), " +
+        "missing (unavailable: what the node names that is gone), childRunId/childStatus (child), decisionKind/scope, and tool/arguments for an Agent's tool call (gate), shard/owner/expiresAt (shardOwner), reason (tick), " +
         'budget/limit/spent/reason (budgetExhausted), parallel/maxConcurrency/working (branchPlace); times ISO 8601',
     }),
   })

@@ -103,6 +103,12 @@ describe('a write that succeeds writes exactly one row too', () => {
     expect((await send('POST', `/v1/runs/${runId}/pause`)).row.action).toBe('run.pause');
     expect((await send('POST', `/v1/runs/${runId}/resume`)).row.action).toBe('run.resume');
     expect((await send('POST', `/v1/runs/${runId}/cancel`, {})).row).toMatchObject({ action: 'run.cancel', resource_id: runId });
+    const bulk = await send('POST', '/v1/runs/bulk', { action: 'cancel', filter: { definitionId: def } });
+    const bulkId = bulk.res.body.bulkId as string;
+    expect(bulk.row).toMatchObject({ action: 'run.bulk', resource_id: bulkId });
+    // a job paused by its gate (set here directly: no dispatcher works jobs in this test)
+    await h.db.pool.query(`UPDATE bulk_jobs SET status = 'Paused', total = total + 1 WHERE id = $1`, [bulkId]);
+    expect((await send('POST', `/v1/bulk-jobs/${bulkId}/resume`)).row).toMatchObject({ action: 'bulkJob.resume', resource_id: bulkId });
     expect((await send('POST', '/v1/events', [{ name: 'audited.event', data: {} }])).row.action).toBe('event.publish');
     const hook = await send('POST', '/v1/webhooks', { slug: 'ok-hook', target: { definitionId: def }, auth: { type: 'none' } });
     expect(hook.row.resource_id).toBe(hook.res.body.id);

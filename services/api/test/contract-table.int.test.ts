@@ -136,6 +136,7 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/definitions/{id}/describe', path: (i) => `/v1/definitions/${i.def}/describe` },
   { method: 'GET', template: '/v1/definitions/{id}/versions', path: (i) => `/v1/definitions/${i.def}/versions` },
   { method: 'GET', template: '/v1/definitions/{id}/versions/{version}', path: (i) => `/v1/definitions/${i.def}/versions/1` },
+  { method: 'DELETE', template: '/v1/definitions/{id}/versions/{version}', path: (i) => `/v1/definitions/${i.def}/versions/1` },
   { method: 'GET', template: '/v1/definitions/{id}/diff', path: (i) => `/v1/definitions/${i.def}/diff?from=1&to=1` },
   { method: 'GET', template: '/v1/definitions/{id}/aliases', path: (i) => `/v1/definitions/${i.def}/aliases` },
   { method: 'PUT', template: '/v1/definitions/{id}/aliases/{name}', path: (i) => `/v1/definitions/${i.def}/aliases/canary`, body: { version: 1 } },
@@ -156,6 +157,8 @@ const ROUTES: Row[] = [
   { method: 'POST', template: '/v1/runs/{id}/migrate', path: (i) => `/v1/runs/${i.run}/migrate`, body: { toVersion: 1, dryRun: true } },
   { method: 'POST', template: '/v1/runs/bulk', path: () => '/v1/runs/bulk', body: { action: 'cancel', filter: { status: 'Failed' }, dryRun: true } },
   { method: 'GET', template: '/v1/bulk-jobs/{bulkId}', path: () => `/v1/bulk-jobs/${UNKNOWN}` },
+  { method: 'GET', template: '/v1/bulk-jobs/{bulkId}/runs', path: () => `/v1/bulk-jobs/${UNKNOWN}/runs` },
+  { method: 'POST', template: '/v1/bulk-jobs/{bulkId}/resume', path: () => `/v1/bulk-jobs/${UNKNOWN}/resume` },
   { method: 'GET', template: '/v1/runs/{id}/nodes/{key}', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 'llm'}` },
   {
     method: 'POST',
@@ -352,6 +355,8 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'GET /v1/definitions/{id}/describe': 200,
       'GET /v1/definitions/{id}/versions': 200,
       'GET /v1/definitions/{id}/versions/{version}': 200,
+      // version 1 is the definition's latest: retiring it is refused
+      'DELETE /v1/definitions/{id}/versions/{version}': '409 VersionIsLatest',
       'GET /v1/definitions/{id}/diff': 200,
       'GET /v1/definitions/{id}/aliases': 200,
       // set, then removed

@@ -189,6 +189,26 @@ describe('GitHub, Stripe, Slack and custom signatures', () => {
 });
 
 describe('targets, bounds, replay and replicas', () => {
+  it('starts each delivery on the version its alias picks at that delivery (current by default), and refuses one whose alias is gone', async () => {
+    const target = await createDefinition(h, lineGraph(), 'aliased-target');
+    expect((await h.call('PUT', `/v1/definitions/${target}`, { body: { graph: { ...lineGraph(), nodes: [{ key: 'start', kind: 'Start', label: 'v2' }, lineGraph().nodes[1]] }, version: 1 } })).status).toBe(200);
+    const versionOf = async (runId: string) => (await h.db.pool.query('SELECT definition_version FROM runs WHERE id = $1', [runId])).rows[0].definition_version as number;
+    const plain = await createHook({ slug: 'plain-current', target: { definitionId: target }, auth: { type: 'none' } });
+    const canary = await createHook({ slug: 'to-canary', target: { definitionId: target, alias: 'canary' }, auth: { type: 'none' } });
+    expect((await deliver(pathOf(plain.url), '{}', {})).body.runId).toEqual(expect.any(String));
+    // rollback: current moves to v1, and the next delivery follows it
+    expect((await h.call('PUT', `/v1/definitions/${target}/aliases/current`, { body: { version: 1 } })).status).toBe(200);
+    expect(await versionOf((await deliver(pathOf(plain.url), '{}', {})).body.runId)).toBe(1);
+    expect((await h.call('PUT', `/v1/definitions/${target}/aliases/canary`, { body: { version: 2 } })).status).toBe(200);
+    expect(await versionOf((await deliver(pathOf(canary.url), '{}', {})).body.runId)).toBe(2);
+    const events = await h.call('GET', `/v1/runs/${(await deliver(pathOf(canary.url), '{}', {})).body.runId}/events`);
+    expect(events.body.events[0].detail).toMatchObject({ definitionVersion: 2, alias: 'canary' });
+    expect((await h.call('DELETE', `/v1/definitions/${target}/aliases/canary`)).status).toBe(204);
+    const refused = await deliver(pathOf(canary.url), '{}', {});
+    expect(refused.status).toBe(400);
+    expect((await h.call('POST', '/v1/webhooks', { body: { target: { definitionId: target, alias: 'bad name' }, auth: { type: 'none' } } })).status).toBe(400);
+  });
+
   it('turns a delivery into an event of the intake: the definition subscribed to it starts its run; none subscribed is noMatch', async () => {
     const sub = await createDefinition(h, lineGraph({ triggers: [{ event: 'hooked.*' }] }), 'subscriber');
     const hook = await createHook({ slug: 'to-event', target: { event: 'hooked.thing' }, auth: { type: 'none' }, dedupeHeader: 'x-id' });

@@ -9,7 +9,12 @@
  * expire; the next claimant re-applies only the runs without an outcome, and every verb is
  * idempotent there (a cancel or resume already made is a no-op; a retry already pending is
  * a duplicate, one already applied finds the run reopened; a fork's requestId is derived
- * from the job and the run, so it replays).
+ * from the job and the run, so it replays; a migration is one transaction, and a run it moved
+ * plans as already on the target with nothing to move, so it is migrated once).
+ *
+ * A migrate job plans each run with the single-run route's planner and store call; batches
+ * stop at its canary share, and after each batch its gate may pause it (libs/graph
+ * `bulkPauseReason`): the job then waits, unclaimed, for `POST /v1/bulk-jobs/{id}/resume`.
  */
 import type { Pool } from 'pg';
 import {
@@ -18,6 +23,7 @@ import {
   failedNodesOf,
   forkRun,
   getRunHead,
+  migrateRun,
   nextBulkRuns,
   recordBulkBatch,
   recordNodeIntent,
@@ -30,13 +36,18 @@ import {
   type ForkTargetView,
 } from '@flowline/db';
 import {
+  bulkBatchLimit,
+  bulkMigrateAnswer,
   bulkOperationId,
   bulkRunOutcome,
   planFork,
+  planRunMigration,
   retryFailedAnswer,
   stringifyJson,
   type BulkForkOptions,
+  type BulkMigrateOptions,
   type BulkVerbAnswer,
+  type MigrationReason,
   type RunStatus,
 } from '@flowline/graph';
 import { publishWakes, type SignalConnection } from '@flowline/queue';
@@ -55,6 +66,8 @@ export interface BulkRunnerDeps {
   leaseMs: number;
   /** BULK_BATCH_PAUSE_MS */
   batchPauseMs: number;
+  /** BULK_ERROR_RATE_MIN_RUNS */
+  errorRateMinRuns: number;
   log: Logger;
   /** asked between batches: true ends the job's processing early (shutdown) */
   stopping?: () => boolean;
@@ -65,6 +78,8 @@ interface VerbResult {
   answer: BulkVerbAnswer;
   reason: string | null;
   wake: string[];
+  /** a refused migration's planner reasons */
+  details?: MigrationReason[];
 }
 
 /** A fork refused by the decision inside the fork's transaction (rolled back). */
@@ -94,6 +109,42 @@ function forkSeed(opts: BulkForkOptions, source: ForkSourceView, target: ForkTar
     resumeLoop: decision.resumeLoop,
     nodes: target.planGraph.nodes.map((n) => ({ key: n.key, kind: n.kind, attemptLimit: n.maxAttempts })),
   };
+}
+
+/** A migration refused before planning: the target version has no stored parsed graph (no longer the definition's latest). */
+class BulkMigrateRefused extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}
+
+/**
+ * Migrates one run through the single-run route's store call and planner. The target's parsed
+ * graph must be stored (the definition's latest version: the API refuses any other at
+ * submission; a version saved since makes each remaining run refused `VersionNotLatest`).
+ */
+async function migrateOne(d: BulkRunnerDeps, job: BulkJobRow, runId: string): Promise<VerbResult> {
+  const opts = job.options as unknown as BulkMigrateOptions;
+  try {
+    const res = await migrateRun(d.pool, {
+      tenantId: job.tenantId,
+      runId,
+      toVersion: opts.toVersion,
+      nodeMap: opts.nodeMap,
+      dryRun: false,
+      decide: (snap, target) => {
+        if (target.planGraph === null) throw new BulkMigrateRefused('VersionNotLatest');
+        return { plan: planRunMigration(snap, target.planGraph, opts.nodeMap), planGraph: target.planGraph, planGraphJson: null };
+      },
+    });
+    if (res.kind === 'runNotFound') return { answer: 'gone', reason: 'NotFound', wake: [] };
+    if (res.kind === 'versionNotFound') return { answer: 'refused', reason: 'VersionNotFound', wake: [] };
+    const a = bulkMigrateAnswer(res);
+    return { answer: a.answer, reason: a.reason, wake: res.executed ? [runId] : [], details: a.reasons };
+  } catch (err) {
+    if (err instanceof BulkMigrateRefused) return { answer: 'refused', reason: err.code, wake: [] };
+    throw err;
+  }
 }
 
 /** Applies the job's verb to one run through the operator store calls. */
@@ -140,6 +191,8 @@ async function applyVerb(d: BulkRunnerDeps, job: BulkJobRow, runId: string): Pro
         throw err;
       }
     }
+    case 'migrate':
+      return migrateOne(d, job, runId);
   }
 }
 
@@ -154,7 +207,8 @@ export async function processBulkJob(d: BulkRunnerDeps, claimed: BulkJobRow): Pr
   log.info({ total: job.total, done: job.done, failed: job.failed, claims: job.claims }, 'bulk job claimed');
   for (;;) {
     if (d.stopping?.()) return job;
-    const runIds = await nextBulkRuns(d.pool, job.id, job.cursor, d.batchSize);
+    const limit = job.action === 'migrate' ? bulkBatchLimit(job, job.options as unknown as BulkMigrateOptions, job.gate, d.batchSize) : d.batchSize;
+    const runIds = await nextBulkRuns(d.pool, job.id, job.cursor, limit);
     const results: BulkRunResult[] = [];
     const wake: string[] = [];
     for (const runId of runIds) {
@@ -164,10 +218,10 @@ export async function processBulkJob(d: BulkRunnerDeps, claimed: BulkJobRow): Pr
         log.error({ runId, code: err.code, details: err.details }, 'bulk: run refused, a stored value cannot be decrypted');
         return { answer: 'refused', reason: err.code, wake: [] };
       });
-      results.push({ runId, outcome: bulkRunOutcome(v.answer), reason: v.reason });
+      results.push({ runId, outcome: bulkRunOutcome(v.answer), reason: v.reason, details: v.details && v.details.length > 0 ? v.details : null });
       wake.push(...v.wake);
     }
-    const recorded = await recordBulkBatch(d.pool, job.id, d.owner, d.leaseMs, results, runIds.at(-1) ?? null);
+    const recorded = await recordBulkBatch(d.pool, job.id, d.owner, d.leaseMs, results, runIds.at(-1) ?? null, { errorRateMinRuns: d.errorRateMinRuns });
     if (wake.length > 0) {
       // the committed wake_at is the guarantee; the signal saves a sweep interval
       await publishWakes(d.redis, wake.map((runId) => ({ runId })), d.queuePrefix, d.shardCount).catch((err: unknown) => log.warn({ err }, 'bulk: wake publish failed; the sweep picks the runs up'));
@@ -177,6 +231,10 @@ export async function processBulkJob(d: BulkRunnerDeps, claimed: BulkJobRow): Pr
       return null;
     }
     job = recorded;
+    if (job.status === 'Paused') {
+      log.info({ pauseReason: job.pauseReason, done: job.done, failed: job.failed, total: job.total }, 'bulk job paused until resumed');
+      return job;
+    }
     if (job.status === 'Completed' || job.status === 'Failed' || runIds.length === 0) {
       log.info({ status: job.status, total: job.total, done: job.done, failed: job.failed }, 'bulk job finished');
       return job;

@@ -102,6 +102,7 @@ export const dispatcherOwnOptions = {
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100).describe('runs a bulk action job applies its verb to between two recorded checkpoints (outcomes, counts, cursor, lease renewal)'),
   BULK_LEASE_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000).describe('lease of a dispatcher on a bulk action job, renewed by every batch; an expired lease lets another dispatcher resume the job'),
   BULK_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(0).describe('pause between two bulk action batches, ms, leaving the database to the tick loops'),
+  BULK_ERROR_RATE_MIN_RUNS: z.coerce.number().int().min(1).max(1_000_000).default(20).describe("runs a bulk migrate must have processed since its last resume before its maxErrorRate can pause it (one early refusal is not a rate)"),
   BULK_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(1000).describe('how often an idle dispatcher looks for an open bulk action job, ms'),
   APPROVAL_WEBHOOK_SECRET: z
     .string()

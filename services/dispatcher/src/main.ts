@@ -111,6 +111,7 @@ const bulk = startBulkRunner({
   batchSize: config.BULK_BATCH_SIZE,
   leaseMs: config.BULK_LEASE_MS,
   batchPauseMs: config.BULK_BATCH_PAUSE_MS,
+  errorRateMinRuns: config.BULK_ERROR_RATE_MIN_RUNS,
   pollMs: config.BULK_POLL_MS,
   log,
 });

@@ -80,7 +80,7 @@ beforeAll(async () => {
   const log = pino({ level: 'silent' });
   dispatcher = createDispatcher({ config, pool: h.db.pool, redis: laneRedis, log });
   await dispatcher.start();
-  runnerDeps = { pool: h.db.pool, redis: laneRedis, queuePrefix: h.prefix, shardCount: SHARD_COUNT, batchSize: 3, leaseMs: 5000, batchPauseMs: 0, pollMs: 100, log };
+  runnerDeps = { pool: h.db.pool, redis: laneRedis, queuePrefix: h.prefix, shardCount: SHARD_COUNT, batchSize: 3, leaseMs: 5000, batchPauseMs: 0, errorRateMinRuns: 5, pollMs: 100, log };
   bulk = startBulkRunner({ ...runnerDeps, owner: 'bulk-test' });
   const registry = await createToolRegistry({ testTools: true });
   worker = createToolWorker({ redis: laneRedis, registry, logger: log, prefix: h.prefix, shardCount: SHARD_COUNT, concurrency: 4, shutdownGraceMs: 200 });

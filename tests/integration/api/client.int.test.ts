@@ -294,6 +294,10 @@ describe('definition versions', () => {
     expect((await c.definitions.version(def.id, 1)).graph).toEqual(lineGraph());
     expect((await c.definitions.version(def.id, 2)).graph).toEqual(g2);
     expect(await refusal(c.definitions.version(def.id, 3))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await c.definitions.version(def.id, 1)).toMatchObject({ retiredAt: null, runs: { live: 0, parked: 0 }, unavailable: [] });
+    expect(await refusal(c.definitions.retireVersion(def.id, 2))).toMatchObject({ status: 409, code: 'VersionIsLatest' });
+    expect(await c.definitions.retireVersion(def.id, 1)).toBeNull();
+    expect((await c.definitions.versions(def.id)).items.map((v) => v.version)).toEqual([2]);
     expect(await refusal(client(KEYS.b).definitions.versions(def.id))).toMatchObject({ status: 404, code: 'NotFound' });
   });
 
@@ -603,6 +607,9 @@ describe('operator verbs', () => {
     expect(job).toEqual({ bulkId: expect.any(String), count: expect.any(Number) });
     expect(await c.runs.bulkProgress(job.bulkId)).toMatchObject({ bulkId: job.bulkId, action: 'cancel', total: job.count });
     expect(await refusal(client(KEYS.b).runs.bulkProgress(job.bulkId))).toMatchObject({ status: 404, code: 'NotFound' });
+    expect(await c.runs.bulkRuns(job.bulkId, { outcome: 'refused', limit: 10 })).toEqual({ items: [], nextCursor: null });
+    expect(await refusal(c.runs.bulkResume(job.bulkId))).toMatchObject({ status: 409, code: 'BulkJobNotPaused' });
+    expect(await refusal(c.runs.bulk({ action: 'migrate', filter: { metadata: { tag } }, toVersion: 1 }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     expect(await refusal(c.runs.bulk({ action: 'cancel', filter: {} }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     await c.runs.cancel(tagged.runId);
   }, 60_000);

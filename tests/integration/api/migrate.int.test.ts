@@ -229,4 +229,38 @@ describe('POST /v1/runs/{id}/migrate', () => {
     expect(same.body).toMatchObject({ verdict: 'compatible', reasons: [], executed: false });
     expect(same.body.mapping.every((m: Body) => m.from === m.to)).toBe(true);
   });
+
+  it('migrates a run whose two Agent nodes swap keys, their checkpointed steps swapping with them', async () => {
+    const agent = (key: string, instructions: string) => ({ key, kind: 'Agent', config: { instructions } });
+    const chain = (first: unknown, second: unknown, k1: string, k2: string) => ({
+      nodes: [{ key: 'start', kind: 'Start' }, first, second, pause(), { key: 'end', kind: 'End', config: { outcome: 'done' } }],
+      edges: [{ key: 'e1', from: 'start', to: k1 }, { key: 'e2', from: k1, to: k2 }, { key: 'e3', from: k2, to: 'p' }, { key: 'e4', from: 'p', to: 'end' }],
+    });
+    const def = await define(chain(agent('a', 'draft'), agent('b', 'review'), 'a', 'b'));
+    const runId = (await h.call('POST', `/v1/definitions/${def}/runs`, { body: { input: {} } })).body.runId as string;
+    // no LLM worker here: an operator completes each Agent, and each gets the steps its worker would have checkpointed
+    for (const key of ['a', 'b']) {
+      await waitFor(async () => (await h.call('GET', `/v1/runs/${runId}/nodes/${key}`)).body.status === 'Queued', { timeoutMs: 20_000, intervalMs: 50, description: `${key} queued` });
+      expect((await h.call('POST', `/v1/runs/${runId}/nodes/${key}/complete`, { body: { output: { text: `by ${key}` } } })).status).toBe(202);
+      await h.db.pool.query(
+        `INSERT INTO agent_steps (run_id, node_key, step, tenant_id, generation, attempt, kind, payload, bytes)
+         SELECT id, $2, s, tenant_id, 1, 1, 'model', jsonb_build_object('by', $2::text, 'step', s), 20 FROM runs, generate_series(1, 2) s WHERE id = $1`,
+        [runId, key],
+      );
+    }
+    await waitFor(async () => (await h.call('GET', `/v1/runs/${runId}`)).body.run.status === 'WaitingForApproval', { timeoutMs: 20_000, intervalMs: 50, description: 'parked on p' });
+    // v2: the same chain with the two agents' keys swapped
+    await update(def, chain(agent('b', 'draft'), agent('a', 'review'), 'b', 'a'), 1);
+
+    const res = await migrate(runId, { toVersion: 2, nodeMap: { a: 'b', b: 'a' }, dryRun: false });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ verdict: 'compatible', executed: true });
+    const steps = await h.db.pool.query<{ node_key: string; by: string }>(
+      `SELECT node_key, payload->>'by' AS by FROM agent_steps WHERE run_id = $1 ORDER BY node_key, step`,
+      [runId],
+    );
+    expect(steps.rows).toEqual([{ node_key: 'a', by: 'b' }, { node_key: 'a', by: 'b' }, { node_key: 'b', by: 'a' }, { node_key: 'b', by: 'a' }]);
+    const nodes = (await h.call('GET', `/v1/runs/${runId}`)).body.nodeRuns as Body[];
+    expect(nodes.filter((n) => n.nodeKey === 'a' || n.nodeKey === 'b').map((n) => n.status)).toEqual(['Succeeded', 'Succeeded']);
+  });
 });

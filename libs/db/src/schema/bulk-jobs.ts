@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { tenantScoped } from './columns';
 
 /**
@@ -15,15 +15,15 @@ export const bulkJobs = pgTable(
     id: uuid('id').primaryKey(),
     ...tenantScoped,
     requestId: text('request_id'),
-    /** cancel | retry-failed | resume | fork (libs/graph BULK_ACTIONS) */
+    /** cancel | retry-failed | resume | fork | migrate (libs/graph BULK_ACTIONS) */
     action: text('action').notNull(),
     /** the checked RunSearch the job was submitted with */
     filter: jsonb('filter').notNull(),
-    /** the action's options (fork: fromNodeKey, failedOnly), else {} */
+    /** the action's options (fork: fromNodeKey, failedOnly; migrate: toVersion, nodeMap, canaryPercent, maxErrorRate), else {} */
     options: jsonb('options')
       .notNull()
       .default(sql`'{}'::jsonb`),
-    /** Pending | Running | Completed | Failed (libs/graph bulkJobStatus) */
+    /** Pending | Running | Paused | Completed | Failed (libs/graph bulkJobStatus) */
     status: text('status').notNull(),
     total: integer('total').notNull(),
     /** runs applied or with nothing left to do */
@@ -36,6 +36,13 @@ export const bulkJobs = pgTable(
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
     /** times a dispatcher claimed the job (more than 1: a replica took it over) */
     claims: integer('claims').notNull().default(0),
+    /** why a Paused job stopped: canary | errorRate (libs/graph BULK_PAUSE_REASONS); null otherwise */
+    pauseReason: text('pause_reason'),
+    /** a migrate's canary share was released by a resume (the job no longer stops after it) */
+    canaryReleased: boolean('canary_released').notNull().default(false),
+    /** done and failed at the last resume: a migrate's error rate is measured over the runs processed since */
+    rateBaseDone: integer('rate_base_done').notNull().default(0),
+    rateBaseFailed: integer('rate_base_failed').notNull().default(0),
     /** the principal that submitted the job: the intents it writes record it; null when unknown */
     createdBy: text('created_by'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -60,6 +67,8 @@ export const bulkJobRuns = pgTable(
     outcome: text('outcome'),
     /** why the action was refused on this run (a code), else null */
     reason: text('reason'),
+    /** a refused migrate's planner reasons `[{code, nodeKey, message}]`, else null */
+    details: jsonb('details'),
   },
   (t) => [primaryKey({ columns: [t.bulkId, t.runId] })],
 );

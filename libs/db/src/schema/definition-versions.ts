@@ -28,6 +28,12 @@ export const definitionVersions = pgTable(
     createdBy: text('created_by'),
     /** when this version was saved */
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
+    /**
+     * when the version was retired (`DELETE /v1/definitions/{id}/versions/{v}`): hidden from the
+     * version list, refused to starts, aliases, forks and migrations; the row stays for history
+     * (the diff, the version read, runs that pinned it). Null while in service.
+     */
+    retiredAt: timestamp('retired_at', { withTimezone: true }),
   },
   (t) => [
     primaryKey({ columns: [t.definitionId, t.version] }),

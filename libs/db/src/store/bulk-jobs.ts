@@ -11,7 +11,20 @@
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { BULK_ACTION_RULES, bulkJobStatus, type BulkAction, type BulkJobStatus, type BulkRunOutcome, type RunSearch } from '@flowline/graph';
+import {
+  BULK_ACTION_RULES,
+  bulkJobStatus,
+  bulkPauseReason,
+  resumedGate,
+  type BulkAction,
+  type BulkGateState,
+  type BulkJobStatus,
+  type BulkMigrateOptions,
+  type BulkPauseReason,
+  type BulkRunOutcome,
+  type MigrationReason,
+  type RunSearch,
+} from '@flowline/graph';
 import { rollback, withTransaction, type Queryable } from './transaction';
 import { runSearchSql } from './run-search';
 
@@ -29,6 +42,10 @@ export interface BulkJobRow {
   cursor: string | null;
   leaseOwner: string | null;
   claims: number;
+  /** why a Paused job stopped (canary | errorRate), else null */
+  pauseReason: BulkPauseReason | null;
+  /** a migrate's canary and error-rate gate */
+  gate: BulkGateState;
   /** the principal that submitted it */
   createdBy: string | null;
   createdAt: Date;
@@ -52,12 +69,15 @@ function toJob(r: any): BulkJobRow {
     leaseOwner: r.lease_owner,
     createdBy: r.created_by,
     claims: r.claims,
+    pauseReason: r.pause_reason,
+    gate: { canaryReleased: r.canary_released, baseDone: r.rate_base_done, baseFailed: r.rate_base_failed },
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
 }
 
-const JOB_COLUMNS = `id, tenant_id, request_id, action, filter, options, status, total, done, failed, cursor, lease_owner, claims, created_by, created_at, updated_at`;
+const JOB_COLUMNS = `id, tenant_id, request_id, action, filter, options, status, total, done, failed, cursor, lease_owner, claims, pause_reason,
+  canary_released, rate_base_done, rate_base_failed, created_by, created_at, updated_at`;
 
 /**
  * The selection of a job's runs: the tenant's runs matching the search AND the action's rule
@@ -199,14 +219,23 @@ export interface BulkRunResult {
   outcome: BulkRunOutcome;
   /** a refusal's code, else null */
   reason: string | null;
+  /** a refused migrate's planner reasons @default null */
+  details?: MigrationReason[] | null;
+}
+
+/** How a batch's recording judges a migrate job's gate. */
+export interface BulkGateOptions {
+  /** BULK_ERROR_RATE_MIN_RUNS: the fewest runs since the last resume before the error rate can pause the job */
+  errorRateMinRuns: number;
 }
 
 /**
  * Records a batch, in one transaction guarded by the lease: the job row locked only while
  * `owner` holds it; each run's outcome written only where none is (a batch re-applied after
  * a crash counts nothing twice); done/failed raised by what was written; cursor = the
- * batch's last run; the lease renewed; the status from libs/graph `bulkJobStatus`. Returns
- * the job as recorded, or null when the lease was lost (another replica owns the job now).
+ * batch's last run; the lease renewed; the status from libs/graph `bulkJobStatus` — Paused
+ * (lease released, the reason recorded) when a migrate's gate (`bulkPauseReason`) stops it.
+ * Returns the job as recorded, or null when the lease was lost (another replica owns the job now).
  */
 export async function recordBulkBatch(
   pool: Pool,
@@ -215,18 +244,19 @@ export async function recordBulkBatch(
   leaseMs: number,
   results: BulkRunResult[],
   cursor: string | null,
+  gateOptions?: BulkGateOptions,
 ): Promise<BulkJobRow | null> {
   return withTransaction(pool, async (tx) => {
     const lock = await tx.query(`SELECT id FROM bulk_jobs WHERE id = $1 AND lease_owner = $2 FOR UPDATE`, [bulkId, owner]);
     if (!lock.rowCount) return null;
     const wrote = await tx.query<{ done: number; failed: number }>(
       `WITH w AS (
-         UPDATE bulk_job_runs b SET outcome = t.o, reason = t.rs
-         FROM unnest($2::uuid[], $3::text[], $4::text[]) AS t(id, o, rs)
+         UPDATE bulk_job_runs b SET outcome = t.o, reason = t.rs, details = t.d::jsonb
+         FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) AS t(id, o, rs, d)
          WHERE b.bulk_id = $1 AND b.run_id = t.id AND b.outcome IS NULL
          RETURNING b.outcome)
        SELECT count(*) FILTER (WHERE outcome <> 'refused')::int AS done, count(*) FILTER (WHERE outcome = 'refused')::int AS failed FROM w`,
-      [bulkId, results.map((r) => r.runId), results.map((r) => r.outcome), results.map((r) => r.reason)],
+      [bulkId, results.map((r) => r.runId), results.map((r) => r.outcome), results.map((r) => r.reason), results.map((r) => (r.details ? JSON.stringify(r.details) : null))],
     );
     const w = wrote.rows[0] ?? { done: 0, failed: 0 };
     const upd = await tx.query(
@@ -236,17 +266,76 @@ export async function recordBulkBatch(
       [bulkId, w.done, w.failed, cursor, leaseMs],
     );
     const job = toJob(upd.rows[0]);
-    const status = bulkJobStatus(job, true);
+    const pause = job.action === 'migrate' ? bulkPauseReason(job, job.options as unknown as BulkMigrateOptions, job.gate, gateOptions?.errorRateMinRuns) : null;
+    const status = bulkJobStatus(job, true, pause !== null);
     if (status === job.status) return job;
-    // a finished job releases its lease: nothing is left to claim
+    // a finished or paused job releases its lease: nothing is left to claim until a resume
     const fin = await tx.query(
-      `UPDATE bulk_jobs SET status = $2, lease_owner = CASE WHEN $3 THEN NULL ELSE lease_owner END,
+      `UPDATE bulk_jobs SET status = $2, pause_reason = $4, lease_owner = CASE WHEN $3 THEN NULL ELSE lease_owner END,
                             lease_expires_at = CASE WHEN $3 THEN NULL ELSE lease_expires_at END
        WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
-      [bulkId, status, status === 'Completed' || status === 'Failed'],
+      [bulkId, status, status !== 'Running', pause],
     );
     return toJob(fin.rows[0]);
   });
+}
+
+export type ResumeBulkResult = { kind: 'resumed'; job: BulkJobRow } | { kind: 'notPaused'; job: BulkJobRow } | null;
+
+/**
+ * Resumes a Paused job: Running with no lease (the next claim takes it from its cursor), the
+ * canary released and the error rate measured afresh (libs/graph `resumedGate`). Guarded by
+ * status = Paused under the row lock, so two resumes resume once. Null for another tenant's
+ * or an unknown job; `notPaused` when it is not Paused.
+ */
+export async function resumeBulkJob(pool: Pool, tenantId: string, bulkId: string): Promise<ResumeBulkResult> {
+  return withTransaction(pool, async (tx) => {
+    const cur = await tx.query(`SELECT ${JOB_COLUMNS} FROM bulk_jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [bulkId, tenantId]);
+    if (!cur.rows[0]) return null;
+    const job = toJob(cur.rows[0]);
+    if (job.status !== 'Paused') return { kind: 'notPaused' as const, job };
+    const gate = resumedGate(job);
+    const res = await tx.query(
+      `UPDATE bulk_jobs SET status = 'Running', pause_reason = NULL, canary_released = $2, rate_base_done = $3, rate_base_failed = $4,
+                            lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+       WHERE id = $1 AND status = 'Paused' RETURNING ${JOB_COLUMNS}`,
+      [bulkId, gate.canaryReleased, gate.baseDone, gate.baseFailed],
+    );
+    return { kind: 'resumed' as const, job: toJob(res.rows[0]) };
+  });
+}
+
+/** One processed run of a job as listed. */
+export interface BulkJobRunRow {
+  runId: string;
+  outcome: BulkRunOutcome;
+  reason: string | null;
+  details: MigrationReason[] | null;
+}
+
+/**
+ * A page of a job's processed runs in run id order after `cursor`, optionally of one outcome;
+ * null when the tenant has no such job. Runs not yet processed are not listed.
+ */
+export async function listBulkJobRuns(
+  db: Queryable,
+  tenantId: string,
+  bulkId: string,
+  q: { outcome: BulkRunOutcome | null; cursor: string | null; limit: number },
+): Promise<{ items: BulkJobRunRow[]; nextCursor: string | null } | null> {
+  const job = await db.query('SELECT 1 FROM bulk_jobs WHERE id = $1 AND tenant_id = $2', [bulkId, tenantId]);
+  if (!job.rowCount) return null;
+  const res = await db.query<{ run_id: string; outcome: BulkRunOutcome; reason: string | null; details: MigrationReason[] | null }>(
+    `SELECT run_id, outcome, reason, details FROM bulk_job_runs
+     WHERE bulk_id = $1 AND outcome IS NOT NULL AND ($2::text IS NULL OR outcome = $2) AND ($3::uuid IS NULL OR run_id > $3::uuid)
+     ORDER BY run_id LIMIT $4`,
+    [bulkId, q.outcome, q.cursor, q.limit + 1],
+  );
+  const rows = res.rows.slice(0, q.limit);
+  return {
+    items: rows.map((r) => ({ runId: r.run_id, outcome: r.outcome, reason: r.reason, details: r.details })),
+    nextCursor: res.rows.length > q.limit ? rows.at(-1)!.run_id : null,
+  };
 }
 
 /** The run's status and its Failed nodes (a retry-failed's targets); null when the tenant has no such run. */

@@ -29,7 +29,7 @@ export type PutAliasResult = { kind: 'saved'; alias: DefinitionAliasRow } | { ki
 
 /*
  * Inputs: $1 definition, $2 tenant, $3 name, $4 targets (JSON), $5 target versions.
- * Guard: the tenant's definition, and every target version saved for it; else nothing is written.
+ * Guard: the tenant's definition, and every target version saved for it and not retired; else nothing is written.
  * Result: the alias as saved, the missing versions, and whether the definition exists.
  */
 export async function putDefinitionAlias(db: Queryable, tenantId: string, definitionId: string, name: string, targets: AliasTarget[]): Promise<PutAliasResult> {
@@ -37,7 +37,7 @@ export async function putDefinitionAlias(db: Queryable, tenantId: string, defini
     `WITH d AS (SELECT id FROM definitions WHERE id = $1 AND tenant_id = $2),
      missing AS (
        SELECT coalesce(array_agg(v ORDER BY v), '{}') AS versions FROM unnest($5::int[]) AS v
-       WHERE NOT EXISTS (SELECT 1 FROM definition_versions dv WHERE dv.definition_id = $1 AND dv.tenant_id = $2 AND dv.version = v)),
+       WHERE NOT EXISTS (SELECT 1 FROM definition_versions dv WHERE dv.definition_id = $1 AND dv.tenant_id = $2 AND dv.version = v AND dv.retired_at IS NULL)),
      up AS (
        INSERT INTO definition_aliases (definition_id, tenant_id, name, targets, updated_at)
        SELECT d.id, $2, $3, $4::jsonb, now() FROM d, missing WHERE cardinality(missing.versions) = 0

@@ -5,7 +5,9 @@
  */
 import { openJsonText } from '../crypto';
 import { definitionGraphAt, exactJson, type KeysetPage } from './definitions';
-import type { Queryable } from './transaction';
+import type { Pool } from 'pg';
+import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
+import { withTransaction, type Queryable } from './transaction';
 
 /** One saved version of a definition, without its graph. */
 export interface DefinitionVersionSummaryRow {
@@ -18,6 +20,8 @@ export interface DefinitionVersionSummaryRow {
   nodeCount: number;
   /** when this version was saved */
   createdAt: Date;
+  /** when it was retired, else null */
+  retiredAt: Date | null;
 }
 
 /** One saved version of a definition with its graph (the document as submitted). */
@@ -34,10 +38,11 @@ interface RawVersion {
   graph_hash: string;
   node_count: number;
   created_at: Date;
+  retired_at: Date | null;
   graph?: string;
 }
 
-const COLUMNS = `definition_id, version, name, description, kind, graph_hash, node_count, created_at`;
+const COLUMNS = `definition_id, version, name, description, kind, graph_hash, node_count, created_at, retired_at`;
 
 function toSummary(r: RawVersion): DefinitionVersionSummaryRow {
   return {
@@ -49,6 +54,7 @@ function toSummary(r: RawVersion): DefinitionVersionSummaryRow {
     graphHash: r.graph_hash,
     nodeCount: r.node_count,
     createdAt: r.created_at,
+    retiredAt: r.retired_at,
   };
 }
 
@@ -70,7 +76,7 @@ async function definitionExists(db: Queryable, tenantId: string, id: string): Pr
 }
 
 /**
- * A page of a definition's saved versions, newest first, without graphs; `before` is a
+ * A page of a definition's saved versions in service (retired ones are hidden), newest first, without graphs; `before` is a
  * version from a decoded cursor (the page holds lower versions). Null when the definition
  * is absent or another tenant's. Reads one row past `limit` to know whether a next page exists.
  */
@@ -83,7 +89,7 @@ export async function listDefinitionVersions(
 ): Promise<KeysetPage<DefinitionVersionSummaryRow> | null> {
   const res = await db.query<RawVersion>(
     `SELECT ${COLUMNS} FROM definition_versions
-     WHERE definition_id = $1 AND tenant_id = $2 AND ($3::integer IS NULL OR version < $3)
+     WHERE definition_id = $1 AND tenant_id = $2 AND ($3::integer IS NULL OR version < $3) AND retired_at IS NULL
      ORDER BY version DESC
      LIMIT $4`,
     [definitionId, tenantId, before, limit + 1],
@@ -94,7 +100,7 @@ export async function listDefinitionVersions(
   return { items: rows.map(toSummary), nextCursor: res.rows.length > limit && last ? encodeVersionCursor(last.version) : null };
 }
 
-/** One saved version of a definition of the tenant, with its graph; null when absent. */
+/** One saved version of a definition of the tenant, with its graph (a retired one too: history); null when absent. */
 export async function getDefinitionVersion(db: Queryable, tenantId: string, definitionId: string, version: number): Promise<DefinitionVersionRow | null> {
   const res = await db.query<RawVersion>(
     `SELECT ${COLUMNS}, graph::text AS graph FROM definition_versions WHERE definition_id = $1 AND tenant_id = $2 AND version = $3`,
@@ -108,13 +114,84 @@ export async function getDefinitionVersion(db: Queryable, tenantId: string, defi
 /**
  * A saved version's graph exactly as stored (sealed to the definition and version under
  * ENCRYPTION_KEY) and its hash, for a copy that stays bound to them (a schedule pinning the
- * version copies it into each run it starts); null when the tenant has no such version.
+ * version copies it into each run it starts); null when the tenant has no such version, or it is retired.
  */
 export async function storedVersionGraph(db: Queryable, tenantId: string, definitionId: string, version: number): Promise<{ graphText: string; graphHash: string } | null> {
   const res = await db.query<{ graph: string; graph_hash: string }>(
-    `SELECT graph::text AS graph, graph_hash FROM definition_versions WHERE definition_id = $1 AND tenant_id = $2 AND version = $3`,
+    `SELECT graph::text AS graph, graph_hash FROM definition_versions WHERE definition_id = $1 AND tenant_id = $2 AND version = $3 AND retired_at IS NULL`,
     [definitionId, tenantId, version],
   );
   const row = res.rows[0];
   return row ? { graphText: row.graph, graphHash: row.graph_hash } : null;
+}
+
+/** What pins a version: live runs and schedules. */
+export interface VersionPins {
+  /** non-terminal runs pinned to the version */
+  liveRuns: number;
+  /** live runs parked: none of their nodes is Queued or Running (waiting on a person, a wait, a timer) */
+  parkedRuns: number;
+  /** schedules that start every run on the version */
+  schedules: number;
+  /** aliases with a target on the version */
+  aliases: string[];
+}
+
+/*
+ * Inputs: $1 definition, $2 tenant, $3 version.
+ * Result: the counts of VersionPins (runs by the (definition, version) they pinned).
+ */
+async function versionPins(db: Queryable, tenantId: string, definitionId: string, version: number): Promise<VersionPins> {
+  const res = await db.query<{ live: number; parked: number; schedules: number; aliases: string[] }>(
+    `SELECT
+       (SELECT count(*)::int FROM runs r WHERE r.definition_id = $1 AND r.tenant_id = $2 AND r.definition_version = $3 AND r.status NOT IN (${TERMINAL_RUN_STATUSES_SQL})) AS live,
+       (SELECT count(*)::int FROM runs r WHERE r.definition_id = $1 AND r.tenant_id = $2 AND r.definition_version = $3 AND r.status NOT IN (${TERMINAL_RUN_STATUSES_SQL})
+          AND NOT EXISTS (SELECT 1 FROM node_runs n WHERE n.run_id = r.id AND n.status IN ('Queued', 'Running'))) AS parked,
+       (SELECT count(*)::int FROM schedules s WHERE s.definition_id = $1 AND s.tenant_id = $2 AND s.definition_version = $3) AS schedules,
+       (SELECT coalesce(array_agg(DISTINCT a.name ORDER BY a.name), '{}') FROM definition_aliases a, jsonb_array_elements(a.targets) t
+          WHERE a.definition_id = $1 AND a.tenant_id = $2 AND (t->>'version')::int = $3) AS aliases`,
+    [definitionId, tenantId, version],
+  );
+  const r = res.rows[0]!;
+  return { liveRuns: r.live, parkedRuns: r.parked, schedules: r.schedules, aliases: r.aliases };
+}
+
+/** What pins a saved version of the tenant's definition now; null when the tenant has no such version. */
+export async function definitionVersionPins(db: Queryable, tenantId: string, definitionId: string, version: number): Promise<VersionPins | null> {
+  const v = await db.query('SELECT 1 FROM definition_versions WHERE definition_id = $1 AND tenant_id = $2 AND version = $3', [definitionId, tenantId, version]);
+  if (!v.rowCount) return null;
+  return versionPins(db, tenantId, definitionId, version);
+}
+
+export type RetireVersionResult =
+  | { kind: 'retired'; retiredAt: Date }
+  | { kind: 'notFound' }
+  | { kind: 'latest'; latest: number }
+  | { kind: 'pinned'; pins: VersionPins };
+
+/**
+ * Retires a saved version: refused while it is the definition's latest (a start without a
+ * version runs it), or while live runs, schedules or aliases pin it (`pinned`, with the
+ * counts); otherwise `retired_at` is set (kept when already retired: a retry answers the
+ * same). Under the definition row's lock (FOR UPDATE): run creation holds it FOR SHARE, so the
+ * live-run count sees every run committed before it and no start pins the version meanwhile.
+ */
+export async function retireDefinitionVersion(pool: Pool, tenantId: string, definitionId: string, version: number): Promise<RetireVersionResult> {
+  return withTransaction(pool, async (tx) => {
+    const def = await tx.query<{ version: number }>('SELECT version FROM definitions WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [definitionId, tenantId]);
+    const d = def.rows[0];
+    if (!d) return { kind: 'notFound' as const };
+    const v = await tx.query<{ retired_at: Date | null }>('SELECT retired_at FROM definition_versions WHERE definition_id = $1 AND tenant_id = $2 AND version = $3 FOR UPDATE', [definitionId, tenantId, version]);
+    const row = v.rows[0];
+    if (!row) return { kind: 'notFound' as const };
+    if (row.retired_at !== null) return { kind: 'retired' as const, retiredAt: row.retired_at };
+    if (version === d.version) return { kind: 'latest' as const, latest: d.version };
+    const pins = await versionPins(tx, tenantId, definitionId, version);
+    if (pins.liveRuns > 0 || pins.schedules > 0 || pins.aliases.length > 0) return { kind: 'pinned' as const, pins };
+    const res = await tx.query<{ retired_at: Date }>(
+      'UPDATE definition_versions SET retired_at = now() WHERE definition_id = $1 AND tenant_id = $2 AND version = $3 RETURNING retired_at',
+      [definitionId, tenantId, version],
+    );
+    return { kind: 'retired' as const, retiredAt: res.rows[0]!.retired_at };
+  });
 }

@@ -248,7 +248,7 @@ export interface LoadedTarget {
 /**
  * The version to pin: the source's own pinned copy for its version; for another, the
  * definition row when it is at that version (graph and plan_graph), else the saved version
- * (graph only: the caller parses it). Null when the definition or version is gone.
+ * (graph only: the caller parses it). Null when the definition or version is gone (or retired).
  */
 export async function loadTarget(
   tx: Tx,
@@ -281,7 +281,7 @@ export async function loadTarget(
     };
   }
   const saved = await tx.query<{ graph: string; graph_hash: string }>(
-    `SELECT graph::text AS graph, graph_hash FROM definition_versions WHERE definition_id = $1 AND tenant_id = $2 AND version = $3`,
+    `SELECT graph::text AS graph, graph_hash FROM definition_versions WHERE definition_id = $1 AND tenant_id = $2 AND version = $3 AND retired_at IS NULL`,
     [s.definition_id, tenantId, version],
   );
   const v = saved.rows[0];

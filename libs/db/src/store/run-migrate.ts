@@ -127,8 +127,10 @@ async function writeRows(tx: Tx, runId: string, before: readonly NodeRunState[],
   if (dropped.length > 0) await tx.query('DELETE FROM node_runs WHERE run_id = $1 AND node_key = ANY($2::text[])', [runId, dropped]);
   const renames = plan.mapping.filter((m) => m.from !== null && m.to !== null && m.from !== m.to && m.action !== 'drop');
   for (const m of renames) await renameRow(tx, runId, m.from!, m.to!);
+  // second pass: every old key is free now, so each parked key takes its final name (two nodes swapping keys never collide)
   for (const m of renames) {
     await tx.query('UPDATE node_runs SET node_key = $3 WHERE run_id = $1 AND node_key = $2', [runId, parked(m.to!), m.to]);
+    await tx.query('UPDATE agent_steps SET node_key = $3 WHERE run_id = $1 AND node_key = $2', [runId, parked(m.to!), m.to]);
   }
   const old = new Map(before.map((r) => [r.nodeKey, r]));
   const fromOf = new Map(plan.mapping.filter((m) => m.to !== null && m.from !== null).map((m) => [m.to!, m.from!]));
@@ -174,7 +176,7 @@ async function writeRows(tx: Tx, runId: string, before: readonly NodeRunState[],
   }
 }
 
-/** Moves one row to the parked form of its new key, resealing what is sealed to its old key. */
+/** Moves one row (and its agent steps) to the parked form of its new key, resealing what is sealed to its old key. */
 async function renameRow(tx: Tx, runId: string, from: string, to: string): Promise<void> {
   const cols = SEALED_NODE_COLUMNS.map((c) => `${c}::text AS ${c}`).join(', ');
   const res = await tx.query<Record<(typeof SEALED_NODE_COLUMNS)[number], string | null> & { steering: string }>(
@@ -202,7 +204,8 @@ async function renameRow(tx: Tx, runId: string, from: string, to: string): Promi
       runId, from, s.step, sealJsonText(openJsonText(s.payload, agentStepAt(runId, from, s.step)), agentStepAt(runId, to, s.step)),
     ]);
   }
-  await tx.query('UPDATE agent_steps SET node_key = $3 WHERE run_id = $1 AND node_key = $2', [runId, from, to]);
+  // parked like the node row: (run, node, step) is the key, and the new key may still hold the other node's steps
+  await tx.query('UPDATE agent_steps SET node_key = $3 WHERE run_id = $1 AND node_key = $2', [runId, from, parked(to)]);
   await tx.query('UPDATE waitpoints SET node_key = $3 WHERE run_id = $1 AND node_key = $2', [runId, from, to]);
   await tx.query('UPDATE intents SET node_key = $3 WHERE run_id = $1 AND node_key = $2 AND applied_at IS NULL', [runId, from, to]);
 }

@@ -26,7 +26,8 @@ export interface WebhookAuth {
   prefix?: string;
 }
 
-export type WebhookTarget = { definitionId: string } | { event: string };
+/** A run of the definition (through `alias`, resolved at each delivery; absent: `current`), or an event. */
+export type WebhookTarget = { definitionId: string; alias?: string } | { event: string };
 
 export interface WebhookResponse {
   mode: 'async' | 'sync';

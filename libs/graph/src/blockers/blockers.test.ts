@@ -41,6 +41,18 @@ describe('blockers', () => {
     expect(kindOf(snap, 'work', { shard: { shard: 3, owner: 'd-1', expiresAt: NOW + 5 } })).not.toBe('shardOwner');
   });
 
+  it('reports unavailable, naming what is missing, for a Queued, Running or Pending node whose tool is gone, ahead of its lane or upstream', () => {
+    const gone = { unavailable: { work: ["tool 'slack' is no longer registered"] } };
+    const q = running(chain, { start: done() , work: queued() });
+    expect(only(q, 'work', { ...gone, jobs: { 'inv-1': { state: 'waiting', position: 1, depth: 1 } } })).toMatchObject({
+      kind: 'unavailable', details: { missing: ["tool 'slack' is no longer registered"] },
+    });
+    expect(kindOf(running(chain, { start: done(), work: queued({ status: 'Running', startedAt: 400 }) }), 'work', gone)).toBe('unavailable');
+    expect(kindOf(running(chain), 'work', gone)).toBe('unavailable');
+    // without the fact, the same node waits on its lane as before
+    expect(kindOf(q, 'work', { jobs: { 'inv-1': { state: 'waiting', position: 1, depth: 1 } } })).toBe('laneBacklog');
+  });
+
   it('reports runSlot with the tenant usage for a Pending run without a slot', () => {
     const snap = { ...snapshotOf(chain, {}, { createdAt: 50 }), runSlotAvailable: false };
     expect(only(snap, 'start', { slots: { live: 100, limit: 100, ahead: 2 } })).toMatchObject({

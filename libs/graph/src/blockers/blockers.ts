@@ -63,6 +63,9 @@ function judge(snap: RunSnapshot, view: RoutingView, facts: BlockerFacts, row: N
   if (row.invocationId !== null && snap.results.some((r) => r.invocationId === row.invocationId)) {
     return tick('an outcome waits to be applied', null);
   }
+  // work that can never run says so, ahead of what it would otherwise wait for (never a silent Running)
+  const missing = row.status === 'WaitingForApproval' ? undefined : facts.unavailable?.[row.nodeKey];
+  if (missing && missing.length > 0) return at('unavailable', row.startedAt, { missing: [...missing] });
   switch (row.status) {
     case 'Pending':
       return judgePending(snap, view, facts, row);

@@ -54,6 +54,12 @@ export const BLOCKER_KINDS = [
   'admission',
   /** a worker runs the job; `deadlineAt` bounds the attempt */
   'worker',
+  /**
+   * the node names what is no longer available — a tool no longer registered, an MCP server
+   * deleted (or a tool its server no longer lists): `missing` says what; it cannot run until
+   * the run is migrated to a version without it (or the tool or server is back)
+   */
+  'unavailable',
   /** Loop/Subworkflow: the child run must end */
   'child',
   /** Pause/ChatInput or a held DecisionModel: a person with the `run` scope must decide */
@@ -82,6 +88,8 @@ export interface Blocker {
 }
 
 export type BlockerDetails = {
+  /** unavailable: what the node names that is gone, one message each */
+  missing?: string[];
   /** upstream / join / heldDecision: the inbound sources still open, document order */
   waitingOn?: string[];
   joinPolicy?: JoinPolicy;
@@ -172,6 +180,8 @@ export interface BlockerFacts {
   callbackUrls?: Readonly<Record<string, string>>;
   /** MAX_TOTAL_ATTEMPTS: lets a run failed AttemptsExhausted name a spent retry budget */
   maxTotalAttempts?: number;
+  /** node key → what its pinned config names that is no longer available (the start check's messages) */
+  unavailable?: Readonly<Record<string, readonly string[]>>;
   /** node key → the tool call an Agent parked on waits for (its transcript's request) */
   toolCalls?: Readonly<Record<string, { tool: string; arguments: JsonObject }>>;
   /**

@@ -8,11 +8,13 @@ import { RUN_STATUSES, type Issue, type RunStatus } from '../model';
 import { OPERABLE_RUN_STATUSES, VERB_RULES } from '../state-machine';
 import { checkRunSearch, isEmptySearch, type RunSearch } from './run-search';
 import type { MetadataLimits } from './metadata';
+import { BULK_MIGRATE_MEMBERS, checkBulkMigrate, type BulkMigrateInput, type BulkMigrateOptions } from './bulk-migrate';
 
-export const BULK_ACTIONS = ['cancel', 'retry-failed', 'resume', 'fork'] as const;
+export const BULK_ACTIONS = ['cancel', 'retry-failed', 'resume', 'fork', 'migrate'] as const;
 export type BulkAction = (typeof BULK_ACTIONS)[number];
 
-export const BULK_JOB_STATUSES = ['Pending', 'Running', 'Completed', 'Failed'] as const;
+/** Paused: a migrate job stopped after its canary share or on its error rate, until resumed. */
+export const BULK_JOB_STATUSES = ['Pending', 'Running', 'Paused', 'Completed', 'Failed'] as const;
 export type BulkJobStatus = (typeof BULK_JOB_STATUSES)[number];
 
 /** What an action needs of a run to apply to it (at submission: the job's fixed set). */
@@ -28,13 +30,14 @@ export interface BulkActionRule {
 /**
  * The rule of each action: cancel — a live run (the cancel verb's statuses); retry-failed —
  * a Failed run (each of its Failed nodes is retried); resume — a paused live run; fork — any
- * top-level run.
+ * top-level run; migrate — a live run (the planner then decides whether it can move).
  */
 export const BULK_ACTION_RULES: Readonly<Record<BulkAction, BulkActionRule>> = {
   cancel: { runStatuses: VERB_RULES.cancel.runStatuses, pausedOnly: false, topLevelOnly: false },
   'retry-failed': { runStatuses: ['Failed'], pausedOnly: false, topLevelOnly: false },
   resume: { runStatuses: OPERABLE_RUN_STATUSES, pausedOnly: true, topLevelOnly: false },
   fork: { runStatuses: RUN_STATUSES, pausedOnly: false, topLevelOnly: true },
+  migrate: { runStatuses: VERB_RULES.cancel.runStatuses, pausedOnly: false, topLevelOnly: false },
 };
 
 /** The run as the rule sees it. */
@@ -57,7 +60,7 @@ export interface BulkForkOptions {
 }
 
 /** A bulk request as it arrives, unchecked (the body's members). */
-export interface BulkRequestInput {
+export interface BulkRequestInput extends BulkMigrateInput {
   action?: unknown;
   filter?: unknown;
   fromNodeKey?: unknown;
@@ -69,6 +72,8 @@ export interface BulkRequest {
   search: RunSearch;
   /** fork only */
   fork: BulkForkOptions | null;
+  /** migrate only */
+  migrate: BulkMigrateOptions | null;
 }
 
 export type BulkRequestCheck = { ok: true; request: BulkRequest } | { ok: false; issues: Issue[] };
@@ -79,7 +84,9 @@ const NODE_KEY = /^[A-Za-z0-9_-]{1,64}$/;
  * Checks a bulk request: a known action; a filter that is an object with at least one
  * member (a bulk action never applies to every run by omission), each member valid
  * ({@link checkRunSearch}, issues keyed `filter.<member>`); `fromNodeKey` (and optionally
- * `failedOnly`) for a fork and for a fork only.
+ * `failedOnly`) for a fork and for a fork only; `toVersion` (and optionally `nodeMap`,
+ * `canaryPercent`, `maxErrorRate`) for a migrate and for a migrate only, whose filter must name
+ * `definitionId` (a version number means something only within one definition).
  */
 export function checkBulkRequest(input: BulkRequestInput, limits: MetadataLimits): BulkRequestCheck {
   const issues: Issue[] = [];
@@ -103,7 +110,18 @@ export function checkBulkRequest(input: BulkRequestInput, limits: MetadataLimits
     if (input.fromNodeKey !== undefined) issues.push({ key: 'fromNodeKey', message: `only a fork takes fromNodeKey, not ${action}` });
     if (input.failedOnly !== undefined) issues.push({ key: 'failedOnly', message: `only a fork takes failedOnly, not ${action}` });
   }
-  return issues.length > 0 || action === null ? { ok: false, issues } : { ok: true, request: { action, search, fork } };
+  let migrate: BulkMigrateOptions | null = null;
+  if (action === 'migrate') {
+    const checked = checkBulkMigrate(input);
+    if (!checked.ok) issues.push(...checked.issues);
+    else migrate = checked.options;
+    if (search.definitionId === undefined && !issues.some((i) => i.key?.startsWith('filter'))) {
+      issues.push({ key: 'filter.definitionId', message: 'a migrate names the definition whose runs move: toVersion is one of its versions' });
+    }
+  } else if (action !== null) {
+    for (const m of BULK_MIGRATE_MEMBERS) if (input[m] !== undefined) issues.push({ key: m, message: `only a migrate takes ${m}, not ${action}` });
+  }
+  return issues.length > 0 || action === null ? { ok: false, issues } : { ok: true, request: { action, search, fork, migrate } };
 }
 
 /** What processing one run of a job came to: applied, nothing left to do, or refused. */
@@ -140,11 +158,11 @@ export interface BulkProgress {
 }
 
 /**
- * The job's status from its progress: Pending before any claim, Running while runs remain,
- * then Completed — or Failed when there were runs and not one of them was done.
+ * The job's status from its progress: Pending before any claim, Running while runs remain
+ * (Paused when a migrate's gate stopped it), then Completed — or Failed when there were runs and not one of them was done.
  */
-export function bulkJobStatus(p: BulkProgress, claimed: boolean): BulkJobStatus {
-  if (p.done + p.failed < p.total) return claimed ? 'Running' : 'Pending';
+export function bulkJobStatus(p: BulkProgress, claimed: boolean, paused = false): BulkJobStatus {
+  if (p.done + p.failed < p.total) return paused ? 'Paused' : claimed ? 'Running' : 'Pending';
   return p.total > 0 && p.done === 0 ? 'Failed' : 'Completed';
 }
 

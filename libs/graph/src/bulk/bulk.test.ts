@@ -133,7 +133,7 @@ describe('checkBulkRequest', () => {
   it('accepts an action with a non-empty filter', () => {
     expect(checkBulkRequest({ action: 'cancel', filter: { metadata: { batch: 'x' } } }, L)).toEqual({
       ok: true,
-      request: { action: 'cancel', search: { metadata: { batch: 'x' } }, fork: null },
+      request: { action: 'cancel', search: { metadata: { batch: 'x' } }, fork: null, migrate: null },
     });
     expect(checkBulkRequest({ action: 'fork', filter: { status: 'Failed' }, fromNodeKey: 'f' }, L)).toMatchObject({
       ok: true,

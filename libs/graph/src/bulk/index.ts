@@ -27,3 +27,16 @@ export type {
   BulkRunOutcome,
   BulkVerbAnswer,
 } from './bulk-action';
+export {
+  BULK_MIGRATE_MEMBERS,
+  BULK_PAUSE_REASONS,
+  bulkBatchLimit,
+  bulkCanarySize,
+  bulkMigrateAnswer,
+  bulkPauseReason,
+  checkBulkMigrate,
+  DEFAULT_ERROR_RATE_MIN_RUNS,
+  INITIAL_BULK_GATE,
+  resumedGate,
+} from './bulk-migrate';
+export type { BulkGateState, BulkMigrateAnswer, BulkMigrateInput, BulkMigrateOptions, BulkPauseReason } from './bulk-migrate';

@@ -17,6 +17,27 @@ export function canonicalWithTool(): JsonObject {
   return doc;
 }
 
+/**
+ * A version move for the migration tests: `before` is start → p → q → end (two Pauses);
+ * `after` removes q and adds `after` (an echo Tool) behind p, so a run parked on p can move
+ * (and completes through `after`) while a run parked on q cannot (q is gone). `label` tells
+ * otherwise equal `before` versions apart.
+ */
+export function pauseMigrationPair(label = 'before'): { before: JsonObject; after: JsonObject } {
+  const pause = (key: string): Json => ({ key, kind: 'Pause', config: { prompt: `${key}?`, allowedDecisions: ['Approve'] } });
+  const end: Json = { key: 'end', kind: 'End', config: { outcome: 'done' } };
+  return {
+    before: {
+      nodes: [{ key: 'start', kind: 'Start', label }, pause('p'), pause('q'), end],
+      edges: [{ key: 'e1', from: 'start', to: 'p' }, { key: 'e2', from: 'p', to: 'q' }, { key: 'e3', from: 'q', to: 'end' }],
+    },
+    after: {
+      nodes: [{ key: 'start', kind: 'Start' }, pause('p'), { key: 'after', kind: 'Tool', config: { toolName: 'echo', arguments: { shipped: true } } }, end],
+      edges: [{ key: 'e1', from: 'start', to: 'p' }, { key: 'e2b', from: 'p', to: 'after' }, { key: 'e3', from: 'after', to: 'end' }],
+    },
+  };
+}
+
 /** Start → Tool(wait `ms`, then echo) → End: a run with one long in-flight job. */
 export function waitThenEcho(ms: number, maxAttempts = 3): JsonObject {
   const nodes: Json[] = [

@@ -7,12 +7,13 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { getRunBlockerFacts, loadSnapshots, pendingToolCall } from '@flowline/db';
-import { blockers, concurrencyPlaceFree, LANE_OF_KIND, type Blocker, type JobFact, type JsonObject, type RunSnapshot } from '@flowline/graph';
+import { blockers, concurrencyPlaceFree, LANE_OF_KIND, mcpServersOf, startIssues, type Blocker, type JobFact, type JsonObject, type RunSnapshot } from '@flowline/graph';
 import { laneJobFact } from '@flowline/queue';
 import type { AppDeps, AppEnv } from '../context';
 import { sendJson } from '../body';
 import { requestDecider } from '../approval-decide';
 import { NotFoundError } from '../errors';
+import { mcpServersCatalog } from '../mcp-catalog';
 import { requireUuid } from '../present';
 import { IdParam, RunBlockersSchema, jsonContent } from '../schemas';
 import { v1Route } from '../v1-route';
@@ -61,6 +62,7 @@ export function registerBlockerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       jobs: await jobFacts(deps, snap),
       callbackUrls: Object.fromEntries((snap.waitpoints ?? []).filter((w) => w.kind === 'token').map((w) => [w.id, callbackUrl(links, c.req.url, w.id)])),
       toolCalls: await toolCallFacts(deps, snap),
+      unavailable: await unavailableFacts(deps, snap),
       ...(deps.limits.maxTotalAttempts !== undefined ? { maxTotalAttempts: deps.limits.maxTotalAttempts } : {}),
       // a policy gate says whether the reader may still decide it ("waiting for me")
       viewer: { decider: requestDecider(c), initiator: facts.initiator, definitionAuthor: facts.definitionAuthor },
@@ -79,6 +81,22 @@ async function jobFacts(deps: AppDeps, snap: RunSnapshot): Promise<Record<string
       out[row.invocationId] = await laneJobFact(deps.redis, deps.queuePrefix, lane, row.invocationId, snap.run.tenantId);
     }),
   );
+  return out;
+}
+
+/**
+ * What each node of the run's pinned graph names that is no longer available — tools the
+ * registry no longer has, MCP servers the tenant deleted — by node key: the start check of the
+ * pinned graph as things are now (server existence only: listing a server's tools is network
+ * work a read does not do).
+ */
+async function unavailableFacts(deps: AppDeps, snap: RunSnapshot): Promise<Record<string, string[]>> {
+  const servers = mcpServersOf(snap.graph);
+  const mcp = servers.length > 0 ? await mcpServersCatalog(deps.pool, deps.mcp, snap.run.tenantId, servers) : undefined;
+  const out: Record<string, string[]> = {};
+  for (const issue of startIssues(snap.graph, { maxNodes: Number.POSITIVE_INFINITY, tools: deps.tools.parserCatalog(), ...(mcp ? { mcp } : {}) })) {
+    if (issue.key !== null) (out[issue.key] ??= []).push(issue.message);
+  }
   return out;
 }
 

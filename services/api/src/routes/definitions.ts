@@ -8,6 +8,7 @@ import {
   decodePageCursor,
   decodeVersionCursor,
   DefinitionRefsMissingError,
+  definitionVersionPins,
   deleteDefinition,
   existingDefinitionIds,
   duplicateDefinition,
@@ -17,6 +18,7 @@ import {
   insertDefinition,
   listDefinitions,
   listDefinitionVersions,
+  retireDefinitionVersion,
   setDefinitionEnabled,
   savedAgentCatalog,
   updateDefinition,
@@ -31,11 +33,13 @@ import {
   NotFoundError,
   ValidationFailedError,
   VersionConflictError,
+  VersionInUseError,
+  VersionIsLatestError,
 } from '../errors';
 import { bodyMember, jsonText, sendJson } from '../body';
 import { checkGraph, graphHash } from '../graph-rules';
 import { mcpServersCatalog } from '../mcp-catalog';
-import { definition, definitionSummary, definitionVersion, definitionVersionSummary, pageLimit, requireCursor, requireUuid } from '../present';
+import { definition, definitionSummary, definitionVersion, definitionVersionSummary, iso, pageLimit, requireCursor, requireUuid } from '../present';
 import {
   CreateDefinitionBody,
   DefinitionListSchema,
@@ -137,10 +141,28 @@ const listVersions = v1Route.definitions('get', '/v1/definitions/{id}/versions',
 });
 const getVersion = v1Route.definitions('get', '/v1/definitions/{id}/versions/{version}', {
   operationId: 'getDefinitionVersion',
-  summary: 'Get one saved version of a definition with its graph',
-  description: 'The name, description and graph document as they were saved at that version (what a run of that version pinned).',
+  summary: 'Get one saved version of a definition with its graph, the runs pinned to it and what it needs that is gone',
+  description:
+    'The name, description and graph document as they were saved at that version (what a run of that version pinned), with the ' +
+    'counts of live and parked runs pinned to it, the schedules and aliases naming it, and `unavailable`: what the graph names that ' +
+    'is no longer available (tools, MCP servers, saved agents, child definitions), keyed by node. A retired version still answers ' +
+    '(history), with `retiredAt`.',
   request: { params: VersionParam },
   responses: { 200: jsonContent(DefinitionVersionSchema, 'the version with its graph') },
+});
+const retireVersion = v1Route.definitions('delete', '/v1/definitions/{id}/versions/{version}', {
+  operationId: 'retireDefinitionVersion',
+  summary: 'Retire a saved version no live run, schedule or alias pins',
+  description:
+    'Retiring hides the version from the version list and refuses it to starts, aliases, schedules, forks and migrations; the row is ' +
+    'kept (GET …/versions/{version} and the diff still read it, with `retiredAt`). Refused with 409 VersionInUse while runs that ' +
+    'have not ended pin it, a schedule starts runs on it or an alias targets it (details: `{liveRuns, schedules, aliases}`; migrate ' +
+    'or finish the runs first), and 409 VersionIsLatest for the latest version. Retiring a retired version answers 204 again.',
+  request: { params: VersionParam },
+  responses: {
+    204: { description: 'retired' },
+    409: jsonContent(ErrorSchema, 'VersionInUse (details: liveRuns, schedules, aliases) or VersionIsLatest'),
+  },
 });
 const validateDef = v1Route.definitions('post', '/v1/definitions/validate', {
   operationId: 'validateGraph',
@@ -169,6 +191,13 @@ const enabledRoute = (verb: 'disable' | 'enable') =>
     request: { params: IdParam },
     responses: { 200: jsonContent(DefinitionSchema, 'the definition, `enabled` as set') },
   });
+
+/** A version path parameter: a positive 32-bit integer, anything else names no version (404, before any query). */
+function requireVersion(text: string): number {
+  const version = /^[1-9]\d{0,9}$/.test(text) ? Number(text) : 0;
+  if (version < 1 || version > INT4_MAX) throw new NotFoundError('definition version');
+  return version;
+}
 
 /** Registers the definition routes on `app`. */
 export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -276,12 +305,32 @@ export function registerDefinitionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
   app.openapi(getVersion, async (c) => {
     const params = c.req.valid('param');
     const id = requireUuid(params.id, 'definition');
-    // a version is a positive 32-bit integer: anything else names no version (404, before any query)
-    const version = /^[1-9]\d{0,9}$/.test(params.version) ? Number(params.version) : 0;
-    if (version < 1 || version > INT4_MAX) throw new NotFoundError('definition version');
-    const row = await getDefinitionVersion(pool, c.get('tenant'), id, version);
-    if (!row) throw new NotFoundError('definition version');
-    return sendJson(200, definitionVersion(row));
+    const version = requireVersion(params.version);
+    const tenant = c.get('tenant');
+    const row = await getDefinitionVersion(pool, tenant, id, version);
+    const pins = row ? await definitionVersionPins(pool, tenant, id, version) : null;
+    if (!row || !pins) throw new NotFoundError('definition version');
+    const checked = await check(tenant, row.graph);
+    return sendJson(200, {
+      ...definitionVersion(row),
+      retiredAt: iso(row.retiredAt),
+      runs: { live: pins.liveRuns, parked: pins.parkedRuns },
+      schedules: pins.schedules,
+      aliases: pins.aliases,
+      unavailable: checked.ok ? [] : checked.errors,
+    });
+  });
+
+  app.openapi(retireVersion, async (c) => {
+    const params = c.req.valid('param');
+    const id = requireUuid(params.id, 'definition');
+    const version = requireVersion(params.version);
+    const res = await retireDefinitionVersion(pool, c.get('tenant'), id, version);
+    if (res.kind === 'notFound') throw new NotFoundError('definition version');
+    if (res.kind === 'latest') throw new VersionIsLatestError(res.latest);
+    if (res.kind === 'pinned') throw new VersionInUseError(res.pins);
+    deps.logger.info({ definitionId: id, version }, 'definition version retired');
+    return c.body(null, 204);
   });
 
   app.openapi(putDef, async (c) => {

@@ -8,7 +8,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import { migrateRun } from '@flowline/db';
-import { foldState, MIGRATION_REASON_CODES, NODE_KINDS, NODE_STATUSES, planMigration, type Graph, type JsonObject, type RunSnapshot } from '@flowline/graph';
+import { MIGRATION_REASON_CODES, NODE_KINDS, NODE_STATUSES, planRunMigration } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { sendJson } from '../body';
 import { ApiError, NotFoundError } from '../errors';
@@ -77,12 +77,6 @@ const migrateRoute = v1Route.runs('post', '/v1/runs/{id}/migrate', {
   },
 });
 
-/** The run's state folded under the new version's state declaration (what the new graph will read), or null when it keeps none. */
-function stateUnder(to: Graph, snap: RunSnapshot): JsonObject | null {
-  if (!to.state) return null;
-  return foldState(to.state, snap.stateLog ?? []);
-}
-
 /** Registers the migrate route on `app`. */
 export function registerMigrateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   app.openapi(migrateRoute, async (c) => {
@@ -98,16 +92,7 @@ export function registerMigrateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       dryRun: body.dryRun,
       decide: (snap, target) => {
         const { planGraph, planGraphJson } = targetPlanGraph(target, deps.limits.maxNodesPerDefinition, deps.tools.parserCatalog());
-        const plan = planMigration({
-          from: snap.graph,
-          to: planGraph,
-          nodes: snap.nodes,
-          edgeOverrides: snap.run.edgeOverrides,
-          runStatus: snap.run.status,
-          state: stateUnder(planGraph, snap),
-          nodeMap,
-        });
-        return { plan, planGraph, planGraphJson };
+        return { plan: planRunMigration(snap, planGraph, nodeMap), planGraph, planGraphJson };
       },
     });
     if (res.kind === 'runNotFound') throw new NotFoundError('run');

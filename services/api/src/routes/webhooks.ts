@@ -31,7 +31,7 @@ import {
   type WebhookRow,
   type WebhookSecret,
 } from '@flowline/db';
-import { parseJsonExact, stringifyJson, unstorableValues } from '@flowline/graph';
+import { ALIAS_NAME_PATTERN, parseJsonExact, stringifyJson, unstorableValues } from '@flowline/graph';
 import type { AppDeps, AppEnv } from '../context';
 import { auditAs } from '../audit/middleware';
 import { ApiError, NotFoundError, PayloadTooLargeError, ValidationFailedError } from '../errors';
@@ -81,8 +81,9 @@ const AuthBody = z.discriminatedUnion('type', [
 const WebhookBody = z
   .object({
     slug: z.string().regex(SLUG).optional().openapi({ description: 'the URL segment, unique in the tenant: 1–64 of a-z 0-9 _ - (generated when absent)' }),
-    target: z.union([z.object({ definitionId: z.string() }).strict(), z.object({ event: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/) }).strict()]).openapi({
-      description: '{definitionId}: each delivery starts a run (input: the JSON body, else {contentType, bodyBase64}); {event}: each delivery is an event of that name (POST /v1/events)',
+    target: z.union([z.object({ definitionId: z.string(), alias: z.string().regex(ALIAS_NAME_PATTERN).optional() }).strict(), z.object({ event: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/) }).strict()]).openapi({
+      description:
+        '{definitionId, alias?}: each delivery starts a run (input: the JSON body, else {contentType, bodyBase64}) on the version the alias picks at that delivery (default `current`; an alias removed since refuses the delivery 400); {event}: each delivery is an event of that name (POST /v1/events)',
     }),
     auth: AuthBody,
     dedupeHeader: z.string().regex(HEADER_NAME).nullable().optional().openapi({
@@ -253,7 +254,7 @@ function hookInput(body: z.infer<typeof WebhookBody>, existing: readonly Webhook
   return {
     input: {
       slug: body.slug ?? randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, 'x'),
-      target: 'definitionId' in target ? { definitionId: target.definitionId.toLowerCase() } : { event: target.event },
+      target: 'definitionId' in target ? { definitionId: target.definitionId.toLowerCase(), ...(target.alias !== undefined ? { alias: target.alias } : {}) } : { event: target.event },
       auth: storedAuth,
       secrets,
       dedupeHeader: body.dedupeHeader === undefined ? defaultDedupeHeader(storedAuth) : body.dedupeHeader === null ? null : body.dedupeHeader.toLowerCase(),
@@ -322,7 +323,7 @@ async function dispatch(deps: AppDeps, h: WebhookForDelivery, body: Buffer, cont
     return { verdict: 'verified', status: 202, reason: null, runId: null, eventId, answer: { eventId, duplicate: false } };
   }
   try {
-    const res = await startTriggeredRun(deps, h.tenantId, h.target.definitionId, runInputOf(body, contentType), `hook:${h.id}:${key}`);
+    const res = await startTriggeredRun(deps, h.tenantId, h.target.definitionId, runInputOf(body, contentType), `hook:${h.id}:${key}`, h.target.alias);
     if (res.kind === 'backlogFull') {
       return { verdict: 'refused', status: 503, reason: `the tenant's backlog is full (${res.pending} Pending runs); deliver again later`, runId: null, eventId: null, answer: {} };
     }

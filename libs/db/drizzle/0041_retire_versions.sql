@@ -1,0 +1,1 @@
+ALTER TABLE "definition_versions" ADD COLUMN "retired_at" timestamp with time zone;
