@@ -1096,6 +1096,8 @@ export interface ScheduleBody {
   key: string;
   definitionId: string;
   version?: 'current' | number;
+  /** a version alias resolved at each slot (default `current`); not with a version number */
+  alias?: string;
   input?: unknown;
   metadata?: Record<string, string>;
   spec: ScheduleSpec;
@@ -1114,6 +1116,8 @@ export interface Schedule {
   key: string;
   definitionId: string;
   version: 'current' | number;
+  /** the alias resolved at each slot (null: `current`, or a pinned version) */
+  alias: string | null;
   input: unknown;
   metadata: Record<string, string>;
   spec: ScheduleSpec & { timezone: string };

@@ -80,6 +80,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'definitions', column: 'plan_graph', shape: 'jsonb', key: ['id', 'version'], at: (k) => definitionGraphAt(k.id!, Number(k.version), 'plan_graph') },
   // a version's graph is sealed where the definition's was (the AAD names the definition)
   { table: 'definition_versions', column: 'graph', shape: 'jsonb', key: ['definition_id', 'version'], at: (k) => definitionGraphAt(k.definition_id!, Number(k.version)) },
+  { table: 'definition_versions', column: 'plan_graph', shape: 'jsonb', key: ['definition_id', 'version'], at: (k) => definitionGraphAt(k.definition_id!, Number(k.version), 'plan_graph') },
   ...(['pinned_graph', 'pinned_plan_graph'] as const).map((c) => ({
     table: 'schedules',
     column: c,

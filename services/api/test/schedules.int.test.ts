@@ -98,6 +98,35 @@ describe('a pinned version', () => {
     expect(runTwo.run.definitionVersion).toBe(2);
     expect(runTwo.nodeRuns.map((n: { nodeKey: string }) => n.nodeKey)).toEqual(['start', 'mid', 'end']);
   });
+
+  it('names an alias resolved at each start: unknown or with a version number 400 keyed alias; deleted later, the start is refused with the reason', async () => {
+    const id = await createDefinition(h, lineGraph(), 'aliased');
+    const v2 = {
+      nodes: [{ key: 'start', kind: 'Start' }, { key: 'mid', kind: 'Tool', config: { toolName: 'echo', arguments: {} } }, { key: 'end', kind: 'End', config: { outcome: 'done' } }],
+      edges: [{ key: 'e1', from: 'start', to: 'mid' }, { key: 'e2', from: 'mid', to: 'end' }],
+    };
+    expect((await h.call('PUT', `/v1/definitions/${id}`, { body: { graph: v2, version: 1 } })).status).toBe(200);
+    for (const extra of [{ alias: 'canary' }, { alias: 'canary', version: 1 }]) {
+      const r = await h.call('POST', '/v1/schedules', { body: body({ key: 'aliased', definitionId: id, input: undefined, ...extra }) });
+      expect({ status: r.status, code: r.body.error?.code, keys: r.body.error?.details?.map((d: { key: string }) => d.key) }).toEqual({ status: 400, code: 'ValidationFailed', keys: ['alias'] });
+    }
+    expect((await h.call('PUT', `/v1/definitions/${id}/aliases/canary`, { body: { version: 1 } })).status).toBe(200);
+    const created = await h.call('POST', '/v1/schedules', { body: body({ key: 'aliased', definitionId: id, input: undefined, alias: 'canary' }) });
+    expect(created.body).toMatchObject({ version: 'current', alias: 'canary' });
+    const run = await h.call('POST', `/v1/schedules/${created.body.id}/trigger`);
+    expect((await h.call('GET', `/v1/runs/${run.body.runId}`)).body.run.definitionVersion).toBe(1);
+    // moving the alias moves the next start
+    expect((await h.call('PUT', `/v1/definitions/${id}/aliases/canary`, { body: { version: 2 } })).status).toBe(200);
+    const moved = await h.call('POST', `/v1/schedules/${created.body.id}/trigger`);
+    expect((await h.call('GET', `/v1/runs/${moved.body.runId}`)).body.run.definitionVersion).toBe(2);
+    expect((await h.call('DELETE', `/v1/definitions/${id}/aliases/canary`)).status).toBe(204);
+    const refused = await h.call('POST', `/v1/schedules/${created.body.id}/trigger`);
+    expect({ status: refused.status, code: refused.body.error?.code, message: refused.body.error?.message }).toEqual({
+      status: 409,
+      code: 'ScheduleStartRefused',
+      message: "the definition has no alias 'canary' any more",
+    });
+  });
 });
 
 describe('reads, replace, delete', () => {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, getSchedule, insertDefinition, startSlotRun, upsertSchedule, type SlotOutcome } from '@flowline/db';
+import { createPool, deleteDefinitionAlias, getSchedule, insertDefinition, putDefinitionAlias, startSlotRun, updateDefinition, upsertSchedule, type SlotOutcome } from '@flowline/db';
 import { checkSchedulePolicy, checkScheduleSpec, stringifyJson } from '@flowline/graph';
 import { firePass, type ScheduleFireDeps } from '../src/schedule-fire';
 import { createHarness, edge, graphOf, node, type Harness } from './harness';
@@ -45,12 +45,12 @@ const deps = (pool: Pool, extra: Partial<ScheduleFireDeps> = {}): ScheduleFireDe
 });
 
 /** A schedule of `defId` whose slots count from `lastSlotAt`, due at once. */
-async function schedule(key: string, spec: Record<string, unknown>, policy: Record<string, unknown>, lastSlotAt: Date): Promise<string> {
+async function schedule(key: string, spec: Record<string, unknown>, policy: Record<string, unknown>, lastSlotAt: Date, alias: string | null = null, definitionId = defId): Promise<string> {
   const s = checkScheduleSpec(spec);
   const p = checkSchedulePolicy(policy);
   if (!s.ok || !p.ok) throw new Error('bad test schedule');
   const { row } = await upsertSchedule(h.db.pool, {
-    tenantId: 'default', key, definitionId: defId, definitionVersion: null, pinned: null, inputJson: '{}', metadata: {}, spec: s.value.spec, policy: p.value, nextFireAt: lastSlotAt,
+    tenantId: 'default', key, definitionId, definitionVersion: null, alias, pinned: null, inputJson: '{}', metadata: {}, spec: s.value.spec, policy: p.value, nextFireAt: lastSlotAt,
   });
   await h.db.pool.query(`UPDATE schedules SET last_slot_at = $2 WHERE id = $1`, [row.id, lastSlotAt]);
   return row.id;
@@ -184,6 +184,38 @@ describe('pauseOnFailure', () => {
     await firePass(deps(pools[0]!));
     const s = (await getSchedule(h.db.pool, 'default', id))!;
     expect(s).toMatchObject({ paused: true, nextFireAt: null, pausedReason: `run ${newest!.run_id} failed (pauseOnFailure)` });
+  });
+});
+
+describe('aliases', () => {
+  it('resolves the alias at each slot: current and a named alias pick their version; a deleted alias or a version without a parsed graph fails the slot with the reason', async () => {
+    const aliased = randomUUID();
+    const graph = graphOf([node('start', 'Start', {}), node('end', 'End', { outcome: 'done' })], [edge('start', 'end')]);
+    const doc = stringifyJson(graph);
+    await insertDefinition(h.db.pool, { id: aliased, tenantId: 'default', name: 'aliased', description: null, kind: graph.kind, graphJson: doc, planGraphJson: doc, graphHash: 'v1', nodeCount: 2 });
+    expect(await updateDefinition(h.db.pool, 'default', aliased, 1, { graphJson: doc, planGraphJson: doc, graphHash: 'v2' })).toMatchObject({ version: 2 });
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 1000;
+    const once = { every: 'PT1S', endAt: new Date(t0).toISOString() };
+    const policy = { overlap: 'allowAll', catchup: { window: 'PT1H', mode: 'all' } };
+    const fire = async (key: string, alias: string | null) => {
+      const id = await schedule(key, once, policy, new Date(t0 - 1000), alias, aliased);
+      await fireUntilIdle([deps(pools[0]!)]);
+      const slot = (await h.db.pool.query<{ outcome: string; reason: string | null; version: number | null }>(
+        `SELECT s.outcome, s.reason, r.definition_version AS version FROM schedule_slots s LEFT JOIN runs r ON r.id = s.run_id WHERE s.schedule_id = $1`, [id])).rows;
+      await endRuns(id);
+      return slot;
+    };
+    // no alias: the latest version; `current` moved to 1: version 1, from its stored graphs
+    expect(await fire('al-latest', null)).toEqual([{ outcome: 'started', reason: null, version: 2 }]);
+    await putDefinitionAlias(h.db.pool, 'default', aliased, 'current', [{ version: 1, percent: 100 }]);
+    expect(await fire('al-current', null)).toEqual([{ outcome: 'started', reason: null, version: 1 }]);
+    await putDefinitionAlias(h.db.pool, 'default', aliased, 'canary', [{ version: 2, percent: 100 }]);
+    expect(await fire('al-canary', 'canary')).toEqual([{ outcome: 'started', reason: null, version: 2 }]);
+    // a version saved before versions kept their parsed graph is refused, not run unparsed
+    await h.db.pool.query(`UPDATE definition_versions SET plan_graph = NULL WHERE definition_id = $1 AND version = 1`, [aliased]);
+    expect(await fire('al-old', null)).toEqual([{ outcome: 'failed', reason: "alias 'current' picked version 1, saved before versions kept their parsed graph; point the alias at a newer version", version: null }]);
+    await deleteDefinitionAlias(h.db.pool, 'default', aliased, 'canary');
+    expect(await fire('al-gone', 'canary')).toEqual([{ outcome: 'failed', reason: "the definition has no alias 'canary' any more", version: null }]);
   });
 });
 

@@ -23,6 +23,12 @@ export const definitionVersions = pgTable(
     /** the document as submitted (sealed like `definitions.graph`) */
     graph: jsonb('graph').notNull(),
     graphHash: text('graph_hash').notNull(),
+    /**
+     * the version's parsed plan graph, sealed like `definitions.plan_graph` of that version, so a
+     * schedule's alias or a child pin can run a version other than the latest without parsing
+     * (the dispatchers hold no parser). Null for versions saved before it was recorded.
+     */
+    planGraph: jsonb('plan_graph'),
     nodeCount: integer('node_count').notNull(),
     /** the principal whose key saved this version (an approval's `forbid: definitionAuthor`); null when unknown */
     createdBy: text('created_by'),

@@ -20,6 +20,8 @@ export const schedules = pgTable(
     definitionId: uuid('definition_id').notNull(),
     /** the definition version each run pins; null: the definition's current version at each slot */
     definitionVersion: integer('definition_version'),
+    /** a version alias resolved at each slot (not with a pinned version); null: `current` */
+    alias: text('alias'),
     /**
      * With a pinned version: that version's graph as `definition_versions` stores it (sealed to the
      * definition and version under ENCRYPTION_KEY), its parsed plan graph (sealed the same way) and

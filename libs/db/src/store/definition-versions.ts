@@ -6,6 +6,7 @@
 import { openJsonText } from '../crypto';
 import { definitionGraphAt, exactJson, type KeysetPage } from './definitions';
 import type { Pool } from 'pg';
+import type { PinnedVersion } from './run-create';
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 import { withTransaction, type Queryable } from './transaction';
 
@@ -123,6 +124,27 @@ export async function storedVersionGraph(db: Queryable, tenantId: string, defini
   );
   const row = res.rows[0];
   return row ? { graphText: row.graph, graphHash: row.graph_hash } : null;
+}
+
+/** Why {@link storedVersionPin} cannot pin a version. */
+export type VersionPinRefusal = 'absent' | 'noPlanGraph';
+
+/**
+ * A saved version as a run pins it without parsing (a schedule's alias, the dispatchers): its
+ * graph and parsed plan graph exactly as stored (sealed to the definition and version) and its
+ * hash. `absent`: no such version of the tenant, or retired; `noPlanGraph`: saved before versions
+ * kept their parsed graph (only the latest one has it, on the definition row).
+ */
+export async function storedVersionPin(db: Queryable, tenantId: string, definitionId: string, version: number): Promise<PinnedVersion | VersionPinRefusal> {
+  const res = await db.query<{ graph: string; plan_graph: string | null; graph_hash: string }>(
+    `SELECT graph::text AS graph, plan_graph::text AS plan_graph, graph_hash FROM definition_versions
+     WHERE definition_id = $1 AND tenant_id = $2 AND version = $3 AND retired_at IS NULL`,
+    [definitionId, tenantId, version],
+  );
+  const row = res.rows[0];
+  if (!row) return 'absent';
+  if (row.plan_graph === null) return 'noPlanGraph';
+  return { version, graphText: row.graph, planGraphText: row.plan_graph, graphHash: row.graph_hash };
 }
 
 /** What pins a version: live runs and schedules. */

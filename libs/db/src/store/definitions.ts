@@ -99,13 +99,13 @@ const refsGuard = (tenant: string, refs: string) => ({
 
 /**
  * A data-modifying CTE that records each definition row returned by the CTE `from` as its
- * version in `definition_versions` (the graph copied as stored: a sealed graph stays sealed
- * to `<id>@<version>`). Part of the writing statement, so the row and its version commit
+ * version in `definition_versions` (the graph and plan graph copied as stored: a sealed graph
+ * stays sealed to `<id>@<version>`). Part of the writing statement, so the row and its version commit
  * together or not at all.
  */
 const recordVersion = (from: string, createdBy: string) =>
-  `recorded AS (INSERT INTO definition_versions (definition_id, tenant_id, version, name, description, kind, graph, graph_hash, node_count, created_at, created_by)
-     SELECT id, tenant_id, version, name, description, kind, graph, graph_hash, node_count, updated_at, ${createdBy}::text FROM ${from})`;
+  `recorded AS (INSERT INTO definition_versions (definition_id, tenant_id, version, name, description, kind, graph, plan_graph, graph_hash, node_count, created_at, created_by)
+     SELECT id, tenant_id, version, name, description, kind, graph, plan_graph, graph_hash, node_count, updated_at, ${createdBy}::text FROM ${from})`;
 
 export interface KeysetPage<T> {
   items: T[];

@@ -7,7 +7,9 @@
  * not on the lock.
  */
 import type { Pool } from 'pg';
-import { concurrencyKeyOf, slotRequestId, stringifyJson, type Graph, type Json } from '@flowline/graph';
+import { concurrencyKeyOf, CURRENT_ALIAS, resolveAlias, slotRequestId, stringifyJson, type Graph, type Json } from '@flowline/graph';
+import { startVersionFacts } from './definition-aliases';
+import { storedVersionPin } from './definition-versions';
 import { createRun, SavedAgentsMissingError, type PinnedVersion } from './run-create';
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor';
@@ -22,8 +24,10 @@ export interface ScheduleRow {
   tenantId: string;
   key: string;
   definitionId: string;
-  /** null: the definition's current version */
+  /** null: the version `alias` picks at each slot */
   definitionVersion: number | null;
+  /** the version alias resolved at each slot (null: `current`); never with a pinned version */
+  alias: string | null;
   /** the pinned version's stored graphs (null without a pinned version) */
   pinned: PinnedVersion | null;
   input: unknown;
@@ -49,7 +53,7 @@ export interface SlotRow {
   decidedAt: Date;
 }
 
-const COLUMNS = `id, tenant_id, key, definition_id, definition_version, pinned_graph::text AS pinned_graph,
+const COLUMNS = `id, tenant_id, key, definition_id, definition_version, alias, pinned_graph::text AS pinned_graph,
   pinned_plan_graph::text AS pinned_plan_graph, pinned_graph_hash, input, metadata, spec, policy, paused, paused_reason,
   next_fire_at, last_slot_at, version, created_at, updated_at,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
@@ -62,6 +66,7 @@ function toSchedule(r: any): ScheduleRow {
     key: r.key,
     definitionId: r.definition_id,
     definitionVersion: r.definition_version,
+    alias: r.alias,
     pinned:
       r.definition_version === null || r.pinned_graph === null
         ? null
@@ -91,6 +96,8 @@ export interface ScheduleWrite {
   key: string;
   definitionId: string;
   definitionVersion: number | null;
+  /** the alias resolved at each slot (null: `current`), only without `definitionVersion` */
+  alias: string | null;
   /** the pinned version's stored graphs, with `definitionVersion` set */
   pinned: PinnedVersion | null;
   inputJson: string;
@@ -110,15 +117,15 @@ export interface ScheduleWrite {
 export async function upsertSchedule(db: Queryable, w: ScheduleWrite): Promise<{ row: ScheduleRow; created: boolean }> {
   const res = await db.query(
     `INSERT INTO schedules (tenant_id, key, definition_id, definition_version, input, metadata, spec, policy, next_fire_at, last_slot_at,
-                            pinned_graph, pinned_plan_graph, pinned_graph_hash)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9, now(), $10::jsonb, $11::jsonb, $12)
-     ON CONFLICT (tenant_id, key) DO UPDATE SET definition_id = EXCLUDED.definition_id, definition_version = EXCLUDED.definition_version,
+                            pinned_graph, pinned_plan_graph, pinned_graph_hash, alias)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9, now(), $10::jsonb, $11::jsonb, $12, $13)
+     ON CONFLICT (tenant_id, key) DO UPDATE SET definition_id = EXCLUDED.definition_id, definition_version = EXCLUDED.definition_version, alias = EXCLUDED.alias,
        pinned_graph = EXCLUDED.pinned_graph, pinned_plan_graph = EXCLUDED.pinned_plan_graph, pinned_graph_hash = EXCLUDED.pinned_graph_hash,
        input = EXCLUDED.input, metadata = EXCLUDED.metadata, spec = EXCLUDED.spec, policy = EXCLUDED.policy,
        next_fire_at = EXCLUDED.next_fire_at, last_slot_at = now(), version = schedules.version + 1, updated_at = now()
      RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
     [w.tenantId, w.key, w.definitionId, w.definitionVersion, w.inputJson, JSON.stringify(w.metadata), JSON.stringify(w.spec), JSON.stringify(w.policy), w.nextFireAt,
-      ...pinnedValues(w)],
+      ...pinnedValues(w), w.alias],
   );
   const r = res.rows[0];
   return { row: toSchedule(r), created: r.inserted === true };
@@ -133,10 +140,10 @@ export async function replaceSchedule(db: Queryable, id: string, w: ScheduleWrit
     const res = await db.query(
       `UPDATE schedules SET key = $3, definition_id = $4, definition_version = $5, input = $6::jsonb, metadata = $7::jsonb, spec = $8::jsonb,
          policy = $9::jsonb, next_fire_at = CASE WHEN paused THEN NULL ELSE $10::timestamptz END, last_slot_at = now(), version = version + 1, updated_at = now(),
-         pinned_graph = $11::jsonb, pinned_plan_graph = $12::jsonb, pinned_graph_hash = $13
+         pinned_graph = $11::jsonb, pinned_plan_graph = $12::jsonb, pinned_graph_hash = $13, alias = $14
        WHERE id = $1 AND tenant_id = $2 RETURNING ${COLUMNS}`,
       [id, w.tenantId, w.key, w.definitionId, w.definitionVersion, w.inputJson, JSON.stringify(w.metadata), JSON.stringify(w.spec), JSON.stringify(w.policy), w.nextFireAt,
-        ...pinnedValues(w)],
+        ...pinnedValues(w), w.alias],
     );
     return res.rows[0] ? toSchedule(res.rows[0]) : null;
   } catch (err) {
@@ -326,12 +333,35 @@ export async function slotCounts(db: Pool | Queryable, scheduleId: string): Prom
 export type SlotStart = { ok: true; runId: string } | { ok: false; reason: string };
 
 /**
+ * The version a slot of `s` runs: its pinned version, else its alias (default `current`)
+ * resolved now over the definition's aliases (libs/graph `resolveAlias`), so moving the alias
+ * moves the schedule's next run. A version other than the latest runs from its stored graphs.
+ * A refusal (the alias deleted, its version retired or kept without a parsed graph) is a reason
+ * for the ledger, not an error.
+ */
+async function slotVersion(pool: Pool, s: ScheduleRow): Promise<{ pinned: PinnedVersion | null; versionAlias: string | null } | { refused: string }> {
+  if (s.pinned !== null) return { pinned: s.pinned, versionAlias: null };
+  const alias = s.alias ?? CURRENT_ALIAS;
+  const facts = await startVersionFacts(pool, s.tenantId, s.definitionId);
+  if (facts === null) return { refused: 'the definition no longer exists' };
+  const version = resolveAlias(facts.aliases, alias, facts.latest, [Math.random() * 100, Math.random() * 100]);
+  if (version === null) return { refused: `the definition has no alias '${alias}' any more` };
+  if (version === facts.latest) return { pinned: null, versionAlias: alias };
+  const pin = await storedVersionPin(pool, s.tenantId, s.definitionId, version);
+  if (pin === 'absent') return { refused: `alias '${alias}' picked version ${version}, which is retired or gone` };
+  if (pin === 'noPlanGraph') return { refused: `alias '${alias}' picked version ${version}, saved before versions kept their parsed graph; point the alias at a newer version` };
+  return { pinned: pin, versionAlias: alias };
+}
+
+/**
  * Starts the run of one slot of `s`: request id `schedule:<id>:<slot ISO>` (a repeat of the same
  * slot answers the same run), the schedule's input and metadata, `schedule_id` set, at the
- * pinned version (its stored graphs) or the definition's current one. The definition must be
- * enabled. Never throws for a refused start: the reason goes to the ledger.
+ * version {@link slotVersion} picks. The definition must be enabled. Never throws for a refused
+ * start: the reason goes to the ledger.
  */
 export async function startSlotRun(pool: Pool, s: ScheduleRow, slotAt: number, o: { shardCount: number; maxPendingRuns?: number }): Promise<SlotStart> {
+  const choice = await slotVersion(pool, s);
+  if ('refused' in choice) return { ok: false, reason: choice.refused };
   const res = await createRun(pool, {
     tenantId: s.tenantId,
     definitionId: s.definitionId,
@@ -341,7 +371,8 @@ export async function startSlotRun(pool: Pool, s: ScheduleRow, slotAt: number, o
     metadata: s.metadata,
     scheduleId: s.id,
     ...(o.maxPendingRuns !== undefined ? { maxPendingRuns: o.maxPendingRuns } : {}),
-    pinned: s.pinned,
+    pinned: choice.pinned,
+    versionAlias: choice.versionAlias,
     prepare: (def) => {
       if (!def.enabled) throw new SlotRefused('the definition is disabled');
       // with a pinned version this is that version's plan graph

@@ -8,6 +8,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import {
+  definitionAliasMap,
   deleteSchedule,
   getDefinition,
   getDefinitionVersion,
@@ -29,6 +30,8 @@ import {
   type SlotRow,
 } from '@flowline/db';
 import {
+  ALIAS_NAME_PATTERN,
+  CURRENT_ALIAS,
   checkRunMetadata,
   checkSchedulePolicy,
   checkScheduleSpec,
@@ -75,7 +78,10 @@ const ScheduleBody = z
   .object({
     key: z.string().min(1).max(MAX_SCHEDULE_KEY_CHARS).openapi({ description: "the tenant's own name for the schedule (letters, digits, _ . : -); a POST with a key in use updates that schedule" }),
     definitionId: z.string().openapi({ format: 'uuid' }),
-    version: z.union([z.literal('current'), z.number().int().positive()]).optional().openapi({ description: "`current` (default: each run takes the definition's version at its slot) or a pinned version number" }),
+    version: z.union([z.literal('current'), z.number().int().positive()]).optional().openapi({ description: "`current` (default: each run takes the version the alias picks at its slot) or a pinned version number" }),
+    alias: z.string().regex(ALIAS_NAME_PATTERN).optional().openapi({
+      description: "a version alias of the definition resolved at each slot (`canary`, …; default `current`). Not with a version number. Deleted later: its slots are recorded failed with the reason",
+    }),
     input: z.unknown().optional().openapi({ description: 'the input of every run (checked against the graph input schema when written)' }),
     metadata: z.unknown().optional().openapi({ type: 'object', additionalProperties: { type: 'string' }, description: 'metadata of every run' }),
     spec: z.unknown().openapi({
@@ -99,6 +105,7 @@ const ScheduleSchema = z
     key: z.string(),
     definitionId: z.string(),
     version: z.union([z.literal('current'), z.number().int()]),
+    alias: z.string().nullable().openapi({ description: 'the alias resolved at each slot (null: `current`, or a pinned version)' }),
     input: z.unknown(),
     metadata: z.record(z.string(), z.string()),
     spec: z.record(z.string(), z.unknown()),
@@ -207,6 +214,7 @@ function present(s: ScheduleRow) {
     key: s.key,
     definitionId: s.definitionId,
     version: s.definitionVersion ?? ('current' as const),
+    alias: s.alias,
     input: s.input,
     metadata: s.metadata,
     spec: s.spec as Record<string, unknown>,
@@ -238,6 +246,12 @@ async function scheduleWrite(deps: AppDeps, tenant: string, body: z.infer<typeof
   const def = await getDefinition(deps.pool, tenant, definitionId);
   if (!def) throw new NotFoundError('definition');
   const pinned = body.version === undefined || body.version === 'current' ? null : body.version;
+  if (pinned !== null && body.alias !== undefined) throw new ValidationFailedError('name a version or an alias, not both', [{ key: 'alias', message: 'not with a version number' }]);
+  // `current` always resolves (absent: the latest version); another alias must exist now — deleted later, its slots fail with the reason
+  const alias = body.alias === undefined || body.alias === CURRENT_ALIAS ? null : body.alias;
+  if (alias !== null && !(await definitionAliasMap(deps.pool, tenant, definitionId)).has(alias)) {
+    throw new ValidationFailedError(`no alias '${alias}'`, [{ key: 'alias', message: 'not an alias of this definition' }]);
+  }
   const doc = pinned === null ? def.graph : (await getDefinitionVersion(deps.pool, tenant, definitionId, pinned))?.graph;
   const stored = pinned === null ? null : await storedVersionGraph(deps.pool, tenant, definitionId, pinned);
   if (doc === undefined || (pinned !== null && stored === null)) {
@@ -253,6 +267,7 @@ async function scheduleWrite(deps: AppDeps, tenant: string, body: z.infer<typeof
     key: body.key,
     definitionId,
     definitionVersion: pinned,
+    alias,
     // a pinned version's graphs travel with the schedule, sealed to that version, as a fork's do
     pinned:
       pinned === null || stored === null
