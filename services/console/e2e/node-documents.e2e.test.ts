@@ -13,7 +13,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlmRequest, type FakeLlmServer } from '@flowline/testing';
-import { consoleSession, screenshot, seriousViolations } from './console-cluster';
+import { consoleSession, oneToolGraph, screenshot, seriousViolations } from './console-cluster';
 
 let llm: FakeLlmServer;
 
@@ -37,29 +37,9 @@ const storyGraph = {
   ],
 };
 
-const flakyGraph = {
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'flaky', kind: 'Tool', maxAttempts: 1, config: { toolName: 'test_fail', arguments: { untilAttempt: 3 } } },
-    { key: 'end', kind: 'End', config: { outcome: 'done' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'flaky' },
-    { key: 'e2', from: 'flaky', to: 'end' },
-  ],
-};
+const flakyGraph = oneToolGraph('flaky', { toolName: 'test_fail', arguments: { untilAttempt: 3 } }, 1);
 
-const slowGraph = {
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'slow', kind: 'Tool', config: { toolName: 'test_fail', arguments: { untilAttempt: 1, ms: 20_000 } } },
-    { key: 'end', kind: 'End', config: { outcome: 'done' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'slow' },
-    { key: 'e2', from: 'slow', to: 'end' },
-  ],
-};
+const slowGraph = oneToolGraph('slow', { toolName: 'test_fail', arguments: { untilAttempt: 1, ms: 20_000 } });
 
 describe('node documents and the numbers of the run view', () => {
   const s = consoleSession({
@@ -102,6 +82,7 @@ describe('node documents and the numbers of the run view', () => {
     expect(await answer.locator('.answer-text').innerText()).toBe('Two people: Ada and Grace.\nNothing else stands out.');
     expect(await answer.locator('.answer-usage').innerText()).toContain('fake-model');
     expect(await seriousViolations(page)).toEqual([]);
+    await answer.scrollIntoViewIfNeeded();
     await screenshot(page, 'node-doc-llm');
 
     // the decision and its comment, decided in the console
@@ -113,6 +94,7 @@ describe('node documents and the numbers of the run view', () => {
     await decision.waitFor({ timeout: 15_000 });
     expect(await decision.locator('[data-decision]').innerText()).toBe('Approve');
     expect(await decision.locator('.decision-comment').innerText()).toBe('Reads well, send it.');
+    await decision.scrollIntoViewIfNeeded();
     await screenshot(page, 'node-doc-decision');
 
     // the Agent: its steps with the tool call's arguments, and its answer
@@ -129,6 +111,7 @@ describe('node documents and the numbers of the run view', () => {
     expect(await agent.getByRole('region', { name: 'Prompt' }).innerText()).toContain('Echo the greeting');
     expect(await agent.getByRole('region', { name: 'Answer' }).locator('.answer-text').innerText()).toBe('Echoed the greeting; done.');
     expect(await seriousViolations(page)).toEqual([]);
+    await steps.scrollIntoViewIfNeeded();
     await screenshot(page, 'node-doc-agent');
   }, 120_000);
 
@@ -169,7 +152,10 @@ describe('node documents and the numbers of the run view', () => {
     await page.goto(`${s.c.baseUrl}/console/runs`);
     const row = page.locator(`tr[data-run-id="${runId}"] td.num`).last();
     await row.waitFor();
+    // it moves each second, not only when the list is re-read every 3 s: two moves in a row, the second within 2.5 s
     const listed = await row.innerText();
-    await expect.poll(() => row.innerText(), { timeout: 5_000 }).not.toBe(listed);
+    await expect.poll(() => row.innerText(), { timeout: 5_000, interval: 50 }).not.toBe(listed);
+    const moved = await row.innerText();
+    await expect.poll(() => row.innerText(), { timeout: 2_500, interval: 50 }).not.toBe(moved);
   }, 60_000);
 });

@@ -10,21 +10,7 @@
  * artifacts/theme-*.png, artifacts/runs-search.png, artifacts/narrow-*.png.
  */
 import { describe, expect, it } from 'vitest';
-import { consoleSession, screenshot, seriousViolations } from './console-cluster';
-
-const graph = {
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'echo', kind: 'Tool', config: { toolName: 'echo', arguments: { said: 'hi' } } },
-    { key: 'review', kind: 'Pause', config: { prompt: 'Ship it?', allowedDecisions: ['Approve', 'Reject'] } },
-    { key: 'end', kind: 'End', config: { outcome: 'shipped' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'echo' },
-    { key: 'e2', from: 'echo', to: 'review' },
-    { key: 'e3', from: 'review', to: 'end' },
-  ],
-};
+import { consoleSession, pauseGraph as graph, screenshot, seriousViolations } from './console-cluster';
 
 /** The elements that reach past the window's right edge (outside a box that scrolls them), as `tag.class` — none when the page has no sideways scroll. */
 async function wider(page: import('playwright-core').Page): Promise<string[]> {

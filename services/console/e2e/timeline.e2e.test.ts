@@ -7,21 +7,7 @@
  * artifacts/timeline-*.png.
  */
 import { describe, expect, it } from 'vitest';
-import { consoleSession, screenshot, seriousViolations } from './console-cluster';
-
-const pauseGraph = {
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'echo', kind: 'Tool', label: 'Echo it', config: { toolName: 'echo', arguments: { said: 'hi' } } },
-    { key: 'review', kind: 'Pause', config: { prompt: 'Ship it?', allowedDecisions: ['Approve', 'Reject'] } },
-    { key: 'end', kind: 'End', config: { outcome: 'shipped' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'echo' },
-    { key: 'e2', from: 'echo', to: 'review' },
-    { key: 'e3', from: 'review', to: 'end' },
-  ],
-};
+import { consoleSession, pauseGraph, screenshot, seriousViolations } from './console-cluster';
 
 describe('the run timeline', () => {
   const s = consoleSession();
@@ -98,8 +84,8 @@ describe('the run timeline', () => {
     const all = await rows.count();
     await pane.getByLabel('Node').selectOption('echo');
     expect(await rows.evaluateAll((ls) => [...new Set(ls.map((l) => l.getAttribute('data-node-key')))])).toEqual(['echo']);
-    await pane.getByLabel('Kind').selectOption('node.succeeded');
-    expect(await rows.evaluateAll((ls) => ls.map((l) => `${l.getAttribute('data-node-key')} ${l.getAttribute('data-kind')}`))).toEqual(['echo node.succeeded']);
+    await pane.getByLabel('Kind').selectOption('node.completed');
+    expect(await rows.evaluateAll((ls) => ls.map((l) => `${l.getAttribute('data-node-key')} ${l.getAttribute('data-kind')}`))).toEqual(['echo node.completed']);
     await pane.getByLabel('Node').selectOption('');
     await pane.getByLabel('Kind').selectOption('');
     await expect.poll(() => rows.count()).toBe(all);
@@ -109,7 +95,7 @@ describe('the run timeline', () => {
     await pane.getByLabel('Search events').fill('');
     // a payload opens to its whole JSON
     const payload = rows.locator('details.event-payload').first();
-    await payload.locator('summary').click();
+    await payload.locator(':scope > summary').click();
     await payload.locator('.json-doc').waitFor();
     expect(await payload.getAttribute('open')).not.toBeNull();
     expect(await seriousViolations(page)).toEqual([]);

@@ -198,7 +198,9 @@ export function RunPage() {
           <WaitingCallout runId={runId} waiting={waiting} />
           <div className={`card graph-card${search.pane === 'timeline' ? ' graph-split' : ''}`}>
             <div className="graph-pane">
+              {/* drawn again when the pane opens or closes: the graph fits the width it is given */}
               <RunGraph
+                key={search.pane ?? 'full'}
                 graph={detail.graph}
                 nodeRuns={shownRuns ?? detail.nodeRuns}
                 nodeKey={nodeKey}
