@@ -10,10 +10,11 @@
  * artifacts/theme-*.png, artifacts/runs-search.png, artifacts/narrow-*.png.
  */
 import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { consoleSession, pauseGraph as graph, screenshot, seriousViolations } from './console-cluster';
 
 /** The elements that reach past the window's right edge (outside a box that scrolls them), as `tag.class` — none when the page has no sideways scroll. */
-async function wider(page: import('playwright-core').Page): Promise<string[]> {
+async function wider(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     if (document.documentElement.scrollWidth <= window.innerWidth) return [];
     return [...document.querySelectorAll('body *')]
