@@ -10,6 +10,7 @@
  *    every node-table row drawn — those in its scroll box — reads Succeeded) and until a
  *    click on a drawn graph node has opened its panel (cold browser context each
  *    repetition);
+ *    The same for a 150-node run (7 chains of 21 Tools);
  * 3. a 200-node run progressing (9 chains of 22 `wait` tools, ~100 node changes per
  *    second, measured from the run's events): how far the view is behind each commit
  *    (the time a node first shows Succeeded, in the table or the graph, minus its
@@ -36,21 +37,31 @@ const CHAIN_LENGTH = 22;
 const WAIT_MS = 150;
 const log = (s: string) => process.stderr.write(`[console bench] ${s}\n`);
 
-const chainLength = (c: number) => (c === CHAINS - 1 ? CHAIN_LENGTH - 1 : CHAIN_LENGTH);
+/** A wide graph's chains: `chains` of `length` Tools, the last one shorter by `shortLast`. */
+interface Shape {
+  chains: number;
+  length: number;
+  shortLast: 0 | 1;
+}
+/** 9 chains of 22 (the last 21) + Start, gate, End = 200 nodes; 7 chains of 21 + 3 = 150. */
+const SHAPE_200: Shape = { chains: CHAINS, length: CHAIN_LENGTH, shortLast: 1 };
+const SHAPE_150: Shape = { chains: 7, length: 21, shortLast: 0 };
+const nodeCount = (sh: Shape) => sh.chains * sh.length - sh.shortLast + 3;
+const chainLength = (c: number, sh: Shape = SHAPE_200) => (c === sh.chains - 1 ? sh.length - sh.shortLast : sh.length);
 const nodeKey = (c: number, i: number) => `c${c}_${String(i).padStart(2, '0')}`;
 
 /**
  * Start → `gate` (a Pause: the run holds until it is approved, so the view can be open
  * before anything moves) → 9 chains of `wait` Tools (22, the last 21) → End: 200 nodes.
  */
-function wideGraph(waitMs: number) {
+function wideGraph(waitMs: number, sh: Shape = SHAPE_200) {
   const nodes: unknown[] = [
     { key: 'start', kind: 'Start' },
     { key: 'gate', kind: 'Pause', config: { prompt: 'go?', allowedDecisions: ['Approve'] } },
   ];
   const edges: unknown[] = [{ key: 'e_gate', from: 'start', to: 'gate' }];
-  for (let c = 0; c < CHAINS; c++) {
-    for (let i = 0; i < chainLength(c); i++) {
+  for (let c = 0; c < sh.chains; c++) {
+    for (let i = 0; i < chainLength(c, sh); i++) {
       const key = nodeKey(c, i);
       nodes.push({ key, kind: 'Tool', config: { toolName: 'wait', arguments: { ms: waitMs } } });
       edges.push({
@@ -60,7 +71,7 @@ function wideGraph(waitMs: number) {
         ...(i === 0 ? { condition: { path: 'output.decision', op: 'Eq', value: 'Approve' } } : {}),
       });
     }
-    edges.push({ key: `e_end_${c}`, from: nodeKey(c, chainLength(c) - 1), to: 'end' });
+    edges.push({ key: `e_end_${c}`, from: nodeKey(c, chainLength(c, sh) - 1), to: 'end' });
   }
   nodes.push({ key: 'end', kind: 'End', config: { outcome: 'done' } });
   return { schemaVersion: 1, nodes, edges };
@@ -144,24 +155,24 @@ function clickLatency(page: Page, i: number): Promise<number> {
 /**
  * The view shows the run's statuses: each graph node drawn (React Flow draws those in the
  * viewport) and each node-table row drawn (the table draws the rows in its scroll box's
- * view) reads Succeeded, and the table stands for all 200 (`aria-rowcount` 201).
+ * view) reads Succeeded, and the table stands for all `nodes` (`aria-rowcount` nodes + 1).
  */
-const ALL_SUCCEEDED = () => {
+const ALL_SUCCEEDED = (nodes: number) => {
   const table = document.querySelector('table.node-table');
   const drawn = [...document.querySelectorAll('.graph-node'), ...document.querySelectorAll('tr[data-node-key]')];
-  return table?.getAttribute('aria-rowcount') === '201' && drawn.length > 0 && drawn.every((e) => e.getAttribute('data-status') === 'Succeeded');
+  return table?.getAttribute('aria-rowcount') === String(nodes + 1) && drawn.length > 0 && drawn.every((e) => e.getAttribute('data-status') === 'Succeeded');
 };
 
-async function interactive(c: ConsoleCluster, browser: Browser, runId: string) {
+async function interactive(c: ConsoleCluster, browser: Browser, runId: string, nodes: number) {
   const rendered: number[] = [];
   const clickable: number[] = [];
   for (let r = 0; r < REPS; r++) {
     const page = await signedInPage(browser);
     await page.goto(`${c.baseUrl}/console/run?runId=${runId}`);
-    await page.waitForFunction(ALL_SUCCEEDED, undefined, { timeout: 30_000, polling: 'raf' });
+    await page.waitForFunction(ALL_SUCCEEDED, nodes, { timeout: 30_000, polling: 'raf' });
     const drawnAt = await page.evaluate(() => performance.now());
     const click = await clickLatency(page, r);
-    if (!Number.isFinite(click)) throw new Error('the 200-node view drew no chain node to click');
+    if (!Number.isFinite(click)) throw new Error(`the ${nodes}-node view drew no chain node to click`);
     rendered.push(drawnAt);
     clickable.push(drawnAt + click);
     await page.context().close();
@@ -193,7 +204,7 @@ async function progressing(c: ConsoleCluster, browser: Browser, definitionId: st
     i++;
     await page.waitForTimeout(250);
   }
-  await page.waitForFunction(ALL_SUCCEEDED, undefined, { timeout: 10_000 });
+  await page.waitForFunction(ALL_SUCCEEDED, nodeCount(SHAPE_200), { timeout: 10_000 });
   const seenAt = await page.evaluate(() => (window as unknown as { __succeededAt: Record<string, number> }).__succeededAt);
   const events = await c.admin.runs.allEvents(runId);
   const completedAt = new Map(events.filter((e) => e.kind === 'node.completed' && e.nodeKey).map((e) => [e.nodeKey!, Date.parse(e.at)]));
@@ -226,8 +237,13 @@ try {
   const done = { runId: await startAndRelease(c, fast.id) };
   await waitFor(async () => (await c.admin.runs.get(done.runId)).run.status === 'Completed', { timeoutMs: 120_000, intervalMs: 500, description: '200-node run completed' });
   log('200-node run completed; measuring the view');
-  const inter = await interactive(c, browser, done.runId);
+  const inter = await interactive(c, browser, done.runId, nodeCount(SHAPE_200));
   log(`interactive: ${inter.interactiveMs.map((x) => x.toFixed(0)).join(', ')} ms`);
+  const fast150 = await c.admin.definitions.create({ name: 'bench-150-fast', graph: wideGraph(0, SHAPE_150) });
+  const done150 = { runId: await startAndRelease(c, fast150.id) };
+  await waitFor(async () => (await c.admin.runs.get(done150.runId)).run.status === 'Completed', { timeoutMs: 120_000, intervalMs: 500, description: '150-node run completed' });
+  const inter150 = await interactive(c, browser, done150.runId, nodeCount(SHAPE_150));
+  log(`150-node interactive: ${inter150.interactiveMs.map((x) => x.toFixed(0)).join(', ')} ms`);
   const prog = await progressing(c, browser, paced.id);
   log(`progressing: ${prog.changesPerSecond.toFixed(0)} changes/s, lag p95 ${prog.lagMs.p95.toFixed(0)} ms, click p95 ${prog.clickMs.p95.toFixed(0)} ms`);
   const result = {
@@ -239,6 +255,10 @@ try {
       reps: REPS,
       renderedMs: { median: quantile(inter.renderedMs, 0.5), max: Math.max(...inter.renderedMs), all: inter.renderedMs },
       interactiveMs: { median: quantile(inter.interactiveMs, 0.5), max: Math.max(...inter.interactiveMs), all: inter.interactiveMs },
+    },
+    view150: {
+      reps: REPS,
+      interactiveMs: { median: quantile(inter150.interactiveMs, 0.5), max: Math.max(...inter150.interactiveMs), all: inter150.interactiveMs },
     },
     progressing: prog,
   };
@@ -253,6 +273,7 @@ try {
       `| initial JavaScript (gzip: first script + the app it always loads, with their imports) | ≤ 350 kB | ${kb(js.totalGzipBytes)} |`,
       `| 200-node run view: every status on screen (median / max of ${REPS}, cold context) | — | ${result.view200.renderedMs.median.toFixed(0)} / ${result.view200.renderedMs.max.toFixed(0)} ms |`,
       `| 200-node run view interactive: statuses on screen + a click opened a node panel (median / max) | ≤ 1500 ms | ${result.view200.interactiveMs.median.toFixed(0)} / ${result.view200.interactiveMs.max.toFixed(0)} ms |`,
+      `| 150-node run view interactive: statuses on screen + a click opened a node panel (median / max of ${REPS}, cold context) | ≤ 1500 ms | ${result.view150.interactiveMs.median.toFixed(0)} / ${result.view150.interactiveMs.max.toFixed(0)} ms |`,
       `| progressing run: node changes per second (measured from its events) | ~100 | ${prog.changesPerSecond.toFixed(0)} (${prog.nodeChanges} in ${prog.spanSeconds.toFixed(1)} s) |`,
       `| view behind the commit (shown Succeeded − node.completed at; p50 / p95 / max of ${prog.lagMs.n}) | ≤ 500 ms | ${prog.lagMs.p50.toFixed(0)} / ${prog.lagMs.p95.toFixed(0)} / ${prog.lagMs.max.toFixed(0)} ms |`,
       `| click → node panel while progressing (p50 / p95 / max of ${prog.clickMs.n}) | ≤ 100 ms | ${prog.clickMs.p50.toFixed(0)} / ${prog.clickMs.p95.toFixed(0)} / ${prog.clickMs.max.toFixed(0)} ms |`,

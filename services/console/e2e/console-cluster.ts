@@ -170,3 +170,33 @@ export const chatGraph = {
     { key: 'e2', from: 'ask', to: 'end' },
   ],
 };
+
+/** Start → a Tool `echo` (labelled "Echo it") → a Pause asking "Ship it?" → End: a run that parks on a person after some work. */
+export const pauseGraph = {
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    { key: 'echo', kind: 'Tool', label: 'Echo it', config: { toolName: 'echo', arguments: { said: 'hi' } } },
+    { key: 'review', kind: 'Pause', config: { prompt: 'Ship it?', allowedDecisions: ['Approve', 'Reject'] } },
+    { key: 'end', kind: 'End', config: { outcome: 'shipped' } },
+  ],
+  edges: [
+    { key: 'e1', from: 'start', to: 'echo' },
+    { key: 'e2', from: 'echo', to: 'review' },
+    { key: 'e3', from: 'review', to: 'end' },
+  ],
+};
+
+/** Start → one Tool `key` with `config` (and `maxAttempts` when given) → End. */
+export function oneToolGraph(key: string, config: Record<string, unknown>, maxAttempts?: number) {
+  return {
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key, kind: 'Tool', ...(maxAttempts ? { maxAttempts } : {}), config },
+      { key: 'end', kind: 'End', config: { outcome: 'done' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: key },
+      { key: 'e2', from: key, to: 'end' },
+    ],
+  };
+}

@@ -7,21 +7,7 @@
  * artifacts/timeline-*.png.
  */
 import { describe, expect, it } from 'vitest';
-import { consoleSession, screenshot, seriousViolations } from './console-cluster';
-
-const pauseGraph = {
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'echo', kind: 'Tool', label: 'Echo it', config: { toolName: 'echo', arguments: { said: 'hi' } } },
-    { key: 'review', kind: 'Pause', config: { prompt: 'Ship it?', allowedDecisions: ['Approve', 'Reject'] } },
-    { key: 'end', kind: 'End', config: { outcome: 'shipped' } },
-  ],
-  edges: [
-    { key: 'e1', from: 'start', to: 'echo' },
-    { key: 'e2', from: 'echo', to: 'review' },
-    { key: 'e3', from: 'review', to: 'end' },
-  ],
-};
+import { consoleSession, pauseGraph, screenshot, seriousViolations } from './console-cluster';
 
 describe('the run timeline', () => {
   const s = consoleSession();
@@ -69,5 +55,50 @@ describe('the run timeline', () => {
     await review.getByRole('button', { name: 'review' }).click();
     await page.waitForURL(/[?&]nodeKey=review(&|$)/);
     expect(await seriousViolations(page)).toEqual([]);
+  }, 90_000);
+
+  it('shows the timeline and the events in a resizable pane beside the graph; the events narrow by node, kind and text, and their details open', async () => {
+    const page = s.page;
+    const def = await s.c.admin.definitions.create({ name: 'paned', graph: pauseGraph });
+    const { runId } = await s.c.admin.runs.start(def.id, { input: {} });
+    await expect.poll(async () => (await s.c.admin.runs.get(runId)).run.status, { timeout: 30_000 }).toBe('WaitingForApproval');
+    await page.goto(`${s.c.baseUrl}/console/run?runId=${runId}`);
+    await page.getByRole('button', { name: 'Timeline beside the graph' }).click();
+    await page.waitForURL(/[?&]pane=timeline(&|$)/);
+    const pane = page.getByRole('region', { name: 'Timeline beside the graph' });
+    await pane.getByRole('list', { name: 'Timeline' }).locator('li[data-node-key="review"]').waitFor();
+    // beside the graph, not under it
+    const graphBox = (await page.locator('.graph-pane').boundingBox())!;
+    const paneBox = (await pane.boundingBox())!;
+    expect(paneBox.x).toBeGreaterThanOrEqual(graphBox.x + graphBox.width - 1);
+    expect(Math.abs(paneBox.y - graphBox.y)).toBeLessThan(2);
+    // the split drags: the graph's bottom-right corner widens the graph and narrows the pane
+    await page.mouse.move(graphBox.x + graphBox.width - 3, graphBox.y + graphBox.height - 3);
+    await page.mouse.down();
+    await page.mouse.move(graphBox.x + graphBox.width - 150, graphBox.y + graphBox.height - 3, { steps: 5 });
+    await page.mouse.up();
+    expect((await page.locator('.graph-pane').boundingBox())!.width).toBeLessThan(graphBox.width - 100);
+    expect((await pane.boundingBox())!.width).toBeGreaterThan(paneBox.width + 100);
+
+    const rows = pane.getByRole('list', { name: 'Events' }).locator('li');
+    const all = await rows.count();
+    await pane.getByLabel('Node').selectOption('echo');
+    expect(await rows.evaluateAll((ls) => [...new Set(ls.map((l) => l.getAttribute('data-node-key')))])).toEqual(['echo']);
+    await pane.getByLabel('Kind').selectOption('node.completed');
+    expect(await rows.evaluateAll((ls) => ls.map((l) => `${l.getAttribute('data-node-key')} ${l.getAttribute('data-kind')}`))).toEqual(['echo node.completed']);
+    await pane.getByLabel('Node').selectOption('');
+    await pane.getByLabel('Kind').selectOption('');
+    await expect.poll(() => rows.count()).toBe(all);
+    // a text in a detail: the Pause's prompt is nowhere but the review's events
+    await pane.getByLabel('Search events').fill('review');
+    expect(await rows.evaluateAll((ls) => [...new Set(ls.map((l) => l.getAttribute('data-node-key')))])).toEqual(['review']);
+    await pane.getByLabel('Search events').fill('');
+    // a payload opens to its whole JSON
+    const payload = rows.locator('details.event-payload').first();
+    await payload.locator(':scope > summary').click();
+    await payload.locator('.json-doc').waitFor();
+    expect(await payload.getAttribute('open')).not.toBeNull();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'timeline-pane');
   }, 90_000);
 });

@@ -6,6 +6,9 @@
 import { linkedRunId, startEarlyReads } from './boot/early';
 import { API_KEY_STORAGE } from './session/storage-key';
 import './styles.css';
+import { applyTheme } from './ui/theme';
+
+applyTheme();
 
 const baseUrl = window.location.origin;
 const runId = linkedRunId(window.location);

@@ -64,6 +64,23 @@ describe('operator intents', () => {
     expect(r2.snap.run.status).toBe('Completed');
   });
 
+  it('times an operator completion of a Failed node from the completion, not from the attempt that failed long before', () => {
+    const g = graphOf([node('s', 'Start'), node('a', 'Tool', { maxAttempts: 1 }), node('e', 'End')], [edge('1', 's', 'a'), edge('2', 'a', 'e')]);
+    let { snap } = step(snapshotOf(g), 0);
+    snap = step(withResult(snap, 'a', failed('NodeFailed', 'boom', 1_000)), 1_000).snap;
+    expect(rowOf(snap, 'a')).toMatchObject({ status: 'Failed', startedAt: 1_000 });
+    snap = step(withIntents(snap, { id: 'c', kind: 'complete', nodeKey: 'a', output: { by: 'hand' } }), 3_600_000).snap;
+    expect(rowOf(snap, 'a')).toMatchObject({ status: 'Succeeded', startedAt: 3_600_000, finishedAt: 3_600_000 });
+  });
+
+  it('times an operator completion of a Running node from its attempt start (it ran until cut short)', () => {
+    let { snap } = step(snapshotOf(chain()), 0);
+    snap = step({ ...snap, started: [{ invocationId: rowOf(snap, 't').invocationId!, nodeKey: 't', at: 5 }] }, 5).snap;
+    expect(rowOf(snap, 't')).toMatchObject({ status: 'Running', startedAt: 5 });
+    snap = step(withIntents(snap, { id: 'c', kind: 'complete', nodeKey: 't', output: { text: 'by hand' } }), 90).snap;
+    expect(rowOf(snap, 't')).toMatchObject({ status: 'Succeeded', startedAt: 5, finishedAt: 90 });
+  });
+
   it('refuses operator completion of a Pause node', () => {
     const g = graphOf([node('s', 'Start'), node('p', 'Pause', { config: { prompt: 'x', allowedDecisions: ['Approve'] } }), node('e', 'End')], [edge('1', 's', 'p'), edge('2', 'p', 'e')]);
     const { snap } = step(snapshotOf(g), 0);

@@ -102,7 +102,11 @@ function complete(st: PlanState, key: string, output: Json): void {
     st.cancel.push({ nodeKey: key, invocationId: row.invocationId, reason: 'completed by operator' });
   }
   if (row.status === 'Running' && row.childRunId) st.cancelChildren.push(row.childRunId);
-  st.update(key, { status: 'Running', attempt: Math.max(row.attempt, 1), startedAt: row.startedAt ?? st.now });
+  // a node cut short in flight ran from its attempt's start until now; a Failed or Pending row
+  // did not run meanwhile, so its completion is the operator's act, started and finished now
+  // (else its duration would count from an attempt that ended long before)
+  const inFlight = row.status === 'Queued' || row.status === 'Running';
+  st.update(key, { status: 'Running', attempt: Math.max(row.attempt, 1), startedAt: inFlight ? (row.startedAt ?? st.now) : st.now });
   st.emit('node.overridden', key, { by: 'operator', verb: 'complete', from: row.status });
   settleSuccess(st, key, output);
   reopenIfUnfailed(st, 'complete');

@@ -6,7 +6,7 @@
 import { replaceEqualDeep, useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import type { AuditQuery, DefinitionSummary, FailureClass, FlowlineClient, RunDetail } from '@flowline/client';
 import { useClient } from '../session/session';
-import type { RunsSearch } from '../app/search';
+import { createdRangeOf, type RunsSearch } from '../app/search';
 import { runEventLog } from '../live/run-events';
 
 export const keys = {
@@ -69,12 +69,15 @@ export function useDefinition(id: string | undefined) {
 }
 
 /** Runs, newest first, filtered, keyset-paged, re-read every {@link LIST_POLL_MS} while the page is visible. */
-export function useRunPages(filter: RunsSearch) {
+export function useRunPages(search: RunsSearch) {
   const client = useClient();
+  // the text search matches the listed rows in the page (the API has no text member); the days become the API's created range
+  const { q: _q, from, to, ...filter } = search;
+  const range = createdRangeOf({ from, to });
   return useInfiniteQuery({
-    queryKey: keys.runs(filter),
+    queryKey: keys.runs({ ...filter, ...(from ? { from } : {}), ...(to ? { to } : {}) }),
     queryFn: ({ pageParam }) =>
-      client.runs.list({ ...filter, failureClass: filter.failureClass as FailureClass | undefined, limit: 50, ...(pageParam ? { cursor: pageParam } : {}) }),
+      client.runs.list({ ...filter, ...range, failureClass: filter.failureClass as FailureClass | undefined, limit: 50, ...(pageParam ? { cursor: pageParam } : {}) }),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.nextCursor,
     refetchInterval: LIST_POLL_MS,

@@ -3,6 +3,7 @@
  * such as the graph editor adds itself to {@link SECTIONS}), the header with the tenant,
  * the key's scopes and the live channel's state, and the content.
  */
+import { ThemeToggle } from '../ui/ThemeToggle';
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
 import { useSession } from '../session/session';
 import { useLiveState } from '../live/connection';
@@ -82,6 +83,7 @@ export function Shell() {
           <span className="topbar-title">{current?.label ?? 'Console'}</span>
           <div className="topbar-right">
             <LiveIndicator />
+            <ThemeToggle />
             {me.via === 'session' ? (
               <span className="tenant-chip" title={`${me.principal}${me.groups.length ? ` · groups ${me.groups.join(', ')}` : ''}`}>
                 <span className="muted">signed in as</span> <strong>{me.name ?? me.principal.replace(/^user:/, '')}</strong>

@@ -12,6 +12,11 @@ export interface RunsSearch {
   failureClass?: string;
   /** metadata pairs `key:value`, each must be on the run */
   metadata?: string[];
+  /** a run id (opens that run) or text matched against the listed runs' id, definition, reason and metadata */
+  q?: string;
+  /** first and last day created, `YYYY-MM-DD` in the viewer's time zone (both days included) */
+  from?: string;
+  to?: string;
 }
 
 /** A metadata pair as the runs filter takes it: `key:value` (the key holds no colon). */
@@ -28,6 +33,24 @@ const pairs = (v: unknown): string[] | undefined => {
   return list.length > 0 ? [...new Set(list)] : undefined;
 };
 
+const day = (v: unknown): string | undefined => {
+  const t = str(v);
+  return t && /^\d{4}-\d{2}-\d{2}$/.test(t) && !Number.isNaN(Date.parse(`${t}T00:00`)) ? t : undefined;
+};
+
+/**
+ * The created range of the API's search from the list's days: `from`'s local midnight, and the
+ * midnight after `to` (the API's `createdBefore` is exclusive, so the last day is included).
+ */
+export function createdRangeOf(s: Pick<RunsSearch, 'from' | 'to'>): { createdAfter?: string; createdBefore?: string } {
+  const midnight = (d: string, plusDays = 0) => {
+    const at = new Date(`${d}T00:00`);
+    at.setDate(at.getDate() + plusDays);
+    return at.toISOString();
+  };
+  return defined({ createdAfter: s.from ? midnight(s.from) : undefined, createdBefore: s.to ? midnight(s.to, 1) : undefined });
+}
+
 export const RUN_TABS = ['nodes', 'timeline', 'blockers', 'events', 'state', 'output'] as const;
 export type RunTab = (typeof RUN_TABS)[number];
 
@@ -38,6 +61,8 @@ export interface RunSearch {
   tab?: RunTab;
   /** the State tab's chosen `state.updated` event */
   stateSeq?: number;
+  /** 'timeline': the timeline and the events shown in a pane beside the graph */
+  pane?: 'timeline';
 }
 
 export interface DefinitionsSearch {
@@ -68,6 +93,9 @@ export function parseRunsSearch(s: Record<string, unknown>): RunsSearch {
     conversationId: str(s.conversationId),
     failureClass: str(s.failureClass),
     metadata: pairs(s.metadata),
+    q: str(s.q)?.trim() || undefined,
+    from: day(s.from),
+    to: day(s.to),
   });
 }
 
@@ -84,6 +112,7 @@ export function parseRunSearch(s: Record<string, unknown>): RunSearch {
     edgeKey: str(s.edgeKey),
     tab: (RUN_TABS as readonly string[]).includes(tab ?? '') ? (tab as RunTab) : undefined,
     stateSeq: seqOf(s.stateSeq),
+    pane: s.pane === 'timeline' ? 'timeline' : undefined,
   });
 }
 

@@ -1,6 +1,7 @@
 /**
- * The selected node: its kind and status, attempts and timings, the failure, the documents
- * (input, output, error) as collapsible JSON, its steering entries, a running LLM/Agent
+ * The selected node: its kind and status, attempts and timings, the failure, its documents
+ * read as what happened (NodeDocument: prompt, answer, decision, Agent steps, output), its
+ * steering entries, a running LLM/Agent
  * node's live output, the decision panel while it waits on a person, and the operator's
  * node verbs.
  */
@@ -8,12 +9,11 @@ import type { NodeRunSummary, RunControls } from '@flowline/client';
 import { useNodeDetail } from '../api/queries';
 import type { DocNode } from '../definitions/graph-doc';
 import { StatusBadge, shownNodeStatus } from '../ui/status';
-import { JsonDoc } from '../ui/JsonDoc';
 import { KIND_GLYPH, STREAMING_KINDS, defaultMaxAttempts } from '../ui/kinds';
 import { Loading, RefusalNote, SideHead, Time, durationText } from '../ui/primitives';
 import { TokenStream } from './TokenStream';
 import { DecisionPanel } from './DecisionPanel';
-import { AgentSteps } from './AgentSteps';
+import { NodeDocument } from './NodeDocument';
 import { WaitPanel } from './WaitPanel';
 import { GateProgress } from './GateProgress';
 import { NodeActions } from './NodeActions';
@@ -122,11 +122,8 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
       <RefusalNote error={detail.error} title="Could not read the node" />
       {detail.isPending ? <Loading label="Reading the node" /> : null}
       {d ? (
-        <div className="docs">
-          <JsonDoc title="Input" value={d.input} open={false} emptyText="not composed yet" />
-          {kind === 'Agent' ? <AgentSteps output={d.output?.output} /> : null}
-          <JsonDoc title="Output" value={d.output} emptyText="no output yet" />
-          {d.error ? <JsonDoc title="Error" value={d.error} /> : null}
+        <>
+          <NodeDocument kind={kind} docNode={docNode} d={d} />
           {d.steering.length > 0 ? (
             <section className="steering" aria-label="Steering">
               <h3>Steering</h3>
@@ -140,7 +137,7 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
               </ol>
             </section>
           ) : null}
-        </div>
+        </>
       ) : null}
     </aside>
   );

@@ -87,7 +87,7 @@ export function RunPage() {
   const run = useRunDetail(runId, live.pollMs);
   const defs = useDefinitionIndex();
   const select = useCallback(
-    (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab; stateSeq?: number | undefined }) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false }),
+    (patch: { nodeKey?: string | undefined; edgeKey?: string | undefined; tab?: RunTab; stateSeq?: number | undefined; pane?: 'timeline' | undefined }) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: false }),
     [navigate],
   );
   const selectNode = useCallback((k: string | undefined) => select({ nodeKey: k, edgeKey: undefined }), [select]);
@@ -174,6 +174,15 @@ export function RunPage() {
               <RunFacts run={detail.run} />
             </div>
             <div className="run-head-right" data-live-mode={live.mode}>
+              <button
+                type="button"
+                className="btn btn-sm"
+                aria-pressed={search.pane === 'timeline'}
+                title="The timeline and the events in a pane beside the graph (drag the graph's corner to resize)"
+                onClick={() => select({ pane: search.pane === 'timeline' ? undefined : 'timeline' })}
+              >
+                Timeline beside the graph
+              </button>
               <RunActions run={detail.run} />
               {runLive && declaredChannels(detail.graph).length > 0 ? <SignalButton runId={runId} graph={detail.graph} /> : null}
               {/* the header already says Live; only a run that is not followed live says so */}
@@ -187,15 +196,27 @@ export function RunPage() {
           <RefusalNote error={live.refusal} title="Live updates refused; polling instead" />
           <DefinitionNotice detail={detail} />
           <WaitingCallout runId={runId} waiting={waiting} />
-          <div className="card graph-card">
-            <RunGraph
-              graph={detail.graph}
-              nodeRuns={shownRuns ?? detail.nodeRuns}
-              nodeKey={nodeKey}
-              edgeKey={edgeKey}
-              onSelectNode={selectNode}
-              onSelectEdge={selectEdge}
-            />
+          <div className={`card graph-card${search.pane === 'timeline' ? ' graph-split' : ''}`}>
+            <div className="graph-pane">
+              {/* drawn again when the pane opens or closes: the graph fits the width it is given */}
+              <RunGraph
+                key={search.pane ?? 'full'}
+                graph={detail.graph}
+                nodeRuns={shownRuns ?? detail.nodeRuns}
+                nodeKey={nodeKey}
+                edgeKey={edgeKey}
+                onSelectNode={selectNode}
+                onSelectEdge={selectEdge}
+              />
+            </div>
+            {search.pane === 'timeline' ? (
+              <section className="timeline-pane" aria-label="Timeline beside the graph">
+                <h2 className="pane-title">Timeline</h2>
+                <TimelineTab runId={runId} pollMs={live.pollMs} labels={labels} now={now} onSelect={selectNode} />
+                <h2 className="pane-title">Events</h2>
+                <EventsTab runId={runId} pollMs={live.pollMs} />
+              </section>
+            ) : null}
           </div>
           <div className={`run-body${nodeKey || edge ? ' with-panel' : ''}`}>
             <div className="run-main">

@@ -1,6 +1,6 @@
 /**
- * The runs list: newest first, filtered by status, definition and conversation (all in the
- * URL), keyset pages ("Load older"), and live: the list re-reads every 3 s while visible
+ * The runs list: newest first, filtered by status, definition, conversation, the days created
+ * and a search text over the listed runs (all in the URL; a full run id offers that run), keyset pages ("Load older"), and live: the list re-reads every 3 s while visible
  * (one indexed query whatever the number of runs; it also shows new runs, which per-run
  * subscriptions would not), so a run changing status updates its row without a reload.
  */
@@ -11,8 +11,8 @@ import { FAILURE_CLASSES as ALL_FAILURE_CLASSES, RUN_STATUSES } from '@flowline/
 import { parseMetadataPair, type RunsSearch } from '../app/search';
 import { useDefinitionIndex, useRunPages } from '../api/queries';
 import { useCan } from '../session/session';
-import { StatusBadge } from '../ui/status';
-import { EmptyState, ListTable, ShortId, Time, durationText, type Column } from '../ui/primitives';
+import { StatusBadge, TERMINAL_RUN_STATUSES } from '../ui/status';
+import { EmptyState, ListTable, ShortId, Time, durationText, useNow, type Column } from '../ui/primitives';
 import { BulkDialog } from './BulkDialog';
 import { bulkFilterOf } from './bulk';
 
@@ -56,7 +56,17 @@ function FilterSelect(props: {
 }
 
 function isFiltered(s: RunsSearch): boolean {
-  return !!(s.status || s.definitionId || s.conversationId || s.failureClass || (s.metadata?.length ?? 0) > 0);
+  return !!(s.status || s.definitionId || s.conversationId || s.failureClass || (s.metadata?.length ?? 0) > 0 || s.q || s.from || s.to);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether a listed run matches the search text: its id (or a prefix), definition name, reason, conversation or a metadata pair. */
+export function runMatches(run: RunSummary, definitionName: string | undefined, q: string): boolean {
+  const t = q.trim().toLowerCase();
+  if (!t) return true;
+  const hay = [run.id, definitionName ?? '', run.reason ?? '', run.conversationId ?? '', run.failureClass, ...Object.entries(run.metadata ?? {}).map(([k, v]) => `${k}:${v}`)];
+  return hay.some((h) => h.toLowerCase().includes(t));
 }
 
 /** The metadata filter: `key:value` pairs as removable chips; Enter adds the typed pair. */
@@ -115,9 +125,12 @@ function Filters({ search }: { search: RunsSearch }) {
   const navigate = useNavigate({ from: '/runs' });
   const defs = useDefinitionIndex();
   const [conversation, setConversation] = useState(search.conversationId ?? '');
+  const [text, setText] = useState(search.q ?? '');
   const id = useId();
-  const set = (patch: Partial<RunsSearch>) =>
+  // typing a search replaces the history entry instead of pushing one per keystroke
+  const set = (patch: Partial<RunsSearch>, replace = false) =>
     void navigate({
+      replace,
       search: (prev) => Object.fromEntries(Object.entries({ ...prev, ...patch }).filter(([, v]) => (Array.isArray(v) ? v.length > 0 : v))) as RunsSearch,
     });
   /** The id, value and change of the select over one search member. */
@@ -132,9 +145,30 @@ function Filters({ search }: { search: RunsSearch }) {
       aria-label="Filter runs"
       onSubmit={(e) => {
         e.preventDefault();
-        set({ conversationId: conversation.trim() || undefined });
+        set({ conversationId: conversation.trim() || undefined, q: text.trim() || undefined });
       }}
     >
+      <div className="field field-search">
+        <label htmlFor={`${id}-q`}>Search</label>
+        <input
+          id={`${id}-q`}
+          type="search"
+          value={text}
+          placeholder="run id, definition, reason, key:value"
+          onChange={(e) => {
+            setText(e.target.value);
+            set({ q: e.target.value.trim() || undefined }, true);
+          }}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-from`}>Created from</label>
+        <input id={`${id}-from`} type="date" value={search.from ?? ''} max={search.to} onChange={(e) => set({ from: e.target.value || undefined })} />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-to`}>to</label>
+        <input id={`${id}-to`} type="date" value={search.to ?? ''} min={search.from} onChange={(e) => set({ to: e.target.value || undefined })} />
+      </div>
       <FilterSelect
         {...selectOver('status')}
         label="Status"
@@ -160,6 +194,7 @@ function Filters({ search }: { search: RunsSearch }) {
           className="btn btn-ghost btn-sm"
           onClick={() => {
             setConversation('');
+            setText('');
             void navigate({ search: {} });
           }}
         >
@@ -212,15 +247,18 @@ export function RunsPage() {
   const search = route.useSearch();
   const runs = useRunPages(search);
   const defs = useDefinitionIndex();
-  const items = runs.data?.pages.flatMap((p) => p.items) ?? [];
-  const now = runs.dataUpdatedAt || Date.now();
+  const listed = runs.data?.pages.flatMap((p) => p.items) ?? [];
+  const items = search.q ? listed.filter((r) => runMatches(r, defs.get(r.definitionId)?.name, search.q!)) : listed;
+  const byId = search.q && UUID.test(search.q) && !items.some((r) => r.id === search.q?.toLowerCase()) ? search.q.toLowerCase() : null;
+  // durations of runs still going move each second, not only when the list is re-read
+  const now = useNow(listed.some((r) => !TERMINAL_RUN_STATUSES.has(r.status)));
   const filtered = isFiltered(search);
   const canOperate = useCan('operate');
   const canRun = useCan('run');
   const bulkFilter = bulkFilterOf(search);
   const [bulkOpen, setBulkOpen] = useState(false);
   return (
-    <div className="page">
+    <div className="page runs-page">
       <div className="page-head">
         <div>
           <h1>Runs</h1>
@@ -247,6 +285,15 @@ export function RunsPage() {
       </div>
       {bulkOpen && bulkFilter ? <BulkDialog filter={bulkFilter} onClose={() => setBulkOpen(false)} /> : null}
       <Filters search={search} key={search.conversationId ?? ''} />
+      {byId ? (
+        <p className="notice" role="status">
+          No listed run has this id.{' '}
+          <Link to="/run" search={{ runId: byId }}>
+            Open run <span className="mono">{byId.slice(0, 8)}</span>
+          </Link>
+        </p>
+      ) : null}
+      {search.q && runs.hasNextPage ? <p className="muted small">The search matches the runs loaded so far; load older runs to search further back.</p> : null}
       <ListTable
         columns={COLUMNS}
         query={runs}
