@@ -188,7 +188,9 @@ export function RunPage() {
           <DefinitionNotice detail={detail} />
           <WaitingCallout runId={runId} waiting={waiting} />
           <div className="card graph-card">
+            {/* a migration pins another graph: drawn anew, fitted to the view */}
             <RunGraph
+              key={detail.run.graphHash}
               graph={detail.graph}
               nodeRuns={shownRuns ?? detail.nodeRuns}
               nodeKey={nodeKey}
