@@ -22,6 +22,7 @@ import { Inspector, type Selection } from './inspector/Inspector';
 import { JsonEditor } from './inspector/JsonEditor';
 import { ValidationStrip } from './ValidationStrip';
 import { VersionsPanel } from './VersionsPanel';
+import { DiffView } from './DiffView';
 import { sameEdited, type EditorPanel, type EditorSearch } from './search';
 import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, StartDialog } from './dialogs';
 import { SAMPLES } from './samples';
@@ -86,6 +87,8 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
   const [selection, setSelection] = useState<Selection>(() => selectionOf(search, ed.model));
   const [panel, setPanel] = useState<EditorPanel | null>(search.panel ?? null);
   const showJson = panel === 'json';
+  // two saved versions compared side by side, in place of the canvas
+  const diff = meta.definitionId && search.diffFrom !== undefined && search.diffTo !== undefined ? { from: search.diffFrom, to: search.diffTo } : null;
   const [dialog, setDialog] = useState<DialogName>(null);
   // each press of the toolbar's State button: the graph's State section is scrolled into view once drawn
   const [stateAsked, setStateAsked] = useState(0);
@@ -397,56 +400,67 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
         </div>
       ) : null}
       <RefusalNote error={actionError} />
-      <div className={`editor-body${showJson ? ' with-json' : ''}${readOnly ? ' is-readonly' : ''}`}>
-        <fieldset className="palette-fieldset" disabled={readOnly}>
-          <Palette onAdd={readOnly ? noop : addFromPalette} chat={chat} />
-        </fieldset>
-        <FlowCanvas
-          model={model}
-          setModel={setModel}
-          issues={issues}
-          selection={selection}
-          select={select}
-          readOnly={readOnly}
-          onRefused={(text) => setNotice({ tone: 'error', text })}
-          onNotice={(text) => setNotice({ tone: 'info', text })}
+      {diff ? (
+        <DiffView
+          key={`${diff.from}-${diff.to}`}
+          definitionId={meta.definitionId!}
+          from={diff.from}
+          to={diff.to}
+          onClose={() => void navigate({ search: (prev: EditorSearch) => ({ ...prev, diffFrom: undefined, diffTo: undefined }) })}
         />
-        {panel === 'versions' && meta.definitionId ? (
-          <VersionsPanel
-            definitionId={meta.definitionId}
-            current={meta.version}
-            viewing={readOnlyVersion}
-            onOpen={(v) =>
-              void navigate({ search: v === meta.version ? { definitionId: meta.definitionId!, panel: 'versions' } : { definitionId: meta.definitionId!, version: v, panel: 'versions' } })
-            }
-          />
-        ) : showJson ? (
-          <aside className="inspector json-view" aria-label="Graph JSON">
-            <JsonEditor
-              label="The whole graph (JSON)"
-              value={graphJson}
-              onChange={(v) => {
-                if (!readOnly && v && typeof v === 'object' && !Array.isArray(v)) setModel(() => graphToCanvas(v));
-              }}
-              help="Edits here redraw the canvas; canvas edits rewrite this text. Text that is not JSON changes nothing."
-              minLines={20}
-              testId="graph-json"
-            />
-          </aside>
-        ) : (
-          <Inspector
+      ) : (
+        <div className={`editor-body${showJson ? ' with-json' : ''}${readOnly ? ' is-readonly' : ''}`}>
+          <fieldset className="palette-fieldset" disabled={readOnly}>
+            <Palette onAdd={readOnly ? noop : addFromPalette} chat={chat} />
+          </fieldset>
+          <FlowCanvas
             model={model}
-            setModel={readOnly ? noop : setModel}
-            meta={meta}
-            setMeta={readOnly ? noop : setMeta}
+            setModel={setModel}
+            issues={issues}
             selection={selection}
             select={select}
-            issues={issues}
-            pickers={pickers}
             readOnly={readOnly}
+            onRefused={(text) => setNotice({ tone: 'error', text })}
+            onNotice={(text) => setNotice({ tone: 'info', text })}
           />
-        )}
-      </div>
+          {panel === 'versions' && meta.definitionId ? (
+            <VersionsPanel
+              definitionId={meta.definitionId}
+              current={meta.version}
+              viewing={readOnlyVersion}
+              onOpen={(v) =>
+                void navigate({ search: v === meta.version ? { definitionId: meta.definitionId!, panel: 'versions' } : { definitionId: meta.definitionId!, version: v, panel: 'versions' } })
+              }
+              onCompare={(diffFrom, diffTo) => void navigate({ search: (prev: EditorSearch) => ({ ...prev, node: undefined, edge: undefined, diffFrom, diffTo }) })}
+            />
+          ) : showJson ? (
+            <aside className="inspector json-view" aria-label="Graph JSON">
+              <JsonEditor
+                label="The whole graph (JSON)"
+                value={graphJson}
+                onChange={(v) => {
+                  if (!readOnly && v && typeof v === 'object' && !Array.isArray(v)) setModel(() => graphToCanvas(v));
+                }}
+                help="Edits here redraw the canvas; canvas edits rewrite this text. Text that is not JSON changes nothing."
+                minLines={20}
+                testId="graph-json"
+              />
+            </aside>
+          ) : (
+            <Inspector
+              model={model}
+              setModel={readOnly ? noop : setModel}
+              meta={meta}
+              setMeta={readOnly ? noop : setMeta}
+              selection={selection}
+              select={select}
+              issues={issues}
+              pickers={pickers}
+              readOnly={readOnly}
+            />
+          )}
+        </div>
+      )}
       <ValidationStrip
         issues={issues}
         validating={ed.validating}
