@@ -2,11 +2,32 @@
  * The editor as a workbench, in real headless Chromium against a real cluster: two saved
  * versions compared side by side from the version list (removed, added and changed nodes
  * marked on their side, the member-by-member changes listed, a change picked in the list
- * selects its node on both canvases and brings it into view at a legible zoom). axe-core finds no serious or critical violation.
- * Screenshots: artifacts/workbench-*.png.
+ * selects its node on both canvases and brings it into view at a legible zoom); undo and redo
+ * of a removal and of a drag by keyboard (Ctrl+Z, Ctrl+Shift+Z) and by the toolbar's buttons,
+ * back to "saved" when undone to what is stored; Ctrl+S saving; Escape clearing the selection;
+ * `?` opening the shortcut sheet (not while typing in a field); finding a node by key or label
+ * (Ctrl+K or /) in a 150-node graph and jumping to it. axe-core finds no serious or critical
+ * violation. Screenshots: artifacts/workbench-*.png.
  */
 import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { consoleSession, screenshot, seriousViolations } from './console-cluster';
+
+const card = (page: Page, key: string) => page.locator(`.editor-body .react-flow__node[data-id="${key}"]`);
+const status = (page: Page) => page.getByTestId('editor-status').innerText();
+/** 150 Tools in a chain between a Start and an End. */
+const chain = (n: number) => ({
+  nodes: [
+    { key: 'start', kind: 'Start' },
+    ...Array.from({ length: n }, (_, i) => ({ key: `n${i}`, label: `Step ${i}`, kind: 'Tool', config: { toolName: 'echo' } })),
+    { key: 'end', kind: 'End', config: { outcome: 'done' } },
+  ],
+  edges: [
+    { key: 'e-start', from: 'start', to: 'n0' },
+    ...Array.from({ length: n - 1 }, (_, i) => ({ key: `e${i}`, from: `n${i}`, to: `n${i + 1}` })),
+    { key: 'e-end', from: `n${n - 1}`, to: 'end' },
+  ],
+});
 
 const v1 = {
   nodes: [
@@ -77,4 +98,116 @@ describe('the editor workbench', () => {
     await page.locator('.editor-body .react-flow__node[data-id="after"]').waitFor();
     expect(page.url()).not.toContain('diffFrom');
   });
+
+  it('undoes and redoes graph edits by keyboard and buttons, saves with Ctrl+S, clears the selection with Escape, shows the shortcut sheet', async () => {
+    const page = s.page;
+    const def = await s.c.admin.definitions.create({ name: 'undoable', graph: v1 });
+    await page.goto(`${s.c.baseUrl}/console/editor?definitionId=${def.id}`);
+    await card(page, 'gate').waitFor();
+    const undoButton = page.getByRole('button', { name: 'Undo' });
+    const redoButton = page.getByRole('button', { name: 'Redo' });
+    expect(await undoButton.isDisabled()).toBe(true);
+    expect(await redoButton.isDisabled()).toBe(true);
+
+    // a removal, undone by keyboard: back to what is stored
+    await card(page, 'gate').click();
+    await page.keyboard.press('Delete');
+    await card(page, 'gate').waitFor({ state: 'detached' });
+    await expect.poll(() => status(page)).toContain('unsaved changes');
+    await page.keyboard.press('Control+Z');
+    await card(page, 'gate').waitFor();
+    await expect.poll(() => status(page)).toBe('v1 · saved');
+    await page.keyboard.press('Control+Shift+Z');
+    await card(page, 'gate').waitFor({ state: 'detached' });
+    // and by the buttons
+    await undoButton.click();
+    await card(page, 'gate').waitFor();
+    await redoButton.click();
+    await card(page, 'gate').waitFor({ state: 'detached' });
+    await undoButton.click();
+    await card(page, 'gate').waitFor();
+
+    // a drag is one step
+    const before = (await card(page, 'echo').boundingBox())!;
+    await page.mouse.move(before.x + 60, before.y + 20);
+    await page.mouse.down();
+    await page.mouse.move(before.x + 110, before.y + 160, { steps: 12 });
+    await page.mouse.up();
+    await expect.poll(async () => (await card(page, 'echo').boundingBox())!.y).toBeGreaterThan(before.y + 100);
+    await expect.poll(() => undoButton.isEnabled()).toBe(true);
+    await page.keyboard.press('Control+Z');
+    await expect.poll(async () => Math.round((await card(page, 'echo').boundingBox())!.y)).toBe(Math.round(before.y));
+    await expect.poll(() => status(page)).not.toContain('unsaved');
+
+    // Ctrl+S saves the redone drag as v2
+    await page.keyboard.press('Control+Shift+Z');
+    await expect.poll(() => status(page)).toContain('unsaved changes');
+    await page.keyboard.press('Control+S');
+    await expect.poll(() => status(page)).toContain('v2 · saved');
+    expect((await s.c.admin.definitions.get(def.id)).version).toBe(2);
+
+    // Escape clears the selection
+    await card(page, 'end').click();
+    await page.locator('.node-card.is-selected[data-node-key="end"]').waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('.node-card.is-selected').waitFor({ state: 'detached' });
+    expect(new URL(page.url()).searchParams.get('node')).toBeNull();
+
+    // `?` while typing in a field is text; elsewhere it opens the sheet, Escape closes it
+    await page.getByLabel('Definition name').click();
+    await page.keyboard.press('End');
+    await page.keyboard.type('?');
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    await page.keyboard.press('Backspace');
+    await page.locator('.editor-body .react-flow__pane').click({ position: { x: 20, y: 20 } });
+    await page.keyboard.press('?');
+    const sheet = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await sheet.waitFor();
+    expect(await sheet.getByRole('table', { name: 'Editor shortcuts' }).innerText()).toContain('Ctrl+Shift+Z');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'workbench-shortcuts');
+    await page.keyboard.press('Escape');
+    await sheet.waitFor({ state: 'detached' });
+  }, 90_000);
+
+  it('finds a node of a 150-node graph by key or label and jumps to it', async () => {
+    const page = s.page;
+    const def = await s.c.admin.definitions.create({ name: 'long chain', graph: chain(150) });
+    await page.goto(`${s.c.baseUrl}/console/editor?definitionId=${def.id}`);
+    await page.locator('.editor-body .react-flow__node').first().waitFor();
+    await page.locator('.editor-body .react-flow__pane').click({ position: { x: 20, y: 20 } });
+    await page.keyboard.press('Control+K');
+    const find = page.getByRole('dialog', { name: 'Find a node' });
+    await find.waitFor();
+    await find.getByRole('combobox', { name: 'Key or label' }).fill('step 14');
+    const options = find.getByRole('option');
+    // "Step 14" itself, then the labels starting with it (Step 140 … 149)
+    await expect.poll(() => options.count()).toBe(11);
+    expect(await options.first().getAttribute('data-node-key')).toBe('n14');
+    await page.keyboard.press('ArrowDown');
+    expect(await find.getByRole('option', { selected: true }).getAttribute('data-node-key')).toBe('n140');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'workbench-find');
+    await page.keyboard.press('Enter');
+    await find.waitFor({ state: 'detached' });
+    const picked = page.locator('.node-card.is-selected[data-node-key="n140"]');
+    await picked.waitFor();
+    await page.locator('.inspector-head h2', { hasText: 'Step 140' }).waitFor();
+    expect(new URL(page.url()).searchParams.get('node')).toBe('n140');
+    // in view, at a legible size
+    await expect.poll(async () => {
+      const [canvas, box] = await Promise.all([page.locator('.editor-body .canvas').boundingBox(), picked.boundingBox()]);
+      return !!canvas && !!box && box.width >= 200 && box.x >= canvas.x && box.x + box.width <= canvas.x + canvas.width && box.y >= canvas.y && box.y + box.height <= canvas.y + canvas.height;
+    }).toBe(true);
+    await screenshot(page, 'workbench-jumped');
+
+    // '/' opens it too; a query no node holds says so
+    await page.locator('.editor-body .react-flow__pane').click({ position: { x: 20, y: 20 } });
+    await page.keyboard.press('/');
+    await find.waitFor();
+    await find.getByRole('combobox').fill('nothing-like-this');
+    await find.getByText('No node matches.').waitFor();
+    await page.keyboard.press('Escape');
+    await find.waitFor({ state: 'detached' });
+  }, 90_000);
 });

@@ -2,7 +2,9 @@
  * The graph editor (`/console/editor`, code-split): palette, canvas and inspector, the
  * validation strip, a JSON view of the whole graph kept in sync both ways, and the flow
  * Validate → Save (409 offers a reload) → Start, and the version list (an old version opens
- * read-only; restoring it loads it into the canvas as an unsaved change). What is edited and
+ * read-only; restoring it loads it into the canvas as an unsaved change), two versions compared
+ * side by side, undo / redo, keyboard shortcuts (model/shortcuts.ts; `?` shows them) and
+ * finding a node by key or label. What is edited and
  * what is selected or shown are in the URL (search.ts), so a reload reopens the same view;
  * leaving with unsaved changes asks first.
  */
@@ -24,7 +26,9 @@ import { ValidationStrip } from './ValidationStrip';
 import { VersionsPanel } from './VersionsPanel';
 import { DiffView } from './DiffView';
 import { sameEdited, type EditorPanel, type EditorSearch } from './search';
-import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, StartDialog } from './dialogs';
+import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, ShortcutSheet, StartDialog } from './dialogs';
+import { NodeSearchDialog } from './NodeSearchDialog';
+import { isTypingTarget, shortcutOf, type ShortcutAction } from './model/shortcuts';
 import { SAMPLES } from './samples';
 import { arrange, canvasToGraph, configOf, graphToCanvas, kindOf, CARD_HEIGHT, CARD_WIDTH, type CanvasModel } from './model/canvas';
 import { placeNewNode, type Rect } from './model/placement';
@@ -33,7 +37,7 @@ import { BLANK_GRAPH, isVersionConflict, loadedOf, useEditorState, type Loaded }
 
 const route = getRouteApi('/editor');
 
-type DialogName = 'new' | 'open' | 'start' | 'conflict' | 'delete' | null;
+type DialogName = 'new' | 'open' | 'start' | 'conflict' | 'delete' | 'shortcuts' | 'search' | null;
 
 function download(name: string, href: string) {
   const a = document.createElement('a');
@@ -268,6 +272,49 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
   const chat = model.rest.kind === 'Chat';
   const saved = meta.definitionId !== null;
 
+  const canSave = canDefine && !readOnly && !busy && !hasErrors && (!saved || dirty);
+  const searchable = useMemo(
+    () => (dialog === 'search' ? model.nodes.map((n) => ({ key: n.id, label: typeof n.data.doc.label === 'string' && n.data.doc.label !== '' ? n.data.doc.label : n.id, kind: kindOf(n.data.doc) ?? '?' })) : []),
+    [dialog, model.nodes],
+  );
+  /** Selects a node and centres the view on it at a legible zoom (a large graph is first shown zoomed out). */
+  const jumpTo = (key: string) => {
+    setDialog(null);
+    setPanel((p) => (p === 'versions' ? null : p));
+    setSelection({ kind: 'node', key });
+    const n = rf.getNode(key);
+    if (!n) return;
+    const box = rectOf(n);
+    void rf.setCenter(box.x + box.width / 2, box.y + box.height / 2, { zoom: Math.max(rf.getZoom(), 1), duration: 250 });
+  };
+
+  const onShortcut = (action: ShortcutAction, e: KeyboardEvent) => {
+    if (action === 'escape') {
+      closeExport();
+      if (selection) select(null);
+      return;
+    }
+    e.preventDefault();
+    if (action === 'help') setDialog('shortcuts');
+    else if (action === 'search') setDialog('search');
+    else if (action === 'save') {
+      if (canSave) void save();
+      else if (canDefine && !readOnly) setNotice({ tone: 'info', text: hasErrors ? 'Not saved: fix the errors first.' : busy ? 'Saving…' : 'Nothing to save: no unsaved changes.' });
+    } else if (!readOnly) (action === 'undo' ? ed.undo : ed.redo)();
+  };
+  const shortcutRef = useRef(onShortcut);
+  shortcutRef.current = onShortcut;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      // an open dialog owns the keyboard (Escape closes it); the diff view shows no editable canvas
+      if (document.querySelector('dialog[open]') || document.querySelector('.diff-view')) return;
+      const action = shortcutOf({ key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey, shiftKey: e.shiftKey, altKey: e.altKey, typing: isTypingTarget(document.activeElement) });
+      if (action) shortcutRef.current(action, e);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
   useEffect(() => {
     if (!notice) return;
     const t = setTimeout(() => setNotice(null), 5000);
@@ -285,6 +332,20 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
             {readOnly ? '' : dirty ? ' · unsaved changes' : saved ? ' · saved' : ''}
             {model.laidOut.length > 0 && dirty ? ' · laid out' : ''}
           </span>
+          <div className="editor-quick" role="toolbar" aria-label="Edit history and finding">
+            <button type="button" className="btn btn-sm" disabled={readOnly || !ed.canUndo} onClick={ed.undo} title="Undo (Ctrl+Z)" aria-keyshortcuts="Control+Z">
+              Undo
+            </button>
+            <button type="button" className="btn btn-sm" disabled={readOnly || !ed.canRedo} onClick={ed.redo} title="Redo (Ctrl+Shift+Z)" aria-keyshortcuts="Control+Shift+Z Control+Y">
+              Redo
+            </button>
+            <button type="button" className="btn btn-sm" onClick={() => setDialog('search')} title="Find a node (Ctrl+K)" aria-keyshortcuts="Control+K /">
+              Find
+            </button>
+            <button type="button" className="btn btn-sm" onClick={() => setDialog('shortcuts')} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" aria-keyshortcuts="?">
+              ?
+            </button>
+          </div>
         </div>
         <div className="editor-actions" role="toolbar" aria-label="Editor actions">
           <button type="button" className="btn btn-sm" onClick={() => setDialog('new')}>
@@ -363,7 +424,14 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
             Validate
           </button>
           {canDefine && !readOnly ? (
-            <button type="button" className="btn btn-sm btn-primary" disabled={busy || hasErrors || (saved && !dirty)} onClick={() => void save()} title={hasErrors ? 'Fix the errors first' : undefined}>
+            <button
+              type="button"
+              className="btn btn-sm btn-primary"
+              disabled={!canSave}
+              onClick={() => void save()}
+              title={hasErrors ? 'Fix the errors first' : 'Save (Ctrl+S)'}
+              aria-keyshortcuts="Control+S"
+            >
               {busy ? 'Saving…' : 'Save'}
             </button>
           ) : null}
@@ -501,6 +569,8 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
           onStarted={(runId) => void navigate({ to: '/run', search: { runId } })}
         />
       ) : null}
+      {dialog === 'shortcuts' ? <ShortcutSheet onClose={() => setDialog(null)} /> : null}
+      {dialog === 'search' ? <NodeSearchDialog nodes={searchable} onPick={jumpTo} onClose={() => setDialog(null)} /> : null}
       {dialog === 'conflict' ? <ConflictDialog onClose={() => setDialog(null)} onReload={() => void reload()} /> : null}
       {dialog === 'delete' ? (
         <DeleteDialog

@@ -9,10 +9,11 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { Validator } from '@cfworker/json-schema';
 import { useClient } from '../session/session';
 import { newOperationId } from '../api/operation';
-import { Dialog, DialogActions } from '../ui/Dialog';
+import { Dialog, DialogActions, DialogDone } from '../ui/Dialog';
 import { Loading, RefusalNote, Time } from '../ui/primitives';
 import { JsonEditor } from './inspector/JsonEditor';
 import { SAMPLES, type Sample } from './samples';
+import { SHORTCUTS } from './model/shortcuts';
 
 export function NewDialog({ onBlank, onSample, onClose }: { onBlank(): void; onSample(s: Sample): void; onClose(): void }) {
   return (
@@ -159,6 +160,34 @@ export function DeleteDialog({ name, onStay, onDelete }: { name: string; onStay(
     <Dialog title={`Delete “${name}”?`} onClose={onStay}>
       <p>The definition is deleted for good. A definition a live run still uses cannot be deleted.</p>
       <DialogActions back="Keep it" onBack={onStay} act="Delete" onAct={onDelete} tone="btn-danger" />
+    </Dialog>
+  );
+}
+
+/** The keyboard shortcut sheet (`?`). */
+export function ShortcutSheet({ onClose }: { onClose(): void }) {
+  return (
+    <Dialog title="Keyboard shortcuts" onClose={onClose}>
+      <table className="table shortcut-table" aria-label="Editor shortcuts">
+        <thead>
+          <tr>
+            <th scope="col">Keys</th>
+            <th scope="col">Does</th>
+          </tr>
+        </thead>
+        <tbody>
+          {SHORTCUTS.map((s) => (
+            <tr key={s.keys}>
+              <td>
+                <kbd>{s.keys}</kbd>
+              </td>
+              <td>{s.does}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted small">While typing in a field, the field keeps its own keys (its own undo too); Ctrl+S and Escape still work.</p>
+      <DialogDone onClose={onClose} />
     </Dialog>
   );
 }
