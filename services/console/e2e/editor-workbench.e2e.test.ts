@@ -6,8 +6,10 @@
  * of a removal and of a drag by keyboard (Ctrl+Z, Ctrl+Shift+Z) and by the toolbar's buttons,
  * back to "saved" when undone to what is stored; Ctrl+S saving; Escape clearing the selection;
  * `?` opening the shortcut sheet (not while typing in a field); finding a node by key or label
- * (Ctrl+K or /) in a 150-node graph and jumping to it. axe-core finds no serious or critical
- * violation. Screenshots: artifacts/workbench-*.png.
+ * (Ctrl+K or /) in a 150-node graph and jumping to it; the one Start dialog (definitions page
+ * and editor) drawing a form from the Start's input schema, each field's error under it, the run
+ * started with what the form holds. axe-core finds no serious or critical violation.
+ * Screenshots: artifacts/workbench-*.png.
  */
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -209,5 +211,66 @@ describe('the editor workbench', () => {
     await find.getByText('No node matches.').waitFor();
     await page.keyboard.press('Escape');
     await find.waitFor({ state: 'detached' });
+  }, 90_000);
+
+  it('starts a run from a form generated from the input schema, on the definitions page and in the editor', async () => {
+    const page = s.page;
+    const schema = {
+      type: 'object',
+      required: ['customer', 'qty'],
+      properties: {
+        customer: { type: 'string', title: 'Customer', minLength: 2 },
+        qty: { type: 'integer', title: 'Quantity', minimum: 1 },
+        express: { type: 'boolean', title: 'Express shipping' },
+        region: { type: 'string', title: 'Region', enum: ['eu', 'us'] },
+      },
+    };
+    const graph = {
+      nodes: [
+        { key: 'start', kind: 'Start', config: { inputSchema: schema } },
+        { key: 'end', kind: 'End', config: { outcome: 'done' } },
+      ],
+      edges: [{ key: 'e1', from: 'start', to: 'end' }],
+    };
+    const def = await s.c.admin.definitions.create({ name: 'schema form', graph });
+    await page.goto(`${s.c.baseUrl}/console/definitions`);
+    await page.getByRole('link', { name: 'Start run of schema form' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Start “schema form”' });
+    await dialog.getByTestId('schema-form').waitFor();
+    await dialog.getByRole('button', { name: 'Start run' }).click();
+    // each field's error under it; nothing sent
+    await dialog.locator('.has-error').first().waitFor();
+    expect(await dialog.locator('.has-error').count()).toBe(2);
+    const errorOf = (member: string) => dialog.locator(`[id$="_${member}__error"]`);
+    expect(await errorOf('customer').innerText()).toContain('is required');
+    expect((await s.c.admin.runs.list({ definitionId: def.id })).items).toHaveLength(0);
+    await dialog.getByLabel(/Customer/).fill('a');
+    await dialog.getByLabel(/Quantity/).fill('0');
+    await expect.poll(() => errorOf('qty').innerText()).toContain('0 is less than 1');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'workbench-start-form-errors');
+    await dialog.getByLabel(/Customer/).fill('acme');
+    await dialog.getByLabel(/Quantity/).fill('3');
+    await dialog.getByLabel(/Express shipping/).check();
+    await dialog.getByLabel(/Region/).selectOption('eu');
+    await expect.poll(() => dialog.locator('.has-error').count()).toBe(0);
+    await screenshot(page, 'workbench-start-form');
+    await dialog.getByRole('button', { name: 'Start run' }).click();
+    await page.waitForURL(/\/console\/run\?runId=/);
+    const runId = new URL(page.url()).searchParams.get('runId')!;
+    await page.locator('.run-title [data-status="Completed"]').waitFor({ timeout: 30_000 });
+    expect((await s.c.admin.runs.node(runId, 'start')).input?.run.input).toEqual({ customer: 'acme', qty: 3, express: true, region: 'eu' });
+
+    // the editor's Start opens the same dialog
+    await page.goto(`${s.c.baseUrl}/console/editor?definitionId=${def.id}`);
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
+    const again = page.getByRole('dialog', { name: 'Start “schema form”' });
+    await again.getByTestId('schema-form').waitFor();
+    await again.getByRole('radio', { name: 'JSON' }).check();
+    await again.getByLabel('Run input (JSON)').fill('{"customer": "x"}');
+    expect(await again.getByRole('list', { name: 'Input problems' }).innerText()).toContain('.qty is required');
+    expect(await again.getByRole('button', { name: 'Start run' }).isDisabled()).toBe(true);
+    await page.keyboard.press('Escape');
+    await again.waitFor({ state: 'detached' });
   }, 90_000);
 });

@@ -119,7 +119,7 @@ describe('the graph editor in a browser', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByTestId('editor-status').getByText('v1 · saved').waitFor();
     await page.getByRole('button', { name: 'Start', exact: true }).click();
-    await typeJson(page, 'run-input', '{"text": "hello from the editor"}');
+    await page.getByLabel('Run input (JSON)').fill('{"text": "hello from the editor"}');
     await page.getByRole('button', { name: 'Start run' }).click();
     const runId = await runCompletes(page);
     await shot(page, 'run-completed');

@@ -26,11 +26,12 @@ import { ValidationStrip } from './ValidationStrip';
 import { VersionsPanel } from './VersionsPanel';
 import { DiffView } from './DiffView';
 import { sameEdited, type EditorPanel, type EditorSearch } from './search';
-import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, ShortcutSheet, StartDialog } from './dialogs';
+import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, ShortcutSheet } from './dialogs';
+import { StartRunDialog } from '../definitions/StartRunDialog';
 import { NodeSearchDialog } from './NodeSearchDialog';
 import { isTypingTarget, shortcutOf, type ShortcutAction } from './model/shortcuts';
 import { SAMPLES } from './samples';
-import { arrange, canvasToGraph, configOf, graphToCanvas, kindOf, CARD_HEIGHT, CARD_WIDTH, type CanvasModel } from './model/canvas';
+import { arrange, canvasToGraph, graphToCanvas, kindOf, CARD_HEIGHT, CARD_WIDTH, type CanvasModel } from './model/canvas';
 import { placeNewNode, type Rect } from './model/placement';
 import { addNode } from './model/edit';
 import { BLANK_GRAPH, isVersionConflict, loadedOf, useEditorState, type Loaded } from './use-editor';
@@ -261,11 +262,6 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
       download(fileName(meta.name, 'png'), url);
     });
 
-  const start = model.nodes.find((n) => kindOf(n.data.doc) === 'Start');
-  const startSchemas: Array<[string, unknown]> = [
-    ['inputSchema', model.rest.inputSchema],
-    [`${start?.id ?? 'start'}.config.inputSchema`, start ? configOf(start.data.doc).inputSchema : undefined],
-  ];
   // only the JSON view reads the whole document
   const graphJson = useMemo(() => (showJson ? canvasToGraph(model) : null), [model, showJson]);
   const hasErrors = issues.errorCount > 0;
@@ -560,14 +556,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
         />
       ) : null}
       {dialog === 'start' && meta.definitionId ? (
-        <StartDialog
-          definitionId={meta.definitionId}
-          name={meta.name}
-          defaultInput={start ? configOf(start.data.doc).defaultInput : undefined}
-          schemas={startSchemas}
-          onClose={() => setDialog(null)}
-          onStarted={(runId) => void navigate({ to: '/run', search: { runId } })}
-        />
+        <StartRunDialog definition={{ id: meta.definitionId, name: meta.name }} onClose={() => setDialog(null)} />
       ) : null}
       {dialog === 'shortcuts' ? <ShortcutSheet onClose={() => setDialog(null)} /> : null}
       {dialog === 'search' ? <NodeSearchDialog nodes={searchable} onPick={jumpTo} onClose={() => setDialog(null)} /> : null}

@@ -1,17 +1,13 @@
 /**
- * The editor's dialogs: New (blank, or start from a sample), Open (a saved definition),
- * Start (the run input, prefilled from the Start's `defaultInput` and checked against the
- * Start's and the graph's `inputSchema` before it is sent), and the conflict and leave
- * prompts.
+ * The editor's dialogs: New (blank, or start from a sample), Open (a saved definition), the
+ * conflict, leave and delete prompts, and the keyboard shortcut sheet. (Start is the console's
+ * one start dialog, definitions/StartRunDialog.tsx.)
  */
-import { useMemo, useState } from 'react';
-import { useMutation, useQuery } from '@tanstack/react-query';
-import { Validator } from '@cfworker/json-schema';
+import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { useClient } from '../session/session';
-import { newOperationId } from '../api/operation';
 import { Dialog, DialogActions, DialogDone } from '../ui/Dialog';
 import { Loading, RefusalNote, Time } from '../ui/primitives';
-import { JsonEditor } from './inspector/JsonEditor';
 import { SAMPLES, type Sample } from './samples';
 import { SHORTCUTS } from './model/shortcuts';
 
@@ -62,74 +58,6 @@ export function OpenDialog({ onOpen, onClose }: { onOpen(id: string): void; onCl
           </li>
         ))}
       </ul>
-    </Dialog>
-  );
-}
-
-/** Schema errors of `input` against each schema (cfworker's validator: no code generation, so it runs under the console's CSP). */
-export function inputProblems(input: unknown, schemas: Array<[string, unknown]>): string[] {
-  const out: string[] = [];
-  for (const [where, schema] of schemas) {
-    if (!schema || typeof schema !== 'object') continue;
-    try {
-      const r = new Validator(schema as object, '2020-12', false).validate(input === undefined ? {} : input);
-      for (const e of r.errors.filter((x) => x.keyword !== 'properties' && x.keyword !== 'allOf')) out.push(`${where}: ${e.instanceLocation} ${e.error}`);
-    } catch (err) {
-      out.push(`${where}: ${(err as Error).message}`);
-    }
-  }
-  return out;
-}
-
-export function StartDialog({
-  definitionId,
-  name,
-  defaultInput,
-  schemas,
-  onStarted,
-  onClose,
-}: {
-  definitionId: string;
-  name: string;
-  defaultInput: unknown;
-  schemas: Array<[string, unknown]>;
-  onStarted(runId: string): void;
-  onClose(): void;
-}) {
-  const client = useClient();
-  const [input, setInput] = useState<unknown>(defaultInput);
-  const requestId = useMemo(newOperationId, []);
-  const problems = useMemo(() => inputProblems(input, schemas), [input, schemas]);
-  const start = useMutation({
-    mutationFn: () => client.runs.start(definitionId, { requestId, ...(input !== undefined ? { input } : {}) }, { idempotencyKey: requestId }),
-    onSuccess: ({ runId }) => onStarted(runId),
-  });
-  return (
-    <Dialog title={`Start “${name}”`} onClose={onClose} wide>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (problems.length === 0) start.mutate();
-        }}
-      >
-        <JsonEditor
-          label="Run input (JSON)"
-          value={input}
-          onChange={setInput}
-          help="Prefilled from the Start node's defaultInput; empty means none (the defaultInput, else {})."
-          minLines={6}
-          testId="run-input"
-        />
-        {problems.length > 0 ? (
-          <ul className="field-error input-problems" aria-label="Input problems">
-            {problems.map((p) => (
-              <li key={p}>{p}</li>
-            ))}
-          </ul>
-        ) : null}
-        <RefusalNote error={start.error} title="The run was not started" />
-        <DialogActions back="Cancel" onBack={onClose} act={start.isPending ? 'Starting…' : 'Start run'} disabled={problems.length > 0 || start.isPending || start.isSuccess} />
-      </form>
     </Dialog>
   );
 }
