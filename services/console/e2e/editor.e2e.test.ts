@@ -71,14 +71,6 @@ async function validated(page: Page, state: 'valid' | 'invalid'): Promise<void> 
   await page.locator(`.validation-strip[data-state="${state}"]`).waitFor();
 }
 
-async function typeJson(page: Page, testId: string, text: string): Promise<void> {
-  const content = page.locator(`[data-testid="${testId}"] .cm-content`);
-  await content.click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-}
-
 async function runCompletes(page: Page): Promise<string> {
   await page.waitForURL(/\/console\/run\?runId=/);
   const runId = new URL(page.url()).searchParams.get('runId')!;
