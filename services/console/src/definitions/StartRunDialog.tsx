@@ -18,30 +18,12 @@ import { newOperationId } from '../api/operation';
 import { useClient } from '../session/session';
 import { Dialog, DialogActions } from '../ui/Dialog';
 import { JsonField, useJsonText } from '../ui/JsonField';
+import { PairLinesField, parsePairLines } from '../ui/PairLinesField';
 import { Loading, RefusalNote } from '../ui/primitives';
 import { defaultInputOf, readGraphDoc } from './graph-doc';
 import { formValidator, inputProblems } from './schema-validator';
 import { DEFAULT_PRIORITY } from '../runs/RunFacts';
 import './start-form.css';
-
-/**
- * Run metadata as the dialog takes it: one `key: value` per line (blank lines ignored).
- * Answers the map, or the first line that is not a pair.
- */
-export function parseMetadataLines(text: string): { ok: true; value: Record<string, string> | undefined } | { ok: false; line: number } {
-  const out: Record<string, string> = {};
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    const at = line.indexOf(':');
-    const key = at > 0 ? line.slice(0, at).trim() : '';
-    const value = at > 0 ? line.slice(at + 1).trim() : '';
-    if (!key || !value) return { ok: false, line: i + 1 };
-    out[key] = value;
-  }
-  return { ok: true, value: Object.keys(out).length > 0 ? out : undefined };
-}
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -100,7 +82,7 @@ function InputForm({ definition, graph, onClose }: { definition: { id: string; n
   const id = useId();
   const [metaText, setMetaText] = useState('');
   const [priority, setPriority] = useState(DEFAULT_PRIORITY);
-  const meta = parseMetadataLines(metaText);
+  const meta = parsePairLines(metaText);
   const start = useMutation({
     mutationFn: ({ input, metadata }: { input: unknown; metadata: Record<string, string> | undefined }) =>
       client.runs.start(
@@ -188,28 +170,16 @@ function InputForm({ definition, graph, onClose }: { definition: { id: string; n
           ) : null}
         </>
       )}
-      <div className="field">
-        <label htmlFor={`${id}-meta`}>Metadata (optional)</label>
-        <textarea
-          id={`${id}-meta`}
-          className="json-input"
-          rows={2}
-          value={metaText}
-          placeholder={'customer: acme\nbatch: nightly-42'}
-          aria-invalid={!meta.ok || undefined}
-          aria-describedby={`${id}-meta-help`}
-          onChange={(e) => setMetaText(e.target.value)}
-        />
-        {meta.ok ? (
-          <span id={`${id}-meta-help`} className="muted small">
-            One key: value per line. Searchable in the runs list; stored unencrypted.
-          </span>
-        ) : (
-          <span id={`${id}-meta-help`} className="field-error" role="alert">
-            Line {meta.line} is not key: value
-          </span>
-        )}
-      </div>
+      <PairLinesField
+        id={`${id}-meta`}
+        label="Metadata (optional)"
+        text={metaText}
+        onText={setMetaText}
+        parsed={meta}
+        placeholder={'customer: acme\nbatch: nightly-42'}
+        help="One key: value per line. Searchable in the runs list; stored unencrypted."
+        shape="key: value"
+      />
       <div className="field">
         <label htmlFor={`${id}-priority`}>Priority</label>
         <select id={`${id}-priority`} value={priority} onChange={(e) => setPriority(Number(e.target.value))} aria-describedby={`${id}-priority-help`}>

@@ -13,7 +13,7 @@ import { keys } from '../api/queries';
 import { useClient } from '../session/session';
 import { Dialog, DialogActions } from '../ui/Dialog';
 import { Loading, RefusalNote } from '../ui/primitives';
-import { parseMetadataLines } from '../definitions/StartRunDialog';
+import { PairLinesField, parsePairLines } from '../ui/PairLinesField';
 import './migrate.css';
 
 const VERDICT_TEXT: Record<MigrationPlan['verdict'], string> = {
@@ -92,7 +92,7 @@ export function MigrateDialog({ run, onClose }: { run: RunSummary; onClose(): vo
   // newest other version unless one was picked
   const toVersion = picked ?? targets[0]?.version ?? null;
   const [mapText, setMapText] = useState('');
-  const nodeMap = parseMetadataLines(mapText);
+  const nodeMap = parsePairLines(mapText);
   const request = toVersion !== null && nodeMap.ok ? { toVersion, ...(nodeMap.value ? { nodeMap: nodeMap.value } : {}) } : null;
   const requestText = JSON.stringify(request);
   const dry = useMutation({
@@ -141,28 +141,16 @@ export function MigrateDialog({ run, onClose }: { run: RunSummary; onClose(): vo
             </select>
           </div>
         ) : null}
-        <div className="field">
-          <label htmlFor={`${id}-map`}>Node mapping (optional)</label>
-          <textarea
-            id={`${id}-map`}
-            className="json-input"
-            rows={2}
-            value={mapText}
-            placeholder={'old-key: new-key'}
-            aria-invalid={!nodeMap.ok || undefined}
-            aria-describedby={`${id}-map-help`}
-            onChange={(e) => setMapText(e.target.value)}
-          />
-          {nodeMap.ok ? (
-            <span id={`${id}-map-help`} className="muted small">
-              One old key: new key per line, for nodes the new version renamed or replaced; the others map to their own key.
-            </span>
-          ) : (
-            <span id={`${id}-map-help`} className="field-error" role="alert">
-              Line {nodeMap.line} is not old-key: new-key
-            </span>
-          )}
-        </div>
+        <PairLinesField
+          id={`${id}-map`}
+          label="Node mapping (optional)"
+          text={mapText}
+          onText={setMapText}
+          parsed={nodeMap}
+          placeholder="old-key: new-key"
+          help="One old key: new key per line, for nodes the new version renamed or replaced; the others map to their own key."
+          shape="old-key: new-key"
+        />
         <button type="submit" className="btn" disabled={!request || dry.isPending}>
           {dry.isPending ? 'Planning…' : 'Dry run'}
         </button>
