@@ -83,13 +83,17 @@ describe('the migrate dialog', () => {
     await execute.click();
     await dialog.waitFor({ state: 'detached' });
     await page.locator('.run-meta').getByRole('link', { name: 'v2' }).waitFor({ timeout: 15_000 });
-    const added = page.locator('.graph-card .react-flow__node[data-id="after"]');
-    await added.waitFor({ timeout: 15_000 });
-    // the new graph is drawn fitted: the added node is in view, not off to the side
-    await expect.poll(async () => {
-      const [card, node] = await Promise.all([page.locator('.graph-card').boundingBox(), added.boundingBox()]);
-      return !!card && !!node && node.x >= card.x && node.x + node.width <= card.x + card.width;
-    }).toBe(true);
+    await page.locator('.graph-card .graph-node[data-node-key="after"]').waitFor({ timeout: 15_000 });
+    // the new graph is drawn anew and laid out: every node of v2 in view and none under another
+    const seen = () =>
+      page.evaluate(() => {
+        const card = document.querySelector('.graph-card')!.getBoundingClientRect();
+        const boxes = [...document.querySelectorAll<HTMLElement>('.graph-card .react-flow__node')].map((n) => ({ id: n.dataset.id ?? '', b: n.getBoundingClientRect() }));
+        const inside = boxes.filter(({ b }) => b.left >= card.left && b.right <= card.right && b.top >= card.top && b.bottom <= card.bottom);
+        const covered = boxes.filter(({ id, b }) => boxes.some((o) => o.id !== id && o.b.left < b.right && b.left < o.b.right && o.b.top < b.bottom && b.top < o.b.bottom));
+        return { inView: inside.map((x) => x.id).sort(), overlapping: covered.map((x) => x.id).sort() };
+      });
+    await expect.poll(seen, { timeout: 15_000 }).toEqual({ inView: ['after', 'end', 'p', 'start'], overlapping: [] });
     expect((await s.c.admin.runs.get(runId)).run.definitionVersion).toBe(2);
     await screenshot(page, 'migrate-done');
 
