@@ -70,6 +70,7 @@ describe('the editor workbench', () => {
     await form.waitFor();
     expect(await form.getByLabel('Compare').inputValue()).toBe('1');
     expect(await form.getByLabel('with').inputValue()).toBe('2');
+    expect(await seriousViolations(page)).toEqual([]);
     await form.getByRole('button', { name: 'Show diff' }).click();
 
     const before = page.getByRole('region', { name: 'v1 (before)' });

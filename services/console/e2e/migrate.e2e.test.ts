@@ -4,7 +4,8 @@
  * to v3 shows `incompatible` with its keyed reason and leaves Execute disabled (the run is not
  * touched); the dry run to v2 shows `compatible` with one row per node (the new node "add"),
  * and Execute moves the run: the run page then names v2 and draws the added node, and the
- * approval completes the run through it. A read-only key is offered no "Migrate…". axe-core
+ * approval completes the run through it. A version that renamed the live Pause asks for a
+ * mapping; with `p: gate` it is compatible and executed. A read-only key is offered no "Migrate…". axe-core
  * finds no serious or critical violation with the plan shown. Screenshots: artifacts/migrate-*.png.
  */
 import { describe, expect, it } from 'vitest';
@@ -101,6 +102,45 @@ describe('the migrate dialog', () => {
     await page.locator('.run-title [data-status="Completed"]').waitFor({ timeout: 30_000 });
     const done = await s.c.admin.runs.get(runId);
     expect(done.nodeRuns.find((n) => n.nodeKey === 'after')?.status).toBe('Succeeded');
+  });
+
+  it('asks for a mapping when the new version renamed the live node, and moves the run once it is given', async () => {
+    const page = s.page;
+    const renamed = {
+      nodes: [{ key: 'start', kind: 'Start' }, { ...pause, key: 'gate' }, { key: 'end', kind: 'End', config: { outcome: 'done' } }],
+      edges: [
+        { key: 'e1', from: 'start', to: 'gate' },
+        { key: 'e2', from: 'gate', to: 'end' },
+      ],
+    };
+    const def = await s.c.admin.definitions.create({ name: 'renamed gate', graph: v1 });
+    const { runId } = await s.c.admin.runs.start(def.id, { input: {} });
+    await expect.poll(async () => (await s.c.admin.runs.get(runId)).run.status, { timeout: 30_000 }).toBe('WaitingForApproval');
+    await s.c.admin.definitions.update(def.id, { graph: renamed, version: 1 });
+
+    await page.goto(`${s.c.baseUrl}/console/run?runId=${runId}`);
+    await page.getByRole('button', { name: 'Migrate…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Migrate this run' });
+    const plan = dialog.locator('.migration-plan');
+    await dialog.getByLabel('Target version').locator('option').first().waitFor({ state: 'attached' });
+    await dialog.getByRole('button', { name: 'Dry run' }).click();
+    await expect.poll(() => plan.getAttribute('data-verdict')).toBe('needsMapping');
+    expect(await dialog.getByRole('button', { name: 'Execute migration' }).isDisabled()).toBe(true);
+    // a line that is not a pair is refused before anything is sent
+    const mapping = dialog.getByLabel('Node mapping (optional)');
+    await mapping.fill('p gate');
+    expect(await dialog.getByRole('alert').innerText()).toBe('Line 1 is not old-key: new-key');
+    expect(await dialog.getByRole('button', { name: 'Dry run' }).isDisabled()).toBe(true);
+    await mapping.fill('p: gate');
+    await plan.waitFor({ state: 'detached' });
+    await dialog.getByRole('button', { name: 'Dry run' }).click();
+    await expect.poll(() => plan.getAttribute('data-verdict')).toBe('compatible');
+    expect(await dialog.locator('tr[data-from="p"]').getAttribute('data-to')).toBe('gate');
+    await screenshot(page, 'migrate-mapped');
+    await dialog.getByRole('button', { name: 'Execute migration' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.locator('.graph-card .graph-node[data-node-key="gate"]').waitFor({ timeout: 15_000 });
+    expect((await s.c.admin.runs.get(runId)).run.definitionVersion).toBe(2);
   });
 
   it('offers no migration to a key without the operate scope', async () => {

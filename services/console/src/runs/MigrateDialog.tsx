@@ -114,6 +114,7 @@ export function MigrateDialog({ run, onClose }: { run: RunSummary; onClose(): vo
   return (
     <Dialog title="Migrate this run" onClose={onClose} wide>
       <form
+        className="migrate-form"
         onSubmit={(e) => {
           e.preventDefault();
           if (!request) return;
