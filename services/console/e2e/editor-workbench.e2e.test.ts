@@ -6,7 +6,7 @@
  * of a removal and of a drag by keyboard (Ctrl+Z, Ctrl+Shift+Z) and by the toolbar's buttons,
  * back to "saved" when undone to what is stored; Ctrl+S saving; Escape clearing the selection;
  * `?` opening the shortcut sheet (not while typing in a field); finding a node by key or label
- * (Ctrl+K or /) in a 150-node graph and jumping to it; the one Start dialog (definitions page
+ * (Ctrl+K or /) in a 150-node graph and jumping to it, and the same in the run graph; the one Start dialog (definitions page
  * and editor) drawing a form from the Start's input schema, each field's error under it, the run
  * started with what the form holds. axe-core finds no serious or critical violation.
  * Screenshots: artifacts/workbench-*.png.
@@ -173,7 +173,7 @@ describe('the editor workbench', () => {
     await sheet.waitFor({ state: 'detached' });
   }, 90_000);
 
-  it('finds a node of a 150-node graph by key or label and jumps to it', async () => {
+  it('finds a node of a 150-node graph by key or label and jumps to it, in the editor and in a run of it', async () => {
     const page = s.page;
     const def = await s.c.admin.definitions.create({ name: 'long chain', graph: chain(150) });
     await page.goto(`${s.c.baseUrl}/console/editor?definitionId=${def.id}`);
@@ -212,6 +212,23 @@ describe('the editor workbench', () => {
     await find.getByText('No node matches.').waitFor();
     await page.keyboard.press('Escape');
     await find.waitFor({ state: 'detached' });
+
+    // a run of it: the run graph's "Find node" selects the node and brings it into view
+    const { runId } = await s.c.admin.runs.start(def.id, { input: {} });
+    await page.goto(`${s.c.baseUrl}/console/run?runId=${runId}`);
+    await page.getByRole('button', { name: 'Find node' }).click();
+    const inRun = page.getByRole('dialog', { name: 'Find a node' });
+    await inRun.getByRole('combobox', { name: 'Key or label' }).fill('n77');
+    await page.keyboard.press('Enter');
+    await inRun.waitFor({ state: 'detached' });
+    await expect.poll(() => new URL(page.url()).searchParams.get('nodeKey')).toBe('n77');
+    const found = page.locator('.graph-card .react-flow__node[data-id="n77"]');
+    await expect.poll(async () => {
+      const [card, box] = await Promise.all([page.locator('.graph-card').boundingBox(), found.boundingBox()]);
+      return !!card && !!box && box.x >= card.x && box.x + box.width <= card.x + card.width && box.y >= card.y && box.y + box.height <= card.y + card.height;
+    }).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'workbench-run-find');
   }, 90_000);
 
   it('starts a run from a form generated from the input schema, on the definitions page and in the editor', async () => {

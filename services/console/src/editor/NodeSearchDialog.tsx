@@ -1,11 +1,13 @@
 /**
  * "Find a node" (Ctrl+K or /): a combobox over the graph's nodes by key or label
  * (model/node-search.ts); the arrow keys move through the matches, Enter or a click picks one,
- * and the caller jumps to it. For large graphs, where scrolling the canvas to find a node is slow.
+ * and the caller jumps to it. For large graphs, where scrolling the canvas to find a node is slow;
+ * used by the editor and the run graph.
  */
 import { useId, useMemo, useState } from 'react';
 import { Dialog } from '../ui/Dialog';
 import { matchNodes, type SearchableNode } from './model/node-search';
+import './node-search.css';
 
 export function NodeSearchDialog({ nodes, onPick, onClose }: { nodes: readonly SearchableNode[]; onPick(key: string): void; onClose(): void }) {
   const id = useId();
