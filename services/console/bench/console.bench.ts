@@ -15,7 +15,10 @@
  *    second, measured from the run's events): how far the view is behind each commit
  *    (the time a node first shows Succeeded, in the table or the graph, minus its
  *    `node.completed` event's commit time, same host clock), and how fast a click on a
- *    drawn graph node opens its panel meanwhile.
+ *    drawn graph node opens its panel meanwhile;
+ * 4. the editor with a 150-node definition: a card dragged over 60 pointer moves, per move the
+ *    time from the pointer event to the card's new transform, and the frames' lengths
+ *    meanwhile (editor-drag.ts).
  *
  *   --quick: fewer repetitions
  * Builds the app first when `dist` is missing or older than its sources.
@@ -29,6 +32,10 @@ import type { Browser, Page } from 'playwright-core';
 import { waitFor, ensureConsoleBuilt } from '@flowline/testing';
 import { launchChromium } from '../e2e/browser';
 import { KEYS, artifactsDir, rootDir, startConsoleCluster, type ConsoleCluster } from '../e2e/console-cluster';
+import { bigGraph, measureDrag, quantile, type DragFigures } from './editor-drag';
+
+/** Nodes of the editor drag figure's definition. */
+const EDITOR_NODES = 150;
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
 const REPS = flags.quick ? 3 : 5;
@@ -84,11 +91,6 @@ async function startAndRelease(c: ConsoleCluster, definitionId: string, beforeRe
   await beforeRelease?.();
   await c.admin.runs.decide(runId, 'gate', { operationId: `release-${runId}`, decision: 'Approve' });
   return runId;
-}
-
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 }
 
 /**
@@ -246,6 +248,14 @@ try {
   log(`150-node interactive: ${inter150.interactiveMs.map((x) => x.toFixed(0)).join(', ')} ms`);
   const prog = await progressing(c, browser, paced.id);
   log(`progressing: ${prog.changesPerSecond.toFixed(0)} changes/s, lag p95 ${prog.lagMs.p95.toFixed(0)} ms, click p95 ${prog.clickMs.p95.toFixed(0)} ms`);
+  const big = await c.admin.definitions.create({ name: `bench-editor-${EDITOR_NODES}`, graph: bigGraph(EDITOR_NODES) });
+  const drag: DragFigures = { moves: [], frames: [], opens: [] };
+  for (let r = 0; r < REPS; r++) {
+    const page = await signedInPage(browser);
+    await measureDrag(page, `${c.baseUrl}/console/editor?definitionId=${big.id}`, drag);
+    await page.context().close();
+  }
+  log(`editor drag: pointer → card p95 ${quantile(drag.moves, 0.95).toFixed(1)} ms, frame p95 ${quantile(drag.frames, 0.95).toFixed(1)} ms`);
   const result = {
     at: new Date().toISOString(),
     command: `npm run bench -w @flowline/console${flags.quick ? ' -- --quick' : ''}`,
@@ -261,6 +271,11 @@ try {
       interactiveMs: { median: quantile(inter150.interactiveMs, 0.5), max: Math.max(...inter150.interactiveMs), all: inter150.interactiveMs },
     },
     progressing: prog,
+    editorDrag: {
+      nodes: EDITOR_NODES,
+      moveMs: { p50: quantile(drag.moves, 0.5), p95: quantile(drag.moves, 0.95), max: Math.max(...drag.moves), n: drag.moves.length },
+      frameMs: { p50: quantile(drag.frames, 0.5), p95: quantile(drag.frames, 0.95), max: Math.max(...drag.frames), n: drag.frames.length },
+    },
   };
   mkdirSync(artifactsDir, { recursive: true });
   writeFileSync(join(artifactsDir, 'bench.json'), `${JSON.stringify(result, null, 2)}\n`);
@@ -277,6 +292,8 @@ try {
       `| progressing run: node changes per second (measured from its events) | ~100 | ${prog.changesPerSecond.toFixed(0)} (${prog.nodeChanges} in ${prog.spanSeconds.toFixed(1)} s) |`,
       `| view behind the commit (shown Succeeded − node.completed at; p50 / p95 / max of ${prog.lagMs.n}) | ≤ 500 ms | ${prog.lagMs.p50.toFixed(0)} / ${prog.lagMs.p95.toFixed(0)} / ${prog.lagMs.max.toFixed(0)} ms |`,
       `| click → node panel while progressing (p50 / p95 / max of ${prog.clickMs.n}) | ≤ 100 ms | ${prog.clickMs.p50.toFixed(0)} / ${prog.clickMs.p95.toFixed(0)} / ${prog.clickMs.max.toFixed(0)} ms |`,
+      `| editor drag at ${EDITOR_NODES} nodes: pointer → card moved, per frame (p50 / p95 / max of ${result.editorDrag.moveMs.n}) | p95 ≤ 50 ms | ${result.editorDrag.moveMs.p50.toFixed(1)} / ${result.editorDrag.moveMs.p95.toFixed(1)} / ${result.editorDrag.moveMs.max.toFixed(1)} ms |`,
+      `| editor drag at ${EDITOR_NODES} nodes: animation frame length while dragging (p50 / p95 / max of ${result.editorDrag.frameMs.n}) | — | ${result.editorDrag.frameMs.p50.toFixed(1)} / ${result.editorDrag.frameMs.p95.toFixed(1)} / ${result.editorDrag.frameMs.max.toFixed(1)} ms |`,
       '',
     ].join('\n'),
   );

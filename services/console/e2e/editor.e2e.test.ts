@@ -71,14 +71,6 @@ async function validated(page: Page, state: 'valid' | 'invalid'): Promise<void> 
   await page.locator(`.validation-strip[data-state="${state}"]`).waitFor();
 }
 
-async function typeJson(page: Page, testId: string, text: string): Promise<void> {
-  const content = page.locator(`[data-testid="${testId}"] .cm-content`);
-  await content.click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-}
-
 async function runCompletes(page: Page): Promise<string> {
   await page.waitForURL(/\/console\/run\?runId=/);
   const runId = new URL(page.url()).searchParams.get('runId')!;
@@ -119,7 +111,7 @@ describe('the graph editor in a browser', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByTestId('editor-status').getByText('v1 · saved').waitFor();
     await page.getByRole('button', { name: 'Start', exact: true }).click();
-    await typeJson(page, 'run-input', '{"text": "hello from the editor"}');
+    await page.getByLabel('Run input (JSON)').fill('{"text": "hello from the editor"}');
     await page.getByRole('button', { name: 'Start run' }).click();
     const runId = await runCompletes(page);
     await shot(page, 'run-completed');

@@ -2,7 +2,9 @@
  * The graph editor (`/console/editor`, code-split): palette, canvas and inspector, the
  * validation strip, a JSON view of the whole graph kept in sync both ways, and the flow
  * Validate → Save (409 offers a reload) → Start, and the version list (an old version opens
- * read-only; restoring it loads it into the canvas as an unsaved change). What is edited and
+ * read-only; restoring it loads it into the canvas as an unsaved change), two versions compared
+ * side by side, undo / redo, keyboard shortcuts (model/shortcuts.ts; `?` shows them) and
+ * finding a node by key or label. What is edited and
  * what is selected or shown are in the URL (search.ts), so a reload reopens the same view;
  * leaving with unsaved changes asks first.
  */
@@ -22,17 +24,21 @@ import { Inspector, type Selection } from './inspector/Inspector';
 import { JsonEditor } from './inspector/JsonEditor';
 import { ValidationStrip } from './ValidationStrip';
 import { VersionsPanel } from './VersionsPanel';
+import { DiffView } from './DiffView';
 import { sameEdited, type EditorPanel, type EditorSearch } from './search';
-import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, StartDialog } from './dialogs';
+import { ConflictDialog, DeleteDialog, LeaveDialog, NewDialog, OpenDialog, ShortcutSheet } from './dialogs';
+import { StartRunDialog } from '../definitions/StartRunDialog';
+import { NodeSearchDialog } from './NodeSearchDialog';
+import { isTypingTarget, shortcutOf, type ShortcutAction } from './model/shortcuts';
 import { SAMPLES } from './samples';
-import { arrange, canvasToGraph, configOf, graphToCanvas, kindOf, CARD_HEIGHT, CARD_WIDTH, type CanvasModel } from './model/canvas';
+import { arrange, canvasToGraph, graphToCanvas, kindOf, CARD_HEIGHT, CARD_WIDTH, type CanvasModel } from './model/canvas';
 import { placeNewNode, type Rect } from './model/placement';
 import { addNode } from './model/edit';
 import { BLANK_GRAPH, isVersionConflict, loadedOf, useEditorState, type Loaded } from './use-editor';
 
 const route = getRouteApi('/editor');
 
-type DialogName = 'new' | 'open' | 'start' | 'conflict' | 'delete' | null;
+type DialogName = 'new' | 'open' | 'start' | 'conflict' | 'delete' | 'shortcuts' | 'search' | null;
 
 function download(name: string, href: string) {
   const a = document.createElement('a');
@@ -86,6 +92,8 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
   const [selection, setSelection] = useState<Selection>(() => selectionOf(search, ed.model));
   const [panel, setPanel] = useState<EditorPanel | null>(search.panel ?? null);
   const showJson = panel === 'json';
+  // two saved versions compared side by side, in place of the canvas
+  const diff = meta.definitionId && search.diffFrom !== undefined && search.diffTo !== undefined ? { from: search.diffFrom, to: search.diffTo } : null;
   const [dialog, setDialog] = useState<DialogName>(null);
   // each press of the toolbar's State button: the graph's State section is scrolled into view once drawn
   const [stateAsked, setStateAsked] = useState(0);
@@ -254,16 +262,54 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
       download(fileName(meta.name, 'png'), url);
     });
 
-  const start = model.nodes.find((n) => kindOf(n.data.doc) === 'Start');
-  const startSchemas: Array<[string, unknown]> = [
-    ['inputSchema', model.rest.inputSchema],
-    [`${start?.id ?? 'start'}.config.inputSchema`, start ? configOf(start.data.doc).inputSchema : undefined],
-  ];
   // only the JSON view reads the whole document
   const graphJson = useMemo(() => (showJson ? canvasToGraph(model) : null), [model, showJson]);
   const hasErrors = issues.errorCount > 0;
   const chat = model.rest.kind === 'Chat';
   const saved = meta.definitionId !== null;
+
+  const canSave = canDefine && !readOnly && !busy && !hasErrors && (!saved || dirty);
+  const searchable = useMemo(
+    () => (dialog === 'search' ? model.nodes.map((n) => ({ key: n.id, label: typeof n.data.doc.label === 'string' && n.data.doc.label !== '' ? n.data.doc.label : n.id, kind: kindOf(n.data.doc) ?? '?' })) : []),
+    [dialog, model.nodes],
+  );
+  /** Selects a node and centres the view on it at a legible zoom (a large graph is first shown zoomed out). */
+  const jumpTo = (key: string) => {
+    setDialog(null);
+    setPanel((p) => (p === 'versions' ? null : p));
+    setSelection({ kind: 'node', key });
+    const n = rf.getNode(key);
+    if (!n) return;
+    const box = rectOf(n);
+    void rf.setCenter(box.x + box.width / 2, box.y + box.height / 2, { zoom: Math.max(rf.getZoom(), 1), duration: 250 });
+  };
+
+  const onShortcut = (action: ShortcutAction, e: KeyboardEvent) => {
+    if (action === 'escape') {
+      closeExport();
+      if (selection) select(null);
+      return;
+    }
+    e.preventDefault();
+    if (action === 'help') setDialog('shortcuts');
+    else if (action === 'search') setDialog('search');
+    else if (action === 'save') {
+      if (canSave) void save();
+      else if (canDefine && !readOnly) setNotice({ tone: 'info', text: hasErrors ? 'Not saved: fix the errors first.' : busy ? 'Saving…' : 'Nothing to save: no unsaved changes.' });
+    } else if (!readOnly) (action === 'undo' ? ed.undo : ed.redo)();
+  };
+  const shortcutRef = useRef(onShortcut);
+  shortcutRef.current = onShortcut;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      // an open dialog owns the keyboard (Escape closes it); the diff view shows no editable canvas
+      if (document.querySelector('dialog[open]') || document.querySelector('.diff-view')) return;
+      const action = shortcutOf({ key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey, shiftKey: e.shiftKey, altKey: e.altKey, typing: isTypingTarget(document.activeElement) });
+      if (action) shortcutRef.current(action, e);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
 
   useEffect(() => {
     if (!notice) return;
@@ -282,6 +328,20 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
             {readOnly ? '' : dirty ? ' · unsaved changes' : saved ? ' · saved' : ''}
             {model.laidOut.length > 0 && dirty ? ' · laid out' : ''}
           </span>
+          <div className="editor-quick" role="toolbar" aria-label="Edit history and finding">
+            <button type="button" className="btn btn-sm" disabled={readOnly || !ed.canUndo} onClick={ed.undo} title="Undo (Ctrl+Z)" aria-keyshortcuts="Control+Z">
+              Undo
+            </button>
+            <button type="button" className="btn btn-sm" disabled={readOnly || !ed.canRedo} onClick={ed.redo} title="Redo (Ctrl+Shift+Z)" aria-keyshortcuts="Control+Shift+Z Control+Y">
+              Redo
+            </button>
+            <button type="button" className="btn btn-sm" onClick={() => setDialog('search')} title="Find a node (Ctrl+K)" aria-keyshortcuts="Control+K /">
+              Find
+            </button>
+            <button type="button" className="btn btn-sm" onClick={() => setDialog('shortcuts')} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" aria-keyshortcuts="?">
+              ?
+            </button>
+          </div>
         </div>
         <div className="editor-actions" role="toolbar" aria-label="Editor actions">
           <button type="button" className="btn btn-sm" onClick={() => setDialog('new')}>
@@ -360,7 +420,14 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
             Validate
           </button>
           {canDefine && !readOnly ? (
-            <button type="button" className="btn btn-sm btn-primary" disabled={busy || hasErrors || (saved && !dirty)} onClick={() => void save()} title={hasErrors ? 'Fix the errors first' : undefined}>
+            <button
+              type="button"
+              className="btn btn-sm btn-primary"
+              disabled={!canSave}
+              onClick={() => void save()}
+              title={hasErrors ? 'Fix the errors first' : 'Save (Ctrl+S)'}
+              aria-keyshortcuts="Control+S"
+            >
               {busy ? 'Saving…' : 'Save'}
             </button>
           ) : null}
@@ -397,56 +464,67 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
         </div>
       ) : null}
       <RefusalNote error={actionError} />
-      <div className={`editor-body${showJson ? ' with-json' : ''}${readOnly ? ' is-readonly' : ''}`}>
-        <fieldset className="palette-fieldset" disabled={readOnly}>
-          <Palette onAdd={readOnly ? noop : addFromPalette} chat={chat} />
-        </fieldset>
-        <FlowCanvas
-          model={model}
-          setModel={setModel}
-          issues={issues}
-          selection={selection}
-          select={select}
-          readOnly={readOnly}
-          onRefused={(text) => setNotice({ tone: 'error', text })}
-          onNotice={(text) => setNotice({ tone: 'info', text })}
+      {diff ? (
+        <DiffView
+          key={`${diff.from}-${diff.to}`}
+          definitionId={meta.definitionId!}
+          from={diff.from}
+          to={diff.to}
+          onClose={() => void navigate({ search: (prev: EditorSearch) => ({ ...prev, diffFrom: undefined, diffTo: undefined }) })}
         />
-        {panel === 'versions' && meta.definitionId ? (
-          <VersionsPanel
-            definitionId={meta.definitionId}
-            current={meta.version}
-            viewing={readOnlyVersion}
-            onOpen={(v) =>
-              void navigate({ search: v === meta.version ? { definitionId: meta.definitionId!, panel: 'versions' } : { definitionId: meta.definitionId!, version: v, panel: 'versions' } })
-            }
-          />
-        ) : showJson ? (
-          <aside className="inspector json-view" aria-label="Graph JSON">
-            <JsonEditor
-              label="The whole graph (JSON)"
-              value={graphJson}
-              onChange={(v) => {
-                if (!readOnly && v && typeof v === 'object' && !Array.isArray(v)) setModel(() => graphToCanvas(v));
-              }}
-              help="Edits here redraw the canvas; canvas edits rewrite this text. Text that is not JSON changes nothing."
-              minLines={20}
-              testId="graph-json"
-            />
-          </aside>
-        ) : (
-          <Inspector
+      ) : (
+        <div className={`editor-body${showJson ? ' with-json' : ''}${readOnly ? ' is-readonly' : ''}`}>
+          <fieldset className="palette-fieldset" disabled={readOnly}>
+            <Palette onAdd={readOnly ? noop : addFromPalette} chat={chat} />
+          </fieldset>
+          <FlowCanvas
             model={model}
-            setModel={readOnly ? noop : setModel}
-            meta={meta}
-            setMeta={readOnly ? noop : setMeta}
+            setModel={setModel}
+            issues={issues}
             selection={selection}
             select={select}
-            issues={issues}
-            pickers={pickers}
             readOnly={readOnly}
+            onRefused={(text) => setNotice({ tone: 'error', text })}
+            onNotice={(text) => setNotice({ tone: 'info', text })}
           />
-        )}
-      </div>
+          {panel === 'versions' && meta.definitionId ? (
+            <VersionsPanel
+              definitionId={meta.definitionId}
+              current={meta.version}
+              viewing={readOnlyVersion}
+              onOpen={(v) =>
+                void navigate({ search: v === meta.version ? { definitionId: meta.definitionId!, panel: 'versions' } : { definitionId: meta.definitionId!, version: v, panel: 'versions' } })
+              }
+              onCompare={(diffFrom, diffTo) => void navigate({ search: (prev: EditorSearch) => ({ ...prev, node: undefined, edge: undefined, diffFrom, diffTo }) })}
+            />
+          ) : showJson ? (
+            <aside className="inspector json-view" aria-label="Graph JSON">
+              <JsonEditor
+                label="The whole graph (JSON)"
+                value={graphJson}
+                onChange={(v) => {
+                  if (!readOnly && v && typeof v === 'object' && !Array.isArray(v)) setModel(() => graphToCanvas(v));
+                }}
+                help="Edits here redraw the canvas; canvas edits rewrite this text. Text that is not JSON changes nothing."
+                minLines={20}
+                testId="graph-json"
+              />
+            </aside>
+          ) : (
+            <Inspector
+              model={model}
+              setModel={readOnly ? noop : setModel}
+              meta={meta}
+              setMeta={readOnly ? noop : setMeta}
+              selection={selection}
+              select={select}
+              issues={issues}
+              pickers={pickers}
+              readOnly={readOnly}
+            />
+          )}
+        </div>
+      )}
       <ValidationStrip
         issues={issues}
         validating={ed.validating}
@@ -478,15 +556,10 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
         />
       ) : null}
       {dialog === 'start' && meta.definitionId ? (
-        <StartDialog
-          definitionId={meta.definitionId}
-          name={meta.name}
-          defaultInput={start ? configOf(start.data.doc).defaultInput : undefined}
-          schemas={startSchemas}
-          onClose={() => setDialog(null)}
-          onStarted={(runId) => void navigate({ to: '/run', search: { runId } })}
-        />
+        <StartRunDialog definition={{ id: meta.definitionId, name: meta.name }} onClose={() => setDialog(null)} />
       ) : null}
+      {dialog === 'shortcuts' ? <ShortcutSheet onClose={() => setDialog(null)} /> : null}
+      {dialog === 'search' ? <NodeSearchDialog nodes={searchable} onPick={jumpTo} onClose={() => setDialog(null)} /> : null}
       {dialog === 'conflict' ? <ConflictDialog onClose={() => setDialog(null)} onReload={() => void reload()} /> : null}
       {dialog === 'delete' ? (
         <DeleteDialog

@@ -20,6 +20,14 @@ describe('the editor URL', () => {
     expect(parseEditorSearch({ definitionId: 'd1', version: '2', restore: '1' })).toEqual({ definitionId: 'd1', version: 2 });
   });
 
+  it('reads two versions to compare only together and only for a definition', () => {
+    expect(parseEditorSearch({ definitionId: 'd1', diffFrom: '2', diffTo: '5', panel: 'versions' })).toEqual({ definitionId: 'd1', diffFrom: 2, diffTo: 5, panel: 'versions' });
+    expect(parseEditorSearch({ definitionId: 'd1', diffFrom: '2' })).toEqual({ definitionId: 'd1' });
+    expect(parseEditorSearch({ definitionId: 'd1', diffFrom: '0', diffTo: '1' })).toEqual({ definitionId: 'd1' });
+    expect(parseEditorSearch({ sample: 's', diffFrom: '1', diffTo: '2' })).toEqual({ sample: 's' });
+    expect(sameEdited({ definitionId: 'd1' }, { definitionId: 'd1', diffFrom: 1, diffTo: 2 })).toBe(true);
+  });
+
   it('tells a change of what is edited from a change of selection or panel', () => {
     expect(sameEdited({ definitionId: 'd1' }, { definitionId: 'd1', node: 'n', panel: 'json' })).toBe(true);
     expect(sameEdited({ definitionId: 'd1' }, { definitionId: 'd1', version: 1 })).toBe(false);

@@ -1,7 +1,7 @@
 /**
  * The editor's URL: what is edited (a definition, an old version of it read-only, an old
  * version restored into the canvas, a sample, or `new` for a fresh blank one) and what is
- * shown (the selected node or edge, the side panel), so a reload or a shared link opens the
+ * shown (the selected node or edge, the side panel, two versions compared), so a reload or a shared link opens the
  * same view.
  */
 export interface EditorSearch {
@@ -18,6 +18,9 @@ export interface EditorSearch {
   edge?: string;
   /** the side panel instead of the inspector */
   panel?: EditorPanel;
+  /** with `diffTo`: two saved versions of `definitionId` compared side by side */
+  diffFrom?: number;
+  diffTo?: number;
 }
 
 export const EDITOR_PANELS = ['json', 'versions'] as const;
@@ -43,6 +46,9 @@ export function parseEditorSearch(s: Record<string, unknown>): EditorSearch {
     const restore = positive(s.restore);
     if (version !== undefined) out.version = version;
     else if (restore !== undefined) out.restore = restore;
+    const diffFrom = positive(s.diffFrom);
+    const diffTo = positive(s.diffTo);
+    if (diffFrom !== undefined && diffTo !== undefined) Object.assign(out, { diffFrom, diffTo });
   }
   if (sample) out.sample = sample;
   if (fresh) out.new = fresh;

@@ -4,13 +4,16 @@
  * change, never the layout of nodes that came without positions), the server's verdict on
  * the current document (`POST /v1/definitions/validate`, debounced, the only authority) and
  * the save (create, or update with the version read: a 409 VersionConflict is kept for the
- * page to offer a reload).
+ * page to offer a reload), and the undo history of the graph (model/history.ts): a step is the
+ * document as it stands once the model has been still for {@link SETTLE_MS}, so a drag or a
+ * burst of typing is one step, and a node's measured size is none.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { isApiRequestError, type Definition, type GraphValidation } from '@flowline/client';
 import { useClient } from '../session/session';
 import { canvasToGraph, graphToCanvas, type CanvasModel } from './model/canvas';
 import { NO_ISSUES, placeIssues, type IssueIndex } from './model/issues';
+import { canRedo, canUndo, record, redo as redoStep, startHistory, undo as undoStep, type History } from './model/history';
 
 /** Delay between the last change and its validation. */
 export const VALIDATE_DEBOUNCE_MS = 350;
@@ -35,6 +38,13 @@ export const BLANK_GRAPH = {
 };
 
 const textOf = (m: CanvasModel) => JSON.stringify(canvasToGraph(m));
+
+/** One undo step: the model and its document text (what tells two steps apart). */
+interface Step {
+  model: CanvasModel;
+  text: string;
+}
+const sameStep = (a: Step, b: Step) => a.text === b.text;
 
 /** How long the model must stay unchanged before its document text is derived again. */
 export const SETTLE_MS = 120;
@@ -131,10 +141,29 @@ export function useEditorState(initial: Loaded, { validate = true }: { validate?
 
   const setModel = useCallback((next: CanvasModel | ((m: CanvasModel) => CanvasModel)) => setModelState(next), []);
 
+  const [history, setHistory] = useState<History<Step>>(() => startHistory({ model, text: textOf(model) }));
+  // each settled document is a step; a state set by undo or redo is the present already, so no new step
+  useEffect(() => setHistory((h) => record(h, { model: settled, text }, sameStep)), [settled, text]);
+  const modelRef = useRef(model);
+  modelRef.current = model;
+  const historyRef = useRef(history);
+  historyRef.current = history;
+  /** Moves through the history; a change not yet settled is recorded first, so it is what the first undo takes back. */
+  const travel = useCallback((step: typeof undoStep) => {
+    const m = modelRef.current;
+    const h = step(record(historyRef.current, { model: m, text: textOf(m) }, sameStep));
+    historyRef.current = h;
+    setHistory(h);
+    setModelState(h.present.model);
+  }, []);
+  const undo = useCallback(() => travel(undoStep), [travel]);
+  const redo = useCallback(() => travel(redoStep), [travel]);
+
   /** Replaces everything with a loaded definition (after a reload, open or save). */
   const load = useCallback((l: Loaded) => {
     const m = graphToCanvas(l.graph);
     setModelState(m);
+    setHistory(startHistory({ model: m, text: textOf(m) }));
     setMeta(l.meta);
     setSavedMeta(l.meta);
     setSavedText(baselineOf(l, m));
@@ -156,7 +185,25 @@ export function useEditorState(initial: Loaded, { validate = true }: { validate?
     return d;
   }, [client, model, meta]);
 
-  return { model, setModel, meta, setMeta, text, dirty, validation, validating, validateError, validateNow, issues, save, load };
+  return {
+    model,
+    setModel,
+    meta,
+    setMeta,
+    text,
+    dirty,
+    validation,
+    validating,
+    validateError,
+    validateNow,
+    issues,
+    save,
+    load,
+    undo,
+    redo,
+    canUndo: canUndo(history),
+    canRedo: canRedo(history),
+  };
 }
 
 export type EditorState = ReturnType<typeof useEditorState>;

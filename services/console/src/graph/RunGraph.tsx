@@ -3,7 +3,8 @@
  * on a node or an edge selects it (the selection goes to the URL); the canvas pans and
  * zooms. Node objects are reused while their overlaid data is unchanged, so a status
  * change re-renders one node, not the graph; only the nodes and edges in the viewport are
- * in the DOM (a 200-node run draws the part on screen, not 200 measured nodes).
+ * in the DOM (a 200-node run draws the part on screen, not 200 measured nodes). "Find node"
+ * jumps to a node by key or label (the editor's search), for large graphs.
  */
 import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import {
@@ -11,8 +12,10 @@ import {
   BackgroundVariant,
   Controls,
   Handle,
+  Panel,
   Position,
   ReactFlow,
+  useReactFlow,
   type Edge,
   type Node,
   type NodeProps,
@@ -24,6 +27,8 @@ import { HANDLE_SIZE, NODE_HANDLE_OFFSETS, NODE_HEIGHT, NODE_WIDTH, graphToCanva
 import { overlayRun, type NodeView, type OverlaidEdge, type OverlaidNode } from './overlay';
 import { StatusBadge, statusLabel, toneOf } from '../ui/status';
 import { KIND_GLYPH } from '../ui/kinds';
+import { NodeSearchDialog } from '../editor/NodeSearchDialog';
+import type { SearchableNode } from '../editor/model/node-search';
 
 type FlowNodeType = Node<NodeView & Record<string, unknown>, 'flow'>;
 
@@ -111,6 +116,34 @@ function sameView(a: NodeView, b: NodeView): boolean {
   return a.status === b.status && a.attempt === b.attempt && a.selected === b.selected && a.label === b.label && a.pendingDecisionKind === b.pendingDecisionKind;
 }
 
+/** The zoom a node found by search is shown at. */
+const FOUND_ZOOM = 1;
+
+/** "Find node": search the graph by key or label, select the pick and centre the view on it. */
+function FindNode({ nodes, onPick }: { nodes: readonly SearchableNode[]; onPick(key: string): void }) {
+  const rf = useReactFlow();
+  const [open, setOpen] = useState(false);
+  return (
+    <Panel position="top-right">
+      <button type="button" className="btn btn-sm" onClick={() => setOpen(true)}>
+        Find node
+      </button>
+      {open ? (
+        <NodeSearchDialog
+          nodes={nodes}
+          onClose={() => setOpen(false)}
+          onPick={(key) => {
+            setOpen(false);
+            onPick(key);
+            const n = rf.getNode(key);
+            if (n) void rf.setCenter(n.position.x + NODE_WIDTH / 2, n.position.y + NODE_HEIGHT / 2, { zoom: Math.max(rf.getZoom(), FOUND_ZOOM), duration: 250 });
+          }}
+        />
+      ) : null}
+    </Panel>
+  );
+}
+
 export interface RunGraphProps {
   graph: unknown;
   nodeRuns: readonly NodeRunSummary[];
@@ -160,6 +193,7 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
     previousEdges.current = nextEdges;
     return { nodes, edges };
   }, [canvas, nodeRuns, nodeKey, edgeKey]);
+  const searchable = useMemo(() => canvas.nodes.map((n) => ({ key: n.id, label: n.node.label, kind: n.node.kind })), [canvas]);
 
   const box = useRef<HTMLDivElement>(null);
   // the canvas is drawn once the box is measured, already at its first viewport: drawn at
@@ -212,6 +246,7 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
         <Background variant={BackgroundVariant.Dots} gap={18} size={1} color="#d5d9e0" />
         {/* top left, across: a wide graph fills the box from edge to edge, and its ends stay clear */}
         <Controls showInteractive={false} position="top-left" orientation="horizontal" />
+        <FindNode nodes={searchable} onPick={onSelectNode} />
       </ReactFlow>
       )}
     </div>

@@ -1,6 +1,7 @@
 /**
  * Run-level verbs (the `operate` scope; hidden without it): pause / resume, step one node
- * or one wave while paused, cancel (with an optional reason, after a confirmation).
+ * or one wave while paused, migrate to another version (dry run first), cancel (with an
+ * optional reason, after a confirmation).
  * A finished run offers nothing.
  */
 import { useId, useState } from 'react';
@@ -10,10 +11,12 @@ import { TERMINAL_RUN_STATUSES } from '../ui/status';
 import { Dialog, DialogActions } from '../ui/Dialog';
 import { RefusalNote } from '../ui/primitives';
 import { actDialog, useAct } from './acts';
+import { MigrateDialog } from './MigrateDialog';
 
 export function RunActions({ run }: { run: RunSummary }) {
   const canOperate = useCan('operate');
   const [confirming, setConfirming] = useState(false);
+  const [migrating, setMigrating] = useState(false);
   const [reason, setReason] = useState('');
   const id = useId();
   const pause = useAct(run.id, (c, operationId, paused: boolean) =>
@@ -45,11 +48,15 @@ export function RunActions({ run }: { run: RunSummary }) {
             Pause
           </button>
         )}
+        <button type="button" className="btn btn-sm" disabled={cancelling} onClick={() => setMigrating(true)}>
+          Migrate…
+        </button>
         <button type="button" className="btn btn-sm btn-danger" disabled={cancelling} onClick={() => setConfirming(true)}>
           {cancelling ? 'Cancelling…' : 'Cancel run'}
         </button>
       </div>
       <RefusalNote error={error} title="Refused" />
+      {migrating ? <MigrateDialog run={run} onClose={() => setMigrating(false)} /> : null}
       {confirming ? (
         <Dialog title="Cancel this run?" onClose={cancelEnds.close}>
           <form

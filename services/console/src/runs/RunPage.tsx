@@ -198,9 +198,10 @@ export function RunPage() {
           <WaitingCallout runId={runId} waiting={waiting} />
           <div className={`card graph-card${search.pane === 'timeline' ? ' graph-split' : ''}`}>
             <div className="graph-pane">
-              {/* drawn again when the pane opens or closes: the graph fits the width it is given */}
+              {/* drawn again when the pane opens or closes (the graph fits the width it is given) and
+                  when a migration pins another graph */}
               <RunGraph
-                key={search.pane ?? 'full'}
+                key={`${detail.run.graphHash}:${search.pane ?? 'full'}`}
                 graph={detail.graph}
                 nodeRuns={shownRuns ?? detail.nodeRuns}
                 nodeKey={nodeKey}

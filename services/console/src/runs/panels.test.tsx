@@ -141,14 +141,14 @@ describe('run actions', () => {
     expect(api.sent.find((s) => s.route.endsWith('/cancel'))!.body).toEqual({ reason: 'wrong input' });
   });
 
-  it('pause a running run; step and resume a paused one; offer nothing on a finished run or to a read key', async () => {
+  it('pause a running run; step, resume or migrate a paused one; offer nothing on a finished run or to a read key', async () => {
     const api = fakeApi({ 'POST /v1/runs/*/pause': () => refuse(409, 'RunStateConflict', 'run is Cancelling') });
     const { unmount } = renderInSession(<RunActions run={summary()} />, api);
     await userEvent.click(screen.getByRole('button', { name: 'Pause' }));
     expect((await screen.findByRole('alert')).textContent).toContain('RunStateConflict');
     unmount();
     const paused = renderInSession(<RunActions run={summary({ paused: true })} />);
-    expect(paused.getAllByRole('button').map((b) => b.textContent)).toEqual(['Step one', 'Step wave', 'Resume', 'Cancel run']);
+    expect(paused.getAllByRole('button').map((b) => b.textContent)).toEqual(['Step one', 'Step wave', 'Resume', 'Migrate…', 'Cancel run']);
     paused.unmount();
     expect(renderInSession(<RunActions run={summary({ status: 'Completed' })} />).container.textContent).toBe('');
     expect(renderInSession(<RunActions run={summary()} />, fakeApi(), ['read']).container.textContent).toBe('');

@@ -30,6 +30,7 @@ import { configOf, kindOf, type CanvasModel, type FlowEdge, type FlowNode } from
 import { addNode, connect, removeElements } from '../model/edit';
 import { levelOf, type IssueIndex } from '../model/issues';
 import type { Selection } from '../inspector/Inspector';
+import type { DiffMark, SideMarks } from '../model/diff';
 import { PALETTE_MIME } from '../Palette';
 
 /** The fact a card shows for its kind (model, tool, decisions, join policy, …). */
@@ -52,6 +53,8 @@ interface CardData extends Record<string, unknown> {
   doc: Record<string, unknown>;
   issue: 'error' | 'warning' | null;
   issueCount: number;
+  /** what a diff says of this node (the diff view only) */
+  mark: DiffMark | null;
 }
 
 const NodeCard = memo(function NodeCard({ id, data, selected }: NodeProps<FlowNode & { data: CardData }>) {
@@ -62,10 +65,12 @@ const NodeCard = memo(function NodeCard({ id, data, selected }: NodeProps<FlowNo
   const fact = factOf(d.doc);
   return (
     <div
-      className={`node-card group-${spec?.group ?? 'flow'}${selected ? ' is-selected' : ''}${d.issue ? ` has-${d.issue}` : ''}`}
+      className={`node-card group-${spec?.group ?? 'flow'}${selected ? ' is-selected' : ''}${d.issue ? ` has-${d.issue}` : ''}${d.mark ? ` diff-${d.mark}` : ''}`}
       data-node-key={id}
       data-issue={d.issue ?? undefined}
+      data-diff={d.mark ?? undefined}
     >
+      {d.mark ? <span className="visually-hidden">{d.mark} </span> : null}
       {kind !== 'Start' ? <Handle type="target" position={Position.Left} /> : null}
       <div className="node-card-top">
         <span className="node-kind">{kind ?? '?'}</span>
@@ -116,32 +121,37 @@ interface Props {
   onNotice?(text: string): void;
   /** selection only: no move, connect, drop or delete */
   readOnly?: boolean;
+  /** elements a version diff marks added, removed or changed (the diff view) */
+  marks?: SideMarks;
+  /** draw the minimap (default true; a half-width canvas has no room for it) */
+  minimap?: boolean;
 }
 
-export function FlowCanvas({ model, setModel, issues, selection, select, onRefused, onNotice, readOnly = false }: Props) {
+export function FlowCanvas({ model, setModel, issues, selection, select, onRefused, onNotice, readOnly = false, marks, minimap = true }: Props) {
   const rf = useReactFlow();
   // a drawn node keeps its identity while its source node, selection and issues are unchanged,
   // so a drag re-renders the dragged card only
-  const drawn = useRef(new Map<string, { src: FlowNode; selected: boolean; issues: unknown; out: FlowNode }>());
+  const drawn = useRef(new Map<string, { src: FlowNode; selected: boolean; issues: unknown; mark: DiffMark | null; out: FlowNode }>());
   const nodes = useMemo(() => {
     const cache = drawn.current;
-    const next = new Map<string, { src: FlowNode; selected: boolean; issues: unknown; out: FlowNode }>();
+    const next = new Map<string, { src: FlowNode; selected: boolean; issues: unknown; mark: DiffMark | null; out: FlowNode }>();
     const out = model.nodes.map((n) => {
       const selected = selection?.kind === 'node' && selection.key === n.id;
       const own = issues.byKey.get(n.id);
+      const mark = marks?.nodes.get(n.id) ?? null;
       const hit = cache.get(n.id);
-      if (hit && hit.src === n && hit.selected === selected && hit.issues === own) {
+      if (hit && hit.src === n && hit.selected === selected && hit.issues === own && hit.mark === mark) {
         next.set(n.id, hit);
         return hit.out;
       }
-      const data: CardData = { doc: n.data.doc, issue: levelOf(issues, n.id), issueCount: own?.length ?? 0 };
+      const data: CardData = { doc: n.data.doc, issue: levelOf(issues, n.id), issueCount: own?.length ?? 0, mark };
       const drawnNode = { ...n, selected, data } as FlowNode;
-      next.set(n.id, { src: n, selected, issues: own, out: drawnNode });
+      next.set(n.id, { src: n, selected, issues: own, mark, out: drawnNode });
       return drawnNode;
     });
     drawn.current = next;
     return out;
-  }, [model.nodes, issues, selection]);
+  }, [model.nodes, issues, selection, marks]);
   const edges = useMemo(
     () =>
       model.edges.map((e): FlowEdge => {
@@ -158,14 +168,16 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
           labelStyle: { fill: level === 'error' ? '#dc2626' : '#3b4352', fontFamily: 'ui-monospace, monospace', fontSize: 11 },
           labelBgStyle: { fill: '#ffffff', stroke: '#e2e5eb' },
           ...(text !== undefined ? { label: text } : {}),
-          className: [level ? `has-${level}` : '', doc.default === true ? 'is-default' : '', doc.condition ? 'is-conditional' : ''].filter(Boolean).join(' '),
+          className: [level ? `has-${level}` : '', doc.default === true ? 'is-default' : '', doc.condition ? 'is-conditional' : '', marks?.edges.has(e.id) ? `diff-${marks.edges.get(e.id)}` : '']
+            .filter(Boolean)
+            .join(' '),
           markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
           labelBgPadding: [6, 3],
           labelBgBorderRadius: 4,
           interactionWidth: 16,
         };
       }),
-    [model.edges, issues, selection],
+    [model.edges, issues, selection, marks],
   );
 
   const onNodesChange = useCallback(
@@ -239,7 +251,7 @@ export function FlowCanvas({ model, setModel, issues, selection, select, onRefus
         onlyRenderVisibleElements
       >
         <Background gap={20} size={1} />
-        <MiniMap pannable zoomable ariaLabel="Overview" style={{ width: MINIMAP.width, height: MINIMAP.height }} />
+        {minimap ? <MiniMap pannable zoomable ariaLabel="Overview" style={{ width: MINIMAP.width, height: MINIMAP.height }} /> : null}
         <Controls showInteractive={false} fitViewOptions={FIT_VIEW} />
       </ReactFlow>
     </div>
