@@ -11,7 +11,7 @@ export const BULK_ACTIONS: ReadonlyArray<{ id: ConsoleBulkAction; label: string;
   { id: 'cancel', label: 'Cancel', verb: 'Cancel', applies: 'the live runs among them are cancelled' },
   { id: 'retry-failed', label: 'Retry failed', verb: 'Retry', applies: 'each Failed run retries its failed nodes' },
   { id: 'resume', label: 'Resume', verb: 'Resume', applies: 'the paused live runs among them resume' },
-  { id: 'migrate', label: 'Migrate', verb: 'Migrate', applies: 'the live runs among them move to a newer version (filter by definition first)' },
+  { id: 'migrate', label: 'Migrate', verb: 'Migrate', applies: 'the live runs move to another version' },
 ];
 
 /** A migrate's own members, as the dialog's fields hold them (blank: not sent). */
