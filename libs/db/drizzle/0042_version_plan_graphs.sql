@@ -1,2 +1,3 @@
 ALTER TABLE "definition_versions" ADD COLUMN "plan_graph" jsonb;--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "version_alias" text;--> statement-breakpoint
 ALTER TABLE "schedules" ADD COLUMN "alias" text;

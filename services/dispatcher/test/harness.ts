@@ -27,7 +27,7 @@ export interface Harness {
    * Creates a definition of `graph` and one run per input, all of `tenantId` (default
    * {@link TENANT}), each with `priority[i]` (default 3) when given.
    */
-  createRuns(graph: Graph, inputs: JsonObject[], tenantId?: string, priority?: readonly number[], extra?: { notBefore?: number }): Promise<string[]>;
+  createRuns(graph: Graph, inputs: JsonObject[], tenantId?: string, priority?: readonly number[], extra?: { notBefore?: number; versionAlias?: string }): Promise<string[]>;
   close(): Promise<void>;
 }
 

@@ -308,6 +308,40 @@ describe('flowline runs', () => {
     await cli('runs', 'cancel', b);
   }, 60_000);
 
+  it('submits a bulk migrate with a canary, shows it paused with its runs, and resumes it to the end', async () => {
+    const def = (await cli('definitions', 'create', 'gate', file('gate6.json', gateGraph))).out.trim();
+    const tag = `mig-${Date.now()}`;
+    const runs = [(await cli('runs', 'start', def, '--metadata', `batch=${tag}`)).out.trim(), (await cli('runs', 'start', def, '--metadata', `batch=${tag}`)).out.trim()];
+    for (const id of runs) {
+      await waitFor(async () => JSON.parse((await cli('--json', 'runs', 'get', id)).out).run.status === 'WaitingForApproval', { timeoutMs: 20_000, description: 'the gate waits' });
+    }
+    const saved = await fetch(`${c.url}/v1/definitions/${def}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ graph: gateGraph, version: 1 }),
+    });
+    expect(saved.status).toBe(200);
+    const flags = ['--definition', def, '--metadata', `batch=${tag}`, '--to-version', '2', '--node-map', 'gate=gate', '--canary-percent', '50', '--max-error-rate', '0.5'];
+    expect(await cli('runs', 'bulk', 'migrate', ...flags, '--dry-run')).toMatchObject({ code: 0, out: '2 runs\n' });
+    const submitted = JSON.parse((await cli('--json', 'runs', 'bulk', 'migrate', ...flags)).out);
+    expect(submitted).toEqual({ bulkId: expect.any(String), count: 2 });
+    await c.workBulkJob();
+    const paused = await cli('runs', 'bulk-status', submitted.bulkId);
+    expect(paused.out).toMatch(/paused because\s+canary/);
+    const status = JSON.parse((await cli('--json', 'runs', 'bulk-status', submitted.bulkId)).out);
+    expect(status).toMatchObject({ action: 'migrate', migrate: { toVersion: 2, nodeMap: { gate: 'gate' }, canaryPercent: 50, maxErrorRate: 0.5 }, done: 1, total: 2 });
+    const listed = JSON.parse((await cli('--json', 'runs', 'bulk-runs', submitted.bulkId)).out);
+    expect(listed.items).toEqual([expect.objectContaining({ outcome: 'applied', reason: null })]);
+    expect(await cli('runs', 'bulk-resume', submitted.bulkId)).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`^${submitted.bulkId} Running 1/2\n$`)) });
+    await c.workBulkJob();
+    expect(JSON.parse((await cli('--json', 'runs', 'bulk-status', submitted.bulkId)).out)).toMatchObject({ status: 'Completed', done: 2, failed: 0 });
+    const again = await cli('runs', 'bulk-resume', submitted.bulkId);
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(/^BulkJobNotPaused: /);
+    expect((await cli('runs', 'bulk', 'migrate', ...flags.slice(0, 4), '--canary-percent', '100')).code).toBe(2);
+    for (const id of runs) await cli('runs', 'cancel', id);
+  }, 90_000);
+
   it('forks a run from a node with an edited input, following the new run; an unknown node is refused with its code', async () => {
     const def = (await cli('definitions', 'create', 'gate', file('gate3.json', gateGraph))).out.trim();
     const runId = (await cli('runs', 'start', def)).out.trim();

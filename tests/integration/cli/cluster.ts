@@ -9,11 +9,13 @@ import type { Server as HttpServer } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import pino from 'pino';
+import { claimBulkJob } from '@flowline/db';
 import { createToolRegistry } from '@flowline/tools';
 // The real services, run in-process as this test's fixture (the CLI's sources speak only HTTP).
 import { createApp } from '../../../services/api/src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS } from '../../../services/api/src/live';
 import { TEST_MANAGED_KEYS } from '../../../services/api/test/harness';
+import { processBulkJob } from '../../../services/dispatcher/src/bulk-jobs';
 import { createHarness, SHARD_COUNT } from '../../../services/dispatcher/test/harness';
 import { startToolWorker } from '../tool-worker';
 
@@ -22,6 +24,8 @@ export const KEY = 'cli-test-key';
 export interface CliCluster {
   /** the API's base URL */
   url: string;
+  /** claims the open bulk job and works it until it pauses or ends (the dispatcher's runner, one claim; the harness dispatcher runs none) */
+  workBulkJob(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -66,6 +70,12 @@ export async function startCluster(): Promise<CliCluster> {
     await h.startDispatcher('cli-test');
     return {
       url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      async workBulkJob() {
+        const deps = { pool: h.db.pool, redis, queuePrefix: h.redis.prefix, shardCount: SHARD_COUNT, owner: 'cli-test', batchSize: 10, leaseMs: 5000, batchPauseMs: 0, errorRateMinRuns: 5, log: logger };
+        const job = await claimBulkJob(h.db.pool, deps.owner, deps.leaseMs);
+        if (!job) throw new Error('no open bulk job');
+        await processBulkJob(deps, job);
+      },
       async close() {
         for (const c of closers.reverse()) await c().catch(() => undefined);
         await h.close();

@@ -1,6 +1,6 @@
-/** `flowline runs start | list | get | events | cancel | reschedule | fork | bulk | bulk-status | watch`. */
+/** `flowline runs start | list | get | events | cancel | reschedule | fork | bulk | bulk-status | bulk-resume | bulk-runs | watch`. */
 import { InvalidArgumentError, type Command } from 'commander';
-import type { BulkActionBody, RunDetail, RunSearchFilter } from '@flowline/client';
+import type { BulkActionBody, BulkJobRun, RunDetail, RunSearchFilter } from '@flowline/client';
 import { jsonArgument, nonNegativeInt, positiveInt, runPriority } from '../args';
 import { compact, eventLine, fields, table } from '../format';
 import { followRun } from '../follow';
@@ -74,6 +74,34 @@ function metadataPair(value: string, previous: Record<string, string> = {}): Rec
   const at = value.indexOf('=');
   if (at <= 0) throw new InvalidArgumentError(`'${value}' is not key=value`);
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+/** `--node-map old=new`, repeatable: the migrate's node map. */
+function nodeMapPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0 || at === value.length - 1) throw new InvalidArgumentError(`'${value}' is not old=new`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+/** `--canary-percent`: a share in (0, 100); the API refuses anything else too. */
+function percentOption(value: string): number {
+  const n = Number(value);
+  if (!(n > 0 && n < 100)) throw new InvalidArgumentError('expected a percent more than 0 and under 100');
+  return n;
+}
+
+/** `--max-error-rate`: a rate in [0, 1). */
+function rateOption(value: string): number {
+  const n = Number(value);
+  if (!(n >= 0 && n < 1)) throw new InvalidArgumentError('expected a rate from 0 up to (not including) 1');
+  return n;
+}
+
+interface BulkMigrateFlags {
+  toVersion?: number;
+  nodeMap?: Record<string, string>;
+  canaryPercent?: number;
+  maxErrorRate?: number;
 }
 
 /** The search options shared by `runs list` and `runs bulk`. */
@@ -185,21 +213,29 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
   searchOptions(
     runs
       .command('bulk')
-      .description('apply cancel | retry-failed | resume | fork to every run the filter matches, as a background job; prints its id and count (--dry-run: the count only)')
-      .argument('<action>', 'cancel, retry-failed, resume or fork'),
+      .description('apply cancel | retry-failed | resume | fork | migrate to every run the filter matches, as a background job; prints its id and count (--dry-run: the count only)')
+      .argument('<action>', 'cancel, retry-failed, resume, fork or migrate'),
   )
     .option('--dry-run', 'print how many runs the action would apply to, change nothing')
     .option('--from-node <key>', 'fork: the node to fork each run from')
     .option('--failed-only', 'fork: keep what succeeded downstream of the node too')
+    .option('--to-version <n>', "migrate: the version to move the runs to (the latest version of --definition)", positiveInt)
+    .option('--node-map <old=new>', 'migrate: an old node key mapped to a new one (repeatable)', nodeMapPair)
+    .option('--canary-percent <p>', 'migrate: migrate this share (more than 0, under 100) first, then pause until bulk-resume', percentOption)
+    .option('--max-error-rate <r>', 'migrate: pause when the share of refused migrations since the last resume exceeds this (0 ≤ r < 1)', rateOption)
     .option('--request-id <id>', 'idempotency key: the same key submits the same job once')
     .action(
-      wrap(async (action: string, o: SearchFlags & { dryRun?: boolean; fromNode?: string; failedOnly?: boolean; requestId?: string }) => {
+      wrap(async (action: string, o: SearchFlags & BulkMigrateFlags & { dryRun?: boolean; fromNode?: string; failedOnly?: boolean; requestId?: string }) => {
         const body: BulkActionBody = {
           action: action as BulkActionBody['action'],
           filter: filterOf(o),
           ...(o.dryRun ? { dryRun: true } : {}),
           ...(o.fromNode ? { fromNodeKey: o.fromNode } : {}),
           ...(o.failedOnly ? { failedOnly: true } : {}),
+          ...(o.toVersion !== undefined ? { toVersion: o.toVersion } : {}),
+          ...(o.nodeMap ? { nodeMap: o.nodeMap } : {}),
+          ...(o.canaryPercent !== undefined ? { canaryPercent: o.canaryPercent } : {}),
+          ...(o.maxErrorRate !== undefined ? { maxErrorRate: o.maxErrorRate } : {}),
           ...(o.requestId ? { requestId: o.requestId } : {}),
         };
         const answer = (await s.client().runs.bulk(body)) as { count: number; bulkId?: string };
@@ -220,12 +256,40 @@ export function registerRuns(program: Command, s: Session, wrap: Wrap): void {
             ['bulk', job.bulkId],
             ['action', job.action],
             ['status', job.status],
+            ['paused because', job.pauseReason],
             ['total', job.total],
             ['done', job.done],
             ['failed', job.failed],
             ['updated', job.updatedAt],
           ]),
         );
+        return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('bulk-resume')
+    .description('resume a Paused bulk migrate (after its canary, or a pause on the error rate); prints its status')
+    .argument('<bulkId>', 'bulk job id')
+    .action(
+      wrap(async (bulkId: string) => {
+        const job = await s.client().runs.bulkResume(bulkId);
+        s.print(job, () => `${job.bulkId} ${job.status} ${job.done + job.failed}/${job.total}\n`);
+        return EXIT.ok;
+      }),
+    );
+
+  runs
+    .command('bulk-runs')
+    .description("a bulk job's processed runs with their outcome and a refusal's reason")
+    .argument('<bulkId>', 'bulk job id')
+    .option('--outcome <outcome>', 'only applied, noop or refused runs')
+    .option('--limit <n>', 'page size', positiveInt)
+    .option('--cursor <cursor>', 'the next page')
+    .action(
+      wrap(async (bulkId: string, o: { outcome?: BulkJobRun['outcome']; limit?: number; cursor?: string }) => {
+        const page = await s.client().runs.bulkRuns(bulkId, { ...(o.outcome ? { outcome: o.outcome } : {}), ...(o.limit ? { limit: o.limit } : {}), ...(o.cursor ? { cursor: o.cursor } : {}) });
+        s.printPage(page, ['run', 'outcome', 'reason', 'details'], (r) => [r.runId, r.outcome, r.reason, (r.details ?? []).map((d) => d.message).join('; ') || null]);
         return EXIT.ok;
       }),
     );

@@ -27,6 +27,12 @@ export const runs = pgTable(
     /** no FK: definitions may be deleted only when no live run pins them (checked by the API) */
     definitionId: uuid('definition_id').notNull(),
     definitionVersion: integer('definition_version').notNull(),
+    /**
+     * the version alias the start went through (`current` for a start naming neither; null for an
+     * explicit version): its Subworkflow and Map children go through the child definition's alias
+     * of the same name when it has one
+     */
+    versionAlias: text('version_alias'),
     graph: jsonb('graph').notNull(),
     planGraph: jsonb('plan_graph').notNull(),
     graphHash: text('graph_hash').notNull(),

@@ -12,6 +12,7 @@ import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt, waitpointPayload
 import { TERMINAL_RUN_STATUSES_SQL } from './status-sql';
 import { stateEntriesAt } from './run-state';
 import type { Queryable } from './transaction';
+import { chooseChildVersions, type ChildVersionChoice } from './child-versions';
 
 /** One run's plan with the snapshot it was planned from. */
 export interface ApplyItem {
@@ -112,8 +113,15 @@ function withLiveChildren(set: Record<string, unknown>): Record<string, unknown>
   return { ...set, liveChildren: map ? map.live.map((l) => l.childRunId) : null };
 }
 
+/** A child's chosen version as `flowline_create_child` reads it: `version` and `alias`, or `refused`. */
+function childVersionMembers(v: ChildVersionChoice | undefined): Record<string, unknown> {
+  if (v === undefined) return {};
+  if ('refused' in v) return { refused: v.refused };
+  return { version: v.version, ...(v.alias === null ? {} : { alias: v.alias }) };
+}
+
 /** The `flowline_apply_run` item of one plan, or null when it has nothing to write. */
-export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unknown> | null {
+export function toApplyItem({ snapshot, plan }: ApplyItem, childVersions: ReadonlyMap<string, ChildVersionChoice> = new Map()): Record<string, unknown> | null {
   const runId = snapshot.run.id;
   const expectVersion = plan.run?.expectVersion ?? snapshot.run.version;
   if (isEmptyPlan(plan)) {
@@ -133,7 +141,12 @@ export function toApplyItem({ snapshot, plan }: ApplyItem): Record<string, unkno
     events: plan.events,
     intentIds: plan.consumedIntentIds,
     // a Subworkflow's stateIn: the child's state seed, one base entry of its log at seq 0
-    children: plan.startChildren.map(({ state, ...c }) => (state ? { ...c, stateSeed: [{ nodeKey: null, writes: state }] } : c)),
+    // and the version chosen for it (chooseChildVersions); none chosen: the SQL takes the latest
+    children: plan.startChildren.map(({ state, pin: _pin, ...c }) => ({
+      ...c,
+      ...(state ? { stateSeed: [{ nodeKey: null, writes: state }] } : {}),
+      ...childVersionMembers(childVersions.get(c.childRunId)),
+    })),
     cancelChildren: plan.cancelChildren,
     wakeAt: iso(plan.wakeAt),
     // run state: each write is one log row under its state.updated event's seq
@@ -172,10 +185,11 @@ export async function applyPlans(
 ): Promise<ApplyOutcome> {
   const out: ApplyOutcome = { applied: [], conflicted: [], skipped: [], failed: [] };
   const batch: Array<Record<string, unknown>> = [];
+  const childVersions = await chooseChildVersions(db, items);
   for (const item of items) {
     let a: Record<string, unknown> | null;
     try {
-      a = toApplyItem(item);
+      a = toApplyItem(item, childVersions);
     } catch (error) {
       out.failed.push({ runId: item.snapshot.run.id, error });
       continue;

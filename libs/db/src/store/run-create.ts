@@ -367,11 +367,11 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
       name: 'flowline_create_run',
       text: `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
                          wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
-                         priority, concurrency_key, concurrency_limit, agent_pins, not_before, schedule_id, created_by)
+                         priority, concurrency_key, concurrency_limit, agent_pins, not_before, schedule_id, created_by, version_alias)
        SELECT $1, $2, d.id, coalesce($17::int, d.version), coalesce($18::jsonb, d.graph), coalesce($19::jsonb, d.plan_graph),
               coalesce($20::text, d.graph_hash), CASE WHEN nb.at > now() THEN 'Scheduled' ELSE 'Pending' END, $4,
               CASE WHEN nb.at > now() THEN nb.at ELSE now() END, $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
-              $11, $12, $13, $14::jsonb, CASE WHEN nb.at > now() THEN nb.at END, $16, $21
+              $11, $12, $13, $14::jsonb, CASE WHEN nb.at > now() THEN nb.at END, $16, $21, $22
        FROM definitions d, (SELECT $15::timestamptz AS at) nb WHERE d.id = $3
        ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING id`,
@@ -381,7 +381,7 @@ function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPreche
         p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins),
         p.notBefore == null ? null : new Date(p.notBefore).toISOString(), p.scheduleId ?? null,
         pin?.version ?? null, pin?.graphText ?? null, pin?.planGraphText ?? null, pin?.graphHash ?? null,
-        p.createdBy ?? null,
+        p.createdBy ?? null, p.versionAlias ?? null,
       ],
     });
     if (!inserted.rowCount) {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { aliasTargetsOf, pickTarget, resolveAlias, type AliasTarget } from './alias';
+import { aliasTargetsOf, childVersion, pickTarget, resolveAlias, type AliasTarget } from './alias';
 
 describe('aliasTargetsOf', () => {
   it('reads one version as all starts, and weighted targets as given', () => {
@@ -47,6 +47,43 @@ describe('resolveAlias', () => {
         targets.forEach((t) => expect(counts.get(t.version)).toBe(t.percent));
         expect(counts.get(null) ?? 0).toBe(100 - percents.reduce((a, b) => a + b, 0));
       }),
+    );
+  });
+});
+
+describe('childVersion', () => {
+  const child = new Map<string, AliasTarget[]>([
+    ['current', [{ version: 3, percent: 100 }]],
+    ['canary', [{ version: 4, percent: 100 }]],
+  ]);
+
+  it("uses the node's pin, else the parent's alias when the child has it, else current", () => {
+    expect(childVersion({ version: 2 }, 'canary', child, 5, [0, 0])).toEqual({ ok: true, version: 2, alias: null });
+    expect(childVersion({ alias: 'current' }, 'canary', child, 5, [0, 0])).toEqual({ ok: true, version: 3, alias: 'current' });
+    expect(childVersion({}, 'canary', child, 5, [0, 0])).toEqual({ ok: true, version: 4, alias: 'canary' });
+    expect(childVersion({}, 'beta', child, 5, [0, 0])).toEqual({ ok: true, version: 3, alias: 'current' });
+    expect(childVersion({}, null, child, 5, [0, 0])).toEqual({ ok: true, version: 3, alias: 'current' });
+    expect(childVersion({}, null, new Map(), 5, [0, 0])).toEqual({ ok: true, version: 5, alias: 'current' });
+    expect(childVersion({ alias: 'beta' }, null, child, 5, [0, 0])).toEqual({ ok: false, alias: 'beta' });
+  });
+
+  it('a pinned version always wins; without a pin the child follows the parent exactly when the child has that alias', () => {
+    const name = fc.constantFrom('current', 'canary', 'beta', 'gamma');
+    fc.assert(
+      fc.property(
+        fc.option(fc.integer({ min: 1, max: 9 }), { nil: undefined }),
+        fc.option(name, { nil: null }),
+        fc.uniqueArray(name, { maxLength: 4 }),
+        fc.integer({ min: 1, max: 9 }),
+        fc.tuple(fc.double({ min: 0, max: 99.99, noNaN: true }), fc.double({ min: 0, max: 99.99, noNaN: true })),
+        (pinned, parent, names, latest, rolls) => {
+          const aliases = new Map(names.map((n, i) => [n, [{ version: i + 1, percent: 100 }]]));
+          const got = childVersion(pinned === undefined ? {} : { version: pinned }, parent, aliases, latest, rolls);
+          const used = parent !== null && aliases.has(parent) ? parent : 'current';
+          const want = pinned !== undefined ? { ok: true, version: pinned, alias: null } : { ok: true, version: resolveAlias(aliases, used, latest, rolls), alias: used };
+          expect(got).toEqual(want);
+        },
+      ),
     );
   });
 });

@@ -67,3 +67,32 @@ export function resolveAlias(
   if (!targets) return null;
   return pickTarget(targets, rolls[0]) ?? current(rolls[1]);
 }
+
+/** What a Subworkflow or Map node pins in its config (`version` or `alias`, not both). */
+export interface ChildNodePin {
+  version?: number;
+  alias?: string;
+}
+
+/** The version a child run is created at, or why none: the alias the rule chose is not the child definition's. */
+export type ChildVersion = { ok: true; version: number; alias: string | null } | { ok: false; alias: string };
+
+/**
+ * The version of a Subworkflow or Map child: the node's pinned `version`, else its pinned
+ * `alias`, else the alias the parent run went through when the child definition has one of that
+ * name (the parent's pinned choice carries down: a `canary` parent runs `canary` children), else
+ * `current` — resolved like a start ({@link resolveAlias}). A node's alias the child definition
+ * lacks is refused (`ok: false`), never silently replaced.
+ */
+export function childVersion(
+  pin: ChildNodePin,
+  parentAlias: string | null,
+  aliases: ReadonlyMap<string, readonly AliasTarget[]>,
+  latest: number,
+  rolls: readonly [number, number],
+): ChildVersion {
+  if (pin.version !== undefined) return { ok: true, version: pin.version, alias: null };
+  const alias = pin.alias ?? (parentAlias !== null && aliases.has(parentAlias) ? parentAlias : CURRENT_ALIAS);
+  const version = resolveAlias(aliases, alias, latest, rolls);
+  return version === null ? { ok: false, alias } : { ok: true, version, alias };
+}

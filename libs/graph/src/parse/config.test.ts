@@ -117,6 +117,9 @@ describe('closed per-kind config', () => {
     ['Loop', { body: 'def-1', maxIterations: 2, exitCondition: { op: 'Eq', value: 1 } }, /exitCondition condition has no path/],
     ['Subworkflow', {}, /config\.definitionId is required/],
     ['Subworkflow', { definitionId: 'd', inputBinding: 'a[1]' }, /inputBinding/],
+    ['Subworkflow', { definitionId: 'd', version: 2, alias: 'canary' }, /config\.version and config\.alias cannot be given together/],
+    ['Subworkflow', { definitionId: 'd', version: 0 }, /version/],
+    ['Subworkflow', { definitionId: 'd', alias: 'no spaces' }, /alias/],
     ['Condition', { path: 'a..b' }, /empty segment/],
     ['Start', { inputSchema: { type: 'objekt' } }, /inputSchema is not a valid JSON Schema/],
   ])('%s %j is refused', (kind, config, re) => {
@@ -141,6 +144,8 @@ describe('closed per-kind config', () => {
     ['Tool', { toolName: 'json_extract', argumentBindings: { value: 'input.output' }, arguments: { path: 'a.b' } }],
     ['Loop', { body: 'def-1', maxIterations: 1000, exitCondition: { path: 'output.result.done', op: 'eq', value: true }, inputBinding: 'input.output' }],
     ['Subworkflow', { definitionId: 'def-2', inputBinding: 'run.input' }],
+    ['Subworkflow', { definitionId: 'def-2', version: 3 }],
+    ['Subworkflow', { definitionId: 'def-2', alias: 'canary' }],
   ])('%s %j is accepted', (kind, config) => {
     valid(kindWith(kind, config as JsonObject));
   });

@@ -141,6 +141,7 @@ export function parseNode(raw: Record<string, unknown>, key: string, kind: NodeK
   kindRules(kind, c.config, ctx, errors, warnings);
   const writes = parseWrites(opt(raw, 'writes'), errors);
   if (kind === 'Map' && c.config.toleratedFailures !== undefined && c.config.toleratedFailurePercent !== undefined) errors.push('config.toleratedFailures and config.toleratedFailurePercent cannot be given together; give one');
+  if ((kind === 'Map' || kind === 'Subworkflow') && c.config.version !== undefined && c.config.alias !== undefined) errors.push('config.version and config.alias cannot be given together; give one');
   if (kind === 'Wait') errors.push(...waitConfigErrors(c.config));
   if (kind === 'Pause') errors.push(...approvalConfigErrors(c.config));
   if (kind === 'Subworkflow') checkChildStateMembers({ kind, config: c.config, ...(writes ? { writes } : {}) }, errors);

@@ -11,7 +11,7 @@ import { validateJson } from '../schema';
 import { renderConfigMember, templateLimitsOf, templateScope, type TemplateLimits } from '../template/render';
 import type { Admission } from './admission';
 import { completeRun } from './complete-run';
-import { beginMap, mapItems } from './map';
+import { beginMap, childPinOf, mapItems } from './map';
 import { satisfiedPredecessors } from './edge-verdict';
 import type { PlanState } from './plan-state';
 import { attemptWithinBudget } from './budget-check';
@@ -258,7 +258,7 @@ function startChild(st: PlanState, node: GraphNode, doc: InputDocument): void {
   st.update(node.key, {
     loop: node.kind !== 'Loop' ? null : resume ? { iteration: resume.iteration, results: resume.results, last: resume.last } : { iteration: 1, results: [], last: null },
   });
-  st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value, ...(seed.value ? { state: seed.value } : {}) });
+  st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: input.value, ...(seed.value ? { state: seed.value } : {}), ...childPinOf(node) });
   st.emit('node.started', node.key, { attempt, childRunId, ...(node.kind === 'Loop' ? { iteration: resume?.iteration ?? 1 } : {}) });
 }
 

@@ -29,6 +29,7 @@ import type { PlanState } from './plan-state';
 import { cancelMapChildren } from './map-children';
 import { settleFailure, settleSuccess } from './settle';
 import type { MapState, NodeRunState } from './types';
+import type { ChildNodePin } from '../aliases';
 
 /** Failures a Map keeps in `errors` (the count is in `failed`). */
 export const MAP_ERRORS_KEPT = 20;
@@ -131,7 +132,7 @@ function advanceMap(st: PlanState, node: GraphNode, items: Json[]): void {
   const definitionId = String(node.config['definitionId'] ?? '');
   while (live.length < cap && next < map.total) {
     const childRunId = st.ctx.newId();
-    st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: items[next]! });
+    st.startChildren.push({ nodeKey: node.key, childRunId, definitionId, input: items[next]!, ...childPinOf(node) });
     live.push({ childRunId, index: next });
     results[next] = null;
     next++;
@@ -149,4 +150,13 @@ function failMap(st: PlanState, key: string, cls: 'NodeFailed' | 'OutputTooLarge
   cancelMapChildren(st, key);
   st.update(key, { map: null });
   settleFailure(st, key, cls, reason);
+}
+
+/** A Subworkflow's or Map's version pin (`config.version` / `config.alias`) as a ChildStart member; none for a Loop. */
+export function childPinOf(node: GraphNode): { pin?: ChildNodePin } {
+  if (node.kind !== 'Subworkflow' && node.kind !== 'Map') return {};
+  const { version, alias } = node.config;
+  if (typeof version === 'number') return { pin: { version } };
+  if (typeof alias === 'string') return { pin: { alias } };
+  return {};
 }

@@ -19,6 +19,7 @@ import type {
   PendingDecisionKind,
   RunStatus,
 } from '../model';
+import type { ChildNodePin } from '../aliases';
 import type { ModelPrices, RunBudget, RunUsage } from '../budget';
 import type { StateWrite } from '../state/fold';
 import type { ApprovalVote } from '../approval/policy';
@@ -384,6 +385,8 @@ export interface ChildStart {
   input: Json;
   /** a Subworkflow's `stateIn`: the child's state seed (its log's seq-0 base entry). Absent: none */
   state?: JsonObject;
+  /** a Subworkflow's or Map's `config.version` / `config.alias` (the store resolves it: aliases `childVersion`). Absent: none */
+  pin?: ChildNodePin;
 }
 
 export interface PlanResult {

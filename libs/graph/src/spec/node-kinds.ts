@@ -87,6 +87,20 @@ const inputBinding: MemberSpec = {
   help: "Dot path into the node's input document whose value becomes the child run's input.",
 };
 
+/** A Subworkflow's or Map's pin of the child definition's version (libs/graph aliases `childVersion`). */
+const childVersionMembers: MemberSpec[] = [
+  {
+    name: 'version', type: 'integer', required: false, min: 1, example: 3, defaultText: "none (the parent's alias, else current)",
+    help:
+      'A saved version of the child definition to run. Not together with alias. A version retired, never saved, or saved before versions kept ' +
+      'their parsed graph fails the child (ValidationFailed) with the reason.',
+  },
+  {
+    name: 'alias', type: 'key', required: false, example: 'current', defaultText: "the parent run's alias when the child definition has one of that name, else current",
+    help: "A version alias of the child definition to run through (its weighted targets place each child). Not together with version. An alias the child definition lacks fails the child (ValidationFailed).",
+  },
+];
+
 const kind = (spec: Omit<NodeKindSpec, 'maxAttempts' | 'chatOnly'> & Partial<Pick<NodeKindSpec, 'maxAttempts' | 'chatOnly'>>): NodeKindSpec => ({
   maxAttempts: 1,
   chatOnly: false,
@@ -388,6 +402,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     output: "the child run's output.",
     config: [
       { name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition to run.' },
+      ...childVersionMembers,
       inputBinding,
       {
         name: 'inputTemplate', type: 'json', required: false, template: true, defaultText: 'none (inputBinding decides the child input)',
@@ -418,6 +433,7 @@ export const NODE_KIND_SPECS: Readonly<Record<NodeKind, NodeKindSpec>> = {
     output: '{ results, succeeded, failed, errors }: results holds each child run output in item order (null for a failed item).',
     config: [
       { name: 'definitionId', type: 'string', required: true, nonBlank: true, refersTo: 'definition', help: 'Id of the definition each item runs; its run input is the item.' },
+      ...childVersionMembers,
       {
         name: 'items', type: 'dotPath', required: true, example: 'state.urls',
         help: "Dot path into the node's input document to the array to map over (state.…, run.input.…, input.output.…); anything but an array fails the node.",

@@ -11,7 +11,7 @@ import { fakeApi, refuse } from '../test/fake-api';
 import { renderInSession } from '../test/render';
 import { parseRunsSearch } from '../app/search';
 import { BulkDialog } from './BulkDialog';
-import { bulkFilterOf, bulkJobSettled, bulkProgressText } from './bulk';
+import { bulkFilterOf, bulkJobSettled, bulkProgressText, migrateMembers, migrateProgressText } from './bulk';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BULK = '77777777-2222-4333-8444-555555555555';
@@ -90,5 +90,48 @@ describe('BulkDialog', () => {
     await within(d).findByText('2 runs would be affected.');
     await userEvent.click(within(d).getByRole('button', { name: 'Cancel 2 runs' }));
     expect((await within(d).findByRole('alert')).textContent).toMatch(/Forbidden\s*this key lacks the 'operate' scope/);
+  });
+
+  it('migrates with a target version, canary and max error rate; shows migrated / refused / remaining, the pause with Resume, and the refused runs', async () => {
+    let status: 'Paused' | 'Running' = 'Paused';
+    const job = () => ({
+      bulkId: BULK, action: 'migrate', status, pauseReason: status === 'Paused' ? 'canary' : null,
+      migrate: { toVersion: 2, nodeMap: {}, canaryPercent: 20, maxErrorRate: 0.05 }, total: 10, done: 1, failed: 1, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:01Z',
+    });
+    const api = fakeApi({
+      'POST /v1/runs/bulk': ({ body }) => ((body as { dryRun?: boolean }).dryRun ? { body: { count: 10 } } : { status: 202, body: { bulkId: BULK, count: 10 } }),
+      [`GET /v1/bulk-jobs/${BULK}`]: () => ({ body: job() }),
+      [`POST /v1/bulk-jobs/${BULK}/resume`]: () => {
+        status = 'Running';
+        return { body: job() };
+      },
+      [`GET /v1/bulk-jobs/${BULK}/runs`]: () => ({
+        body: { items: [{ runId: 'aaaaaaaa-1111-4222-8333-444444444444', outcome: 'refused', reason: 'needsMapping', details: [{ code: 'needsMapping', nodeKey: 'q', message: "node 'q' is gone: map it" }] }], nextCursor: null },
+      }),
+    });
+    renderInSession(<BulkDialog filter={{ definitionId: 'd1' }} onClose={() => undefined} />, api);
+    const d = screen.getByRole('dialog');
+    await userEvent.click(within(d).getByLabelText(/^Migrate/));
+    expect(within(d).getByText('Target version: a version number')).toBeTruthy();
+    await userEvent.type(within(d).getByLabelText(/Target version/), '2');
+    await userEvent.type(within(d).getByLabelText(/Canary %/), '20');
+    await userEvent.type(within(d).getByLabelText(/Max error rate %/), '5');
+    await within(d).findByText('10 runs would be affected.');
+    await userEvent.click(within(d).getByRole('button', { name: 'Migrate 10 runs' }));
+    await within(d).findByText(/1 migrated · 1 refused · 8 remaining/);
+    expect(within(d).getByTestId('bulk-paused').textContent).toMatch(/Paused after the canary/);
+    expect((await within(d).findByTestId('bulk-refused')).textContent).toMatch(/needsMapping.*node 'q' is gone: map it/);
+    await userEvent.click(within(d).getByRole('button', { name: 'Resume' }));
+    await waitFor(() => expect(screen.getByTestId('bulk-progress').getAttribute('data-bulk-status')).toBe('Running'));
+    expect(within(d).queryByTestId('bulk-paused')).toBeNull();
+    const sent = api.sent.find((x) => x.route === 'POST /v1/runs/bulk' && !(x.body as { dryRun?: boolean }).dryRun)!;
+    expect(sent.body).toEqual({ action: 'migrate', filter: { definitionId: 'd1' }, requestId: expect.stringMatching(UUID), toVersion: 2, canaryPercent: 20, maxErrorRate: 0.05 });
+  }, 15_000);
+
+  it('reads migrate fields and progress', () => {
+    expect(migrateMembers({ toVersion: '3', canaryPercent: '', maxErrorRate: '' })).toEqual({ ok: true, body: { toVersion: 3 } });
+    expect(migrateMembers({ toVersion: '3', canaryPercent: '100', maxErrorRate: '' })).toMatchObject({ ok: false });
+    expect(migrateMembers({ toVersion: '3', canaryPercent: '10', maxErrorRate: '120' })).toMatchObject({ ok: false });
+    expect(migrateProgressText({ total: 5, done: 5, failed: 0 })).toBe('5 migrated · 0 refused · 0 remaining');
   });
 });
