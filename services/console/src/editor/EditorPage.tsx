@@ -474,9 +474,7 @@ function EditorCore({ initial, readOnlyVersion, restoredFrom }: CoreProps) {
         />
       ) : (
         <div className={`editor-body${showJson ? ' with-json' : ''}${readOnly ? ' is-readonly' : ''}`}>
-          <fieldset className="palette-fieldset" disabled={readOnly}>
-            <Palette onAdd={readOnly ? noop : addFromPalette} chat={chat} />
-          </fieldset>
+          <Palette onAdd={readOnly ? noop : addFromPalette} chat={chat} disabled={readOnly} />
           <FlowCanvas
             model={model}
             setModel={setModel}
