@@ -325,7 +325,7 @@ describe('flowline runs', () => {
     expect(await cli('runs', 'bulk', 'migrate', ...flags, '--dry-run')).toMatchObject({ code: 0, out: '2 runs\n' });
     const submitted = JSON.parse((await cli('--json', 'runs', 'bulk', 'migrate', ...flags)).out);
     expect(submitted).toEqual({ bulkId: expect.any(String), count: 2 });
-    await c.workBulkJob();
+    await c.workBulkJob(submitted.bulkId);
     const paused = await cli('runs', 'bulk-status', submitted.bulkId);
     expect(paused.out).toMatch(/paused because\s+canary/);
     const status = JSON.parse((await cli('--json', 'runs', 'bulk-status', submitted.bulkId)).out);
@@ -333,7 +333,7 @@ describe('flowline runs', () => {
     const listed = JSON.parse((await cli('--json', 'runs', 'bulk-runs', submitted.bulkId)).out);
     expect(listed.items).toEqual([expect.objectContaining({ outcome: 'applied', reason: null })]);
     expect(await cli('runs', 'bulk-resume', submitted.bulkId)).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`^${submitted.bulkId} Running 1/2\n$`)) });
-    await c.workBulkJob();
+    await c.workBulkJob(submitted.bulkId);
     expect(JSON.parse((await cli('--json', 'runs', 'bulk-status', submitted.bulkId)).out)).toMatchObject({ status: 'Completed', done: 2, failed: 0 });
     const again = await cli('runs', 'bulk-resume', submitted.bulkId);
     expect(again.code).toBe(1);

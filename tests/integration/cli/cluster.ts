@@ -25,7 +25,8 @@ export interface CliCluster {
   /** the API's base URL */
   url: string;
   /** claims the open bulk job and works it until it pauses or ends (the dispatcher's runner, one claim; the harness dispatcher runs none) */
-  workBulkJob(): Promise<void>;
+  /** works open bulk jobs as a dispatcher would, until `bulkId` has had its turn */
+  workBulkJob(bulkId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,11 +71,16 @@ export async function startCluster(): Promise<CliCluster> {
     await h.startDispatcher('cli-test');
     return {
       url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      async workBulkJob() {
+      async workBulkJob(bulkId) {
         const deps = { pool: h.db.pool, redis, queuePrefix: h.redis.prefix, shardCount: SHARD_COUNT, owner: 'cli-test', batchSize: 10, leaseMs: 5000, batchPauseMs: 0, errorRateMinRuns: 5, log: logger };
-        const job = await claimBulkJob(h.db.pool, deps.owner, deps.leaseMs);
-        if (!job) throw new Error('no open bulk job');
-        await processBulkJob(deps, job);
+        // no dispatcher works this cluster's bulk jobs, so other tests' jobs are still open: work
+        // each one claimed until the one asked for has had its turn
+        for (;;) {
+          const job = await claimBulkJob(h.db.pool, deps.owner, deps.leaseMs);
+          if (!job) throw new Error(`bulk job ${bulkId} is not open`);
+          await processBulkJob(deps, job);
+          if (job.id === bulkId) return;
+        }
       },
       async close() {
         for (const c of closers.reverse()) await c().catch(() => undefined);

@@ -111,6 +111,8 @@ describe('a run whose tick the store refuses', () => {
     expect(row.reason).toMatch(/^run quarantined: the store refused its tick 3 times in a row \(22P05: poisoned run /);
     const events = await h.db.pool.query<{ kind: string; detail: { class?: string } }>('SELECT kind, detail FROM events WHERE run_id = $1 ORDER BY seq', [poisoned]);
     expect(events.rows.at(-1)).toMatchObject({ kind: 'run.failed', detail: { class: 'Internal' } });
+    // the dispatcher counts the quarantine once its statement returns, a moment after the row reads Failed
+    await waitFor(() => d.totals().quarantined === 1, { timeoutMs: 5_000, description: 'the quarantine counted' });
     expect(d.totals()).toMatchObject({ applyFailures: LIMIT, quarantined: 1 });
     // later runs come and go through many sweeps; the quarantined one is never tried again
     const [later] = await h.createRuns(toolChain('echo', { n: 2 }), [{}]);
