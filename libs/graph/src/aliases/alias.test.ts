@@ -5,7 +5,10 @@ import { aliasTargetsOf, childVersion, pickTarget, resolveAlias, type AliasTarge
 describe('aliasTargetsOf', () => {
   it('reads one version as all starts, and weighted targets as given', () => {
     expect(aliasTargetsOf({ version: 6 })).toEqual({ ok: true, targets: [{ version: 6, percent: 100 }] });
-    expect(aliasTargetsOf({ targets: [{ version: 7, percent: 10 }] })).toEqual({ ok: true, targets: [{ version: 7, percent: 10 }] });
+    expect(aliasTargetsOf({ targets: [{ version: 7, percent: 10 }] })).toEqual({
+      ok: true,
+      targets: [{ version: 7, percent: 10 }],
+    });
   });
 
   it('refuses keyed: no target, a bad version or percent, a version twice, percents past 100', () => {
@@ -16,8 +19,22 @@ describe('aliasTargetsOf', () => {
     expect(bad({ targets: [] })).toEqual(['targets']);
     expect(bad({ version: 0 })).toEqual(['targets.0.version']);
     expect(bad({ targets: [{ version: 2, percent: 0 }] })).toEqual(['targets.0.percent']);
-    expect(bad({ targets: [{ version: 2, percent: 50 }, { version: 2, percent: 10 }] })).toEqual(['targets.1.version']);
-    expect(bad({ targets: [{ version: 2, percent: 60 }, { version: 3, percent: 50 }] })).toEqual(['targets']);
+    expect(
+      bad({
+        targets: [
+          { version: 2, percent: 50 },
+          { version: 2, percent: 10 },
+        ],
+      }),
+    ).toEqual(['targets.1.version']);
+    expect(
+      bad({
+        targets: [
+          { version: 2, percent: 60 },
+          { version: 3, percent: 50 },
+        ],
+      }),
+    ).toEqual(['targets']);
   });
 });
 
@@ -40,13 +57,20 @@ describe('resolveAlias', () => {
 
   it('gives each target exactly its percent of the roll space', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 4 }), (percents) => {
-        const targets = percents.map((percent, i) => ({ version: i + 1, percent }));
-        const counts = new Map<number | null, number>();
-        for (let roll = 0; roll < 100; roll++) counts.set(pickTarget(targets, roll), (counts.get(pickTarget(targets, roll)) ?? 0) + 1);
-        targets.forEach((t) => expect(counts.get(t.version)).toBe(t.percent));
-        expect(counts.get(null) ?? 0).toBe(100 - percents.reduce((a, b) => a + b, 0));
-      }),
+      // weights summing to at most 100, as alias validation allows (a larger sum is refused before it is ever rolled)
+      fc.property(
+        fc
+          .array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 4 })
+          .filter((ps) => ps.reduce((a, b) => a + b, 0) <= 100),
+        (percents) => {
+          const targets = percents.map((percent, i) => ({ version: i + 1, percent }));
+          const counts = new Map<number | null, number>();
+          for (let roll = 0; roll < 100; roll++)
+            counts.set(pickTarget(targets, roll), (counts.get(pickTarget(targets, roll)) ?? 0) + 1);
+          targets.forEach((t) => expect(counts.get(t.version)).toBe(t.percent));
+          expect(counts.get(null) ?? 0).toBe(100 - percents.reduce((a, b) => a + b, 0));
+        },
+      ),
     );
   });
 });
@@ -58,8 +82,16 @@ describe('childVersion', () => {
   ]);
 
   it("uses the node's pin, else the parent's alias when the child has it, else current", () => {
-    expect(childVersion({ version: 2 }, 'canary', child, 5, [0, 0])).toEqual({ ok: true, version: 2, alias: null });
-    expect(childVersion({ alias: 'current' }, 'canary', child, 5, [0, 0])).toEqual({ ok: true, version: 3, alias: 'current' });
+    expect(childVersion({ version: 2 }, 'canary', child, 5, [0, 0])).toEqual({
+      ok: true,
+      version: 2,
+      alias: null,
+    });
+    expect(childVersion({ alias: 'current' }, 'canary', child, 5, [0, 0])).toEqual({
+      ok: true,
+      version: 3,
+      alias: 'current',
+    });
     expect(childVersion({}, 'canary', child, 5, [0, 0])).toEqual({ ok: true, version: 4, alias: 'canary' });
     expect(childVersion({}, 'beta', child, 5, [0, 0])).toEqual({ ok: true, version: 3, alias: 'current' });
     expect(childVersion({}, null, child, 5, [0, 0])).toEqual({ ok: true, version: 3, alias: 'current' });
@@ -75,12 +107,24 @@ describe('childVersion', () => {
         fc.option(name, { nil: null }),
         fc.uniqueArray(name, { maxLength: 4 }),
         fc.integer({ min: 1, max: 9 }),
-        fc.tuple(fc.double({ min: 0, max: 99.99, noNaN: true }), fc.double({ min: 0, max: 99.99, noNaN: true })),
+        fc.tuple(
+          fc.double({ min: 0, max: 99.99, noNaN: true }),
+          fc.double({ min: 0, max: 99.99, noNaN: true }),
+        ),
         (pinned, parent, names, latest, rolls) => {
           const aliases = new Map(names.map((n, i) => [n, [{ version: i + 1, percent: 100 }]]));
-          const got = childVersion(pinned === undefined ? {} : { version: pinned }, parent, aliases, latest, rolls);
+          const got = childVersion(
+            pinned === undefined ? {} : { version: pinned },
+            parent,
+            aliases,
+            latest,
+            rolls,
+          );
           const used = parent !== null && aliases.has(parent) ? parent : 'current';
-          const want = pinned !== undefined ? { ok: true, version: pinned, alias: null } : { ok: true, version: resolveAlias(aliases, used, latest, rolls), alias: used };
+          const want =
+            pinned !== undefined
+              ? { ok: true, version: pinned, alias: null }
+              : { ok: true, version: resolveAlias(aliases, used, latest, rolls), alias: used };
           expect(got).toEqual(want);
         },
       ),
