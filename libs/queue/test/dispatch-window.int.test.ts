@@ -9,26 +9,13 @@ import { Redis } from 'ioredis';
 import { EMPTY_WINDOW_STATE, type WorkItem } from '@flowline/graph';
 import { cleanupRedisPrefix, testRedisUrl, uniquePrefix } from '@flowline/testing';
 import { laneJobFact, UNSTAMP_DELAY_MS, WindowStore } from '../src/index';
+import { toolItem as sharedToolItem } from './lane-fixtures';
 
 const redisUrl = testRedisUrl();
 const prefix = uniquePrefix();
 let redis: Redis;
 
-function toolItem(invocationId: string): WorkItem {
-  return {
-    lane: 'tool',
-    runId: 'run-1',
-    nodeKey: 'fetch',
-    kind: 'Tool',
-    invocationId,
-    attempt: 1,
-    config: {},
-    input: { run: { input: null }, upstream: {}, input: null },
-    deadlineAt: Date.now() + 60_000,
-    steering: [],
-    outputSchema: null,
-  };
-}
+const toolItem = (invocationId: string): WorkItem => sharedToolItem({ runId: 'run-1', invocationId });
 
 beforeAll(() => {
   redis = new Redis(redisUrl, { maxRetriesPerRequest: null });

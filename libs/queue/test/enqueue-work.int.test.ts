@@ -22,25 +22,13 @@ import {
   type WakeMessage,
   type WorkReturn,
 } from '../src/index';
+import { toolItem } from './lane-fixtures';
 
 const redisUrl = testRedisUrl();
 const prefix = uniquePrefix();
 
-function workItem(lane: 'llm' | 'tool', invocationId: string): WorkItem {
-  return {
-    lane,
-    runId: 'run-1',
-    nodeKey: lane === 'tool' ? 'fetch' : 'ask',
-    kind: lane === 'tool' ? 'Tool' : 'LlmCall',
-    invocationId,
-    attempt: 1,
-    config: {},
-    input: { run: { input: null }, upstream: {}, input: null },
-    deadlineAt: Date.now() + 60_000,
-    steering: [],
-    outputSchema: null,
-  };
-}
+const workItem = (lane: 'llm' | 'tool', invocationId: string): WorkItem =>
+  toolItem({ lane, runId: 'run-1', invocationId, ...(lane === 'tool' ? {} : { nodeKey: 'ask', kind: 'LlmCall' }) });
 
 const BIG = '9007199254740993';
 const big = (text = BIG) => new JsonNumber(text);

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkItem } from '@flowline/graph';
 
-/** A Tool work item of a fresh run and invocation, due in a minute. */
-export function toolItem(): WorkItem {
+/** A Tool work item of a fresh run and invocation, due in a minute; `over` replaces members. */
+export function toolItem(over: Partial<WorkItem> = {}): WorkItem {
   return {
     lane: 'tool',
     runId: randomUUID(),
@@ -16,6 +16,7 @@ export function toolItem(): WorkItem {
     deadlineAt: Date.now() + 60_000,
     steering: [],
     outputSchema: null,
+    ...over,
   };
 }
 
