@@ -30,6 +30,7 @@ import { Api, startBenchCluster } from './flowline';
 import { delta, Monitor, perNode } from './cost';
 import { benchProcesses, cpuMs, cpuPerNode, cpuProfileAvailable, type CpuPerNode } from './hop-cpu';
 import { mapLimit, percentile, sleep } from './stats';
+import { waitTerminal } from './workloads';
 
 export interface W8Sizes {
   runs: number;
@@ -198,7 +199,7 @@ export async function w8(
     for (const t of tenants) defs.set(t, await api.get(t)!.createDefinition(`w8-${t}`, platformGraph()));
     // warm-up: one run per tenant through every node (JIT, pools, the provider's connections)
     const warm = await mapLimit(tenants, 16, (t) => api.get(t)!.startRun(defs.get(t)!, { review: false }));
-    await waitRuns(mon, warm, 120_000);
+    await waitTerminal(mon, warm, 120_000, 500);
 
     const groups = cpuProfileAvailable() ? await benchProcesses(c.cluster, mon, redis) : null;
     const cpuBefore = groups ? cpuMs(groups) : null;
@@ -242,7 +243,7 @@ export async function w8(
     log(`W8: posted ${sizes.runs} runs over ${(postedMs / 1000).toFixed(1)} s (${sizes.tenants} tenants)`);
     const ids = posted.map((p) => p.id);
     try {
-      await waitRuns(mon, ids, Math.max(300_000, sizes.runs * 60));
+      await waitTerminal(mon, ids, Math.max(300_000, sizes.runs * 60), 500);
     } finally {
       deciding = false;
       await decider;
@@ -347,18 +348,6 @@ export async function w8(
   }
 }
 
-async function waitRuns(mon: Monitor, ids: string[], timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const [r] = await mon.query<{ n: number }>(
-      `select count(*)::int as n from runs where id = any($1::uuid[]) and status in ('Completed','Failed','Cancelled')`,
-      [ids],
-    );
-    if (r!.n >= ids.length) return;
-    if (Date.now() > until) throw new Error(`W8: ${ids.length - r!.n} of ${ids.length} runs not terminal after ${timeoutMs} ms`);
-    await sleep(500);
-  }
-}
 
 async function waitParked(mon: Monitor, ids: string[], timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
