@@ -13,5 +13,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // two files at a time: a browser test spends most of its time waiting on its cluster and
+    // Chromium, and each file owns its cluster, database and browser
+    maxWorkers: 2,
   },
 });

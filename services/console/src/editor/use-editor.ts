@@ -49,16 +49,23 @@ const sameStep = (a: Step, b: Step) => a.text === b.text;
 /** How long the model must stay unchanged before its document text is derived again. */
 export const SETTLE_MS = 120;
 
-/** `value`, once it has not changed for {@link SETTLE_MS} (the first value at once). */
-function useSettled<T>(value: T): T {
+/**
+ * `value`, once it has not changed for {@link SETTLE_MS} (the first value at once). While `hold`
+ * is true nothing settles: a drag is one step however long the pointer rests mid-way (on a busy
+ * machine a pause between two moves outlasts SETTLE_MS and would split the drag in two).
+ */
+export function useSettled<T>(value: T, hold = false): T {
   const [settled, setSettled] = useState(value);
   useEffect(() => {
-    if (settled === value) return;
+    if (settled === value || hold) return;
     const t = setTimeout(() => setSettled(value), SETTLE_MS);
     return () => clearTimeout(t);
-  }, [value, settled]);
+  }, [value, settled, hold]);
   return settled;
 }
+
+/** True while the pointer drags a node (React Flow marks the dragged nodes until the drop). */
+export const isDragging = (m: CanvasModel): boolean => m.nodes.some((n) => n.dragging === true);
 
 /** A model holding only the element keys (what placing issues reads). */
 function keysModel(keys: string): CanvasModel {
@@ -101,7 +108,7 @@ export function useEditorState(initial: Loaded, { validate = true }: { validate?
 
   // the document text is derived once the model has been still for SETTLE_MS: a drag's
   // burst of moves never pays for serialising the whole document
-  const settled = useSettled(model);
+  const settled = useSettled(model, isDragging(model));
   const text = useMemo(() => textOf(settled), [settled]);
   // positions never change a verdict: validate only when the document without positions changes
   const semanticText = useMemo(() => JSON.stringify(canvasToGraph(settled), (k, v: unknown) => (k === 'position' ? undefined : v)), [settled]);
