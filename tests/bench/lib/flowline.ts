@@ -35,8 +35,13 @@ export interface BenchCluster {
   apiUrls: string[];
   dispatchers: string[];
   lines: string[];
+  /** BENCH_CPU_PROFILE set: where each process writes its V8 CPU profile on close, one folder per label */
+  profileDir: string | null;
   close(): Promise<void>;
 }
+
+/** BENCH_CPU_PROFILE's sampling interval: 1 ms (V8's default) gives too few samples in a quick section's ~1 s of CPU per process. */
+const PROFILE_INTERVAL_US = 250;
 
 /**
  * Migrates `databaseUrl` and starts the processes (with `env` over {@link BENCH_ENV}); resolves
@@ -67,6 +72,8 @@ export async function startBenchCluster(
   ];
   // the measured code is what production runs: compiled JavaScript without the TypeScript loader
   buildServices(rootDir, [...new Set(processes.map((p) => p.service))]);
+  const profileRoot = process.env.BENCH_CPU_PROFILE;
+  const profileDir = profileRoot ? join(profileRoot, `cluster-${new Date().toISOString().replace(/[:.]/g, '-')}`) : null;
   const cluster = startCluster({
     rootDir,
     compiled: true,
@@ -82,6 +89,7 @@ export async function startBenchCluster(
         : {}),
     },
     processes,
+    ...(profileDir ? { cpuProfileDir: profileDir, cpuProfileIntervalUs: PROFILE_INTERVAL_US } : {}),
     onLine: (l) => {
       lines.push(l);
       if (lines.length > 2000) lines.splice(0, 1000);
@@ -113,8 +121,10 @@ export async function startBenchCluster(
     apiUrls: [cluster.apiUrl, ...extraApiPorts.map((port) => `http://127.0.0.1:${port}`)],
     dispatchers: names,
     lines,
+    profileDir,
     async close() {
-      await cluster.stop(5000);
+      // a process writes its profile as it exits: give a profiled one time to write it rather than SIGKILL it
+      await cluster.stop(profileDir ? 30_000 : 5000);
     },
   };
 }
