@@ -379,6 +379,8 @@ function cpuProfiles(dir: string, labels: string[]): string {
     for (const label of labels) byProcess.set(label, selfTimes(readProfiles(join(dir, label)), window, rootDir));
     out.push(renderProfiles(`${name}: self time by function (V8 CPU profiles in ${dir})`, byProcess));
   }
+  // the windows beside the profiles, so they can be read again with other questions
+  writeFileSync(join(dir, 'windows.json'), `${JSON.stringify(Object.fromEntries(sectionWindows), null, 2)}\n`);
   log(`CPU profiles: ${dir}`);
   return out.join('\n');
 }
