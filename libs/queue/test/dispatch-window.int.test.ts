@@ -109,9 +109,11 @@ describe('the per-tenant hold', () => {
     await redis.hset(`${p}:window:tool:state`, 'v', 3, 's', JSON.stringify({ deficits: { a: 2 }, cursor: 'a' }));
     await redis.rpush(`${p}:node.tool:wait`, 'w1');
     // the same id twice is one job; room for both new ones (target 3, one waiting)
-    const out = await store.holdOrRelease('tool', [{ tenantId: 'a', item: toolItem('p1') }, { tenantId: 'b', item: toolItem('p2') }, { tenantId: 'a', item: toolItem('p1') }], 3);
+    const p1 = toolItem('p1');
+    const out = await store.holdOrRelease('tool', [{ tenantId: 'a', item: p1 }, { tenantId: 'b', item: toolItem('p2') }, { tenantId: 'a', item: p1 }], 3);
     expect('released' in out && out.released.map((j) => j.opts.jobId)).toEqual(['p1', 'p2']);
-    expect('released' in out && out.released[0]!.data).toMatchObject({ invocationId: 'p1', runId: 'run-1' });
+    // the job of an item this call sent is built from the item itself, not parsed back from the hold's reply
+    expect('released' in out && out.released[0]!.data).toBe(p1);
     // never held: no hold order was taken, no item or tenant written
     expect(await redis.exists(`${p}:window:tool:seq`, `${p}:window:tool:items`, `${p}:window:tool:tenants`)).toBe(0);
     expect(await store.facts('tool')).toMatchObject({ version: 4, state: { deficits: {}, cursor: 'a' }, tenants: [], waiting: 3 });

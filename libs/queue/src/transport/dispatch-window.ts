@@ -313,7 +313,7 @@ export class WindowStore {
 
   /** Holds `entries` (all of `lane`) and returns the lane's facts, in one round trip. */
   async hold(lane: Lane, entries: readonly HoldEntry[]): Promise<LaneWindowFacts> {
-    const raw = await this.holdScript(lane, entries, 0);
+    const raw = await this.holdScript(lane, entries, entries.map(heldForm), 0);
     return factsOf(lane, raw);
   }
 
@@ -324,17 +324,20 @@ export class WindowStore {
    * facts for a decided release.
    */
   async holdOrRelease(lane: Lane, entries: readonly HoldEntry[], target: number): Promise<{ released: HeldJob[] } | { facts: LaneWindowFacts }> {
-    const raw = await this.holdScript(lane, entries, Math.max(0, Math.floor(target)));
-    if (Number(raw[0]) === -1) return { released: (raw.slice(1) as string[]).map(heldJobOf) };
-    return { facts: factsOf(lane, raw) };
+    const held = entries.map(heldForm);
+    const raw = await this.holdScript(lane, entries, held, Math.max(0, Math.floor(target)));
+    if (Number(raw[0]) !== -1) return { facts: factsOf(lane, raw) };
+    // a released job this call sent is the text it built: its job needs no parse of that text
+    const sent = new Map(held.map((h) => [h.text, h.job]));
+    return { released: (raw.slice(1) as string[]).map((text) => sent.get(text) ?? heldJobOf(text)) };
   }
 
-  private async holdScript(lane: Lane, entries: readonly HoldEntry[], target: number): Promise<unknown[]> {
+  private async holdScript(lane: Lane, entries: readonly HoldEntry[], held: readonly { text: string }[], target: number): Promise<unknown[]> {
     const args: (string | number)[] = [this.key(lane, 'q:'), RELEASE_GRACE_MS, `${this.prefix}:${queueNameFor(lane)}:`, target];
-    for (const e of entries) {
+    entries.forEach((e, i) => {
       const band = MAX_RUN_PRIORITY - runPriorityOf(e.priority);
-      args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item), trace: e.trace }), band);
-    }
+      args.push(e.tenantId, jobIdFor(e.item.invocationId), held[i]!.text, band);
+    });
     return (await this.call(lane, 'flowlineWindowHold', [6, ...this.factKeys(lane), this.key(lane, 'items'), this.key(lane, 'seq'), ...args])) as unknown[];
   }
 
@@ -410,8 +413,17 @@ export class WindowStore {
   }
 }
 
+/** A held item as the hold stores it (`text`) and the job that text stands for. */
+function heldForm(e: HoldEntry): { text: string; job: HeldJob } {
+  const held = { kind: e.item.kind, data: toWire(e.item), trace: e.trace };
+  return { text: JSON.stringify(held), job: jobOf(held) };
+}
+
 function heldJobOf(text: string): HeldJob {
-  const held = JSON.parse(text) as { kind: string; data: Wire<WorkItem>; trace?: string };
+  return jobOf(JSON.parse(text) as { kind: string; data: Wire<WorkItem>; trace?: string });
+}
+
+function jobOf(held: { kind: string; data: Wire<WorkItem>; trace?: string | undefined }): HeldJob {
   const jobId = jobIdFor(held.data.invocationId);
   return { name: held.kind, data: held.data, opts: held.trace === undefined ? { jobId } : { jobId, telemetry: { metadata: held.trace } } };
 }
