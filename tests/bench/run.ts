@@ -34,6 +34,7 @@ import { w7 } from './lib/w7';
 import { burst } from './lib/burst';
 import { w8, W8_SIZES } from './lib/w8';
 import pg from 'pg';
+import { readProfiles, renderProfiles, selfTimes, type ProcessProfile, type ProfileWindow } from './lib/cpu-profile';
 import { noiseReport, quietEnough, referenceSample, sampleLoad, type ReferenceSample } from './lib/noise';
 
 const { values: flags } = parseArgs({
@@ -153,11 +154,17 @@ const takeReference = async (at: string) => {
 };
 await takeReference('start');
 
+/** each section's span on the monotonic clock the services' CPU profiles use */
+const sectionWindows = new Map<string, ProfileWindow>();
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
 async function section(name: string, fn: () => Promise<void>): Promise<void> {
   if (!want(name)) return;
   const t0 = Date.now();
+  const fromUs = monotonicUs();
   try {
     await fn();
+    sectionWindows.set(name, { fromUs, toUs: monotonicUs() });
   } catch (e) {
     results.errors.push(`${name}: ${errMsg(e)}`);
     log(`${name} failed: ${errMsg(e)}`);
@@ -270,6 +277,7 @@ try {
     } finally {
       await mon?.close();
       await c?.close();
+      if (c?.profileDir) results.profiles = cpuProfiles(c.profileDir, [...c.cluster.processes.keys()]);
     }
   }
 
@@ -361,6 +369,20 @@ try {
   redis.disconnect();
   await redisServer.stop();
   await pgServer.stop();
+}
+
+/** BENCH_CPU_PROFILE: per section that ran on the main cluster, each process's functions by self time in its window. */
+function cpuProfiles(dir: string, labels: string[]): string {
+  const out: string[] = [];
+  for (const [name, window] of sectionWindows) {
+    const byProcess = new Map<string, ProcessProfile>();
+    for (const label of labels) byProcess.set(label, selfTimes(readProfiles(join(dir, label)), window, rootDir));
+    out.push(renderProfiles(`${name}: self time by function (V8 CPU profiles in ${dir})`, byProcess));
+  }
+  // the windows beside the profiles, so they can be read again with other questions
+  writeFileSync(join(dir, 'windows.json'), `${JSON.stringify(Object.fromEntries(sectionWindows), null, 2)}\n`);
+  log(`CPU profiles: ${dir}`);
+  return out.join('\n');
 }
 
 results.finishedAt = new Date().toISOString();

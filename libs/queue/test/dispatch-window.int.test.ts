@@ -103,6 +103,27 @@ describe('the per-tenant hold', () => {
     expect(await redis.zcard(`${p}:window:tool:released`)).toBe(0);
   });
 
+  it('passes new work straight through an idle lane with room, never writing it into the hold, with the state a release of everything leaves', async () => {
+    const p = `${prefix}:g`;
+    const store = new WindowStore(redis, p);
+    await redis.hset(`${p}:window:tool:state`, 'v', 3, 's', JSON.stringify({ deficits: { a: 2 }, cursor: 'a' }));
+    await redis.rpush(`${p}:node.tool:wait`, 'w1');
+    // the same id twice is one job; room for both new ones (target 3, one waiting)
+    const p1 = toolItem('p1');
+    const out = await store.holdOrRelease('tool', [{ tenantId: 'a', item: p1 }, { tenantId: 'b', item: toolItem('p2') }, { tenantId: 'a', item: p1 }], 3);
+    expect('released' in out && out.released.map((j) => j.opts.jobId)).toEqual(['p1', 'p2']);
+    // the job of an item this call sent is built from the item itself, not parsed back from the hold's reply
+    expect('released' in out && out.released[0]!.data).toBe(p1);
+    // never held: no hold order was taken, no item or tenant written
+    expect(await redis.exists(`${p}:window:tool:seq`, `${p}:window:tool:items`, `${p}:window:tool:tenants`)).toBe(0);
+    expect(await store.facts('tool')).toMatchObject({ version: 4, state: { deficits: {}, cursor: 'a' }, tenants: [], waiting: 3 });
+    // released within the grace: holding them again adds nothing
+    expect(await store.holdOrRelease('tool', [{ tenantId: 'a', item: toolItem('p1') }], 10)).toEqual({ facts: expect.objectContaining({ tenants: [] }) });
+    // more than the room: held, as before
+    const held = await store.holdOrRelease('tool', [1, 2, 3, 4, 5].map((i) => ({ tenantId: 'c', item: toolItem(`q${i}`) })), 5);
+    expect(held).toEqual({ facts: expect.objectContaining({ tenants: [{ tenantId: 'c', backlog: 5 }] }) });
+  });
+
   it('clears owed release stamps within the delay when no window call comes', async () => {
     const p = `${prefix}:f`;
     const store = new WindowStore(redis, p);

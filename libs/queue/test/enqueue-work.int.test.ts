@@ -1,7 +1,8 @@
 /**
  * Lane queues against real Redis: idempotent enqueue, key layout, and CONTRACT §1.2 across
  * Redis — a work item and a work return holding numbers a double cannot hold cross BullMQ
- * (which writes with JSON.stringify and reads with JSON.parse) and the wake channel exact.
+ * (which writes with JSON.stringify and reads with JSON.parse) and the wake channel exact;
+ * a job whose call never logs costs no child logger.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ import {
   type WakeMessage,
   type WorkReturn,
 } from '../src/index';
-import { toolItem } from './lane-fixtures';
+import { testLaneErrors, toolItem } from './lane-fixtures';
 
 const redisUrl = testRedisUrl();
 const prefix = uniquePrefix();
@@ -151,5 +152,34 @@ describe('lane queues against real Redis', () => {
       await worker.stop();
       await sub.quit();
     }
+  });
+
+  it('makes no child logger for a job whose call does not log, and writes its debug line with the job ids', async () => {
+    const children: Record<string, unknown>[] = [];
+    const debug: { obj: Record<string, unknown>; msg: string }[] = [];
+    const logger = {
+      debug: (obj: Record<string, unknown>, msg: string) => void debug.push({ obj, msg }),
+      info() {},
+      warn() {},
+      error() {},
+      child(bindings: Record<string, unknown>) {
+        children.push(bindings);
+        return logger;
+      },
+    };
+    const worker = createLaneWorker({ lane: 'tool', redis, logger, prefix, concurrency: 1, errors: testLaneErrors, unexpectedFailureReason: 'broke', run: async () => ({ done: true }) });
+    const item = toolItem({ attempt: 2 });
+    try {
+      await worker.start();
+      await enqueueWork(queues, [item]);
+      await waitFor(() => debug.some((d) => d.obj.invocationId === item.invocationId), { timeoutMs: 10_000, description: 'the job debug line' });
+    } finally {
+      await worker.stop();
+    }
+    expect(children).toEqual([]);
+    expect(debug.find((d) => d.obj.invocationId === item.invocationId)).toEqual({
+      obj: { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId, attempt: 2, kind: 'Tool', ok: true, failureClass: 'None', durationMs: expect.any(Number) as number },
+      msg: 'tool invocation finished',
+    });
   });
 });

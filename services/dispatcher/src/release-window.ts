@@ -6,7 +6,8 @@
  *
  * When it runs: right after a commit that queued work (so a lone tenant on an empty lane
  * goes out in the same tick; when everything held fits, the hold script releases it in the
- * hold's own round trip), after the tick that follows a finished job of this replica's
+ * hold's own round trip, and on a lane where nothing is held it never writes it into the hold),
+ * after the tick that follows a finished job of this replica's
  * runs (space freed on that job's lane; the window is shared, so the release may be another
  * run's or tenant's work), and on every sweep as a backstop for space freed by jobs of runs
  * other replicas own.

@@ -13,6 +13,8 @@ export interface Counters {
   /** next transaction id: its delta counts write transactions server-wide (read-only ones take no xid) */
   xid: number;
   statements: number | null;
+  /** pg_stat_statements calls by statement text (the bench's own queries included) */
+  statementsByQuery: Record<string, number>;
   walBytes: number;
   redisCommands: number;
   /** Redis calls by command (INFO commandstats, `info` left out) */
@@ -28,6 +30,8 @@ export interface CostDelta {
   /** write transactions (xid delta; exact, server-wide; the bench's reads take none) */
   writeXacts: number;
   statements: number | null;
+  /** pg_stat_statements calls over the window by statement (its first 120 characters, whitespace folded), most first */
+  statementsByQuery: Record<string, number>;
   walBytes: number;
   redisCommands: number;
   /** Redis calls by command over the window (a script's calls count under their own names and under evalsha) */
@@ -63,12 +67,18 @@ export class Monitor {
       [this.dbName],
     );
     let statements: number | null = null;
+    const statementsByQuery: Record<string, number> = {};
     if (this.statements) {
-      const [s] = await this.query<{ n: string }>(
-        `select coalesce(sum(calls), 0)::text as n from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
+      const rows = await this.query<{ q: string; n: string }>(
+        `select s.query as q, s.calls::text as n from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
         [this.dbName],
       );
-      statements = Number(s!.n);
+      statements = 0;
+      for (const r of rows) {
+        const q = r.q.replace(/\s+/g, ' ').trim().slice(0, 120);
+        statements += Number(r.n);
+        statementsByQuery[q] = (statementsByQuery[q] ?? 0) + Number(r.n);
+      }
     }
     const info = await this.redis.info('commandstats');
     let redisCommands = 0;
@@ -83,6 +93,7 @@ export class Monitor {
       xacts: Number(x!.x),
       xid: Number(x!.xid),
       statements,
+      statementsByQuery,
       walBytes: Number(x!.wal),
       redisCommands,
       redisByCommand,
@@ -103,15 +114,21 @@ export function delta(a: Counters, b: Counters): CostDelta {
     xacts: b.xacts - a.xacts - own,
     writeXacts: b.xid - a.xid,
     statements: a.statements === null || b.statements === null ? null : b.statements - a.statements - own,
+    statementsByQuery: countsBetween(a.statementsByQuery, b.statementsByQuery),
     walBytes: b.walBytes - a.walBytes,
     redisCommands: b.redisCommands - a.redisCommands,
-    redisByCommand: Object.fromEntries(
-      Object.entries(b.redisByCommand)
-        .map(([k, n]) => [k, n - (a.redisByCommand[k] ?? 0)] as const)
-        .filter(([, n]) => n > 0)
-        .sort((x, y) => y[1] - x[1]),
-    ),
+    redisByCommand: countsBetween(a.redisByCommand, b.redisByCommand),
   };
+}
+
+/** The counts that grew from `a` to `b`, by how much, most first. */
+function countsBetween(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(b)
+      .map(([k, n]) => [k, n - (a[k] ?? 0)] as const)
+      .filter(([, n]) => n > 0)
+      .sort((x, y) => y[1] - x[1]),
+  );
 }
 
 /** Per-node figures of a delta. */

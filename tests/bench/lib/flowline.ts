@@ -9,6 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate } from '@flowline/db';
+import { readWorkerBeats } from '@flowline/queue';
+import type { Lane } from '@flowline/graph';
+import { Redis } from 'ioredis';
 import { buildServices, freePort, startCluster, waitForApi, type Cluster, type ProcessSpec } from '@flowline/testing';
 import { sleep } from './stats';
 
@@ -35,8 +38,13 @@ export interface BenchCluster {
   apiUrls: string[];
   dispatchers: string[];
   lines: string[];
+  /** BENCH_CPU_PROFILE set: where each process writes its V8 CPU profile on close, one folder per label */
+  profileDir: string | null;
   close(): Promise<void>;
 }
+
+/** BENCH_CPU_PROFILE's sampling interval: 1 ms (V8's default) gives too few samples in a quick section's ~1 s of CPU per process. */
+const PROFILE_INTERVAL_US = 250;
 
 /**
  * Migrates `databaseUrl` and starts the processes (with `env` over {@link BENCH_ENV}); resolves
@@ -67,13 +75,16 @@ export async function startBenchCluster(
   ];
   // the measured code is what production runs: compiled JavaScript without the TypeScript loader
   buildServices(rootDir, [...new Set(processes.map((p) => p.service))]);
+  const queuePrefix = `{bench-${randomUUID().slice(0, 8)}}`;
+  const profileRoot = process.env.BENCH_CPU_PROFILE;
+  const profileDir = profileRoot ? join(profileRoot, `cluster-${new Date().toISOString().replace(/[:.]/g, '-')}`) : null;
   const cluster = startCluster({
     rootDir,
     compiled: true,
     databaseUrl,
     redisUrl,
     apiPort,
-    queuePrefix: `{bench-${randomUUID().slice(0, 8)}}`,
+    queuePrefix,
     env: {
       ...BENCH_ENV,
       ...env,
@@ -82,6 +93,7 @@ export async function startBenchCluster(
         : {}),
     },
     processes,
+    ...(profileDir ? { cpuProfileDir: profileDir, cpuProfileIntervalUs: PROFILE_INTERVAL_US } : {}),
     onLine: (l) => {
       lines.push(l);
       if (lines.length > 2000) lines.splice(0, 1000);
@@ -100,6 +112,9 @@ export async function startBenchCluster(
       if (Date.now() > until) throw new Error('shards not leased within 60 s');
       await sleep(200);
     }
+    // every lane worker takes jobs (its first heartbeat): a section then measures no worker still booting
+    const lanes = new Set<Lane>(processes.flatMap((p) => (p.service === 'worker-tool' ? ['tool' as const] : p.service === 'worker-llm' ? ['llm' as const] : [])));
+    await workersReady(redisUrl, queuePrefix, lanes, until);
   } catch (err) {
     process.stderr.write(`${lines.slice(-40).join('\n')}\n`);
     await cluster.stop(3000);
@@ -113,10 +128,27 @@ export async function startBenchCluster(
     apiUrls: [cluster.apiUrl, ...extraApiPorts.map((port) => `http://127.0.0.1:${port}`)],
     dispatchers: names,
     lines,
+    profileDir,
     async close() {
-      await cluster.stop(5000);
+      // a process writes its profile as it exits: give a profiled one time to write it rather than SIGKILL it
+      await cluster.stop(profileDir ? 30_000 : 5000);
     },
   };
+}
+
+/** Resolves once every lane of `lanes` has a live worker heartbeat; throws at `until` (epoch ms). */
+async function workersReady(redisUrl: string, prefix: string, lanes: ReadonlySet<Lane>, until: number): Promise<void> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  try {
+    for (const lane of lanes) {
+      while ((await readWorkerBeats(redis, prefix, lane, Date.now())).length === 0) {
+        if (Date.now() > until) throw new Error(`no ${lane} worker took jobs within 60 s`);
+        await sleep(100);
+      }
+    }
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** The REST calls the workloads make (CONTRACT §5). */

@@ -58,6 +58,8 @@ export interface Results {
   w8?: W8Result | null;
   /** the host's load through the run and a fixed reference timed between sections */
   noise?: NoiseReport | null;
+  /** BENCH_CPU_PROFILE: markdown tables of each process's functions by self time, per section (tests/bench/lib/cpu-profile.ts) */
+  profiles?: string | null;
   errors: string[];
 }
 
@@ -526,6 +528,7 @@ export function renderMarkdown(r: Results): string {
   if (r.burst) out.push('', ...renderBurst(r.burst));
   if (r.w8) out.push('', ...renderW8(r.w8));
   if (r.w3State) out.push('', ...renderW3State(r.w3State));
+  if (r.profiles) out.push('', '## CPU profiles (BENCH_CPU_PROFILE)', '', r.profiles);
   if (r.errors.length) {
     out.push('', '## Errors', '');
     for (const e of r.errors) out.push(`- ${e}`);

@@ -141,13 +141,56 @@ if target > 0 then
     local jobs = {-1}
     local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     for i = 4, #out, 2 do pop_into(jobs, ARGV[1], out[i], out[i + 1], KEYS[5], KEYS[4], now) end
-    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[2]))
-    local cursor = cjson.null
-    if out[2] ~= '' then
-      local ok, st = pcall(cjson.decode, out[2])
-      if ok and type(st) == 'table' and type(st.cursor) == 'string' then cursor = st.cursor end
+    released_everything(now, out[1], out[2])
+    return jobs
+  end
+end
+`;
+
+// The state a release of everything held leaves (libs/graph releasesEverything): the version
+// after `version`, credit forgotten, the cursor of `state_json` kept; stamps past the grace
+// pruned. KEYS: tenants, state, wait, released. ARGV[2]: grace ms.
+const RELEASED_EVERYTHING = `
+local function released_everything(now, version, state_json)
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[2]))
+  local cursor = cjson.null
+  if state_json ~= '' then
+    local ok, st = pcall(cjson.decode, state_json)
+    if ok and type(st) == 'table' and type(st.cursor) == 'string' then cursor = st.cursor end
+  end
+  redis.call('HSET', KEYS[2], 'v', version + 1, 's', cjson.encode({deficits = {}, cursor = cursor}))
+end
+`;
+
+// Before the hold: when nothing is held on the lane (no tenant in KEYS[1]) and its room under
+// the target (ARGV[4] > 0) takes every new item, releases the new items straight away, as
+// holding them and then releasing everything (RELEASE_ALL_THAT_FITS) would, without writing
+// them into the hold only to pop them again: the lone run's hop on an idle lane. The same
+// checks decide which ids are new (not held, not released within the grace, not already a
+// job on the lane, once each); each is stamped released. Returns {-1, job1, …}, else falls
+// through to the hold. Needs RELEASED_EVERYTHING, `hsince` and `ht`.
+const PASS_THROUGH = `
+local target = tonumber(ARGV[4])
+if target > 0 and redis.call('SCARD', KEYS[1]) == 0 then
+  local fresh, seen = {}, {}
+  for i = 5, #ARGV, 4 do
+    local id = ARGV[i + 1]
+    local recent = redis.call('ZSCORE', KEYS[4], id)
+    if not seen[id] and not (recent and tonumber(recent) >= hsince) and redis.call('EXISTS', ARGV[3] .. id) == 0
+       and redis.call('HEXISTS', KEYS[5], id) == 0 then
+      seen[id] = true
+      fresh[#fresh + 1] = i
     end
-    redis.call('HSET', KEYS[2], 'v', out[1] + 1, 's', cjson.encode({deficits = {}, cursor = cursor}))
+  end
+  local waiting = redis.call('LLEN', KEYS[3]) + redis.call('ZCOUNT', KEYS[4], hsince, '+inf')
+  if #fresh > 0 and target - waiting >= #fresh then
+    local now = hsince + tonumber(ARGV[2])
+    local jobs = {-1}
+    for _, i in ipairs(fresh) do
+      redis.call('ZADD', KEYS[4], now, ARGV[i + 1])
+      jobs[#jobs + 1] = ARGV[i + 2]
+    end
+    released_everything(now, tonumber(redis.call('HGET', KEYS[2], 'v') or '0'), redis.call('HGET', KEYS[2], 's') or '')
     return jobs
   end
 end
@@ -161,8 +204,10 @@ end
 const HOLD = `
 ${AS_ZSET}
 ${POP}
+${RELEASED_EVERYTHING}
 local ht = redis.call('TIME')
 local hsince = tonumber(ht[1]) * 1000 + math.floor(tonumber(ht[2]) / 1000) - tonumber(ARGV[2])
+${PASS_THROUGH}
 for i = 5, #ARGV, 4 do
   local id = ARGV[i + 1]
   local recent = redis.call('ZSCORE', KEYS[4], id)
@@ -268,7 +313,7 @@ export class WindowStore {
 
   /** Holds `entries` (all of `lane`) and returns the lane's facts, in one round trip. */
   async hold(lane: Lane, entries: readonly HoldEntry[]): Promise<LaneWindowFacts> {
-    const raw = await this.holdScript(lane, entries, 0);
+    const raw = await this.holdScript(lane, entries, entries.map(heldForm), 0);
     return factsOf(lane, raw);
   }
 
@@ -279,17 +324,20 @@ export class WindowStore {
    * facts for a decided release.
    */
   async holdOrRelease(lane: Lane, entries: readonly HoldEntry[], target: number): Promise<{ released: HeldJob[] } | { facts: LaneWindowFacts }> {
-    const raw = await this.holdScript(lane, entries, Math.max(0, Math.floor(target)));
-    if (Number(raw[0]) === -1) return { released: (raw.slice(1) as string[]).map(heldJobOf) };
-    return { facts: factsOf(lane, raw) };
+    const held = entries.map(heldForm);
+    const raw = await this.holdScript(lane, entries, held, Math.max(0, Math.floor(target)));
+    if (Number(raw[0]) !== -1) return { facts: factsOf(lane, raw) };
+    // a released job this call sent is the text it built: its job needs no parse of that text
+    const sent = new Map(held.map((h) => [h.text, h.job]));
+    return { released: (raw.slice(1) as string[]).map((text) => sent.get(text) ?? heldJobOf(text)) };
   }
 
-  private async holdScript(lane: Lane, entries: readonly HoldEntry[], target: number): Promise<unknown[]> {
+  private async holdScript(lane: Lane, entries: readonly HoldEntry[], held: readonly { text: string }[], target: number): Promise<unknown[]> {
     const args: (string | number)[] = [this.key(lane, 'q:'), RELEASE_GRACE_MS, `${this.prefix}:${queueNameFor(lane)}:`, target];
-    for (const e of entries) {
+    entries.forEach((e, i) => {
       const band = MAX_RUN_PRIORITY - runPriorityOf(e.priority);
-      args.push(e.tenantId, jobIdFor(e.item.invocationId), JSON.stringify({ kind: e.item.kind, data: toWire(e.item), trace: e.trace }), band);
-    }
+      args.push(e.tenantId, jobIdFor(e.item.invocationId), held[i]!.text, band);
+    });
     return (await this.call(lane, 'flowlineWindowHold', [6, ...this.factKeys(lane), this.key(lane, 'items'), this.key(lane, 'seq'), ...args])) as unknown[];
   }
 
@@ -365,8 +413,17 @@ export class WindowStore {
   }
 }
 
+/** A held item as the hold stores it (`text`) and the job that text stands for. */
+function heldForm(e: HoldEntry): { text: string; job: HeldJob } {
+  const held = { kind: e.item.kind, data: toWire(e.item), trace: e.trace };
+  return { text: JSON.stringify(held), job: jobOf(held) };
+}
+
 function heldJobOf(text: string): HeldJob {
-  const held = JSON.parse(text) as { kind: string; data: Wire<WorkItem>; trace?: string };
+  return jobOf(JSON.parse(text) as { kind: string; data: Wire<WorkItem>; trace?: string });
+}
+
+function jobOf(held: { kind: string; data: Wire<WorkItem>; trace?: string | undefined }): HeldJob {
   const jobId = jobIdFor(held.data.invocationId);
   return { name: held.kind, data: held.data, opts: held.trace === undefined ? { jobId } : { jobId, telemetry: { metadata: held.trace } } };
 }

@@ -37,6 +37,7 @@ import {
 } from '../protocol';
 import { createLaneQueue, laneWorkerOptions, type LaneQueue } from './lane-queue';
 import { readLaneDepth } from './lane-backlog';
+import { lazyChild } from './lazy-child';
 
 /**
  * What a lane's `run` returns when its answer is more than an output: the node parks on a
@@ -276,7 +277,8 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
     }
     const item = parsed.data;
     const ids = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId };
-    const jobLog = opts.logger.child({ ...ids, attempt: item.attempt, kind: item.kind });
+    const bindings = { ...ids, attempt: item.attempt, kind: item.kind };
+    const jobLog = lazyChild(opts.logger, bindings);
     const invocation = begin(item, pickedUpAt);
     let outcome: WorkOutcome;
     try {
@@ -292,9 +294,10 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
     } finally {
       invocation.release();
     }
-    // debug: the hot path writes no line per job at the default level
-    jobLog.debug(
-      { ok: outcome.ok, failureClass: outcome.ok === false ? outcome.failureClass : 'None', durationMs: outcome.finishedAt - pickedUpAt },
+    // debug: the hot path writes no line per job at the default level. Written by the lane's
+    // logger with the job's ids first, the same line its child would write, without making one.
+    opts.logger.debug(
+      { ...bindings, ok: outcome.ok, failureClass: outcome.ok === false ? outcome.failureClass : 'None', durationMs: outcome.finishedAt - pickedUpAt },
       `${lane} invocation finished`,
     );
     return { ...ids, outcome };

@@ -43,6 +43,10 @@ export interface ClusterOptions {
   pretty?: boolean;
   /** run each service's compiled `services/<svc>/dist/main.js` under plain node (`npm run build` first; see {@link buildServices}) instead of its sources under tsx @default false */
   compiled?: boolean;
+  /** each process writes a V8 CPU profile to `<cpuProfileDir>/<label>` when it exits (`--cpu-prof`); none when unset */
+  cpuProfileDir?: string;
+  /** the profiles' sampling interval in µs @default 1000 (V8's) */
+  cpuProfileIntervalUs?: number;
 }
 
 export interface Cluster {
@@ -77,7 +81,10 @@ export function startCluster(o: ClusterOptions): Cluster {
     const tag = process.stdout.isTTY ? `\x1b[${color}m[${spec.label}]\x1b[0m` : `[${spec.label}]`;
     const env = { ...baseEnv, ...(spec.service === 'api' ? { PORT: String(o.apiPort) } : {}), ...spec.env };
     // CLUSTER_CPU_PROF=<dir>: every service writes a V8 CPU profile there when it exits (not allowed in NODE_OPTIONS)
-    const prof = process.env.CLUSTER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.CLUSTER_CPU_PROF] : [];
+    const profDir = o.cpuProfileDir ? join(o.cpuProfileDir, spec.label) : process.env.CLUSTER_CPU_PROF;
+    const prof = profDir
+      ? ['--cpu-prof', '--cpu-prof-dir', profDir, ...(o.cpuProfileIntervalUs ? ['--cpu-prof-interval', String(o.cpuProfileIntervalUs)] : [])]
+      : [];
     const entry = o.compiled ? [join('services', spec.service, 'dist', 'main.js')] : ['--import', 'tsx', join('services', spec.service, 'src', 'main.ts')];
     const proc = spawn(process.execPath, [...prof, ...entry], {
       cwd: o.rootDir,
