@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import type { Redis } from 'ioredis';
+import { BENCH_QUERY_TAG, type StatementStat } from './statements';
 
 export interface Counters {
   at: number;
@@ -13,6 +14,8 @@ export interface Counters {
   /** next transaction id: its delta counts write transactions server-wide (read-only ones take no xid) */
   xid: number;
   statements: number | null;
+  /** statements sent by clients (pg_stat_statements `toplevel`): the others ran inside a function */
+  topStatements: number | null;
   walBytes: number;
   redisCommands: number;
   /** Redis calls by command (INFO commandstats, `info` left out) */
@@ -28,6 +31,7 @@ export interface CostDelta {
   /** write transactions (xid delta; exact, server-wide; the bench's reads take none) */
   writeXacts: number;
   statements: number | null;
+  topStatements: number | null;
   walBytes: number;
   redisCommands: number;
   /** Redis calls by command over the window (a script's calls count under their own names and under evalsha) */
@@ -51,7 +55,26 @@ export class Monitor {
 
   async query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
     this.queries++;
-    return (await this.pool.query<R>(text, params)).rows;
+    // tagged so the per-statement table can leave the bench's own queries out
+    return (await this.pool.query<R>(`${BENCH_QUERY_TAG} ${text}`, params)).rows;
+  }
+
+  /** Every pg_stat_statements entry of this database (cumulative; {@link statementDelta} diffs two). */
+  async statementStats(): Promise<StatementStat[]> {
+    const rows = await this.query<{ queryid: string; toplevel: boolean; query: string; calls: string; total: number; rows: string }>(
+      `select s.queryid::text as queryid, s.toplevel, s.query, s.calls::text as calls,
+              s.total_exec_time as total, s.rows::text as rows
+         from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
+      [this.dbName],
+    );
+    return rows.map((r) => ({
+      queryid: r.queryid,
+      toplevel: r.toplevel,
+      query: r.query,
+      calls: Number(r.calls),
+      totalMs: Number(r.total),
+      rows: Number(r.rows),
+    }));
   }
 
   async snapshot(): Promise<Counters> {
@@ -63,12 +86,15 @@ export class Monitor {
       [this.dbName],
     );
     let statements: number | null = null;
+    let topStatements: number | null = null;
     if (this.statements) {
-      const [s] = await this.query<{ n: string }>(
-        `select coalesce(sum(calls), 0)::text as n from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
+      const [s] = await this.query<{ n: string; top: string }>(
+        `select coalesce(sum(calls), 0)::text as n, coalesce(sum(calls) filter (where toplevel), 0)::text as top
+           from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
         [this.dbName],
       );
       statements = Number(s!.n);
+      topStatements = Number(s!.top);
     }
     const info = await this.redis.info('commandstats');
     let redisCommands = 0;
@@ -83,6 +109,7 @@ export class Monitor {
       xacts: Number(x!.x),
       xid: Number(x!.xid),
       statements,
+      topStatements,
       walBytes: Number(x!.wal),
       redisCommands,
       redisByCommand,
@@ -103,6 +130,7 @@ export function delta(a: Counters, b: Counters): CostDelta {
     xacts: b.xacts - a.xacts - own,
     writeXacts: b.xid - a.xid,
     statements: a.statements === null || b.statements === null ? null : b.statements - a.statements - own,
+    topStatements: a.topStatements === null || b.topStatements === null ? null : b.topStatements - a.topStatements - own,
     walBytes: b.walBytes - a.walBytes,
     redisCommands: b.redisCommands - a.redisCommands,
     redisByCommand: Object.fromEntries(
@@ -121,6 +149,7 @@ export function perNode(d: CostDelta, nodes: number) {
     xactsPerNode: d.xacts / nodes,
     writeXactsPerNode: d.writeXacts / nodes,
     statementsPerNode: d.statements === null ? null : d.statements / nodes,
+    topStatementsPerNode: d.topStatements === null ? null : d.topStatements / nodes,
     walBytesPerNode: d.walBytes / nodes,
     redisCommandsPerNode: d.redisCommands / nodes,
   };
