@@ -46,9 +46,10 @@ describe('statementDelta', () => {
     expect(statementDelta(a, b, 1)).toEqual([]);
   });
 
-  it('keeps only the `limit` largest', () => {
-    const b = Array.from({ length: 5 }, (_, i) => stat(String(i), 1, i, 0));
-    expect(statementDelta([], b, 1, 2).map((r) => r.query)).toEqual(['select 4', 'select 3']);
+  it('keeps the `limit` largest and, past them, only statements run at least `frequent` times per node', () => {
+    const b = [...Array.from({ length: 5 }, (_, i) => stat(String(i), 1, i + 10, 0)), stat('begin', 50, 1, 0)];
+    expect(statementDelta([], b, 100, 2, 0.5).map((r) => r.query)).toEqual(['select 4', 'select 3', 'select begin']);
+    expect(statementDelta([], b, 10, 2, 0.1).map((r) => r.query)).toEqual(['select 4', 'select 3', 'select 2', 'select 1', 'select 0', 'select begin']);
   });
 });
 

@@ -37,10 +37,11 @@ const key = (s: StatementStat) => `${s.queryid}:${s.toplevel ? 't' : 'n'}`;
 
 /**
  * The statements that ran between snapshots `a` and `b` (bench queries left out), by total
- * time, the `limit` largest. An entry missing from `a` started at zero (first seen in the
+ * time: the `limit` largest, and every other one called at least `frequent` times per node
+ * (a cheap statement run on every node, BEGIN or COMMIT, counts as a round trip). An entry missing from `a` started at zero (first seen in the
  * window, or evicted and re-entered: pg_stat_statements then restarts its counters).
  */
-export function statementDelta(a: StatementStat[], b: StatementStat[], nodes: number, limit = 25): StatementRow[] {
+export function statementDelta(a: StatementStat[], b: StatementStat[], nodes: number, limit = 25, frequent = 0.05): StatementRow[] {
   const before = new Map(a.map((s) => [key(s), s]));
   const rows: StatementRow[] = [];
   for (const s of b) {
@@ -61,7 +62,9 @@ export function statementDelta(a: StatementStat[], b: StatementStat[], nodes: nu
       rowsPerCall: touched / calls,
     });
   }
-  return rows.sort((x, y) => y.totalMs - x.totalMs || y.calls - x.calls).slice(0, limit);
+  return rows
+    .sort((x, y) => y.totalMs - x.totalMs || y.calls - x.calls)
+    .filter((r, i) => i < limit || r.callsPerNode >= frequent);
 }
 
 /** A statement's text on one line, at most `width` characters. */
