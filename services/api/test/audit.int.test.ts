@@ -86,6 +86,33 @@ describe('audit rows', () => {
     expect(row).toMatchObject({ action: 'run.start', resourceType: 'run', resourceId: runId, status: 202 });
   });
 
+  it('writes a run start row once, with its 202 and the run, in the commit that creates the run', async () => {
+    const def = await createDefinition(h, lineGraph());
+    // every statement the API sends through its pool during the start, passed through unchanged
+    const sent: string[] = [];
+    const pool = h.db.pool as unknown as { query: (...args: unknown[]) => unknown };
+    const query = pool.query;
+    pool.query = (...args: unknown[]) => {
+      const q = args[0] as string | { text: string };
+      sent.push(typeof q === 'string' ? q : q.text);
+      return query.apply(h.db.pool, args);
+    };
+    let runId: string;
+    try {
+      runId = await startRun(h, def);
+    } finally {
+      pool.query = query;
+    }
+    expect(sent.filter((t) => /audit_log/.test(t) && !/INSERT INTO runs/.test(t))).toEqual([]);
+    const x = await h.db.pool.query<{ run: string; audit: string; status: number; resource_id: string }>(
+      `SELECT r.xmin::text AS run, a.xmin::text AS audit, a.status, a.resource_id
+       FROM runs r JOIN audit_log a ON a.action = 'run.start' AND a.resource_id = r.id::text WHERE r.id = $1`,
+      [runId],
+    );
+    expect(x.rows).toHaveLength(1);
+    expect(x.rows[0]).toMatchObject({ status: 202, resource_id: runId });
+  });
+
   it('keeps tenants apart and needs the audit scope', async () => {
     expect((await h.call('GET', '/v1/audit', { token: READ_ONLY })).status).toBe(403);
     const b = await h.call('GET', '/v1/audit', { token: KEYS.b });

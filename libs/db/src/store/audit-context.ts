@@ -33,6 +33,15 @@ export interface AuditEntry extends AuditFacts {
   claimed: boolean;
   /** true once the answer was recorded: later commits write nothing */
   closed: boolean;
+  /**
+   * The status the request answers when the write it makes next creates its resource, as the
+   * route says before making it; a write that records the row with its creation
+   * (run-create-statement.ts) records this status and the created id then, so the answer needs
+   * no second write. @default none
+   */
+  presumedStatus?: number;
+  /** the status the written row already holds (set with {@link presumedStatus}); the answer rewrites the row only when it differs */
+  recordedStatus?: number;
 }
 
 const current = new AsyncLocalStorage<AuditEntry>();
@@ -68,7 +77,13 @@ RETURNING id`;
  * request commits before its handler answers), set by {@link recordAuditOutcome} afterwards.
  */
 export async function insertAuditRow(db: Queryable, entry: AuditEntry, status: number | null, errorCode: string | null): Promise<number> {
-  const res = await db.query<{ id: string }>(INSERT_SQL, [
+  const res = await db.query<{ id: string }>(INSERT_SQL, auditRowValues(entry, status, errorCode));
+  return Number(res.rows[0]!.id);
+}
+
+/** The values of an audit row in the column order of {@link INSERT_SQL} (a statement writing the row itself takes them in that order). */
+export function auditRowValues(entry: AuditEntry, status: number | null, errorCode: string | null): unknown[] {
+  return [
     entry.tenant,
     entry.principal,
     entry.keyPrefix,
@@ -80,8 +95,7 @@ export async function insertAuditRow(db: Queryable, entry: AuditEntry, status: n
     status,
     errorCode,
     entry.patch === undefined || entry.patch === null ? null : JSON.stringify(entry.patch),
-  ]);
-  return Number(res.rows[0]!.id);
+  ];
 }
 
 /**
