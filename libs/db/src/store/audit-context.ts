@@ -99,6 +99,40 @@ export function auditRowValues(entry: AuditEntry, status: number | null, errorCo
 }
 
 /**
+ * The audit row as a statement that writes it beside its change: `INSERT … SELECT` of the 11
+ * parameters from `$first` on (the values of {@link auditStatementValues}), one row per row of
+ * `source` (the change's RETURNING, so no change writes no row), none when the tenant parameter
+ * is null (no entry to write); RETURNING the row's id.
+ */
+export function auditInsertFrom(source: string, first: number): string {
+  const p = Array.from({ length: 11 }, (_, i) => `$${first + i}`);
+  return `INSERT INTO audit_log (tenant_id, principal, key_prefix, action, resource_type, resource_id, request_id, client_address, status, error_code, patch)
+  SELECT ${p.join(', ')} FROM ${source} WHERE ${p[0]}::text IS NOT NULL
+  RETURNING id`;
+}
+
+/**
+ * The parameters of {@link auditInsertFrom} for a claimed entry (all null without one): with a
+ * presumed status, that status, and `createdId` (the resource the change creates) when given.
+ */
+export function auditStatementValues(entry: AuditEntry | null, createdId?: string): unknown[] {
+  if (entry === null) return Array.from({ length: 11 }, () => null);
+  if (entry.presumedStatus === undefined) return auditRowValues(entry, null, null);
+  return auditRowValues(createdId === undefined ? entry : { ...entry, resourceId: createdId }, entry.presumedStatus, null);
+}
+
+/** After a statement that may have written `entry`'s row: its id (and the status it holds) when written, else the entry freed for a later write. */
+export function settleAuditEntry(entry: AuditEntry | null, rowId: number | null): void {
+  if (entry === null) return;
+  if (rowId === null) {
+    entry.claimed = false;
+    return;
+  }
+  entry.rowId = rowId;
+  if (entry.presumedStatus !== undefined) entry.recordedStatus = entry.presumedStatus;
+}
+
+/**
  * Records the answer on a row its request's transaction wrote (and the resource id a create
  * learned only from its answer). Only an unchained row changes: once chained, its content is
  * sealed by its hash (a row chained for want of an answer past the grace keeps status null).

@@ -11,6 +11,7 @@ import { VERB_RULES, type NodeVerbRule } from '@flowline/graph';
 import { digestsOf, sealJsonText } from '../crypto';
 import { nodeDocAt, steerMessageAt } from './run-snapshots';
 import { withTransaction, type Queryable } from './transaction';
+import { auditInsertFrom, auditStatementValues, claimAuditEntry, settleAuditEntry } from './audit-context';
 
 /**
  * The time an intent is stamped with (`intents.created_at`, the order the dispatcher loads
@@ -80,34 +81,44 @@ export async function recordDecision(
   /** who decides (the request's principal id) @default null */
   principal: string | null = null,
 ): Promise<{ shard: number } | null> {
-  const res = await pool.query<{ shard: number }>({
-    name: 'flowline_decide',
-    text: `WITH node AS (
-             UPDATE node_runs n SET decision = $4::jsonb
-             FROM runs r
-             WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
-               AND n.status = ANY($5::text[]) AND n.kind = ANY($6::text[]) AND r.status = ANY($7::text[]) AND n.decision IS NULL
-             RETURNING n.run_id),
-           run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = (SELECT run_id FROM node) RETURNING id, shard),
-           intent AS (
-             INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at)
-             SELECT $8, run.id, 'decide', $2, $9::jsonb, $10, ${INTENT_TIME} FROM run)
-           SELECT shard FROM run`,
-    values: [
-      runId,
-      nodeKey,
-      tenantId,
-      sealJsonText(decisionJson, nodeDocAt(runId, nodeKey, 'decision')),
-      VERB_RULES.decide.nodeStatuses,
-      VERB_RULES.decide.kinds.only,
-      VERB_RULES.decide.runStatuses,
-      randomUUID(),
-      JSON.stringify({ operationId }),
-      principal,
-    ],
-  });
-  const row = res.rows[0];
-  return row ? { shard: row.shard } : null;
+  // the request's audit row goes in with the decision, holding the answer the route presumed
+  const audit = claimAuditEntry();
+  let written: number | null = null;
+  try {
+    const res = await pool.query<{ shard: number; audit_id: string | null }>({
+      name: 'flowline_decide',
+      text: `WITH node AS (
+               UPDATE node_runs n SET decision = $4::jsonb
+               FROM runs r
+               WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
+                 AND n.status = ANY($5::text[]) AND n.kind = ANY($6::text[]) AND r.status = ANY($7::text[]) AND n.decision IS NULL
+               RETURNING n.run_id),
+             run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = (SELECT run_id FROM node) RETURNING id, shard),
+             intent AS (
+               INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at)
+               SELECT $8, run.id, 'decide', $2, $9::jsonb, $10, ${INTENT_TIME} FROM run),
+             audit AS (${auditInsertFrom('run', 11)})
+             SELECT shard, (SELECT id FROM audit)::text AS audit_id FROM run`,
+      values: [
+        runId,
+        nodeKey,
+        tenantId,
+        sealJsonText(decisionJson, nodeDocAt(runId, nodeKey, 'decision')),
+        VERB_RULES.decide.nodeStatuses,
+        VERB_RULES.decide.kinds.only,
+        VERB_RULES.decide.runStatuses,
+        randomUUID(),
+        JSON.stringify({ operationId }),
+        principal,
+        ...auditStatementValues(audit),
+      ],
+    });
+    const row = res.rows[0];
+    written = row?.audit_id == null ? null : Number(row.audit_id);
+    return row ? { shard: row.shard } : null;
+  } finally {
+    settleAuditEntry(audit, written);
+  }
 }
 
 /** A steering entry as stored in node_runs.steering (times epoch ms, like the planner's SteerEntry). */

@@ -7,7 +7,7 @@
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { agentReferenceOf, effectiveBudget, publishesToChat, shardOfRun, type ConcurrencyKeyOf, type Graph, type RunBudget } from '@flowline/graph';
-import { auditRowValues, claimAuditEntry, type AuditEntry } from './audit-context';
+import { auditInsertFrom, auditStatementValues, claimAuditEntry, settleAuditEntry, type AuditEntry } from './audit-context';
 import { definitionGraphAt, exactJson } from './definitions';
 import { openJsonText, sealJsonText } from '../crypto';
 import { runDocAt } from './run-snapshots';
@@ -121,10 +121,7 @@ nodes AS (
   SELECT run.id, k, kd, 'Pending', 0, l, pub FROM run, unnest($23::text[], $24::text[], $25::int[], $26::boolean[]) AS t(k, kd, l, pub)),
 created AS (
   INSERT INTO events (run_id, seq, kind, node_key, at, detail) SELECT run.id, 1, 'run.created', NULL, now(), $27::jsonb FROM run),
-audit AS (
-  INSERT INTO audit_log (tenant_id, principal, key_prefix, action, resource_type, resource_id, request_id, client_address, status, error_code, patch)
-  SELECT $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40 FROM run WHERE $30::text IS NOT NULL
-  RETURNING id)
+audit AS (${auditInsertFrom('run', 30)})
 SELECT (SELECT count(*) FROM run)::int AS inserted,
        least($28::int, (SELECT others FROM pending) + (SELECT count(*) FROM run WHERE status = 'Pending'))::int AS n,
        (SELECT id FROM audit)::text AS audit_id`;
@@ -144,16 +141,6 @@ export interface CreationRow {
   checkedVersion: number | null;
   /** the request's audit row to write with the run, null: none */
   audit: AuditEntry | null;
-}
-
-/**
- * The audit row's values in the statement: none without an entry; with a presumed status (the
- * route's answer when this creation succeeds), that status and the new run as its resource.
- */
-function auditColumns(audit: AuditEntry | null, runId: string): unknown[] {
-  if (audit === null) return Array.from({ length: 11 }, () => null);
-  if (audit.presumedStatus === undefined) return auditRowValues(audit, null, null);
-  return auditRowValues({ ...audit, resourceId: runId }, audit.presumedStatus, null);
 }
 
 /** Runs the creation statement on `db`; see {@link CREATE_RUN_SQL}. */
@@ -194,7 +181,7 @@ export async function runCreationStatement(
       }),
       c.limit === 0 ? 0 : c.limit + 1,
       c.checkedVersion,
-      ...auditColumns(c.audit, runId),
+      ...auditStatementValues(c.audit, runId),
     ],
   });
   const r = res.rows[0];
@@ -224,13 +211,7 @@ export async function createInOneStatement(pool: Pool, p: CreateRunParams, row: 
     out = await runCreationStatement(pool, p, { runId, shard, seed, planGraph, version, pinsJson: '{}', limit, checkedVersion: row.version, audit });
   } finally {
     // a row not written is written by the request's next commit, or by the audit middleware
-    if (audit !== null) {
-      if (out.auditId === null) audit.claimed = false;
-      else {
-        audit.rowId = out.auditId;
-        if (audit.presumedStatus !== undefined) audit.recordedStatus = audit.presumedStatus;
-      }
-    }
+    settleAuditEntry(audit, out.auditId);
   }
   return out.inserted ? { kind: 'created', runId, shard } : null;
 }

@@ -25,6 +25,7 @@ import { requireKey, requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { DecideAcceptedSchema, DecideBody, ErrorSchema, NodeParam, jsonContent, jsonBody } from '../schemas';
 import { v1Route } from '../v1-route';
+import { auditPresumeStatus } from '../audit/middleware';
 
 /** Longest ChatInput answer accepted when MAX_CHAT_ANSWER_BYTES is not given, UTF-8 bytes. */
 export const DEFAULT_MAX_ANSWER_BYTES = 32_768;
@@ -176,6 +177,8 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       const refused = verbRefusal('decide', state);
       if (refused !== null) throw new NodeStateConflictError(refused);
       const decision: GateDecision = { ...act, at: Date.now(), applied: false };
+      // a recorded decision is answered 202: its audit row can say so as it is written
+      auditPresumeStatus(202);
       const recorded = await recordDecision(deps.pool, tenant, runId, p.key, act.operationId, jsonText(decision), c.get('principal').id);
       if (recorded) {
         deps.logger.info({ runId, nodeKey: p.key, decision: act.decision }, 'gate decision recorded');
