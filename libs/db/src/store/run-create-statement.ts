@@ -8,7 +8,7 @@ import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { agentReferenceOf, effectiveBudget, publishesToChat, shardOfRun, type ConcurrencyKeyOf, type Graph, type RunBudget } from '@flowline/graph';
 import { auditInsertFrom, auditStatementValues, claimAuditEntry, settleAuditEntry, type AuditEntry } from './audit-context';
-import { definitionGraphAt, exactJson } from './definitions';
+import { definitionGraphAt, exactJson, definitionListRow, type DefinitionColumns } from './definitions';
 import { openJsonText, sealJsonText } from '../crypto';
 import { runDocAt } from './run-snapshots';
 import type { AgentPinRequest } from './saved-agents';
@@ -39,39 +39,16 @@ export const DEFINITION_FOR_RUN_COLUMNS = `d.id, d.tenant_id, d.name, d.descript
   d.graph_hash, d.node_count, d.enabled, d.created_at, d.updated_at`;
 
 /** A row of {@link DEFINITION_FOR_RUN_COLUMNS}. */
-export interface DefinitionRowForRun {
-  id: string;
-  tenant_id: string;
-  name: string;
-  description: string | null;
-  kind: string;
-  version: number;
+export interface DefinitionRowForRun extends DefinitionColumns {
+  /** the plan graph's JSON text as stored (sealed when encryption is on) */
   plan_graph: string;
-  graph_hash: string;
-  node_count: number | null;
-  enabled: boolean;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** The definition as `prepare` sees it (a pinned version's plan graph and hash in place of the row's), with the version the run pins. */
 export function definitionForRun(d: DefinitionRowForRun, pin: PinnedVersion | null): { def: DefinitionForRun; planGraph: Graph; version: number } {
   const version: number = pin?.version ?? d.version;
   const planGraph = exactJson(openJsonText(pin?.planGraphText ?? d.plan_graph, definitionGraphAt(d.id, version, 'plan_graph'))) as Graph;
-  const def: DefinitionForRun = {
-    id: d.id,
-    tenantId: d.tenant_id,
-    name: d.name,
-    description: d.description,
-    kind: d.kind,
-    version,
-    planGraph,
-    graphHash: pin?.graphHash ?? d.graph_hash,
-    nodeCount: d.node_count ?? 0,
-    enabled: d.enabled,
-    createdAt: d.created_at,
-    updatedAt: d.updated_at,
-  };
+  const def: DefinitionForRun = { ...definitionListRow(d), version, planGraph, graphHash: pin?.graphHash ?? d.graph_hash };
   return { def, planGraph, version };
 }
 
