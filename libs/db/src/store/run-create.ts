@@ -225,21 +225,28 @@ LEFT JOIN conversations cv ON $3::text IS NOT NULL AND cv.tenant_id = $1 AND cv.
  * id and conversation share one read, so a burst of N replays of one key costs the pool one
  * statement instead of N queued behind each other. Sharing is safe: a run found
  * holding the request id holds it forever (runs are never deleted, the key never moves), and
- * every "absent" or "not busy" answer is re-decided inside the creating transaction.
+ * every "absent" or "not busy" answer is re-decided inside the creating transaction. A start's
+ * facts ({@link readStartFacts}) are shared the same way: the definition row they carry is
+ * checked again by the creation's guard on its version.
  */
-const prechecksInFlight = new WeakMap<Queryable, Map<string, Promise<CreationPrecheck>>>();
+const prechecksInFlight = new WeakMap<Queryable, Map<string, Promise<unknown>>>();
+
+/** `read()`'s promise, shared by every caller asking for `key` on `db` while it is in flight. */
+function sharedRead<T>(db: Queryable, key: string, read: () => Promise<T>): Promise<T> {
+  let inFlight = prechecksInFlight.get(db);
+  if (!inFlight) prechecksInFlight.set(db, (inFlight = new Map()));
+  const shared = inFlight.get(key);
+  if (shared) return shared as Promise<T>;
+  const map = inFlight;
+  const pending = read().finally(() => map.delete(key));
+  map.set(key, pending);
+  return pending;
+}
 
 function precheckCreation(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
   // no request id to replay and no conversation to bind: nothing to read (one round trip fewer)
   if (p.requestId === null && p.conversationId === null) return Promise.resolve({ existing: null, bound: undefined, busy: false });
-  let inFlight = prechecksInFlight.get(db);
-  if (!inFlight) prechecksInFlight.set(db, (inFlight = new Map()));
-  const key = JSON.stringify([p.tenantId, p.requestId, p.conversationId]);
-  const shared = inFlight.get(key);
-  if (shared) return shared;
-  const read = readPrecheck(db, p).finally(() => inFlight.delete(key));
-  inFlight.set(key, read);
-  return read;
+  return sharedRead(db, JSON.stringify(['precheck', p.tenantId, p.requestId, p.conversationId]), () => readPrecheck(db, p));
 }
 
 async function readPrecheck(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
@@ -289,7 +296,20 @@ LEFT JOIN conversations cv ON $3::text IS NOT NULL AND cv.tenant_id = $1 AND cv.
  * `startVersionFacts`), its row and the creation's precheck, handed to {@link createRun} as
  * {@link CreateRunParams.definition} and {@link CreateRunParams.precheck}.
  */
-export async function readStartFacts(
+export function readStartFacts(
+  db: Queryable,
+  tenantId: string,
+  definitionId: string,
+  requestId: string | null,
+  conversationId: string | null,
+): Promise<StartFacts> {
+  // shared like the precheck: a burst of replays of one key (or of starts naming no key) reads once
+  return sharedRead(db, JSON.stringify(['start', tenantId, definitionId, requestId, conversationId]), () =>
+    queryStartFacts(db, tenantId, definitionId, requestId, conversationId),
+  );
+}
+
+async function queryStartFacts(
   db: Queryable,
   tenantId: string,
   definitionId: string,
