@@ -304,29 +304,19 @@ export function readStartFacts(
   conversationId: string | null,
 ): Promise<StartFacts> {
   // shared like the precheck: a burst of replays of one key (or of starts naming no key) reads once
-  return sharedRead(db, JSON.stringify(['start', tenantId, definitionId, requestId, conversationId]), () =>
-    queryStartFacts(db, tenantId, definitionId, requestId, conversationId),
-  );
-}
-
-async function queryStartFacts(
-  db: Queryable,
-  tenantId: string,
-  definitionId: string,
-  requestId: string | null,
-  conversationId: string | null,
-): Promise<StartFacts> {
-  const res = await db.query({
-    name: 'flowline_start_facts',
-    text: START_FACTS_SQL,
-    values: [tenantId, requestId, conversationId, FINISHED_RUN_STATUSES, definitionId],
+  return sharedRead(db, JSON.stringify(['start', tenantId, definitionId, requestId, conversationId]), async (): Promise<StartFacts> => {
+    const res = await db.query({
+      name: 'flowline_start_facts',
+      text: START_FACTS_SQL,
+      values: [tenantId, requestId, conversationId, FINISHED_RUN_STATUSES, definitionId],
+    });
+    const r = res.rows[0];
+    return {
+      version: r?.version == null ? null : startVersionFactsOf(r.version, r.aliases),
+      definition: r?.id == null ? null : (r as DefinitionRowForRun),
+      precheck: precheckOf(r),
+    };
   });
-  const r = res.rows[0];
-  return {
-    version: r?.version == null ? null : startVersionFactsOf(r.version, r.aliases),
-    definition: r?.id == null ? null : (r as DefinitionRowForRun),
-    precheck: precheckOf(r),
-  };
 }
 
 /**
