@@ -144,6 +144,8 @@ results.machine.postgresSetup = pgServer.note;
 results.machine.redis = redisServer.version;
 const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
 const referencePool = new pg.Pool({ connectionString: pgServer.adminUrl, max: 1 });
+// an idle client reached by the server's shutdown at the end (see Monitor) is no failure of the bench
+referencePool.on('error', () => undefined);
 const reference: ReferenceSample[] = [];
 const takeReference = async (at: string) => {
   try {
@@ -199,7 +201,9 @@ try {
       c = await startBenchCluster(dbUrl, redisServer.url, 2);
       mon = new Monitor(dbUrl, redis, pgServer.statements);
       const processes = cpuProfileAvailable() ? await benchProcesses(c.cluster, mon, redis) : undefined;
-      const ctx: Ctx = { api: c.api, mon, reps, log, processes };
+      // BENCH_STATEMENTS=1 adds each workload's top statements (pg_stat_statements) to the report
+      const statements = pgServer.statements && process.env.BENCH_STATEMENTS === '1';
+      const ctx: Ctx = { api: c.api, mon, reps, log, processes, statements };
       const cl = c;
       await section('w4', async () => {
         results.w4 = await w4(ctx, sizes.w4);

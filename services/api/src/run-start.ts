@@ -3,7 +3,7 @@
  * send: where and how the run is placed (shard count, trace, priority, the tenant's Pending
  * bound), and its seed from the checked graph (input, node rows, concurrency key value).
  */
-import { createRun, getDefinitionVersion, sealPlanGraph, startVersionFacts, storedVersionGraph, type CreateRunResult, type PinnedVersion, type RunSeed } from '@flowline/db';
+import { createRun, getDefinitionVersion, sealPlanGraph, startVersionFacts, storedVersionGraph, type CreateRunResult, type PinnedVersion, type RunSeed, type StartVersionFacts } from '@flowline/db';
 import { concurrencyKeyOf, CURRENT_ALIAS, DEFAULT_RUN_PRIORITY, resolveAlias, type Graph } from '@flowline/graph';
 import { activeTraceParent } from '@flowline/runtime';
 import type { AppDeps } from './context';
@@ -44,7 +44,8 @@ export interface StartVersionChoice {
  * Picks the version of a REST start: `version` as named, else `alias` (default `current`)
  * resolved over the definition's aliases with a fresh roll (libs/graph `resolveAlias`). A version
  * other than the latest runs from its saved document, parsed again and pinned like a schedule's.
- * Null when the definition does not exist (the start answers 404 as usual).
+ * Null when the definition does not exist (the start answers 404 as usual). `known`: the facts
+ * when the caller read them already (libs/db `readStartFacts`; null there: no such definition).
  * @throws ValidationFailedError — both named, an unknown alias, or a version never saved
  */
 export async function startVersionChoice(
@@ -52,11 +53,12 @@ export async function startVersionChoice(
   tenant: string,
   definitionId: string,
   req: { version?: number | undefined; alias?: string | undefined },
+  known?: StartVersionFacts | null,
 ): Promise<StartVersionChoice | null> {
   if (req.version !== undefined && req.alias !== undefined) {
     throw new ValidationFailedError('name a version or an alias, not both', [{ key: 'alias', message: 'not with version' }]);
   }
-  const facts = await startVersionFacts(deps.pool, tenant, definitionId);
+  const facts = known === undefined ? await startVersionFacts(deps.pool, tenant, definitionId) : known;
   if (facts === null) return null;
   const versionAlias = req.version !== undefined ? null : (req.alias ?? CURRENT_ALIAS);
   const version = versionAlias === null ? req.version! : resolveAlias(facts.aliases, versionAlias, facts.latest, [Math.random() * 100, Math.random() * 100]);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { keyDigest, principalIdOf } from '../src/auth';
 import { AuditChainer } from '../src/audit/chainer';
-import { KEYS, createDefinition, lineGraph, startHarness, startRun, type Harness } from './harness';
+import { KEYS, createDefinition, lineGraph, pauseGraph, startHarness, startRun, type Harness } from './harness';
 
 const READ_ONLY = 'key-tenant-a-read';
 let h: Harness;
@@ -24,6 +24,22 @@ afterAll(() => h.close());
 
 const rowsOf = async (tenant: string) =>
   (await h.db.pool.query(`SELECT * FROM audit_log WHERE tenant_id = $1 ORDER BY seq NULLS LAST, id`, [tenant])).rows;
+/** `fn`'s value and the text of every statement the API sent through its pool meanwhile (passed through unchanged). */
+async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ value: T; sent: string[] }> {
+  const sent: string[] = [];
+  const pool = h.db.pool as unknown as { query: (...args: unknown[]) => unknown };
+  const query = pool.query;
+  pool.query = (...args: unknown[]) => {
+    const q = args[0] as string | { text: string };
+    sent.push(typeof q === 'string' ? q : q.text);
+    return query.apply(h.db.pool, args);
+  };
+  try {
+    return { value: await fn(), sent };
+  } finally {
+    pool.query = query;
+  }
+}
 const verify = async (token: string = KEYS.a) => (await h.call('GET', '/v1/audit/verify', { token })).body;
 
 describe('audit rows', () => {
@@ -84,6 +100,30 @@ describe('audit rows', () => {
     const runId = await startRun(h, def);
     const [row] = (await h.call('GET', `/v1/audit?action=run.start&resource=run:${runId}`)).body.items;
     expect(row).toMatchObject({ action: 'run.start', resourceType: 'run', resourceId: runId, status: 202 });
+  });
+
+  it('writes a run start row once, with its 202 and the run, in the statement that creates the run', async () => {
+    const def = await createDefinition(h, lineGraph());
+    const { value: runId, sent } = await statementsDuring(() => startRun(h, def));
+    expect(sent.filter((t) => /audit_log/.test(t) && !/INSERT INTO runs/.test(t))).toEqual([]);
+    const x = await h.db.pool.query(
+      `SELECT a.status, a.resource_id FROM runs r JOIN audit_log a ON a.action = 'run.start' AND a.resource_id = r.id::text WHERE r.id = $1`,
+      [runId],
+    );
+    expect(x.rows).toEqual([{ status: 202, resource_id: runId }]);
+  });
+
+  it('writes a gate decision row once, with its 202, in the statement that records the decision', async () => {
+    const runId = await startRun(h, await createDefinition(h, pauseGraph()));
+    await h.db.pool.query(`UPDATE runs SET status = 'WaitingForApproval' WHERE id = $1`, [runId]);
+    await h.db.pool.query(`UPDATE node_runs SET status = 'WaitingForApproval', attempt = 1 WHERE run_id = $1 AND node_key = 'gate'`, [runId]);
+    const { value: r, sent } = await statementsDuring(() =>
+      h.call('POST', `/v1/runs/${runId}/nodes/gate/decide`, { body: { operationId: 'op-a', decision: 'Approve' } }),
+    );
+    expect(r.status).toBe(202);
+    expect(sent.filter((t) => /audit_log/.test(t) && !/UPDATE node_runs/.test(t))).toEqual([]);
+    const x = await h.db.pool.query(`SELECT status, resource_id FROM audit_log WHERE action = 'gate.decide' AND resource_id = $1`, [runId]);
+    expect(x.rows).toEqual([{ status: 202, resource_id: runId }]);
   });
 
   it('keeps tenants apart and needs the audit scope', async () => {

@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import type { Redis } from 'ioredis';
+import { BENCH_QUERY_TAG, type StatementStat } from './statements';
 
 export interface Counters {
   at: number;
@@ -13,8 +14,8 @@ export interface Counters {
   /** next transaction id: its delta counts write transactions server-wide (read-only ones take no xid) */
   xid: number;
   statements: number | null;
-  /** pg_stat_statements calls by statement text (the bench's own queries included) */
-  statementsByQuery: Record<string, number>;
+  /** statements sent by clients (pg_stat_statements `toplevel`): the others ran inside a function */
+  topStatements: number | null;
   walBytes: number;
   redisCommands: number;
   /** Redis calls by command (INFO commandstats, `info` left out) */
@@ -30,8 +31,7 @@ export interface CostDelta {
   /** write transactions (xid delta; exact, server-wide; the bench's reads take none) */
   writeXacts: number;
   statements: number | null;
-  /** pg_stat_statements calls over the window by statement (its first 120 characters, whitespace folded), most first */
-  statementsByQuery: Record<string, number>;
+  topStatements: number | null;
   walBytes: number;
   redisCommands: number;
   /** Redis calls by command over the window (a script's calls count under their own names and under evalsha) */
@@ -50,12 +50,34 @@ export class Monitor {
     private readonly statements: boolean,
   ) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'flowline-bench' });
+    // pool.end() resolves before its clients' sockets close: the server's shutdown right after
+    // may still reach one, which is harmless and must not crash the bench before it writes its report
+    this.pool.on('error', () => undefined);
     this.dbName = new URL(databaseUrl).pathname.slice(1);
   }
 
   async query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
     this.queries++;
-    return (await this.pool.query<R>(text, params)).rows;
+    // tagged so the per-statement table can leave the bench's own queries out
+    return (await this.pool.query<R>(`${BENCH_QUERY_TAG} ${text}`, params)).rows;
+  }
+
+  /** Every pg_stat_statements entry of this database (cumulative; {@link statementDelta} diffs two). */
+  async statementStats(): Promise<StatementStat[]> {
+    const rows = await this.query<{ queryid: string; toplevel: boolean; query: string; calls: string; total: number; rows: string }>(
+      `select s.queryid::text as queryid, s.toplevel, s.query, s.calls::text as calls,
+              s.total_exec_time as total, s.rows::text as rows
+         from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
+      [this.dbName],
+    );
+    return rows.map((r) => ({
+      queryid: r.queryid,
+      toplevel: r.toplevel,
+      query: r.query,
+      calls: Number(r.calls),
+      totalMs: Number(r.total),
+      rows: Number(r.rows),
+    }));
   }
 
   async snapshot(): Promise<Counters> {
@@ -67,18 +89,15 @@ export class Monitor {
       [this.dbName],
     );
     let statements: number | null = null;
-    const statementsByQuery: Record<string, number> = {};
+    let topStatements: number | null = null;
     if (this.statements) {
-      const rows = await this.query<{ q: string; n: string }>(
-        `select s.query as q, s.calls::text as n from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
+      const [s] = await this.query<{ n: string; top: string }>(
+        `select coalesce(sum(calls), 0)::text as n, coalesce(sum(calls) filter (where toplevel), 0)::text as top
+           from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1`,
         [this.dbName],
       );
-      statements = 0;
-      for (const r of rows) {
-        const q = r.q.replace(/\s+/g, ' ').trim().slice(0, 120);
-        statements += Number(r.n);
-        statementsByQuery[q] = (statementsByQuery[q] ?? 0) + Number(r.n);
-      }
+      statements = Number(s!.n);
+      topStatements = Number(s!.top);
     }
     const info = await this.redis.info('commandstats');
     let redisCommands = 0;
@@ -93,7 +112,7 @@ export class Monitor {
       xacts: Number(x!.x),
       xid: Number(x!.xid),
       statements,
-      statementsByQuery,
+      topStatements,
       walBytes: Number(x!.wal),
       redisCommands,
       redisByCommand,
@@ -114,21 +133,16 @@ export function delta(a: Counters, b: Counters): CostDelta {
     xacts: b.xacts - a.xacts - own,
     writeXacts: b.xid - a.xid,
     statements: a.statements === null || b.statements === null ? null : b.statements - a.statements - own,
-    statementsByQuery: countsBetween(a.statementsByQuery, b.statementsByQuery),
+    topStatements: a.topStatements === null || b.topStatements === null ? null : b.topStatements - a.topStatements - own,
     walBytes: b.walBytes - a.walBytes,
     redisCommands: b.redisCommands - a.redisCommands,
-    redisByCommand: countsBetween(a.redisByCommand, b.redisByCommand),
+    redisByCommand: Object.fromEntries(
+      Object.entries(b.redisByCommand)
+        .map(([k, n]) => [k, n - (a.redisByCommand[k] ?? 0)] as const)
+        .filter(([, n]) => n > 0)
+        .sort((x, y) => y[1] - x[1]),
+    ),
   };
-}
-
-/** The counts that grew from `a` to `b`, by how much, most first. */
-function countsBetween(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(b)
-      .map(([k, n]) => [k, n - (a[k] ?? 0)] as const)
-      .filter(([, n]) => n > 0)
-      .sort((x, y) => y[1] - x[1]),
-  );
 }
 
 /** Per-node figures of a delta. */
@@ -138,6 +152,7 @@ export function perNode(d: CostDelta, nodes: number) {
     xactsPerNode: d.xacts / nodes,
     writeXactsPerNode: d.writeXacts / nodes,
     statementsPerNode: d.statements === null ? null : d.statements / nodes,
+    topStatementsPerNode: d.topStatements === null ? null : d.topStatements / nodes,
     walBytesPerNode: d.walBytes / nodes,
     redisCommandsPerNode: d.redisCommands / nodes,
   };

@@ -11,6 +11,7 @@ import type { BurstResult } from './burst';
 import type { CpuPerNode } from './hop-cpu';
 import type { W8Result } from './w8';
 import { fmt, fmtSpread, spread, type Spread } from './stats';
+import { statementTable } from './statements';
 
 export interface Machine {
   nproc: number;
@@ -441,6 +442,7 @@ export function renderMarkdown(r: Results): string {
         'PG write tx/node',
         'PG commits/node (incl. read-only)',
         'PG statements/node',
+        'of them sent by clients',
         'WAL bytes/node',
         'Redis cmds/node',
       ],
@@ -450,12 +452,24 @@ export function renderMarkdown(r: Results): string {
         fmt(c.perNode.writeXactsPerNode),
         fmt(c.perNode.xactsPerNode),
         fmt(c.perNode.statementsPerNode),
+        fmt(c.perNode.topStatementsPerNode),
         fmt(c.perNode.walBytesPerNode),
         fmt(c.perNode.redisCommandsPerNode),
       ]),
     ),
     '',
   );
+
+  for (const c of r.cost.filter((x) => x.statements?.length)) {
+    out.push(
+      `### Top statements: ${c.workload}`,
+      '',
+      'pg_stat_statements over the window, by total time; nested = run inside a plpgsql function (not a round trip).',
+      '',
+      ...statementTable(c.statements!),
+      '',
+    );
+  }
 
   out.push('## Peers side by side (same machine, same run, own Postgres/Redis)', '');
   const peerNames = [...new Set(r.peers.map((p) => p.peer))].sort();

@@ -11,6 +11,7 @@ import type { Api } from './flowline';
 import { canonical, chain, fan } from './graphs';
 import { mapLimit, percentile, sleep, spread, type Spread } from './stats';
 import { cpuMs, cpuPerNode, type CpuPerNode, type ProcessGroups } from './hop-cpu';
+import { statementDelta, type StatementRow } from './statements';
 
 export interface Ctx {
   api: Api;
@@ -19,6 +20,8 @@ export interface Ctx {
   log: (s: string) => void;
   /** the processes whose CPU W1 profiles (absent: no profile) */
   processes?: ProcessGroups;
+  /** collect each measured window's per-statement table (`BENCH_STATEMENTS=1`; needs pg_stat_statements) */
+  statements?: boolean;
 }
 
 export interface CostRow {
@@ -26,6 +29,8 @@ export interface CostRow {
   seconds: number;
   delta: CostDelta;
   perNode: ReturnType<typeof perNode>;
+  /** the window's top statements by total time (only when {@link Ctx.statements}) */
+  statements?: StatementRow[];
 }
 
 const TERMINAL = `('Completed','Failed','Cancelled')`;
@@ -126,14 +131,18 @@ export async function measured<T>(
   workload: string,
   fn: () => Promise<{ value: T; ids: string[] }>,
 ): Promise<{ value: T; cost: CostRow }> {
+  const statsA = ctx.statements ? await ctx.mon.statementStats() : null;
   const a = await ctx.mon.snapshot();
   const { value, ids } = await fn();
   // backends report their counters to the stats system about once a second
   await sleep(1200);
   const b = await ctx.mon.snapshot();
+  const statsB = statsA ? await ctx.mon.statementStats() : null;
   const d = delta(a, b);
   const nodes = await succeededNodes(ctx.mon, ids);
-  return { value, cost: { workload, seconds: d.seconds, delta: d, perNode: perNode(d, nodes) } };
+  const cost: CostRow = { workload, seconds: d.seconds, delta: d, perNode: perNode(d, nodes) };
+  if (statsA && statsB) cost.statements = statementDelta(statsA, statsB, nodes);
+  return { value, cost };
 }
 
 export interface ChainResult {

@@ -141,7 +141,11 @@ export const runs = pgTable(
     index('runs_tenant_pending_priority_idx')
       .on(t.tenantId, t.priority.desc(), t.createdAt, t.id)
       .where(sql`status = 'Pending' and parent_run_id is null`),
-    index('runs_parent_idx').on(t.parentRunId),
+    // a run's children, ended ones included (the live view's run tree): top-level runs, nearly all
+    // of them, are left out, so their every update does not maintain an entry here
+    index('runs_parent_idx')
+      .on(t.parentRunId)
+      .where(sql`parent_run_id is not null`),
     // a parent's live children (the snapshot load): a Map with thousands of ended children reads only the live ones
     index('runs_parent_live_idx')
       .on(t.parentRunId)
@@ -150,7 +154,6 @@ export const runs = pgTable(
     index('runs_concurrency_key_idx')
       .on(t.tenantId, t.definitionId, t.concurrencyKey)
       .where(sql.raw(`concurrency_key is not null and status not in (${TERMINAL_RUN_STATUSES_SQL})`)),
-    index('runs_definition_idx').on(t.definitionId),
     // retention (0009_retention.sql): a tenant's terminal runs oldest finished first
     index('runs_tenant_terminal_finished_idx')
       .on(t.tenantId, t.finishedAt)

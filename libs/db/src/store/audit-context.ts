@@ -33,6 +33,15 @@ export interface AuditEntry extends AuditFacts {
   claimed: boolean;
   /** true once the answer was recorded: later commits write nothing */
   closed: boolean;
+  /**
+   * The status the request answers when the write it makes next creates its resource, as the
+   * route says before making it; a write that records the row with its creation
+   * (run-create-statement.ts) records this status and the created id then, so the answer needs
+   * no second write. @default none
+   */
+  presumedStatus?: number;
+  /** the status the written row already holds (set with {@link presumedStatus}); the answer rewrites the row only when it differs */
+  recordedStatus?: number;
 }
 
 const current = new AsyncLocalStorage<AuditEntry>();
@@ -68,7 +77,13 @@ RETURNING id`;
  * request commits before its handler answers), set by {@link recordAuditOutcome} afterwards.
  */
 export async function insertAuditRow(db: Queryable, entry: AuditEntry, status: number | null, errorCode: string | null): Promise<number> {
-  const res = await db.query<{ id: string }>(INSERT_SQL, [
+  const res = await db.query<{ id: string }>(INSERT_SQL, auditRowValues(entry, status, errorCode));
+  return Number(res.rows[0]!.id);
+}
+
+/** The values of an audit row in the column order of {@link INSERT_SQL} (a statement writing the row itself takes them in that order). */
+export function auditRowValues(entry: AuditEntry, status: number | null, errorCode: string | null): unknown[] {
+  return [
     entry.tenant,
     entry.principal,
     entry.keyPrefix,
@@ -80,8 +95,41 @@ export async function insertAuditRow(db: Queryable, entry: AuditEntry, status: n
     status,
     errorCode,
     entry.patch === undefined || entry.patch === null ? null : JSON.stringify(entry.patch),
-  ]);
-  return Number(res.rows[0]!.id);
+  ];
+}
+
+/**
+ * The audit row as a statement that writes it beside its change: `INSERT … SELECT` of the 11
+ * parameters from `$first` on (the values of {@link auditStatementValues}), one row per row of
+ * `source` (the change's RETURNING, so no change writes no row), none when the tenant parameter
+ * is null (no entry to write); RETURNING the row's id.
+ */
+export function auditInsertFrom(source: string, first: number): string {
+  const p = Array.from({ length: 11 }, (_, i) => `$${first + i}`);
+  return `INSERT INTO audit_log (tenant_id, principal, key_prefix, action, resource_type, resource_id, request_id, client_address, status, error_code, patch)
+  SELECT ${p.join(', ')} FROM ${source} WHERE ${p[0]}::text IS NOT NULL
+  RETURNING id`;
+}
+
+/**
+ * The parameters of {@link auditInsertFrom} for a claimed entry (all null without one): with a
+ * presumed status, that status, and `createdId` (the resource the change creates) when given.
+ */
+export function auditStatementValues(entry: AuditEntry | null, createdId?: string): unknown[] {
+  if (entry === null) return Array.from({ length: 11 }, () => null);
+  if (entry.presumedStatus === undefined) return auditRowValues(entry, null, null);
+  return auditRowValues(createdId === undefined ? entry : { ...entry, resourceId: createdId }, entry.presumedStatus, null);
+}
+
+/** After a statement that may have written `entry`'s row: its id (and the status it holds) when written, else the entry freed for a later write. */
+export function settleAuditEntry(entry: AuditEntry | null, rowId: number | null): void {
+  if (entry === null) return;
+  if (rowId === null) {
+    entry.claimed = false;
+    return;
+  }
+  entry.rowId = rowId;
+  if (entry.presumedStatus !== undefined) entry.recordedStatus = entry.presumedStatus;
 }
 
 /**

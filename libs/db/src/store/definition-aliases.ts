@@ -59,16 +59,29 @@ export async function deleteDefinitionAlias(db: Queryable, tenantId: string, def
   return (res.rowCount ?? 0) > 0;
 }
 
+/** The definition's latest version and its aliases, as a start chooses its version from them. */
+export interface StartVersionFacts {
+  latest: number;
+  aliases: Map<string, AliasTarget[]>;
+}
+
+/** The aliases of definition row `d` as one JSON object, name → targets (a select-list expression). */
+export const ALIASES_OF_DEFINITION_SQL = `(SELECT jsonb_object_agg(a.name, a.targets) FROM definition_aliases a WHERE a.definition_id = d.id)`;
+
+/** {@link StartVersionFacts} of a row's `version` and {@link ALIASES_OF_DEFINITION_SQL} columns. */
+export function startVersionFactsOf(version: number, aliases: Record<string, AliasTarget[]> | null): StartVersionFacts {
+  return { latest: version, aliases: new Map(Object.entries(aliases ?? {})) };
+}
+
 /**
  * What a start needs to pick its version, in one round trip: the definition's latest version
  * and its aliases; null when the tenant has no such definition.
  */
-export async function startVersionFacts(db: Queryable, tenantId: string, definitionId: string): Promise<{ latest: number; aliases: Map<string, AliasTarget[]> } | null> {
+export async function startVersionFacts(db: Queryable, tenantId: string, definitionId: string): Promise<StartVersionFacts | null> {
   const res = await db.query<{ version: number; aliases: Record<string, AliasTarget[]> | null }>(
-    `SELECT d.version, (SELECT jsonb_object_agg(a.name, a.targets) FROM definition_aliases a WHERE a.definition_id = d.id) AS aliases
-     FROM definitions d WHERE d.id = $1 AND d.tenant_id = $2`,
+    `SELECT d.version, ${ALIASES_OF_DEFINITION_SQL} AS aliases FROM definitions d WHERE d.id = $1 AND d.tenant_id = $2`,
     [definitionId, tenantId],
   );
   const r = res.rows[0];
-  return r ? { latest: r.version, aliases: new Map(Object.entries(r.aliases ?? {})) } : null;
+  return r ? startVersionFactsOf(r.version, r.aliases) : null;
 }

@@ -115,23 +115,28 @@ export interface KeysetPage<T> {
 const COLUMNS = `id, tenant_id, name, description, kind, version, graph_hash, node_count, enabled, created_at, updated_at,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS created_key`;
 
-interface RawRow {
+/** A definitions row's columns as the driver returns them (everything but the graph documents). */
+export interface DefinitionColumns {
   id: string;
   tenant_id: string;
   name: string;
   description: string | null;
   kind: string;
   version: number;
-  graph?: unknown;
   graph_hash: string;
   node_count: number | null;
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
+}
+
+interface RawRow extends DefinitionColumns {
+  graph?: unknown;
   created_key: string;
 }
 
-function toListRow(r: RawRow): DefinitionListRow {
+/** The list row of a definitions row's columns. */
+export function definitionListRow(r: DefinitionColumns): DefinitionListRow {
   return {
     id: r.id,
     tenantId: r.tenant_id,
@@ -148,7 +153,7 @@ function toListRow(r: RawRow): DefinitionListRow {
 }
 
 function toRow(r: RawRow): DefinitionRow {
-  return { ...toListRow(r), graph: exactJson(openJsonText(r.graph as string | null, definitionGraphAt(r.id, r.version))) };
+  return { ...definitionListRow(r), graph: exactJson(openJsonText(r.graph as string | null, definitionGraphAt(r.id, r.version))) };
 }
 
 /**
@@ -335,7 +340,7 @@ export async function listDefinitions(
   const rows = res.rows.slice(0, limit);
   const last = rows[rows.length - 1];
   return {
-    items: rows.map(toListRow),
+    items: rows.map(definitionListRow),
     nextCursor: res.rows.length > limit && last ? encodePageCursor(last.created_key, last.id) : null,
   };
 }

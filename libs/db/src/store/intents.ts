@@ -11,6 +11,7 @@ import { VERB_RULES, type NodeVerbRule } from '@flowline/graph';
 import { digestsOf, sealJsonText } from '../crypto';
 import { nodeDocAt, steerMessageAt } from './run-snapshots';
 import { withTransaction, type Queryable } from './transaction';
+import { auditInsertFrom, auditStatementValues, claimAuditEntry, settleAuditEntry } from './audit-context';
 
 /**
  * The time an intent is stamped with (`intents.created_at`, the order the dispatcher loads
@@ -61,11 +62,14 @@ export async function requestCancel(
 }
 
 /**
- * Records a gate decision. Guard (compare-and-set): the node is one the verb table lets a
- * person decide (a WaitingForApproval Pause or ChatInput) and has no decision yet, on a run of the tenant. Effect: node_runs.decision = `decisionJson`,
- * a `decide` intent carrying the operationId, and the run's wake_at = now(), version + 1.
- * Returns the run's shard when recorded, null when the guard failed (lost race or wrong
- * state — the caller re-reads to answer).
+ * Records a gate decision in ONE statement (no BEGIN/COMMIT round trips). Guard
+ * (compare-and-set): the node is one the verb table lets a person decide (a WaitingForApproval
+ * Pause or ChatInput) and has no decision yet, on a run of the tenant. Effect:
+ * node_runs.decision = `decisionJson`, a `decide` intent carrying the operationId, and the
+ * run's wake_at = now(), version + 1 — all or nothing, as one statement is. The intent is
+ * timed ({@link INTENT_TIME}) as its row is made from the run row the statement's update
+ * locked, and that lock is held to the commit. Returns the run's shard when recorded, null
+ * when the guard failed (lost race or wrong state — the caller re-reads to answer).
  */
 export async function recordDecision(
   pool: Pool,
@@ -77,14 +81,24 @@ export async function recordDecision(
   /** who decides (the request's principal id) @default null */
   principal: string | null = null,
 ): Promise<{ shard: number } | null> {
-  return withTransaction(pool, async (client) => {
-    const upd = await client.query({
-      name: 'flowline_decide_node',
-      text: `UPDATE node_runs n SET decision = $4::jsonb
-       FROM runs r
-       WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
-         AND n.status = ANY($5::text[]) AND n.kind = ANY($6::text[]) AND r.status = ANY($7::text[]) AND n.decision IS NULL
-       RETURNING n.node_key`,
+  // the request's audit row goes in with the decision, holding the answer the route presumed
+  const audit = claimAuditEntry();
+  let written: number | null = null;
+  try {
+    const res = await pool.query<{ shard: number; audit_id: string | null }>({
+      name: 'flowline_decide',
+      text: `WITH node AS (
+               UPDATE node_runs n SET decision = $4::jsonb
+               FROM runs r
+               WHERE n.run_id = $1 AND n.node_key = $2 AND r.id = n.run_id AND r.tenant_id = $3
+                 AND n.status = ANY($5::text[]) AND n.kind = ANY($6::text[]) AND r.status = ANY($7::text[]) AND n.decision IS NULL
+               RETURNING n.run_id),
+             run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = (SELECT run_id FROM node) RETURNING id, shard),
+             intent AS (
+               INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at)
+               SELECT $8, run.id, 'decide', $2, $9::jsonb, $10, ${INTENT_TIME} FROM run),
+             audit AS (${auditInsertFrom('run', 11)})
+             SELECT shard, (SELECT id FROM audit)::text AS audit_id FROM run`,
       values: [
         runId,
         nodeKey,
@@ -93,21 +107,18 @@ export async function recordDecision(
         VERB_RULES.decide.nodeStatuses,
         VERB_RULES.decide.kinds.only,
         VERB_RULES.decide.runStatuses,
+        randomUUID(),
+        JSON.stringify({ operationId }),
+        principal,
+        ...auditStatementValues(audit),
       ],
     });
-    if (!upd.rowCount) return null;
-    // the run row first: the intent's row is made from the locked run row's, so it is timed once
-    // this transaction holds it (INTENT_TIME); one statement, one round trip
-    const run = await client.query<{ shard: number }>({
-      name: 'flowline_decide_intent',
-      text: `WITH run AS (UPDATE runs SET wake_at = now(), version = version + 1 WHERE id = $2 RETURNING id, shard)
-       INSERT INTO intents (id, run_id, kind, node_key, payload, principal, created_at)
-       SELECT $1, run.id, 'decide', $3, $4::jsonb, $5, ${INTENT_TIME} FROM run
-       RETURNING (SELECT shard FROM run)`,
-      values: [randomUUID(), runId, nodeKey, JSON.stringify({ operationId }), principal],
-    });
-    return { shard: run.rows[0]!.shard };
-  });
+    const row = res.rows[0];
+    written = row?.audit_id == null ? null : Number(row.audit_id);
+    return row ? { shard: row.shard } : null;
+  } finally {
+    settleAuditEntry(audit, written);
+  }
 }
 
 /** A steering entry as stored in node_runs.steering (times epoch ms, like the planner's SteerEntry). */

@@ -5,12 +5,14 @@
  */
 import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { agentReferenceOf, effectiveBudget, publishesToChat, shardOfRun, type ConcurrencyKeyOf, type Graph, type RunBudget } from '@flowline/graph';
+import { shardOfRun, type ConcurrencyKeyOf, type RunBudget } from '@flowline/graph';
 import { rollback, withTransaction, type Queryable, type Tx } from './transaction';
-import { definitionGraphAt, exactJson, type DefinitionRow } from './definitions';
-import { openJsonText, sealJsonText } from '../crypto';
-import { runDocAt } from './run-snapshots';
+import type { DefinitionRow } from './definitions';
+import { ALIASES_OF_DEFINITION_SQL, startVersionFactsOf, type StartVersionFacts } from './definition-aliases';
 import { pinSavedAgents, type AgentPinRequest } from './saved-agents';
+import {
+  agentPinRequests, createInOneStatement, definitionForRun, DEFINITION_FOR_RUN_COLUMNS, runCreationStatement, type DefinitionRowForRun,
+} from './run-create-statement';
 
 /**
  * Run creation refused: Agent nodes of the pinned graph name saved agents (or versions) the
@@ -21,17 +23,6 @@ export class SavedAgentsMissingError extends Error {
   constructor(readonly missing: readonly AgentPinRequest[]) {
     super(`the graph names ${missing.length} saved agent(s) that no longer exist`);
   }
-}
-
-/** The saved agents a graph's Agent nodes name, for {@link pinSavedAgents}. */
-function agentPinRequests(graph: Graph): AgentPinRequest[] {
-  const refs: AgentPinRequest[] = [];
-  // a plan graph is read back from storage: one without a node list names no agent
-  for (const n of Array.isArray(graph.nodes) ? graph.nodes : []) {
-    const ref = agentReferenceOf(n.kind, n.config);
-    if (ref !== null) refs.push({ nodeKey: n.key, ...ref });
-  }
-  return refs;
 }
 
 /** The run's dispatcher shard (libs/graph's one function), here beside run creation, which assigns it. */
@@ -54,8 +45,12 @@ export interface NodeSeed {
   attemptLimit: number;
 }
 
-/** The locked definition as run creation sees it: with its parsed `Graph` model. */
-export type DefinitionForRun = DefinitionRow & { planGraph: unknown };
+/**
+ * The locked definition as run creation sees it: its parsed `Graph` model instead of the
+ * document (the run's copy of the document is made by the insert, in the database, so the API
+ * neither reads nor parses it).
+ */
+export type DefinitionForRun = Omit<DefinitionRow, 'graph'> & { planGraph: unknown };
 
 /** What run creation needs from the (locked) definition, computed by the caller. */
 export interface RunSeed {
@@ -105,6 +100,18 @@ export interface CreateRunParams {
    * runs the creation is refused (`backlogFull`), decided inside the transaction.
    */
   maxPendingRuns?: number;
+  /**
+   * The first precheck, when the caller read it already with the start's other facts
+   * ({@link readStartFacts}): one round trip fewer. Later rounds (after waiting on a creation of
+   * the same key) read again. @default read here
+   */
+  precheck?: CreationPrecheck;
+  /**
+   * The definition row as the caller read it with the precheck ({@link readStartFacts}): the
+   * creation then tries one autocommitted statement guarded on that row's version first
+   * (run-create-statement.ts `createInOneStatement`). @default none: a transaction locks and reads it
+   */
+  definition?: DefinitionRowForRun | null;
   /**
    * Called inside the transaction with the definition row locked FOR SHARE; returns the
    * seed or throws (the transaction rolls back and the error propagates).
@@ -191,7 +198,7 @@ function replayOf(existing: { id: string; definitionId: string }, definitionId: 
 }
 
 /** What a creation can be answered from before it writes anything. */
-interface CreationPrecheck {
+export interface CreationPrecheck {
   /** the run already holding the request id */
   existing: { id: string; definitionId: string } | null;
   /** the conversation's binding (undefined: no conversation row) */
@@ -218,21 +225,28 @@ LEFT JOIN conversations cv ON $3::text IS NOT NULL AND cv.tenant_id = $1 AND cv.
  * id and conversation share one read, so a burst of N replays of one key costs the pool one
  * statement instead of N queued behind each other. Sharing is safe: a run found
  * holding the request id holds it forever (runs are never deleted, the key never moves), and
- * every "absent" or "not busy" answer is re-decided inside the creating transaction.
+ * every "absent" or "not busy" answer is re-decided inside the creating transaction. A start's
+ * facts ({@link readStartFacts}) are shared the same way: the definition row they carry is
+ * checked again by the creation's guard on its version.
  */
-const prechecksInFlight = new WeakMap<Queryable, Map<string, Promise<CreationPrecheck>>>();
+const prechecksInFlight = new WeakMap<Queryable, Map<string, Promise<unknown>>>();
+
+/** `read()`'s promise, shared by every caller asking for `key` on `db` while it is in flight. */
+function sharedRead<T>(db: Queryable, key: string, read: () => Promise<T>): Promise<T> {
+  let inFlight = prechecksInFlight.get(db);
+  if (!inFlight) prechecksInFlight.set(db, (inFlight = new Map()));
+  const shared = inFlight.get(key);
+  if (shared) return shared as Promise<T>;
+  const map = inFlight;
+  const pending = read().finally(() => map.delete(key));
+  map.set(key, pending);
+  return pending;
+}
 
 function precheckCreation(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
   // no request id to replay and no conversation to bind: nothing to read (one round trip fewer)
   if (p.requestId === null && p.conversationId === null) return Promise.resolve({ existing: null, bound: undefined, busy: false });
-  let inFlight = prechecksInFlight.get(db);
-  if (!inFlight) prechecksInFlight.set(db, (inFlight = new Map()));
-  const key = JSON.stringify([p.tenantId, p.requestId, p.conversationId]);
-  const shared = inFlight.get(key);
-  if (shared) return shared;
-  const read = readPrecheck(db, p).finally(() => inFlight.delete(key));
-  inFlight.set(key, read);
-  return read;
+  return sharedRead(db, JSON.stringify(['precheck', p.tenantId, p.requestId, p.conversationId]), () => readPrecheck(db, p));
 }
 
 async function readPrecheck(db: Queryable, p: CreateRunParams): Promise<CreationPrecheck> {
@@ -242,12 +256,67 @@ async function readPrecheck(db: Queryable, p: CreateRunParams): Promise<Creation
     text: PRECHECK_SQL,
     values: [p.tenantId, p.requestId, p.conversationId, FINISHED_RUN_STATUSES],
   });
-  const r = res.rows[0];
+  return precheckOf(res.rows[0]);
+}
+
+/** A precheck from the row of PRECHECK_SQL or START_FACTS_SQL (their common columns). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a raw pg row, mapped field by field
+function precheckOf(r: any): CreationPrecheck {
   return {
     existing: r?.run_id ? { id: r.run_id, definitionId: r.definition_id } : null,
     bound: r?.has_conversation ? r.bound_run_id : undefined,
     busy: r?.busy === true,
   };
+}
+
+/** What a start reads before it creates: the version facts and the definition row (null: no such definition), and the creation's precheck. */
+export interface StartFacts {
+  version: StartVersionFacts | null;
+  definition: DefinitionRowForRun | null;
+  precheck: CreationPrecheck;
+}
+
+/*
+ * Inputs: $1 tenant, $2 request id, $3 conversation id, $4 finished statuses, $5 definition id.
+ * Result: one row — the definition row as run creation reads it and its aliases (nulls when the
+ * tenant has no such definition) beside PRECHECK_SQL's columns, from one snapshot; unlocked, so
+ * a creation from it is guarded on its version (run-create-statement.ts).
+ */
+const START_FACTS_SQL = `
+SELECT ${DEFINITION_FOR_RUN_COLUMNS}, ${ALIASES_OF_DEFINITION_SQL} AS aliases,
+       rq.id AS run_id, rq.definition_id, cv.id IS NOT NULL AS has_conversation, cv.bound_run_id,
+       EXISTS (SELECT 1 FROM runs b WHERE b.id = cv.bound_run_id AND b.status <> ALL($4::text[])) AS busy
+FROM (SELECT 1) AS one
+LEFT JOIN definitions d ON d.id = $5 AND d.tenant_id = $1
+LEFT JOIN runs rq ON $2::text IS NOT NULL AND rq.tenant_id = $1 AND rq.request_id = $2
+LEFT JOIN conversations cv ON $3::text IS NOT NULL AND cv.tenant_id = $1 AND cv.id = $3`;
+
+/**
+ * A REST start's reads in one round trip: the definition's version facts (as
+ * `startVersionFacts`), its row and the creation's precheck, handed to {@link createRun} as
+ * {@link CreateRunParams.definition} and {@link CreateRunParams.precheck}.
+ */
+export function readStartFacts(
+  db: Queryable,
+  tenantId: string,
+  definitionId: string,
+  requestId: string | null,
+  conversationId: string | null,
+): Promise<StartFacts> {
+  // shared like the precheck: a burst of replays of one key (or of starts naming no key) reads once
+  return sharedRead(db, JSON.stringify(['start', tenantId, definitionId, requestId, conversationId]), async (): Promise<StartFacts> => {
+    const res = await db.query({
+      name: 'flowline_start_facts',
+      text: START_FACTS_SQL,
+      values: [tenantId, requestId, conversationId, FINISHED_RUN_STATUSES, definitionId],
+    });
+    const r = res.rows[0];
+    return {
+      version: r?.version == null ? null : startVersionFactsOf(r.version, r.aliases),
+      definition: r?.id == null ? null : (r as DefinitionRowForRun),
+      precheck: precheckOf(r),
+    };
+  });
 }
 
 /**
@@ -278,8 +347,11 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
   let inFlight = creationsInFlight.get(pool);
   if (!inFlight) creationsInFlight.set(pool, (inFlight = new Map()));
   const keys = creationKeys(p);
+  let given = p.precheck;
   for (;;) {
-    const pre = await precheckCreation(pool, p);
+    const first = given !== undefined;
+    const pre = given ?? (await precheckCreation(pool, p));
+    given = undefined;
     if (pre.existing) return replayOf(pre.existing, p.definitionId);
     if (p.conversationId !== null && pre.busy) return { kind: 'runBusy', runId: pre.bound ?? null };
     const running = keys.map((k) => inFlight.get(k)).find((c) => c !== undefined);
@@ -287,7 +359,10 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       await running.catch(() => undefined);
       continue;
     }
-    const creation = createInTransaction(pool, p, pre);
+    // the definition read with the first precheck is current only for that round
+    const row = first ? p.definition : undefined;
+    const creation = (async () =>
+      (row ? await createInOneStatement(pool, p, row) : null) ?? (await createInTransaction(pool, p, pre)))();
     for (const k of keys) inFlight.set(k, creation);
     try {
       return await creation;
@@ -295,13 +370,6 @@ export async function createRun(pool: Pool, p: CreateRunParams): Promise<CreateR
       for (const k of keys) if (inFlight.get(k) === creation) inFlight.delete(k);
     }
   }
-}
-
-/** What `run.created` says of the run's concurrency key: its value, or why it has none (nothing without a block). */
-function concurrencyDetail(c: ConcurrencyKeyOf | undefined): Record<string, unknown> {
-  if (!c || c.kind === 'none') return {};
-  if (c.kind === 'keyed') return { concurrencyKey: { key: c.path, value: c.value, limit: c.limit } };
-  return { concurrencyKey: { key: c.path, value: null, reason: c.reason } };
 }
 
 /**
@@ -322,114 +390,35 @@ function concurrencyDetail(c: ConcurrencyKeyOf | undefined): Record<string, unkn
  * The transaction uses its own connection only: a twin (of another process) waiting on
  * the first's uncommitted insert holds one connection, never two.
  */
-const budgetJson = (b: RunBudget | null) => (b ? JSON.stringify(b) : null);
-
 function createInTransaction(pool: Pool, p: CreateRunParams, pre: CreationPrecheck): Promise<CreateRunResult> {
   return withTransaction(pool, async (tx) => {
-    const def = await tx.query({
+    const def = await tx.query<DefinitionRowForRun>({
       name: 'flowline_create_definition',
-      text: `SELECT id, tenant_id, name, description, kind, version, graph::text AS graph, plan_graph::text AS plan_graph, graph_hash, node_count, enabled,
-              created_at, updated_at
-       FROM definitions WHERE id = $1 AND tenant_id = $2 FOR SHARE`,
+      text: `SELECT ${DEFINITION_FOR_RUN_COLUMNS} FROM definitions d WHERE d.id = $1 AND d.tenant_id = $2 FOR SHARE`,
       values: [p.definitionId, p.tenantId],
     });
-    const d = def.rows[0];
-    if (!d) return rollback<CreateRunResult>({ kind: 'definitionNotFound' });
+    const row = def.rows[0];
+    if (!row) return rollback<CreateRunResult>({ kind: 'definitionNotFound' });
     // a pinned version runs its own graphs (sealed to it), read from the caller, not the definition row
-    const pin = p.pinned ?? null;
-    const version: number = pin?.version ?? d.version;
-    const planGraph = exactJson(openJsonText(pin?.planGraphText ?? d.plan_graph, definitionGraphAt(d.id, version, 'plan_graph'))) as Graph;
-    const seed = p.prepare({
-      id: d.id,
-      tenantId: d.tenant_id,
-      name: d.name,
-      description: d.description,
-      kind: d.kind,
-      version,
-      graph: exactJson(openJsonText(pin?.graphText ?? d.graph, definitionGraphAt(d.id, version))),
-      planGraph,
-      graphHash: pin?.graphHash ?? d.graph_hash,
-      nodeCount: d.node_count ?? 0,
-      enabled: d.enabled,
-      createdAt: d.created_at,
-      updatedAt: d.updated_at,
-    });
+    const { def: definition, planGraph, version } = definitionForRun(row, p.pinned ?? null);
+    const seed = p.prepare(definition);
     // the saved agents' versions are pinned now: an agent updated after this start reaches later runs only
     const pinned = await pinSavedAgents(tx, p.tenantId, agentPinRequests(planGraph));
     if (pinned.missing.length > 0) throw new SavedAgentsMissingError(pinned.missing);
     const runId = randomUUID();
     const shard = shardOfRun(runId, p.shardCount);
-    const keyed = seed.concurrency?.kind === 'keyed' ? seed.concurrency : null;
-    // Copies the pinned graph from the locked definition row: the run keeps this copy forever
-    // (sealed, it stays bound to the definition row and version it came from). A twin's
-    // uncommitted insert of the same request id makes this statement wait for its outcome.
-    const inserted = await tx.query({
-      name: 'flowline_create_run',
-      text: `INSERT INTO runs (id, tenant_id, definition_id, definition_version, graph, plan_graph, graph_hash, status, shard,
-                         wake_at, request_id, input, conversation_id, last_seq, created_at, trace_parent, metadata, budget,
-                         priority, concurrency_key, concurrency_limit, agent_pins, not_before, schedule_id, created_by, version_alias)
-       SELECT $1, $2, d.id, coalesce($17::int, d.version), coalesce($18::jsonb, d.graph), coalesce($19::jsonb, d.plan_graph),
-              coalesce($20::text, d.graph_hash), CASE WHEN nb.at > now() THEN 'Scheduled' ELSE 'Pending' END, $4,
-              CASE WHEN nb.at > now() THEN nb.at ELSE now() END, $5, $6::jsonb, $7, 1, now(), $8, $9::jsonb, $10::jsonb,
-              $11, $12, $13, $14::jsonb, CASE WHEN nb.at > now() THEN nb.at END, $16, $21, $22
-       FROM definitions d, (SELECT $15::timestamptz AS at) nb WHERE d.id = $3
-       ON CONFLICT (tenant_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
-       RETURNING id`,
-      values: [
-        runId, p.tenantId, p.definitionId, shard, p.requestId, sealJsonText(seed.inputJson, runDocAt(runId, 'input')), p.conversationId, p.traceParent ?? null,
-        JSON.stringify(p.metadata ?? {}), budgetJson(effectiveBudget(planGraph.budget, p.budget)),
-        p.priority ?? 3, keyed?.value ?? null, keyed?.limit ?? null, JSON.stringify(pinned.pins),
-        p.notBefore == null ? null : new Date(p.notBefore).toISOString(), p.scheduleId ?? null,
-        pin?.version ?? null, pin?.graphText ?? null, pin?.planGraphText ?? null, pin?.graphHash ?? null,
-        p.createdBy ?? null, p.versionAlias ?? null,
-      ],
+    const limit = p.maxPendingRuns !== undefined && p.maxPendingRuns > 0 ? p.maxPendingRuns : 0;
+    // the audit row is withTransaction's to write, before its COMMIT
+    const created = await runCreationStatement(tx, p, {
+      runId, shard, seed, planGraph, version, pinsJson: JSON.stringify(pinned.pins), limit, checkedVersion: null, audit: null,
     });
-    if (!inserted.rowCount) {
+    if (!created.inserted) {
       // READ COMMITTED: this later statement sees the twin that won the insert
       const existing = p.requestId === null ? null : await findRunByRequestId(tx, p.tenantId, p.requestId);
       if (!existing) throw new Error('run insert conflicted but no run holds the request id');
       return rollback(replayOf(existing, p.definitionId));
     }
-    // a run bound to a conversation marks the nodes that publish their answer to it
-    const publishing = new Set(
-      p.conversationId === null ? [] : planGraph.nodes.filter((n) => publishesToChat(planGraph, n)).map((n) => n.key),
-    );
-    // The node rows, the run.created event and the tenant's Pending count in one round trip.
-    // The count runs after the run's insert above, so a replay is never refused;
-    // it is bounded by the limit (index runs_tenant_pending_priority_idx; a limit of 0 counts
-    // nothing). Creations committing at the same moment may each see the other missing: the
-    // bound can be passed by at most the creations in flight. Over the limit, the whole
-    // transaction rolls back, these rows with it.
-    const limit = p.maxPendingRuns !== undefined && p.maxPendingRuns > 0 ? p.maxPendingRuns : 0;
-    const rows = await tx.query<{ n: number }>({
-      name: 'flowline_create_rows',
-      text: `WITH nodes AS (
-               INSERT INTO node_runs (run_id, node_key, kind, status, attempt, attempt_limit, publishes)
-               SELECT $1, k, kd, 'Pending', 0, l, pub FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[]) AS t(k, kd, l, pub)),
-             created AS (
-               INSERT INTO events (run_id, seq, kind, node_key, at, detail) VALUES ($1, 1, 'run.created', NULL, now(), $6::jsonb))
-             SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE tenant_id = $7 AND status = 'Pending' AND parent_run_id IS NULL LIMIT $8) t`,
-      values: [
-        runId,
-        seed.nodes.map((n) => n.key),
-        seed.nodes.map((n) => n.kind),
-        seed.nodes.map((n) => n.attemptLimit),
-        seed.nodes.map((n) => publishing.has(n.key)),
-        JSON.stringify({
-          definitionId: p.definitionId,
-          requestId: p.requestId,
-          definitionVersion: version,
-          ...(p.versionAlias == null ? {} : { alias: p.versionAlias }),
-          ...concurrencyDetail(seed.concurrency),
-          ...(p.notBefore == null ? {} : { notBefore: new Date(p.notBefore).toISOString() }),
-          ...(p.scheduleId == null ? {} : { scheduleId: p.scheduleId }),
-        }),
-        p.tenantId,
-        limit === 0 ? 0 : limit + 1,
-      ],
-    });
-    const n = rows.rows[0]?.n ?? 0;
-    if (limit > 0 && n > limit) return rollback<CreateRunResult>({ kind: 'backlogFull', pending: n - 1 });
+    if (limit > 0 && created.n > limit) return rollback<CreateRunResult>({ kind: 'backlogFull', pending: created.n - 1 });
     if (p.conversationId !== null && !(await bindConversation(tx, p.tenantId, p.conversationId, runId, pre.bound))) {
       // READ COMMITTED: this later statement sees the binding that won
       return rollback<CreateRunResult>({ kind: 'runBusy', runId: (await boundRunOf(tx, p.tenantId, p.conversationId)) ?? null });

@@ -250,18 +250,12 @@ export async function listRuns(
   };
 }
 
-/** One node row with its documents; null when the run has no such node. */
-export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {
-  const res = await db.query({
-    name: 'flowline_node_run',
-    text: `SELECT node_key, kind, status, attempt, failure_class, cause, reason, pending_decision_kind, child_run_id, started_at,
-            finished_at, input::text AS input, input_override::text AS input_override, output::text AS output, steering,
-            not_before, decision::text AS decision, approvals::text AS approvals, reused_from_run_id
-     FROM node_runs WHERE run_id = $1 AND node_key = $2`,
-    values: [runId, nodeKey],
-  });
-  const r = res.rows[0];
-  if (!r) return null;
+const NODE_DETAIL_COLUMNS = `n.node_key, n.kind, n.status, n.attempt, n.failure_class, n.cause, n.reason, n.pending_decision_kind, n.child_run_id,
+  n.started_at, n.finished_at, n.input::text AS input, n.input_override::text AS input_override, n.output::text AS output, n.steering,
+  n.not_before, n.decision::text AS decision, n.approvals::text AS approvals, n.reused_from_run_id`;
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- raw pg rows are mapped field by field */
+function toNodeRunDetail(runId: string, nodeKey: string, r: any): NodeRunDetailRow {
   const at = (column: string) => nodeDocAt(runId, nodeKey, column);
   const steering = (r.steering ?? []) as Array<{ operationId: string; message: unknown }>;
   return {
@@ -274,6 +268,48 @@ export async function getNodeRun(db: Queryable, runId: string, nodeKey: string):
     notBefore: r.not_before,
     decision: exactJson(openJsonText(r.decision, at('decision'))),
     approvals: exactJson(openJsonText(r.approvals, at('approvals'))),
+  };
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** One node row with its documents; null when the run has no such node. */
+export async function getNodeRun(db: Queryable, runId: string, nodeKey: string): Promise<NodeRunDetailRow | null> {
+  const res = await db.query({
+    name: 'flowline_node_run',
+    text: `SELECT ${NODE_DETAIL_COLUMNS} FROM node_runs n WHERE n.run_id = $1 AND n.node_key = $2`,
+    values: [runId, nodeKey],
+  });
+  const r = res.rows[0];
+  return r ? toNodeRunDetail(runId, nodeKey, r) : null;
+}
+
+/** What a gate decision is checked against: the run's status and pinned graph, and the node's row. */
+export interface GateRead {
+  runStatus: string;
+  /** the run's pinned graph document */
+  graph: unknown;
+  /** null when the run has no such node */
+  node: NodeRunDetailRow | null;
+}
+
+/**
+ * The tenant's run (status, pinned graph) and one of its node rows, in one statement (one
+ * round trip and one snapshot); null when the tenant has no such run.
+ */
+export async function getGateRead(db: Queryable, tenantId: string, runId: string, nodeKey: string): Promise<GateRead | null> {
+  const res = await db.query({
+    name: 'flowline_gate_read',
+    text: `SELECT r.status AS run_status, r.graph::text AS graph, r.definition_id, r.definition_version, n.node_key IS NOT NULL AS has_node, ${NODE_DETAIL_COLUMNS}
+     FROM runs r LEFT JOIN node_runs n ON n.run_id = r.id AND n.node_key = $3
+     WHERE r.id = $1 AND r.tenant_id = $2`,
+    values: [runId, tenantId, nodeKey],
+  });
+  const r = res.rows[0];
+  if (!r) return null;
+  return {
+    runStatus: r.run_status,
+    graph: exactJson(openJsonText(r.graph, definitionGraphAt(r.definition_id, r.definition_version))),
+    node: r.has_node ? toNodeRunDetail(runId, nodeKey, r) : null,
   };
 }
 

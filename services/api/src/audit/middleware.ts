@@ -109,6 +109,11 @@ export function auditRequests(deps: AuditDeps): MiddlewareHandler<AppEnv> {
     const status = c.res.status;
     if (entry.tenant === null) return;
     if (entry.rowId === null && (status === 429 || status === 503)) return;
+    // the row was written with the answer the route presumed, and the answer is that one
+    if (entry.rowId !== null && entry.recordedStatus === status) {
+      deps.chainer.soon(entry.tenant);
+      return;
+    }
     const errorCode = await errorCodeOf(c.res);
     const answered = route.id?.startsWith('answer:') === true && status < 300 ? await answerMember(c.res, route.id.slice('answer:'.length)) : null;
     try {
@@ -136,6 +141,16 @@ export function auditAs(tenant: string, principal: string, resourceId?: string):
   e.tenant = tenant;
   e.principal = principal;
   if (resourceId !== undefined) e.resourceId = resourceId;
+}
+
+/**
+ * Says which status the request answers when the write it makes next creates its resource (a
+ * run start's 202): a store write that records the audit row with the creation records that
+ * status and the created id, and the answer, when it is that status, writes nothing more.
+ */
+export function auditPresumeStatus(status: number): void {
+  const e = currentAuditEntry();
+  if (e !== undefined && !e.closed) e.presumedStatus = status;
 }
 
 /** Records the RFC 6902 diff of the change the request makes (a definition's), secrets already redacted. */

@@ -39,7 +39,7 @@ export async function readRunSnapshot(
      tree AS (
        SELECT id, 0 AS depth FROM head
        UNION ALL
-       SELECT r.id, t.depth + 1 FROM runs r JOIN tree t ON r.parent_run_id = t.id WHERE t.depth < $3
+       SELECT r.id, t.depth + 1 FROM runs r JOIN tree t ON r.parent_run_id = t.id WHERE r.parent_run_id IS NOT NULL AND t.depth < $3
      ),
      live AS (
        SELECT n.run_id, n.node_key, n.status, n.pending_decision_kind

@@ -9,7 +9,7 @@
  * answers 202 again whatever the run's state.
  */
 import type { OpenAPIHono} from '@hono/zod-openapi';
-import { getNodeRun, getRunDetail, pendingToolCall, recordDecision, type Queryable } from '@flowline/db';
+import { getGateRead, pendingToolCall, recordDecision, type Queryable } from '@flowline/db';
 import { approvalPolicyOf, canonicalJson, validateJson, verbRefusal, verbTakesKind, type GateDecision, type Json, type JsonObject, type NodeKind, type NodeStatus, type RunStatus, type VerbState } from '@flowline/graph';
 import { decideByPolicy, requestDecider } from '../approval-decide';
 import type { AppDeps, AppEnv } from '../context';
@@ -25,6 +25,7 @@ import { requireKey, requireUuid } from '../present';
 import { publishWake } from '../wake';
 import { DecideAcceptedSchema, DecideBody, ErrorSchema, NodeParam, jsonContent, jsonBody } from '../schemas';
 import { v1Route } from '../v1-route';
+import { auditPresumeStatus } from '../audit/middleware';
 
 /** Longest ChatInput answer accepted when MAX_CHAT_ANSWER_BYTES is not given, UTF-8 bytes. */
 export const DEFAULT_MAX_ANSWER_BYTES = 32_768;
@@ -141,9 +142,10 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
       comment: body.comment ?? null,
       payload: (payload === undefined ? null : payload) as Json,
     };
-    const run = await getRunDetail(deps.pool, tenant, runId);
-    if (!run) throw new NotFoundError('run');
-    const config = nodeConfig(run.graph, p.key);
+    // the run's status and pinned graph with the node's row: one statement, re-read after a lost race
+    let gate = await getGateRead(deps.pool, tenant, runId, p.key);
+    if (!gate) throw new NotFoundError('run');
+    const config = nodeConfig(gate.graph, p.key);
     const policy = approvalPolicyOf(config as JsonObject);
     if (policy.ok && policy.policy) {
       // a Pause with an approval policy: every decision is judged by the policy (approval-decide.ts)
@@ -156,10 +158,11 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
 
     // one re-read after a lost compare-and-set is enough: the decision column is written once
     for (let round = 0; round < 2; round++) {
-      const node = await getNodeRun(deps.pool, runId, p.key);
-      if (!node) throw new NotFoundError('node');
+      if (round > 0) gate = await getGateRead(deps.pool, tenant, runId, p.key);
+      const node = gate?.node;
+      if (!gate || !node) throw new NotFoundError('node');
       const state: VerbState = {
-        runStatus: run.status as RunStatus,
+        runStatus: gate.runStatus as RunStatus,
         node: { status: node.status as NodeStatus, kind: node.kind as NodeKind, held: false, cancelSurvivor: false },
       };
       // the kind first (an act is checked against a gate's config only), the status after the standing decision
@@ -170,10 +173,12 @@ export function registerGateRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): voi
         throw new GateAlreadyDecidedError(standingOf(standing));
       }
       if (node.kind === 'Agent') await checkToolCallAct(deps.pool, tenant, runId, p.key, act);
-      else checkAct(node.kind, nodeConfig(run.graph, p.key), act, deps.limits.maxChatAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
+      else checkAct(node.kind, config, act, deps.limits.maxChatAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
       const refused = verbRefusal('decide', state);
       if (refused !== null) throw new NodeStateConflictError(refused);
       const decision: GateDecision = { ...act, at: Date.now(), applied: false };
+      // a recorded decision is answered 202: its audit row can say so as it is written
+      auditPresumeStatus(202);
       const recorded = await recordDecision(deps.pool, tenant, runId, p.key, act.operationId, jsonText(decision), c.get('principal').id);
       if (recorded) {
         deps.logger.info({ runId, nodeKey: p.key, decision: act.decision }, 'gate decision recorded');

@@ -5,6 +5,7 @@ import type { OpenAPIHono} from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import {
   createRun,
+  readStartFacts,
   decodePageCursor,
   getNodeRun,
   getRunDetail,
@@ -70,6 +71,7 @@ import {
   jsonBody,
 } from '../schemas';
 import { v1Route } from '../v1-route';
+import { auditPresumeStatus } from '../audit/middleware';
 import { approvalLinkUrl, callbackUrl, type WaitpointLinks } from '../waitpoint-links';
 import { waitpointLinksOf } from './waitpoints';
 
@@ -176,9 +178,15 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void
     if (!budget.ok) throw new BudgetInvalidError(budget.errors.map((message) => ({ key: message.split(' ')[0]!, message })));
     const delayed = delayedStartOf(body, Date.now(), deps.limits.maxStartDelayDays);
     if (!delayed.ok) throw new ValidationFailedError('invalid delayed start', delayed.issues);
-    const choice = await startVersionChoice(deps, c.get('tenant'), definitionId, body);
+    // without ?wait a created run is answered 202 with its id: its audit row can say so as it is written
+    if (waitMs === null) auditPresumeStatus(202);
+    // the version facts, the definition row and the creation's precheck in one round trip
+    const facts = await readStartFacts(pool, c.get('tenant'), definitionId, requestId, body.conversationId ?? null);
+    const choice = await startVersionChoice(deps, c.get('tenant'), definitionId, body, facts.version);
     if (choice === null) throw new NotFoundError('definition');
     const res = await withStartCatalog(pool, deps.mcp, c.get('tenant'), (mcp) => createRun(pool, {
+      precheck: facts.precheck,
+      definition: facts.definition,
       pinned: choice.pinned,
       versionAlias: choice.versionAlias,
       budget: budget.budget,
