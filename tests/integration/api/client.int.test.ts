@@ -15,6 +15,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createTestDatabase, createTestRedis, waitFor, type TestDatabase, type TestRedis } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
+import { appendAgentStep } from '@flowline/db';
 import { activityStreamKey, runRoom } from '@flowline/queue';
 import {
   ApiRequestError,
@@ -683,6 +684,38 @@ describe('operator verbs', () => {
     expect(await c.runs.cancel(runId)).toEqual({ accepted: true });
     await waitForRun(c, runId, (d) => d.run.status === 'Cancelled', 'run cancelled');
     expect(await refusal(c.runs.steer(runId, 'llm', { operationId: 'steer-3', message: 'late' }))).toMatchObject({ status: 409 });
+  }, 60_000);
+});
+
+describe('agent transcript', () => {
+  it("reads an Agent node's transcript page by page", async () => {
+    const c = client();
+    const def = await c.definitions.create({
+      name: 'agent-steps',
+      graph: {
+        nodes: [
+          { key: 'start', kind: 'Start' },
+          { key: 'agent', kind: 'Agent', config: { instructions: 'look it up', tools: ['echo'] } },
+          { key: 'end', kind: 'End', config: { outcome: 'done' } },
+        ],
+        edges: [
+          { key: 'e1', from: 'start', to: 'agent' },
+          { key: 'e2', from: 'agent', to: 'end' },
+        ],
+      },
+    });
+    const { runId } = await c.runs.start(def.id);
+    // no LLM worker consumes this file's lane: the steps are written as the worker's transcript writes them
+    await waitForRun(c, runId, (d) => nodeStatus(d, 'agent') === 'Queued', 'agent queued');
+    expect(await c.runs.agentSteps(runId, 'agent')).toEqual({ items: [], nextCursor: null });
+    await appendAgentStep(db.pool, runId, 'agent', { step: 1, generation: 1, attempt: 1, kind: 'model', payload: { text: '', toolCalls: [] } });
+    await appendAgentStep(db.pool, runId, 'agent', { step: 2, generation: 1, attempt: 1, kind: 'tool', payload: { callId: 'c1', name: 'echo', ok: true, content: 'echoed' } });
+    const first = await c.runs.agentSteps(runId, 'agent', { limit: 1 });
+    expect(first.items).toEqual([{ step: 1, generation: 1, attempt: 1, kind: 'model', payload: { text: '', toolCalls: [] }, createdAt: expect.any(String) }]);
+    const rest = await c.runs.agentSteps(runId, 'agent', { cursor: first.nextCursor! });
+    expect(rest).toEqual({ items: [expect.objectContaining({ step: 2, kind: 'tool', payload: expect.objectContaining({ content: 'echoed' }) })], nextCursor: null });
+    expect(await refusal(c.runs.agentSteps(runId, 'nope'))).toMatchObject({ status: 404, code: 'NotFound' });
+    await c.runs.cancel(runId);
   }, 60_000);
 });
 
