@@ -391,6 +391,8 @@ export interface RunSearchQuery {
   finishedAfter?: string;
   finishedBefore?: string;
   conversationId?: string;
+  /** free text (1–200 characters): a run id, an id prefix (4+ characters as written), or text matched in the definition's name or id, the reason, the failure class and `key:value` metadata; `"…"` forces text */
+  q?: string;
 }
 
 /** The filter of a bulk action: the search members as JSON (at least one). */
@@ -405,6 +407,8 @@ export interface RunSearchFilter {
   finishedAfter?: string;
   finishedBefore?: string;
   conversationId?: string;
+  /** free text, as the list's `q` */
+  q?: string;
 }
 
 /** `POST /v1/runs/bulk` body. */

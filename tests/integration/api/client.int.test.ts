@@ -602,6 +602,11 @@ describe('operator verbs', () => {
     const found = await c.runs.list({ metadata: { tag }, status: ['Pending', 'Running', 'WaitingForApproval', 'Completed'] });
     expect(found.items.map((r) => r.id)).toEqual([tagged.runId]);
     expect((await c.runs.list({ metadata: [`tag:${tag}`], definitionVersion: 1, createdAfter: '2000-01-01T00:00:00Z' })).items).toHaveLength(1);
+    // free text: the whole id, a prefix of it, the metadata pair as key:value
+    expect((await c.runs.list({ q: tagged.runId })).items.map((r) => r.id)).toEqual([tagged.runId]);
+    expect((await c.runs.list({ q: tagged.runId.slice(0, 8) })).items.map((r) => r.id)).toContain(tagged.runId);
+    expect((await c.runs.list({ q: `tag:${tag}` })).items.map((r) => r.id)).toEqual([tagged.runId]);
+    expect(await refusal(c.runs.list({ q: ' ' }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     expect(await refusal(c.runs.list({ failureClass: 'Oops' as never }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     expect(await c.runs.bulk({ action: 'fork', filter: { metadata: { tag } }, fromNodeKey: 'a', dryRun: true })).toEqual({ count: 1 });
     const job = await c.runs.bulk({ action: 'cancel', filter: { metadata: { tag }, status: ['Completed'] } }, { idempotencyKey: tag });

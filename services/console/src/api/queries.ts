@@ -71,8 +71,8 @@ export function useDefinition(id: string | undefined) {
 /** Runs, newest first, filtered, keyset-paged, re-read every {@link LIST_POLL_MS} while the page is visible. */
 export function useRunPages(search: RunsSearch) {
   const client = useClient();
-  // the text search matches the listed rows in the page (the API has no text member); the days become the API's created range
-  const { q: _q, from, to, ...filter } = search;
+  // the days become the API's created range; the search text is the API's q
+  const { from, to, ...filter } = search;
   const range = createdRangeOf({ from, to });
   return useInfiniteQuery({
     queryKey: keys.runs({ ...filter, ...(from ? { from } : {}), ...(to ? { to } : {}) }),
