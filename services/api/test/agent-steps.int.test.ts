@@ -6,24 +6,14 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { appendAgentStep, configureEncryption } from '@flowline/db';
-import { KEYS, createDefinition, startHarness, startRun, type Harness } from './harness';
+import { KEYS, agentGraph, createDefinition, startHarness, startRun, type Harness } from './harness';
 import { MAX_AGENT_STEPS_PAGE } from '../src/routes/agent-steps';
 
 let h: Harness;
 let defId: string;
 beforeAll(async () => {
   h = await startHarness();
-  defId = await createDefinition(h, {
-    nodes: [
-      { key: 'start', kind: 'Start' },
-      { key: 'agent', kind: 'Agent', config: { instructions: 'look it up', tools: ['echo'] } },
-      { key: 'end', kind: 'End', config: { outcome: 'done' } },
-    ],
-    edges: [
-      { key: 'a', from: 'start', to: 'agent' },
-      { key: 'b', from: 'agent', to: 'end' },
-    ],
-  });
+  defId = await createDefinition(h, agentGraph({ instructions: 'look it up', tools: ['echo'] }));
 });
 afterAll(async () => {
   await h.close();

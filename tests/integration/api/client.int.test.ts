@@ -33,7 +33,7 @@ import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config'
 import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
 import { createApp } from '../../../services/api/src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../../../services/api/src/live';
-import { chatGraph, KEYS, lineGraph, pauseGraph, TEST_MANAGED_KEYS as MANAGED_KEYS, waitGraph } from '../../../services/api/test/harness';
+import { agentGraph, chatGraph, KEYS, lineGraph, pauseGraph, TEST_MANAGED_KEYS as MANAGED_KEYS, waitGraph } from '../../../services/api/test/harness';
 
 const SHARD_COUNT = 4;
 const TENANT_KEYS = new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
@@ -695,20 +695,7 @@ describe('operator verbs', () => {
 describe('agent transcript', () => {
   it("reads an Agent node's transcript page by page", async () => {
     const c = client();
-    const def = await c.definitions.create({
-      name: 'agent-steps',
-      graph: {
-        nodes: [
-          { key: 'start', kind: 'Start' },
-          { key: 'agent', kind: 'Agent', config: { instructions: 'look it up', tools: ['echo'] } },
-          { key: 'end', kind: 'End', config: { outcome: 'done' } },
-        ],
-        edges: [
-          { key: 'e1', from: 'start', to: 'agent' },
-          { key: 'e2', from: 'agent', to: 'end' },
-        ],
-      },
-    });
+    const def = await c.definitions.create({ name: 'agent-steps', graph: agentGraph({ instructions: 'look it up', tools: ['echo'] }) });
     const { runId } = await c.runs.start(def.id);
     // no LLM worker consumes this file's lane: the steps are written as the worker's transcript writes them
     await waitForRun(c, runId, (d) => nodeStatus(d, 'agent') === 'Queued', 'agent queued');
