@@ -69,6 +69,7 @@ import type {
   Whoami,
   AuthConfig,
   LaneInfo,
+  AgentStepRead,
   RunControls,
   RunBlockers,
   ForkRunBody,
@@ -347,6 +348,9 @@ export function createRestClient(o: RestClientOptions) {
     migrate: (runId: string, b: MigrateRunBody) => call<MigrationPlan>('POST', `${run(runId)}/migrate`, b),
     /** `GET /v1/runs/{id}/nodes/{key}`: node run with its documents and steering */
     node: (runId: string, nodeKey: string) => call<NodeRunDetail>('GET', node(runId, nodeKey)),
+    /** `GET /v1/runs/{id}/nodes/{key}/agent-steps`: an Agent's transcript (model answers, tool results, approvals, steering), oldest first */
+    agentSteps: (runId: string, nodeKey: string, q: { limit?: number; cursor?: string } = {}) =>
+      call<Page<AgentStepRead>>('GET', `${node(runId, nodeKey)}/agent-steps`, undefined, q),
     /** `GET /v1/runs/{id}/events`: one page after `afterSeq` (exclusive) */
     events: (runId: string, q: { afterSeq?: number; limit?: number } = {}) =>
       call<EventPage>('GET', `${run(runId)}/events`, undefined, q),

@@ -278,6 +278,19 @@ export interface SteerEntry {
 }
 
 /** `GET /v1/runs/{id}/nodes/{key}` (§8): the summary's members but the times, plus the documents. */
+/** One step of an Agent's checkpointed transcript (`GET /v1/runs/{id}/nodes/{key}/agent-steps`). */
+export interface AgentStepRead {
+  /** numbered over all the node's lives */
+  step: number;
+  /** the node's life that wrote it (an operator's retry starts a new one) */
+  generation: number;
+  attempt: number;
+  kind: 'model' | 'tool' | 'approval' | 'steer';
+  /** tool: `{ callId, name, arguments?, ok, error?, content }`, content being what the model was shown */
+  payload: Record<string, unknown>;
+  createdAt: string;
+}
+
 export interface NodeRunDetail extends Omit<NodeRunSummary, 'startedAt' | 'finishedAt'> {
   input: InputDocument | null;
   output: OutputEnvelope | null;
@@ -378,6 +391,8 @@ export interface RunSearchQuery {
   finishedAfter?: string;
   finishedBefore?: string;
   conversationId?: string;
+  /** free text (1–200 characters): a run id, an id prefix (4+ characters as written), or text matched in the definition's name or id, the reason, the failure class and `key:value` metadata; `"…"` forces text */
+  q?: string;
 }
 
 /** The filter of a bulk action: the search members as JSON (at least one). */
@@ -392,6 +407,8 @@ export interface RunSearchFilter {
   finishedAfter?: string;
   finishedBefore?: string;
   conversationId?: string;
+  /** free text, as the list's `q` */
+  q?: string;
 }
 
 /** `POST /v1/runs/bulk` body. */

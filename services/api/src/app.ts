@@ -16,6 +16,7 @@ import { swaggerUI } from '@hono/swagger-ui';
 import type { Issue } from '@flowline/graph';
 import { registerOidcRoutes } from './routes/oidc';
 import { registerWorkerRoutes } from './routes/workers';
+import { registerAgentStepRoutes } from './routes/agent-steps';
 import { USER_SESSION_COOKIE, UserSessions } from './principals/user-sessions';
 import { getCookie } from 'hono/cookie';
 import type { Context } from 'hono';
@@ -166,6 +167,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerAgentRoutes(app, deps);
   registerWhoamiRoute(app, deps);
   registerWorkerRoutes(app, deps);
+  registerAgentStepRoutes(app, deps);
   registerAuditRoutes(app, { ...deps, audit: { chainer: audit.chainer, options: auditOptions } });
   registerApiKeyRoutes(app, deps, principals);
   registerOidcRoutes(app, deps, { options: deps.oidc ?? null, sessions: sessions ?? new UserSessions(deps.redis, deps.queuePrefix), principals, chainer: audit.chainer });

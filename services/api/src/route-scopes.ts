@@ -47,6 +47,7 @@ export const ROUTE_SCOPES = {
   'GET /v1/runs': 'read',
   'GET /v1/runs/{id}': 'read',
   'GET /v1/runs/{id}/nodes/{key}': 'read',
+  'GET /v1/runs/{id}/nodes/{key}/agent-steps': 'read',
   'GET /v1/runs/{id}/events': 'read',
   'GET /v1/runs/{id}/state': 'read',
   'GET /v1/runs/{id}/stream': 'read',

@@ -327,6 +327,12 @@ export const RunSummarySchema = z
 
 const StringOrList = z.union([z.string(), z.array(z.string())]);
 
+const Q_DESCRIPTION =
+  'free text, 1–200 characters: a whole run id matches that run; 4 to 35 characters of a run id as written (hex, hyphens at their places) ' +
+  'match the runs whose id starts with them; anything else (or text in double quotes) matches case-insensitively a substring of the ' +
+  "definition's name or id, the run's reason or failure class, or a metadata pair as key:value. Text uses no index of its own: it filters " +
+  "the tenant's runs newest first until the page is full (narrow it with the other members, createdAfter above all). Bad: 400 keyed q.";
+
 /** The run search members as query parameters; a bad value answers 400 ValidationFailed keyed by its name. */
 export const RunSearchQuery = z.object({
   status: StringOrList.optional().openapi({ description: 'one or more run statuses: repeated, or comma-separated (status=Failed,Cancelled)', example: 'Failed' }),
@@ -342,6 +348,7 @@ export const RunSearchQuery = z.object({
     .string()
     .optional()
     .openapi({ description: 'only runs bound to this conversation (client-chosen id, 1–128 characters)' }),
+  q: z.string().optional().openapi({ description: Q_DESCRIPTION, example: '3f2a91c0' }),
 });
 
 export const RunListQuery = PageQuery.merge(RunSearchQuery);
@@ -359,6 +366,7 @@ export const RunSearchFilter = z
     finishedAfter: Timestamp.optional(),
     finishedBefore: Timestamp.optional(),
     conversationId: z.string().optional(),
+    q: z.string().optional().openapi({ description: Q_DESCRIPTION }),
   })
   // strict: a misspelt member is refused, never dropped (it would widen the action)
   .strict()

@@ -4,7 +4,7 @@
  * the agent is gone (the run's pin and the worker's merge are in tests/e2e/saved-agents).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, createDefinition, startHarness, type Harness } from './harness';
+import { KEYS, agentGraph, createDefinition, startHarness, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -15,18 +15,6 @@ afterAll(async () => {
 });
 
 const BODY = { name: 'researcher', instructions: 'Find it with the tools.', tools: ['echo', 'mcp:memory/read_graph'], toolApprovals: [{ tool: 'echo', when: { path: 'arguments.text', op: 'Exists' } }], maxIterations: 4 };
-
-const agentGraph = (config: Record<string, unknown>) => ({
-  nodes: [
-    { key: 'start', kind: 'Start' },
-    { key: 'agent', kind: 'Agent', config },
-    { key: 'end', kind: 'End', config: { outcome: 'done' } },
-  ],
-  edges: [
-    { key: 'a', from: 'start', to: 'agent' },
-    { key: 'b', from: 'agent', to: 'end' },
-  ],
-});
 
 describe('/v1/agents', () => {
   it('saves an agent, writes a version on every PUT, and reads each version back', async () => {

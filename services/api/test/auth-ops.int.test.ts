@@ -147,6 +147,7 @@ describe('ops', () => {
         'GET /v1/runs',
         'GET /v1/runs/{id}',
         'GET /v1/runs/{id}/nodes/{key}',
+        'GET /v1/runs/{id}/nodes/{key}/agent-steps',
         'GET /v1/runs/{id}/events',
         'GET /v1/runs/{id}/state',
         'GET /v1/runs/{id}/stream',

@@ -58,6 +58,7 @@ describe('API key scopes over REST', () => {
       '/v1/runs',
       `/v1/runs/${runId}`,
       `/v1/runs/${runId}/nodes/start`,
+      `/v1/runs/${runId}/nodes/start/agent-steps`,
       `/v1/runs/${runId}/events`,
       '/v1/tools',
       '/v1/waitpoints',

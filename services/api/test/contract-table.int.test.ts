@@ -160,6 +160,7 @@ const ROUTES: Row[] = [
   { method: 'GET', template: '/v1/bulk-jobs/{bulkId}/runs', path: () => `/v1/bulk-jobs/${UNKNOWN}/runs` },
   { method: 'POST', template: '/v1/bulk-jobs/{bulkId}/resume', path: () => `/v1/bulk-jobs/${UNKNOWN}/resume` },
   { method: 'GET', template: '/v1/runs/{id}/nodes/{key}', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 'llm'}` },
+  { method: 'GET', template: '/v1/runs/{id}/nodes/{key}/agent-steps', path: (i) => `/v1/runs/${i.run}/nodes/${i.node ?? 'agent'}/agent-steps` },
   {
     method: 'POST',
     template: '/v1/runs/{id}/nodes/{key}/decide',
@@ -370,6 +371,7 @@ describe('another tenant’s resource answers 404 (§5, §8)', () => {
       'POST /v1/definitions/{id}/enable': 200,
       'GET /v1/runs/{id}': 200,
       'GET /v1/runs/{id}/nodes/{key}': 200,
+      'GET /v1/runs/{id}/nodes/{key}/agent-steps': 200,
       'POST /v1/runs/{id}/nodes/{key}/decide': 202,
       'POST /v1/runs/{id}/nodes/{key}/steer': 202,
       'POST /v1/runs/{id}/signals': 202,

@@ -239,6 +239,21 @@ export function lineGraph(extra: Record<string, unknown> = {}) {
   };
 }
 
+/** Start → Agent(agent, `config`) → End. */
+export function agentGraph(config: Record<string, unknown>) {
+  return {
+    nodes: [
+      { key: 'start', kind: 'Start' },
+      { key: 'agent', kind: 'Agent', config },
+      { key: 'end', kind: 'End', config: { outcome: 'done' } },
+    ],
+    edges: [
+      { key: 'e1', from: 'start', to: 'agent' },
+      { key: 'e2', from: 'agent', to: 'end' },
+    ],
+  };
+}
+
 /** Chat graph: Start → ChatInput(ask) → End. */
 export function chatGraph() {
   return {

@@ -3,7 +3,7 @@
  * (API, dispatcher, tool and LLM workers) with a fake OpenAI-compatible provider: an LlmCall
  * shows its configured prompt and its answer as text with the model and usage; a Pause its
  * decision and the person's comment; an Agent its steps (model turns, the tool call with its
- * arguments) and its answer; a Tool its output opened at its first meaningful level.
+ * arguments and its result, read from the transcript) and its answer; a Tool its output opened at its first meaningful level.
  *
  * And the numbers: a node with one attempt retried by an operator reads its attempt past its
  * limit (never "attempt 2 of 1"); completed by an operator, its duration counts from the
@@ -47,7 +47,7 @@ describe('node documents and the numbers of the run view', () => {
       llm = await startFakeLlm({
         handler: (req) => {
           if (Array.isArray(req.body.tools) && req.body.tools.length > 0) {
-            return toolMessages(req) === 0 ? { toolCalls: [{ id: 't1', name: 'echo', arguments: { greeting: 'hello' } }] } : { content: 'Echoed the greeting; done.' };
+            return toolMessages(req) === 0 ? { toolCalls: [{ id: 't1', name: 'echo', arguments: { greeting: { text: 'hello', marker: 'echoed-back-7' } } }] } : { content: 'Echoed the greeting; done.' };
           }
           return { content: 'Two people: Ada and Grace.\nNothing else stands out.' };
         },
@@ -106,7 +106,12 @@ describe('node documents and the numbers of the run view', () => {
     expect(await steps.locator('li').evaluateAll((ls) => ls.map((l) => l.getAttribute('data-step-kind')))).toEqual(['model', 'tool', 'model']);
     const tool = steps.locator('li[data-step-kind="tool"]');
     expect(await tool.innerText()).toContain('echo');
-    await tool.getByText('Arguments').click();
+    // its result, read from the transcript: echo answers its arguments, opened at their first level
+    const result = tool.getByRole('group', { name: 'Result of echo' });
+    await result.waitFor({ timeout: 15_000 });
+    expect(await result.innerText()).toContain('Result › greeting');
+    expect(await result.innerText()).toContain('echoed-back-7');
+    await tool.getByText('Arguments', { exact: true }).click();
     expect(await tool.innerText()).toContain('hello');
     expect(await agent.getByRole('region', { name: 'Prompt' }).innerText()).toContain('Echo the greeting');
     expect(await agent.getByRole('region', { name: 'Answer' }).locator('.answer-text').innerText()).toBe('Echoed the greeting; done.');

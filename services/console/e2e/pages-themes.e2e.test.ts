@@ -5,9 +5,9 @@
  * schedules, webhooks, agents, MCP servers, audit, workers, chat and the sign-in page). The
  * theme follows the system's `prefers-color-scheme` until the header's toggle chooses, and
  * the choice is remembered across a reload. The runs list searches by text and by a run's
- * id and narrows to the days created; its header stays in view while scrolling. At 1024 px
+ * id (the server answers: a run older than the loaded page is found) and narrows to the days created; its header stays in view while scrolling. At 1024 px
  * and on a phone the run view and the runs list stay readable. Screenshots:
- * artifacts/theme-*.png, artifacts/runs-search.png, artifacts/narrow-*.png.
+ * artifacts/theme-*.png, artifacts/runs-search.png, artifacts/runs-search-server.png, artifacts/narrow-*.png.
  */
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -155,4 +155,41 @@ describe('every page, light and dark; run search; narrow screens', () => {
     expect(await wider(page)).toEqual([]);
     await page.setViewportSize({ width: 1440, height: 900 });
   }, 60_000);
+
+  it('asks the server: a search finds a run older than the loaded page, by id prefix and by text', async () => {
+    const page = s.page;
+    const needleDef = await s.c.admin.definitions.create({ name: 'needle-in-haystack', graph });
+    const hay = await s.c.admin.definitions.create({ name: 'hay', graph });
+    const needle = await s.c.admin.runs.start(needleDef.id, { input: {}, metadata: { ticket: 'INC-90210' } });
+    // more runs than the list's first page (50), all newer than the needle
+    for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: 20 }, () => s.c.admin.runs.start(hay.id, { input: {} })));
+    await page.goto(`${s.c.baseUrl}/console/runs`);
+    const rows = page.locator('tbody tr[data-run-id]');
+    const listed = () => rows.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-run-id')));
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(50);
+    expect(await listed()).not.toContain(needle.runId);
+    await page.getByRole('button', { name: 'Load older runs' }).waitFor();
+
+    // its id prefix: the server finds it although no loaded page holds it
+    await page.getByLabel('Search').fill(needle.runId.slice(0, 6));
+    await expect.poll(listed, { timeout: 10_000 }).toContain(needle.runId);
+    expect((await listed()).every((id) => id!.startsWith(needle.runId.slice(0, 6)))).toBe(true);
+    // text in its definition's name, and in a metadata value, any case
+    // (the text is sent once typing pauses: the URL says which search the list answers)
+    const asked = () => new URL(page.url()).searchParams.get('q');
+    await page.getByLabel('Search').fill('NEEDLE-IN');
+    await expect.poll(asked).toBe('NEEDLE-IN');
+    await expect.poll(listed, { timeout: 10_000 }).toEqual([needle.runId]);
+    await page.getByLabel('Search').fill('hay');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(50);
+    await page.getByLabel('Search').fill('inc-90210');
+    await expect.poll(asked).toBe('inc-90210');
+    await expect.poll(listed, { timeout: 10_000 }).toEqual([needle.runId]);
+    await screenshot(page, 'runs-search-server');
+    // a whole id no run has: nothing listed, and the link to open it stays
+    await page.getByLabel('Search').fill('00000000-0000-4000-8000-00000000beef');
+    await page.getByRole('link', { name: /Open run 00000000/ }).waitFor();
+    expect(await rows.count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+  }, 120_000);
 });

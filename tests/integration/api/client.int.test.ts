@@ -15,6 +15,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createTestDatabase, createTestRedis, waitFor, type TestDatabase, type TestRedis } from '@flowline/testing';
 import { createToolRegistry } from '@flowline/tools';
+import { appendAgentStep } from '@flowline/db';
 import { activityStreamKey, runRoom } from '@flowline/queue';
 import {
   ApiRequestError,
@@ -32,7 +33,7 @@ import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config'
 import { createToolWorker, type ToolWorker } from '../../../services/worker-tool/src/worker';
 import { createApp } from '../../../services/api/src/app';
 import { attachLive, DEFAULT_LIVE_OPTIONS, type LiveServer } from '../../../services/api/src/live';
-import { chatGraph, KEYS, lineGraph, pauseGraph, TEST_MANAGED_KEYS as MANAGED_KEYS, waitGraph } from '../../../services/api/test/harness';
+import { agentGraph, chatGraph, KEYS, lineGraph, pauseGraph, TEST_MANAGED_KEYS as MANAGED_KEYS, waitGraph } from '../../../services/api/test/harness';
 
 const SHARD_COUNT = 4;
 const TENANT_KEYS = new Map<string, string>([[KEYS.a, 'tenantA'], [KEYS.b, 'tenantB']]);
@@ -601,6 +602,11 @@ describe('operator verbs', () => {
     const found = await c.runs.list({ metadata: { tag }, status: ['Pending', 'Running', 'WaitingForApproval', 'Completed'] });
     expect(found.items.map((r) => r.id)).toEqual([tagged.runId]);
     expect((await c.runs.list({ metadata: [`tag:${tag}`], definitionVersion: 1, createdAfter: '2000-01-01T00:00:00Z' })).items).toHaveLength(1);
+    // free text: the whole id, a prefix of it, the metadata pair as key:value
+    expect((await c.runs.list({ q: tagged.runId })).items.map((r) => r.id)).toEqual([tagged.runId]);
+    expect((await c.runs.list({ q: tagged.runId.slice(0, 8) })).items.map((r) => r.id)).toContain(tagged.runId);
+    expect((await c.runs.list({ q: `tag:${tag}` })).items.map((r) => r.id)).toEqual([tagged.runId]);
+    expect(await refusal(c.runs.list({ q: ' ' }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     expect(await refusal(c.runs.list({ failureClass: 'Oops' as never }))).toMatchObject({ status: 400, code: 'ValidationFailed' });
     expect(await c.runs.bulk({ action: 'fork', filter: { metadata: { tag } }, fromNodeKey: 'a', dryRun: true })).toEqual({ count: 1 });
     const job = await c.runs.bulk({ action: 'cancel', filter: { metadata: { tag }, status: ['Completed'] } }, { idempotencyKey: tag });
@@ -683,6 +689,25 @@ describe('operator verbs', () => {
     expect(await c.runs.cancel(runId)).toEqual({ accepted: true });
     await waitForRun(c, runId, (d) => d.run.status === 'Cancelled', 'run cancelled');
     expect(await refusal(c.runs.steer(runId, 'llm', { operationId: 'steer-3', message: 'late' }))).toMatchObject({ status: 409 });
+  }, 60_000);
+});
+
+describe('agent transcript', () => {
+  it("reads an Agent node's transcript page by page", async () => {
+    const c = client();
+    const def = await c.definitions.create({ name: 'agent-steps', graph: agentGraph({ instructions: 'look it up', tools: ['echo'] }) });
+    const { runId } = await c.runs.start(def.id);
+    // no LLM worker consumes this file's lane: the steps are written as the worker's transcript writes them
+    await waitForRun(c, runId, (d) => nodeStatus(d, 'agent') === 'Queued', 'agent queued');
+    expect(await c.runs.agentSteps(runId, 'agent')).toEqual({ items: [], nextCursor: null });
+    await appendAgentStep(db.pool, runId, 'agent', { step: 1, generation: 1, attempt: 1, kind: 'model', payload: { text: '', toolCalls: [] } });
+    await appendAgentStep(db.pool, runId, 'agent', { step: 2, generation: 1, attempt: 1, kind: 'tool', payload: { callId: 'c1', name: 'echo', ok: true, content: 'echoed' } });
+    const first = await c.runs.agentSteps(runId, 'agent', { limit: 1 });
+    expect(first.items).toEqual([{ step: 1, generation: 1, attempt: 1, kind: 'model', payload: { text: '', toolCalls: [] }, createdAt: expect.any(String) }]);
+    const rest = await c.runs.agentSteps(runId, 'agent', { cursor: first.nextCursor! });
+    expect(rest).toEqual({ items: [expect.objectContaining({ step: 2, kind: 'tool', payload: expect.objectContaining({ content: 'echoed' }) })], nextCursor: null });
+    expect(await refusal(c.runs.agentSteps(runId, 'nope'))).toMatchObject({ status: 404, code: 'NotFound' });
+    await c.runs.cancel(runId);
   }, 60_000);
 });
 

@@ -94,6 +94,47 @@ export async function loadAgentSteps(db: Queryable, runId: string, nodeKey: stri
   return res.rows.map((r) => open(runId, nodeKey, r));
 }
 
+/** A step as the API shows it: with when it was written. */
+export interface AgentStepRead extends AgentStep {
+  createdAt: Date;
+}
+
+/** One page of a node's transcript and whether more steps follow it. */
+export interface AgentStepPage {
+  steps: AgentStepRead[];
+  more: boolean;
+}
+
+/*
+ * Inputs: $1 run, $2 node, $3 tenant, $4 the last step already read (-1 for the first page),
+ * $5 the page size plus one. Guard: the tenant owns the rows (a run id of another tenant reads
+ * nothing). Result: the steps after $4, oldest first, along the primary key (run, node, step).
+ */
+const PAGE_SQL = `SELECT step, generation, attempt, kind, payload, bytes, created_at FROM agent_steps
+WHERE run_id = $1 AND node_key = $2 AND tenant_id = $3 AND step > $4
+ORDER BY step LIMIT $5`;
+
+/**
+ * A page of the node's steps after `afterStep` (all generations, oldest first), opened; one
+ * row past `limit` is read to tell whether another page follows.
+ */
+export async function listAgentSteps(
+  db: Queryable,
+  tenantId: string,
+  runId: string,
+  nodeKey: string,
+  afterStep: number | null,
+  limit: number,
+): Promise<AgentStepPage> {
+  const res = await db.query<StepRow & { created_at: Date }>({
+    name: 'flowline_list_agent_steps',
+    text: PAGE_SQL,
+    values: [runId, nodeKey, tenantId, afterStep ?? -1, limit + 1],
+  });
+  const rows = res.rows.slice(0, limit);
+  return { steps: rows.map((r) => ({ ...open(runId, nodeKey, r), createdAt: r.created_at })), more: res.rows.length > limit };
+}
+
 /** The tool call a parked Agent asks a person about: its request step. */
 export interface PendingToolCall {
   step: number;

@@ -3,6 +3,8 @@ export { checkRunMetadata, DEFAULT_METADATA_LIMITS, MAX_METADATA_KEY_CHARS, META
 export type { MetadataCheck, MetadataLimits, RunMetadata } from './metadata';
 export { checkRunSearch, isEmptySearch, parseInstant, RUN_SEARCH_MEMBERS } from './run-search';
 export type { RunSearch, RunSearchCheck, RunSearchInput } from './run-search';
+export { escapeLike, MAX_RUN_SEARCH_TEXT_CHARS, MIN_RUN_ID_PREFIX_CHARS, readRunSearchText } from './run-search-text';
+export type { RunSearchText } from './run-search-text';
 export {
   BULK_ACTION_RULES,
   BULK_ACTIONS,

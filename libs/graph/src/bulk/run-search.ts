@@ -8,6 +8,7 @@
  */
 import { FAILURE_CLASSES, RUN_STATUSES, type FailureClass, type Issue, type RunStatus } from '../model';
 import { metadataKeyProblem, metadataValueProblem, type MetadataLimits, type RunMetadata } from './metadata';
+import { readRunSearchText, type RunSearchText } from './run-search-text';
 
 /** The members of a search as they arrive (query strings or a JSON body), unchecked. */
 export interface RunSearchInput {
@@ -23,6 +24,8 @@ export interface RunSearchInput {
   finishedAfter?: unknown;
   finishedBefore?: unknown;
   conversationId?: unknown;
+  /** free text: a run id, an id prefix, or text (run-search-text.ts) */
+  q?: unknown;
 }
 
 /** A checked search: every member optional, all of them ANDed. */
@@ -40,6 +43,8 @@ export interface RunSearch {
   finishedAfter?: string;
   finishedBefore?: string;
   conversationId?: string;
+  /** what the free text `q` matches */
+  text?: RunSearchText;
 }
 
 export type RunSearchCheck = { ok: true; search: RunSearch } | { ok: false; issues: Issue[] };
@@ -56,6 +61,7 @@ export const RUN_SEARCH_MEMBERS = [
   'finishedAfter',
   'finishedBefore',
   'conversationId',
+  'q',
 ] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -158,6 +164,11 @@ export function checkRunSearch(input: RunSearchInput, limits: MetadataLimits): R
     const c = input.conversationId;
     if (typeof c === 'string' && c.length >= 1 && c.length <= MAX_CONVERSATION_ID_CHARS && !c.includes('\u0000')) search.conversationId = c;
     else bad('conversationId', `must be 1–${MAX_CONVERSATION_ID_CHARS} characters`);
+  }
+  if (input.q !== undefined) {
+    const text = readRunSearchText(input.q);
+    if ('problem' in text) bad('q', text.problem);
+    else search.text = text;
   }
   return issues.length > 0 ? { ok: false, issues } : { ok: true, search };
 }

@@ -49,6 +49,7 @@ export const ROUTE_DEFINITION_SUBJECTS: Partial<Record<keyof typeof ROUTE_SCOPES
   'GET /v1/runs': 'runList',
   'GET /v1/runs/{id}': 'run',
   'GET /v1/runs/{id}/nodes/{key}': 'run',
+  'GET /v1/runs/{id}/nodes/{key}/agent-steps': 'run',
   'GET /v1/runs/{id}/events': 'run',
   'GET /v1/runs/{id}/state': 'run',
   'GET /v1/runs/{id}/stream': 'run',

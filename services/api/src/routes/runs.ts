@@ -105,7 +105,8 @@ const listRunsRoute = v1Route.runs('get', '/v1/runs', {
   description:
     'Filters (ANDed): status (repeated or comma-separated), definitionId, definitionVersion, failureClass, metadata=key:value (repeated: ' +
     'every pair on the run), createdAfter/createdBefore, finishedAfter/finishedBefore (RFC 3339, …After inclusive, …Before exclusive), ' +
-    'conversationId. Keyset paging on (createdAt, id) whatever the filter. A bad value answers 400 ValidationFailed keyed by its name.',
+    'conversationId, q (free text: a run id, an id prefix, or text; see the parameter). Keyset paging on (createdAt, id) whatever the filter. ' +
+    'A bad value answers 400 ValidationFailed keyed by its name.',
   request: { query: RunListQuery },
   responses: { 200: jsonContent(RunListSchema, 'newest first') },
 });

@@ -4,7 +4,7 @@
  * `['run', runId]` refreshes everything about a run.
  */
 import { replaceEqualDeep, useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import type { AuditQuery, DefinitionSummary, FailureClass, FlowlineClient, RunDetail } from '@flowline/client';
+import type { AgentStepRead, AuditQuery, DefinitionSummary, FailureClass, FlowlineClient, Page, RunDetail } from '@flowline/client';
 import { useClient } from '../session/session';
 import { createdRangeOf, type RunsSearch } from '../app/search';
 import { runEventLog } from '../live/run-events';
@@ -71,8 +71,8 @@ export function useDefinition(id: string | undefined) {
 /** Runs, newest first, filtered, keyset-paged, re-read every {@link LIST_POLL_MS} while the page is visible. */
 export function useRunPages(search: RunsSearch) {
   const client = useClient();
-  // the text search matches the listed rows in the page (the API has no text member); the days become the API's created range
-  const { q: _q, from, to, ...filter } = search;
+  // the days become the API's created range; the search text is the API's q
+  const { from, to, ...filter } = search;
   const range = createdRangeOf({ from, to });
   return useInfiniteQuery({
     queryKey: keys.runs({ ...filter, ...(from ? { from } : {}), ...(to ? { to } : {}) }),
@@ -130,6 +130,33 @@ export function useNodeDetail(runId: string | undefined, nodeKey: string | undef
     queryFn: () => client.runs.node(runId!, nodeKey!),
     enabled: !!runId && !!nodeKey,
     refetchInterval: pollMs,
+  });
+}
+
+/** Most transcript steps the node panel reads (ten pages of the API's largest): an Agent past it shows no results after. */
+export const AGENT_TRANSCRIPT_MAX_STEPS = 1_000;
+
+/**
+ * An Agent node's transcript (tool results, model answers), every page up to
+ * {@link AGENT_TRANSCRIPT_MAX_STEPS}. Read once per attempt of the node: a finished attempt's
+ * steps do not change, and a retry's attempt reads anew.
+ */
+export function useAgentTranscript(runId: string, nodeKey: string, attempt: number, enabled: boolean) {
+  const client = useClient();
+  return useQuery({
+    queryKey: [...keys.node(runId, nodeKey), 'agent-steps', attempt],
+    queryFn: async () => {
+      const steps: AgentStepRead[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Page<AgentStepRead> = await client.runs.agentSteps(runId, nodeKey, { limit: 100, ...(cursor ? { cursor } : {}) });
+        steps.push(...page.items);
+        cursor = page.nextCursor;
+      } while (cursor !== null && steps.length < AGENT_TRANSCRIPT_MAX_STEPS);
+      return steps;
+    },
+    enabled,
+    staleTime: Infinity,
   });
 }
 

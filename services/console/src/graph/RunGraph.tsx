@@ -153,7 +153,11 @@ export interface RunGraphProps {
   onSelectEdge(key: string | undefined): void;
 }
 
-export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSelectEdge }: RunGraphProps) {
+/**
+ * Memoised on its props (the page's selection callbacks are stable): the run page renders
+ * again as each of its reads lands, and a 150-node canvas need not be walked for those.
+ */
+export const RunGraph = memo(function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSelectEdge }: RunGraphProps) {
   const canvas = graphToCanvas(graph);
   const previous = useRef(new Map<string, FlowNodeType>());
   const previousEdges = useRef(new Map<string, Edge>());
@@ -251,4 +255,4 @@ export function RunGraph({ graph, nodeRuns, nodeKey, edgeKey, onSelectNode, onSe
       )}
     </div>
   );
-}
+});

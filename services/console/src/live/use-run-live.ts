@@ -16,6 +16,7 @@ import { useClient } from '../session/session';
 import { keys } from '../api/queries';
 import { useLiveConnected, useLiveSocket } from './connection';
 import { applyRunEvents, runEventLog } from './run-events';
+import { TERMINAL_RUN_STATUSES } from '../ui/status';
 
 export const RUN_POLL_MS = 3_000;
 /** While a run keeps changing, its queries re-read at most this often (its events show each change as it comes). */
@@ -70,6 +71,16 @@ export function coalesce(fn: () => Promise<unknown>, minGapMs = 0): { kick(): vo
   };
 }
 
+/**
+ * True when a change needs no re-read: the subscription's first snapshot, with no new event,
+ * of a run already read as ended at (or past) the snapshot's last event — nothing of it can
+ * change any more, so the detail, its nodes and its controls stay as read. A 150-node run's
+ * view opened on a finished run otherwise reads and draws the whole run twice.
+ */
+export function settledAsRead(read: RunDetail | undefined, change: { events: readonly unknown[]; watermark: number; snapshot?: unknown }): boolean {
+  return !!read && !!change.snapshot && change.events.length === 0 && TERMINAL_RUN_STATUSES.has(read.run.status) && read.run.lastSeq >= change.watermark;
+}
+
 /** Subscribes to `runId` while mounted; see the module comment. */
 export function useRunLive(runId: string | undefined): RunLive {
   const client = useClient();
@@ -90,7 +101,7 @@ export function useRunLive(runId: string | undefined): RunLive {
         log.append(runId, change.events);
         qc.setQueryData<RunDetail>(keys.run(runId), (d) => (d ? applyRunEvents(d, change.events) : d));
       }
-      refresh.kick();
+      if (!settledAsRead(qc.getQueryData<RunDetail>(keys.run(runId)), change)) refresh.kick();
     });
     sub.ready.catch((error: unknown) => setRefusal({ runId, error }));
     const down = () => setSubscribedTo(null);

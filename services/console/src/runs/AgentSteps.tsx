@@ -2,11 +2,14 @@
  * An Agent's steps, readable: the output's `steps` (model turns, tool calls, approvals,
  * steering, in transcript order) with each tool step paired with its record in `toolCalls`
  * (the same order: the worker writes one record per tool step), so a tool call shows its
- * arguments and, when it failed, the error. The output carries no prompt and no tool result
- * text (the transcript keeps those sealed), so neither is shown. The list is open; each tool
- * call's arguments fold.
+ * arguments and, when it failed, the error. The output keeps no tool result, so each tool
+ * step is joined by its number to the transcript's step (read from the API, sealed at rest)
+ * to show what the tool answered, opened at its first meaningful level. The list is open;
+ * each tool call's arguments fold.
  */
+import { useAgentTranscript } from '../api/queries';
 import { JsonDoc } from '../ui/JsonDoc';
+import { toolResultsByStep, type ToolResultRead } from './agent-steps-read';
 
 interface StepEntry {
   step: number;
@@ -36,7 +39,28 @@ export function agentStepsOf(output: unknown): { steps: StepEntry[]; toolCalls: 
 
 const PHASE: Record<string, string> = { requested: 'approval asked', approved: 'approved by a person', rejected: 'rejected by a person' };
 
-function StepLine({ s, record, rejected }: { s: StepEntry; record: ToolRecord | undefined; rejected: boolean }) {
+/** What the tool answered: JSON opened where its content starts, or the text the model was shown. */
+function ToolResult({ name, result }: { name: string; result: ToolResultRead }) {
+  if (result.text !== null) {
+    return (
+      <div className="tool-result" aria-label={`Result of ${name}`} role="group">
+        <div className="small muted">Result</div>
+        {/* focusable: a long result scrolls inside its box, and a keyboard must reach it */}
+        <pre className="prose-text tool-result-text" tabIndex={0}>
+          {result.text}
+        </pre>
+      </div>
+    );
+  }
+  const title = result.path.length > 0 ? `Result › ${result.path.join('.')}` : 'Result';
+  return (
+    <div className="tool-result" aria-label={`Result of ${name}`} role="group">
+      <JsonDoc title={title} value={result.json} />
+    </div>
+  );
+}
+
+function StepLine({ s, record, rejected, result }: { s: StepEntry; record: ToolRecord | undefined; rejected: boolean; result: ToolResultRead | undefined }) {
   switch (s.kind) {
     case 'model':
       return (
@@ -52,6 +76,7 @@ function StepLine({ s, record, rejected }: { s: StepEntry; record: ToolRecord | 
           <span className={`chip ${s.ok ? 'chip-ok' : rejected ? 'chip-warn' : 'chip-fail'}`}>{s.ok ? 'ok' : rejected ? 'not run' : 'failed'}</span>
           {record?.error ? <div className="step-error">{record.error}</div> : null}
           {record?.arguments ? <JsonDoc title="Arguments" value={record.arguments} open={false} expandAll /> : null}
+          {result && s.ok ? <ToolResult name={s.name ?? 'the tool'} result={result} /> : null}
         </>
       );
     case 'approval':
@@ -67,9 +92,12 @@ function StepLine({ s, record, rejected }: { s: StepEntry; record: ToolRecord | 
   }
 }
 
-export function AgentSteps({ output }: { output: unknown }) {
+export function AgentSteps({ runId, nodeKey, attempt, output }: { runId: string; nodeKey: string; attempt: number; output: unknown }) {
   const parsed = agentStepsOf(output);
+  const hasTools = parsed?.steps.some((s) => s.kind === 'tool') ?? false;
+  const transcript = useAgentTranscript(runId, nodeKey, attempt, hasTools);
   if (!parsed || parsed.steps.length === 0) return null;
+  const results = toolResultsByStep(transcript.data ?? []);
   // the k-th tool step is the k-th record of toolCalls; a tool step right after a rejection is the refusal handed to the model
   let k = 0;
   const rows = parsed.steps.map((s, i) => ({
@@ -92,7 +120,7 @@ export function AgentSteps({ output }: { output: unknown }) {
           <li key={s.step} data-step-kind={s.kind} data-step={s.step}>
             <span className="step-no mono muted">#{s.step}</span>
             <div className="step-body">
-              <StepLine s={s} record={record} rejected={rejected} />
+              <StepLine s={s} record={record} rejected={rejected} result={results.get(s.step)} />
             </div>
           </li>
         ))}

@@ -1,7 +1,7 @@
 /**
  * A node's documents read as an answer to "what happened": the configured prompt of a model
  * node, its answer (text as text, the parsed JSON, the model and what it cost), a gate's
- * decision with the person's comment, an Agent's steps, then the output opened at its first
+ * decision with the person's comment, an Agent's steps with its tool results, then the output opened at its first
  * level that says something. The whole envelope and the input stay one click away.
  */
 import type { NodeRunDetail } from '@flowline/client';
@@ -90,14 +90,14 @@ function OutputSection({ d }: { d: NodeRunDetail }) {
   );
 }
 
-export function NodeDocument({ kind, docNode, d }: { kind: string; docNode: DocNode | undefined; d: NodeRunDetail }) {
+export function NodeDocument({ runId, kind, docNode, d }: { runId: string; kind: string; docNode: DocNode | undefined; d: NodeRunDetail }) {
   const inner = d.output?.output;
   const answer = kind === 'LlmCall' || kind === 'DecisionModel' || kind === 'Agent' ? answerOf(inner) : null;
   const decision = decisionOf(inner);
   return (
     <div className="docs">
       <PromptSection kind={kind} docNode={docNode} />
-      {kind === 'Agent' ? <AgentSteps output={inner} /> : null}
+      {kind === 'Agent' ? <AgentSteps runId={runId} nodeKey={d.nodeKey} attempt={d.attempt} output={inner} /> : null}
       {answer ? <AnswerSection answer={answer} /> : null}
       {decision ? <DecisionSection decision={decision} kind={kind} /> : null}
       <OutputSection d={d} />

@@ -123,7 +123,7 @@ export function NodePanel({ runId, nodeKey, summary, docNode, maxAttempts, pollM
       {detail.isPending ? <Loading label="Reading the node" /> : null}
       {d ? (
         <>
-          <NodeDocument kind={kind} docNode={docNode} d={d} />
+          <NodeDocument runId={runId} kind={kind} docNode={docNode} d={d} />
           {d.steering.length > 0 ? (
             <section className="steering" aria-label="Steering">
               <h3>Steering</h3>

@@ -78,7 +78,8 @@ const Row = memo(function Row({ n, index, label, selected, now, onSelect }: { n:
   );
 });
 
-export function NodeTable({ nodeRuns, labels, selected, now, onSelect }: { nodeRuns: readonly NodeRunSummary[]; labels: ReadonlyMap<string, string>; selected?: string | undefined; now: number; onSelect(key: string): void }) {
+/** Memoised on its props, as the rows are: the run page renders again as each of its reads lands. */
+export const NodeTable = memo(function NodeTable({ nodeRuns, labels, selected, now, onSelect }: { nodeRuns: readonly NodeRunSummary[]; labels: ReadonlyMap<string, string>; selected?: string | undefined; now: number; onSelect(key: string): void }) {
   const windowed = nodeRuns.length > WINDOW_FROM;
   const body = useRef<HTMLTableSectionElement>(null);
   const [range, setRange] = useState(() => ({ start: 0, end: Math.min(nodeRuns.length, FIRST_ROWS) }));
@@ -127,4 +128,4 @@ export function NodeTable({ nodeRuns, labels, selected, now, onSelect }: { nodeR
       </tbody>
     </table>
   );
-}
+});

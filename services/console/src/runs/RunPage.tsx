@@ -44,6 +44,16 @@ function maxAttemptsOf(graph: unknown, key: string): number | undefined {
   return typeof n?.maxAttempts === 'number' ? n.maxAttempts : undefined;
 }
 
+/** A node run as an ended run shows it, the same object while its node run is the same (see RunPage). */
+const endedViews = new WeakMap<NodeRunSummary, NodeRunSummary>();
+function shownAsEnded(n: NodeRunSummary): NodeRunSummary {
+  const status = shownNodeStatus(n.status, true) as NodeRunSummary['status'];
+  if (status === n.status) return n;
+  let shown = endedViews.get(n);
+  if (!shown) endedViews.set(n, (shown = { ...n, status }));
+  return shown;
+}
+
 function DefinitionNotice({ detail }: { detail: RunDetail }) {
   // the definitions index the page reads anyway names the current version and hash; the
   // definition itself is read only when the index, once read, does not hold it
@@ -95,6 +105,12 @@ export function RunPage() {
   const graph = run.data?.graph;
   const labels = useMemo(() => new Map(graph === undefined ? [] : graphToCanvas(graph).doc.nodes.map((n) => [n.key, n.label])), [graph]);
   const controls = useRunControls(runId, live.pollMs);
+  // an ended run's never-reached nodes read "Not run", not "Pending" (nothing will run them);
+  // one array per read of the run, so the table's rows and the graph's nodes (memoised on
+  // their node run) re-render only when a node changes, not on every render of the page
+  const nodeRuns = run.data?.nodeRuns;
+  const ended = !!run.data && TERMINAL_RUN_STATUSES.has(run.data.run.status);
+  const shownRuns = useMemo(() => (nodeRuns && ended ? nodeRuns.map(shownAsEnded) : nodeRuns), [nodeRuns, ended]);
   // a run that can still change ticks: its duration and its running nodes' durations move each second
   const clock = useNow(!!run.data && !TERMINAL_RUN_STATUSES.has(run.data.run.status));
 
@@ -114,9 +130,6 @@ export function RunPage() {
   const edge = detail && edgeKey ? graphToCanvas(detail.graph).doc.edges.find((e) => e.key === edgeKey) : undefined;
   const runLive = !!detail && !TERMINAL_RUN_STATUSES.has(detail.run.status) && detail.run.status !== 'Cancelling';
   const waiting = detail?.nodeRuns.filter((n) => n.status === 'WaitingForApproval' || n.pendingDecisionKind === 'Operator') ?? [];
-  // an ended run's never-reached nodes read "Not run", not "Pending" (nothing will run them)
-  const runEnded = !!detail && TERMINAL_RUN_STATUSES.has(detail.run.status);
-  const shownRuns = detail && runEnded ? detail.nodeRuns.map((n) => ({ ...n, status: shownNodeStatus(n.status, true) as NodeRunSummary['status'] })) : detail?.nodeRuns;
 
   return (
     <div className="page page-wide run-page">

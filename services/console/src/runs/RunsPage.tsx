@@ -1,10 +1,11 @@
 /**
  * The runs list: newest first, filtered by status, definition, conversation, the days created
- * and a search text over the listed runs (all in the URL; a full run id offers that run), keyset pages ("Load older"), and live: the list re-reads every 3 s while visible
+ * and a search text the server answers (`q`: a run id, an id prefix, or text in the definition's
+ * name, the reason or the metadata; sent once typing pauses; all in the URL; a full run id offers that run), keyset pages ("Load older"), and live: the list re-reads every 3 s while visible
  * (one indexed query whatever the number of runs; it also shows new runs, which per-run
  * subscriptions would not), so a run changing status updates its row without a reload.
  */
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import type { RunSummary } from '@flowline/client';
 import { FAILURE_CLASSES as ALL_FAILURE_CLASSES, RUN_STATUSES } from '@flowline/graph';
@@ -59,15 +60,10 @@ function isFiltered(s: RunsSearch): boolean {
   return !!(s.status || s.definitionId || s.conversationId || s.failureClass || (s.metadata?.length ?? 0) > 0 || s.q || s.from || s.to);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** How long typing pauses before the search text is sent. */
+export const SEARCH_DEBOUNCE_MS = 300;
 
-/** Whether a listed run matches the search text: its id (or a prefix), definition name, reason, conversation or a metadata pair. */
-export function runMatches(run: RunSummary, definitionName: string | undefined, q: string): boolean {
-  const t = q.trim().toLowerCase();
-  if (!t) return true;
-  const hay = [run.id, definitionName ?? '', run.reason ?? '', run.conversationId ?? '', run.failureClass, ...Object.entries(run.metadata ?? {}).map(([k, v]) => `${k}:${v}`)];
-  return hay.some((h) => h.toLowerCase().includes(t));
-}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The metadata filter: `key:value` pairs as removable chips; Enter adds the typed pair. */
 function MetadataFilter({ pairs, onChange, id }: { pairs: string[]; onChange(next: string[]): void; id: string }) {
@@ -127,6 +123,24 @@ function Filters({ search }: { search: RunsSearch }) {
   const [conversation, setConversation] = useState(search.conversationId ?? '');
   const [text, setText] = useState(search.q ?? '');
   const id = useId();
+  // the server searches: the typed text becomes the URL's q (and a request) once typing pauses;
+  // a q changed from elsewhere (clearing the filters, going back) replaces the typed text
+  const typed = text.trim() || undefined;
+  const sent = useRef(search.q);
+  useEffect(() => {
+    if (search.q === sent.current) return;
+    sent.current = search.q;
+    setText(search.q ?? '');
+  }, [search.q]);
+  useEffect(() => {
+    if (typed === search.q) return;
+    const t = setTimeout(() => {
+      sent.current = typed;
+      set({ q: typed }, true);
+    }, SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(t);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `set` is rebuilt each render; the text and the URL's q decide
+  }, [typed, search.q]);
   // typing a search replaces the history entry instead of pushing one per keystroke
   const set = (patch: Partial<RunsSearch>, replace = false) =>
     void navigate({
@@ -145,7 +159,8 @@ function Filters({ search }: { search: RunsSearch }) {
       aria-label="Filter runs"
       onSubmit={(e) => {
         e.preventDefault();
-        set({ conversationId: conversation.trim() || undefined, q: text.trim() || undefined });
+        sent.current = typed;
+        set({ conversationId: conversation.trim() || undefined, q: typed });
       }}
     >
       <div className="field field-search">
@@ -155,10 +170,7 @@ function Filters({ search }: { search: RunsSearch }) {
           type="search"
           value={text}
           placeholder="run id, definition, reason, key:value"
-          onChange={(e) => {
-            setText(e.target.value);
-            set({ q: e.target.value.trim() || undefined }, true);
-          }}
+          onChange={(e) => setText(e.target.value)}
         />
       </div>
       <div className="field">
@@ -248,7 +260,8 @@ export function RunsPage() {
   const runs = useRunPages(search);
   const defs = useDefinitionIndex();
   const listed = runs.data?.pages.flatMap((p) => p.items) ?? [];
-  const items = search.q ? listed.filter((r) => runMatches(r, defs.get(r.definitionId)?.name, search.q!)) : listed;
+  // the server answers the search text (GET /v1/runs?q=): what is listed is what it found
+  const items = listed;
   const byId = search.q && UUID.test(search.q) && !items.some((r) => r.id === search.q?.toLowerCase()) ? search.q.toLowerCase() : null;
   // durations of runs still going move each second, not only when the list is re-read
   const now = useNow(listed.some((r) => !TERMINAL_RUN_STATUSES.has(r.status)));
@@ -293,7 +306,6 @@ export function RunsPage() {
           </Link>
         </p>
       ) : null}
-      {search.q && runs.hasNextPage ? <p className="muted small">The search matches the runs loaded so far; load older runs to search further back.</p> : null}
       <ListTable
         columns={COLUMNS}
         query={runs}

@@ -23,6 +23,8 @@ describe('the runs filter as a bulk filter', () => {
     expect(search.metadata).toEqual(['batch:n-42', 'team:a:b']);
     expect(bulkFilterOf(search)).toEqual({ status: 'Failed', failureClass: 'Timeout', definitionId: 'd1', metadata: { batch: 'n-42', team: 'a:b' } });
     expect(parseRunsSearch({ metadata: 'k:v' }).metadata).toEqual(['k:v']);
+    // the search text the server answers for the list is the action's too
+    expect(bulkFilterOf(parseRunsSearch({ q: ' acme ' }))).toEqual({ q: 'acme' });
   });
 
   it('reads progress as handled of total, refusals apart', () => {

@@ -64,6 +64,8 @@ export function bulkFilterOf(search: RunsSearch): RunSearchFilter | null {
     ...(search.conversationId ? { conversationId: search.conversationId } : {}),
     ...(search.failureClass ? { failureClass: search.failureClass as RunSearchFilter['failureClass'] } : {}),
     ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+    // the server answers the search text for the list and the action alike
+    ...(search.q ? { q: search.q } : {}),
   };
   return Object.keys(filter).length > 0 ? filter : null;
 }
