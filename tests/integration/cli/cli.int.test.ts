@@ -293,6 +293,12 @@ describe('flowline runs', () => {
     expect(listed.items[0].metadata).toEqual({ batch: tag, team: 'ops' });
     const both = JSON.parse((await cli('--json', 'runs', 'list', '--metadata', `batch=${tag}`, '--status', 'Pending,Running,WaitingForApproval', '--definition-version', '1')).out);
     expect(both.items.map((r: { id: string }) => r.id).sort()).toEqual([a, b].sort());
+    // --q: the start of a run id, and text in a metadata pair
+    const byPrefix = JSON.parse((await cli('--json', 'runs', 'list', '--q', a.slice(0, 8))).out);
+    expect(byPrefix.items.map((r: { id: string }) => r.id)).toContain(a);
+    expect(byPrefix.items.map((r: { id: string }) => r.id)).not.toContain(b);
+    const byText = JSON.parse((await cli('--json', 'runs', 'list', '--q', 'team:ops', '--metadata', `batch=${tag}`)).out);
+    expect(byText.items.map((r: { id: string }) => r.id)).toEqual([a]);
     const badFlag = await cli('runs', 'list', '--failure-class', 'Oops');
     expect(badFlag.code).toBe(1);
     expect(badFlag.err).toMatch(/^ValidationFailed: /);

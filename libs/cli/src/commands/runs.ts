@@ -107,6 +107,7 @@ interface BulkMigrateFlags {
 /** The search options shared by `runs list` and `runs bulk`. */
 function searchOptions(c: Command): Command {
   return c
+    .option('--q <text>', 'a run id, the start of one (4+ characters), or text in the definition, reason, failure class or a metadata key:value')
     .option('--status <statuses>', 'only runs in one of these statuses, comma-separated (e.g. Failed,Cancelled)')
     .option('--definition <id>', 'only runs of this definition')
     .option('--definition-version <n>', 'only runs pinned to this definition version', positiveInt)
@@ -120,6 +121,7 @@ function searchOptions(c: Command): Command {
 }
 
 interface SearchFlags {
+  q?: string;
   status?: string;
   definition?: string;
   definitionVersion?: number;
@@ -135,6 +137,7 @@ interface SearchFlags {
 /** The search flags as a filter (the server checks the values and names a bad one). */
 function filterOf(o: SearchFlags): RunSearchFilter {
   const f: Record<string, unknown> = {};
+  if (o.q !== undefined) f.q = o.q;
   if (o.status) f.status = o.status.split(',').map((x) => x.trim()).filter(Boolean);
   if (o.definition) f.definitionId = o.definition;
   if (o.definitionVersion !== undefined) f.definitionVersion = o.definitionVersion;
