@@ -54,6 +54,11 @@ beforeAll(async () => {
   const port = /"port":(\d+)/.exec(api.output())?.[1];
   if (!port) throw new Error(`no port in the API's output: ${api.output()}`);
   base = `http://127.0.0.1:${port}`;
+  // One unmeasured burst first: the very first burst also opens the client's 200 connections,
+  // so its requests reach the API spread out and tenant B's reads slip between them (a read
+  // p99 several times lower than any later burst's), which made the first calibration's bound
+  // too tight. After this every calibration and every burst starts on open connections.
+  await burst(() => call('GET', '/v1/runs?limit=1', KEY_A));
 });
 
 afterAll(async () => {
