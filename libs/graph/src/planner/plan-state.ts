@@ -50,7 +50,6 @@ export class PlanState implements RoutingView {
   readonly createdWaitpoints: WaitpointCreate[] = [];
   readonly resolvedWaitpoints: WaitpointResolve[] = [];
   private readonly patches = new Map<string, NodePatch>();
-  private readonly originals = new Map<string, NodeRunState>();
   private readonly runSet: RunSet = {};
   private runOutput: { value: Json } | null = null;
 
@@ -61,10 +60,7 @@ export class PlanState implements RoutingView {
     this.index = indexGraph(snapshot.graph);
     this.run = { ...snapshot.run };
     this.state = snapshot.graph.state ? new RunStateFold(snapshot.graph.state, snapshot.stateLog ?? []) : null;
-    for (const row of snapshot.nodes) {
-      this.rows.set(row.nodeKey, { ...row });
-      this.originals.set(row.nodeKey, row);
-    }
+    for (const row of snapshot.nodes) this.rows.set(row.nodeKey, { ...row });
   }
 
   get now(): number {
@@ -87,13 +83,23 @@ export class PlanState implements RoutingView {
     if (set.status !== undefined && set.cause === undefined && row.cause !== 'None') set = { ...set, cause: 'None' };
     let patch = this.patches.get(key);
     if (!patch) {
-      const original = this.originals.get(key) ?? row;
+      const original = this.original(key) ?? row;
       patch = { nodeKey: key, expect: { status: original.status, attempt: original.attempt }, set: {} };
       this.patches.set(key, patch);
     }
     Object.assign(row, set);
     Object.assign(patch.set, set);
     this.firedCache.delete(key);
+  }
+
+  /**
+   * The row as the snapshot holds it (what its patch expects). Rows usually follow the graph's
+   * order, so the node's document position finds it without a map built on every plan call.
+   */
+  private original(key: string): NodeRunState | undefined {
+    const at = this.index.order.get(key);
+    const guess = at === undefined ? undefined : this.snapshot.nodes[at];
+    return guess?.nodeKey === key ? guess : this.snapshot.nodes.find((r) => r.nodeKey === key);
   }
 
   /** Change the run row; merged into the single guarded RunPatch. */
