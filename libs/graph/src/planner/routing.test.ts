@@ -103,7 +103,7 @@ describe('admission', () => {
       const g = fanIn(policy);
       for (const live of ['Pending', 'Queued', 'Running', 'WaitingForApproval'] as const) {
         const r = rows(g, { a: live, b: 'Running', c: 'Queued' });
-        for (const overrides of [{}, { aj: true, bj: true, cj: true }, { aj: false, bj: false, cj: false }]) {
+        for (const overrides of [{}, { aj: true, bj: true, cj: true }, { aj: false, bj: false, cj: false }] as Record<string, boolean>[]) {
           expect(admission(view(r, g, overrides), 'j', policy)).toEqual({ kind: 'wait' });
         }
       }
