@@ -10,7 +10,7 @@ describe('lane warm-up', () => {
 
   it('runs the whole per-job path and hands the lane the parsed item', () => {
     const seen: WorkItem[] = [];
-    const ret = warmUpLane('tool', 5_000, (item) => seen.push(item));
+    const ret = fromWire(warmUpLane('tool', 5_000, (item) => seen.push(item)));
     expect(seen).toHaveLength(1);
     expect(seen[0]).toEqual(warmUpItem('tool', 5_000));
     expect(ret).toEqual({

@@ -6,7 +6,7 @@
  * Pure: no IO, nothing reported, no tool or model called.
  */
 import type { Json, Lane, WorkItem, WorkOutcome } from '@flowline/graph';
-import { parseWorkItem, parseWorkReturn, toWire, workItemSchema, type WorkReturn } from '../protocol';
+import { parseWorkItem, toWire, workItemSchema, type Wire, type WorkReturn } from '../protocol';
 
 /**
  * A work item of `lane` shaped like a real job's: an input document with a run input and
@@ -32,10 +32,11 @@ export function warmUpItem(lane: Lane, now: number): WorkItem {
 /**
  * Runs the per-job protocol path once on {@link warmUpItem}, then `lane` (the lane's own
  * per-item preparation, e.g. resolving a Tool call's arguments) on the parsed item. Returns
- * the work return it built, so a caller (and a test) can see the path ran end to end.
+ * the job's return value as the worker hands it to BullMQ (its wire form), so a caller (and
+ * a test) can see the path ran end to end.
  * @throws when the representative item does not read back as a work item (a protocol bug)
  */
-export function warmUpLane(laneKind: Lane, now: number, lane?: (item: WorkItem) => void): WorkReturn {
+export function warmUpLane(laneKind: Lane, now: number, lane?: (item: WorkItem) => void): Wire<WorkReturn> {
   const item = warmUpItem(laneKind, now);
   const wire = toWire(item);
   // the hand-written fast path takes a real job; zod reads anything else: both are warmed
@@ -45,8 +46,5 @@ export function warmUpLane(laneKind: Lane, now: number, lane?: (item: WorkItem) 
   lane?.(parsed.data);
   const outcome: WorkOutcome = { ok: true, output: { echoed: parsed.data.input.run.input } as Json, startedAt: now, finishedAt: now };
   const ret: WorkReturn = { runId: item.runId, nodeKey: item.nodeKey, invocationId: item.invocationId, outcome };
-  // the report the worker publishes is this return in its wire form, which the owner reads back
-  const back = parseWorkReturn(toWire(ret));
-  if (!back.success) throw new Error('the warm-up work return does not read back as a work return');
-  return back.data;
+  return toWire(ret);
 }
