@@ -215,6 +215,28 @@ describe('applyPlans', () => {
   });
 });
 
+describe('applyPlans on one connection', () => {
+  it('prepares its statement once per connection, then binds it on every commit', async () => {
+    const client = await db.pool.connect();
+    try {
+      for (let i = 0; i < 2; i++) {
+        const runId = await insertRun(db.pool, defId, { wakeAt: new Date() });
+        const s = await snap(runId);
+        expect(await applyPlans(client, [{ snapshot: s, plan: startPlan(s, Date.now()) }], OPTS)).toMatchObject({ applied: [runId], failed: [] });
+      }
+      const prepared = await client.query("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = 'flowline_apply'");
+      expect(prepared.rows[0].n).toBe(1);
+      // a statement refused by the store reaches the caller as a failure, and the connection stays usable
+      const gone = await snap(await insertRun(db.pool, defId, { wakeAt: new Date() }));
+      const bad = startPlan(gone, Date.now(), 'not-a-uuid');
+      expect((await applyPlans(client, [{ snapshot: gone, plan: bad }], OPTS)).failed).toHaveLength(1);
+      expect((await client.query('SELECT 1 AS one')).rows[0].one).toBe(1);
+    } finally {
+      client.release();
+    }
+  });
+});
+
 describe('applyPlans never waits on a lock', () => {
   it('reports a run conflicted at once while another transaction holds its row or one of its node rows', async () => {
     for (const lockSql of [

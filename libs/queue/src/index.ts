@@ -2,6 +2,7 @@ export * from './protocol';
 export * from './transport/connect-redis';
 export * from './transport/lane-queue';
 export * from './transport/lane-worker';
+export * from './transport/lane-warm-up';
 export * from './transport/job-facts';
 export * from './transport/dispatch-window';
 export * from './transport/lane-backlog';

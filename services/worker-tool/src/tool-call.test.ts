@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { InputDocument } from '@flowline/graph';
 import { ToolError } from '@flowline/tools';
+import { warmUpItem } from '@flowline/queue';
 import { resolveToolCall } from './tool-call';
 
 const input: InputDocument = {
@@ -64,5 +65,12 @@ describe('resolveToolCall', () => {
 
   it('fails ValidationFailed without a toolName', () => {
     expect(classOf(() => resolveToolCall({ arguments: {} }, input, 'call'))).toBe('ValidationFailed');
+  });
+});
+
+describe('resolveToolCall at warm-up', () => {
+  it("resolves the lane warm-up item's call: arguments rendered from its input document", () => {
+    const item = warmUpItem('tool', 0);
+    expect(resolveToolCall(item.config, item.input, item.nodeKey)).toEqual({ toolName: 'warm-up', args: { n: 1, text: 'in warm-up' }, allowedUrls: [] });
   });
 });

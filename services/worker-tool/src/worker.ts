@@ -103,5 +103,7 @@ export function createToolWorker(opts: ToolWorkerOptions): ToolWorker {
     errors: laneErrors((failureClass, message) => new ToolError(failureClass, message)),
     unexpectedFailureReason: 'the tool worker failed to run the tool',
     run,
+    // the call's arguments rendered and its config read (zod) once at start, not on the first job
+    warmUp: (item) => void resolveToolCall(item.config, item.input, item.nodeKey, templates),
   });
 }

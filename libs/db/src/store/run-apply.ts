@@ -5,7 +5,7 @@
  * reported conflicted and none of its writes land, while the others commit.
  */
 import { holdsVerbatimTrigger, isEmptyPlan, type PlanResult, type RunSnapshot } from '@flowline/graph';
-import type { Pool } from 'pg';
+import pg, { type Pool, type QueryResult } from 'pg';
 import { encryptionEnabled, sealJson, type Sealed } from '../crypto';
 import { encodeJson } from '../json-codec';
 import { NODE_DOC_COLUMNS, nodeDocAt, runDocAt, steerMessageAt, waitpointPayloadAt } from './run-snapshots';
@@ -239,12 +239,27 @@ async function runBatch(
   opts: ApplyOptions,
 ): Promise<{ applied: string[]; conflicted: string[] }> {
   // Named: each connection parses and plans it once; a hop then costs one bind + execute.
-  const res = await db.query<{ outcome: { applied: string[]; conflicted: string[] } }>({
-    name: 'flowline_apply',
-    text: APPLY_SQL,
-    values: [encodeJson({ shardCount: opts.shardCount, items })],
-  });
+  const res = await queryNamed<{ outcome: { applied: string[]; conflicted: string[] } }>(db, 'flowline_apply', APPLY_SQL, [
+    encodeJson({ shardCount: opts.shardCount, items }),
+  ]);
   return res.rows[0]!.outcome;
+}
+
+/**
+ * A named (prepared once per connection) statement with its values, sent on a client as a
+ * `pg.Query` made from the text: a query given as a config object is copied property by
+ * property (descriptors and all) on every call before pg reads it, which the dispatcher's
+ * apply, one statement per tick, paid on every hop. Anything but a client (a pool hands the
+ * query to a client of its own and must see it end) takes the config form.
+ */
+function queryNamed<R extends pg.QueryResultRow>(db: Queryable, name: string, text: string, values: unknown[]): Promise<QueryResult<R>> {
+  if (!(db instanceof pg.Client)) return db.query<R>({ name, text, values });
+  return new Promise((resolve, reject) => {
+    const query = new pg.Query<R>(text, values, (err, res) => (err ? reject(err) : resolve(res)));
+    // the statement's name, which @types/pg does not declare on a Query (pg reads it at submit)
+    Object.assign(query, { name });
+    db.query(query);
+  });
 }
 
 /*

@@ -3,7 +3,7 @@
  * wait, eligible, or skip with one preferred cause. Pending (and Held) outrank Dead.
  */
 import type { GraphEdge, JoinPolicy } from '../model';
-import { inboundVerdicts, type EdgeVerdict, type RoutingView } from './edge-verdict';
+import { inboundVerdicts, sourceIsLive, type EdgeVerdict, type RoutingView } from './edge-verdict';
 
 export type Admission =
   | { kind: 'wait' }
@@ -12,6 +12,11 @@ export type Admission =
 
 /** Judge `nodeKey` under `policy`. Zero inbound edges is vacuously eligible (Start). */
 export function admission(view: RoutingView, nodeKey: string, policy: JoinPolicy): Admission {
+  // Every source still live: every inbound edge is Pending, and under any policy a node with
+  // no edge settled waits. Answered before any verdict is built because most Pending rows of a
+  // long run are here on every tick (a chain's nodes after the one at work).
+  const ins = view.index.inEdges.get(nodeKey);
+  if (ins !== undefined && ins.length > 0 && ins.every((e) => sourceIsLive(view, e))) return { kind: 'wait' };
   const inbound = inboundVerdicts(view, nodeKey);
   if (inbound.length === 0) return { kind: 'eligible', satisfied: [], pending: [] };
   const satisfied = pick(inbound, 'Satisfied');

@@ -32,6 +32,12 @@ export function routesOnEnvelope(node: GraphNode | undefined, row: NodeRunState)
   return row.status === 'Failed' && node?.onError === 'Continue';
 }
 
+/** True while the source of `edge` is live: the edge is then Pending whatever else holds (see edgeVerdict). */
+export function sourceIsLive(view: RoutingView, edge: GraphEdge): boolean {
+  const row = view.rows.get(edge.from);
+  return row !== undefined && LIVE_SOURCE.has(row.status);
+}
+
 /** Whether `edge` is overridden by the operator, and to what. */
 export function overrideOf(view: RoutingView, edge: GraphEdge): boolean | undefined {
   const v = view.overrides[edge.key];
@@ -48,8 +54,8 @@ export function overrideOf(view: RoutingView, edge: GraphEdge): boolean | undefi
  * a tick landing between `false` and `null` would skip the target for good.
  */
 export function edgeVerdict(view: RoutingView, edge: GraphEdge): EdgeVerdict {
+  if (sourceIsLive(view, edge)) return 'Pending';
   const row = view.rows.get(edge.from);
-  if (row && LIVE_SOURCE.has(row.status)) return 'Pending';
   const forced = overrideOf(view, edge);
   if (forced !== undefined) return forced ? 'Satisfied' : 'Dead';
   if (!row) return 'Dead';

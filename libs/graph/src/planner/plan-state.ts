@@ -24,6 +24,53 @@ import type {
 } from './types';
 
 type RowSet = Partial<Omit<NodeRunState, 'nodeKey' | 'kind'>>;
+
+/**
+ * The planner's working copy of a row, member by member from one object literal. A spread
+ * (`{ ...row }`) would do, but rows reach the planner in several hidden shapes (as loaded, as
+ * each kind of patch left them) and a spread seeing more than a few shapes takes V8's slow
+ * generic path, on every row of the run on every tick; one literal gives every copy one shape.
+ * Each member of NodeRunState is listed (see ROW_MEMBERS).
+ */
+export function copyRow(row: NodeRunState): NodeRunState {
+  const copy: NodeRunState = {
+    nodeKey: row.nodeKey,
+    kind: row.kind,
+    status: row.status,
+    attempt: row.attempt,
+    attemptLimit: row.attemptLimit,
+    invocationId: row.invocationId,
+    failureClass: row.failureClass,
+    cause: row.cause,
+    reason: row.reason,
+    input: row.input,
+    inputOverride: row.inputOverride,
+    output: row.output,
+    notBefore: row.notBefore,
+    deadlineAt: row.deadlineAt,
+    queuedAt: row.queuedAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    steering: row.steering,
+    pendingDecisionKind: row.pendingDecisionKind,
+    decision: row.decision,
+    held: row.held,
+    childRunId: row.childRunId,
+    loop: row.loop,
+  };
+  // the optional members only where the row has them, as a spread would
+  if (row.map !== undefined) copy.map = row.map;
+  if (row.approvals !== undefined) copy.approvals = row.approvals;
+  return copy;
+}
+
+/** The members copyRow copies; plan-state.test.ts fails to compile while NodeRunState has one more. */
+export const ROW_MEMBERS = [
+  'nodeKey', 'kind', 'status', 'attempt', 'attemptLimit', 'invocationId', 'failureClass', 'cause', 'reason', 'input',
+  'inputOverride', 'output', 'notBefore', 'deadlineAt', 'queuedAt', 'startedAt', 'finishedAt', 'steering',
+  'pendingDecisionKind', 'decision', 'held', 'childRunId', 'loop', 'map', 'approvals',
+] as const satisfies readonly (keyof NodeRunState)[];
+
 type RunSet = RunPatch['set'];
 
 export class PlanState implements RoutingView {
@@ -50,7 +97,6 @@ export class PlanState implements RoutingView {
   readonly createdWaitpoints: WaitpointCreate[] = [];
   readonly resolvedWaitpoints: WaitpointResolve[] = [];
   private readonly patches = new Map<string, NodePatch>();
-  private readonly originals = new Map<string, NodeRunState>();
   private readonly runSet: RunSet = {};
   private runOutput: { value: Json } | null = null;
 
@@ -61,10 +107,7 @@ export class PlanState implements RoutingView {
     this.index = indexGraph(snapshot.graph);
     this.run = { ...snapshot.run };
     this.state = snapshot.graph.state ? new RunStateFold(snapshot.graph.state, snapshot.stateLog ?? []) : null;
-    for (const row of snapshot.nodes) {
-      this.rows.set(row.nodeKey, { ...row });
-      this.originals.set(row.nodeKey, row);
-    }
+    for (const row of snapshot.nodes) this.rows.set(row.nodeKey, copyRow(row));
   }
 
   get now(): number {
@@ -87,13 +130,23 @@ export class PlanState implements RoutingView {
     if (set.status !== undefined && set.cause === undefined && row.cause !== 'None') set = { ...set, cause: 'None' };
     let patch = this.patches.get(key);
     if (!patch) {
-      const original = this.originals.get(key) ?? row;
+      const original = this.original(key) ?? row;
       patch = { nodeKey: key, expect: { status: original.status, attempt: original.attempt }, set: {} };
       this.patches.set(key, patch);
     }
     Object.assign(row, set);
     Object.assign(patch.set, set);
     this.firedCache.delete(key);
+  }
+
+  /**
+   * The row as the snapshot holds it (what its patch expects). Rows usually follow the graph's
+   * order, so the node's document position finds it without a map built on every plan call.
+   */
+  private original(key: string): NodeRunState | undefined {
+    const at = this.index.order.get(key);
+    const guess = at === undefined ? undefined : this.snapshot.nodes[at];
+    return guess?.nodeKey === key ? guess : this.snapshot.nodes.find((r) => r.nodeKey === key);
   }
 
   /** Change the run row; merged into the single guarded RunPatch. */

@@ -96,6 +96,29 @@ describe('edge verdicts', () => {
 });
 
 describe('admission', () => {
+  const policies: JoinPolicy[] = ['All', 'Any', 'First', { quorum: 1 }, { quorum: 3 }];
+
+  it('waits while every source is live, under every policy and whatever the overrides say', () => {
+    for (const policy of policies) {
+      const g = fanIn(policy);
+      for (const live of ['Pending', 'Queued', 'Running', 'WaitingForApproval'] as const) {
+        const r = rows(g, { a: live, b: 'Running', c: 'Queued' });
+        for (const overrides of [{}, { aj: true, bj: true, cj: true }, { aj: false, bj: false, cj: false }] as Record<string, boolean>[]) {
+          expect(admission(view(r, g, overrides), 'j', policy)).toEqual({ kind: 'wait' });
+        }
+      }
+    }
+  });
+
+  it('judges a node as soon as one source settled, the others still live', () => {
+    const g = fanIn('First');
+    expect(admission(view(rows(g, { a: 'Running', b: 'Succeeded', c: 'Queued' }), g), 'j', 'First').kind).toBe('eligible');
+    expect(admission(view(rows(g, { a: 'Running', b: 'Succeeded', c: 'Queued' }), g), 'j', { quorum: 1 }).kind).toBe('eligible');
+    // a source whose row is missing is not live: its edge is Dead
+    const missing = rows(g, { a: 'Running', b: 'Running' }).filter((r) => r.nodeKey !== 'c');
+    expect(admission(view(missing, g, { aj: false, bj: false }), 'j', { quorum: 3 }).kind).toBe('skip');
+  });
+
   it('admits an All node only when every inbound edge is satisfied', () => {
     const g = fanIn('All');
     expect(admission(view(rows(g, { a: 'Succeeded', b: 'Succeeded', c: 'Running' }), g), 'j', 'All').kind).toBe('wait');

@@ -38,6 +38,7 @@ import {
 import { createLaneQueue, laneWorkerOptions, type LaneQueue } from './lane-queue';
 import { readLaneDepth } from './lane-backlog';
 import { lazyChild } from './lazy-child';
+import { warmUpLane } from './lane-warm-up';
 
 /**
  * What a lane's `run` returns when its answer is more than an output: the node parks on a
@@ -137,6 +138,12 @@ export interface LaneWorkerOptions<L extends LaneLogger = LaneLogger> {
    * throws a FlowlineNodeError (its class is reported) or anything else (NodeFailed).
    */
   run(item: WorkItem, ctx: LaneRunContext<L>): Promise<Json | LaneAnswer>;
+  /**
+   * The lane's own per-item preparation run once at start on a representative item (no IO,
+   * no tool or model called), so its first real job does not compile it (lane-warm-up.ts).
+   * @default none (only the shared protocol path is warmed)
+   */
+  warmUp?(item: WorkItem): void;
 }
 
 /**
@@ -367,6 +374,15 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
     return writeWorkerBeat(opts.redis, prefix, b, heartbeatMs * 3).catch((err: unknown) => log.warn({ err }, 'worker heartbeat not written'));
   }
 
+  /** Before the first job: a failed warm-up only leaves its cost to the first jobs. */
+  function warmUp(): void {
+    try {
+      warmUpLane(lane, now(), opts.warmUp);
+    } catch (err) {
+      log.warn({ err }, `${lane} worker warm-up failed; the first jobs pay it`);
+    }
+  }
+
   async function stopOnce(): Promise<void> {
     if (heartbeat) clearInterval(heartbeat);
     await removeWorkerBeat(opts.redis, prefix, lane, identity.id).catch(() => undefined);
@@ -393,6 +409,7 @@ export function createLaneWorker<L extends LaneLogger>(opts: LaneWorkerOptions<L
   return {
     worker,
     async start() {
+      warmUp();
       await subscriber.subscribe(cancelChannel(channelPrefix(prefix, subscriber)));
       worker.run().catch((err: unknown) => log.error({ err }, `${lane} worker stopped by an error`));
       await worker.waitUntilReady();
