@@ -287,7 +287,9 @@ describe('the console in Chromium against a real cluster', () => {
     await reload();
     await page.locator('[data-node-panel="review"]').waitFor();
     expect(await page.getByRole('tab', { name: 'Events' }).getAttribute('aria-selected')).toBe('true');
-    // each event at its wall-clock time to the millisecond, not the milliseconds alone
+    // each event at its wall-clock time to the millisecond, not the milliseconds alone (once the
+    // reloaded tab has read its events: the tab is selected before they arrive)
+    await page.locator('time.event-at').nth(3).waitFor();
     const times = await page.locator('time.event-at').allTextContents();
     expect(times.length).toBeGreaterThan(3);
     for (const t of times) expect(t).toMatch(/^\d{2}:\d{2}:\d{2}\.\d{3}$/);
